@@ -1,0 +1,113 @@
+"""Attribute and event names of every convention turnscore decodes, in one place.
+
+Sources: OTel GenAI semantic conventions (current and deprecated), OpenInference `spec/`,
+OpenLLMetry `semconv_ai`, and the frameworks' own tracing code (CONVENTIONS.md).
+Each decoder section below is owned by its decoder module; add names to the right section.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- OpenTelemetry resource / general ---------------------------------------------
+SERVICE_NAME: Final = "service.name"
+ERROR_TYPE: Final = "error.type"
+EXCEPTION_EVENT: Final = "exception"
+EXCEPTION_TYPE: Final = "exception.type"
+EXCEPTION_MESSAGE: Final = "exception.message"
+EVENT_NAME: Final = "event.name"
+
+# --- OTel GenAI semantic conventions (current) ------------------------------------
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
+GEN_AI_SYSTEM: Final = "gen_ai.system"  # deprecated spelling of provider
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
+GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+GEN_AI_SYSTEM_INSTRUCTIONS: Final = "gen_ai.system_instructions"
+GEN_AI_TOOL_DEFINITIONS: Final = "gen_ai.tool.definitions"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_AGENT_ID: Final = "gen_ai.agent.id"
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+GEN_AI_USAGE_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"  # deprecated
+GEN_AI_USAGE_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"  # deprecated
+GEN_AI_PROMPT: Final = "gen_ai.prompt"  # deprecated whole-prompt attribute, or flattened prefix
+GEN_AI_COMPLETION: Final = "gen_ai.completion"  # deprecated, or flattened prefix
+
+OP_CHAT: Final = "chat"
+OP_TEXT_COMPLETION: Final = "text_completion"
+OP_GENERATE_CONTENT: Final = "generate_content"
+OP_INVOKE_AGENT: Final = "invoke_agent"
+OP_INVOKE_WORKFLOW: Final = "invoke_workflow"
+OP_CREATE_AGENT: Final = "create_agent"
+OP_EXECUTE_TOOL: Final = "execute_tool"
+
+# Events (log records or span events)
+EV_OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"
+EV_SYSTEM_MESSAGE: Final = "gen_ai.system.message"
+EV_USER_MESSAGE: Final = "gen_ai.user.message"
+EV_ASSISTANT_MESSAGE: Final = "gen_ai.assistant.message"
+EV_TOOL_MESSAGE: Final = "gen_ai.tool.message"
+EV_CHOICE: Final = "gen_ai.choice"
+
+# --- OpenInference ---------------------------------------------------------------
+OI_SPAN_KIND: Final = "openinference.span.kind"
+OI_INPUT_VALUE: Final = "input.value"
+OI_INPUT_MIME: Final = "input.mime_type"
+OI_OUTPUT_VALUE: Final = "output.value"
+OI_OUTPUT_MIME: Final = "output.mime_type"
+OI_INPUT_MESSAGES: Final = "llm.input_messages"
+OI_OUTPUT_MESSAGES: Final = "llm.output_messages"
+OI_TOOLS: Final = "llm.tools"
+OI_MODEL_NAME: Final = "llm.model_name"
+OI_PROVIDER: Final = "llm.provider"
+OI_SYSTEM: Final = "llm.system"
+OI_TOKEN_PROMPT: Final = "llm.token_count.prompt"
+OI_TOKEN_COMPLETION: Final = "llm.token_count.completion"
+OI_TOOL_NAME: Final = "tool.name"
+OI_TOOL_DESCRIPTION: Final = "tool.description"
+OI_TOOL_PARAMETERS: Final = "tool.parameters"
+OI_TOOL_ID: Final = "tool.id"
+OI_TOOL_CALL_ID: Final = "tool_call.id"
+OI_SESSION_ID: Final = "session.id"
+OI_USER_ID: Final = "user.id"
+OI_AGENT_NAME: Final = "agent.name"
+OI_GRAPH_NODE_ID: Final = "graph.node.id"
+OI_METADATA: Final = "metadata"
+
+# --- OpenLLMetry (Traceloop) -------------------------------------------------------
+TL_SPAN_KIND: Final = "traceloop.span.kind"
+TL_ENTITY_NAME: Final = "traceloop.entity.name"
+TL_ENTITY_INPUT: Final = "traceloop.entity.input"
+TL_ENTITY_OUTPUT: Final = "traceloop.entity.output"
+TL_ASSOCIATION_PREFIX: Final = "traceloop.association.properties."
+TL_REQUEST_TYPE: Final = "llm.request.type"
+TL_REQUEST_FUNCTIONS: Final = "llm.request.functions"
+TL_USAGE_TOTAL: Final = "llm.usage.total_tokens"
+
+# --- Frameworks ------------------------------------------------------------------
+PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
+PYDANTIC_AI_FINAL_RESULT: Final = "final_result"
+PYDANTIC_AI_MODEL_REQUEST_PARAMETERS: Final = "model_request_parameters"
+GEN_AI_AGGREGATED_INPUT_TOKENS: Final = "gen_ai.aggregated_usage.input_tokens"
+STRANDS_TOOL_JSON_SCHEMA: Final = "gen_ai.tool.json_schema"
+MLFLOW_SPAN_TYPE: Final = "mlflow.spanType"
+MLFLOW_SPAN_INPUTS: Final = "mlflow.spanInputs"
+MLFLOW_SPAN_OUTPUTS: Final = "mlflow.spanOutputs"
+MLFLOW_CHAT_TOOLS: Final = "mlflow.chat.tools"
+MLFLOW_TOKEN_USAGE: Final = "mlflow.chat.tokenUsage"
+ADK_LLM_REQUEST: Final = "gcp.vertex.agent.llm_request"
+ADK_LLM_RESPONSE: Final = "gcp.vertex.agent.llm_response"
+ADK_TOOL_CALL_ARGS: Final = "gcp.vertex.agent.tool_call_args"
+ADK_TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"
+ADK_SYSTEM: Final = "gcp.vertex.agent"

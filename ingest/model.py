@@ -1,0 +1,125 @@
+"""The one span model every convention decodes into (DESIGN §3).
+
+A convention decoder reads a `RawSpan` (plus any log records and span events that carry
+its content) and returns a `Span`. Turn assembly (`turnscore.ingest.assemble`) reads only
+these records, never raw attributes, so adding a convention never touches assembly.
+
+"Not captured" differs from "empty": `Span.input_messages is None` means the telemetry
+did not carry the model input; `()` means it carried an empty list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class SpanKind(StrEnum):
+    AGENT = "agent"
+    LLM = "llm"
+    TOOL = "tool"
+    CHAIN = "chain"
+    OTHER = "other"
+
+
+class PartType(StrEnum):
+    TEXT = "text"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    OTHER = "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One typed part of a message."""
+
+    type: PartType
+    text: str | None = None
+    """TEXT: the text. TOOL_RESULT: the result as the model saw it (JSON text if structured)."""
+    call_id: str | None = None
+    """TOOL_CALL / TOOL_RESULT: the id linking a call to its result."""
+    name: str | None = None
+    """TOOL_CALL: the tool name (TOOL_RESULT: when the convention gives it)."""
+    arguments: str | None = None
+    """TOOL_CALL: canonical JSON text of the arguments (sorted keys, no spaces)."""
+    is_error: bool = False
+    """TOOL_RESULT: the result reports a failure, where the telemetry says so."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: str
+    """'system', 'user', 'assistant', 'tool' (lower case)."""
+    parts: tuple[Part, ...]
+    finish_reason: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text or "" for p in self.parts if p.type is PartType.TEXT)
+
+    @property
+    def is_genuine_user(self) -> bool:
+        """A user message whose parts are text, not tool results (DESIGN §3)."""
+        return (
+            self.role == "user"
+            and any(p.type is PartType.TEXT for p in self.parts)
+            and not any(p.type is PartType.TOOL_RESULT for p in self.parts)
+        )
+
+    @property
+    def tool_calls(self) -> tuple[Part, ...]:
+        return tuple(p for p in self.parts if p.type is PartType.TOOL_CALL)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDef:
+    name: str
+    description: str | None = None
+    parameters: str | None = None
+    """Canonical JSON Schema text, or None when the telemetry did not carry it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExecution:
+    """What a tool span says about the execution it records."""
+
+    name: str
+    call_id: str | None = None
+    arguments: str | None = None
+    """Canonical JSON text."""
+    result: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A decoded span. Times are UNIX nanoseconds; ids lowercase hex."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: SpanKind
+    start_unix_nano: int
+    end_unix_nano: int
+    status: str
+    """'ok', 'error' or 'unset'."""
+    error: str | None
+    """Status message, exception type and message, or `error.type`, when status is error."""
+    convention: str
+    """Which decoder produced it: 'otel-genai', 'openinference', 'openllmetry', ..."""
+    service_name: str | None = None
+    agent_name: str | None = None
+    model: str | None = None
+    conversation_id: str | None = None
+    case_id: str | None = None
+    input_messages: tuple[Message, ...] | None = None
+    output_messages: tuple[Message, ...] | None = None
+    system_instructions: str | None = None
+    tool_definitions: tuple[ToolDef, ...] | None = None
+    tool_execution: ToolExecution | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    attributes_json: str = "{}"
+    """All raw attributes (and resource attributes under 'resource.'), JSON text, lossless."""
+    source: str = ""

@@ -1,0 +1,90 @@
+"""The `turns` data contract (DESIGN §4), defined once.
+
+Every other form is derived from `TURN_FIELDS`: the Arrow/Parquet schema
+(`turn_arrow_schema`), the DuckDB DDL (`turnscore.warehouse`), and the README table
+(`markdown_table`, checked by a test). Change a field here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+TOOL_TYPE = pa.struct(
+    [
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("description", pa.string()),
+        pa.field("parameters", pa.string()),
+    ]
+)
+CALL_TYPE = pa.struct(
+    [
+        pa.field("call_id", pa.string()),
+        pa.field("name", pa.string(), nullable=False),
+        pa.field("arguments", pa.string()),
+        pa.field("result", pa.string()),
+        pa.field("error", pa.string()),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("step", pa.int32(), nullable=False),
+        pa.field("started_at", pa.timestamp("us", tz="UTC")),
+        pa.field("duration_ms", pa.float64()),
+    ]
+)
+TS = pa.timestamp("us", tz="UTC")
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    type: pa.DataType
+    nullable: bool
+    description: str
+
+
+TURN_FIELDS: tuple[Field, ...] = (
+    Field("turn_id", pa.string(), False, "Stable id: the same spans give the same id on every re-ingest."),
+    Field("trace_id", pa.string(), False, "Trace of the turn's first span."),
+    Field("conversation_id", pa.string(), False, "Conversation (session) id; falls back to the trace id."),
+    Field("turn_index", pa.int32(), False, "Order of the turn within its conversation, from 0."),
+    Field("agent_name", pa.string(), True, "Agent name (`gen_ai.agent.name`, `agent.name`, ...)."),
+    Field("service_name", pa.string(), True, "Resource `service.name`."),
+    Field("model", pa.string(), True, "Model of the turn's model calls (response model if known)."),
+    Field("started_at", TS, False, "Start of the turn's first span, UTC."),
+    Field("ended_at", TS, False, "End of the turn's last span, UTC."),
+    Field("duration_ms", pa.float64(), False, "ended_at - started_at in milliseconds."),
+    Field("status", pa.string(), False, "`ok`, `error` (the turn failed) or `incomplete` (spans missing)."),
+    Field("error", pa.string(), True, "What failed, when status is not `ok`."),
+    Field("request", pa.string(), False, "The user message that started the turn."),
+    Field("system_instructions", pa.string(), True, "System prompt in force for the turn."),
+    Field("tools", pa.list_(TOOL_TYPE), False, "Tools available: name, description, parameters (JSON Schema text)."),
+    Field("tools_source", pa.string(), False, "`declared`, `inferred` (only from calls) or `none`."),
+    Field("calls", pa.list_(CALL_TYPE), False, "Tool calls in request order: call_id, name, arguments (JSON text), result, error, status, step (which model call asked), started_at, duration_ms."),
+    Field("final_answer", pa.string(), True, "Last model output with text and no pending tool call; null when none."),
+    Field("llm_calls", pa.int32(), False, "Number of model calls in the turn."),
+    Field("input_tokens", pa.int64(), True, "Input tokens summed over leaf model calls; null when not reported."),
+    Field("output_tokens", pa.int64(), True, "Output tokens summed over leaf model calls; null when not reported."),
+    Field("case_id", pa.string(), True, "Key to a labelled case, from a configurable span attribute."),
+    Field("convention", pa.string(), False, "Decoder(s) that produced the turn, comma-separated."),
+    Field("content_hash", pa.string(), False, "Hash of the scored fields; a change makes the turn's scores stale."),
+    Field("attributes", pa.string(), False, "Other attributes of the turn's root span, JSON."),
+    Field("ingest_id", pa.string(), False, "Ingest run that last wrote the row."),
+    Field("source", pa.string(), False, "File(s) the turn's spans came from."),
+)
+
+
+def arrow_schema(fields: tuple[Field, ...] = TURN_FIELDS) -> pa.Schema:
+    return pa.schema(
+        [pa.field(f.name, f.type, nullable=f.nullable, metadata={"description": f.description}) for f in fields]
+    )
+
+
+def markdown_table(fields: tuple[Field, ...] = TURN_FIELDS) -> str:
+    """The README's schema table."""
+    rows = ["| column | type | null | meaning |", "|---|---|---|---|"]
+    for f in fields:
+        desc = f.description.replace("|", "\\|")
+        rows.append(f"| `{f.name}` | `{f.type}` | {'yes' if f.nullable else 'no'} | {desc} |")
+    return "\n".join(rows)
