@@ -1,0 +1,21 @@
+"""The `turnscore` command. Each command lives in its own module; this file only wires them."""
+
+from __future__ import annotations
+
+import logging
+
+import typer
+
+app = typer.Typer(
+    name="turnscore",
+    help="How well do your LLM agents use their tools? Ingest OTel spans, score turns, query.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.callback()
+def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log details.")) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")

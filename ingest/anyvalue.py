@@ -1,0 +1,208 @@
+"""Decode OTLP `AnyValue`s (JSON in either dialect, or protobuf) into plain Python values.
+
+Mapping: stringValue -> str, boolValue -> bool, intValue -> int (JSON sends int64 as a
+decimal string; some encoders send a number), doubleValue -> float (protobuf's JSON
+mapping spells non-finite values "NaN", "Infinity", "-Infinity"), bytesValue -> bytes
+(base64 in JSON), arrayValue -> list, kvlistValue -> dict, an empty value -> None.
+Keys may be lowerCamelCase (OTLP spec) or snake_case (protobuf `preserving_proto_field_name`).
+
+Strings and bytes longer than `MAX_ATTRIBUTE_VALUE_CHARS` are cut to that length and the
+caller is told through `on_truncate`, so one runaway attribute cannot exhaust memory
+downstream while the rest of the span survives.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from turnscore.ingest.records import AttrValue
+
+MAX_ATTRIBUTE_VALUE_CHARS = 1 << 20
+"""Longest string (characters) or bytes value (bytes) kept from one attribute value."""
+
+_DOUBLE_WORDS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+OnTruncate = Callable[[int], None]
+"""Called with the original length when a value is cut to `MAX_ATTRIBUTE_VALUE_CHARS`."""
+OnKeyTruncate = Callable[[str, int], None]
+"""Called with the attribute key and the original length when its value is cut."""
+
+
+class AnyValueError(ValueError):
+    """An AnyValue whose content does not match its declared kind."""
+
+
+def _cap_str(text: str, on_truncate: OnTruncate | None) -> str:
+    if len(text) <= MAX_ATTRIBUTE_VALUE_CHARS:
+        return text
+    if on_truncate is not None:
+        on_truncate(len(text))
+    return text[:MAX_ATTRIBUTE_VALUE_CHARS]
+
+
+def _cap_bytes(data: bytes, on_truncate: OnTruncate | None) -> bytes:
+    if len(data) <= MAX_ATTRIBUTE_VALUE_CHARS:
+        return data
+    if on_truncate is not None:
+        on_truncate(len(data))
+    return data[:MAX_ATTRIBUTE_VALUE_CHARS]
+
+
+def _json_int(raw: object) -> int:
+    if isinstance(raw, bool):
+        raise AnyValueError(f"intValue is a boolean: {raw!r}")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    if isinstance(raw, str):
+        try:
+            return int(raw.strip())
+        except ValueError:
+            pass
+    raise AnyValueError(f"intValue is not an integer: {str(raw)[:80]!r}")
+
+
+def _json_double(raw: object) -> float:
+    if isinstance(raw, bool):
+        raise AnyValueError(f"doubleValue is a boolean: {raw!r}")
+    if isinstance(raw, int | float):
+        return float(raw)
+    if isinstance(raw, str):
+        if raw in _DOUBLE_WORDS:
+            return _DOUBLE_WORDS[raw]
+        try:
+            return float(raw)
+        except ValueError:
+            pass
+    raise AnyValueError(f"doubleValue is not a number: {str(raw)[:80]!r}")
+
+
+def _json_bytes(raw: object) -> bytes:
+    if not isinstance(raw, str):
+        raise AnyValueError(f"bytesValue is not base64 text: {str(raw)[:80]!r}")
+    try:
+        # protobuf's JSON mapping accepts both the standard and the URL-safe alphabet.
+        return base64.b64decode(raw.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise AnyValueError(f"bytesValue is not valid base64: {exc}") from None
+
+
+def _values_list(container: object, kind: str) -> Sequence[Any]:
+    if container is None:
+        return ()
+    if not isinstance(container, Mapping):
+        raise AnyValueError(f"{kind} is not an object")
+    values = container.get("values", ())
+    if values is None:
+        return ()
+    if not isinstance(values, list):
+        raise AnyValueError(f"{kind}.values is not a list")
+    return values
+
+
+def decode_json_any_value(value: object, on_truncate: OnTruncate | None = None) -> AttrValue:
+    """Decode one OTLP JSON `AnyValue` object. Raises `AnyValueError` on malformed input."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise AnyValueError(f"AnyValue is not an object: {str(value)[:80]!r}")
+    for key, raw in value.items():
+        if key in ("stringValue", "string_value"):
+            if not isinstance(raw, str):
+                raise AnyValueError(f"stringValue is not a string: {str(raw)[:80]!r}")
+            return _cap_str(raw, on_truncate)
+        if key in ("intValue", "int_value"):
+            return _json_int(raw)
+        if key in ("doubleValue", "double_value"):
+            return _json_double(raw)
+        if key in ("boolValue", "bool_value"):
+            if not isinstance(raw, bool):
+                raise AnyValueError(f"boolValue is not a boolean: {str(raw)[:80]!r}")
+            return raw
+        if key in ("bytesValue", "bytes_value"):
+            return _cap_bytes(_json_bytes(raw), on_truncate)
+        if key in ("arrayValue", "array_value"):
+            items = _values_list(raw, "arrayValue")
+            return [decode_json_any_value(item, on_truncate) for item in items]
+        if key in ("kvlistValue", "kvlist_value"):
+            return _json_kvlist(_values_list(raw, "kvlistValue"), on_truncate)
+    # No known kind: the empty AnyValue (OTLP says it represents an unset value).
+    return None
+
+
+def decode_json_key_values(
+    items: object, on_truncate: OnKeyTruncate | None = None
+) -> dict[str, AttrValue]:
+    """Decode a JSON list of `KeyValue` objects into a dict (a later duplicate key wins).
+
+    `on_truncate` names the top-level key whose value (at any depth) was cut.
+    """
+    if on_truncate is None:
+        return _json_kvlist(items, None)
+    report = on_truncate
+    out: dict[str, AttrValue] = {}
+    for key, raw in _json_pairs(items):
+        out[key] = decode_json_any_value(raw, lambda n, k=key: report(k, n))
+    return out
+
+
+def _json_kvlist(items: object, on_truncate: OnTruncate | None) -> dict[str, AttrValue]:
+    return {key: decode_json_any_value(raw, on_truncate) for key, raw in _json_pairs(items)}
+
+
+def _json_pairs(items: object) -> list[tuple[str, object]]:
+    if items is None:
+        return {}
+    if not isinstance(items, list | tuple):
+        raise AnyValueError("attributes are not a list")
+    pairs: list[tuple[str, object]] = []
+    for item in items:
+        if not isinstance(item, Mapping):
+            raise AnyValueError(f"KeyValue is not an object: {str(item)[:80]!r}")
+        key = item.get("key")
+        if not isinstance(key, str):
+            raise AnyValueError(f"KeyValue without a string key: {str(item)[:80]!r}")
+        pairs.append((key, item.get("value")))
+    return pairs
+
+
+def decode_pb_any_value(value: Any, on_truncate: OnTruncate | None = None) -> AttrValue:
+    """Decode a protobuf `opentelemetry.proto.common.v1.AnyValue` message."""
+    kind = value.WhichOneof("value")
+    if kind is None:
+        return None
+    if kind == "string_value":
+        return _cap_str(value.string_value, on_truncate)
+    if kind == "int_value":
+        return int(value.int_value)
+    if kind == "double_value":
+        return float(value.double_value)
+    if kind == "bool_value":
+        return bool(value.bool_value)
+    if kind == "bytes_value":
+        return _cap_bytes(bytes(value.bytes_value), on_truncate)
+    if kind == "array_value":
+        return [decode_pb_any_value(item, on_truncate) for item in value.array_value.values]
+    if kind == "kvlist_value":
+        return {
+            item.key: decode_pb_any_value(item.value, on_truncate)
+            for item in value.kvlist_value.values
+        }
+    return None
+
+
+def decode_pb_key_values(
+    items: Sequence[Any], on_truncate: OnKeyTruncate | None = None
+) -> dict[str, AttrValue]:
+    """Decode repeated protobuf `KeyValue`s into a dict (a later duplicate key wins)."""
+    if on_truncate is None:
+        return {item.key: decode_pb_any_value(item.value) for item in items}
+    report = on_truncate
+    return {
+        item.key: decode_pb_any_value(item.value, lambda n, k=item.key: report(k, n))
+        for item in items
+    }

@@ -1,0 +1,75 @@
+"""What a convention decoder reads (`SpanView`) and returns (`Decoded`).
+
+Each convention module exposes `detect(view) -> bool` and `decode(view, problems) ->
+Decoded`. Decoding is a pure function of the view; `problems` collects what was malformed
+so the dispatcher can report it without dropping the span (DESIGN §3, STYLE 10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Self
+
+from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
+from turnscore.ingest.records import Attributes, AttrValue
+
+
+@dataclass(frozen=True, slots=True)
+class ContentEvent:
+    """A span event or a log record joined to its span, reduced to what decoders read.
+
+    `fields` merges the event attributes with a kvlist body (body keys win), so the older
+    per-message events read the same whether they came as log records (content in the
+    body) or as span events (content in attributes).
+    """
+
+    name: str
+    time_unix_nano: int
+    fields: Attributes
+
+
+@dataclass(frozen=True, slots=True)
+class SpanView:
+    """The raw span as decoders see it: its attributes and every content event, in time order."""
+
+    span_id: str
+    name: str
+    attributes: Attributes
+    events: tuple[ContentEvent, ...] = ()
+
+    def get(self, key: str) -> AttrValue:
+        return self.attributes.get(key)
+
+    def events_named(self, *names: str) -> tuple[ContentEvent, ...]:
+        return tuple(e for e in self.events if e.name in names)
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """What one convention could read from one span; None means "this convention has no say"."""
+
+    kind: SpanKind | None = None
+    input_messages: tuple[Message, ...] | None = None
+    output_messages: tuple[Message, ...] | None = None
+    system_instructions: str | None = None
+    tool_definitions: tuple[ToolDef, ...] | None = None
+    tool_execution: ToolExecution | None = None
+    conversation_id: str | None = None
+    agent_name: str | None = None
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: str | None = None
+
+    def fill(self, other: Decoded) -> Self:
+        """Fields still None here taken from `other` (self has precedence)."""
+        missing = {
+            f.name: getattr(other, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) is None and getattr(other, f.name) is not None
+        }
+        return replace(self, **missing) if missing else self
+
+    @property
+    def is_empty(self) -> bool:
+        return all(getattr(self, f.name) is None for f in fields(self))

@@ -1,0 +1,343 @@
+"""Messages, parts and tool definitions in every shape the conventions use, to one model.
+
+One reader for all conventions, because the shapes cross convention lines: OTel parts
+(`{type: text|tool_call|tool_call_response}`), OpenAI chat (`content`, `tool_calls`,
+`tool_call_id`), OpenAI Responses items, Anthropic and Bedrock content blocks (`tool_use`,
+`toolUse`, `toolResult`), Gemini parts (`function_call`, `function_response`) and LangChain
+serialized messages all turn up inside OTel, OpenInference and framework attributes.
+
+Rules: arguments become canonical JSON text; a tool result stays a string when it is one
+and becomes canonical JSON when structured; a malformed item is skipped and reported,
+never the whole list (Phoenix drops the list; we do better).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from turnscore.ingest.conventions.values import (
+    JsonValue,
+    as_str,
+    canonical_arguments,
+    canonical_json,
+    result_text,
+    try_json,
+)
+from turnscore.ingest.model import Message, Part, PartType, ToolDef
+
+Problems = list[str]
+
+_ROLES = {
+    "human": "user",
+    "user": "user",
+    "ai": "assistant",
+    "assistant": "assistant",
+    "model": "assistant",
+    "bot": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "tool",
+    "ipython": "tool",
+}
+_LC_CLASSES = {
+    "HumanMessage": "user",
+    "AIMessage": "assistant",
+    "SystemMessage": "system",
+    "ToolMessage": "tool",
+    "FunctionMessage": "tool",
+}
+_BLOCK_KEYS = frozenset(
+    {"type", "text", "toolUse", "toolResult", "function_call", "functionCall",
+     "function_response", "functionResponse", "json"}
+)
+
+
+def normalize_role(role: JsonValue) -> str:
+    text = as_str(role) or ""
+    return _ROLES.get(text.lower(), text.lower() or "user")
+
+
+def tool_call(call_id: JsonValue, name: JsonValue, arguments: JsonValue) -> Part:
+    return Part(
+        PartType.TOOL_CALL,
+        call_id=as_str(call_id),
+        name=as_str(name),
+        arguments=canonical_arguments(arguments),
+    )
+
+
+def tool_result(
+    call_id: JsonValue, value: JsonValue, name: JsonValue = None, is_error: bool = False
+) -> Part:
+    return Part(
+        PartType.TOOL_RESULT,
+        text=None if value is None else block_result_text(value),
+        call_id=as_str(call_id),
+        name=as_str(name),
+        is_error=is_error,
+    )
+
+
+def block_result_text(value: JsonValue) -> str:
+    """Result content; a list of text-only blocks is the text the model read."""
+    if isinstance(value, list) and value and all(_is_text_block(b) for b in value):
+        return "".join(_block_text(b) for b in value)
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
+        if set(value[0]) == {"json"}:
+            return result_text(value[0]["json"])
+    return result_text(value)
+
+
+def _is_text_block(block: JsonValue) -> bool:
+    if not isinstance(block, dict):
+        return False
+    if set(block) == {"text"}:
+        return isinstance(block["text"], str)
+    return block.get("type") == "text" and isinstance(block.get("text", block.get("content")), str)
+
+
+def _block_text(block: dict[str, Any]) -> str:
+    text = block.get("text", block.get("content"))
+    return text if isinstance(text, str) else ""
+
+
+def looks_like_blocks(value: JsonValue) -> bool:
+    """A list of content blocks (as a JSON string in Strands, OpenLLMetry) rather than prose."""
+    items = value if isinstance(value, list) else [value]
+    return bool(items) and all(isinstance(i, dict) and _BLOCK_KEYS & set(i) for i in items)
+
+
+def parse_part(obj: JsonValue, role: str) -> Part | None:
+    """One part in any known shape; None when it is not a dict with a recognised shape."""
+    if isinstance(obj, str):
+        return Part(PartType.TEXT, text=obj)
+    if not isinstance(obj, dict):
+        return None
+    for key in ("toolUse", "tool_use"):
+        if isinstance(obj.get(key), dict):
+            use = obj[key]
+            return tool_call(use.get("toolUseId") or use.get("id"), use.get("name"), use.get("input"))
+    if isinstance(obj.get("toolResult"), dict):
+        res = obj["toolResult"]
+        return tool_result(
+            res.get("toolUseId"), res.get("content"), res.get("name"),
+            is_error=res.get("status") == "error",
+        )
+    for key in ("function_call", "functionCall"):
+        if isinstance(obj.get(key), dict):
+            call = obj[key]
+            return tool_call(call.get("id"), call.get("name"), call.get("args", call.get("arguments")))
+    for key in ("function_response", "functionResponse"):
+        if isinstance(obj.get(key), dict):
+            resp = obj[key]
+            return tool_result(resp.get("id"), resp.get("response"), resp.get("name"))
+    kind = as_str(obj.get("type")) or ""
+    handler = _PART_TYPES.get(kind)
+    if handler is not None:
+        return handler(obj)
+    if "text" in obj and isinstance(obj["text"], str):
+        return Part(PartType.TEXT, text=obj["text"])
+    if kind == "" and "content" in obj and role != "tool":
+        return Part(PartType.TEXT, text=as_str(obj["content"]) or "")
+    return Part(PartType.OTHER, text=canonical_json(obj))
+
+
+def _text_part(obj: dict[str, Any]) -> Part:
+    text = obj.get("content", obj.get("text"))
+    return Part(PartType.TEXT, text=text if isinstance(text, str) else result_text(text))
+
+
+def _call_part(obj: dict[str, Any]) -> Part:
+    function = obj.get("function") if isinstance(obj.get("function"), dict) else {}
+    assert isinstance(function, dict)
+    arguments = obj.get("arguments", obj.get("input", obj.get("args", function.get("arguments"))))
+    return tool_call(
+        obj.get("id") or obj.get("call_id"), obj.get("name") or function.get("name"), arguments
+    )
+
+
+def _response_part(obj: dict[str, Any]) -> Part:
+    value = obj.get("response", obj.get("result", obj.get("output", obj.get("content"))))
+    return tool_result(
+        obj.get("id") or obj.get("call_id") or obj.get("tool_use_id"), value, obj.get("name"),
+        is_error=obj.get("is_error") is True,
+    )
+
+
+_PART_TYPES: dict[str, Callable[[dict[str, Any]], Part]] = {
+    "text": _text_part,
+    "input_text": _text_part,
+    "output_text": _text_part,
+    "tool_call": _call_part,
+    "tool_use": _call_part,
+    "function_call": _call_part,
+    "function": _call_part,
+    "tool_call_response": _response_part,
+    "tool_result": _response_part,
+    "function_call_output": _response_part,
+}
+
+
+def parse_content(content: JsonValue, role: str, call_id: JsonValue = None) -> tuple[Part, ...]:
+    """A message's `content` (string, JSON-string blocks, block list or block) as parts."""
+    if content is None:
+        return ()
+    if isinstance(content, str):
+        ok, parsed = try_json(content)
+        if ok and looks_like_blocks(parsed):
+            return parse_content(parsed, role, call_id)
+        if role == "tool":
+            return (tool_result(call_id, content),)
+        return (Part(PartType.TEXT, text=content),)
+    blocks = content if isinstance(content, list) else [content]
+    if role == "tool" and not any(
+        isinstance(b, dict) and ("toolResult" in b or b.get("type") in _RESULT_TYPES)
+        for b in blocks
+    ):
+        return (tool_result(call_id, content),)
+    parts = (parse_part(b, role) for b in blocks)
+    return tuple(p for p in parts if p is not None)
+
+
+_RESULT_TYPES = frozenset({"tool_call_response", "tool_result", "function_call_output"})
+
+
+def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | None:
+    """One message in any known shape, or None (reported) when it is not a message."""
+    if not isinstance(obj, dict):
+        problems.append(f"{where}: expected a message object, got {type(obj).__name__}")
+        return None
+    if obj.get("lc") == 1 and isinstance(obj.get("kwargs"), dict):
+        ident = obj.get("id")
+        cls = ident[-1] if isinstance(ident, list) and ident else ""
+        body = dict(obj["kwargs"])
+        body.setdefault("type", _LC_CLASSES.get(str(cls), "user"))
+        return _langchain_message(body)
+    if "data" in obj and isinstance(obj["data"], dict) and "role" not in obj:
+        return _langchain_message({**obj["data"], "type": obj.get("type", obj["data"].get("type"))})
+    if "role" not in obj and obj.get("type") in ("function_call", "function_call_output"):
+        part = parse_part(obj, "assistant")
+        role = "assistant" if obj["type"] == "function_call" else "tool"
+        return Message(role, (part,) if part else ())
+    role = normalize_role(obj.get("role"))
+    finish = as_str(obj.get("finish_reason"))
+    if isinstance(obj.get("parts"), list):
+        parts = [parse_part(p, role) for p in obj["parts"]]
+        return Message(role, tuple(p for p in parts if p is not None), finish)
+    call_id = obj.get("tool_call_id") or obj.get("id") if role == "tool" else None
+    parts_list = list(parse_content(obj.get("content"), role, call_id))
+    if role == "tool" and parts_list and obj.get("name"):
+        parts_list = [
+            Part(p.type, p.text, p.call_id, p.name or as_str(obj["name"]), p.arguments, p.is_error)
+            for p in parts_list
+        ]
+    for call in obj.get("tool_calls") or ():
+        if isinstance(call, dict):
+            parts_list.append(_call_part(call))
+    if isinstance(obj.get("function_call"), dict):
+        parts_list.append(_call_part(obj["function_call"]))
+    return Message(role, tuple(parts_list), finish)
+
+
+def _langchain_message(body: dict[str, Any]) -> Message:
+    role = normalize_role(body.get("type"))
+    call_id = body.get("tool_call_id")
+    parts = list(parse_content(body.get("content"), role, call_id))
+    if role == "tool":
+        is_error = body.get("status") == "error"
+        parts = [
+            Part(p.type, p.text, p.call_id, p.name or as_str(body.get("name")), p.arguments, is_error)
+            for p in parts
+        ]
+    parts = [p for p in parts if not (p.type is PartType.TEXT and p.text == "")]
+    for call in body.get("tool_calls") or ():
+        if isinstance(call, dict):
+            parts.append(_call_part(call))
+    return Message(role, tuple(parts))
+
+
+def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Message, ...]:
+    """A list of messages; a single message object counts as a list of one."""
+    items = value if isinstance(value, list) else [value]
+    messages = (parse_message(m, f"{where}[{i}]", problems) for i, m in enumerate(items))
+    return tuple(m for m in messages if m is not None)
+
+
+def instructions_text(value: JsonValue) -> str | None:
+    """System instructions from a string, a part, or a list of parts."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    items = value if isinstance(value, list) else [value]
+    texts = []
+    for item in items:
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, dict):
+            text = item.get("content", item.get("text"))
+            if isinstance(text, str):
+                texts.append(text)
+            elif isinstance(item.get("parts"), list):
+                texts.append(instructions_text(item["parts"]) or "")
+    return "\n".join(texts)
+
+
+def system_text(messages: tuple[Message, ...] | None) -> str | None:
+    """System instructions carried as system-role messages (OpenAI, OpenInference, Strands)."""
+    if not messages:
+        return None
+    texts = [m.text for m in messages if m.role == "system"]
+    return "\n".join(texts) if texts else None
+
+
+def parse_tool_defs(value: JsonValue, where: str, problems: Problems) -> tuple[ToolDef, ...]:
+    """Tool definitions in any of the shapes of CONVENTIONS.md pitfall 5."""
+    items = value if isinstance(value, list) else [value]
+    out: list[ToolDef] = []
+    for i, item in enumerate(items):
+        out.extend(_tool_defs(item, f"{where}[{i}]", problems))
+    return tuple(out)
+
+
+def _tool_defs(obj: JsonValue, where: str, problems: Problems) -> list[ToolDef]:
+    if isinstance(obj, str):
+        ok, parsed = try_json(obj)
+        if ok and isinstance(parsed, dict):
+            return _tool_defs(parsed, where, problems)
+        return [ToolDef(name=obj)]
+    if not isinstance(obj, dict):
+        problems.append(f"{where}: expected a tool definition object")
+        return []
+    for key in ("function_declarations", "functionDeclarations"):
+        if isinstance(obj.get(key), list):
+            return [d for item in obj[key] for d in _tool_defs(item, where, problems)]
+    for key in ("function", "toolSpec"):
+        if isinstance(obj.get(key), dict):
+            return _tool_defs(obj[key], where, problems)
+    name = as_str(obj.get("name"))
+    if name is None:
+        problems.append(f"{where}: tool definition without a name")
+        return []
+    schema: JsonValue = None
+    for key in ("parameters", "parameters_json_schema", "input_schema", "inputSchema",
+                "json_schema", "schema"):
+        if obj.get(key) is not None:
+            schema = obj[key]
+            break
+    if isinstance(schema, dict) and set(schema) == {"json"}:
+        schema = schema["json"]
+    if isinstance(schema, str):
+        ok, parsed = try_json(schema)
+        if not ok:
+            problems.append(f"{where}: parameters of tool {name!r} are not JSON")
+        schema = parsed if ok else None
+    return [
+        ToolDef(
+            name=name,
+            description=as_str(obj.get("description")),
+            parameters=None if schema is None else canonical_json(schema),
+        )
+    ]

@@ -1,0 +1,169 @@
+"""Value helpers shared by every convention decoder: JSON-in-strings, canonical JSON, indices.
+
+Telemetry carries one datum in several physical forms (CONVENTIONS.md pitfall 1): a JSON
+string, a structured AnyValue, or flattened indexed keys. These helpers bring each form to
+plain Python values so the decoders read one shape.
+
+Unflattening (`unflatten`): keys under a prefix are split on '.'; a numeric segment is a
+list index only when more segments follow it (`a.0.b` indexes, a trailing `a.0` is a key
+named '0'). Mappings whose keys are all indices become lists ordered by index, with gaps
+closed (a missing index is not invented).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from turnscore.ingest.records import AttrValue
+
+JsonValue = Any
+"""A parsed JSON value; JSON by nature (see STYLE.md 'typed at the edge')."""
+
+
+class ContentError(ValueError):
+    """Content that claims a shape and does not have it; the message says where and what."""
+
+
+def canonical_json(value: JsonValue) -> str:
+    """Sorted-key, compact JSON text: the one form arguments and schemas are compared in."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+
+
+def parse_json(text: str, where: str) -> JsonValue:
+    """Parse JSON text, raising ContentError that names `where` when it is not JSON."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise ContentError(f"{where}: not valid JSON ({exc})") from None
+
+
+def try_json(text: str) -> tuple[bool, JsonValue]:
+    """(True, value) when `text` is JSON, else (False, None)."""
+    try:
+        return True, orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return False, None
+
+
+def structured(value: AttrValue | JsonValue, where: str) -> JsonValue:
+    """A value that is JSON by contract: a JSON string is parsed, a structured AnyValue kept."""
+    if isinstance(value, str):
+        return parse_json(value, where)
+    if isinstance(value, bytes):
+        return parse_json(value.decode("utf-8", errors="replace"), where)
+    return value
+
+
+def mlflow_value(value: AttrValue) -> JsonValue:
+    """MLflow JSON-encodes every attribute value, plain strings included."""
+    if isinstance(value, str):
+        ok, parsed = try_json(value)
+        return parsed if ok else value
+    return value
+
+
+def canonical_arguments(value: JsonValue) -> str:
+    """Tool-call arguments as canonical JSON text, whether given as object or JSON string.
+
+    An empty string means "no arguments" (OpenAI streams send it); a string that is not
+    JSON is kept as a JSON string so nothing is lost.
+    """
+    if value is None:
+        return "{}"
+    if isinstance(value, str):
+        if not value.strip():
+            return "{}"
+        ok, parsed = try_json(value)
+        return canonical_json(parsed if ok else value)
+    return canonical_json(value)
+
+
+def result_text(value: JsonValue) -> str:
+    """A tool result as the model saw it: a string stays; structured becomes canonical JSON."""
+    if isinstance(value, str):
+        return value
+    return canonical_json(value)
+
+
+def as_int(value: AttrValue) -> int | None:
+    """Token counts arrive as int, double or decimal string (pitfall 7)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str):
+        text = value.strip().strip('"')
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                number = float(text)
+            except ValueError:
+                return None
+            return int(number) if number.is_integer() else None
+    return None
+
+
+def as_str(value: AttrValue | JsonValue) -> str | None:
+    """A non-empty string, or None."""
+    if isinstance(value, str):
+        return value if value != "" else None
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return str(value)
+    return None
+
+
+def jsonable(value: AttrValue) -> JsonValue:
+    """An AttrValue with bytes made JSON-safe (base64), for attributes_json."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    return value
+
+
+def has_prefix(attributes: Mapping[str, AttrValue], prefix: str) -> bool:
+    dotted = prefix + "."
+    return any(key.startswith(dotted) for key in attributes)
+
+
+def unflatten(attributes: Mapping[str, AttrValue], prefix: str) -> JsonValue:
+    """The value under `prefix` rebuilt from flattened keys (see module docstring), or None."""
+    dotted = prefix + "."
+    root: dict[str, Any] = {}
+    found = False
+    for key, value in attributes.items():
+        if not key.startswith(dotted):
+            continue
+        found = True
+        segments = key[len(dotted) :].split(".")
+        node = root
+        for segment in segments[:-1]:
+            child = node.get(segment)
+            if not isinstance(child, dict):
+                child = {}
+                node[segment] = child
+            node = child
+        node[segments[-1]] = value
+    return _listify(root) if found else None
+
+
+def _listify(node: JsonValue) -> JsonValue:
+    if not isinstance(node, dict):
+        return node
+    items = {k: _listify(v) for k, v in node.items()}
+    # Only segments followed by more keys were made containers, so an all-digit dict of
+    # containers is an index; a trailing digit key holding a scalar stays a key.
+    if items and all(k.isdigit() and isinstance(v, dict | list) for k, v in items.items()):
+        return [items[k] for k in sorted(items, key=int)]
+    return items

@@ -1,0 +1,386 @@
+"""Recognise what an OTLP file holds from its bytes: compression, JSON framing, protobuf kind.
+
+File names are only hints; exporters and people name files freely, so everything here
+looks at content:
+- gzip (`1f 8b`) and zstd (`28 b5 2f fd`) are unwrapped by magic bytes, any number of
+  members/frames, nested wrappers too. A damaged stream keeps what decoded before the damage.
+- Protobuf: an `Export{Trace,Logs}ServiceRequest` is a run of field-1 length-delimited
+  records (tag byte 0x0a) covering the buffer exactly. Both requests share that outer
+  shape, so the kind is decided by the wire types of fields inside the first records
+  (a Span's field 1 is bytes, a LogRecord's is fixed64; see `_SPAN_TAGS` / `_LOG_TAGS`).
+- JSON: one document, documents back to back (pretty-printed or one per line, as the
+  Collector file exporter writes), or an array of documents. A broken document is reported
+  and reading resumes at the next line starting with `{`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+import zstandard
+
+GZIP_MAGIC = b"\x1f\x8b"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_MAX_NESTED_WRAPPERS = 4
+_SNIFF_RECORDS = 32
+"""How many spans/log records the protobuf sniffer inspects before deciding."""
+
+_JSON_WS = " \t\r\n"
+_DECODER = json.JSONDecoder()
+
+
+class ProtoKind(StrEnum):
+    TRACES = "traces"
+    LOGS = "logs"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with the file's framing; `position` says where."""
+
+    position: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class JsonDocument:
+    """One top-level JSON value of a file, decoded."""
+
+    value: object
+    position: str
+    """'line 12' for a one-line document, else 'request 3 (line 120)'."""
+
+
+# --- compression ----------------------------------------------------------------------
+
+
+def decompress(data: bytes) -> tuple[bytes, list[Problem]]:
+    """Unwrap gzip/zstd layers detected by magic bytes; return the payload and any damage."""
+    problems: list[Problem] = []
+    for _ in range(_MAX_NESTED_WRAPPERS):
+        if data.startswith(GZIP_MAGIC):
+            data, problem = _gunzip(data)
+        elif data.startswith(ZSTD_MAGIC):
+            data, problem = _unzstd(data)
+        else:
+            break
+        if problem is not None:
+            problems.append(problem)
+            break
+    return data, problems
+
+
+def _gunzip(data: bytes) -> tuple[bytes, Problem | None]:
+    out: list[bytes] = []
+    rest = data
+    consumed = 0
+    while rest.startswith(GZIP_MAGIC):
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            out.append(inflater.decompress(rest))
+        except zlib.error as exc:
+            return b"".join(out), Problem(f"byte {consumed}", f"corrupt gzip stream: {exc}")
+        if not inflater.eof:
+            out.append(inflater.flush())
+            decoded = sum(map(len, out))
+            return b"".join(out), Problem(
+                f"byte {len(data)}",
+                f"truncated gzip stream (kept the {decoded} bytes decoded before the end)",
+            )
+        consumed = len(data) - len(inflater.unused_data)
+        rest = inflater.unused_data
+    return b"".join(out), None
+
+
+def _unzstd(data: bytes) -> tuple[bytes, Problem | None]:
+    out = io.BytesIO()
+    reader = zstandard.ZstdDecompressor().stream_reader(
+        io.BytesIO(data), read_across_frames=True
+    )
+    try:
+        while chunk := reader.read(1 << 20):
+            out.write(chunk)
+    except zstandard.ZstdError as exc:
+        return out.getvalue(), Problem(
+            f"byte {reader.tell()}", f"corrupt or truncated zstd stream: {exc}"
+        )
+    return out.getvalue(), None
+
+
+# --- text -------------------------------------------------------------------------------
+
+
+def decode_text(data: bytes) -> tuple[str, Problem | None]:
+    """UTF-8 text of a JSON file; invalid bytes become U+FFFD and are reported once."""
+    try:
+        text = data.decode("utf-8")
+        problem = None
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        bad = text.count("\ufffd") - data.count("\ufffd".encode())
+        line = data.count(b"\n", 0, exc.start) + 1
+        problem = Problem(
+            f"byte {exc.start} (line {line})",
+            f"invalid UTF-8 ({exc.reason}); {bad} invalid sequence(s) replaced with U+FFFD",
+        )
+    return text.removeprefix("\ufeff"), problem
+
+
+def looks_like_json(data: bytes) -> bool:
+    head = data[:64].lstrip(b" \t\r\n").removeprefix(b"\xef\xbb\xbf")
+    return head[:1] in (b"{", b"[")
+
+
+def describe_non_otlp(data: bytes) -> str:
+    """A short human description of what a file that is not OTLP seems to be."""
+    signatures = {
+        b"\x89PNG": "a PNG image",
+        b"%PDF": "a PDF document",
+        b"PK\x03\x04": "a zip archive",
+        b"\xff\xd8\xff": "a JPEG image",
+        b"PAR1": "a Parquet file",
+        b"SQLite format 3": "an SQLite database",
+    }
+    for magic, name in signatures.items():
+        if data.startswith(magic):
+            return name
+    if not data.strip():
+        return "an empty file"
+    head = data[:60]
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"binary data starting {head[:16].hex(' ')}"
+    first = text.splitlines()[0] if text.strip() else text
+    return f"text starting {first[:60]!r}"
+
+
+# --- JSON framing -----------------------------------------------------------------------
+
+
+def iter_json_documents(text: str) -> Iterator[JsonDocument | Problem]:
+    """Every top-level JSON value in `text`, with its position; framing errors as Problems."""
+    start = _skip_ws(text, 0)
+    if start < len(text) and text[start] == "[":
+        yield from _iter_array(text, start)
+    else:
+        yield from _iter_stream(text, start)
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in _JSON_WS:
+        pos += 1
+    return pos
+
+
+class _Lines:
+    """Line numbers for increasing offsets, counting newlines only once overall."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._offset = 0
+        self._line = 1
+
+    def at(self, offset: int) -> int:
+        if offset < self._offset:
+            return self._text.count("\n", 0, offset) + 1
+        self._line += self._text.count("\n", self._offset, offset)
+        self._offset = offset
+        return self._line
+
+
+def _position(index: int, line: int, single_line: bool) -> str:
+    return f"line {line}" if single_line else f"request {index} (line {line})"
+
+
+def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
+    lines = _Lines(text)
+    index = 0
+    while pos < len(text):
+        index += 1
+        line = lines.at(pos)
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            resume = _next_document_start(text, pos + 1)
+            if resume < 0:
+                what = f"lines {line}-{exc.lineno}" if exc.lineno > line else f"line {line}"
+                skipped = f"skipped the rest of the file ({what})"
+            else:
+                skipped = f"skipped to line {lines.at(resume)}"
+            yield Problem(
+                _position(index, line, "\n" not in text[pos : max(exc.pos, pos + 1)]),
+                f"malformed or truncated JSON: {exc.msg} at line {exc.lineno} column "
+                f"{exc.colno}; {skipped}",
+            )
+            if resume < 0:
+                return
+            pos = resume
+            continue
+        single = "\n" not in text[pos:end]
+        yield JsonDocument(value, _position(index, line, single))
+        pos = _skip_ws(text, end)
+
+
+def _next_document_start(text: str, pos: int) -> int:
+    """Offset of the next line that starts with `{` (a new top-level document), or -1."""
+    found = text.find("\n{", pos)
+    return -1 if found < 0 else found + 1
+
+
+def _iter_array(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
+    lines = _Lines(text)
+    pos = _skip_ws(text, pos + 1)
+    index = 0
+    while pos < len(text) and text[pos] != "]":
+        index += 1
+        line = lines.at(pos)
+        try:
+            value, end = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            yield Problem(
+                f"request {index} (line {line})",
+                f"malformed or truncated JSON array element: {exc.msg} at line {exc.lineno} "
+                f"column {exc.colno}; the rest of the array is skipped",
+            )
+            return
+        yield JsonDocument(value, f"request {index} (line {line})")
+        pos = _skip_ws(text, end)
+        if pos < len(text) and text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+        elif pos >= len(text) or text[pos] != "]":
+            yield Problem(
+                f"line {lines.at(min(pos, len(text)))}",
+                "malformed or truncated JSON array: expected ',' or ']' after request "
+                f"{index}; the rest of the array is skipped",
+            )
+            return
+    if pos >= len(text):
+        yield Problem(f"line {lines.at(len(text))}", "truncated JSON array: missing ']'")
+    elif _skip_ws(text, pos + 1) < len(text):
+        yield Problem(
+            f"line {lines.at(pos + 1)}", "unexpected content after the JSON array; ignored"
+        )
+
+
+# --- protobuf sniffing ----------------------------------------------------------------
+
+_VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
+# (field number, wire type) pairs that only one of Span / LogRecord can carry.
+_SPAN_TAGS = frozenset(
+    {(1, _LEN), (2, _LEN), (4, _LEN), (6, _VARINT), (7, _I64), (8, _I64), (10, _VARINT),
+     (11, _LEN), (12, _VARINT), (13, _LEN), (15, _LEN)}
+)  # fmt: skip
+_LOG_TAGS = frozenset(
+    {(1, _I64), (2, _VARINT), (6, _LEN), (7, _VARINT), (8, _I32), (10, _LEN), (11, _I64),
+     (12, _LEN)}
+)  # fmt: skip
+
+
+class _WireError(ValueError):
+    pass
+
+
+def _varint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
+    result = shift = 0
+    while pos < end and shift < 64:
+        byte = buf[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+    raise _WireError(f"bad varint at byte {pos}")
+
+
+def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int]]:
+    """(field number, wire type, value start, value end) of each field in buf[pos:end]."""
+    while pos < end:
+        tag, pos = _varint(buf, pos, end)
+        number, wire = tag >> 3, tag & 7
+        if number == 0:
+            raise _WireError(f"field number 0 at byte {pos}")
+        if wire == _VARINT:
+            start = pos
+            _, pos = _varint(buf, pos, end)
+        elif wire == _I64:
+            start, pos = pos, pos + 8
+        elif wire == _I32:
+            start, pos = pos, pos + 4
+        elif wire == _LEN:
+            length, start = _varint(buf, pos, end)
+            pos = start + length
+        else:
+            raise _WireError(f"unsupported wire type {wire} at byte {pos}")
+        if pos > end:
+            raise _WireError(f"field {number} runs past its container at byte {start}")
+        yield number, wire, start, pos
+
+
+def sniff_protobuf(data: bytes) -> ProtoKind | None:
+    """TRACES or LOGS when `data` starts as an OTLP export request, else None.
+
+    The first resource container must be well formed; damage after it is left for
+    `iter_protobuf_resources` to report, so a truncated file still yields its first part.
+    """
+    if not data.startswith(b"\x0a"):
+        return None
+    span_votes = log_votes = seen = 0
+    try:
+        for index, (number, wire, start, end) in enumerate(_fields(data, 0, len(data))):
+            if (number, wire) != (1, _LEN):
+                return None if index == 0 else _decide(span_votes, log_votes)
+            if seen >= _SNIFF_RECORDS:
+                break
+            for record_start, record_end in _records(data, start, end):
+                seen += 1
+                for tag in _fields(data, record_start, record_end):
+                    span_votes += tag[:2] in _SPAN_TAGS
+                    log_votes += tag[:2] in _LOG_TAGS
+    except _WireError:
+        if seen == 0:
+            return None
+    return _decide(span_votes, log_votes)
+
+
+def _decide(span_votes: int, log_votes: int) -> ProtoKind:
+    return ProtoKind.LOGS if log_votes > span_votes else ProtoKind.TRACES
+
+
+def _records(data: bytes, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """Spans or log records inside one ResourceSpans/ResourceLogs (both nest at 2 -> 2)."""
+    for number, wire, scope_start, scope_end in _fields(data, start, end):
+        if number == 2 and wire == _LEN:
+            for inner, inner_wire, rec_start, rec_end in _fields(data, scope_start, scope_end):
+                if inner == 2 and inner_wire == _LEN:
+                    yield rec_start, rec_end
+
+
+def iter_protobuf_resources(data: bytes) -> Iterator[tuple[int, int] | Problem]:
+    """(start, end) of each ResourceSpans/ResourceLogs in an export request; damage as Problem.
+
+    Concatenated requests are themselves a valid request (repeated field 1), so they need
+    no special case.
+    """
+    pos = 0
+    try:
+        for number, wire, start, end in _fields(data, 0, len(data)):
+            if (number, wire) != (1, _LEN):
+                yield Problem(
+                    f"byte {pos}",
+                    f"unexpected protobuf field {number} (wire type {wire}) in an export "
+                    "request; the rest of the file is skipped",
+                )
+                return
+            yield start, end
+            pos = end
+    except _WireError as exc:
+        yield Problem(
+            f"byte {pos}",
+            f"truncated or corrupt protobuf ({exc}); the rest of the file is skipped",
+        )

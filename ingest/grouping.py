@@ -1,0 +1,309 @@
+"""Which spans belong together: the span forest, conversations, and turn segments.
+
+Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
+
+1. **Deduplicate** spans by (trace id, span id): exports repeat batches. Of two copies the
+   later-ending, then richer one wins, so the choice does not depend on input order.
+2. **Model calls** are *leaf* LLM spans (no LLM span below them): some stacks nest a
+   framework model span over the client's, and both repeat the same request.
+   A model call below a TOOL span is a sub-agent's call (agent used as a tool): it counts
+   for usage but does not segment turns or request calls of the turn.
+3. **Conversation id** of a span: its own, else its nearest ancestor's, else the only one
+   its trace carries. Traces with an id group by it; traces without one start as their
+   own group and are then chained **by history**: the group's first model call joins the
+   group of the latest earlier call whose input + output is a prefix of its input
+   (system messages, empty text and non-content parts ignored; call ids compared, so two
+   runs of the same script with fresh ids stay apart).
+4. **Turns**: the conversation's main-line model calls, in start order, split where the
+   newest genuine user message changes (its text, or a larger count of genuine user
+   messages: a repeated identical request in replayed history is still a new turn), and
+   where a call falls in another agent-run trace (a trace with an agent span) than the
+   previous one: agent frameworks give one trace per run, even when they replay no history.
+   A call whose input was not captured stays in the current turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind
+from turnscore.ingest.records import InputError
+
+log = logging.getLogger(__name__)
+
+SpanKey = tuple[str, str]
+"""(trace id, span id): span ids are unique only within a trace."""
+
+
+def key_of(span: Span) -> SpanKey:
+    return (span.trace_id, span.span_id)
+
+
+def _order(span: Span) -> tuple[int, str, str]:
+    return (span.start_unix_nano, span.trace_id, span.span_id)
+
+
+def dedupe(spans: Iterable[Span]) -> tuple[list[Span], list[InputError]]:
+    """One span per (trace, span id), in start order; conflicting copies are reported."""
+    best: dict[SpanKey, Span] = {}
+    errors: list[InputError] = []
+    for span in spans:
+        k = key_of(span)
+        other = best.get(k)
+        if other is None:
+            best[k] = span
+            continue
+        if other == span:
+            continue
+        keep = max(other, span, key=_richness)
+        drop = span if keep is other else other
+        best[k] = keep
+        if _richness(other)[:2] == _richness(span)[:2]:
+            errors.append(
+                InputError(
+                    source=drop.source or keep.source,
+                    position=f"span {span.span_id}",
+                    message="the same span id arrived twice with different content; "
+                    f"kept the copy from {keep.source or 'unknown source'}",
+                    span_id=span.span_id,
+                    trace_id=span.trace_id,
+                )
+            )
+    return sorted(best.values(), key=_order), errors
+
+
+def _richness(span: Span) -> tuple[int, int, str]:
+    return (span.end_unix_nano, len(span.attributes_json), span.attributes_json)
+
+
+class Forest:
+    """Parent/child navigation over one set of spans."""
+
+    def __init__(self, spans: Sequence[Span]) -> None:
+        self.spans = list(spans)
+        self.by_key: dict[SpanKey, Span] = {key_of(s): s for s in spans}
+        self.children: dict[SpanKey, list[Span]] = defaultdict(list)
+        for s in spans:
+            if s.parent_span_id is not None:
+                self.children[(s.trace_id, s.parent_span_id)].append(s)
+
+    def parent(self, span: Span) -> Span | None:
+        if span.parent_span_id is None:
+            return None
+        return self.by_key.get((span.trace_id, span.parent_span_id))
+
+    def ancestors(self, span: Span) -> list[Span]:
+        """Nearest first, up to the topmost ancestor that arrived."""
+        out: list[Span] = []
+        seen = {key_of(span)}
+        cur = self.parent(span)
+        while cur is not None and key_of(cur) not in seen:
+            out.append(cur)
+            seen.add(key_of(cur))
+            cur = self.parent(cur)
+        return out
+
+    def root(self, span: Span) -> Span:
+        chain = self.ancestors(span)
+        return chain[-1] if chain else span
+
+    def missing_parent(self, span: Span) -> str | None:
+        """Id of the first parent on the way up that never arrived, if any."""
+        top = self.root(span)
+        if top.parent_span_id is not None and (top.trace_id, top.parent_span_id) not in self.by_key:
+            return top.parent_span_id
+        return None
+
+    def descendants(self, span: Span) -> list[Span]:
+        out: list[Span] = []
+        stack = list(self.children.get(key_of(span), ()))
+        seen: set[SpanKey] = set()
+        while stack:
+            s = stack.pop()
+            if key_of(s) in seen:
+                continue
+            seen.add(key_of(s))
+            out.append(s)
+            stack.extend(self.children.get(key_of(s), ()))
+        return sorted(out, key=_order)
+
+    def is_leaf_model_call(self, span: Span) -> bool:
+        return span.kind is SpanKind.LLM and not any(
+            d.kind is SpanKind.LLM for d in self.descendants(span)
+        )
+
+    def under_tool(self, span: Span) -> bool:
+        return any(a.kind is SpanKind.TOOL for a in self.ancestors(span))
+
+
+# --- conversations ---------------------------------------------------------------
+
+
+def conversation_ids(forest: Forest) -> dict[SpanKey, str | None]:
+    """Each span's conversation id: own, nearest ancestor's, else its trace's only one."""
+    per_trace: dict[str, set[str]] = defaultdict(set)
+    for s in forest.spans:
+        if s.conversation_id:
+            per_trace[s.trace_id].add(s.conversation_id)
+    out: dict[SpanKey, str | None] = {}
+    for s in forest.spans:
+        cid = s.conversation_id or next(
+            (a.conversation_id for a in forest.ancestors(s) if a.conversation_id), None
+        )
+        if cid is None and len(per_trace[s.trace_id]) == 1:
+            cid = next(iter(per_trace[s.trace_id]))
+        out[key_of(s)] = cid
+    return out
+
+
+NormMessage = tuple[str, tuple[tuple[str, str | None, str | None, str | None, str | None], ...]]
+
+
+def normalize(messages: Iterable[Message]) -> tuple[NormMessage, ...]:
+    """Messages reduced to what any two captures of them agree on (for history matching)."""
+    out: list[NormMessage] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        parts = tuple(_norm_part(p) for p in m.parts if _keeps(p))
+        if parts:
+            out.append((m.role, parts))
+    return tuple(out)
+
+
+def _keeps(p: Part) -> bool:
+    if p.type is PartType.OTHER:
+        return False
+    return not (p.type is PartType.TEXT and not (p.text or "").strip())
+
+
+def _norm_part(p: Part) -> tuple[str, str | None, str | None, str | None, str | None]:
+    text = (p.text or "").strip() if p.type is not PartType.TOOL_CALL else None
+    return (p.type.value, text, p.call_id, p.name if p.type is PartType.TOOL_CALL else None,
+            p.arguments if p.type is PartType.TOOL_CALL else None)
+
+
+def newest_user(messages: Sequence[Message] | None) -> tuple[int, Message] | None:
+    """(count of genuine user messages, the newest one), or None."""
+    if not messages:
+        return None
+    genuine = [m for m in messages if m.is_genuine_user]
+    return (len(genuine), genuine[-1]) if genuine else None
+
+
+@dataclass(slots=True)
+class Conversation:
+    conversation_id: str
+    traces: list[str]
+    calls: list[Span] = field(default_factory=list)
+    """Main-line leaf model calls, in start order."""
+
+
+def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversation]:
+    """Conversations over every trace, each with its main-line model calls."""
+    cids = conversation_ids(forest)
+    group_of: dict[str, str] = {}  # trace -> group key
+    for s in forest.spans:
+        cid = cids[key_of(s)]
+        if cid is not None:
+            group_of.setdefault(s.trace_id, "c:" + cid)
+    for s in forest.spans:
+        group_of.setdefault(s.trace_id, "t:" + s.trace_id)
+
+    parent_group: dict[str, str] = {}
+
+    def find(g: str) -> str:
+        while g in parent_group:
+            g = parent_group[g]
+        return g
+
+    first_call: dict[str, Span] = {}
+    for c in calls:
+        first_call.setdefault(group_of[c.trace_id], c)
+    for g, call in sorted(first_call.items(), key=lambda kv: _order(kv[1])):
+        if not g.startswith("t:") or call.input_messages is None:
+            continue
+        prev = _history_predecessor(call, calls, group_of, g)
+        if prev is not None and find(group_of[prev.trace_id]) != find(g):
+            parent_group[find(g)] = find(group_of[prev.trace_id])
+
+    members: dict[str, list[str]] = defaultdict(list)
+    for trace in sorted({s.trace_id for s in forest.spans}, key=lambda t: _trace_start(forest, t)):
+        members[find(group_of[trace])].append(trace)
+    convs: dict[str, Conversation] = {}
+    for g, traces in members.items():
+        cid = g[2:] if g.startswith("c:") else traces[0]
+        convs[g] = Conversation(conversation_id=cid, traces=traces)
+    for c in calls:
+        convs[find(group_of[c.trace_id])].calls.append(c)
+    return sorted(convs.values(), key=lambda c: _trace_start(forest, c.traces[0]))
+
+
+def _trace_start(forest: Forest, trace: str) -> tuple[int, str]:
+    return (min(s.start_unix_nano for s in forest.spans if s.trace_id == trace), trace)
+
+
+def _history_predecessor(
+    call: Span, calls: Sequence[Span], group_of: dict[str, str], group: str
+) -> Span | None:
+    assert call.input_messages is not None
+    cur = normalize(call.input_messages)
+    best: tuple[int, tuple[int, str, str]] | None = None
+    found: Span | None = None
+    for prev in calls:
+        if group_of[prev.trace_id] == group or _order(prev) >= _order(call):
+            continue
+        if prev.input_messages is None or prev.output_messages is None:
+            continue
+        before = normalize(prev.input_messages) + normalize(prev.output_messages)
+        if not before or len(before) > len(cur) or cur[: len(before)] != before:
+            continue
+        if not any(role == "user" for role, _ in before):
+            continue
+        rank = (len(before), _order(prev))
+        if best is None or rank > best:
+            best, found = rank, prev
+    return found
+
+
+# --- turns -----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Segment:
+    """The main-line model calls of one turn, and the message that started it."""
+
+    calls: list[Span]
+    request: Message | None
+    user_count: int
+
+
+def segment_turns(forest: Forest, calls: Sequence[Span]) -> list[Segment]:
+    agent_traces = {s.trace_id for s in forest.spans if s.kind is SpanKind.AGENT}
+    segments: list[Segment] = []
+    for call in calls:
+        newest = newest_user(call.input_messages)
+        cur = segments[-1] if segments else None
+        if cur is None or _starts_turn(cur, call, newest, agent_traces):
+            count, msg = newest if newest else (0, None)
+            segments.append(Segment(calls=[call], request=msg, user_count=count))
+            continue
+        cur.calls.append(call)
+        if cur.request is None and newest is not None:
+            cur.user_count, cur.request = newest
+    return segments
+
+
+def _starts_turn(
+    cur: Segment, call: Span, newest: tuple[int, Message] | None, agent_traces: set[str]
+) -> bool:
+    prev = cur.calls[-1]
+    if prev.trace_id != call.trace_id and call.trace_id in agent_traces:
+        return True
+    if newest is None or cur.request is None:
+        return False
+    count, msg = newest
+    return msg.text.strip() != cur.request.text.strip() or count > cur.user_count

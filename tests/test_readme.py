@@ -1,0 +1,31 @@
+"""The README's generated tables must match the code they are generated from."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from turnscore.ingest.schema import markdown_table
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _section(name: str) -> str:
+    text = README.read_text()
+    match = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", text, re.S)
+    assert match, f"README has no {name} section"
+    return match.group(1).strip()
+
+
+def test_turn_schema_table_is_generated_from_the_schema_module() -> None:
+    assert _section("turn-schema") == markdown_table(), (
+        "README turn schema drifted: run `python -m turnscore.docs` to regenerate"
+    )
+
+
+def test_quick_start_is_two_commands() -> None:
+    text = README.read_text()
+    block = re.search(r"## Quick start\s+```bash\n(.*?)```", text, re.S)
+    assert block
+    commands = [line for line in block.group(1).splitlines() if line.strip()]
+    assert commands == ["make demo", "make test"]
