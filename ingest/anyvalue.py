@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from turnscore.ingest.records import AttrValue
@@ -96,7 +97,7 @@ def _values_list(container: object, kind: str) -> Sequence[Any]:
         return ()
     if not isinstance(container, Mapping):
         raise AnyValueError(f"{kind} is not an object")
-    values = container.get("values", ())
+    values = container.get("values")
     if values is None:
         return ()
     if not isinstance(values, list):
@@ -143,11 +144,10 @@ def decode_json_key_values(
     """
     if on_truncate is None:
         return _json_kvlist(items, None)
-    report = on_truncate
-    out: dict[str, AttrValue] = {}
-    for key, raw in _json_pairs(items):
-        out[key] = decode_json_any_value(raw, lambda n, k=key: report(k, n))
-    return out
+    return {
+        key: decode_json_any_value(raw, partial(on_truncate, key))
+        for key, raw in _json_pairs(items)
+    }
 
 
 def _json_kvlist(items: object, on_truncate: OnTruncate | None) -> dict[str, AttrValue]:
@@ -156,14 +156,14 @@ def _json_kvlist(items: object, on_truncate: OnTruncate | None) -> dict[str, Att
 
 def _json_pairs(items: object) -> list[tuple[str, object]]:
     if items is None:
-        return {}
+        return []
     if not isinstance(items, list | tuple):
         raise AnyValueError("attributes are not a list")
     pairs: list[tuple[str, object]] = []
     for item in items:
         if not isinstance(item, Mapping):
             raise AnyValueError(f"KeyValue is not an object: {str(item)[:80]!r}")
-        key = item.get("key")
+        key = item.get("key", "")  # proto3 JSON omits default values, "" included
         if not isinstance(key, str):
             raise AnyValueError(f"KeyValue without a string key: {str(item)[:80]!r}")
         pairs.append((key, item.get("value")))
@@ -201,8 +201,6 @@ def decode_pb_key_values(
     """Decode repeated protobuf `KeyValue`s into a dict (a later duplicate key wins)."""
     if on_truncate is None:
         return {item.key: decode_pb_any_value(item.value) for item in items}
-    report = on_truncate
     return {
-        item.key: decode_pb_any_value(item.value, lambda n, k=item.key: report(k, n))
-        for item in items
+        item.key: decode_pb_any_value(item.value, partial(on_truncate, item.key)) for item in items
     }

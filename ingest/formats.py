@@ -15,7 +15,6 @@ looks at content:
 
 from __future__ import annotations
 
-import io
 import json
 import zlib
 from collections.abc import Iterator
@@ -98,18 +97,25 @@ def _gunzip(data: bytes) -> tuple[bytes, Problem | None]:
 
 
 def _unzstd(data: bytes) -> tuple[bytes, Problem | None]:
-    out = io.BytesIO()
-    reader = zstandard.ZstdDecompressor().stream_reader(
-        io.BytesIO(data), read_across_frames=True
-    )
-    try:
-        while chunk := reader.read(1 << 20):
-            out.write(chunk)
-    except zstandard.ZstdError as exc:
-        return out.getvalue(), Problem(
-            f"byte {reader.tell()}", f"corrupt or truncated zstd stream: {exc}"
-        )
-    return out.getvalue(), None
+    out: list[bytes] = []
+    rest = data
+    consumed = 0
+    dctx = zstandard.ZstdDecompressor()
+    while rest.startswith(ZSTD_MAGIC):
+        frame = dctx.decompressobj()
+        try:
+            out.append(frame.decompress(rest))
+        except zstandard.ZstdError as exc:
+            return b"".join(out), Problem(f"byte {consumed}", f"corrupt zstd stream: {exc}")
+        if not frame.eof:
+            decoded = sum(map(len, out))
+            return b"".join(out), Problem(
+                f"byte {len(data)}",
+                f"truncated zstd stream (kept the {decoded} bytes decoded before the end)",
+            )
+        consumed = len(data) - len(frame.unused_data)
+        rest = frame.unused_data
+    return b"".join(out), None
 
 
 # --- text -------------------------------------------------------------------------------
@@ -155,6 +161,8 @@ def describe_non_otlp(data: bytes) -> str:
     try:
         text = head.decode("utf-8")
     except UnicodeDecodeError:
+        text = "\x00"
+    if any(ch < " " and ch not in "\t\r\n" for ch in text):
         return f"binary data starting {head[:16].hex(' ')}"
     first = text.splitlines()[0] if text.strip() else text
     return f"text starting {first[:60]!r}"
@@ -201,6 +209,7 @@ def _position(index: int, line: int, single_line: bool) -> str:
 def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
     lines = _Lines(text)
     index = 0
+    one_per_line = True  # JSON Lines so far: positions are plain line numbers
     while pos < len(text):
         index += 1
         line = lines.at(pos)
@@ -208,13 +217,15 @@ def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
             value, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             resume = _next_document_start(text, pos + 1)
+            stop = len(text) if resume < 0 else resume
+            single = one_per_line and text.count("\n", pos, stop) <= 1
             if resume < 0:
                 what = f"lines {line}-{exc.lineno}" if exc.lineno > line else f"line {line}"
                 skipped = f"skipped the rest of the file ({what})"
             else:
                 skipped = f"skipped to line {lines.at(resume)}"
             yield Problem(
-                _position(index, line, "\n" not in text[pos : max(exc.pos, pos + 1)]),
+                _position(index, line, single),
                 f"malformed or truncated JSON: {exc.msg} at line {exc.lineno} column "
                 f"{exc.colno}; {skipped}",
             )
@@ -222,7 +233,8 @@ def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
                 return
             pos = resume
             continue
-        single = "\n" not in text[pos:end]
+        single = text.find("\n", pos, end) < 0
+        one_per_line = one_per_line and single
         yield JsonDocument(value, _position(index, line, single))
         pos = _skip_ws(text, end)
 
@@ -253,7 +265,7 @@ def _iter_array(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
         pos = _skip_ws(text, end)
         if pos < len(text) and text[pos] == ",":
             pos = _skip_ws(text, pos + 1)
-        elif pos >= len(text) or text[pos] != "]":
+        elif pos < len(text) and text[pos] != "]":
             yield Problem(
                 f"line {lines.at(min(pos, len(text)))}",
                 "malformed or truncated JSON array: expected ',' or ']' after request "
@@ -322,33 +334,41 @@ def _fields(buf: bytes, pos: int, end: int) -> Iterator[tuple[int, int, int, int
         yield number, wire, start, pos
 
 
-def sniff_protobuf(data: bytes) -> ProtoKind | None:
+def sniff_protobuf(data: bytes, name_hint: str = "") -> ProtoKind | None:
     """TRACES or LOGS when `data` starts as an OTLP export request, else None.
 
     The first resource container must be well formed; damage after it is left for
     `iter_protobuf_resources` to report, so a truncated file still yields its first part.
+    Only when the content carries no telling field (e.g. log records with nothing but a
+    body) does `name_hint` decide: a name mentioning "log" means logs.
     """
     if not data.startswith(b"\x0a"):
         return None
-    span_votes = log_votes = seen = 0
+    span_votes = log_votes = seen = complete = 0
     try:
-        for index, (number, wire, start, end) in enumerate(_fields(data, 0, len(data))):
+        for number, wire, start, end in _fields(data, 0, len(data)):
             if (number, wire) != (1, _LEN):
-                return None if index == 0 else _decide(span_votes, log_votes)
-            if seen >= _SNIFF_RECORDS:
                 break
             for record_start, record_end in _records(data, start, end):
                 seen += 1
                 for tag in _fields(data, record_start, record_end):
                     span_votes += tag[:2] in _SPAN_TAGS
                     log_votes += tag[:2] in _LOG_TAGS
+                if seen >= _SNIFF_RECORDS:
+                    break
+            complete += 1
+            if seen >= _SNIFF_RECORDS:
+                break
     except _WireError:
-        if seen == 0:
-            return None
-    return _decide(span_votes, log_votes)
+        pass
+    if complete == 0:
+        return None
+    return _decide(span_votes, log_votes, name_hint)
 
 
-def _decide(span_votes: int, log_votes: int) -> ProtoKind:
+def _decide(span_votes: int, log_votes: int, name_hint: str) -> ProtoKind:
+    if span_votes == log_votes:
+        return ProtoKind.LOGS if "log" in name_hint.lower() else ProtoKind.TRACES
     return ProtoKind.LOGS if log_votes > span_votes else ProtoKind.TRACES
 
 

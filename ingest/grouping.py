@@ -80,7 +80,7 @@ def _richness(span: Span) -> tuple[int, int, str]:
 
 
 class Forest:
-    """Parent/child navigation over one set of spans."""
+    """Parent/child navigation over one set of spans (ancestor chains memoised)."""
 
     def __init__(self, spans: Sequence[Span]) -> None:
         self.spans = list(spans)
@@ -89,29 +89,40 @@ class Forest:
         for s in spans:
             if s.parent_span_id is not None:
                 self.children[(s.trace_id, s.parent_span_id)].append(s)
+        self._ancestors: dict[SpanKey, tuple[Span, ...]] = {}
+        self.agent_traces = {s.trace_id for s in spans if s.kind is SpanKind.AGENT}
+        """Traces of agent runs (one run per trace in agent frameworks)."""
+        self._has_llm_below: set[SpanKey] = {
+            key_of(a) for s in spans if s.kind is SpanKind.LLM for a in self.ancestors(s)
+        }
 
     def parent(self, span: Span) -> Span | None:
         if span.parent_span_id is None:
             return None
         return self.by_key.get((span.trace_id, span.parent_span_id))
 
-    def ancestors(self, span: Span) -> list[Span]:
+    def ancestors(self, span: Span) -> tuple[Span, ...]:
         """Nearest first, up to the topmost ancestor that arrived."""
+        k = key_of(span)
+        cached = self._ancestors.get(k)
+        if cached is not None:
+            return cached
         out: list[Span] = []
-        seen = {key_of(span)}
+        seen = {k}
         cur = self.parent(span)
-        while cur is not None and key_of(cur) not in seen:
+        while cur is not None and key_of(cur) not in seen:  # a cycle in bad input ends here
             out.append(cur)
             seen.add(key_of(cur))
             cur = self.parent(cur)
-        return out
+        self._ancestors[k] = chain = tuple(out)
+        return chain
 
     def root(self, span: Span) -> Span:
         chain = self.ancestors(span)
         return chain[-1] if chain else span
 
     def missing_parent(self, span: Span) -> str | None:
-        """Id of the first parent on the way up that never arrived, if any."""
+        """Id of the parent on the way up that never arrived, if any."""
         top = self.root(span)
         if top.parent_span_id is not None and (top.trace_id, top.parent_span_id) not in self.by_key:
             return top.parent_span_id
@@ -131,9 +142,7 @@ class Forest:
         return sorted(out, key=_order)
 
     def is_leaf_model_call(self, span: Span) -> bool:
-        return span.kind is SpanKind.LLM and not any(
-            d.kind is SpanKind.LLM for d in self.descendants(span)
-        )
+        return span.kind is SpanKind.LLM and key_of(span) not in self._has_llm_below
 
     def under_tool(self, span: Span) -> bool:
         return any(a.kind is SpanKind.TOOL for a in self.ancestors(span))
@@ -182,8 +191,13 @@ def _keeps(p: Part) -> bool:
 
 def _norm_part(p: Part) -> tuple[str, str | None, str | None, str | None, str | None]:
     text = (p.text or "").strip() if p.type is not PartType.TOOL_CALL else None
-    return (p.type.value, text, p.call_id, p.name if p.type is PartType.TOOL_CALL else None,
-            p.arguments if p.type is PartType.TOOL_CALL else None)
+    return (
+        p.type.value,
+        text,
+        p.call_id,
+        p.name if p.type is PartType.TOOL_CALL else None,
+        p.arguments if p.type is PartType.TOOL_CALL else None,
+    )
 
 
 def newest_user(messages: Sequence[Message] | None) -> tuple[int, Message] | None:
@@ -223,15 +237,21 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
     first_call: dict[str, Span] = {}
     for c in calls:
         first_call.setdefault(group_of[c.trace_id], c)
+    history = _HistoryIndex(calls)
     for g, call in sorted(first_call.items(), key=lambda kv: _order(kv[1])):
         if not g.startswith("t:") or call.input_messages is None:
             continue
-        prev = _history_predecessor(call, calls, group_of, g)
+        prev = history.predecessor(call, {g[2:]})  # a 't:' group is one trace
         if prev is not None and find(group_of[prev.trace_id]) != find(g):
             parent_group[find(g)] = find(group_of[prev.trace_id])
 
+    starts: dict[str, tuple[int, str]] = {}
+    for s in forest.spans:
+        starts[s.trace_id] = min(
+            starts.get(s.trace_id, (s.start_unix_nano, s.trace_id)), (s.start_unix_nano, s.trace_id)
+        )
     members: dict[str, list[str]] = defaultdict(list)
-    for trace in sorted({s.trace_id for s in forest.spans}, key=lambda t: _trace_start(forest, t)):
+    for trace in sorted(starts, key=starts.__getitem__):
         members[find(group_of[trace])].append(trace)
     convs: dict[str, Conversation] = {}
     for g, traces in members.items():
@@ -239,34 +259,34 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
         convs[g] = Conversation(conversation_id=cid, traces=traces)
     for c in calls:
         convs[find(group_of[c.trace_id])].calls.append(c)
-    return sorted(convs.values(), key=lambda c: _trace_start(forest, c.traces[0]))
+    return sorted(convs.values(), key=lambda c: starts[c.traces[0]])
 
 
-def _trace_start(forest: Forest, trace: str) -> tuple[int, str]:
-    return (min(s.start_unix_nano for s in forest.spans if s.trace_id == trace), trace)
+class _HistoryIndex:
+    """Model calls by the history they leave behind (input + output), for prefix lookups."""
 
+    def __init__(self, calls: Sequence[Span]) -> None:
+        self._by_history: dict[tuple[NormMessage, ...], list[Span]] = defaultdict(list)
+        for c in calls:
+            if c.input_messages is None or c.output_messages is None:
+                continue
+            after = normalize(c.input_messages) + normalize(c.output_messages)
+            if any(role == "user" for role, _ in after):
+                self._by_history[after].append(c)
 
-def _history_predecessor(
-    call: Span, calls: Sequence[Span], group_of: dict[str, str], group: str
-) -> Span | None:
-    assert call.input_messages is not None
-    cur = normalize(call.input_messages)
-    best: tuple[int, tuple[int, str, str]] | None = None
-    found: Span | None = None
-    for prev in calls:
-        if group_of[prev.trace_id] == group or _order(prev) >= _order(call):
-            continue
-        if prev.input_messages is None or prev.output_messages is None:
-            continue
-        before = normalize(prev.input_messages) + normalize(prev.output_messages)
-        if not before or len(before) > len(cur) or cur[: len(before)] != before:
-            continue
-        if not any(role == "user" for role, _ in before):
-            continue
-        rank = (len(before), _order(prev))
-        if best is None or rank > best:
-            best, found = rank, prev
-    return found
+    def predecessor(self, call: Span, own_traces: set[str]) -> Span | None:
+        """The latest earlier call, in other traces, whose history is the longest prefix
+        of this call's input."""
+        cur = normalize(call.input_messages or ())
+        for n in range(len(cur), 0, -1):
+            earlier = [
+                c
+                for c in self._by_history.get(cur[:n], ())
+                if _order(c) < _order(call) and c.trace_id not in own_traces
+            ]
+            if earlier:
+                return max(earlier, key=_order)
+        return None
 
 
 # --- turns -----------------------------------------------------------------------
@@ -282,12 +302,11 @@ class Segment:
 
 
 def segment_turns(forest: Forest, calls: Sequence[Span]) -> list[Segment]:
-    agent_traces = {s.trace_id for s in forest.spans if s.kind is SpanKind.AGENT}
     segments: list[Segment] = []
     for call in calls:
         newest = newest_user(call.input_messages)
         cur = segments[-1] if segments else None
-        if cur is None or _starts_turn(cur, call, newest, agent_traces):
+        if cur is None or _starts_turn(cur, call, newest, forest.agent_traces):
             count, msg = newest if newest else (0, None)
             segments.append(Segment(calls=[call], request=msg, user_count=count))
             continue

@@ -15,7 +15,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 # Lower index = lower layer; a module may import only its own layer or lower ones.
 LAYERS = ["ingest", "scorers", "warehouse", "demo", "cli"]
-SHARED = {"turnscore", "turnscore.errors", "turnscore.queries"}  # leaf modules anyone may use
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

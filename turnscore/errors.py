@@ -9,3 +9,7 @@ from __future__ import annotations
 
 class TurnscoreError(Exception):
     """An expected failure whose message names the thing involved and how to fix it."""
+
+
+class ConfigError(TurnscoreError):
+    """`turnscore.toml` or an option is wrong; the message names the key and the fix."""

@@ -7,6 +7,7 @@ so the dispatcher can report it without dropping the span (DESIGN §3, STYLE 10)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Self
 
@@ -73,3 +74,12 @@ class Decoded:
     @property
     def is_empty(self) -> bool:
         return all(getattr(self, f.name) is None for f in fields(self))
+
+
+@dataclass(frozen=True, slots=True)
+class Convention:
+    """A decoder: its name (recorded on the span), how to detect it, how to decode."""
+
+    name: str
+    detect: Callable[[SpanView], bool]
+    decode: Callable[[SpanView, list[str]], Decoded]

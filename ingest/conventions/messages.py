@@ -84,10 +84,13 @@ def block_result_text(value: JsonValue) -> str:
     """Result content; a list of text-only blocks is the text the model read."""
     if isinstance(value, list) and value and all(_is_text_block(b) for b in value):
         return "".join(_block_text(b) for b in value)
-    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
-        if set(value[0]) == {"json"}:
-            return result_text(value[0]["json"])
+    if isinstance(value, list) and len(value) == 1 and _is_json_block(value[0]):
+        return result_text(value[0]["json"])
     return result_text(value)
+
+
+def _is_json_block(block: JsonValue) -> bool:
+    return isinstance(block, dict) and set(block) == {"json"}
 
 
 def _is_text_block(block: JsonValue) -> bool:
@@ -118,7 +121,8 @@ def parse_part(obj: JsonValue, role: str) -> Part | None:
     for key in ("toolUse", "tool_use"):
         if isinstance(obj.get(key), dict):
             use = obj[key]
-            return tool_call(use.get("toolUseId") or use.get("id"), use.get("name"), use.get("input"))
+            call_id = use.get("toolUseId") or use.get("id")
+            return tool_call(call_id, use.get("name"), use.get("input"))
     if isinstance(obj.get("toolResult"), dict):
         res = obj["toolResult"]
         return tool_result(
@@ -128,7 +132,8 @@ def parse_part(obj: JsonValue, role: str) -> Part | None:
     for key in ("function_call", "functionCall"):
         if isinstance(obj.get(key), dict):
             call = obj[key]
-            return tool_call(call.get("id"), call.get("name"), call.get("args", call.get("arguments")))
+            arguments = call.get("args", call.get("arguments"))
+            return tool_call(call.get("id"), call.get("name"), arguments)
     for key in ("function_response", "functionResponse"):
         if isinstance(obj.get(key), dict):
             resp = obj[key]
@@ -247,10 +252,9 @@ def _langchain_message(body: dict[str, Any]) -> Message:
     parts = list(parse_content(body.get("content"), role, call_id))
     if role == "tool":
         is_error = body.get("status") == "error"
-        parts = [
-            Part(p.type, p.text, p.call_id, p.name or as_str(body.get("name")), p.arguments, is_error)
-            for p in parts
-        ]
+        name = as_str(body.get("name"))
+        parts = [Part(p.type, p.text, p.call_id, p.name or name, p.arguments, is_error)
+                 for p in parts]
     parts = [p for p in parts if not (p.type is PartType.TEXT and p.text == "")]
     for call in body.get("tool_calls") or ():
         if isinstance(call, dict):
@@ -263,6 +267,35 @@ def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Me
     items = value if isinstance(value, list) else [value]
     messages = (parse_message(m, f"{where}[{i}]", problems) for i, m in enumerate(items))
     return tuple(m for m in messages if m is not None)
+
+
+def whole_messages(
+    value: JsonValue, role: str, where: str, problems: Problems
+) -> tuple[Message, ...]:
+    """A whole prompt or completion in one value: the deprecated `gen_ai.prompt` /
+    `gen_ai.completion`, or a raw `input.value` / `output.value`.
+
+    Accepts a message list, a request (`{messages: [...]}`), a response (`{choices: [...]}`),
+    a `{text, finish_reason}` completion, or prose (a string that is not such JSON).
+    """
+    parsed = value
+    if isinstance(value, str):
+        ok, parsed = try_json(value)
+        if not ok or not isinstance(parsed, list | dict):
+            return (Message(role, (Part(PartType.TEXT, text=value),)),) if value else ()
+    if isinstance(parsed, dict) and isinstance(parsed.get("messages"), list):
+        parsed = parsed["messages"]
+    if isinstance(parsed, dict) and isinstance(parsed.get("choices"), list):
+        parsed = [
+            {**c["message"], "finish_reason": c.get("finish_reason")}
+            for c in parsed["choices"] if isinstance(c, dict) and isinstance(c.get("message"), dict)
+        ]
+    if isinstance(parsed, dict) and isinstance(parsed.get("text"), str) and "role" not in parsed:
+        finish = as_str(parsed.get("finish_reason"))
+        return (Message(role, (Part(PartType.TEXT, text=parsed["text"]),), finish),)
+    if isinstance(parsed, list) and all(isinstance(m, dict) and "role" in m for m in parsed):
+        return parse_messages(parsed, where, problems)
+    return parse_messages({"role": role, "content": parsed}, where, problems)
 
 
 def instructions_text(value: JsonValue) -> str | None:

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-
 from turnscore.ingest.records import AttrValue
 
 JsonValue = Any

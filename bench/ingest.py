@@ -1,0 +1,318 @@
+"""Ingest benchmark: a realistic synthetic OTLP export, ingested end to end per format.
+
+    python bench/ingest.py [--spans 200000] [--spans-per-file 8000] [--out bench/out]
+
+Generates agent traces with the real OTel SDK (GenAI semantic-convention attributes, as
+`opentelemetry-util-genai` writes them): per trace one `invoke_agent` span, 2-4 `chat`
+spans carrying the conversation so far, 1-5 `execute_tool` spans and sometimes a
+retrieval span (6-12 spans); sessions of 1-3 turns share a `gen_ai.conversation.id` and
+carry earlier turns in their history. The same spans are written as OTLP/JSON (one
+request per file), JSONL (one request per export batch per line, as the Collector file
+exporter writes) and protobuf, ~`--spans-per-file` spans per file.
+
+Each format is ingested into a fresh warehouse in its own process (`run_ingest`: read,
+decode, assemble, write Parquet, load DuckDB), which reports spans/s, MB/s and its peak
+RSS; the same files are also just parsed (orjson.loads / ParseFromString) to show what
+share of the time is parsing. Results are printed and written to `<out>/results.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+
+FORMATS = ("json", "jsonl", "pb")
+JSONL_BATCH = 512
+"""Spans per line in JSONL: the SDK's default BatchSpanProcessor export size."""
+T0 = 1_795_996_800_000_000_000  # 2026-11-30T00:00:00Z
+
+TOOLS = {
+    "search_docs": "Search the product documentation and return matching snippets.",
+    "get_weather": "Get the current weather for a city.",
+    "calculator": "Evaluate an arithmetic expression and return the result.",
+    "lookup_order": "Fetch an order by id with its items, status and shipping events.",
+    "create_ticket": "Open a support ticket with a title, body and priority.",
+}
+WORDS = (
+    "rate limit token request authentication bearer header quota retry backoff webhook "
+    "signature payload endpoint region latency timeout invoice refund shipping carrier "
+    "warehouse parcel address customer account plan upgrade billing cycle proration"
+).split()
+
+
+def _text(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+
+
+def _tool_definitions() -> str:
+    return json.dumps([
+        {"type": "function", "name": name, "description": desc,
+         "parameters": {"type": "object", "properties": {"query": {"type": "string"},
+                                                         "top_k": {"type": "integer"}},
+                        "required": ["query"]}}
+        for name, desc in TOOLS.items()
+    ])
+
+
+class Generator:
+    """Agent sessions as real SDK spans, with explicit timestamps."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.exporter = InMemorySpanExporter()
+        provider = TracerProvider(resource=Resource.create({"service.name": "bench-agent"}))
+        provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.tracer = provider.get_tracer("opentelemetry.instrumentation.genai", "1.1b0")
+        self.now = T0
+        self.sessions = 0
+        self.tool_defs = _tool_definitions()
+
+    def spans(self, count: int) -> Iterator[list[ReadableSpan]]:
+        """Batches of about `count` finished spans (whole sessions)."""
+        while True:
+            while len(self.exporter.get_finished_spans()) < count:
+                self._session()
+            batch = list(self.exporter.get_finished_spans())
+            self.exporter.clear()
+            yield batch
+
+    def _tick(self, ms: float) -> int:
+        self.now += int(ms * 1_000_000)
+        return self.now
+
+    def _session(self) -> None:
+        self.sessions += 1
+        conv = f"sess-{self.sessions:07d}"
+        history: list[dict[str, Any]] = []
+        for _ in range(self.rng.randint(1, 3)):
+            self._turn(conv, history)
+            self._tick(self.rng.uniform(2_000, 60_000))
+
+    def _turn(self, conv: str, history: list[dict[str, Any]]) -> None:
+        rng = self.rng
+        request = _text(rng, rng.randint(8, 30)).rstrip(".") + "?"
+        history.append({"role": "user", "parts": [{"type": "text", "content": request}]})
+        chats = rng.randint(2, 4)
+        tools = max(rng.randint(1, 5), chats - 1, 5 - chats)
+        per_step = [0] * (chats - 1)
+        for i in range(tools):
+            per_step[i % (chats - 1)] += 1
+        agent = self.tracer.start_span(
+            "invoke_agent research_assistant", kind=SpanKind.INTERNAL, start_time=self._tick(1),
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "research_assistant",
+                        "gen_ai.conversation.id": conv, "gen_ai.provider.name": "openai",
+                        "gen_ai.request.model": "gpt-4o-mini", "gen_ai.tool.definitions": self.tool_defs,
+                        "gen_ai.system_instructions": json.dumps(
+                            [{"type": "text", "content": "You are a helpful assistant. Use the tools."}])},
+        )
+        ctx = set_span_in_context(agent)
+        if rng.random() < 0.5:
+            mem = self.tracer.start_span("retrieve_memory", context=ctx, start_time=self._tick(2),
+                                         attributes={"memory.hits": rng.randint(0, 5)})
+            mem.end(end_time=self._tick(rng.uniform(5, 40)))
+        for step in range(chats):
+            calls = per_step[step] if step < chats - 1 else 0
+            self._chat(ctx, history, calls)
+            for call in history[-1]["parts"] if calls else ():
+                self._tool(ctx, call, history)
+        agent.end(end_time=self._tick(2))
+
+    def _chat(self, ctx: Any, history: list[dict[str, Any]], calls: int) -> None:
+        rng = self.rng
+        span = self.tracer.start_span("chat gpt-4o-mini", context=ctx, kind=SpanKind.CLIENT,
+                                      start_time=self._tick(3))
+        if calls:
+            parts = [{"type": "tool_call", "id": f"call_{rng.getrandbits(64):016x}",
+                      "name": rng.choice(list(TOOLS)),
+                      "arguments": {"query": _text(rng, 4), "top_k": rng.randint(1, 5)}}
+                     for _ in range(calls)]
+            out = {"role": "assistant", "parts": parts, "finish_reason": "tool_calls"}
+        else:
+            out = {"role": "assistant", "parts": [{"type": "text", "content": _text(rng, rng.randint(30, 120))}],
+                   "finish_reason": "stop"}
+        inp = json.dumps(history)
+        span.set_attributes({
+            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+            "gen_ai.response.id": f"chatcmpl-{rng.getrandbits(64):016x}",
+            "gen_ai.response.finish_reasons": (out["finish_reason"],),
+            "gen_ai.usage.input_tokens": len(inp) // 4, "gen_ai.usage.output_tokens": len(json.dumps(out)) // 4,
+            "gen_ai.input.messages": inp, "gen_ai.output.messages": json.dumps([out]),
+            "server.address": "api.openai.com", "server.port": 443,
+        })
+        span.end(end_time=self._tick(rng.uniform(300, 4_000)))
+        history.append(out)
+
+    def _tool(self, ctx: Any, call: dict[str, Any], history: list[dict[str, Any]]) -> None:
+        rng = self.rng
+        failed = rng.random() < 0.05
+        result = ("Error: upstream timeout" if failed else json.dumps(
+            [{"id": f"doc-{rng.randint(1, 999)}", "title": _text(rng, 3), "snippet": _text(rng, rng.randint(20, 80))}
+             for _ in range(rng.randint(1, 4))]))
+        span = self.tracer.start_span(
+            f"execute_tool {call['name']}", context=ctx, start_time=self._tick(1),
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call["name"],
+                        "gen_ai.tool.call.id": call["id"], "gen_ai.tool.type": "function",
+                        "gen_ai.tool.call.arguments": json.dumps(call["arguments"]),
+                        "gen_ai.tool.call.result": result},
+        )
+        if failed:
+            span.set_status(Status(StatusCode.ERROR, "upstream timeout"))
+            span.set_attribute("error.type", "TimeoutError")
+        span.end(end_time=self._tick(rng.uniform(20, 900)))
+        history.append({"role": "tool", "parts": [{"type": "tool_call_response", "id": call["id"], "response": result}]})
+
+
+# --- OTLP/JSON (spec dialect: hex ids, integer enums, int64 as strings) -----------------
+
+
+def _any(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, str):
+        return {"stringValue": value}
+    return {"arrayValue": {"values": [_any(v) for v in value]}}
+
+
+def _kvs(attrs: Any) -> list[dict[str, Any]]:
+    return [{"key": k, "value": _any(v)} for k, v in (attrs or {}).items()]
+
+
+def _span_json(s: ReadableSpan) -> dict[str, Any]:
+    ctx = s.get_span_context()
+    out: dict[str, Any] = {
+        "traceId": f"{ctx.trace_id:032x}", "spanId": f"{ctx.span_id:016x}", "name": s.name,
+        "kind": s.kind.value + 1, "startTimeUnixNano": str(s.start_time), "endTimeUnixNano": str(s.end_time),
+        "attributes": _kvs(s.attributes), "status": {"code": s.status.status_code.value},
+    }
+    if s.parent is not None:
+        out["parentSpanId"] = f"{s.parent.span_id:016x}"
+    if s.status.description:
+        out["status"]["message"] = s.status.description
+    return out
+
+
+def _request_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
+    return {"resourceSpans": [{
+        "resource": {"attributes": _kvs(spans[0].resource.attributes)},
+        "scopeSpans": [{"scope": {"name": spans[0].instrumentation_scope.name,
+                                  "version": spans[0].instrumentation_scope.version},
+                        "spans": [_span_json(s) for s in spans]}],
+    }]}
+
+
+def generate(out: Path, total: int, per_file: int) -> dict[str, list[Path]]:
+    files: dict[str, list[Path]] = {f: [] for f in FORMATS}
+    for f in FORMATS:
+        (out / f).mkdir(parents=True, exist_ok=True)
+    gen = Generator()
+    made = 0
+    for n, batch in enumerate(gen.spans(per_file)):
+        if made >= total:
+            break
+        batch = batch[: total - made] if made + len(batch) > total else batch
+        made += len(batch)
+        stem = f"export-{n:04d}"
+        path = out / "json" / f"{stem}.json"
+        path.write_bytes(orjson.dumps(_request_json(batch)))
+        files["json"].append(path)
+        path = out / "jsonl" / f"{stem}.jsonl"
+        with open(path, "wb") as fh:
+            for i in range(0, len(batch), JSONL_BATCH):
+                fh.write(orjson.dumps(_request_json(batch[i : i + JSONL_BATCH])) + b"\n")
+        files["jsonl"].append(path)
+        path = out / "pb" / f"{stem}.pb"
+        path.write_bytes(encode_spans(batch).SerializeToString())
+        files["pb"].append(path)
+    return files
+
+
+def parse_only(fmt: str, files: Sequence[Path]) -> float:
+    """Seconds to just parse the files: the floor any ingester pays."""
+    start = time.perf_counter()
+    for path in files:
+        data = path.read_bytes()
+        if fmt == "json":
+            orjson.loads(data)
+        elif fmt == "jsonl":
+            for line in data.splitlines():
+                orjson.loads(line)
+        else:
+            ExportTraceServiceRequest().ParseFromString(data)
+    return time.perf_counter() - start
+
+
+def ingest_child(folder: Path, warehouse: Path) -> None:
+    """Run in a fresh process so peak RSS is the ingest's own."""
+    from turnscore.warehouse.ingest_run import run_ingest
+
+    start = time.perf_counter()
+    report = run_ingest([folder], warehouse)
+    seconds = time.perf_counter() - start
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": seconds, "spans": report.spans, "turns": report.turns_new,
+                      "errors": len(report.errors), "outcome": report.outcome, "peak_rss_mib": peak_kib / 1024}))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spans", type=int, default=200_000)
+    parser.add_argument("--spans-per-file", type=int, default=8_000)
+    parser.add_argument("--out", type=Path, default=Path("bench/out"))
+    parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        ingest_child(*args.child)
+        return 0
+    shutil.rmtree(args.out, ignore_errors=True)
+    start = time.perf_counter()
+    files = generate(args.out / "input", args.spans, args.spans_per_file)
+    print(f"generated {args.spans:,} spans in {len(files['json'])} file(s) per format "
+          f"in {time.perf_counter() - start:.1f}s (OTel SDK)")
+    results = []
+    header = f"{'format':6} {'MB':>7} {'seconds':>8} {'spans/s':>9} {'MB/s':>6} {'peak RSS':>9} {'parse s':>8} {'ingest/parse':>12}"
+    print(header)
+    for fmt in args.formats.split(","):
+        size = sum(p.stat().st_size for p in files[fmt]) / 1e6
+        parse = parse_only(fmt, files[fmt])
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", str(args.out / "input" / fmt), str(args.out / f"wh-{fmt}")],
+            check=True, capture_output=True, text=True,
+        )
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        row = {"format": fmt, "mb": size, "parse_seconds": parse, **r,
+               "spans_per_s": r["spans"] / r["seconds"], "mb_per_s": size / r["seconds"],
+               "ingest_over_parse": r["seconds"] / parse}
+        results.append(row)
+        print(f"{fmt:6} {size:7.1f} {r['seconds']:8.1f} {row['spans_per_s']:9,.0f} {row['mb_per_s']:6.1f} "
+              f"{r['peak_rss_mib']:7.0f}Mi {parse:8.2f} {row['ingest_over_parse']:11.1f}x"
+              f"  ({r['turns']:,} turns, {r['errors']} errors, {r['outcome']})")
+    (args.out / "results.json").write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

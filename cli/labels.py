@@ -1,0 +1,104 @@
+"""`turnscore labels PATH...`: labelled cases into the warehouse (DESIGN §8).
+
+Thin: parses options and prints the summary; the work is
+`turnscore.warehouse.labels.load_labels`. Exit codes: 0 all rows loaded, 3 loaded but
+some rows were bad, 1 nothing loaded, 2 no label files given, 4 another run holds the
+warehouse.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from turnscore.cli.options import (
+    DEFAULT_WAREHOUSE,
+    EXIT_BUSY,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+    Config,
+    Json,
+    Quiet,
+    Warehouse,
+)
+from turnscore.errors import TurnscoreError
+from turnscore.warehouse.config import load_config
+from turnscore.warehouse.errors import WarehouseBusy
+from turnscore.warehouse.labels import LabelsReport, load_labels
+
+MAX_ERROR_LINES = 20
+_EXIT = {"ok": EXIT_OK, "partial": EXIT_PARTIAL, "failed": EXIT_FAILED}
+
+
+def labels_cli(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Label files: .jsonl, .json, .csv or .parquet "
+                            "(default: `labels` in turnscore.toml)."),
+    ] = None,
+    warehouse: Warehouse = DEFAULT_WAREHOUSE,
+    config: Config = None,
+    json_output: Json = False,
+    quiet: Quiet = False,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for another run holding the warehouse.")
+    ] = False,
+) -> None:
+    """Load labelled cases (canary, ideal_response, expected_tools, ...) for the judge-free
+    scorers. Cases with an existing id are replaced; bad rows are reported with their line."""
+    err = Console(stderr=True)
+    try:
+        cfg = load_config(config)
+        files = list(paths or cfg.labels)
+        if not files:
+            err.print("[red]error:[/red] no label files: pass PATH... or set `labels` in "
+                      "turnscore.toml")
+            raise typer.Exit(EXIT_USAGE)
+        report = load_labels(warehouse, files, case_id_attribute=cfg.case_id_attribute,
+                             wait=wait)
+    except WarehouseBusy as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_BUSY) from None
+    except TurnscoreError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_FAILED) from None
+    if json_output:
+        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+    elif not quiet:
+        _print_summary(report, Console())
+    elif report.error:
+        err.print(f"[red]error:[/red] {escape(report.error)}")
+    raise typer.Exit(_EXIT[report.outcome])
+
+
+def _print_summary(report: LabelsReport, console: Console) -> None:
+    table = Table(title=f"labels {report.run_id}: {report.outcome}", show_header=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for what, count in (("files", report.files), ("cases read", report.cases_read),
+                        ("cases new", report.cases_new), ("cases replaced", report.cases_updated),
+                        ("bad rows", len(report.errors)),
+                        ("cases matching no turn", report.unmatched_cases),
+                        ("turns matching two or more cases", report.ambiguous_turns)):
+        table.add_row(what, f"{count:,}")
+    console.print(table)
+    if report.error:
+        console.print(f"[red]failed:[/red] {escape(report.error)}")
+    for error in report.errors[:MAX_ERROR_LINES]:
+        console.print(f"[yellow]{escape(str(error))}[/yellow]", highlight=False)
+    if len(report.errors) > MAX_ERROR_LINES:
+        console.print(f"... and {len(report.errors) - MAX_ERROR_LINES} more (--json lists all)")
+    for turn in report.ambiguous[:5]:
+        console.print(f"turn {turn.turn_id} matches cases {', '.join(turn.case_ids)}; "
+                      f"scoring uses {turn.case_ids[0]}", highlight=False)
+    if report.ambiguous_turns:
+        console.print("Give such cases distinct inputs, or ids carried by the spans.")

@@ -1,0 +1,143 @@
+"""`turnscore query SQL_OR_VIEW`: a view by name or any read-only SQL (DESIGN §8).
+
+Thin: the work is `turnscore.warehouse.query.run_query`; this module renders the rows.
+`--format json` writes one array of objects; `jsonl` one object per line; `parquet`
+needs `--out`. Exit codes: 0 rows written, 2 the input was not a read-only query,
+1 no warehouse.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import sys
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+from uuid import UUID
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from turnscore.cli.options import DEFAULT_WAREHOUSE, EXIT_FAILED, EXIT_USAGE, Warehouse
+from turnscore.errors import TurnscoreError
+from turnscore.warehouse.errors import QueryRejected
+from turnscore.warehouse.query import QueryResult, run_query
+
+
+class Format(StrEnum):
+    TABLE = "table"
+    CSV = "csv"
+    JSON = "json"
+    JSONL = "jsonl"
+    PARQUET = "parquet"
+
+
+def query_cli(
+    sql_or_view: Annotated[str, typer.Argument(help="A view name (see `turnscore views`) "
+                                                    "or one read-only SQL statement.")],
+    output_format: Annotated[Format, typer.Option("--format", "-f", help="Output format.")
+                             ] = Format.TABLE,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to FILE instead of "
+                                             "standard output.")] = None,
+    warehouse: Warehouse = DEFAULT_WAREHOUSE,
+) -> None:
+    """Run a view by name, or any read-only SQL, against the warehouse."""
+    err = Console(stderr=True)
+    if output_format is Format.PARQUET and out is None:
+        err.print("[red]error:[/red] --format parquet needs --out FILE")
+        raise typer.Exit(EXIT_USAGE)
+    try:
+        result = run_query(warehouse, sql_or_view)
+    except QueryRejected as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_USAGE) from None
+    except TurnscoreError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_FAILED) from None
+    if result.snapshot:
+        err.print(f"note: a run holds the live warehouse; read the snapshot {result.database}")
+    if output_format is Format.PARQUET:
+        assert out is not None
+        _atomic_write(out, lambda tmp: pq.write_table(result.table, tmp))
+    elif output_format is Format.TABLE and out is None:
+        Console().print(_rich_table(result))
+    else:
+        text = render(result.table, output_format)
+        if out is None:
+            sys.stdout.write(text)
+        else:
+            _atomic_write(out, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (Decimal, UUID)):
+        return str(value)
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, bytes):
+        return value.hex()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def _json(value: Any) -> bytes:
+    return orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS)
+
+
+def _cell(value: Any) -> str:
+    """A CSV/table cell: nested values as JSON, times as ISO 8601, null as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, (list, dict)):
+        return _json(value).decode()
+    if isinstance(value, (datetime, date, time)):
+        return value.isoformat()
+    return str(value)
+
+
+def render(table: pa.Table, output_format: Format) -> str:
+    """Rows as text in `output_format` (table, csv, json or jsonl)."""
+    rows = table.to_pylist()
+    if output_format is Format.JSON:
+        return _json(rows).decode() + "\n"
+    if output_format is Format.JSONL:
+        return "".join(_json(r).decode() + "\n" for r in rows)
+    if output_format is Format.CSV:
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(table.column_names)
+        writer.writerows([_cell(v) for v in r.values()] for r in rows)
+        return buf.getvalue()
+    buf = io.StringIO()
+    Console(file=buf, width=200, no_color=True).print(_rich_table_of(table))
+    return buf.getvalue()
+
+
+def _rich_table(result: QueryResult) -> Table:
+    return _rich_table_of(result.table, title=result.relation)
+
+
+def _rich_table_of(table: pa.Table, title: str | None = None) -> Table:
+    out = Table(title=escape(title) if title else None, caption=f"{table.num_rows:,} rows")
+    for name in table.column_names:
+        out.add_column(escape(name), overflow="fold")
+    for row in table.to_pylist():
+        out.add_row(*(escape(_cell(v)) for v in row.values()))
+    return out
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,157 @@
+"""`turnscore score`: score every turn that has no current score (DESIGN §8).
+
+Thin: the work is `turnscore.warehouse.score_run.score_turns`. Exit codes: 0 everything
+pending was scored, 3 completed with errored scores or stopped by the cost budget (the
+rest stays pending for the next run), 1 failed, 2 bad options, 4 another run holds the
+warehouse.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from turnscore.cli.options import (
+    DEFAULT_WAREHOUSE,
+    EXIT_BUSY,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+    Config,
+    Json,
+    Quiet,
+    Warehouse,
+)
+from turnscore.errors import ConfigError, TurnscoreError
+from turnscore.scorers.judge.config import Budget
+from turnscore.scorers.judge.engine import JudgeEngine
+from turnscore.scorers.judged import make_judge_runner
+from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
+from turnscore.warehouse.judge_cache import JudgeCache
+from turnscore.warehouse.score_run import JudgeFactory, JudgeRunner, ScoreReport, score_turns
+
+
+class JudgeMode(StrEnum):
+    RULES = "rules"
+    LLM = "llm"
+
+
+def score_cli(
+    scorer: Annotated[list[str] | None, typer.Option(
+        "--scorer", help="Run only this scorer (repeatable). Default: every registered one.")
+    ] = None,
+    judge: Annotated[JudgeMode, typer.Option(
+        "--judge", help="Judged scorers: the offline rules judge, or the LLM judge "
+                        "configured in [judge].")] = JudgeMode.RULES,
+    sample: Annotated[float | None, typer.Option(
+        "--sample", min=0.0, max=1.0, min_open=True,
+        help="Score a deterministic FRACTION of the turns (by turn id).")] = None,
+    max_cost: Annotated[float | None, typer.Option(
+        "--max-cost", min=0.0, help="Stop judging at this spend in USD; the rest stays "
+                                    "pending.")] = None,
+    rescore: Annotated[bool, typer.Option(
+        "--rescore", help="Score every turn again, even with a current score.")] = False,
+    warehouse: Warehouse = DEFAULT_WAREHOUSE,
+    config: Config = None,
+    json_output: Json = False,
+    quiet: Quiet = False,
+    wait: Annotated[bool, typer.Option(
+        "--wait", help="Wait for another run holding the warehouse.")] = False,
+) -> None:
+    """Score every turn that has no current score (new turns, changed turns, new scorer
+    versions, earlier errors), then publish a snapshot."""
+    err = Console(stderr=True)
+    factory: _LlmJudge | None = None
+    try:
+        factory = _LlmJudge(config, max_cost) if judge is JudgeMode.LLM else None
+        if quiet or json_output or not err.is_terminal:
+            report = score_turns(warehouse, scorers=scorer, rescore=rescore, sample=sample,
+                                 judge_factory=factory, wait=wait)
+        else:
+            report = _with_progress(warehouse, scorer, rescore, sample, factory, wait, err)
+    except WarehouseBusy as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_BUSY) from None
+    except (UnknownScorer, ConfigError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_USAGE) from None
+    except TurnscoreError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_FAILED) from None
+    finally:
+        if factory is not None:
+            factory.close()
+    if json_output:
+        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode()
+                         + "\n")
+    elif not quiet:
+        print_summary(report, Console())
+    raise typer.Exit(EXIT_OK if report.outcome.value == "ok" else EXIT_PARTIAL)
+
+
+class _LlmJudge:
+    """Builds the LLM judge runner over the warehouse's cache once the run opens it."""
+
+    def __init__(self, config_path: Path | None, max_cost: float | None) -> None:
+        from turnscore.warehouse.config import load_config
+
+        self.table = load_config(config_path).judge
+        if not self.table:
+            raise ConfigError("--judge llm needs a [judge] table in turnscore.toml "
+                              "(base_url, model, api_key_env); see the README")
+        self.max_cost = max_cost
+        self.engine: JudgeEngine | None = None
+
+    def __call__(self, cache: JudgeCache) -> JudgeRunner:
+        self.engine = make_judge_runner(self.table, Budget(max_cost_usd=self.max_cost), cache)
+        return self.engine.run
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.close()
+
+
+def _with_progress(warehouse: Path, scorers: list[str] | None, rescore: bool,
+                   sample: float | None, factory: JudgeFactory | None, wait: bool,
+                   console: Console) -> ScoreReport:
+    columns = (TextColumn("score"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("score", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return score_turns(warehouse, scorers=scorers, rescore=rescore, sample=sample,
+                           progress=update, judge_factory=factory, wait=wait)
+
+
+def print_summary(report: ScoreReport, console: Console) -> None:
+    if report.nothing_to_do:
+        console.print(f"nothing to score: all {report.turns_in_scope:,} turns have current "
+                      f"scores from {len(report.scorers)} scorer(s)")
+        return
+    table = Table(title=f"score {report.run_id}: {report.outcome.value}")
+    for name in ("scorer", "version", "pending", "scored", "inconclusive", "not run", "error"):
+        table.add_column(name, justify="left" if name in ("scorer", "version") else "right")
+    for c in report.scorers:
+        table.add_row(escape(c.scorer), escape(c.version), f"{c.pending_before:,}",
+                      f"{c.scored:,}", f"{c.inconclusive:,}", f"{c.not_run:,}",
+                      f"[red]{c.error:,}[/red]" if c.error else "0")
+    table.caption = f"{report.turns_in_scope:,} turns in {report.seconds:.1f}s"
+    console.print(table)
+    if report.stopped_reason:
+        console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}; "
+                      "the rest stays pending for the next run")
+    if report.errors:
+        console.print(f"{report.errors:,} errored scores (retried next run): SELECT turn_id, "
+                      f"scorer, error FROM scores WHERE status = 'error'")

@@ -1,0 +1,302 @@
+"""Framework forms layered on the standard conventions: Pydantic AI, Strands, MLflow, ADK.
+
+Each reads only its own attributes; the standard parts of the same spans (Pydantic AI's
+chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
+- Pydantic AI: `pydantic_ai.all_messages` on the agent span (the whole conversation, the
+  last assistant message being the answer), `final_result`, tools in
+  `model_request_parameters.function_tools[].parameters_json_schema`, aggregated usage.
+- Strands: per-called-tool `gen_ai.tool.json_schema`, tool names in `gen_ai.agent.tools`.
+- MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`.
+- Google ADK: Gemini request/response JSON in `gcp.vertex.agent.llm_request/llm_response`,
+  tool args and response in `gcp.vertex.agent.tool_call_args/tool_response`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    instructions_text,
+    parse_messages,
+    parse_tool_defs,
+    system_text,
+)
+from turnscore.ingest.conventions.values import (
+    ContentError,
+    JsonValue,
+    as_int,
+    as_str,
+    canonical_arguments,
+    canonical_json,
+    mlflow_value,
+    result_text,
+    structured,
+    try_json,
+)
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
+
+
+def _load(view: SpanView, key: str, problems: Problems) -> JsonValue:
+    if view.get(key) is None:
+        return None
+    try:
+        return structured(view.get(key), key)
+    except ContentError as exc:
+        problems.append(str(exc))
+        return None
+
+
+def _split_answer(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
+    """History and the closing assistant message, when the list ends with one."""
+    if messages and messages[-1].role == "assistant":
+        return messages[:-1], messages[-1:]
+    return messages, ()
+
+
+# --- Pydantic AI --------------------------------------------------------------------
+
+
+def _pydantic_detect(view: SpanView) -> bool:
+    attrs = view.attributes
+    return any(k in attrs for k in (
+        A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
+        A.PYDANTIC_AI_TOOL_ARGUMENTS, A.PYDANTIC_AI_TOOL_RESPONSE, A.LOGFIRE_JSON_SCHEMA,
+    ))
+
+
+def _pydantic_decode(view: SpanView, problems: Problems) -> Decoded:
+    decoded = Decoded(
+        input_tokens=as_int(view.get(A.GEN_AI_AGGREGATED_INPUT_TOKENS)),
+        output_tokens=as_int(view.get(A.PYDANTIC_AI_AGGREGATED_OUTPUT_TOKENS)),
+        tool_execution=_pydantic_tool(view, problems),
+    )
+    raw = _load(view, A.PYDANTIC_AI_ALL_MESSAGES, problems)
+    if raw is not None:
+        # Only agent-run spans carry the whole conversation; older versions set no
+        # operation name on them.
+        messages = parse_messages(raw, A.PYDANTIC_AI_ALL_MESSAGES, problems)
+        history, answer = _split_answer(messages)
+        decoded = decoded.fill(Decoded(
+            kind=SpanKind.AGENT, input_messages=history, output_messages=answer or None,
+            system_instructions=system_text(history),
+        ))
+    final = view.get(A.PYDANTIC_AI_FINAL_RESULT)
+    if decoded.output_messages is None and final is not None:
+        text = final if isinstance(final, str) else result_text(final)
+        decoded = decoded.fill(
+            Decoded(output_messages=(Message("assistant", (Part(PartType.TEXT, text=text),)),))
+        )
+    params = _load(view, A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, problems)
+    if isinstance(params, dict) and isinstance(params.get("function_tools"), list):
+        tools = parse_tool_defs(params["function_tools"], "function_tools", problems)
+        decoded = decoded.fill(Decoded(tool_definitions=tools))
+    return decoded
+
+
+def _declared_structured(view: SpanView) -> frozenset[str]:
+    """Attributes Logfire declares as object/array: their string values are JSON text."""
+    raw = view.get(A.LOGFIRE_JSON_SCHEMA)
+    ok, schema = try_json(raw) if isinstance(raw, str) else (True, raw)
+    properties = schema.get("properties") if ok and isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return frozenset()
+    return frozenset(k for k, v in properties.items()
+                     if isinstance(v, dict) and v.get("type") in ("object", "array"))
+
+
+def _pydantic_tool(view: SpanView, problems: Problems) -> ToolExecution | None:
+    name = as_str(view.get(A.GEN_AI_TOOL_NAME))
+    keys = [k for k in (A.GEN_AI_TOOL_CALL_RESULT, A.PYDANTIC_AI_TOOL_RESPONSE)
+            if k in view.attributes]
+    arguments = view.get(A.GEN_AI_TOOL_CALL_ARGUMENTS)
+    if arguments is None:
+        arguments = view.get(A.PYDANTIC_AI_TOOL_ARGUMENTS)
+    if name is None or (not keys and arguments is None):
+        return None
+    result: str | None = None
+    if keys:
+        value = view.get(keys[0])
+        result = value if isinstance(value, str) else result_text(value)
+        if isinstance(value, str) and keys[0] in _declared_structured(view):
+            # A structured result reaches the model as data: canonical JSON, as on chat spans.
+            ok, parsed = try_json(value)
+            result = canonical_json(parsed) if ok and isinstance(parsed, dict | list) else value
+    return ToolExecution(
+        name=name,
+        call_id=as_str(view.get(A.GEN_AI_TOOL_CALL_ID)),
+        arguments=None if arguments is None else canonical_arguments(arguments),
+        result=result,
+    )
+
+
+PYDANTIC_AI = Convention("pydantic-ai", _pydantic_detect, _pydantic_decode)
+
+# --- Strands ------------------------------------------------------------------------
+
+
+def _strands_detect(view: SpanView) -> bool:
+    attrs = view.attributes
+    return A.STRANDS_TOOL_JSON_SCHEMA in attrs or A.STRANDS_AGENT_TOOLS in attrs
+
+
+def _strands_decode(view: SpanView, problems: Problems) -> Decoded:
+    name = as_str(view.get(A.GEN_AI_TOOL_NAME))
+    schema = view.get(A.STRANDS_TOOL_JSON_SCHEMA)
+    if name and schema is not None:
+        tools = parse_tool_defs(
+            {"name": name, "description": view.get(A.GEN_AI_TOOL_DESCRIPTION),
+             "parameters": schema},
+            A.STRANDS_TOOL_JSON_SCHEMA, problems,
+        )
+        error = None
+        if as_str(view.get(A.STRANDS_TOOL_STATUS)) == "error":
+            error = "tool reported status error"
+        return Decoded(tool_definitions=tools, error=error)
+    names = _load(view, A.STRANDS_AGENT_TOOLS, problems)
+    if isinstance(names, list):
+        # Names only: the agent declares its tool set without schemas.
+        return Decoded(tool_definitions=tuple(ToolDef(str(n)) for n in names if n))
+    return Decoded()
+
+
+STRANDS = Convention("strands", _strands_detect, _strands_decode)
+
+# --- MLflow -------------------------------------------------------------------------
+
+_MLFLOW_KINDS = {
+    "LLM": SpanKind.LLM,
+    "CHAT_MODEL": SpanKind.LLM,
+    "AGENT": SpanKind.AGENT,
+    "TOOL": SpanKind.TOOL,
+    "CHAIN": SpanKind.CHAIN,
+}
+
+
+def _mlflow_detect(view: SpanView) -> bool:
+    return A.MLFLOW_SPAN_TYPE in view.attributes or A.MLFLOW_SPAN_INPUTS in view.attributes
+
+
+def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
+    span_type = as_str(mlflow_value(view.get(A.MLFLOW_SPAN_TYPE))) or ""
+    kind = _MLFLOW_KINDS.get(span_type.upper(), SpanKind.OTHER if span_type else None)
+    inputs = mlflow_value(view.get(A.MLFLOW_SPAN_INPUTS))
+    outputs = mlflow_value(view.get(A.MLFLOW_SPAN_OUTPUTS))
+    usage = mlflow_value(view.get(A.MLFLOW_TOKEN_USAGE))
+    usage = usage if isinstance(usage, dict) else {}
+    model = next((as_str(v.get("model")) for v in (outputs, inputs)
+                  if isinstance(v, dict) and v.get("model")), None)
+    base = Decoded(
+        kind=kind,
+        model=model,
+        input_tokens=as_int(usage.get("input_tokens")),
+        output_tokens=as_int(usage.get("output_tokens")),
+    )
+    if kind is SpanKind.TOOL:
+        return base.fill(Decoded(tool_execution=ToolExecution(
+            name=view.name,
+            arguments=None if inputs is None else canonical_arguments(inputs),
+            result=None if outputs is None else result_text(outputs),
+        )))
+    messages_in = _mlflow_request(inputs, problems)
+    messages_out = _mlflow_response(outputs, problems)
+    tools_raw = mlflow_value(view.get(A.MLFLOW_CHAT_TOOLS))
+    if tools_raw is None and isinstance(inputs, dict):
+        tools_raw = inputs.get("tools")
+    return base.fill(Decoded(
+        input_messages=messages_in,
+        output_messages=messages_out,
+        system_instructions=system_text(messages_in),
+        tool_definitions=None if tools_raw is None
+        else parse_tool_defs(tools_raw, A.MLFLOW_CHAT_TOOLS, problems),
+    ))
+
+
+def _mlflow_request(inputs: JsonValue, problems: Problems) -> tuple[Message, ...] | None:
+    if not isinstance(inputs, dict):
+        return None
+    if isinstance(inputs.get("messages"), list):
+        return parse_messages(inputs["messages"], A.MLFLOW_SPAN_INPUTS, problems)
+    request = inputs.get("input")
+    if isinstance(request, str):
+        return parse_messages({"role": "user", "content": request}, A.MLFLOW_SPAN_INPUTS, problems)
+    if isinstance(request, list):
+        return parse_messages(request, A.MLFLOW_SPAN_INPUTS, problems)
+    return None
+
+
+def _mlflow_response(outputs: JsonValue, problems: Problems) -> tuple[Message, ...] | None:
+    if outputs is None:
+        return None
+    if isinstance(outputs, str):
+        return parse_messages({"role": "assistant", "content": outputs},
+                              A.MLFLOW_SPAN_OUTPUTS, problems)
+    if isinstance(outputs, dict) and isinstance(outputs.get("choices"), list):
+        items: list[Any] = [
+            {**c["message"], "finish_reason": c.get("finish_reason")}
+            for c in outputs["choices"]
+            if isinstance(c, dict) and isinstance(c.get("message"), dict)
+        ]
+        return parse_messages(items, A.MLFLOW_SPAN_OUTPUTS, problems)
+    if isinstance(outputs, dict) and isinstance(outputs.get("output"), list):
+        return _merge_assistant(parse_messages(outputs["output"], A.MLFLOW_SPAN_OUTPUTS, problems))
+    return None
+
+
+def _merge_assistant(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """Responses API output items (a message, then function calls) as one assistant turn."""
+    parts = tuple(p for m in messages if m.role == "assistant" for p in m.parts)
+    return (Message("assistant", parts),) if parts else messages
+
+
+MLFLOW = Convention("mlflow", _mlflow_detect, _mlflow_decode)
+
+# --- Google ADK ---------------------------------------------------------------------
+
+
+def _adk_detect(view: SpanView) -> bool:
+    attrs = view.attributes
+    return any(k in attrs for k in (A.ADK_LLM_REQUEST, A.ADK_TOOL_CALL_ARGS, A.ADK_TOOL_RESPONSE))
+
+
+def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
+    base = Decoded(conversation_id=as_str(view.get(A.ADK_SESSION_ID)))
+    if A.ADK_TOOL_CALL_ARGS in view.attributes or A.ADK_TOOL_RESPONSE in view.attributes:
+        args = _load(view, A.ADK_TOOL_CALL_ARGS, problems)
+        response = _load(view, A.ADK_TOOL_RESPONSE, problems)
+        return base.fill(Decoded(kind=SpanKind.TOOL, tool_execution=ToolExecution(
+            name=as_str(view.get(A.GEN_AI_TOOL_NAME)) or view.name.removeprefix("execute_tool "),
+            call_id=as_str(view.get(A.GEN_AI_TOOL_CALL_ID)),
+            arguments=None if args is None else canonical_arguments(args),
+            result=None if response is None else result_text(response),
+        )))
+    request = _load(view, A.ADK_LLM_REQUEST, problems)
+    if not isinstance(request, dict) or not request.get("contents"):
+        return base
+    config = request.get("config") if isinstance(request.get("config"), dict) else {}
+    assert isinstance(config, dict)
+    response = _load(view, A.ADK_LLM_RESPONSE, problems)
+    outputs = None
+    usage: dict[str, Any] = {}
+    if isinstance(response, dict) and isinstance(response.get("content"), dict):
+        finish = as_str(response.get("finish_reason"))
+        outputs = parse_messages({**response["content"], "finish_reason": finish},
+                                 A.ADK_LLM_RESPONSE, problems)
+        usage = response.get("usage_metadata") or {}
+    tools = config.get("tools")
+    return base.fill(Decoded(
+        kind=SpanKind.LLM,
+        model=as_str(request.get("model")),
+        input_messages=parse_messages(request["contents"], A.ADK_LLM_REQUEST, problems),
+        output_messages=outputs,
+        system_instructions=instructions_text(config.get("system_instruction")),
+        tool_definitions=None if tools is None
+        else parse_tool_defs(tools, A.ADK_LLM_REQUEST, problems),
+        input_tokens=as_int(usage.get("prompt_token_count")),
+        output_tokens=as_int(usage.get("candidates_token_count")),
+    ))
+
+
+ADK = Convention("google-adk", _adk_detect, _adk_decode)

@@ -1,0 +1,212 @@
+"""OpenInference (Arize): flattened `llm.*` messages, TOOL spans, `input.value` fallbacks.
+
+Messages are flattened as `llm.input_messages.N.message.{role, content, name,
+tool_call_id, contents.K.message_content.{type,text}, tool_calls.M.tool_call.{id,
+function.name, function.arguments}}`. Raw request/response JSON in `input.value` /
+`output.value` is read only where the flattened messages are absent (Langfuse gets this
+precedence backwards). LangChain TOOL spans serialize a `ToolMessage` as output; its
+`content` is the result the model saw and its `tool_call_id` the link to the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import Decoded, SpanView
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    block_result_text,
+    parse_message,
+    parse_tool_defs,
+    system_text,
+    whole_messages,
+)
+from turnscore.ingest.conventions.values import (
+    JsonValue,
+    as_str,
+    canonical_arguments,
+    has_prefix,
+    try_json,
+    unflatten,
+)
+from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
+
+NAME = "openinference"
+
+_KINDS = {
+    "LLM": SpanKind.LLM,
+    "AGENT": SpanKind.AGENT,
+    "TOOL": SpanKind.TOOL,
+    "CHAIN": SpanKind.CHAIN,
+}
+_SESSION_KEYS = ("session_id", "thread_id", "conversation_id")
+
+
+def detect(view: SpanView) -> bool:
+    return A.OI_SPAN_KIND in view.attributes or has_prefix(view.attributes, A.OI_INPUT_MESSAGES)
+
+
+def decode(view: SpanView, problems: Problems) -> Decoded:
+    raw_kind = (as_str(view.get(A.OI_SPAN_KIND)) or "").upper()
+    kind = _KINDS.get(raw_kind, SpanKind.OTHER) if raw_kind else None
+    base = Decoded(
+        kind=kind,
+        conversation_id=as_str(view.get(A.OI_SESSION_ID)) or _metadata_session(view),
+        agent_name=as_str(view.get(A.OI_AGENT_NAME)),
+    )
+    if kind is SpanKind.TOOL:
+        return base.fill(_tool(view, problems))
+    inputs = _flat_messages(view, A.OI_INPUT_MESSAGES, problems)
+    outputs = _with_finish(_flat_messages(view, A.OI_OUTPUT_MESSAGES, problems),
+                           as_str(view.get(A.OI_FINISH_REASON)))
+    if kind is SpanKind.LLM:
+        inputs = inputs if inputs is not None else _raw(view, A.OI_INPUT_VALUE, "user", problems)
+        outputs = (
+            outputs if outputs is not None else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
+        )
+    tools = _tools(view, problems)
+    return base.fill(Decoded(
+        input_messages=inputs,
+        output_messages=outputs,
+        system_instructions=system_text(inputs),
+        tool_definitions=tools,
+    ))
+
+
+def _with_finish(
+    messages: tuple[Message, ...] | None, finish: str | None
+) -> tuple[Message, ...] | None:
+    """The span-level `llm.finish_reason` belongs to its single output message."""
+    if finish is None or messages is None or len(messages) != 1 or messages[0].finish_reason:
+        return messages
+    return (Message(messages[0].role, messages[0].parts, finish),)
+
+
+def _metadata_session(view: SpanView) -> str | None:
+    raw = view.get(A.OI_METADATA)
+    if not isinstance(raw, str):
+        return None
+    ok, metadata = try_json(raw)
+    if not ok or not isinstance(metadata, dict):
+        return None
+    return next((as_str(metadata[k]) for k in _SESSION_KEYS if metadata.get(k)), None)
+
+
+def _flat_messages(view: SpanView, prefix: str, problems: Problems) -> tuple[Message, ...] | None:
+    tree = unflatten(view.attributes, prefix)
+    if tree is None:
+        return None
+    if not isinstance(tree, list):
+        problems.append(f"{prefix}: keys are not indexed by message number")
+        return ()
+    messages = []
+    for i, item in enumerate(tree):
+        body = item.get("message") if isinstance(item, dict) else None
+        if not isinstance(body, dict):
+            problems.append(f"{prefix}.{i}: no message fields")
+            continue
+        message = parse_message(_plain_message(body), f"{prefix}.{i}", problems)
+        if message is not None:
+            messages.append(message)
+    return tuple(messages)
+
+
+def _plain_message(body: dict[str, Any]) -> dict[str, Any]:
+    """The flattened OpenInference message as an OpenAI-style message."""
+    plain: dict[str, Any] = {
+        k: body[k] for k in ("role", "name", "tool_call_id", "content") if k in body
+    }
+    contents = body.get("contents")
+    if isinstance(contents, list):
+        blocks = [c.get("message_content") for c in contents if isinstance(c, dict)]
+        plain["content"] = [b for b in blocks if isinstance(b, dict)]
+    calls = body.get("tool_calls")
+    if isinstance(calls, list):
+        wrapped = [c.get("tool_call") for c in calls if isinstance(c, dict)]
+        plain["tool_calls"] = [c for c in wrapped if isinstance(c, dict)]
+    return plain
+
+
+def _tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
+    tree = unflatten(view.attributes, A.OI_TOOLS)
+    if tree is None:
+        return None
+    items = tree if isinstance(tree, list) else []
+    schemas = [item.get("tool", {}).get("json_schema") for item in items if isinstance(item, dict)]
+    return parse_tool_defs([s for s in schemas if s is not None], A.OI_TOOLS, problems)
+
+
+def _json_value(view: SpanView, key: str) -> JsonValue:
+    raw = view.get(key)
+    if not isinstance(raw, str):
+        return raw
+    ok, parsed = try_json(raw)
+    return parsed if ok else raw
+
+
+def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Message, ...] | None:
+    """Messages from raw `input.value` / `output.value`, when they hold messages at all.
+
+    Recognised: a message list, a chat request or response, a `{text}` completion, and
+    (output only) plain text. Anything else stays in the raw attributes only.
+    """
+    raw = view.get(key)
+    if not isinstance(raw, str) or not raw:
+        return None
+    ok, parsed = try_json(raw)
+    if not ok:
+        return whole_messages(raw, role, key, problems) if role == "assistant" else None
+    if isinstance(parsed, list):
+        is_payload = bool(parsed) and all(isinstance(m, dict) and "role" in m for m in parsed)
+    else:
+        is_payload = isinstance(parsed, dict) and (
+            isinstance(parsed.get("messages"), list)
+            or isinstance(parsed.get("choices"), list)
+            or isinstance(parsed.get("text"), str)
+        )
+    return whole_messages(parsed, role, key, problems) if is_payload else None
+
+
+def _tool(view: SpanView, problems: Problems) -> Decoded:
+    name = as_str(view.get(A.OI_TOOL_NAME)) or view.name
+    call_id = as_str(view.get(A.OI_TOOL_CALL_ID)) or as_str(view.get(A.OI_TOOL_ID))
+    arguments = view.get(A.OI_INPUT_VALUE)
+    output = _json_value(view, A.OI_OUTPUT_VALUE)
+    result: str | None = None
+    if output is not None:
+        message = _tool_message(output)
+        if message is not None and message.parts:
+            part = message.parts[0]
+            result, call_id = part.text, call_id or part.call_id
+        else:
+            raw = view.get(A.OI_OUTPUT_VALUE)
+            result = raw if isinstance(raw, str) else block_result_text(output)
+    schema = view.get(A.OI_TOOL_PARAMETERS)
+    definition = parse_tool_defs(
+        {"name": name, "description": view.get(A.OI_TOOL_DESCRIPTION), "parameters": schema},
+        A.OI_TOOL_PARAMETERS, problems,
+    )
+    return Decoded(
+        tool_execution=ToolExecution(
+            name=name,
+            call_id=call_id,
+            arguments=None if arguments is None else canonical_arguments(arguments),
+            result=result,
+        ),
+        tool_definitions=definition if schema is not None or view.get(A.OI_TOOL_DESCRIPTION)
+        else None,
+    )
+
+
+def _tool_message(output: JsonValue) -> Message | None:
+    """A serialized LangChain ToolMessage (plain or `lc` constructor form), else None."""
+    if not isinstance(output, dict):
+        return None
+    is_plain = output.get("type") == "tool" and isinstance(output.get("data"), dict)
+    ident = output.get("id")
+    is_lc = output.get("lc") == 1 and isinstance(ident, list) and ident[-1:] == ["ToolMessage"]
+    if not (is_plain or is_lc):
+        return None
+    message = parse_message(output, A.OI_OUTPUT_VALUE, [])
+    return message if message is not None and message.role == "tool" else None

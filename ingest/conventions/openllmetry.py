@@ -1,0 +1,145 @@
+"""OpenLLMetry (Traceloop): legacy flattened prompts, request functions, entity input/output.
+
+Legacy LLM spans (before 0.55) flatten messages as `gen_ai.prompt.N.{role, content,
+tool_call_id, tool_calls.M.{id, name, arguments}}` and `gen_ai.completion.N.{role, content,
+finish_reason, tool_calls.M.*, function_call.*}`; `content` may itself be a JSON string of
+content blocks. Tools are `llm.request.functions.N.{name, description, parameters}`.
+Workflow/task/agent/tool spans carry `traceloop.entity.input` / `output` JSON; sessions
+ride in `traceloop.association.properties.*`. Newer versions use the OTel attributes,
+which `otel_genai` reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import Decoded, SpanView
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    parse_message,
+    parse_tool_defs,
+    system_text,
+)
+from turnscore.ingest.conventions.values import (
+    JsonValue,
+    as_str,
+    canonical_arguments,
+    has_prefix,
+    result_text,
+    try_json,
+    unflatten,
+)
+from turnscore.ingest.model import Message, SpanKind, ToolExecution
+
+NAME = "openllmetry"
+
+_KINDS = {
+    "workflow": SpanKind.CHAIN,
+    "task": SpanKind.CHAIN,
+    "agent": SpanKind.AGENT,
+    "tool": SpanKind.TOOL,
+}
+_LLM_TYPES = frozenset({"chat", "completion"})
+_SESSION_PROPS = ("session_id", "conversation_id", "thread_id", "chat_id")
+
+
+def detect(view: SpanView) -> bool:
+    attrs = view.attributes
+    return (
+        A.TL_SPAN_KIND in attrs
+        or A.TL_REQUEST_TYPE in attrs
+        or has_prefix(attrs, A.GEN_AI_PROMPT)
+        or has_prefix(attrs, A.GEN_AI_COMPLETION)
+        or has_prefix(attrs, A.TL_REQUEST_FUNCTIONS)
+        or any(k.startswith(A.TL_ASSOCIATION_PREFIX) for k in attrs)
+    )
+
+
+def decode(view: SpanView, problems: Problems) -> Decoded:
+    tl_kind = _KINDS.get(as_str(view.get(A.TL_SPAN_KIND)) or "")
+    inputs = _flat(view, A.GEN_AI_PROMPT, "user", problems)
+    outputs = _flat(view, A.GEN_AI_COMPLETION, "assistant", problems)
+    is_llm = (as_str(view.get(A.TL_REQUEST_TYPE)) in _LLM_TYPES) or inputs is not None
+    kind = tl_kind or (SpanKind.LLM if is_llm else None)
+    functions = unflatten(view.attributes, A.TL_REQUEST_FUNCTIONS)
+    base = Decoded(
+        kind=kind,
+        input_messages=inputs,
+        output_messages=outputs,
+        system_instructions=system_text(inputs),
+        tool_definitions=None if functions is None
+        else parse_tool_defs(functions, A.TL_REQUEST_FUNCTIONS, problems),
+        conversation_id=_session(view),
+        agent_name=as_str(view.get(A.TL_ENTITY_NAME)) if kind is SpanKind.AGENT else None,
+    )
+    if kind is SpanKind.TOOL:
+        return base.fill(Decoded(tool_execution=_tool(view)))
+    return base
+
+
+def _session(view: SpanView) -> str | None:
+    for prop in _SESSION_PROPS:
+        value = as_str(view.get(A.TL_ASSOCIATION_PREFIX + prop))
+        if value:
+            return value
+    return None
+
+
+def _flat(view: SpanView, prefix: str, role: str, problems: Problems) -> tuple[Message, ...] | None:
+    tree = unflatten(view.attributes, prefix)
+    if tree is None:
+        return None
+    if not isinstance(tree, list):
+        problems.append(f"{prefix}: keys are not indexed by message number")
+        return ()
+    messages = []
+    for i, item in enumerate(tree):
+        if not isinstance(item, dict):
+            problems.append(f"{prefix}.{i}: not a message")
+            continue
+        message = parse_message(_plain(item, role), f"{prefix}.{i}", problems)
+        if message is not None:
+            messages.append(message)
+    return tuple(messages)
+
+
+def _plain(item: dict[str, Any], role: str) -> dict[str, Any]:
+    plain = {k: v for k, v in item.items() if k not in ("tool_calls", "function_call")}
+    plain.setdefault("role", role)
+    calls = item.get("tool_calls")
+    if isinstance(calls, list):
+        plain["tool_calls"] = [c for c in calls if isinstance(c, dict)]
+    if isinstance(item.get("function_call"), dict):
+        plain["function_call"] = item["function_call"]
+    return plain
+
+
+def _entity(view: SpanView, key: str) -> JsonValue:
+    raw = view.get(key)
+    if not isinstance(raw, str):
+        return raw
+    ok, parsed = try_json(raw)
+    return parsed if ok else raw
+
+
+def _tool(view: SpanView) -> ToolExecution:
+    name = as_str(view.get(A.TL_ENTITY_NAME)) or view.name.removesuffix(".tool")
+    entity_in = _entity(view, A.TL_ENTITY_INPUT)
+    arguments: JsonValue = entity_in
+    if isinstance(entity_in, dict):
+        # Decorated tools log {"args": [...], "kwargs": {...}}; LangChain {"inputs": {...}}.
+        for key in ("inputs", "kwargs", "input"):
+            if key in entity_in and entity_in[key] not in (None, {}, []):
+                arguments = entity_in[key]
+                break
+    entity_out = _entity(view, A.TL_ENTITY_OUTPUT)
+    if isinstance(entity_out, dict) and "output" in entity_out and len(entity_out) <= 2:
+        entity_out = entity_out["output"]
+    result = entity_out if isinstance(entity_out, str) or entity_out is None \
+        else result_text(entity_out)
+    return ToolExecution(
+        name=name,
+        arguments=None if arguments is None else canonical_arguments(arguments),
+        result=result,
+    )

@@ -1,0 +1,245 @@
+"""OTel GenAI semantic conventions: current attributes, both event forms, deprecated prompt.
+
+Precedence inside the convention, newest form first:
+1. `gen_ai.input.messages` / `output.messages` / `system_instructions` / `tool.definitions`,
+   from span attributes (JSON strings) overlaid by `gen_ai.client.inference.operation.details`
+   events (structured AnyValue; Strands sends one attribute per event, so all are merged);
+2. the older per-message events (`gen_ai.system.message`, `user`, `assistant`, `tool`,
+   `gen_ai.choice`), as log records or span events, in time order;
+3. the deprecated whole-prompt `gen_ai.prompt` / `gen_ai.completion` attributes.
+On an `execute_tool` span the same events describe the execution, not a conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import ContentEvent, Decoded, SpanView
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    block_result_text,
+    instructions_text,
+    parse_message,
+    parse_messages,
+    parse_tool_defs,
+    system_text,
+    whole_messages,
+)
+from turnscore.ingest.conventions.values import (
+    ContentError,
+    JsonValue,
+    as_str,
+    canonical_arguments,
+    structured,
+    try_json,
+)
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolExecution
+from turnscore.ingest.records import AttrValue
+
+NAME = "otel-genai"
+
+_KINDS = {
+    A.OP_CHAT: SpanKind.LLM,
+    A.OP_TEXT_COMPLETION: SpanKind.LLM,
+    A.OP_GENERATE_CONTENT: SpanKind.LLM,
+    A.OP_INVOKE_AGENT: SpanKind.AGENT,
+    A.OP_CREATE_AGENT: SpanKind.AGENT,
+    A.OP_INVOKE_WORKFLOW: SpanKind.CHAIN,
+    A.OP_EXECUTE_TOOL: SpanKind.TOOL,
+}
+_CONTENT_KEYS = (
+    A.GEN_AI_INPUT_MESSAGES,
+    A.GEN_AI_OUTPUT_MESSAGES,
+    A.GEN_AI_SYSTEM_INSTRUCTIONS,
+    A.GEN_AI_TOOL_DEFINITIONS,
+)
+_MARKERS = (
+    A.GEN_AI_OPERATION_NAME,
+    *_CONTENT_KEYS,
+    A.GEN_AI_TOOL_CALL_ID,
+    A.GEN_AI_TOOL_CALL_ARGUMENTS,
+    A.GEN_AI_TOOL_CALL_RESULT,
+    A.GEN_AI_PROMPT,
+    A.GEN_AI_COMPLETION,
+)
+_MESSAGE_EVENTS = {
+    A.EV_SYSTEM_MESSAGE: "system",
+    A.EV_USER_MESSAGE: "user",
+    A.EV_ASSISTANT_MESSAGE: "assistant",
+    A.EV_TOOL_MESSAGE: "tool",
+}
+
+
+def detect(view: SpanView) -> bool:
+    if any(key in view.attributes for key in _MARKERS):
+        return True
+    return any(e.name == A.EV_OPERATION_DETAILS or e.name in _MESSAGE_EVENTS
+               or e.name == A.EV_CHOICE for e in view.events)
+
+
+def decode(view: SpanView, problems: Problems) -> Decoded:
+    operation = as_str(view.get(A.GEN_AI_OPERATION_NAME))
+    kind = _KINDS.get(operation or "", SpanKind.OTHER if operation else None)
+    if kind is SpanKind.TOOL:
+        return Decoded(kind=kind, tool_execution=_tool_execution(view, problems))
+    current = _current(view, problems)
+    events = _message_events(view, problems)
+    deprecated = _deprecated(view, problems)
+    merged = Decoded(kind=kind).fill(current).fill(events).fill(deprecated)
+    if operation is None and _is_model_call(view):
+        merged = merged.fill(Decoded(kind=SpanKind.LLM))
+    return merged
+
+
+def _is_model_call(view: SpanView) -> bool:
+    """Without an operation name, only model calls carry a completion or choice events.
+
+    A non-standard operation name (Strands' `execute_event_loop_cycle`, OpenLLMetry's
+    `execute_task`) is not a model call even when it repeats the messages.
+    """
+    return (
+        A.GEN_AI_COMPLETION in view.attributes
+        or A.GEN_AI_OUTPUT_MESSAGES in view.attributes
+        or any(e.name in (A.EV_CHOICE, A.EV_OPERATION_DETAILS) for e in view.events)
+    )
+
+
+def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:
+    """Span attributes overlaid with every operation-details event's attributes."""
+    merged: dict[str, AttrValue] = {k: view.attributes[k] for k in _CONTENT_KEYS
+                                    if k in view.attributes}
+    for event in view.events_named(A.EV_OPERATION_DETAILS):
+        merged.update({k: event.fields[k] for k in _CONTENT_KEYS if k in event.fields})
+    return merged
+
+
+def _load(attrs: Mapping[str, AttrValue], key: str, problems: Problems) -> JsonValue:
+    if key not in attrs:
+        return None
+    try:
+        return structured(attrs[key], key)
+    except ContentError as exc:
+        problems.append(str(exc))
+        return None
+
+
+def _current(view: SpanView, problems: Problems) -> Decoded:
+    attrs = content_attributes(view)
+    raw_in = _load(attrs, A.GEN_AI_INPUT_MESSAGES, problems)
+    raw_out = _load(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
+    raw_sys = _load(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, problems)
+    raw_tools = _load(attrs, A.GEN_AI_TOOL_DEFINITIONS, problems)
+    inputs = None if raw_in is None else parse_messages(raw_in, A.GEN_AI_INPUT_MESSAGES, problems)
+    outputs = (
+        None if raw_out is None else parse_messages(raw_out, A.GEN_AI_OUTPUT_MESSAGES, problems)
+    )
+    tools = (
+        None if raw_tools is None
+        else parse_tool_defs(raw_tools, A.GEN_AI_TOOL_DEFINITIONS, problems)
+    )
+    return Decoded(
+        input_messages=inputs,
+        output_messages=outputs,
+        system_instructions=instructions_text(raw_sys) or system_text(inputs),
+        tool_definitions=tools,
+    )
+
+
+def _field(event: ContentEvent, key: str) -> JsonValue:
+    """An event field; span-event attributes carry JSON strings where log bodies nest."""
+    value = event.fields.get(key)
+    if isinstance(value, str) and key in ("tool_calls", "message"):
+        ok, parsed = try_json(value)
+        if ok and isinstance(parsed, dict | list):
+            return parsed
+    return value
+
+
+def event_message(event: ContentEvent, where: str, problems: Problems) -> Message | None:
+    """One older per-message event (system/user/assistant/tool message or choice)."""
+    if event.name == A.EV_CHOICE:
+        body = _field(event, "message")
+        finish = as_str(event.fields.get("finish_reason"))
+        if isinstance(body, dict) and ("content" in body or "tool_calls" in body):
+            obj = {"role": "assistant", **body, "finish_reason": finish}
+        else:
+            obj = {"role": "assistant", "content": body, "finish_reason": finish}
+        return parse_message(obj, where, problems)
+    role = as_str(event.fields.get("role")) or _MESSAGE_EVENTS[event.name]
+    obj = {
+        "role": role,
+        "content": event.fields.get("content"),
+        "tool_calls": _field(event, "tool_calls"),
+        "tool_call_id": event.fields.get("id"),
+    }
+    return parse_message(obj, where, problems)
+
+
+def _message_events(view: SpanView, problems: Problems) -> Decoded:
+    inputs: list[Message] = []
+    outputs: list[Message] = []
+    seen = False
+    for i, event in enumerate(view.events):
+        if event.name not in _MESSAGE_EVENTS and event.name != A.EV_CHOICE:
+            continue
+        seen = True
+        message = event_message(event, f"event {i} {event.name}", problems)
+        if message is not None:
+            (outputs if event.name == A.EV_CHOICE else inputs).append(message)
+    if not seen:
+        return Decoded()
+    has_input = any(e.name in _MESSAGE_EVENTS for e in view.events)
+    has_output = any(e.name == A.EV_CHOICE for e in view.events)
+    input_messages = tuple(inputs) if has_input else None
+    return Decoded(
+        input_messages=input_messages,
+        output_messages=tuple(outputs) if has_output else None,
+        system_instructions=system_text(input_messages),
+    )
+
+
+def _deprecated(view: SpanView, problems: Problems) -> Decoded:
+    prompt = view.get(A.GEN_AI_PROMPT)
+    completion = view.get(A.GEN_AI_COMPLETION)
+    inputs = None if prompt is None else whole_messages(prompt, "user", A.GEN_AI_PROMPT,
+                                                        problems)
+    outputs = (
+        None if completion is None
+        else whole_messages(completion, "assistant", A.GEN_AI_COMPLETION, problems)
+    )
+    return Decoded(input_messages=inputs, output_messages=outputs,
+                   system_instructions=system_text(inputs))
+
+
+def _tool_parts(view: SpanView, problems: Problems) -> list[Part]:
+    current = _current(view, problems)
+    messages = (*(current.input_messages or ()), *(current.output_messages or ()))
+    return [p for m in messages for p in m.parts]
+
+
+def _tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
+    name = as_str(view.get(A.GEN_AI_TOOL_NAME)) or view.name.removeprefix("execute_tool ").strip()
+    arguments: JsonValue = view.get(A.GEN_AI_TOOL_CALL_ARGUMENTS)
+    result: JsonValue = view.get(A.GEN_AI_TOOL_CALL_RESULT)
+    call_id = as_str(view.get(A.GEN_AI_TOOL_CALL_ID))
+    for event in view.events:
+        # Strands puts the call's input in a tool.message event and its output in a choice.
+        if event.name == A.EV_TOOL_MESSAGE and arguments is None:
+            arguments = event.fields.get("content")
+            call_id = call_id or as_str(event.fields.get("id"))
+        elif event.name == A.EV_CHOICE and result is None:
+            result = _field(event, "message")
+    if arguments is None or result is None:
+        # The latest Strands opt-in puts the call and its response in operation details.
+        for part in _tool_parts(view, problems):
+            if part.type is PartType.TOOL_CALL and arguments is None:
+                arguments, call_id = part.arguments, call_id or part.call_id
+            elif part.type is PartType.TOOL_RESULT and result is None:
+                result, call_id = part.text, call_id or part.call_id
+    return ToolExecution(
+        name=name,
+        call_id=call_id,
+        arguments=None if arguments is None else canonical_arguments(arguments),
+        result=None if result is None else block_result_text(result),
+    )

@@ -1,0 +1,199 @@
+"""Decode raw OTLP spans (plus the log records and span events carrying their content) to `Span`s.
+
+Per span: join the GenAI log records whose trace id and span id match it, detect which
+conventions its attributes and events speak (never from span kind, provider name, finish
+reason wording or non-standard operation names alone), run each detected decoder, and
+merge their answers field by field, the more specific convention first:
+framework forms (Pydantic AI, MLflow, ADK, Strands) > OTel GenAI > OpenInference >
+OpenLLMetry. Model, tokens, conversation and agent fall back to the generic keys of every
+convention. Decoding one span is a pure function (`decode_span`).
+
+A span whose content is malformed still yields a `Span` with what could be read, plus an
+`InputError` naming the span and each problem. Log records with GenAI content that match
+no span are reported too: their content would otherwise vanish silently.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+
+import orjson
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions import frameworks, openinference, openllmetry, otel_genai
+from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
+from turnscore.ingest.conventions.values import as_int, as_str, jsonable
+from turnscore.ingest.model import Span, SpanKind, ToolExecution
+from turnscore.ingest.records import Attributes, AttrValue, InputError, RawLog, RawSpan
+
+logger = logging.getLogger(__name__)
+
+CONVENTIONS: tuple[Convention, ...] = (
+    frameworks.PYDANTIC_AI,
+    frameworks.MLFLOW,
+    frameworks.ADK,
+    frameworks.STRANDS,
+    Convention(otel_genai.NAME, otel_genai.detect, otel_genai.decode),
+    Convention(openinference.NAME, openinference.detect, openinference.decode),
+    Convention(openllmetry.NAME, openllmetry.detect, openllmetry.decode),
+)
+"""Every decoder, in merge precedence."""
+
+_STATUS = {0: "unset", 1: "ok", 2: "error"}
+_MODEL_KEYS = (A.GEN_AI_RESPONSE_MODEL, A.GEN_AI_REQUEST_MODEL, A.OI_MODEL_NAME)
+_INPUT_TOKEN_KEYS = (A.GEN_AI_USAGE_INPUT_TOKENS, A.GEN_AI_USAGE_PROMPT_TOKENS, A.OI_TOKEN_PROMPT)
+_OUTPUT_TOKEN_KEYS = (
+    A.GEN_AI_USAGE_OUTPUT_TOKENS, A.GEN_AI_USAGE_COMPLETION_TOKENS, A.OI_TOKEN_COMPLETION,
+)
+
+
+def is_content_log(log: RawLog) -> bool:
+    """A log record that carries GenAI content (OTel GenAI events)."""
+    return log.event_name.startswith("gen_ai.")
+
+
+def decode_spans(
+    spans: Sequence[RawSpan],
+    logs: Sequence[RawLog] = (),
+    *,
+    case_id_attribute: str | None = None,
+) -> tuple[list[Span], list[InputError]]:
+    """Decode every span, joining content logs by (trace id, span id); never drops a span."""
+    by_span: dict[tuple[str, str], list[RawLog]] = defaultdict(list)
+    errors: list[InputError] = []
+    for log in logs:
+        if not is_content_log(log):
+            continue
+        if not log.trace_id or not log.span_id:
+            errors.append(_log_error(log, "GenAI log record carries no trace id and span id"))
+            continue
+        by_span[(log.trace_id, log.span_id)].append(log)
+    decoded: list[Span] = []
+    known: set[tuple[str, str]] = set()
+    for raw in spans:
+        key = (raw.trace_id, raw.span_id)
+        known.add(key)
+        span, error = decode_span(raw, by_span.get(key, ()), case_id_attribute=case_id_attribute)
+        decoded.append(span)
+        if error is not None:
+            errors.append(error)
+    for (trace_id, span_id), orphans in by_span.items():
+        if (trace_id, span_id) not in known:
+            for log in orphans:
+                errors.append(_log_error(
+                    log, f"GenAI log record {log.event_name!r} matches no span "
+                    f"(trace {trace_id}, span {span_id}); ingest its traces with it"))
+    return decoded, errors
+
+
+def _log_error(log: RawLog, message: str) -> InputError:
+    return InputError(log.source, log.position, message, span_id=log.span_id,
+                      trace_id=log.trace_id)
+
+
+def content_events(raw: RawSpan, logs: Sequence[RawLog] = ()) -> tuple[ContentEvent, ...]:
+    """Span events and joined log records, in time order (span events first on ties)."""
+    events = [ContentEvent(e.name, e.time_unix_nano, e.attributes) for e in raw.events]
+    for log in logs:
+        fields: dict[str, AttrValue] = dict(log.attributes)
+        if isinstance(log.body, dict):
+            fields.update(log.body)
+        elif log.body is not None:
+            fields.setdefault("content", log.body)
+        events.append(ContentEvent(log.event_name, log.time_unix_nano, fields))
+    return tuple(sorted(events, key=lambda e: e.time_unix_nano))
+
+
+def decode_span(
+    raw: RawSpan, logs: Sequence[RawLog] = (), *, case_id_attribute: str | None = None
+) -> tuple[Span, InputError | None]:
+    """One span to `Span`, plus an InputError listing whatever was malformed in it."""
+    view = SpanView(raw.span_id, raw.name, raw.attributes, content_events(raw, logs))
+    problems: list[str] = []
+    merged = Decoded()
+    names: list[str] = []
+    for convention in CONVENTIONS:
+        try:
+            if not convention.detect(view):
+                continue
+            names.append(convention.name)
+            merged = merged.fill(convention.decode(view, problems))
+        except Exception as exc:  # a decoder bug must not lose the span (STYLE 10)
+            logger.exception("decoder %s failed on span %s", convention.name, raw.span_id)
+            problems.append(f"{convention.name} decoder failed: {type(exc).__name__}: {exc}")
+    status = _STATUS.get(raw.status_code, "unset")
+    error = _error(raw) if status == "error" or A.ERROR_TYPE in raw.attributes else None
+    if status == "unset" and A.ERROR_TYPE in raw.attributes:
+        status = "error"
+    error = error or merged.error
+    if merged.error and status != "error":
+        status = "error"
+    tool = merged.tool_execution
+    if tool is not None and tool.error is None and error is not None:
+        tool = ToolExecution(tool.name, tool.call_id, tool.arguments, tool.result, error)
+    span = Span(
+        trace_id=raw.trace_id,
+        span_id=raw.span_id,
+        parent_span_id=raw.parent_span_id or None,
+        name=raw.name,
+        kind=merged.kind or (SpanKind.TOOL if tool is not None else SpanKind.OTHER),
+        start_unix_nano=raw.start_unix_nano,
+        end_unix_nano=raw.end_unix_nano,
+        status=status,
+        error=error,
+        convention="+".join(names) or "none",
+        service_name=as_str(raw.resource.get(A.SERVICE_NAME)),
+        agent_name=merged.agent_name or as_str(raw.attributes.get(A.GEN_AI_AGENT_NAME)),
+        model=merged.model or _first_str(raw.attributes, _MODEL_KEYS),
+        conversation_id=merged.conversation_id
+        or as_str(raw.attributes.get(A.GEN_AI_CONVERSATION_ID))
+        or as_str(raw.attributes.get(A.OI_SESSION_ID)),
+        case_id=as_str(raw.attributes.get(case_id_attribute)) if case_id_attribute else None,
+        input_messages=merged.input_messages,
+        output_messages=merged.output_messages,
+        system_instructions=merged.system_instructions,
+        tool_definitions=merged.tool_definitions,
+        tool_execution=tool,
+        input_tokens=_first_int(merged.input_tokens, raw.attributes, _INPUT_TOKEN_KEYS),
+        output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
+        attributes_json=attributes_json(raw.attributes, raw.resource),
+        source=raw.source,
+    )
+    if not problems:
+        return span, None
+    where = raw.position or f"span {raw.span_id}"
+    message = f"span {raw.span_id} ({raw.name!r}): " + "; ".join(problems)
+    return span, InputError(raw.source, where, message, span_id=raw.span_id,
+                            trace_id=raw.trace_id)
+
+
+def _error(raw: RawSpan) -> str | None:
+    """Status message, else the exception event's type and message, else `error.type`."""
+    if raw.status_message:
+        return raw.status_message
+    for event in raw.events:
+        if event.name == A.EXCEPTION_EVENT:
+            kind = as_str(event.attributes.get(A.EXCEPTION_TYPE)) or ""
+            text = as_str(event.attributes.get(A.EXCEPTION_MESSAGE)) or ""
+            joined = ": ".join(p for p in (kind, text) if p)
+            if joined:
+                return joined
+    return as_str(raw.attributes.get(A.ERROR_TYPE))
+
+
+def _first_str(attributes: Attributes, keys: Sequence[str]) -> str | None:
+    return next((v for v in (as_str(attributes.get(k)) for k in keys) if v), None)
+
+
+def _first_int(preferred: int | None, attributes: Attributes, keys: Sequence[str]) -> int | None:
+    if preferred is not None:
+        return preferred
+    return next((v for v in (as_int(attributes.get(k)) for k in keys) if v is not None), None)
+
+
+def attributes_json(attributes: Mapping[str, AttrValue], resource: Mapping[str, AttrValue]) -> str:
+    """Raw attributes and resource attributes (under 'resource.'), JSON text, nothing dropped."""
+    merged = {k: jsonable(v) for k, v in attributes.items()}
+    merged.update({f"resource.{k}": jsonable(v) for k, v in resource.items()})
+    return orjson.dumps(merged).decode()

@@ -1,0 +1,217 @@
+"""Linking the calls a model asked for to their executions and to the results it saw.
+
+Helpers for `turnscore.ingest.assemble`. For one conversation:
+
+1. **Requested calls**: the tool-call parts of each main-line model call's output, in order;
+   `step` is the index of that model call in the turn.
+2. **Results the model saw**: tool-result parts in later model calls' inputs, by call id
+   (the turn's own calls first, then the whole conversation's); parts without a usable id
+   pair in order with the previous step's calls still lacking one (by name where given),
+   taking only the results after the input's last assistant message.
+3. **Executions** (tool spans; a tool span inside another tool span belongs to that tool,
+   not to the turn): by call id across the conversation, preferring the tool span's own
+   turn (ids may be synthesized per turn, like ADK's `{name}_{idx}`); then, within the
+   turn, by tool name plus canonical arguments in request order (parallel calls may run in
+   any order); then by name alone when the span carries no arguments.
+4. Executions no requested call claims are kept as calls too (for example when no model
+   spans exist): their step is the last model call that started before them.
+
+A call's `result` is what the model saw when the telemetry carries it, else the tool span's
+text; its `error` is the tool span's error, else the result's text when the model was told
+the call failed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import orjson
+from turnscore.ingest.model import Message, Part, PartType, Span, ToolExecution
+from turnscore.ingest.turn import Call
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Requested:
+    part: Part
+    step: int
+    execution: Span | None = None
+    seen: Part | None = None
+
+
+def requested_calls(steps: Sequence[Span]) -> list[Requested]:
+    out: list[Requested] = []
+    for i, step in enumerate(steps):
+        for m in step.output_messages or ():
+            out.extend(Requested(part=p, step=i) for p in m.tool_calls)
+    return out
+
+
+def execution_of(span: Span) -> ToolExecution:
+    return span.tool_execution or ToolExecution(name=span.name)
+
+
+def canonical(arguments: str | None) -> str | None:
+    """Arguments as sorted compact JSON; text that is not JSON stays as it is."""
+    if arguments is None:
+        return None
+    try:
+        return orjson.dumps(orjson.loads(arguments), option=orjson.OPT_SORT_KEYS).decode()
+    except orjson.JSONDecodeError:
+        return arguments.strip()
+
+
+# --- results the model saw ---------------------------------------------------------
+
+
+def results_by_id(model_calls: Iterable[Span]) -> dict[str, Part]:
+    """First tool-result part per call id across these model calls' inputs."""
+    out: dict[str, Part] = {}
+    for call in model_calls:
+        for m in call.input_messages or ():
+            for p in m.parts:
+                if p.type is PartType.TOOL_RESULT and p.call_id:
+                    out.setdefault(p.call_id, p)
+    return out
+
+
+def attach_results(
+    requested: Sequence[Requested], steps: Sequence[Span], conversation_results: dict[str, Part]
+) -> None:
+    own = results_by_id(steps)
+    for r in requested:
+        if r.part.call_id:
+            r.seen = own.get(r.part.call_id) or conversation_results.get(r.part.call_id)
+    known = {r.part.call_id for r in requested if r.part.call_id}
+    for k in range(1, len(steps)):
+        loose = [p for p in _trailing_results(steps[k].input_messages) if p.call_id not in known]
+        waiting = [r for r in requested if r.step == k - 1 and r.seen is None]
+        for p in loose:
+            match = next((r for r in waiting if p.name and r.part.name == p.name), None)
+            match = match or next((r for r in waiting if not p.name), None)
+            if match is not None:
+                match.seen = p
+                waiting.remove(match)
+
+
+def _trailing_results(messages: Sequence[Message] | None) -> list[Part]:
+    if not messages:
+        return []
+    last_assistant = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    return [
+        p for m in messages[last_assistant + 1 :] for p in m.parts if p.type is PartType.TOOL_RESULT
+    ]
+
+
+# --- executions --------------------------------------------------------------------
+
+
+def link_executions(
+    turns: Sequence[list[Requested]], tools: Sequence[list[Span]]
+) -> list[list[Span]]:
+    """Set `execution` on requested calls; returns each turn's tool spans nobody claimed.
+
+    `tools[i]` are the tool spans assigned to turn `i` (same trace, or by time).
+    """
+    unclaimed = [list(ts) for ts in tools]
+    for i, spans in enumerate(tools):
+        for span in spans:
+            cid = execution_of(span).call_id
+            if not cid:
+                continue
+            candidates = [r for r in turns[i] if r.part.call_id == cid and r.execution is None]
+            if not candidates:
+                candidates = [
+                    r for t in turns for r in t if r.part.call_id == cid and r.execution is None
+                ]
+            if candidates:
+                candidates[0].execution = span
+                unclaimed[i].remove(span)
+    for i, requested in enumerate(turns):
+        _link_by_content(requested, unclaimed[i], with_arguments=True)
+        _link_by_content(requested, unclaimed[i], with_arguments=False)
+    return unclaimed
+
+
+def _link_by_content(
+    requested: list[Requested], spans: list[Span], *, with_arguments: bool
+) -> None:
+    for r in requested:
+        if r.execution is not None:
+            continue
+        for span in spans:
+            ex = execution_of(span)
+            if ex.name != r.part.name:
+                continue
+            if ex.call_id and r.part.call_id and ex.call_id != r.part.call_id:
+                continue
+            if with_arguments and canonical(ex.arguments) != canonical(r.part.arguments):
+                continue
+            if not with_arguments and ex.arguments is not None and r.part.arguments is not None:
+                continue
+            r.execution = span
+            spans.remove(span)
+            break
+
+
+# --- the Call records ----------------------------------------------------------------
+
+
+def build_calls(
+    requested: Sequence[Requested], unclaimed: Sequence[Span], steps: Sequence[Span]
+) -> list[tuple[int, int, Call]]:
+    """(step, order, Call) for requested calls and unclaimed executions."""
+    out: list[tuple[int, int, Call]] = []
+    for n, r in enumerate(requested):
+        out.append((r.step, n, _call(r.part, r.execution, r.seen, r.step)))
+    for n, span in enumerate(unclaimed):
+        step = max(
+            (i for i, s in enumerate(steps) if s.start_unix_nano <= span.start_unix_nano),
+            default=0,
+        )
+        out.append((step, len(requested) + n, _call(None, span, None, step)))
+    return sorted(out, key=lambda t: (t[0], t[1]))
+
+
+def _call(part: Part | None, span: Span | None, seen: Part | None, step: int) -> Call:
+    ex = execution_of(span) if span is not None else None
+    span_error = None
+    if span is not None and ex is not None:
+        span_error = ex.error or (span.error if span.status == "error" else None)
+    result = seen.text if seen is not None else (ex.result if ex is not None else None)
+    failed = (
+        span_error is not None
+        or (span is not None and span.status == "error")
+        or (seen is not None and seen.is_error)
+    )
+    error = span_error or (seen.text if seen is not None and seen.is_error else None)
+    if failed:
+        status = "error"
+    elif span is not None or seen is not None:
+        status = "ok"
+    else:
+        status = "no_result"
+    name = part.name if part is not None and part.name else (ex.name if ex else "")
+    return Call(
+        name=name,
+        call_id=(part.call_id if part is not None else None) or (ex.call_id if ex else None),
+        arguments=(part.arguments if part is not None else None) or (ex.arguments if ex else None),
+        result=result,
+        error=error,
+        status=status,
+        step=step,
+        started_at=utc(span.start_unix_nano) if span is not None else None,
+        duration_ms=(span.end_unix_nano - span.start_unix_nano) / 1e6 if span is not None else None,
+    )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def utc(unix_nano: int) -> datetime:
+    """Exact to the microsecond (a float of seconds is not)."""
+    return _EPOCH + timedelta(microseconds=unix_nano // 1000)

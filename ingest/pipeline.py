@@ -1,0 +1,412 @@
+"""The ingest stage: OTLP files in, `spans/` and `turns/` Parquet out (DESIGN §1).
+
+`ingest_paths` works through the input in groups of files (about `group_bytes` of file
+content each), so memory holds one group's records plus the stored spans of the traces
+that group touches, never the whole input. Per group:
+
+1. read every record (`otlp.read_file`); input errors are kept, reading goes on;
+2. dedup spans by (trace_id, span_id) and log records by content: identical records in
+   two files, or already in `spans/`, are one record (the stored copy wins; a differing
+   copy is reported);
+3. load the stored records of every trace the group touches, decode stored + new, and
+   widen to the stored traces of every conversation those spans name, so late spans and
+   later turns of a conversation rebuild the whole conversation;
+4. assemble turns (a pure function: the same spans give the same turns and turn ids),
+   store the new raw records, then the turns: each turn replaces its older row, and rows
+   of rebuilt traces that the rebuild no longer produced are removed (`TurnStore`).
+
+Every trace the input touches is rebuilt, even when all its spans were stored already:
+that is what lets a rerun after a crash (records stored, warehouse not loaded) finish the
+job. The warehouse load (`turnscore.warehouse.ingest_run`) compares rows and leaves
+unchanged turns alone. The caller holds the warehouse writer lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import orjson
+from turnscore.ingest.assemble import assemble_turns
+from turnscore.ingest.decode import decode_spans
+from turnscore.ingest.grouping import NormMessage, normalize
+from turnscore.ingest.model import Span, SpanKind
+from turnscore.ingest.otlp import iter_input_files, read_file
+from turnscore.ingest.records import InputError, RawLog, RawSpan
+from turnscore.ingest.store import (
+    RecordKey,
+    SpanLinks,
+    SpanStore,
+    TurnStore,
+    record_key,
+    remove_stale_temp_files,
+)
+
+__all__ = [
+    "DEFAULT_GROUP_BYTES",
+    "IngestBatch",
+    "IngestedFile",
+    "Progress",
+    "ProgressFn",
+    "SkippedFile",
+    "file_key",
+    "ingest_paths",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_GROUP_BYTES = 32 << 20
+"""File bytes read per group; decoded records take a few times this in memory."""
+MAX_LINK_ROUNDS = 64
+"""Bound on following conversation/history links through stored traces per group."""
+SpanKey = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    files_done: int
+    files_total: int
+    bytes_done: int
+    bytes_total: int
+    spans: int
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass(frozen=True, slots=True)
+class IngestedFile:
+    """A file read in this batch: an `ingested_files` row once the warehouse load commits."""
+
+    file_key: str
+    """sha256 of the file's bytes: the same content under another name is the same file."""
+    path: Path
+    bytes: int
+    spans: int
+    logs: int
+    errors: int
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    path: Path
+    file_key: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestBatch:
+    """What `ingest_paths` read and wrote."""
+
+    ingest_id: str
+    files: tuple[IngestedFile, ...]
+    skipped: tuple[SkippedFile, ...]
+    spans: int
+    """Spans read (a span in two files counts twice)."""
+    logs: int
+    new_spans: int
+    """Spans stored for the first time."""
+    new_logs: int
+    turn_files: tuple[Path, ...]
+    """This batch's `turns/` files: every turn of every rebuilt trace, one row each."""
+    turns: int
+    rebuilt_traces: frozenset[str]
+    """Traces rebuilt from all their spans: their turns not in `turn_files` are gone."""
+    removed_turn_ids: tuple[str, ...]
+    errors: tuple[InputError, ...]
+
+
+def file_key(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class _Input:
+    path: Path
+    key: str
+    size: int
+
+
+@dataclass(slots=True)
+class _Group:
+    """One group's fresh records, deduplicated, first copy kept."""
+
+    spans: dict[RecordKey, RawSpan] = field(default_factory=dict)
+    logs: dict[RecordKey, RawLog] = field(default_factory=dict)
+    sources: set[str] = field(default_factory=set)
+
+
+def ingest_paths(
+    paths: Sequence[Path],
+    out_dir: Path,
+    *,
+    known_file_keys: Collection[str] = frozenset(),
+    progress: ProgressFn | None = None,
+    ingest_id: str | None = None,
+    group_bytes: int = DEFAULT_GROUP_BYTES,
+    case_id_attribute: str | None = None,
+) -> IngestBatch:
+    """Ingest OTLP files and folders into `out_dir/spans` and `out_dir/turns`.
+
+    Files whose content key is in `known_file_keys`, or repeats an earlier file of this
+    batch, are skipped. Raises `FileNotFoundError` for a path that does not exist.
+    `case_id_attribute` names the span attribute holding the labelled-case key.
+    """
+    ingest_id = ingest_id or uuid.uuid4().hex
+    remove_stale_temp_files(out_dir)
+    spans_store = SpanStore(out_dir, ingest_id)
+    turn_store = TurnStore(out_dir, ingest_id)
+    inputs, skipped = _plan(paths, known_file_keys)
+    total = sum(i.size for i in inputs)
+    state = _Totals()
+    decode = _Decoder(case_id_attribute)
+    for group in _groups(inputs, group_bytes):
+        _ingest_group(
+            group, spans_store, turn_store, decode, ingest_id, state, progress, len(inputs), total
+        )
+    written = {p for p in state.turn_files if p.exists()}
+    return IngestBatch(
+        ingest_id=ingest_id,
+        files=tuple(state.files),
+        skipped=tuple(skipped),
+        spans=state.spans,
+        logs=state.logs,
+        new_spans=state.new_spans,
+        new_logs=state.new_logs,
+        turn_files=tuple(sorted(written)),
+        turns=state.turns,
+        rebuilt_traces=frozenset(state.rebuilt),
+        removed_turn_ids=tuple(sorted(state.removed - state.written_ids)),
+        errors=tuple(state.errors),
+    )
+
+
+@dataclass(slots=True)
+class _Totals:
+    files: list[IngestedFile] = field(default_factory=list)
+    spans: int = 0
+    logs: int = 0
+    new_spans: int = 0
+    new_logs: int = 0
+    turns: int = 0
+    bytes_done: int = 0
+    turn_files: set[Path] = field(default_factory=set)
+    rebuilt: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
+    written_ids: set[str] = field(default_factory=set)
+    errors: list[InputError] = field(default_factory=list)
+
+
+def _plan(paths: Sequence[Path], known: Collection[str]) -> tuple[list[_Input], list[SkippedFile]]:
+    inputs: list[_Input] = []
+    skipped: list[SkippedFile] = []
+    seen: dict[str, Path] = {}
+    for path in iter_input_files(paths):
+        key = file_key(path)
+        if key in known:
+            skipped.append(SkippedFile(path, key, "already ingested"))
+        elif key in seen:
+            skipped.append(SkippedFile(path, key, f"same content as {seen[key]}"))
+        else:
+            seen[key] = path
+            inputs.append(_Input(path, key, path.stat().st_size))
+    return inputs, skipped
+
+
+def _groups(inputs: Sequence[_Input], budget: int) -> Iterator[list[_Input]]:
+    group: list[_Input] = []
+    size = 0
+    for item in inputs:
+        if group and size + item.size > budget:
+            yield group
+            group, size = [], 0
+        group.append(item)
+        size += item.size
+    if group:
+        yield group
+
+
+def _ingest_group(
+    group: list[_Input],
+    spans_store: SpanStore,
+    turn_store: TurnStore,
+    decode: _Decoder,
+    ingest_id: str,
+    state: _Totals,
+    progress: ProgressFn | None,
+    files_total: int,
+    bytes_total: int,
+) -> None:
+    fresh = _Group()
+    for item in group:
+        _read_one(item, fresh, state)
+        state.bytes_done += item.size
+        if progress is not None:
+            progress(
+                Progress(len(state.files), files_total, state.bytes_done, bytes_total, state.spans)
+            )
+
+    touched = {k[1] for k in (*fresh.spans, *fresh.logs) if k[1] is not None}
+    stored = spans_store.read(touched)
+    stored_spans = {record_key(s): s for s in stored.spans}
+    stored_logs = stored.keys() - set(stored_spans)
+    new_spans = [s for k, s in fresh.spans.items() if k not in stored_spans]
+    new_logs = [lg for k, lg in fresh.logs.items() if k not in stored_logs]
+    state.errors.extend(_conflicts(fresh.spans, stored_spans))
+
+    decoded, errors = decode(_ordered([*stored.spans, *new_spans]), [*stored.logs, *new_logs])
+    rebuilt = set(touched)
+    frontier = decoded
+    # Late turns of a conversation stored earlier: follow conversation ids and, for traces
+    # without one, the message history they continue, until no new stored trace turns up.
+    for _ in range(MAX_LINK_ROUNDS):
+        convs, histories = _lookups(frontier)
+        found = spans_store.linked_traces(convs, histories) - rebuilt
+        if not found:
+            break
+        extra = spans_store.read(found)
+        frontier, more_errors = decode(_ordered(extra.spans), extra.logs)
+        decoded.extend(frontier)
+        errors.extend(more_errors)
+        rebuilt |= found
+    result = assemble_turns(decoded, ingest_id=ingest_id)
+    errors.extend(result.errors)
+    state.errors.extend(_own_errors(errors, fresh.sources))
+
+    spans_store.write([*new_spans, *new_logs], _links(decoded, result.trace_conversations))
+    write = turn_store.replace(result.turns, rebuilt)
+    state.turn_files.update(write.written)
+    state.rebuilt |= rebuilt
+    state.removed.update(write.removed_ids)
+    state.written_ids.update(t.turn_id for t in result.turns)
+    state.turns += len(result.turns)
+    state.new_spans += len(new_spans)
+    state.new_logs += len(new_logs)
+    logger.info(
+        "group of %d file(s): %d new span(s), %d trace(s) rebuilt, %d turn(s)",
+        len(group),
+        len(new_spans),
+        len(rebuilt),
+        len(result.turns),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Decoder:
+    case_id_attribute: str | None
+
+    def __call__(
+        self, spans: Sequence[RawSpan], logs: Sequence[RawLog]
+    ) -> tuple[list[Span], list[InputError]]:
+        return decode_spans(spans, logs, case_id_attribute=self.case_id_attribute)
+
+
+def _read_one(item: _Input, fresh: _Group, state: _Totals) -> None:
+    spans = logs = errors = 0
+    source = str(item.path)
+    fresh.sources.add(source)
+    for rec in read_file(item.path):
+        if isinstance(rec, RawSpan):
+            spans += 1
+            fresh.spans.setdefault(record_key(rec), rec)
+        elif isinstance(rec, RawLog):
+            logs += 1
+            fresh.logs.setdefault(record_key(rec), rec)
+        else:
+            errors += 1
+            state.errors.append(rec)
+    state.spans += spans
+    state.logs += logs
+    state.files.append(IngestedFile(item.key, item.path, item.size, spans, logs, errors))
+
+
+def _ordered(spans: Iterable[RawSpan]) -> list[RawSpan]:
+    return sorted(spans, key=lambda s: (s.trace_id, s.start_unix_nano, s.span_id))
+
+
+def _conflicts(
+    fresh: dict[RecordKey, RawSpan], stored: dict[RecordKey, RawSpan]
+) -> Iterator[InputError]:
+    for key, span in fresh.items():
+        old = stored.get(key)
+        if old is not None and _content(old) != _content(span):
+            yield InputError(
+                span.source,
+                span.position,
+                f"span {span.span_id} of trace {span.trace_id} was already stored with "
+                f"different content (from {old.source}); kept the stored copy",
+                span_id=span.span_id,
+                trace_id=span.trace_id,
+            )
+
+
+def _content(span: RawSpan) -> RawSpan:
+    return replace(span, source="", position="")
+
+
+def _own_errors(errors: Iterable[InputError], sources: set[str]) -> Iterator[InputError]:
+    """Errors about this group's files; stored spans' errors were reported when first read."""
+    for err in errors:
+        if not err.source or err.source in sources:
+            yield err
+
+
+def _links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
+    """Per span, the conversation and history keys that let later batches find its trace."""
+    with_conv = _traces_with_conversation(decoded)
+    out: dict[SpanKey, SpanLinks] = {}
+    for s in decoded:
+        conv = s.conversation_id or trace_conv.get(s.trace_id)
+        history = None
+        if (
+            s.trace_id not in with_conv
+            and s.kind is SpanKind.LLM
+            and s.input_messages is not None
+            and s.output_messages is not None
+        ):
+            history = _history_key(normalize(s.input_messages) + normalize(s.output_messages))
+        if (conv and conv != s.trace_id) or history:
+            out[(s.trace_id, s.span_id)] = SpanLinks(conv if conv != s.trace_id else None, history)
+    return out
+
+
+def _lookups(decoded: Sequence[Span]) -> tuple[set[str], set[str]]:
+    """Conversation ids named, and history prefixes of each conversation-less trace's first
+    model call (what `grouping.group_conversations` chains traces by).
+
+    Only the backward link (the stored trace this one continues) can be found by key: a
+    trace that arrives after the traces continuing it is not joined to them.
+    """
+    convs = {s.conversation_id for s in decoded if s.conversation_id}
+    # A conversation chained by history is named after its first trace (`_links` stores
+    # that name on the later traces), so a trace's id finds the traces that continue it.
+    convs |= {s.trace_id for s in decoded}
+    with_conv = _traces_with_conversation(decoded)
+    first: dict[str, Span] = {}
+    for s in decoded:
+        if s.trace_id in with_conv or s.kind is not SpanKind.LLM or s.input_messages is None:
+            continue
+        seen = first.get(s.trace_id)
+        if seen is None or s.start_unix_nano < seen.start_unix_nano:
+            first[s.trace_id] = s
+    histories: set[str] = set()
+    for call in first.values():
+        history = normalize(call.input_messages or ())
+        histories.update(_history_key(history[:n]) for n in range(1, len(history) + 1))
+    return convs, histories
+
+
+def _traces_with_conversation(decoded: Iterable[Span]) -> set[str]:
+    return {s.trace_id for s in decoded if s.conversation_id}
+
+
+def _history_key(history: tuple[NormMessage, ...]) -> str:
+    return hashlib.sha256(orjson.dumps(history)).hexdigest()[:32]

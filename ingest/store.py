@@ -1,0 +1,478 @@
+"""The Parquet stores under an ingest folder: raw records in `spans/`, turns in `turns/`.
+
+`spans/` keeps every OTLP span and log record exactly as read (`SPAN_FIELDS`), so a
+trace's turns can be rebuilt when late spans arrive, without the original files. Attribute
+values are stored as OTLP/JSON `AnyValue` text (int64 as a decimal string, bytes as
+base64, non-finite doubles as "NaN"/"Infinity"), which `turnscore.ingest.anyvalue` reads
+back: `str` vs `bytes` and `int` vs `float` survive, and so do nested lists and maps.
+
+`turns/` holds exactly one row per turn_id: writing a turn removes older rows with the
+same turn_id, and rows of rebuilt traces that the rebuild no longer produced.
+
+Both are partitioned by UTC date (`date=YYYY-MM-DD/part-<ingest_id>-<n>.parquet`) and
+written atomically: a hidden temporary file (`.tmp-...`, which dataset readers skip) is
+renamed over the final name. Temporary files left by a crashed run are removed by
+`remove_stale_temp_files`. Callers hold the warehouse writer lock; nothing here locks.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import math
+import os
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
+from turnscore.ingest.anyvalue import decode_json_any_value, decode_json_key_values
+from turnscore.ingest.records import Attributes, AttrValue, RawEvent, RawLog, RawSpan
+from turnscore.ingest.schema import SPAN_FIELDS, arrow_schema
+from turnscore.ingest.turn import Turn, turns_from_arrow, turns_to_arrow
+
+__all__ = [
+    "SpanLinks",
+    "SpanStore",
+    "StoredRecords",
+    "TurnStore",
+    "decode_attributes",
+    "encode_attributes",
+    "encode_value",
+    "record_key",
+    "remove_stale_temp_files",
+    "write_parquet_atomic",
+]
+
+logger = logging.getLogger(__name__)
+
+SPANS_DIR = "spans"
+TURNS_DIR = "turns"
+TEMP_PREFIX = ".tmp-"
+_SPAN_SCHEMA = arrow_schema(SPAN_FIELDS)
+_SPAN_COLUMNS = [f.name for f in SPAN_FIELDS]
+_NS_PER_DAY = 86_400 * 1_000_000_000
+
+RecordKey = tuple[str, str | None, str]
+"""(record_type, trace_id, record_id): identical records from two files share a key."""
+
+
+# --- type-preserving JSON ---------------------------------------------------------------
+
+
+def encode_value(value: AttrValue) -> dict[str, Any]:
+    """One value as an OTLP/JSON `AnyValue` object (the inverse of `decode_json_any_value`)."""
+    if value is None:
+        return {}
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return {"doubleValue": value}
+        return {
+            "doubleValue": "NaN"
+            if math.isnan(value)
+            else ("Infinity" if value > 0 else "-Infinity")
+        }
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, bytes):
+        return {"bytesValue": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [encode_value(v) for v in value]}}
+    if isinstance(value, dict):
+        return {"kvlistValue": {"values": _key_values(value)}}
+    raise TypeError(f"not an OTLP attribute value: {type(value).__name__}")
+
+
+def _key_values(attrs: Attributes) -> list[dict[str, Any]]:
+    return [{"key": k, "value": encode_value(v)} for k, v in attrs.items()]
+
+
+def encode_attributes(attrs: Attributes) -> str:
+    """Attributes as an OTLP/JSON KeyValue list, JSON text."""
+    return orjson.dumps(_key_values(attrs)).decode()
+
+
+def decode_attributes(text: str) -> dict[str, AttrValue]:
+    return decode_json_key_values(orjson.loads(text))
+
+
+def _encode_events(events: Sequence[RawEvent]) -> str:
+    return orjson.dumps(
+        [
+            {
+                "name": e.name,
+                "timeUnixNano": str(e.time_unix_nano),
+                "attributes": _key_values(e.attributes),
+            }
+            for e in events
+        ]
+    ).decode()
+
+
+def _decode_events(text: str | None) -> tuple[RawEvent, ...]:
+    if not text:
+        return ()
+    return tuple(
+        RawEvent(e["name"], int(e["timeUnixNano"]), decode_json_key_values(e["attributes"]))
+        for e in orjson.loads(text)
+    )
+
+
+def _log_record_id(log: RawLog, body: str, attributes: str, resource: str) -> str:
+    raw = orjson.dumps(
+        [log.trace_id, log.span_id, log.event_name, log.time_unix_nano, body, attributes, resource]
+    )
+    return hashlib.sha256(raw).hexdigest()[:32]
+
+
+def record_key(record: RawSpan | RawLog) -> RecordKey:
+    if isinstance(record, RawSpan):
+        return ("span", record.trace_id, record.span_id)
+    body = orjson.dumps(encode_value(record.body)).decode()
+    rid = _log_record_id(
+        record, body, encode_attributes(record.attributes), encode_attributes(record.resource)
+    )
+    return ("log", record.trace_id, rid)
+
+
+# --- atomic files ----------------------------------------------------------------------
+
+
+def write_parquet_atomic(table: pa.Table, path: Path) -> None:
+    """Write `table` to `path` so that readers see the whole file or nothing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{TEMP_PREFIX}{path.name}.{os.getpid()}")
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def remove_stale_temp_files(root: Path) -> int:
+    """Delete temporary files a crashed run left under `root/spans` and `root/turns`."""
+    removed = 0
+    for sub in (SPANS_DIR, TURNS_DIR):
+        for tmp in (root / sub).glob(f"*/{TEMP_PREFIX}*"):
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    if removed:
+        logger.info("removed %d temporary file(s) left by an interrupted run", removed)
+    return removed
+
+
+def _day(unix_nano: int) -> str:
+    return datetime.fromtimestamp(max(unix_nano, 0) // _NS_PER_DAY * 86_400, UTC).strftime(
+        "%Y-%m-%d"
+    )
+
+
+def _part_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.glob("date=*/part-*.parquet") if not p.name.startswith("."))
+
+
+@dataclass(slots=True)
+class _PartNamer:
+    ingest_id: str
+    counter: int = 0
+
+    def next(self, root: Path, day: str) -> Path:
+        self.counter += 1
+        return root / f"date={day}" / f"part-{self.ingest_id}-{self.counter:05d}.parquet"
+
+
+# --- spans/ ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SpanLinks:
+    """What lets a later batch find a stored span's trace (`SPAN_FIELDS` descriptions)."""
+
+    conversation_id: str | None = None
+    history_key: str | None = None
+
+
+_NO_LINKS = SpanLinks()
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRecords:
+    spans: list[RawSpan] = field(default_factory=list)
+    logs: list[RawLog] = field(default_factory=list)
+
+    def keys(self) -> set[RecordKey]:
+        return {record_key(r) for r in (*self.spans, *self.logs)}
+
+
+class SpanStore:
+    """The raw span/log store of one ingest folder."""
+
+    def __init__(self, root: Path, ingest_id: str) -> None:
+        self.root = root / SPANS_DIR
+        self._names = _PartNamer(ingest_id)
+        self.ingest_id = ingest_id
+
+    def write(
+        self,
+        records: Iterable[RawSpan | RawLog],
+        links: Mapping[tuple[str, str], SpanLinks] | None = None,
+    ) -> list[Path]:
+        """Store records (callers pass only ones not stored yet); one file per UTC day.
+
+        `links` gives, by (trace_id, span_id), the keys that find a span's trace later.
+        """
+        conv = links or {}
+        by_day: dict[str, list[dict[str, Any]]] = {}
+        for rec in records:
+            row = self._row(rec, conv)
+            by_day.setdefault(_day(row["start_unix_nano"]), []).append(row)
+        written = []
+        for day, rows in sorted(by_day.items()):
+            path = self._names.next(self.root, day)
+            write_parquet_atomic(pa.Table.from_pylist(rows, schema=_SPAN_SCHEMA), path)
+            written.append(path)
+        return written
+
+    def _row(
+        self, rec: RawSpan | RawLog, conv: Mapping[tuple[str, str], SpanLinks]
+    ) -> dict[str, Any]:
+        attributes = encode_attributes(rec.attributes)
+        resource = encode_attributes(rec.resource)
+        common = {
+            "trace_id": rec.trace_id,
+            "span_id": rec.span_id,
+            "attributes": attributes,
+            "resource": resource,
+            "source": rec.source,
+            "position": rec.position,
+            "ingest_id": self.ingest_id,
+        }
+        if isinstance(rec, RawSpan):
+            links = conv.get((rec.trace_id, rec.span_id), _NO_LINKS)
+            return common | {
+                "record_type": "span",
+                "record_id": rec.span_id,
+                "parent_span_id": rec.parent_span_id,
+                "name": rec.name,
+                "kind": rec.kind,
+                "start_unix_nano": rec.start_unix_nano,
+                "end_unix_nano": rec.end_unix_nano,
+                "status_code": rec.status_code,
+                "status_message": rec.status_message,
+                "events": _encode_events(rec.events),
+                "body": None,
+                "scope_name": rec.scope_name,
+                "scope_version": rec.scope_version,
+                "conversation_id": links.conversation_id,
+                "history_key": links.history_key,
+            }
+        body = orjson.dumps(encode_value(rec.body)).decode()
+        return common | {
+            "record_type": "log",
+            "record_id": _log_record_id(rec, body, attributes, resource),
+            "parent_span_id": None,
+            "name": rec.event_name,
+            "kind": None,
+            "start_unix_nano": rec.time_unix_nano,
+            "end_unix_nano": None,
+            "status_code": None,
+            "status_message": None,
+            "events": None,
+            "body": body,
+            "scope_name": "",
+            "scope_version": "",
+            "conversation_id": None,
+            "history_key": None,
+        }
+
+    def _dataset(self) -> ds.Dataset | None:
+        files = _part_files(self.root)
+        if not files:
+            return None
+        return ds.dataset([str(f) for f in files], schema=_SPAN_SCHEMA, format="parquet")
+
+    def read(self, trace_ids: Collection[str]) -> StoredRecords:
+        """Every stored span and log record of the given traces."""
+        dataset = self._dataset()
+        if dataset is None or not trace_ids:
+            return StoredRecords()
+        table = dataset.to_table(
+            columns=_SPAN_COLUMNS, filter=ds.field("trace_id").isin(_strings(trace_ids))
+        )
+        out = StoredRecords()
+        for row in table.to_pylist():
+            if row["record_type"] == "span":
+                out.spans.append(_span_from_row(row))
+            else:
+                out.logs.append(_log_from_row(row))
+        return out
+
+    def read_conversations(self, conversation_ids: Collection[str]) -> StoredRecords:
+        """Every stored record of every trace in which a span names one of the conversations."""
+        return self.read(self.linked_traces(conversation_ids))
+
+    def linked_traces(
+        self, conversation_ids: Collection[str], history_keys: Collection[str] = ()
+    ) -> set[str]:
+        """Stored traces with a span of one of the conversations or with one of the histories."""
+        dataset = self._dataset()
+        if dataset is None or not (conversation_ids or history_keys):
+            return set()
+        wanted = ds.field("conversation_id").isin(_strings(conversation_ids)) | ds.field(
+            "history_key"
+        ).isin(_strings(history_keys))
+        table = dataset.to_table(columns=["trace_id"], filter=wanted)
+        return {t for t in pc.unique(table["trace_id"]).to_pylist() if t is not None}
+
+
+def _strings(values: Collection[str]) -> pa.Array:
+    return pa.array(sorted(values), pa.string())
+
+
+def _span_from_row(row: Mapping[str, Any]) -> RawSpan:
+    return RawSpan(
+        trace_id=row["trace_id"],
+        span_id=row["span_id"],
+        parent_span_id=row["parent_span_id"],
+        name=row["name"],
+        kind=row["kind"],
+        start_unix_nano=row["start_unix_nano"],
+        end_unix_nano=row["end_unix_nano"],
+        status_code=row["status_code"],
+        status_message=row["status_message"] or "",
+        attributes=decode_attributes(row["attributes"]),
+        events=_decode_events(row["events"]),
+        resource=decode_attributes(row["resource"]),
+        scope_name=row["scope_name"],
+        scope_version=row["scope_version"],
+        source=row["source"],
+        position=row["position"],
+    )
+
+
+def _log_from_row(row: Mapping[str, Any]) -> RawLog:
+    return RawLog(
+        trace_id=row["trace_id"],
+        span_id=row["span_id"],
+        event_name=row["name"],
+        time_unix_nano=row["start_unix_nano"],
+        body=decode_json_any_value(orjson.loads(row["body"])),
+        attributes=decode_attributes(row["attributes"]),
+        resource=decode_attributes(row["resource"]),
+        source=row["source"],
+        position=row["position"],
+    )
+
+
+# --- turns/ ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TurnWrite:
+    """What one `TurnStore.replace` did."""
+
+    written: tuple[Path, ...]
+    removed_ids: tuple[str, ...]
+    """Turns of rebuilt traces that the rebuild no longer produced (now deleted)."""
+
+
+@dataclass(slots=True)
+class _FileIndex:
+    turn_ids: set[str]
+    trace_ids: set[str]
+
+
+class TurnStore:
+    """The `turns/` folder: one row per turn_id, the latest build of each turn."""
+
+    def __init__(self, root: Path, ingest_id: str) -> None:
+        self.root = root / TURNS_DIR
+        self._names = _PartNamer(ingest_id)
+        self._index: dict[Path, _FileIndex] | None = None
+
+    def _load_index(self) -> dict[Path, _FileIndex]:
+        if self._index is None:
+            self._index = {}
+            for path in _part_files(self.root):
+                t = pq.read_table(path, columns=["turn_id", "trace_id"])
+                self._index[path] = _FileIndex(
+                    set(t["turn_id"].to_pylist()), set(t["trace_id"].to_pylist())
+                )
+        return self._index
+
+    def replace(self, turns: Sequence[Turn], rebuilt_traces: Collection[str]) -> TurnWrite:
+        """Store `turns`, replacing older rows with the same turn_id and every other row
+        whose trace is in `rebuilt_traces` (the caller rebuilt those traces completely).
+
+        A turn identical to its stored row except for `ingest_id` keeps the stored
+        ingest_id, so re-ingesting the same spans leaves the rows as they were.
+        """
+        index = self._load_index()
+        new_ids = {t.turn_id for t in turns}
+        traces = set(rebuilt_traces)
+        affected = [p for p, ix in index.items() if ix.turn_ids & new_ids or ix.trace_ids & traces]
+        old_rows: dict[str, Turn] = {}
+        kept: dict[Path, pa.Table] = {}
+        for path in affected:
+            table = pq.read_table(path)
+            drop = pc.or_(
+                pc.is_in(table["turn_id"], pa.array(sorted(new_ids), pa.string())),
+                pc.is_in(table["trace_id"], pa.array(sorted(traces), pa.string())),
+            )
+            for old in turns_from_arrow(table.filter(drop)):
+                old_rows[old.turn_id] = old
+            kept[path] = table.filter(pc.invert(drop))
+        final = [_keep_lineage(t, old_rows.get(t.turn_id)) for t in turns]
+        written = self._write(final)
+        # New rows are in place before old ones go: a crash in between leaves a duplicate
+        # that the rerun (its input file not yet recorded) removes, never a lost turn.
+        for path, table in kept.items():
+            if table.num_rows:
+                write_parquet_atomic(table, path)
+                index[path] = _FileIndex(
+                    set(table["turn_id"].to_pylist()), set(table["trace_id"].to_pylist())
+                )
+            else:
+                path.unlink(missing_ok=True)
+                del index[path]
+        removed = sorted(set(old_rows) - new_ids)
+        return TurnWrite(tuple(written), tuple(removed))
+
+    def _write(self, turns: Sequence[Turn]) -> list[Path]:
+        by_day: dict[str, list[Turn]] = {}
+        for t in turns:
+            by_day.setdefault(t.started_at.astimezone(UTC).strftime("%Y-%m-%d"), []).append(t)
+        written = []
+        index = self._load_index()
+        for day, group in sorted(by_day.items()):
+            path = self._names.next(self.root, day)
+            write_parquet_atomic(turns_to_arrow(group), path)
+            index[path] = _FileIndex({t.turn_id for t in group}, {t.trace_id for t in group})
+            written.append(path)
+        return written
+
+    def files(self) -> list[Path]:
+        return _part_files(self.root)
+
+    def read_all(self) -> Iterator[Turn]:
+        for path in self.files():
+            yield from turns_from_arrow(pq.read_table(path))
+
+
+def _keep_lineage(turn: Turn, old: Turn | None) -> Turn:
+    if old is not None and replace(old, ingest_id=turn.ingest_id) == turn:
+        return old
+    return turn

@@ -1,0 +1,254 @@
+"""`groundedness` (code variant): is every specific in the answer traceable to a source?
+
+Sources are the request and every tool output (results and error messages). Specifics
+are extracted from the final answer, each span of text counted once, in this order:
+
+- URLs and e-mail addresses;
+- quoted values ("...", “...”, `...`), checked as a whole;
+- dates: ISO (`2024-03-05`) and written (`March 5, 2024`, `5 March`); a date matches a
+  source date in any of these forms, a date without a year matches on month and day;
+- times (`9:30` matches `09:30`) and identifiers mixing letters and digits (`ORD-1234`);
+- numbers: `1,000` equals `1000`, `18.0` equals `18`, and an answer that rounds a source
+  value (`18` or `18.3` for `18.34`) is supported; signs are ignored; list markers
+  (`1.` at a line start) and ordinals (`3rd`) are not specifics;
+- proper names: runs of capitalised words, minus leading common words ("The", "In",
+  weekdays, months...). A lone capitalised word that starts a sentence is not taken as a
+  name (it is just capitalised); a run of two or more is ("New York is..."). Labels
+  followed by a colon and markdown headings are skipped.
+
+Text specifics match case-insensitively in the collapsed or normalised source text.
+The value is 1.0 when every specific is supported (label `grounded`), else 0.0
+(`ungrounded`) with the unsupported ones listed; the hallucination rate is the share of
+scored turns at 0.0. No final answer is `not_run`. When unsupported specifics remain and
+some tool output was not captured, the turn is `inconclusive`: the missing output might
+hold them.
+
+Blind spot, by design: a claim with no specific token ("the flight is on time") cannot be
+checked here and passes; the judge variant checks entailment claim by claim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from turnscore.ingest.turn import Turn
+from turnscore.scorers.base import Case, Score, scorer
+from turnscore.scorers.text import normalize_text
+
+NAME = "groundedness"
+VERSION = "1"
+
+_MONTHS = {m: i + 1 for i, m in enumerate(
+    ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"))}
+_MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
+_MONTHS["sept"] = 9
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*"
+_ORD = r"(?:st|nd|rd|th)?"
+
+_URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_CODE = re.compile(r"\b(?=[A-Za-z][\w-]*\d)[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*\b")
+_QUOTED = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|`([^`\n]{1,80})`")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
+_MDY = re.compile(rf"\b({_MONTH}) (\d{{1,2}}){_ORD}\b(?:,? (\d{{4}})\b)?")
+_DMY = re.compile(rf"\b(\d{{1,2}}){_ORD} ({_MONTH})(?:,? (\d{{4}})\b)?")
+_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
+_LIST_MARKER = re.compile(r"(?m)^[ \t]*\d+[.)](?=\s)")
+_HEADING = re.compile(r"(?m)^[ \t]*#+ .*$")
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.,])\d+(?:\.\d+)?"
+                     r"(?![\d]|st\b|nd\b|rd\b|th\b)")
+_SOURCE_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?")
+_NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:[ \t]+(?:(?:of|de|la|van|von|der|da|di|du)[ \t]+)?"
+                       r"[A-Z][\w'’-]*)*")
+_OPENERS = " \t*_#>-\"“(["
+
+COMMON_WORDS = frozenset("""
+a an the this that these those it its i we you he she they my our your their his her me us
+in on at for from to with by of and but or if when while as so yes no not here there
+today tomorrow yesterday please note sure hello hi hey thanks thank unfortunately however
+also currently based according let what which who where how why is are was were will would
+can could should do does did all some any each every one two three first next then
+monday tuesday wednesday thursday friday saturday sunday
+january february march april may june july august september october november december
+ok okay celsius fahrenheit utc gmt am pm summary answer result results
+""".split())
+
+
+@dataclass(frozen=True, slots=True)
+class Specific:
+    kind: str
+    """'url', 'identifier', 'quoted', 'date', 'number' or 'name'."""
+    text: str
+    date: tuple[int | None, int, int] | None = None
+    """(year or None, month, day) for dates."""
+
+
+@scorer(
+    name=NAME,
+    version=VERSION,
+    kind="code",
+    reads=("final_answer", "calls", "request"),
+    description="1 when every specific in the answer (numbers, dates, names, quoted values, URLs) "
+                "appears in a tool result or the request, else 0.",
+)
+def groundedness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
+    return [_score(t) for t in turns]
+
+
+def _score(turn: Turn) -> Score:
+    if turn.final_answer is None:
+        return Score.not_run("the turn has no final answer")
+    outputs = [x for c in turn.calls for x in (c.result, c.error) if x]
+    uncaptured = sum(1 for c in turn.calls if c.result is None and c.error is None)
+    sources = _Sources("\n".join([turn.request, *outputs]))
+    specifics = list(dict.fromkeys(extract_specifics(turn.final_answer)))
+    unsupported = [s for s in specifics if not sources.supports(s)]
+    details: dict[str, object] = {
+        "specifics": len(specifics),
+        "unsupported": [{"kind": s.kind, "text": s.text} for s in unsupported],
+        "tool_outputs": len(outputs),
+    }
+    if not unsupported:
+        why = (f"all {len(specifics)} specifics traced to the request or tool output"
+               if specifics else "no checkable specifics in the answer")
+        return Score.scored(1.0, "grounded", why, details)
+    listed = ", ".join(f"{s.kind} {s.text!r}" for s in unsupported)
+    if uncaptured:
+        details["uncaptured_outputs"] = uncaptured
+        return Score.inconclusive(
+            f"{uncaptured} tool output(s) not captured; cannot trace: {listed}", details=details)
+    return Score.scored(0.0, "ungrounded", f"not in the request or any tool output: {listed}",
+                        details)
+
+
+def extract_specifics(answer: str) -> Iterator[Specific]:
+    """The specifics of `answer`, in extraction order (see the module docstring)."""
+    taken: list[tuple[int, int]] = []
+
+    def free(m: re.Match[str]) -> bool:
+        s, e = m.span()
+        if any(s < te and ts < e for ts, te in taken):
+            return False
+        taken.append((s, e))
+        return True
+
+    for m in _LIST_MARKER.finditer(answer):
+        free(m)
+    for m in _HEADING.finditer(answer):
+        free(m)
+    for m in _URL.finditer(answer):
+        if free(m):
+            yield Specific("url", m.group().rstrip(".,;:!?"))
+    for m in _EMAIL.finditer(answer):
+        if free(m):
+            yield Specific("identifier", m.group())
+    for m in _QUOTED.finditer(answer):
+        inner = next(g for g in m.groups() if g is not None).strip()
+        if free(m) and normalize_text(inner):
+            yield Specific("quoted", inner)
+    for pattern in (_ISO_DATE, _MDY, _DMY):
+        for m in pattern.finditer(answer):
+            parts = _date_parts(m)
+            if parts is not None and free(m):
+                yield Specific("date", m.group(), parts)
+    for m in _TIME.finditer(answer):
+        if free(m):
+            yield Specific("time", m.group())
+    for m in _CODE.finditer(answer):
+        if free(m):
+            yield Specific("identifier", m.group())
+    for m in _NUMBER.finditer(answer):
+        if free(m):
+            yield Specific("number", m.group())
+    for m in _NAME_RUN.finditer(answer):
+        name = _name(answer, m)
+        if name and free(m):
+            yield Specific("name", name)
+
+
+def _name(answer: str, m: re.Match[str]) -> str | None:
+    tokens = [re.sub(r"['’]s$", "", t) for t in m.group().split()]
+    dropped = 0
+    while tokens and tokens[0].lower() in COMMON_WORDS:
+        tokens.pop(0)
+        dropped += 1
+    while tokens and tokens[-1].lower() in COMMON_WORDS:
+        tokens.pop()
+    if not tokens or answer[m.end():m.end() + 1] == ":" or len(" ".join(tokens)) < 2:
+        return None
+    before = answer[:m.start()].rstrip(_OPENERS)
+    sentence_start = dropped == 0 and (not before or before[-1] in ".!?:;\n")
+    if sentence_start and len(tokens) == 1:
+        return None
+    return " ".join(tokens)
+
+
+class _Sources:
+    """The request and tool outputs, indexed for each kind of specific."""
+
+    def __init__(self, text: str) -> None:
+        self.lower = " ".join(text.lower().split())
+        self.norm = f" {normalize_text(text)} "
+        self.numbers = {_decimal(m.group()) for m in _SOURCE_NUMBER.finditer(text)}
+        self.times = {(int(m[1]), int(m[2])) for m in _TIME.finditer(text)}
+        self.dates: set[tuple[int | None, int, int]] = set()
+        for pattern in (_ISO_DATE, _MDY, _DMY):
+            for m in pattern.finditer(text):
+                parts = _date_parts(m)
+                if parts:
+                    self.dates.update({parts, (None, parts[1], parts[2])})
+
+    def supports(self, s: Specific) -> bool:
+        if s.kind == "number":
+            return self._number(s.text)
+        # Numbers are compared as values only: "18" must not match inside "180".
+        if " ".join(s.text.lower().split()) in self.lower:
+            return True
+        if s.kind == "date":
+            return s.date in self.dates
+        if s.kind == "time":
+            m = _TIME.fullmatch(s.text)
+            return m is not None and (int(m[1]), int(m[2])) in self.times
+        if s.kind in ("name", "quoted"):
+            norm = normalize_text(s.text)
+            return bool(norm) and f" {norm} " in self.norm
+        return False
+
+    def _number(self, text: str) -> bool:
+        value = _decimal(text)
+        exponent = value.as_tuple().exponent
+        places = Decimal(1).scaleb(exponent if isinstance(exponent, int) else 0)
+        return any(n == value or _rounds_to(n, places, value) for n in self.numbers)
+
+
+def _rounds_to(n: Decimal, places: Decimal, value: Decimal) -> bool:
+    try:
+        return n.quantize(places, ROUND_HALF_UP) == value
+    except InvalidOperation:  # too many digits for the context: not a rounding of `value`
+        return False
+
+
+def _decimal(text: str) -> Decimal:
+    try:
+        return Decimal(text.replace(",", ""))
+    except InvalidOperation:
+        return Decimal(-1)
+
+
+def _date_parts(m: re.Match[str]) -> tuple[int | None, int, int] | None:
+    """(year or None, month, day) of a date match, or None when it is not a real date."""
+    a, b, c = m.groups()
+    month: int | None
+    if m.re is _ISO_DATE:
+        year, month, day = int(a), int(b), int(c)
+    elif m.re is _MDY:
+        year, month, day = (int(c) if c else None), _MONTHS.get(a.lower().rstrip(".")), int(b)
+    else:
+        year, month, day = (int(c) if c else None), _MONTHS.get(b.lower().rstrip(".")), int(a)
+    if month is None or not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    return year, month, day

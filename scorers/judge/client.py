@@ -1,0 +1,225 @@
+"""OpenAI-compatible chat-completions client for judges, over httpx.
+
+Promises: 429, 5xx, timeouts and connection failures are retried `max_retries` times with
+exponential backoff and jitter, waiting what Retry-After says when the server says it (up to
+`retry_after_max_s`); other 4xx fail at once. Requests are spaced to stay under requests and
+tokens per minute (tokens estimated from the request size plus `max_tokens`), and at most
+`concurrency` are in flight. Failures raise `JudgeRequestError` carrying the attempts made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import httpx
+import orjson
+from turnscore.scorers.judge.config import JudgeConfig
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, object]
+"""A chat message: JSON by nature."""
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChatReply:
+    content: str | None
+    tool_calls: tuple[ToolCallRequest, ...]
+    message: Message
+    """The assistant message as returned, to send back in a tool loop."""
+    input_tokens: int | None
+    output_tokens: int | None
+    latency_ms: float
+    attempts: int
+    model: str | None = None
+
+
+class JudgeRequestError(Exception):
+    """The judge could not be reached or kept failing; the message says how."""
+
+    def __init__(self, message: str, *, attempts: int, latency_ms: float) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.latency_ms = latency_ms
+
+
+@dataclass(slots=True)
+class RateLimiter:
+    """Sliding one-minute window over requests and estimated tokens."""
+
+    requests_per_minute: int | None
+    tokens_per_minute: int | None
+    clock: Callable[[], float] = time.monotonic
+    sleep: Sleep = asyncio.sleep
+    _events: deque[tuple[float, int]] = field(default_factory=deque)
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def acquire(self, tokens: int) -> None:
+        async with self._lock:  # held while waiting: callers go in arrival order
+            while True:
+                now = self.clock()
+                while self._events and self._events[0][0] <= now - 60:
+                    self._events.popleft()
+                used = sum(t for _, t in self._events)
+                rpm_ok = (self.requests_per_minute is None
+                          or len(self._events) < self.requests_per_minute)
+                tpm_ok = (self.tokens_per_minute is None or not self._events
+                          or used + tokens <= self.tokens_per_minute)
+                if rpm_ok and tpm_ok:
+                    self._events.append((now, tokens))
+                    return
+                await self.sleep(max(self._events[0][0] + 60 - now, 0.01))
+
+
+class ChatClient:
+    """One judge endpoint. Use as `async with ChatClient(config) as client:`."""
+
+    def __init__(self, config: JudgeConfig, *, env: Mapping[str, str] | None = None,
+                 sleep: Sleep = asyncio.sleep, rng: Callable[[], float] = random.random) -> None:
+        if not config.is_llm:
+            raise ValueError("ChatClient needs a judge with base_url and model")
+        self.config = config
+        self._key = config.api_key(env)
+        self._sleep = sleep
+        self._rng = rng
+        self._limiter = RateLimiter(config.requests_per_minute, config.tokens_per_minute,
+                                    sleep=sleep)
+        self._slots = asyncio.Semaphore(config.concurrency)
+        self._http: httpx.AsyncClient | None = None
+
+    async def __aenter__(self) -> ChatClient:
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        self._http = httpx.AsyncClient(headers=headers, timeout=self.config.timeout_s,
+                                       trust_env=False)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+
+    def request_body(self, messages: Sequence[Message], *,
+                     response_format: Mapping[str, object] | None = None,
+                     tools: Sequence[Mapping[str, object]] | None = None) -> dict[str, object]:
+        body: dict[str, object] = {"model": self.config.model, "messages": list(messages),
+                                   "temperature": self.config.temperature,
+                                   "max_tokens": self.config.max_tokens}
+        if response_format is not None:
+            body["response_format"] = dict(response_format)
+        if tools:
+            body["tools"] = [dict(t) for t in tools]
+        return body
+
+    async def complete(self, messages: Sequence[Message], *,
+                       response_format: Mapping[str, object] | None = None,
+                       tools: Sequence[Mapping[str, object]] | None = None) -> ChatReply:
+        body = self.request_body(messages, response_format=response_format, tools=tools)
+        payload = orjson.dumps(body)
+        estimate = len(payload) // 4 + self.config.max_tokens
+        async with self._slots:
+            return await self._post_with_retries(payload, estimate)
+
+    async def _post_with_retries(self, payload: bytes, estimate: int) -> ChatReply:
+        assert self._http is not None, "use ChatClient as an async context manager"
+        cfg = self.config
+        url = f"{cfg.base_url}/chat/completions"
+        started = time.monotonic()
+        attempt = 0
+        problem = ""
+        while True:
+            attempt += 1
+            await self._limiter.acquire(estimate)
+            retry_after: float | None = None
+            try:
+                resp = await self._http.post(url, content=payload,
+                                             headers={"Content-Type": "application/json"})
+            except httpx.TimeoutException:
+                problem = f"timed out after {cfg.timeout_s:g} s"
+            except httpx.TransportError as exc:
+                problem = f"connection failed: {type(exc).__name__}: {exc}"
+            else:
+                if resp.status_code == 200:
+                    return self._reply(resp, attempt, started)
+                problem = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                if resp.status_code != 429 and resp.status_code < 500:
+                    raise JudgeRequestError(problem, attempts=attempt, latency_ms=_ms(started))
+                retry_after = parse_retry_after(resp.headers.get("retry-after"))
+            if attempt > cfg.max_retries:
+                break
+            if retry_after is not None and retry_after > cfg.retry_after_max_s:
+                problem += f" (Retry-After {retry_after:g} s is beyond retry_after_max_s)"
+                break
+            delay = retry_after if retry_after is not None else self._backoff(attempt)
+            log.info("judge %s: %s; retrying in %.2f s", cfg.model, problem, delay)
+            await self._sleep(delay)
+        raise JudgeRequestError(f"{problem} (gave up after {attempt} attempts)",
+                                attempts=attempt, latency_ms=_ms(started))
+
+    def _backoff(self, attempt: int) -> float:
+        base = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** (attempt - 1))
+        return base * (0.5 + self._rng() / 2)
+
+    def _reply(self, resp: httpx.Response, attempt: int, started: float) -> ChatReply:
+        try:
+            data = orjson.loads(resp.content)
+            message = data["choices"][0]["message"]
+            if not isinstance(message, dict):
+                raise TypeError("message is not an object")
+        except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+            raise JudgeRequestError(f"not a chat completion ({exc}): {resp.text[:200]}",
+                                    attempts=attempt, latency_ms=_ms(started)) from None
+        calls = []
+        for raw in message.get("tool_calls") or ():
+            fn = raw.get("function") or {}
+            calls.append(ToolCallRequest(str(raw.get("id", "")), str(fn.get("name", "")),
+                                         str(fn.get("arguments") or "{}")))
+        usage = data.get("usage") or {}
+        content = message.get("content")
+        return ChatReply(
+            content=content if isinstance(content, str) else None,
+            tool_calls=tuple(calls), message=message,
+            input_tokens=_int(usage.get("prompt_tokens")),
+            output_tokens=_int(usage.get("completion_tokens")),
+            latency_ms=_ms(started), attempts=attempt,
+            model=data.get("model") if isinstance(data.get("model"), str) else None)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _ms(started: float) -> float:
+    return (time.monotonic() - started) * 1000

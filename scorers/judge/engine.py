@@ -1,0 +1,319 @@
+"""Runs a judged scorer over a batch of turns, with either backend.
+
+Per turn: a pre-check (e.g. `not_run` without tools); the rules judge when the scorer has no
+LLM endpoint; otherwise render the prompt, look the reply up in the cache, call the judge
+(with its tool loop, bounded at `MAX_TOOL_ITERATIONS` model calls) and parse strictly.
+
+Stops are clean and run-wide: once the call or cost budget is spent, or
+`max_consecutive_failures` turns in a row got no verdict, turns not yet started are left
+pending (`None` in `BatchResult.scores`) and every later batch returns at once with the same
+`Stop`. Turns already in flight finish, so spend can pass `max_cost_usd` by at most
+`concurrency - 1` turns. Failed turns become `error` scores and are not cached, so the next
+run retries them; verdicts are cached, so an unchanged turn is never sent twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+import orjson
+from turnscore.ingest.turn import Turn
+from turnscore.scorers.base import Case, Score, Usage
+from turnscore.scorers.judge.client import ChatClient, JudgeRequestError, Message
+from turnscore.scorers.judge.config import RULES_JUDGE, Budget, JudgeConfig, JudgeSettings
+from turnscore.scorers.judge.parse import Verdict, VerdictError, excerpt, parse_verdict
+from turnscore.scorers.judge.render import Prompt, Rendered, render
+from turnscore.scorers.judge.tools import TOOLS, JudgeTool
+
+log = logging.getLogger(__name__)
+
+MAX_TOOL_ITERATIONS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class CachedReply:
+    """One row of `judge_cache` (the key is passed beside it)."""
+
+    scorer: str
+    model: str
+    prompt_version: str
+    reply: str
+    """The verdict object as JSON text."""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class JudgeCache(Protocol):
+    def get(self, key: str) -> CachedReply | None: ...
+
+    def put(self, key: str, entry: CachedReply) -> None: ...
+
+
+@dataclass(slots=True)
+class MemoryCache:
+    """A `JudgeCache` in a dict, for tests and one-off runs."""
+
+    entries: dict[str, CachedReply] = field(default_factory=dict)
+
+    def get(self, key: str) -> CachedReply | None:
+        return self.entries.get(key)
+
+    def put(self, key: str, entry: CachedReply) -> None:
+        self.entries[key] = entry
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeSpec:
+    """What makes a judged scorer: its prompt, reply shape, data shown and rules."""
+
+    name: str
+    prompt: Prompt
+    required: tuple[str, ...]
+    """Verdict fields required besides assessment and score."""
+    schema: Mapping[str, object]
+    """JSON Schema of the verdict, for `response_format` when structured output is on."""
+    sections: Callable[[Turn], list[tuple[str, str]]]
+    """The named data blocks the judge sees; nothing else of the turn reaches it."""
+    rules: Callable[[Turn], Verdict | None]
+    """The rules judge; None means inconclusive (nothing it can check)."""
+    precheck: Callable[[Turn], Score | None] = lambda turn: None
+    """A score decided without any judge (e.g. `not_run`), or None to judge."""
+
+
+class StopReason(StrEnum):
+    MAX_CALLS = "max_calls"
+    MAX_COST = "max_cost"
+    FAILURES = "consecutive_failures"
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    reason: StopReason
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    scores: tuple[Score | None, ...]
+    """One per turn, in order; None = left pending because the run stopped."""
+    stop: Stop | None = None
+
+
+def band(value: float) -> str:
+    """The rubric band a 0-10 value falls in, used as the score's label."""
+    for floor, name in ((9, "9-10"), (7, "7-8"), (5, "5-6"), (3, "3-4")):
+        if value >= floor:
+            return name
+    return "0-2"
+
+
+def verdict_score(verdict: Verdict, *, judge: str, prompt_sha: str | None, usage: Usage
+                  ) -> Score:
+    return Score.scored(verdict.score, band(verdict.score), verdict.assessment,
+                        dict(verdict.details), judge=judge, prompt_sha=prompt_sha, usage=usage)
+
+
+def rules_score(spec: JudgeSpec, turn: Turn) -> Score:
+    verdict = spec.rules(turn)
+    if verdict is None:
+        return Score.inconclusive(f"{RULES_JUDGE} found nothing it can check; an LLM judge can",
+                                  judge=RULES_JUDGE)
+    return verdict_score(verdict, judge=RULES_JUDGE, prompt_sha=None, usage=Usage())
+
+
+def cache_key(config: JudgeConfig, spec: JudgeSpec, rendered: Rendered) -> str:
+    params = {"model": config.model, "temperature": config.temperature,
+              "max_tokens": config.max_tokens, "structured_output": config.structured_output,
+              "tools": list(config.tools), "scorer": spec.name,
+              "prompt_version": spec.prompt.version, "prompt_sha": spec.prompt.sha}
+    raw = orjson.dumps(params, option=orjson.OPT_SORT_KEYS) + b"\n" + rendered.stable_text.encode()
+    return hashlib.sha256(raw).hexdigest()
+
+
+def response_format(spec: JudgeSpec) -> dict[str, object]:
+    return {"type": "json_schema", "json_schema": {"name": f"{spec.name}_verdict",
+                                                   "schema": dict(spec.schema), "strict": True}}
+
+
+class _ToolLoopExceeded(Exception):
+    pass
+
+
+class JudgeEngine:
+    """Scores batches for the score runner; keeps budgets, stops and clients across batches."""
+
+    def __init__(self, specs: Mapping[str, JudgeSpec], settings: JudgeSettings,
+                 budget: Budget | None = None, cache: JudgeCache | None = None, *,
+                 tools: Mapping[str, JudgeTool] = TOOLS, env: Mapping[str, str] | None = None
+                 ) -> None:
+        self.specs = specs
+        self.settings = settings
+        self.budget = budget or Budget()
+        self.cache = cache
+        self.tools = tools
+        self.env = env
+        self.calls = 0
+        self.cost_usd = 0.0
+        self.stop: Stop | None = None
+        self._failures = 0
+        self._loop = asyncio.new_event_loop()
+        self._clients: dict[str, ChatClient] = {}
+        self._slots: dict[str, asyncio.Semaphore] = {}
+
+    def judge_for(self, scorer: str) -> str:
+        return self.settings.for_scorer(scorer).judge_id
+
+    def run(self, scorer: str, turns: Sequence[Turn], cases: Sequence[Case | None] = ()
+            ) -> BatchResult:
+        """Score `turns` with `scorer`; `cases` are accepted for the common signature."""
+        spec = self.specs[scorer]
+        config = self.settings.for_scorer(scorer)
+        if not config.is_llm:
+            return BatchResult(tuple(self._rules_one(spec, t) for t in turns))
+        scores = self._loop.run_until_complete(self._run_llm(spec, config, turns))
+        return BatchResult(tuple(scores), self.stop)
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            self._loop.run_until_complete(client.__aexit__(None, None, None))
+        self._clients.clear()
+        self._loop.close()
+
+    def __enter__(self) -> JudgeEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @staticmethod
+    def _rules_one(spec: JudgeSpec, turn: Turn) -> Score:
+        try:
+            return spec.precheck(turn) or rules_score(spec, turn)
+        except Exception as exc:  # one bad turn is one error row
+            log.exception("rules judge failed on turn %s", turn.turn_id)
+            return Score.failed(f"{type(exc).__name__}: {exc}", judge=RULES_JUDGE)
+
+    async def _run_llm(self, spec: JudgeSpec, config: JudgeConfig, turns: Sequence[Turn]
+                       ) -> list[Score | None]:
+        if spec.name not in self._clients:
+            self._clients[spec.name] = await ChatClient(config, env=self.env).__aenter__()
+            self._slots[spec.name] = asyncio.Semaphore(config.concurrency)
+        client, slots = self._clients[spec.name], self._slots[spec.name]
+        return list(await asyncio.gather(*(self._one(spec, config, client, slots, t)
+                                           for t in turns)))
+
+    async def _one(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
+                   slots: asyncio.Semaphore, turn: Turn) -> Score | None:
+        pre = spec.precheck(turn)
+        if pre is not None:
+            return pre
+        judge, sha = config.judge_id, spec.prompt.sha
+        rendered = render(spec.prompt, spec.sections(turn))
+        key = cache_key(config, spec, rendered)
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None:
+            try:
+                verdict = parse_verdict(hit.reply, spec.required)
+                usage = Usage(hit.input_tokens, hit.output_tokens, 0.0, 0.0, 0)
+                return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage)
+            except VerdictError:
+                log.warning("unusable cache entry %s; asking the judge again", key)
+        async with slots:
+            if not self._may_start():
+                return None
+            self.calls += 1
+            try:
+                text, usage = await self._converse(spec, config, client, rendered)
+            except (JudgeRequestError, _ToolLoopExceeded) as exc:
+                attempts = getattr(exc, "attempts", 0)
+                latency = getattr(exc, "latency_ms", None)
+                self._failed(config)
+                return Score.failed(str(exc), judge=judge, prompt_sha=sha,
+                                    usage=Usage(attempts=attempts, latency_ms=latency))
+            self.cost_usd += usage.cost_usd or 0.0
+            try:
+                verdict = parse_verdict(text, spec.required, data=rendered.data)
+            except VerdictError as exc:
+                self._failed(config)
+                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage)
+            self._failures = 0
+            if self.cache is not None:
+                reply = orjson.dumps({"assessment": verdict.assessment, "score": verdict.score,
+                                      **verdict.details}).decode()
+                self.cache.put(key, CachedReply(spec.name, judge, spec.prompt.version, reply,
+                                                usage.input_tokens, usage.output_tokens))
+            return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage)
+
+    def _may_start(self) -> bool:
+        if self.stop is None:
+            b = self.budget
+            if b.max_calls is not None and self.calls >= b.max_calls:
+                self.stop = Stop(StopReason.MAX_CALLS,
+                                 f"call budget reached ({self.calls} of --max-calls {b.max_calls})")
+            elif b.max_cost_usd is not None and self.cost_usd >= b.max_cost_usd:
+                self.stop = Stop(StopReason.MAX_COST, f"cost budget reached (${self.cost_usd:.4f} "
+                                 f"of --max-cost ${b.max_cost_usd:g})")
+            if self.stop is not None:
+                log.warning("judging stopped: %s; the rest stays pending", self.stop.message)
+        return self.stop is None
+
+    def _failed(self, config: JudgeConfig) -> None:
+        self._failures += 1
+        if self._failures >= config.max_consecutive_failures and self.stop is None:
+            self.stop = Stop(StopReason.FAILURES,
+                             f"{self._failures} turns in a row got no verdict from "
+                             f"{config.model}; the rest stays pending")
+            log.warning("judging stopped: %s", self.stop.message)
+
+    async def _converse(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
+                        rendered: Rendered) -> tuple[str | None, Usage]:
+        messages: list[Message] = list(rendered.messages)
+        specs = [self.tools[name].spec() for name in config.tools]
+        fmt = response_format(spec) if config.structured_output else None
+        tokens_in: int | None = None
+        tokens_out: int | None = None
+        latency, attempts = 0.0, 0
+        for iteration in range(1, MAX_TOOL_ITERATIONS + 1):
+            reply = await client.complete(messages, response_format=fmt, tools=specs or None)
+            latency += reply.latency_ms
+            attempts += reply.attempts
+            if reply.input_tokens is not None:
+                tokens_in = (tokens_in or 0) + reply.input_tokens
+            if reply.output_tokens is not None:
+                tokens_out = (tokens_out or 0) + reply.output_tokens
+            if not reply.tool_calls:
+                usage = Usage(tokens_in, tokens_out, config.cost(tokens_in, tokens_out),
+                              latency, attempts)
+                return reply.content, usage
+            if iteration == MAX_TOOL_ITERATIONS:
+                break
+            messages.append(reply.message)
+            for call in reply.tool_calls:
+                result = await asyncio.to_thread(self._run_tool, config.tools, call.name,
+                                                 call.arguments)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+        self.cost_usd += config.cost(tokens_in, tokens_out) or 0.0
+        exc = _ToolLoopExceeded(f"the judge still called tools after {MAX_TOOL_ITERATIONS} "
+                                f"iterations (bound reached); last reply: {excerpt(reply.content)}")
+        exc.attempts, exc.latency_ms = attempts, latency  # type: ignore[attr-defined]
+        raise exc
+
+    def _run_tool(self, allowed: tuple[str, ...], name: str, arguments: str) -> str:
+        tool = self.tools.get(name) if name in allowed else None
+        if tool is None:
+            return f"Error: unknown tool {name!r}; available: {', '.join(allowed)}"
+        try:
+            args = orjson.loads(arguments or "{}")
+            if not isinstance(args, dict):
+                return "Error: arguments must be a JSON object"
+            return tool.run(args)
+        except orjson.JSONDecodeError:
+            return f"Error: arguments are not valid JSON: {excerpt(arguments, 100)}"
+        except Exception as exc:  # a failing tool is text for the judge, never a failed turn
+            return f"Error: {type(exc).__name__}: {exc}"

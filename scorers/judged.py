@@ -1,0 +1,145 @@
+"""The judged scorers: `tool_usage`, `tractability` and `groundedness_judge` (DESIGN §5).
+
+Registered with kind 'judge'. Called through the registry (`REGISTRY[name].score(...)`) they
+use the offline rules judge `rules-v1`; the score runner gets the LLM backend, where one is
+configured, from `make_judge_runner`, which falls back to the rules judge per scorer.
+What each judge sees is exactly the blocks its `sections` function renders: Tool Usage never
+sees tool results or the final answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import orjson
+from turnscore.ingest.turn import Turn
+from turnscore.scorers.base import Case, Score, ScoreFn, scorer
+from turnscore.scorers.judge import rules
+from turnscore.scorers.judge.config import Budget, JudgeSettings, load_judge_settings
+from turnscore.scorers.judge.engine import JudgeCache, JudgeEngine, JudgeSpec
+from turnscore.scorers.judge.render import load_prompt
+from turnscore.scorers.judge.tools import TOOLS, JudgeTool
+
+
+def _json(value: object) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+
+
+def _maybe_json(text: str | None) -> object:
+    if text is None:
+        return None
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def _tools_block(turn: Turn) -> str:
+    if not turn.tools:
+        return "(no tools)"
+    return _json([{"name": t.name, "description": t.description,
+                   "parameters": _maybe_json(t.parameters)} for t in turn.tools])
+
+
+def _tool_usage_sections(turn: Turn) -> list[tuple[str, str]]:
+    calls = [{"call_id": c.call_id, "tool": c.name, "arguments": _maybe_json(c.arguments),
+              "step": c.step} for c in turn.calls]
+    return [("request", turn.request), ("tools", _tools_block(turn)),
+            ("calls", _json(calls) if calls else "(no calls)")]
+
+
+def _tractability_sections(turn: Turn) -> list[tuple[str, str]]:
+    return [("request", turn.request), ("tools", _tools_block(turn)),
+            ("final_answer", turn.final_answer or "(no final answer)")]
+
+
+def _groundedness_sections(turn: Turn) -> list[tuple[str, str]]:
+    results = [{"call_id": c.call_id, "tool": c.name, "arguments": _maybe_json(c.arguments),
+                "result": c.result, "error": c.error} for c in turn.calls]
+    return [("request", turn.request),
+            ("tool_results", _json(results) if results else "(no tool calls)"),
+            ("final_answer", turn.final_answer or "")]
+
+
+def _needs_tools(turn: Turn) -> Score | None:
+    if not turn.tools and not turn.calls:
+        return Score.not_run("the agent had no tools")
+    return None
+
+
+def _needs_answer(turn: Turn) -> Score | None:
+    if not (turn.final_answer or "").strip():
+        return Score.not_run("no final answer to check")
+    return None
+
+
+_NULL_STR = {"type": ["string", "null"]}
+_CALL = {"type": "object", "additionalProperties": False,
+         "required": ["call_id", "tool", "choice_ok", "arguments_ok", "problem"],
+         "properties": {"call_id": _NULL_STR, "tool": {"type": "string"},
+                        "choice_ok": {"type": "boolean"}, "arguments_ok": {"type": "boolean"},
+                        "problem": _NULL_STR}}
+_CLAIM = {"type": "object", "additionalProperties": False,
+          "required": ["claim", "supported", "source"],
+          "properties": {"claim": {"type": "string"}, "supported": {"type": "boolean"},
+                         "source": _NULL_STR}}
+
+
+def _schema(**props: object) -> dict[str, object]:
+    # assessment first: the judge writes its reasoning before the score
+    properties = {"assessment": {"type": "string"}, **props, "score": {"type": "number"}}
+    return {"type": "object", "additionalProperties": False, "required": list(properties),
+            "properties": properties}
+
+
+SPECS: Mapping[str, JudgeSpec] = {s.name: s for s in (
+    JudgeSpec("tool_usage", load_prompt("tool_usage.md"), ("calls",),
+              _schema(calls={"type": "array", "items": _CALL},
+                      call_needed={"type": ["boolean", "null"]}),
+              _tool_usage_sections, rules.tool_usage, _needs_tools),
+    JudgeSpec("tractability", load_prompt("tractability.md"), ("request_kind",),
+              _schema(request_kind={"type": "string"}, missing_capability=_NULL_STR,
+                      strain_signs={"type": "array", "items": {"type": "string"}}),
+              _tractability_sections, rules.tractability),
+    JudgeSpec("groundedness_judge", load_prompt("groundedness.md"), ("claims",),
+              _schema(claims={"type": "array", "items": _CLAIM}),
+              _groundedness_sections, rules.groundedness, _needs_answer),
+)}
+
+_ABOUT = {
+    "tool_usage": (("request", "tools", "calls"),
+                   "Did the agent make good use of its tools? Sees the request, the tools and "
+                   "every call with its arguments; never results or the answer. 0-10."),
+    "tractability": (("request", "tools", "final_answer"),
+                     "Was the task a good fit for what the agent can do reliably with its "
+                     "tools? Names the missing capability. 0-10."),
+    "groundedness_judge": (("request", "calls", "final_answer"),
+                           "Is each claim of the answer supported by the tool results or the "
+                           "request? Claim by claim. 0-10."),
+}
+
+
+def _rules_fn(spec: JudgeSpec) -> ScoreFn:
+    def score(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
+        return [JudgeEngine._rules_one(spec, t) for t in turns]
+    return score
+
+
+for _name, _spec in SPECS.items():
+    _reads, _description = _ABOUT[_name]
+    scorer(name=_name, version=f"1/{_spec.prompt.version}", kind="judge", reads=_reads,
+           description=_description)(_rules_fn(_spec))
+
+
+def make_judge_runner(config: JudgeSettings | Mapping[str, object] | None, budget: Budget,
+                      cache: JudgeCache | None = None, *, env: Mapping[str, str] | None = None,
+                      tools: Mapping[str, JudgeTool] = TOOLS) -> JudgeEngine:
+    """A runner for kind 'judge' scorers: `runner.run(scorer, turns, cases) -> BatchResult`.
+
+    `config` is a `JudgeSettings` or the raw `[judge]` table (validated here, so a bad key or
+    tool name fails before any turn is judged). Close the runner (or use it as a context
+    manager) when the run ends.
+    """
+    settings = (config if isinstance(config, JudgeSettings)
+                else load_judge_settings(config, env, known_scorers=tuple(SPECS)))
+    return JudgeEngine(SPECS, settings, budget, cache, tools=tools, env=env)

@@ -1,0 +1,147 @@
+"""`turnscore query` and `turnscore views` through typer's CliRunner on a real warehouse."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pyarrow.parquet as pq
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from tests.warehouse.turn_factory import load_turns, make_turn
+from turnscore.cli.query import query_cli
+from turnscore.cli.views import views_cli
+from turnscore.scorers.base import Score
+from turnscore.warehouse.db import DB_FILE, open_warehouse, quote_ident
+from turnscore.warehouse.publish import publish
+from turnscore.warehouse.scores import ScoreRow, write_scores
+
+app = typer.Typer()
+app.command("query")(query_cli)
+app.command("views")(views_cli)
+runner = CliRunner()
+
+HOSTILE_VIEW = 'x"; DROP TABLE scores; --'
+
+
+@pytest.fixture
+def wh(tmp_path: Path) -> Path:
+    con = open_warehouse(tmp_path)
+    load_turns(con, [make_turn(i, final_answer=f'answer "{i}", with, commas') for i in range(3)])
+    write_scores(con, [ScoreRow(f"turn-{i:05d}", "s", "1", "h", Score.scored(
+        float(i), details={"why": [i]})) for i in range(3)], "r1")
+    con.execute(f"CREATE VIEW {quote_ident(HOSTILE_VIEW)} AS SELECT 'still data' AS v")
+    con.close()
+    return tmp_path
+
+
+def _query(wh: Path, *args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["query", *args, "--warehouse", str(wh)])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _scores_intact(wh: Path) -> bool:
+    con = open_warehouse(wh)
+    try:
+        return con.execute("SELECT count(*) FROM scores").fetchall() == [(3,)]
+    finally:
+        con.close()
+
+
+def test_json_is_one_array_of_objects(wh: Path) -> None:
+    code, out, _ = _query(wh, "SELECT turn_id, tools, started_at, final_answer FROM turns "
+                              "ORDER BY turn_id", "--format", "json")
+    assert code == 0
+    rows = orjson.loads(out)
+    assert isinstance(rows, list) and len(rows) == 3
+    assert rows[0]["turn_id"] == "turn-00000"
+    assert rows[0]["tools"][0]["name"] == "get_weather"
+    assert rows[0]["started_at"].startswith("2026-01-30T02:00:00")
+    assert rows[2]["final_answer"] == 'answer "2", with, commas'
+
+
+def test_jsonl_csv_and_table(wh: Path) -> None:
+    code, out, _ = _query(wh, "scores", "--format", "jsonl")
+    assert code == 0
+    lines = [orjson.loads(line) for line in out.splitlines()]
+    assert sorted(r["value"] for r in lines) == [0.0, 1.0, 2.0]
+    code, out, _ = _query(wh, "SELECT turn_id, final_answer, tools FROM turns ORDER BY 1",
+                          "--format", "csv")
+    import csv
+    rows = list(csv.reader(out.splitlines()))
+    assert rows[0] == ["turn_id", "final_answer", "tools"]
+    assert rows[1][1] == 'answer "0", with, commas'
+    assert orjson.loads(rows[1][2])[0]["name"] == "get_weather"
+    code, out, _ = _query(wh, "SELECT count(*) AS n FROM scores")
+    assert code == 0 and "n" in out and "3" in out
+
+
+def test_parquet_needs_out_and_writes_it(wh: Path, tmp_path: Path) -> None:
+    code, _, err = _query(wh, "scores", "--format", "parquet")
+    assert code == 2 and "--out" in err
+    out = tmp_path / "s.parquet"
+    code, _, _ = _query(wh, "scores", "--format", "parquet", "--out", str(out))
+    assert code == 0 and pq.read_table(out).num_rows == 3
+
+
+def test_a_hostile_view_name_and_file_name_stay_data(wh: Path, tmp_path: Path) -> None:
+    out = tmp_path / "o'; DROP TABLE turns; --.json"
+    code, _, _ = _query(wh, HOSTILE_VIEW, "--format", "json", "--out", str(out))
+    assert code == 0
+    assert orjson.loads(out.read_bytes()) == [{"v": "still data"}]
+    assert _scores_intact(wh)
+
+
+@pytest.mark.parametrize("sql", [
+    "DELETE FROM scores", "DROP TABLE scores", "SELECT 1; DELETE FROM scores",
+    "COPY scores TO 'leak.csv'", "ATTACH 'other.duckdb'", "INSTALL httpfs",
+    "CREATE TABLE t AS SELECT 1",
+])
+def test_anything_but_one_query_is_rejected(wh: Path, sql: str) -> None:
+    code, out, err = _query(wh, sql)
+    assert code == 2 and out == ""
+    assert "read-only" in err or "one statement" in err
+    assert _scores_intact(wh)
+    assert not (Path.cwd() / "leak.csv").exists()
+
+
+def test_not_sql_and_not_a_view(wh: Path) -> None:
+    code, _, err = _query(wh, "no_such_view")
+    assert code == 2 and "not a view name and not valid SQL" in err
+
+
+def test_missing_warehouse(tmp_path: Path) -> None:
+    code, _, err = _query(tmp_path / "nothing", "scores")
+    assert code == 1 and "no warehouse" in err
+
+
+def test_while_a_writer_holds_the_warehouse_the_snapshot_is_read(wh: Path) -> None:
+    publish(wh)
+    hold = ("import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); "
+            "c.execute('DELETE FROM scores'); print('open', flush=True); time.sleep(10)")
+    proc = subprocess.Popen([sys.executable, "-c", hold, str(wh / DB_FILE)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "open"
+        code, out, err = _query(wh, "SELECT count(*) AS n FROM scores", "--format", "json")
+        assert code == 0 and orjson.loads(out) == [{"n": 3}]
+        assert "snapshot" in err
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_views_lists_name_grain_and_columns() -> None:
+    result = runner.invoke(app, ["views", "--json"])
+    assert result.exit_code == 0
+    views = orjson.loads(result.stdout)
+    by_name = {v["name"]: v for v in views}
+    assert "turn_scores" in by_name
+    assert all(v["grain"] and v["columns"] for v in views)
+    assert by_name["turn_scores"]["columns"][0]["name"] == "turn_id"
+    table = runner.invoke(app, ["views"])
+    assert table.exit_code == 0 and "turn_scores" in table.stdout

@@ -1,0 +1,76 @@
+"""`turnscore score` through typer's CliRunner on a real warehouse."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, registered
+from turnscore.cli.score import score_cli
+from turnscore.warehouse.db import open_warehouse, writer_lock
+
+app = typer.Typer()
+app.command("score")(score_cli)
+app.command("noop")(lambda: None)  # two commands, so "score" stays a subcommand
+runner = CliRunner()
+
+
+@pytest.fixture
+def wh(tmp_path: Path) -> Path:
+    con = open_warehouse(tmp_path)
+    load_turns(con, [make_turn(i) for i in range(5)])
+    con.close()
+    return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def length() -> Iterator[str]:
+    with registered("t_length", answer_length) as name:
+        yield name
+
+
+def _score(wh: Path, *args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["score", "--scorer", "t_length", "--warehouse", str(wh), *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_summary_then_nothing_to_do(wh: Path) -> None:
+    code, out, _ = _score(wh, "--json")
+    assert code == 0
+    report = orjson.loads(out)
+    assert report["outcome"] == "ok" and report["written"] == 5
+    assert report["scorers"][0] == {"scorer": "t_length", "version": "1", "pending_before": 5,
+                                    "scored": 5, "inconclusive": 0, "not_run": 0, "error": 0}
+    code, out, _ = _score(wh)
+    assert code == 0 and "nothing to score" in out
+
+
+def test_errored_scores_exit_partial_and_show_in_the_table(wh: Path) -> None:
+    con = open_warehouse(wh)
+    load_turns(con, [make_turn(2, final_answer="boom")])
+    con.close()
+    code, out, _ = _score(wh)
+    assert code == 3
+    assert "t_length" in out and "partial" in out and "status = 'error'" in out
+
+
+def test_busy_unknown_scorer_and_llm_without_config(wh: Path, tmp_path: Path) -> None:
+    with writer_lock(wh):
+        code, _, err = _score(wh)
+    assert code == 4 and "busy" in err
+    code, _, err = _score(wh, "--scorer", "nope")
+    assert code == 2 and "unknown scorer 'nope'" in err
+    empty = tmp_path / "turnscore.toml"
+    empty.write_text('warehouse = "x"\n')
+    code, _, err = _score(wh, "--judge", "llm", "--config", str(empty))
+    assert code == 2 and "[judge]" in err
+
+
+def test_sample_must_be_a_fraction(wh: Path) -> None:
+    code, _, err = _score(wh, "--sample", "1.5")
+    assert code == 2 and "--sample" in err

@@ -1,0 +1,151 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for judge tests.
+
+Real HTTP over real sockets: each request is recorded (path, headers, JSON body) and answered
+from a queue of scripted replies, or by `default` when the queue is empty.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from turnscore.ingest.turn import Call, Tool, Turn
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int = 200
+    body: Any = None
+    """A dict is sent as JSON, a str as is."""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def system(self) -> str:
+        return str(self.body["messages"][0]["content"])
+
+    @property
+    def user(self) -> str:
+        return str(self.body["messages"][1]["content"])
+
+
+def chat(content: str | None, *, tool_calls: list[dict[str, Any]] | None = None,
+         usage: tuple[int, int] | None = (1000, 100)) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = tool_calls
+    body: dict[str, Any] = {"id": "x", "object": "chat.completion", "model": "scripted-judge",
+                            "choices": [{"index": 0, "message": message,
+                                         "finish_reason": "tool_calls" if tool_calls else "stop"}]}
+    if usage:
+        body["usage"] = {"prompt_tokens": usage[0], "completion_tokens": usage[1]}
+    return body
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, call_id: str = "tc1") -> dict[str, Any]:
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
+
+
+def verdict_for(body: dict[str, Any], score: float = 8) -> dict[str, Any]:
+    """A valid verdict for whichever judged scorer sent `body` (read from its system prompt)."""
+    system = body["messages"][0]["content"]
+    verdict: dict[str, Any] = {"assessment": "Looks reasonable."}
+    if "**Tool Usage**" in system:
+        verdict |= {"calls": [], "call_needed": None}
+    elif "**Tractability**" in system:
+        verdict |= {"request_kind": "interpretive", "missing_capability": None,
+                    "strain_signs": []}
+    else:
+        verdict |= {"claims": [{"claim": "x", "supported": True, "source": "request"}]}
+    return verdict | {"score": score}
+
+
+class ScriptedJudge:
+    def __init__(self) -> None:
+        self.requests: list[Recorded] = []
+        self.replies: queue.Queue[Reply] = queue.Queue()
+        self.default: Callable[[dict[str, Any]], Reply] = (
+            lambda body: Reply(body=chat(json.dumps(verdict_for(body)))))
+        judge = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                body = json.loads(raw or b"{}")
+                judge.requests.append(Recorded(self.path, dict(self.headers), body))
+                try:
+                    reply = judge.replies.get_nowait()
+                except queue.Empty:
+                    reply = judge.default(body)
+                time.sleep(reply.delay_s)
+                data = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+                try:
+                    self.send_response(reply.status)
+                    for k, v in reply.headers.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data.encode())))
+                    self.end_headers()
+                    self.wfile.write(data.encode())
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        for r in replies:
+            self.replies.put(r)
+
+    def __enter__(self) -> ScriptedJudge:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def make_turn(spec: dict[str, Any], turn_id: str = "t") -> Turn:
+    """A turn from case-file fields (tool parameters and call arguments may be objects)."""
+    fields = dict(spec)
+    fields["tools"] = tuple(Tool(**_as_text(t, "parameters")) for t in fields.get("tools", ()))
+    fields["calls"] = tuple(Call(**_as_text(c, "arguments")) for c in fields.get("calls", ()))
+    fields.setdefault("request", "a request")
+    fields.setdefault("status", "ok")
+    fields.setdefault("tools_source", "declared" if fields["tools"] else "none")
+    return Turn(turn_id=turn_id, trace_id="tr", conversation_id="c", turn_index=0,
+                started_at=T0, ended_at=T0, duration_ms=0.0, **fields)
+
+
+def _as_text(spec: dict[str, Any], key: str) -> dict[str, Any]:
+    out = dict(spec)
+    if out.get(key) is not None and not isinstance(out[key], str):
+        out[key] = json.dumps(out[key])
+    return out

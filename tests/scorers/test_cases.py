@@ -1,0 +1,67 @@
+"""Table tests: each `cases/<scorer>.jsonl` row is a turn, its case and the expected Score.
+
+Each file is scored as one batch (the vectorised path), and each row again on its own,
+so a scorer whose batch result depends on its neighbours fails here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.scorers.factory import make_case, make_turn
+from turnscore.scorers import REGISTRY, Score
+
+CASES = Path(__file__).parent / "cases"
+FILES = sorted(CASES.glob("*.jsonl"))
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _check(score: Score, expect: dict[str, Any], name: str) -> None:
+    assert score.status == expect["status"], (name, score)
+    if "value" in expect:
+        assert score.value == expect["value"], (name, score)
+    if "label" in expect:
+        assert score.label == expect["label"], (name, score)
+    for key, want in expect.get("details", {}).items():
+        assert score.details.get(key) == want, (name, key, score.details)
+    if "explanation_contains" in expect:
+        assert expect["explanation_contains"] in (score.explanation or ""), (name, score)
+    orjson.dumps(score.details)  # details must be JSON
+
+
+def test_every_code_scorer_has_a_case_file() -> None:
+    code = {name for name, s in REGISTRY.items() if s.kind == "code"}
+    assert code <= {p.stem for p in FILES}
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_case_file(path: Path) -> None:
+    scorer = REGISTRY[path.stem]
+    rows = _rows(path)
+    assert rows, path
+    turns = [make_turn(r["turn"], turn_id=f"t{i}") for i, r in enumerate(rows)]
+    cases = [make_case(r["case"]) for r in rows]
+    batch = scorer.fn(turns, cases)
+    assert len(batch) == len(rows)
+    for row, turn, case, score in zip(rows, turns, cases, batch, strict=True):
+        _check(score, row["expect"], row["name"])
+        assert scorer.fn([turn], [case]) == [score], row["name"]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in REGISTRY.items() if s.kind == "code"))
+def test_code_scorers_score_empty_batches_and_never_fail_for_missing_labels(name: str) -> None:
+    scorer = REGISTRY[name]
+    assert scorer.fn([], []) == []
+    turn = make_turn({"final_answer": "It is 18 degrees in Paris.",
+                      "calls": [{"name": "weather", "arguments": "{}", "result": "18"}]})
+    for score in scorer.score([turn], [None]):
+        assert score.status != "error", score
+    assert isinstance(scorer.version, str) and scorer.version

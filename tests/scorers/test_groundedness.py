@@ -1,0 +1,45 @@
+"""The groundedness scorer's extraction of specifics, and its documented blind spot.
+
+Verdicts on whole turns are table tests in `cases/groundedness.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.scorers.factory import make_turn
+from turnscore.scorers.base import Status
+from turnscore.scorers.groundedness import extract_specifics, groundedness
+
+EXAMPLES = json.loads((Path(__file__).parent / "cases" / "specifics.json").read_text())
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e["answer"][:40])
+def test_extracts_the_specifics(example: dict[str, object]) -> None:
+    found = [[s.kind, s.text] for s in extract_specifics(str(example["answer"]))]
+    assert found == example["specifics"]
+
+
+def test_blind_spot_a_fabricated_claim_without_specifics_passes() -> None:
+    """The tool says the flight is delayed; the answer says it is on time. No number,
+    date, name or quoted value carries the lie, so this scorer cannot see it: the
+    judge variant exists for this. If this test starts failing, the docstring's blind
+    spot has changed: update both."""
+    turn = make_turn({"request": "Is my flight on time?",
+                      "calls": [{"name": "flight", "result": '{"status": "delayed"}'}],
+                      "final_answer": "Yes, your flight is on time."})
+    [score] = groundedness([turn], [None])
+    assert (score.status, score.value) == (Status.SCORED, 1.0)
+    assert score.details["specifics"] == 0
+
+
+def test_the_same_lie_with_a_specific_is_caught() -> None:
+    turn = make_turn({"request": "When does my flight leave?",
+                      "calls": [{"name": "flight", "result": '{"departs": "14:10"}'}],
+                      "final_answer": "It leaves on time at 13:40."})
+    [score] = groundedness([turn], [None])
+    assert (score.status, score.value, score.label) == (Status.SCORED, 0.0, "ungrounded")
+    assert score.details["unsupported"] == [{"kind": "time", "text": "13:40"}]

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from turnscore.errors import ConfigError
+from turnscore.warehouse.config import load_config
+
+TOML = """
+warehouse = "wh"
+sources = ["exports/", "more.jsonl"]
+labels = "cases.jsonl"
+scorers = ["tool_usage", "tool_grounding", "tractability"]
+
+[agents.billing]
+disable = ["tractability"]
+
+[agents.triage]
+enable = ["tool_grounding"]
+
+[judge]
+model = "m"
+"""
+
+
+def test_paths_resolve_against_the_config_folder(tmp_path: Path) -> None:
+    (tmp_path / "turnscore.toml").write_text(TOML)
+    cfg = load_config(tmp_path / "turnscore.toml", env={})
+    assert cfg.warehouse == tmp_path / "wh"
+    assert cfg.sources == (tmp_path / "exports", tmp_path / "more.jsonl")
+    assert cfg.labels == (tmp_path / "cases.jsonl",)
+    assert cfg.judge == {"model": "m"}
+
+
+def test_env_overrides_the_warehouse(tmp_path: Path) -> None:
+    (tmp_path / "t.toml").write_text(TOML)
+    cfg = load_config(tmp_path / "t.toml", env={"TURNSCORE_WAREHOUSE": "/x/y"})
+    assert cfg.warehouse == Path("/x/y")
+
+
+def test_agents_enable_or_disable_scorers(tmp_path: Path) -> None:
+    (tmp_path / "t.toml").write_text(TOML)
+    cfg = load_config(tmp_path / "t.toml", env={})
+    registered = ["tool_usage", "tool_grounding", "tractability", "groundedness"]
+    assert cfg.scorers_for("billing", registered) == ["tool_usage", "tool_grounding"]
+    assert cfg.scorers_for("triage", registered) == ["tool_grounding"]
+    assert cfg.scorers_for("other", registered) == ["tool_usage", "tool_grounding", "tractability"]
+    assert cfg.scorers_for(None, registered) == ["tool_usage", "tool_grounding", "tractability"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sourcez = []", "unknown keys ['sourcez']"),
+        ("sources = 3", "'sources' must be a path or a list of paths"),
+        ("[agents.a]\nonly = []", "[agents.a] takes only"),
+        ("warehouse = ", "not valid TOML"),
+    ],
+)
+def test_bad_config_names_the_problem(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "t.toml").write_text(text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_config(tmp_path / "t.toml", env={})

@@ -1,0 +1,220 @@
+"""The migrated schema, the migrations runner, identifier quoting and the writer lock."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+from turnscore.ingest.schema import TURN_FIELDS
+from turnscore.warehouse.db import (
+    DB_FILE,
+    migrations,
+    open_readonly,
+    open_warehouse,
+    quote_ident,
+    writer_lock,
+)
+from turnscore.warehouse.ddl import duckdb_type, turns_ddl
+from turnscore.warehouse.errors import MigrationError, WarehouseBusy, WarehouseMissing
+
+TS = "TIMESTAMP WITH TIME ZONE"
+SCORE_COLUMNS = [
+    ("turn_id", "VARCHAR", False), ("scorer", "VARCHAR", False),
+    ("scorer_version", "VARCHAR", False), ("status", "VARCHAR", False),
+    ("value", "DOUBLE", True), ("label", "VARCHAR", True), ("explanation", "VARCHAR", True),
+    ("details", "JSON", True), ("judge", "VARCHAR", True), ("prompt_sha", "VARCHAR", True),
+    ("input_tokens", "BIGINT", True), ("output_tokens", "BIGINT", True),
+    ("cost_usd", "DOUBLE", True), ("latency_ms", "DOUBLE", True),
+    ("attempts", "INTEGER", False), ("error", "VARCHAR", True),
+    ("content_hash", "VARCHAR", False), ("run_id", "VARCHAR", False), ("scored_at", TS, False),
+]
+# (name, type, nullable) per table, in column order: the schema other code relies on.
+EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
+    "_migrations": [("name", "VARCHAR", False), ("applied_at", TS, False)],
+    "turns": [],  # derived from the contract in `_expected`
+    "labels": [
+        ("case_id", "VARCHAR", False), ("input", "VARCHAR", False),
+        ("input_norm", "VARCHAR", False), ("canary", "VARCHAR[]", True),
+        ("ideal_response", "VARCHAR", True), ("match_mode", "VARCHAR", True),
+        ("expected_tools", "VARCHAR[]", True), ("expected_tools_mode", "VARCHAR", True),
+        ("should_decline", "BOOLEAN", True), ("tags", "VARCHAR[]", False),
+        ("source", "VARCHAR", False), ("run_id", "VARCHAR", False), ("loaded_at", TS, False),
+    ],
+    "scores": SCORE_COLUMNS,
+    "scores_history": [*SCORE_COLUMNS, ("replaced_at", TS, False)],
+    "runs": [
+        ("run_id", "VARCHAR", False), ("kind", "VARCHAR", False), ("started_at", TS, False),
+        ("ended_at", TS, True), ("outcome", "VARCHAR", True), ("summary", "JSON", True),
+        ("config", "JSON", True), ("error", "VARCHAR", True),
+    ],
+    "ingest_errors": [
+        ("run_id", "VARCHAR", False), ("source", "VARCHAR", False),
+        ("position", "VARCHAR", True), ("trace_id", "VARCHAR", True),
+        ("span_id", "VARCHAR", True), ("message", "VARCHAR", False),
+        ("recorded_at", TS, False),
+    ],
+    "ingested_files": [
+        ("file_key", "VARCHAR", False), ("path", "VARCHAR", False), ("bytes", "BIGINT", False),
+        ("spans", "BIGINT", False), ("logs", "BIGINT", False), ("run_id", "VARCHAR", False),
+        ("ingested_at", TS, False),
+    ],
+    "judge_cache": [
+        ("cache_key", "VARCHAR", False), ("scorer", "VARCHAR", False),
+        ("model", "VARCHAR", False), ("prompt_version", "VARCHAR", False),
+        ("reply", "JSON", False), ("input_tokens", "BIGINT", True),
+        ("output_tokens", "BIGINT", True), ("created_at", TS, False),
+    ],
+}
+PRIMARY_KEYS = {
+    "turns": ["turn_id"], "labels": ["case_id"], "scores": ["turn_id", "scorer"],
+    "runs": ["run_id"], "ingested_files": ["file_key"], "judge_cache": ["cache_key"],
+    "_migrations": ["name"],
+}
+
+
+def _expected(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, bool]]:
+    if table != "turns":
+        return EXPECTED[table]
+    # DuckDB's own spelling of each contract type (it quotes struct fields only when needed).
+    spelled = [con.execute(f"SELECT typeof(NULL::{duckdb_type(f.type)})").fetchall()[0][0]
+               for f in TURN_FIELDS]
+    return [(f.name, s, f.nullable) for f, s in zip(TURN_FIELDS, spelled, strict=True)]
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, bool]]:
+    rows = con.execute(
+        "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns "
+        "WHERE table_name = ? ORDER BY ordinal_position", [table]).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+@pytest.fixture
+def con(tmp_path: Path) -> duckdb.DuckDBPyConnection:
+    return open_warehouse(tmp_path / "wh")
+
+
+def test_every_table_has_the_pinned_columns(con: duckdb.DuckDBPyConnection) -> None:
+    tables = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
+    ).fetchall()}
+    assert tables == set(EXPECTED)
+    for table in EXPECTED:
+        assert _columns(con, table) == _expected(con, table), table
+
+
+@pytest.mark.parametrize("table", sorted(PRIMARY_KEYS))
+def test_primary_keys(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    row = con.execute(
+        "SELECT constraint_column_names FROM duckdb_constraints() "
+        "WHERE table_name = ? AND constraint_type = 'PRIMARY KEY'", [table]).fetchone()
+    assert row is not None and list(row[0]) == PRIMARY_KEYS[table]
+    no_pk = con.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = "
+                        "'scores_history' AND constraint_type = 'PRIMARY KEY'").fetchone()
+    assert no_pk == (0,)
+
+
+def test_turns_migration_is_the_generated_ddl() -> None:
+    # The frozen migration was generated from TURN_FIELDS; when the contract changes this
+    # and the column test fail together, and the fix is a new migration.
+    turns = next(m for m in migrations() if m.name == "0001_turns.sql")
+    body = "\n".join(line for line in turns.sql.splitlines() if not line.startswith("--"))
+    assert body.strip() == turns_ddl().strip()
+
+
+def test_migrations_are_recorded_once_in_order(tmp_path: Path) -> None:
+    con = open_warehouse(tmp_path)
+    names = [r[0] for r in con.execute("SELECT name FROM _migrations ORDER BY applied_at, name")
+             .fetchall()]
+    assert names == [m.name for m in migrations()]
+    assert [m.number for m in migrations()] == list(range(1, len(names) + 1))
+    con.close()
+    again = open_warehouse(tmp_path)  # nothing pending: no error, no duplicate rows
+    assert again.execute("SELECT count(*) FROM _migrations").fetchone() == (len(names),)
+
+
+def test_a_warehouse_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    con = open_warehouse(tmp_path)
+    con.execute("INSERT INTO _migrations (name) VALUES ('9999_from_the_future.sql')")
+    con.close()
+    with pytest.raises(MigrationError, match="9999_from_the_future"):
+        open_warehouse(tmp_path)
+
+
+HOSTILE = ['a"b', "x; DROP TABLE scores; --", "名前 with space", "select", '"', "'"]
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_quote_ident_keeps_any_name_one_identifier(
+        con: duckdb.DuckDBPyConnection, name: str) -> None:
+    con.execute(f"CREATE TABLE {quote_ident(name)} ({quote_ident(name)} INTEGER)")
+    con.execute(f"INSERT INTO {quote_ident(name)} VALUES (7)")
+    assert con.execute(f"SELECT {quote_ident(name)} FROM {quote_ident(name)}").fetchall() == [(7,)]
+    assert con.execute("SELECT count(*) FROM scores").fetchone() == (0,)
+
+
+def test_quote_ident_refuses_nul() -> None:
+    with pytest.raises(ValueError, match="NUL"):
+        quote_ident("a\x00b")
+
+
+def test_open_readonly_names_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(WarehouseMissing, match=str(tmp_path)):
+        open_readonly(tmp_path / DB_FILE)
+
+
+HOLD_LOCK = textwrap.dedent("""
+    import sys, time
+    from pathlib import Path
+    from turnscore.warehouse.db import writer_lock
+    with writer_lock(Path(sys.argv[1])):
+        print("locked", flush=True)
+        time.sleep(float(sys.argv[2]))
+""")
+
+
+def _hold(directory: Path, seconds: float) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(directory), str(seconds)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_second_writer_is_refused_with_the_holder_named(tmp_path: Path) -> None:
+    proc = _hold(tmp_path, 5)
+    try:
+        with pytest.raises(WarehouseBusy, match=f"pid {proc.pid}"), writer_lock(tmp_path):
+            pass
+    finally:
+        proc.kill()
+        proc.wait()
+    with writer_lock(tmp_path):  # the kernel released the dead holder's lock
+        pass
+
+
+def test_second_writer_can_wait(tmp_path: Path) -> None:
+    proc = _hold(tmp_path, 1.0)
+    start = time.monotonic()
+    with writer_lock(tmp_path, wait=True):
+        waited = time.monotonic() - start
+    assert waited > 0.5  # it blocked until the holder's second was up
+    proc.wait()
+
+
+def test_database_held_by_another_process_is_busy(tmp_path: Path) -> None:
+    open_warehouse(tmp_path).close()
+    code = ("import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); "
+            "print('open', flush=True); time.sleep(5)")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / DB_FILE)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "open"
+        with pytest.raises(WarehouseBusy, match="busy"):
+            open_warehouse(tmp_path)
+    finally:
+        proc.kill()
+        proc.wait()

@@ -1,0 +1,199 @@
+"""`run_ingest` against a real DuckDB warehouse: idempotent loads, late spans, crashes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+from turnscore.ingest.schema import TURN_FIELDS
+from turnscore.warehouse.db import DB_FILE, writer_lock
+from turnscore.warehouse.errors import WarehouseBusy
+from turnscore.warehouse.ingest_run import run_ingest
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
+COLUMNS = ", ".join(f'"{f.name}"' for f in TURN_FIELDS)
+
+
+def _query(warehouse: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+    con = duckdb.connect(str(warehouse / DB_FILE), read_only=True)
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+def _turn_rows(warehouse: Path) -> list[tuple[Any, ...]]:
+    return _query(warehouse, f"SELECT {COLUMNS} FROM turns ORDER BY turn_id")
+
+
+def _split_last_span(src: Path, folder: Path) -> tuple[Path, Path]:
+    """The scenario as two files: everything but the last-starting span, then that span."""
+    doc = json.loads(src.read_text())
+    spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    last = max(spans, key=lambda s: int(s["startTimeUnixNano"]))["spanId"]
+    parts = []
+    for name, keep in (("early.json", lambda s: s["spanId"] != last), ("late.json", lambda s: s["spanId"] == last)):
+        part = {"resourceSpans": [
+            {**rs, "scopeSpans": [{**ss, "spans": [s for s in ss["spans"] if keep(s)]} for ss in rs["scopeSpans"]]}
+            for rs in doc["resourceSpans"]
+        ]}
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(json.dumps(part))
+        parts.append(folder / name)
+    return parts[0], parts[1]
+
+
+def test_ingest_loads_every_turn_once_and_records_the_run(tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    report = run_ingest([CORPUS / "pydantic-ai", CORPUS / "strands_default"], wh)
+    assert report.outcome == "partial"  # ground_truth.json files are not OTLP
+    assert {Path(e.source).name for e in report.errors} == {"ground_truth.json"}
+    [(turns, distinct)] = _query(wh, "SELECT count(*), count(DISTINCT turn_id) FROM turns")
+    assert turns == distinct == report.turns_new > 10
+    assert (report.turns_rebuilt, report.turns_unchanged) == (0, 0)
+    files = _query(wh, "SELECT path, spans, run_id FROM ingested_files ORDER BY path")
+    assert len(files) == report.files_read and {f[2] for f in files} == {report.run_id}
+    assert sum(f[1] for f in files) == report.spans
+    [(outcome, summary, ended)] = _query(
+        wh, "SELECT outcome, summary, ended_at FROM runs WHERE run_id = ?", [report.run_id]
+    )
+    assert outcome == "partial" and ended is not None
+    assert json.loads(summary)["turns_new"] == turns
+    errors = _query(wh, "SELECT source, position, message FROM ingest_errors WHERE run_id = ?",
+                    [report.run_id])
+    assert len(errors) == len(report.errors) == 2
+    assert all("resourceSpans" in e[2] for e in errors)
+
+
+def test_a_second_ingest_of_the_same_files_changes_nothing(tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    run_ingest([CORPUS / "otel-genai-openai"], wh)
+    rows = _turn_rows(wh)
+    again = run_ingest([CORPUS / "otel-genai-openai"], wh)
+    assert again.outcome == "ok"
+    assert again.files_read == 0 and again.files_skipped == 7
+    assert _turn_rows(wh) == rows
+
+
+def test_the_same_spans_in_another_file_leave_rows_untouched(tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    src = CORPUS / "openinference-openai" / "parallel_tools.json"
+    first = run_ingest([src], wh)
+    rows = _turn_rows(wh)
+    # The protobuf file carries the same spans: other bytes, same content.
+    again = run_ingest([src.with_suffix(".pb")], wh)
+    assert again.files_read == 1 and again.new_spans == 0
+    assert (again.turns_new, again.turns_rebuilt, again.turns_unchanged) == (0, 0, first.turns_new)
+    assert _turn_rows(wh) == rows  # including ingest_id: the rows were not rewritten
+
+
+def test_a_late_span_rebuilds_the_turn_under_the_same_id(tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    early, late = _split_last_span(CORPUS / "otel-openai-v2_latest-span-agentspans" / "single_tool.json",
+                                   tmp_path / "in")
+    first = run_ingest([early], wh)
+    [(turn_id, status, hash_before)] = _query(wh, "SELECT turn_id, status, content_hash FROM turns")
+    second = run_ingest([late], wh)
+    assert (first.turns_new, second.turns_new, second.turns_rebuilt) == (1, 0, 1)
+    [(turn_id_after, status_after, hash_after, ingest_id)] = _query(
+        wh, "SELECT turn_id, status, content_hash, ingest_id FROM turns"
+    )
+    assert turn_id_after == turn_id
+    assert (status, status_after) == ("incomplete", "ok")
+    assert hash_after != hash_before
+    assert ingest_id == second.run_id
+    # The same result as ingesting the whole scenario at once.
+    whole = tmp_path / "whole"
+    run_ingest([CORPUS / "otel-openai-v2_latest-span-agentspans" / "single_tool.json"], whole)
+    drop = ("ingest_id", "source")
+    cols = ", ".join(f'"{f.name}"' for f in TURN_FIELDS if f.name not in drop)
+    assert _query(wh, f"SELECT {cols} FROM turns") == _query(whole, f"SELECT {cols} FROM turns")
+
+
+def test_a_failure_loads_nothing_and_a_rerun_finishes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wh = tmp_path / "wh"
+    src = CORPUS / "strands_default"
+    with monkeypatch.context() as m:
+        # The warehouse load fails half-way through its transaction.
+        m.setattr("turnscore.warehouse.ingest_run.INSERT_FILES", "INSERT INTO no_such_table VALUES (1)")
+        failed = run_ingest([src], wh)
+    assert failed.outcome == "failed" and "no_such_table" in (failed.error or "")
+    assert _query(wh, "SELECT count(*) FROM turns") == [(0,)]
+    assert _query(wh, "SELECT count(*) FROM ingested_files") == [(0,)]
+    assert _query(wh, "SELECT outcome FROM runs WHERE run_id = ?", [failed.run_id]) == [("failed",)]
+    done = run_ingest([src], wh)
+    assert done.outcome == "partial" and done.files_read == 6 and done.new_spans == 0
+    clean = tmp_path / "clean"
+    run_ingest([src], clean)
+    assert _turn_rows(wh) != [] and len(_turn_rows(wh)) == len(_turn_rows(clean))
+
+
+CRASH = textwrap.dedent(
+    """
+    import os, sys
+    from pathlib import Path
+    from turnscore.ingest import store
+    from turnscore.warehouse.ingest_run import run_ingest
+
+    real = store.TurnStore.replace
+    def replace_then_die(self, turns, rebuilt):
+        real(self, turns, rebuilt)
+        os._exit(9)  # killed after writing Parquet, before the warehouse load
+    store.TurnStore.replace = replace_then_die
+    run_ingest([Path(sys.argv[1])], Path(sys.argv[2]))
+    """
+)
+
+
+def test_a_killed_run_is_marked_interrupted_and_redone_without_duplicates(tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    src = CORPUS / "pydantic-ai" / "multi_turn.json"
+    proc = subprocess.run([sys.executable, "-c", CRASH, str(src), str(wh)], check=False)
+    assert proc.returncode == 9
+    assert list((wh / "turns").rglob("*.parquet"))  # Parquet was written, the load was not
+    # A temp file left mid-rename by the dead process must not survive the rerun.
+    day = next((wh / "spans").iterdir())
+    (day / ".tmp-part-dead-00001.parquet.1").write_bytes(b"half")
+    report = run_ingest([src], wh)
+    assert report.outcome == "ok" and report.turns_new == 2 and report.new_spans == 0
+    assert not list(wh.rglob(".tmp-*"))
+    assert _query(wh, "SELECT count(*), count(DISTINCT turn_id) FROM turns") == [(2, 2)]
+    outcomes = _query(wh, "SELECT outcome FROM runs ORDER BY started_at")
+    assert outcomes == [("interrupted",), ("ok",)]
+    parquet_turns = _query(wh, f"SELECT count(*) FROM read_parquet('{wh}/turns/*/*.parquet')")
+    assert parquet_turns == [(2,)]
+
+
+def test_a_busy_warehouse_is_refused(tmp_path: Path) -> None:
+    wh = tmp_path / "wh"
+    with writer_lock(wh), pytest.raises(WarehouseBusy, match="busy"):
+        run_ingest([CORPUS / "pydantic-ai" / "no_tool.json"], wh)
+
+
+def test_a_missing_path_fails_the_run(tmp_path: Path) -> None:
+    report = run_ingest([tmp_path / "nope.json"], tmp_path / "wh")
+    assert report.outcome == "failed" and "nope.json" in (report.error or "")
+
+
+def test_hostile_file_names_stay_data(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    name = "x'); DROP TABLE turns; --.json"
+    shutil.copy(CORPUS / "pydantic-ai" / "no_tool.json", folder / name)
+    (folder / "bad'name.json").write_text("{oops")
+    wh = tmp_path / "wh"
+    report = run_ingest([folder], wh)
+    assert report.outcome == "partial"
+    assert sorted(_query(wh, "SELECT path FROM ingested_files")) == sorted(
+        [(str(folder / name),), (str(folder / "bad'name.json"),)]
+    )
+    assert _query(wh, "SELECT count(*) FROM turns") == [(1,)]
+    assert os.path.basename(_query(wh, "SELECT source FROM ingest_errors")[0][0]) == "bad'name.json"

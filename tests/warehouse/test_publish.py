@@ -1,0 +1,129 @@
+"""publish: a snapshot readers can open while a writer works, and Parquet per view."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from tests.warehouse.turn_factory import load_turns, make_turn
+from turnscore.scorers.base import Score
+from turnscore.warehouse.db import open_warehouse
+from turnscore.warehouse.errors import WarehouseError
+from turnscore.warehouse.publish import PUBLISHED_DB, PUBLISHED_DIR, publish, refresh_views
+from turnscore.warehouse.scores import ScoreRow, write_scores
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    name: str
+    sql: str
+
+
+def _scores(n: int, start: int = 0) -> list[ScoreRow]:
+    return [ScoreRow(f"turn-{i:05d}", "s", "1", "h", Score.scored(float(i)))
+            for i in range(start, start + n)]
+
+
+@pytest.fixture
+def con(tmp_path: Path) -> duckdb.DuckDBPyConnection:
+    con = open_warehouse(tmp_path)
+    load_turns(con, [make_turn(i) for i in range(6)])
+    write_scores(con, _scores(6), "r1")
+    return con
+
+
+def test_snapshot_has_the_tables_and_views(tmp_path: Path, con: duckdb.DuckDBPyConnection
+                                           ) -> None:
+    con.execute("CREATE VIEW mean_score AS SELECT scorer, avg(value) AS mean FROM scores "
+                "GROUP BY scorer")
+    path = publish(tmp_path, con=con)
+    assert path == tmp_path / PUBLISHED_DB
+    assert not (tmp_path / (PUBLISHED_DB + ".tmp")).exists()
+    snap = duckdb.connect(str(path), read_only=True)
+    assert snap.execute("SELECT * FROM mean_score").fetchall() == [("s", 2.5)]
+    assert snap.execute("SELECT count(*) FROM turns").fetchall() == [(6,)]
+    tools = snap.execute("SELECT tools[1].name FROM turns LIMIT 1").fetchall()
+    assert tools == [("get_weather",)]
+    exported = pq.read_table(tmp_path / PUBLISHED_DIR / "mean_score.parquet")
+    assert exported.to_pylist() == [{"scorer": "s", "mean": 2.5}]
+
+
+def test_exports_swap_atomically_and_old_folders_are_pruned(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE VIEW n_scores AS SELECT count(*) AS n FROM scores")
+    seen = []
+    for i in range(4):
+        write_scores(con, _scores(1, start=100 + i), f"r{i}")
+        publish(tmp_path, con=con)
+        link = tmp_path / PUBLISHED_DIR
+        assert link.is_symlink()
+        seen.append(pq.read_table(link / "n_scores.parquet").to_pylist()[0]["n"])
+    assert seen == [7, 8, 9, 10]
+    versions = [p for p in tmp_path.iterdir() if p.name.startswith(".published-")]
+    assert len(versions) == 2  # the current one and the one a slow reader may still be in
+    assert os.readlink(tmp_path / PUBLISHED_DIR) in {v.name for v in versions}
+
+
+def test_a_view_name_that_is_not_a_file_name_is_not_exported(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    con.execute('CREATE VIEW "../escape" AS SELECT 1 AS x')
+    con.execute('CREATE VIEW "a""b; DROP TABLE scores" AS SELECT 1 AS x')
+    publish(tmp_path, con=con)
+    exported = set(os.listdir(tmp_path / PUBLISHED_DIR))
+    assert not any("escape" in name or "DROP" in name for name in exported)
+    views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal")
+             .fetchall()}
+    assert exported == {f"{v}.parquet" for v in views if v.isidentifier()}
+    assert not (tmp_path / "escape.parquet").exists()
+    assert con.execute("SELECT count(*) FROM scores").fetchall() == [(6,)]
+
+
+def test_views_are_created_whatever_their_order(con: duckdb.DuckDBPyConnection) -> None:
+    views = [View("top", "SELECT max(n) AS n FROM base"),
+             View("base", "SELECT count(*) AS n FROM scores;")]
+    assert refresh_views(con, views) == ["base", "top"]
+    assert con.execute("SELECT n FROM top").fetchall() == [(6,)]
+    with pytest.raises(WarehouseError, match="broken"):
+        refresh_views(con, [View("broken", "SELECT nope FROM scores")])
+
+
+READER = textwrap.dedent("""
+    import sys, time, duckdb
+    path, deadline = sys.argv[1], time.monotonic() + float(sys.argv[2])
+    seen, errors = [], []
+    while time.monotonic() < deadline:
+        try:
+            c = duckdb.connect(path, read_only=True)
+            seen.append(c.execute("SELECT count(*) FROM scores").fetchall()[0][0])
+            c.close()
+        except Exception as exc:
+            errors.append(repr(exc))
+    print(len(seen), sorted(set(seen)), errors[:3], flush=True)
+    sys.exit(1 if errors else 0)
+""")
+
+
+def test_a_reader_never_meets_a_lock_while_the_writer_works(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    publish(tmp_path, con=con)
+    reader = subprocess.Popen([sys.executable, "-c", READER, str(tmp_path / PUBLISHED_DB), "3"],
+                              stdout=subprocess.PIPE, text=True)
+    for i in range(12):  # the writer keeps warehouse.duckdb open and locked throughout
+        write_scores(con, _scores(10, start=1000 + 10 * i), f"r{i}")
+        publish(tmp_path, con=con)
+    out, _ = reader.communicate(timeout=30)
+    assert reader.returncode == 0, out
+    reads, counts = out.split(" ", 1)[0], out
+    assert int(reads) > 10, out
+    assert "[]" in counts  # no errors
+    # Every snapshot it read was a whole one: 6 plus whole batches of 10.
+    values = [int(v) for v in out[out.index("[") + 1:out.index("]")].split(",")]
+    assert all((v - 6) % 10 == 0 for v in values), out

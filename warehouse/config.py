@@ -1,0 +1,112 @@
+"""`turnscore.toml`: what the nightly job reads, with `TURNSCORE_*` environment overrides.
+
+```toml
+warehouse = "turnscore-data"          # TURNSCORE_WAREHOUSE
+sources = ["exports/"]                # OTLP files or folders, read recursively
+labels = ["cases.jsonl"]              # labelled cases (JSONL, CSV, Parquet)
+case_id_attribute = "turnscore.case_id"
+scorers = ["tool_usage", "tractability", "tool_grounding"]   # default: every registered scorer
+report = "turnscore-data/report.html"
+
+[agents.billing_bot]                  # per-agent scorer choice
+disable = ["tractability"]            # or: enable = [...] to list exactly which run
+
+[judge]                               # see README "Judges"; absent = offline rules judge
+```
+
+Relative paths are resolved against the config file's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from turnscore.errors import ConfigError
+
+DEFAULT_CASE_ID_ATTRIBUTE = "turnscore.case_id"
+_KNOWN_KEYS = {"warehouse", "sources", "labels", "case_id_attribute", "scorers", "report",
+               "agents", "judge"}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentScorers:
+    enable: tuple[str, ...] | None = None
+    """When set, exactly these scorers run for the agent."""
+    disable: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    warehouse: Path = Path("turnscore-data")
+    sources: tuple[Path, ...] = ()
+    labels: tuple[Path, ...] = ()
+    case_id_attribute: str = DEFAULT_CASE_ID_ATTRIBUTE
+    scorers: tuple[str, ...] | None = None
+    """None: every registered scorer."""
+    report: Path | None = None
+    agents: Mapping[str, AgentScorers] = field(default_factory=dict)
+    judge: Mapping[str, object] = field(default_factory=dict)
+    """The raw `[judge]` table; `turnscore.scorers.judge.config` validates it."""
+    path: Path | None = None
+
+    def scorers_for(self, agent: str | None, registered: list[str]) -> list[str]:
+        chosen = list(self.scorers) if self.scorers is not None else registered
+        rule = self.agents.get(agent or "")
+        if rule is None:
+            return chosen
+        if rule.enable is not None:
+            return [s for s in rule.enable if s in registered]
+        return [s for s in chosen if s not in rule.disable]
+
+
+def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> Config:
+    """Read `path` (or ./turnscore.toml when present; defaults otherwise), then apply env."""
+    env = os.environ if env is None else env
+    if path is None and Path("turnscore.toml").exists():
+        path = Path("turnscore.toml")
+    raw: dict[str, object] = {}
+    base = Path.cwd()
+    if path is not None:
+        try:
+            raw = tomllib.loads(path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such config file") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        base = path.resolve().parent
+    unknown = set(raw) - _KNOWN_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: unknown keys {sorted(unknown)}; known: {sorted(_KNOWN_KEYS)}")
+
+    def paths(key: str) -> tuple[Path, ...]:
+        value = raw.get(key, [])
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+            raise ConfigError(f"{path}: '{key}' must be a path or a list of paths")
+        return tuple(base / v for v in items)
+
+    agents = {}
+    for name, rule in dict(raw.get("agents", {})).items():  # type: ignore[call-overload]
+        if not isinstance(rule, dict) or set(rule) - {"enable", "disable"}:
+            raise ConfigError(f"{path}: [agents.{name}] takes only 'enable' or 'disable' lists")
+        enable = rule.get("enable")
+        agents[name] = AgentScorers(tuple(enable) if enable is not None else None,
+                                    tuple(rule.get("disable", ())))
+    scorers = raw.get("scorers")
+    warehouse = env.get("TURNSCORE_WAREHOUSE") or raw.get("warehouse") or "turnscore-data"
+    report = raw.get("report")
+    return Config(
+        warehouse=base / str(warehouse) if "TURNSCORE_WAREHOUSE" not in env else Path(str(warehouse)),
+        sources=paths("sources"),
+        labels=paths("labels"),
+        case_id_attribute=str(raw.get("case_id_attribute", DEFAULT_CASE_ID_ATTRIBUTE)),
+        scorers=tuple(scorers) if isinstance(scorers, list) else None,
+        report=base / str(report) if report else None,
+        agents=agents,
+        judge=dict(raw.get("judge", {})),  # type: ignore[call-overload]
+        path=path,
+    )

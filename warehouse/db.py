@@ -1,0 +1,169 @@
+"""Opening the warehouse: the DuckDB file, the writer lock and the migrations.
+
+Layout of a warehouse folder::
+
+    warehouse.duckdb     the live database (one writer process at a time)
+    .writer.lock         flock'ed by the writer; holds its pid for the busy message
+    published.duckdb     the last consistent snapshot, for readers (see `publish`)
+    published/           Parquet exports of every view (a symlink swapped atomically)
+
+Migrations are `migrations/NNNN_name.sql`, applied in number order, each in its own
+transaction together with its row in `_migrations`, so a crash leaves the database at
+the previous migration, never half-way through one.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+from turnscore.warehouse.errors import MigrationError, WarehouseBusy, WarehouseMissing
+
+log = logging.getLogger(__name__)
+
+DB_FILE = "warehouse.duckdb"
+LOCK_FILE = ".writer.lock"
+_MIGRATION_NAME = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+CREATE_MIGRATIONS_TABLE = """
+CREATE TABLE IF NOT EXISTS _migrations (
+    name VARCHAR PRIMARY KEY,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+)
+"""
+SELECT_APPLIED = "SELECT name FROM _migrations ORDER BY name"
+RECORD_MIGRATION = "INSERT INTO _migrations (name) VALUES (?)"
+
+
+def quote_ident(name: str) -> str:
+    """Quote an SQL identifier so any string (quotes, spaces, keywords) stays one name."""
+    if "\x00" in name:
+        raise ValueError(f"identifier contains a NUL byte: {name!r}")
+    return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    number: int
+    name: str
+    """File name, e.g. `0001_turns.sql`; what `_migrations` records."""
+    sql: str
+
+
+def migrations() -> list[Migration]:
+    """Every migration shipped with the package, in order."""
+    found = []
+    for entry in resources.files("turnscore.warehouse.migrations").iterdir():
+        m = _MIGRATION_NAME.match(entry.name)
+        if m:
+            found.append(Migration(int(m.group(1)), entry.name, entry.read_text("utf-8")))
+        elif entry.name.endswith(".sql"):
+            raise MigrationError(f"migration file {entry.name!r} is not named NNNN_name.sql")
+    found.sort(key=lambda mig: mig.number)
+    numbers = [mig.number for mig in found]
+    if len(set(numbers)) != len(numbers):
+        raise MigrationError(f"two migrations share a number: {[mig.name for mig in found]}")
+    return found
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Apply pending migrations; returns the names applied."""
+    con.execute(CREATE_MIGRATIONS_TABLE)
+    applied = {row[0] for row in con.execute(SELECT_APPLIED).fetchall()}
+    known = migrations()
+    unknown = applied - {mig.name for mig in known}
+    if unknown:
+        raise MigrationError(
+            f"the warehouse has migrations this turnscore does not know ({sorted(unknown)}); "
+            "it was written by a newer version: upgrade turnscore"
+        )
+    done = []
+    for mig in known:
+        if mig.name in applied:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(mig.sql)
+            con.execute(RECORD_MIGRATION, [mig.name])
+            con.execute("COMMIT")
+        except duckdb.Error as exc:
+            con.execute("ROLLBACK")
+            raise MigrationError(f"migration {mig.name} failed: {exc}") from exc
+        log.info("applied migration %s", mig.name)
+        done.append(mig.name)
+    return done
+
+
+def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise WarehouseBusy(path, _holder(path.parent)) from exc
+        raise
+    # Timestamps come back in UTC whatever the machine's zone is.
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def open_warehouse(directory: Path) -> duckdb.DuckDBPyConnection:
+    """Open (creating if needed) the live warehouse for writing, migrated to the latest."""
+    directory.mkdir(parents=True, exist_ok=True)
+    con = _connect(directory / DB_FILE, read_only=False)
+    try:
+        migrate(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def open_readonly(db_file: Path) -> duckdb.DuckDBPyConnection:
+    """Open a database file read-only (the live warehouse or a published snapshot)."""
+    if not db_file.is_file():
+        raise WarehouseMissing(db_file)
+    return _connect(db_file, read_only=True)
+
+
+def _holder(directory: Path) -> str | None:
+    try:
+        pid = (directory / LOCK_FILE).read_text().strip()
+    except OSError:
+        return None
+    return f"pid {pid}" if pid else None
+
+
+@contextmanager
+def writer_lock(directory: Path, *, wait: bool = False) -> Iterator[Path]:
+    """Hold the warehouse's exclusive writer lock for the block.
+
+    With `wait=False` a second writer raises `WarehouseBusy` at once; with `wait=True` it
+    blocks until the first one is done. The kernel releases the lock when the holder dies,
+    so a killed run never leaves the warehouse locked.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    lock_path = directory / LOCK_FILE
+    # "a" so that a waiting process does not wipe the holder's pid before it gets the lock.
+    with open(lock_path, "a+") as fh:
+        flags = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
+        try:
+            fcntl.flock(fh.fileno(), flags)
+        except BlockingIOError as exc:
+            raise WarehouseBusy(lock_path, _holder(directory)) from exc
+        try:
+            fh.seek(0)
+            fh.truncate()
+            fh.write(str(os.getpid()))
+            fh.flush()
+            yield lock_path
+        finally:
+            fh.truncate(0)
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

@@ -1,0 +1,298 @@
+"""`turnscore ingest` as a library call: OTLP files in, warehouse `turns` loaded.
+
+`run_ingest` takes the writer lock, skips files whose content is already recorded in
+`ingested_files`, runs the ingest stage (`turnscore.ingest.pipeline`, which writes the
+`spans/` and `turns/` Parquet under the warehouse folder), then in ONE transaction:
+upserts the batch's turns (a new turn_id is inserted, a rebuilt turn whose row differs
+replaces the old row under the same turn_id, an identical one is left alone), deletes the
+turns of rebuilt traces that the rebuild no longer produced, inserts `ingest_errors`,
+records `ingested_files` and finishes the `runs` row.
+
+Crash safety: a file is recorded only in the transaction that loads its turns, so a run
+killed anywhere before the commit is redone by the next one; the Parquet stores dedup
+spans and keep one row per turn, and the load leaves unchanged rows alone, so the redo
+adds nothing twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pyarrow as pa
+from turnscore.ingest.pipeline import IngestBatch, ProgressFn, ingest_paths
+from turnscore.ingest.schema import TURN_FIELDS
+from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
+
+from turnscore.errors import TurnscoreError
+
+__all__ = ["ErrorLine", "IngestReport", "run_ingest"]
+
+logger = logging.getLogger(__name__)
+
+_COLUMNS = ", ".join(quote_ident(f.name) for f in TURN_FIELDS)
+# A row is "rebuilt" when anything but its lineage changed.
+_DIFFERS = " OR ".join(
+    f"s.{quote_ident(f.name)} IS DISTINCT FROM t.{quote_ident(f.name)}"
+    for f in TURN_FIELDS
+    if f.name not in ("turn_id", "ingest_id")
+)
+
+MARK_INTERRUPTED = """
+UPDATE runs SET outcome = 'interrupted', ended_at = ?
+WHERE ended_at IS NULL AND run_id <> ?
+"""
+START_RUN = "INSERT INTO runs (run_id, kind, started_at, config) VALUES (?, 'ingest', ?, ?)"
+FINISH_RUN = """
+UPDATE runs SET ended_at = ?, outcome = ?, summary = ?, error = ? WHERE run_id = ?
+"""
+KNOWN_FILE_KEYS = "SELECT file_key FROM ingested_files"
+STAGE_TURNS = f"""
+CREATE OR REPLACE TEMP TABLE _staged_turns AS
+SELECT {_COLUMNS} FROM read_parquet(?)
+"""
+CLASSIFY_TURNS = f"""
+CREATE OR REPLACE TEMP TABLE _changed_turns AS
+SELECT s.turn_id, t.turn_id IS NULL AS is_new
+FROM _staged_turns s LEFT JOIN turns t ON s.turn_id = t.turn_id
+WHERE t.turn_id IS NULL OR {_DIFFERS}
+"""
+COUNT_STAGED = "SELECT count(*) FROM _staged_turns"
+COUNT_CHANGED = "SELECT count(*) FILTER (is_new), count(*) FILTER (NOT is_new) FROM _changed_turns"
+UPSERT_TURNS = f"""
+INSERT OR REPLACE INTO turns ({_COLUMNS})
+SELECT {_COLUMNS} FROM _staged_turns WHERE turn_id IN (SELECT turn_id FROM _changed_turns)
+"""
+DELETE_GONE_TURNS = """
+DELETE FROM turns
+WHERE trace_id IN (SELECT trace_id FROM _rebuilt_traces)
+  AND turn_id NOT IN (SELECT turn_id FROM _staged_turns)
+RETURNING turn_id
+"""
+DELETE_GONE_TURNS_NONE_STAGED = """
+DELETE FROM turns WHERE trace_id IN (SELECT trace_id FROM _rebuilt_traces) RETURNING turn_id
+"""
+INSERT_ERRORS = """
+INSERT INTO ingest_errors (run_id, source, position, trace_id, span_id, message, recorded_at)
+SELECT ?, source, position, trace_id, span_id, message, ? FROM _new_errors
+"""
+INSERT_FILES = """
+INSERT OR IGNORE INTO ingested_files (file_key, path, bytes, spans, logs, run_id, ingested_at)
+SELECT file_key, path, bytes, spans, logs, ?, ? FROM _new_files
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorLine:
+    """One bad-input finding, as stored in `ingest_errors`."""
+
+    source: str
+    position: str
+    message: str
+    trace_id: str | None = None
+    span_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    run_id: str
+    outcome: str
+    """`ok`, `partial` (completed, some input was bad) or `failed` (nothing loaded)."""
+    files_read: int = 0
+    files_skipped: int = 0
+    spans: int = 0
+    """Spans read, duplicates included."""
+    new_spans: int = 0
+    logs: int = 0
+    turns_new: int = 0
+    turns_rebuilt: int = 0
+    """Existing turns whose row changed (late spans, decoder fix) and were replaced."""
+    turns_unchanged: int = 0
+    turns_removed: int = 0
+    """Turns of rebuilt traces that the rebuild no longer produced."""
+    errors: tuple[ErrorLine, ...] = ()
+    seconds: float = 0.0
+    error: str | None = None
+    """Why the run failed, when it did."""
+    skipped: tuple[str, ...] = field(default=())
+    """Paths skipped, with the reason."""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_ingest(
+    paths: Sequence[Path],
+    warehouse_dir: Path,
+    *,
+    progress: ProgressFn | None = None,
+    wait: bool = False,
+    case_id_attribute: str | None = None,
+) -> IngestReport:
+    """Ingest OTLP files/folders into the warehouse at `warehouse_dir`.
+
+    Raises `WarehouseBusy` when another run holds the lock (and `wait` is false). Any
+    other failure is recorded as a failed run and returned as a report with outcome
+    `failed`; nothing of the batch is then loaded.
+    """
+    run_id = uuid.uuid4().hex
+    started = time.monotonic()
+    with writer_lock(warehouse_dir, wait=wait):
+        con = open_warehouse(warehouse_dir)
+        try:
+            _start_run(con, run_id, paths, warehouse_dir)
+            try:
+                known = {row[0] for row in con.execute(KNOWN_FILE_KEYS).fetchall()}
+                batch = ingest_paths(
+                    paths,
+                    warehouse_dir,
+                    known_file_keys=known,
+                    progress=progress,
+                    ingest_id=run_id,
+                    case_id_attribute=case_id_attribute,
+                )
+                return _load(con, batch, started)
+            except (TurnscoreError, OSError, duckdb.Error) as exc:
+                logger.error("ingest run %s failed: %s", run_id, exc)
+                report = IngestReport(
+                    run_id, "failed", seconds=time.monotonic() - started, error=str(exc)
+                )
+                _finish_run(con, report)
+                return report
+        finally:
+            con.close()
+
+
+def _start_run(
+    con: duckdb.DuckDBPyConnection, run_id: str, paths: Sequence[Path], warehouse: Path
+) -> None:
+    now = datetime.now(UTC)
+    config = orjson.dumps({"paths": [str(p) for p in paths], "warehouse": str(warehouse)})
+    con.execute("BEGIN TRANSACTION")
+    # We hold the writer lock: a run still open in the table died without finishing.
+    con.execute(MARK_INTERRUPTED, [now, run_id])
+    con.execute(START_RUN, [run_id, now, config.decode()])
+    con.execute("COMMIT")
+
+
+def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
+    summary = report.to_json()
+    summary.pop("errors")
+    summary.pop("skipped")
+    con.execute(
+        FINISH_RUN,
+        [
+            datetime.now(UTC),
+            report.outcome,
+            orjson.dumps(summary).decode(),
+            report.error,
+            report.run_id,
+        ],
+    )
+
+
+def _load(con: duckdb.DuckDBPyConnection, batch: IngestBatch, started: float) -> IngestReport:
+    errors = tuple(
+        ErrorLine(e.source, e.position, e.message, e.trace_id, e.span_id) for e in batch.errors
+    )
+    now = datetime.now(UTC)
+    con.register(
+        "_rebuilt_traces",
+        pa.table({"trace_id": pa.array(sorted(batch.rebuilt_traces), pa.string())}),
+    )
+    con.register("_new_errors", _errors_table(errors))
+    con.register("_new_files", _files_table(batch))
+    con.execute("BEGIN TRANSACTION")
+    try:
+        staged = new = rebuilt = 0
+        if batch.turn_files:
+            con.execute(STAGE_TURNS, [[str(p) for p in batch.turn_files]])
+            con.execute(CLASSIFY_TURNS)
+            staged = _scalar(con, COUNT_STAGED)
+            new, rebuilt = con.execute(COUNT_CHANGED).fetchone() or (0, 0)
+            con.execute(UPSERT_TURNS)
+            removed = con.execute(DELETE_GONE_TURNS).fetchall()
+        else:
+            removed = con.execute(DELETE_GONE_TURNS_NONE_STAGED).fetchall()
+        con.execute(INSERT_ERRORS, [batch.ingest_id, now])
+        con.execute(INSERT_FILES, [batch.ingest_id, now])
+        report = IngestReport(
+            run_id=batch.ingest_id,
+            outcome=_outcome(batch, errors),
+            files_read=len(batch.files),
+            files_skipped=len(batch.skipped),
+            spans=batch.spans,
+            new_spans=batch.new_spans,
+            logs=batch.logs,
+            turns_new=new,
+            turns_rebuilt=rebuilt,
+            turns_unchanged=staged - new - rebuilt,
+            turns_removed=len(removed),
+            errors=errors,
+            seconds=time.monotonic() - started,
+            skipped=tuple(f"{s.path}: {s.reason}" for s in batch.skipped),
+        )
+        _finish_run(con, report)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        for name in ("_rebuilt_traces", "_new_errors", "_new_files"):
+            con.unregister(name)
+    logger.info(
+        "ingest %s: %d file(s), %d span(s), turns %d new / %d rebuilt / %d unchanged, %d error(s)",
+        report.run_id,
+        report.files_read,
+        report.spans,
+        new,
+        rebuilt,
+        report.turns_unchanged,
+        len(errors),
+    )
+    return report
+
+
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    row = con.execute(sql).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _outcome(batch: IngestBatch, errors: tuple[ErrorLine, ...]) -> str:
+    if not errors:
+        return "ok"
+    if batch.files and batch.spans == 0 and batch.logs == 0:
+        return "failed"  # every file was unreadable: nothing to show for the run
+    return "partial"
+
+
+def _errors_table(errors: Sequence[ErrorLine]) -> pa.Table:
+    return pa.table(
+        {
+            "source": pa.array([e.source for e in errors], pa.string()),
+            "position": pa.array([e.position for e in errors], pa.string()),
+            "trace_id": pa.array([e.trace_id for e in errors], pa.string()),
+            "span_id": pa.array([e.span_id for e in errors], pa.string()),
+            "message": pa.array([e.message for e in errors], pa.string()),
+        }
+    )
+
+
+def _files_table(batch: IngestBatch) -> pa.Table:
+    return pa.table(
+        {
+            "file_key": pa.array([f.file_key for f in batch.files], pa.string()),
+            "path": pa.array([str(f.path) for f in batch.files], pa.string()),
+            "bytes": pa.array([f.bytes for f in batch.files], pa.int64()),
+            "spans": pa.array([f.spans for f in batch.files], pa.int64()),
+            "logs": pa.array([f.logs for f in batch.files], pa.int64()),
+        }
+    )

@@ -1,0 +1,32 @@
+-- Generated from turnscore.ingest.schema.TURN_FIELDS (SCHEMA_VERSION 1) by
+-- `python -m turnscore.warehouse.ddl`. Frozen: change the contract with a new migration.
+CREATE TABLE "turns" (
+    "turn_id" VARCHAR NOT NULL,
+    "trace_id" VARCHAR NOT NULL,
+    "conversation_id" VARCHAR NOT NULL,
+    "turn_index" INTEGER NOT NULL,
+    "agent_name" VARCHAR,
+    "service_name" VARCHAR,
+    "model" VARCHAR,
+    "started_at" TIMESTAMP WITH TIME ZONE NOT NULL,
+    "ended_at" TIMESTAMP WITH TIME ZONE NOT NULL,
+    "duration_ms" DOUBLE NOT NULL,
+    "status" VARCHAR NOT NULL,
+    "error" VARCHAR,
+    "request" VARCHAR NOT NULL,
+    "system_instructions" VARCHAR,
+    "tools" STRUCT("name" VARCHAR, "description" VARCHAR, "parameters" VARCHAR)[] NOT NULL,
+    "tools_source" VARCHAR NOT NULL,
+    "calls" STRUCT("call_id" VARCHAR, "name" VARCHAR, "arguments" VARCHAR, "result" VARCHAR, "error" VARCHAR, "status" VARCHAR, "step" INTEGER, "started_at" TIMESTAMP WITH TIME ZONE, "duration_ms" DOUBLE)[] NOT NULL,
+    "final_answer" VARCHAR,
+    "llm_calls" INTEGER NOT NULL,
+    "input_tokens" BIGINT,
+    "output_tokens" BIGINT,
+    "case_id" VARCHAR,
+    "convention" VARCHAR NOT NULL,
+    "content_hash" VARCHAR NOT NULL,
+    "attributes" VARCHAR NOT NULL,
+    "ingest_id" VARCHAR NOT NULL,
+    "source" VARCHAR NOT NULL,
+    PRIMARY KEY ("turn_id")
+);

@@ -1,0 +1,46 @@
+-- Scores, long: one current row per (turn, scorer). A replaced row moves to scores_history.
+CREATE TABLE scores (
+    turn_id VARCHAR NOT NULL,
+    scorer VARCHAR NOT NULL,
+    scorer_version VARCHAR NOT NULL,
+    status VARCHAR NOT NULL CHECK (status IN ('scored', 'inconclusive', 'not_run', 'error')),
+    value DOUBLE,
+    label VARCHAR,
+    explanation VARCHAR,
+    details JSON,
+    judge VARCHAR,
+    prompt_sha VARCHAR,
+    input_tokens BIGINT,
+    output_tokens BIGINT,
+    cost_usd DOUBLE,
+    latency_ms DOUBLE,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    error VARCHAR,
+    content_hash VARCHAR NOT NULL,
+    run_id VARCHAR NOT NULL,
+    scored_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (turn_id, scorer)
+);
+
+CREATE TABLE scores_history (
+    turn_id VARCHAR NOT NULL,
+    scorer VARCHAR NOT NULL,
+    scorer_version VARCHAR NOT NULL,
+    status VARCHAR NOT NULL,
+    value DOUBLE,
+    label VARCHAR,
+    explanation VARCHAR,
+    details JSON,
+    judge VARCHAR,
+    prompt_sha VARCHAR,
+    input_tokens BIGINT,
+    output_tokens BIGINT,
+    cost_usd DOUBLE,
+    latency_ms DOUBLE,
+    attempts INTEGER NOT NULL,
+    error VARCHAR,
+    content_hash VARCHAR NOT NULL,
+    run_id VARCHAR NOT NULL,
+    scored_at TIMESTAMPTZ NOT NULL,
+    replaced_at TIMESTAMPTZ NOT NULL
+);

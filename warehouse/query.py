@@ -1,0 +1,90 @@
+"""Read-only queries for `turnscore query`: a view or table by name, or one SELECT.
+
+The live `warehouse.duckdb` is opened read-only. While a writer holds it (DuckDB lets no
+other process open a file a writer has open), the last published snapshot is read
+instead, and the result says so: a reader never meets a lock error.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from turnscore.warehouse.db import DB_FILE, open_readonly, quote_ident
+from turnscore.warehouse.errors import QueryRejected, WarehouseBusy, WarehouseMissing
+from turnscore.warehouse.publish import PUBLISHED_DB
+
+log = logging.getLogger(__name__)
+
+# DESCRIBE, SHOW, SUMMARIZE, VALUES and WITH ... SELECT all parse as SELECT.
+_READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+FIND_RELATION = """
+SELECT 1 FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND view_name = $name
+UNION ALL
+SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $name
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    sql: str
+    """What ran."""
+    relation: str | None
+    """The view or table named, when the input was a name."""
+    database: Path
+    """The file read: the live warehouse, or the published snapshot while a run holds it."""
+    snapshot: bool
+    table: pa.Table
+
+
+def open_for_reading(warehouse_dir: Path) -> tuple[duckdb.DuckDBPyConnection, Path, bool]:
+    """A read-only connection to the live warehouse, else to the published snapshot."""
+    live, snapshot = warehouse_dir / DB_FILE, warehouse_dir / PUBLISHED_DB
+    try:
+        return open_readonly(live), live, False
+    except WarehouseMissing:
+        if not snapshot.is_file():
+            raise
+    except WarehouseBusy:
+        if not snapshot.is_file():
+            raise
+        log.info("a run holds %s; reading the published snapshot %s", live, snapshot)
+    return open_readonly(snapshot), snapshot, True
+
+
+def statement_for(con: duckdb.DuckDBPyConnection, text: str) -> tuple[str, str | None]:
+    """The SQL to run for `text` (a view or table name, or one read-only statement)."""
+    if con.execute(FIND_RELATION, {"name": text.strip()}).fetchall():
+        name = text.strip()
+        return f"SELECT * FROM {quote_ident(name)}", name
+    try:
+        statements = con.extract_statements(text)
+    except duckdb.Error as exc:
+        raise QueryRejected(f"not a view name and not valid SQL: {exc}") from None
+    if len(statements) != 1:
+        raise QueryRejected(f"give one statement, not {len(statements)}")
+    kind = statements[0].type
+    if kind not in _READ_ONLY:
+        raise QueryRejected(
+            f"only read-only queries (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN) are allowed; "
+            f"got {kind.name}"
+        )
+    return text, None
+
+
+def run_query(warehouse_dir: Path, text: str) -> QueryResult:
+    """Run a view by name or one read-only statement; returns the rows as Arrow."""
+    con, path, snapshot = open_for_reading(warehouse_dir)
+    try:
+        sql, relation = statement_for(con, text)
+        try:
+            table = con.sql(sql).to_arrow_table()
+        except duckdb.Error as exc:
+            raise QueryRejected(f"query failed: {exc}") from None
+    finally:
+        con.close()
+    return QueryResult(sql, relation, path, snapshot, table)

@@ -1,0 +1,324 @@
+"""The score runner: score every turn that lacks a current score, batch by batch.
+
+A (turn, scorer) pair is *pending* when the turn has no score from that scorer, or the
+score came from another scorer version, or the turn's content_hash changed since, or the
+score is an `error` (errors are retried). `rescore` makes every pair pending.
+
+Turns are read in batches ordered by turn id; each batch is scored by every scorer with
+pending pairs in it and written in one transaction (`write_scores`). A run killed or
+stopped (a judge budget) between or inside batches loses at most the uncommitted batch,
+and the next run picks up exactly the pairs still pending.
+
+Sampling is deterministic: a turn is in a `sample` of fraction f when
+`md5_number(turn_id) % 1_000_000 < f * 1_000_000`, so the same fraction picks the same
+turns on every run and a larger fraction picks a superset.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import duckdb
+import polars as pl
+
+from turnscore.ingest.turn import Turn, turns_from_arrow
+from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
+from turnscore.scorers.text import normalize_series
+from turnscore.warehouse.db import open_warehouse, writer_lock
+from turnscore.warehouse.errors import UnknownScorer, WarehouseError
+from turnscore.warehouse.judge_cache import DuckDBJudgeCache, JudgeCache
+from turnscore.warehouse.publish import publish
+from turnscore.warehouse.runs import (
+    Outcome,
+    RunKind,
+    close_interrupted_runs,
+    finish_run,
+    start_run,
+)
+from turnscore.warehouse.scores import ScoreRow, write_scores
+
+log = logging.getLogger(__name__)
+
+_SAMPLE_BUCKETS = 1_000_000
+
+CREATE_PENDING = "CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR)"
+INSERT_PENDING = f"""
+INSERT INTO _pending
+SELECT t.turn_id, $scorer FROM turns t
+LEFT JOIN scores s ON s.turn_id = t.turn_id AND s.scorer = $scorer
+WHERE ($sample IS NULL OR md5_number(t.turn_id) % {_SAMPLE_BUCKETS} < $sample)
+  AND ($rescore OR s.turn_id IS NULL OR s.scorer_version <> $version
+       OR s.content_hash <> t.content_hash OR s.status = 'error')
+"""
+SELECT_PENDING_TURN_IDS = "SELECT DISTINCT turn_id FROM _pending ORDER BY turn_id"
+SELECT_PENDING_FOR = "SELECT turn_id, scorer FROM _pending WHERE turn_id IN (SELECT unnest($ids))"
+SELECT_TURNS = "SELECT * FROM turns WHERE turn_id IN (SELECT unnest($ids)) ORDER BY turn_id"
+COUNT_TURNS_IN_SCOPE = (
+    f"SELECT count(*) FROM turns WHERE $sample IS NULL "
+    f"OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample"
+)
+# Labels a batch may join to: by case id, or by normalised request text. Ordered so that
+# several labels with the same text resolve to the same case on every run.
+SELECT_LABELS = """
+SELECT case_id, input, input_norm, canary, ideal_response, match_mode, expected_tools,
+       expected_tools_mode, should_decline, tags
+FROM labels
+WHERE case_id IN (SELECT unnest($ids::VARCHAR[]))
+   OR input_norm IN (SELECT unnest($norms::VARCHAR[]))
+ORDER BY case_id
+"""
+
+ProgressFn = Callable[[int, int], None]
+"""Called after each committed batch with (pairs done, pairs pending at the start)."""
+
+
+class JudgeStop(Protocol):
+    @property
+    def message(self) -> str: ...
+
+
+class JudgeBatch(Protocol):
+    """What a judge runner returns for one batch (`turnscore.scorers.judge.BatchResult`)."""
+
+    @property
+    def scores(self) -> Sequence[Score | None]:
+        """One entry per turn; None leaves that turn pending (not judged this run)."""
+
+    @property
+    def stop(self) -> JudgeStop | None:
+        """Set when the run must stop (budget reached, repeated failures)."""
+
+
+JudgeRunner = Callable[[str, Sequence[Turn], Sequence[Case | None]], JudgeBatch]
+"""Scores kind 'judge' scorers: `(scorer name, turns, cases) -> JudgeBatch`
+(`JudgeEngine.run`)."""
+JudgeFactory = Callable[[JudgeCache], JudgeRunner]
+"""Builds the runner once the warehouse is open, so its replies are cached in the
+warehouse's `judge_cache` table."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerCounts:
+    scorer: str
+    version: str
+    pending_before: int
+    scored: int = 0
+    inconclusive: int = 0
+    not_run: int = 0
+    error: int = 0
+
+    @property
+    def written(self) -> int:
+        return self.scored + self.inconclusive + self.not_run + self.error
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreReport:
+    run_id: str
+    turns_in_scope: int
+    """Turns considered (all turns, or the sample)."""
+    scorers: tuple[ScorerCounts, ...]
+    seconds: float
+    stopped_reason: str | None = None
+    """Why the run stopped before scoring everything pending (a judge budget), or None."""
+    published: str | None = None
+    """Path of the snapshot published at the end, if any."""
+
+    @property
+    def pending_before(self) -> int:
+        return sum(c.pending_before for c in self.scorers)
+
+    @property
+    def written(self) -> int:
+        return sum(c.written for c in self.scorers)
+
+    @property
+    def errors(self) -> int:
+        return sum(c.error for c in self.scorers)
+
+    @property
+    def nothing_to_do(self) -> bool:
+        return self.pending_before == 0
+
+    @property
+    def outcome(self) -> Outcome:
+        return Outcome.PARTIAL if self.errors or self.stopped_reason else Outcome.OK
+
+    def to_json(self) -> dict[str, object]:
+        out = asdict(self)
+        out.update(pending_before=self.pending_before, written=self.written,
+                   errors=self.errors, nothing_to_do=self.nothing_to_do,
+                   outcome=self.outcome.value)
+        return out
+
+
+@dataclass(slots=True)
+class _Tally:
+    counts: dict[str, dict[Status, int]] = field(default_factory=dict)
+
+    def add(self, scorer: str, status: Status) -> None:
+        per = self.counts.setdefault(scorer, {})
+        per[status] = per.get(status, 0) + 1
+
+
+def resolve_scorers(names: Sequence[str] | None) -> list[Scorer]:
+    """The registered scorers to run (all of them by default), in name order."""
+    importlib.import_module("turnscore.scorers")  # registers the built-in scorers
+    if not names:
+        return [REGISTRY[n] for n in sorted(REGISTRY)]
+    for name in names:
+        if name not in REGISTRY:
+            raise UnknownScorer(name, list(REGISTRY))
+    return [REGISTRY[n] for n in sorted(set(names))]
+
+
+def score_turns(
+    warehouse_dir: Path,
+    *,
+    scorers: Sequence[str] | None = None,
+    rescore: bool = False,
+    sample: float | None = None,
+    batch_size: int = 200,
+    progress: ProgressFn | None = None,
+    judge_runner: JudgeRunner | None = None,
+    judge_factory: JudgeFactory | None = None,
+    wait: bool = False,
+    publish_snapshot: bool = True,
+) -> ScoreReport:
+    """Score every pending (turn, scorer) pair; record the run; publish a snapshot.
+
+    Judged scorers go through `judge_runner` (or the runner `judge_factory` builds over the
+    warehouse's judge cache) when given, else through their own (rules) function.
+    """
+    if sample is not None and not 0 < sample <= 1:
+        raise WarehouseError(f"--sample must be a fraction in (0, 1], got {sample}")
+    if batch_size < 1:
+        raise WarehouseError(f"batch size must be at least 1, got {batch_size}")
+    chosen = resolve_scorers(scorers)
+    config: dict[str, object] = {"scorers": [s.name for s in chosen], "rescore": rescore,
+                                 "sample": sample, "batch_size": batch_size}
+    with writer_lock(warehouse_dir, wait=wait):
+        con = open_warehouse(warehouse_dir)
+        try:
+            close_interrupted_runs(con)
+            run_id = start_run(con, RunKind.SCORE, config)
+            if judge_factory is not None:
+                judge_runner = judge_factory(DuckDBJudgeCache(con))
+            try:
+                report = _run(con, run_id, chosen, rescore, sample, batch_size, progress,
+                              judge_runner)
+                if publish_snapshot and not report.nothing_to_do:
+                    report = _with_published(report, str(publish(warehouse_dir, con=con)))
+            except BaseException as exc:
+                interrupted = isinstance(exc, KeyboardInterrupt)
+                finish_run(con, run_id, Outcome.INTERRUPTED if interrupted else Outcome.FAILED,
+                           error=f"{type(exc).__name__}: {exc}")
+                raise
+            finish_run(con, run_id, report.outcome, report.to_json())
+        finally:
+            con.close()
+    return report
+
+
+def _with_published(report: ScoreReport, path: str) -> ScoreReport:
+    return ScoreReport(report.run_id, report.turns_in_scope, report.scorers, report.seconds,
+                       report.stopped_reason, path)
+
+
+def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], rescore: bool,
+         sample: float | None, batch_size: int, progress: ProgressFn | None,
+         judge_runner: JudgeRunner | None) -> ScoreReport:
+    start = time.monotonic()
+    bucket = None if sample is None else round(sample * _SAMPLE_BUCKETS)
+    in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
+    con.execute(CREATE_PENDING)
+    pending_before: dict[str, int] = {}
+    for s in chosen:
+        con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
+                                     "version": s.version})
+    for name, n in con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall():
+        pending_before[name] = n
+    total = sum(pending_before.values())
+    log.info("run %s: %d pending (turn, scorer) pairs over %d turns", run_id, total, in_scope)
+
+    tally, done, stopped = _Tally(), 0, None
+    ids = [row[0] for row in con.execute(SELECT_PENDING_TURN_IDS).fetchall()]
+    by_name = {s.name: s for s in chosen}
+    for offset in range(0, len(ids), batch_size):
+        batch_ids = ids[offset:offset + batch_size]
+        rows, stopped = _score_batch(con, batch_ids, by_name, judge_runner)
+        write_scores(con, rows, run_id)
+        for r in rows:
+            tally.add(r.scorer, r.score.status)
+        done += len(rows)
+        if progress is not None:
+            progress(done, total)
+        if stopped:
+            log.warning("run %s stopped early: %s", run_id, stopped)
+            break
+    con.execute("DROP TABLE _pending")
+    counts = tuple(
+        ScorerCounts(
+            s.name, s.version, pending_before.get(s.name, 0),
+            **{st.value: tally.counts.get(s.name, {}).get(st, 0) for st in Status},
+        )
+        for s in chosen
+    )
+    return ScoreReport(run_id, in_scope, counts, round(time.monotonic() - start, 3), stopped)
+
+
+def _score_batch(con: duckdb.DuckDBPyConnection, batch_ids: list[str],
+                 by_name: dict[str, Scorer], judge_runner: JudgeRunner | None
+                 ) -> tuple[list[ScoreRow], str | None]:
+    turns = list(turns_from_arrow(con.sql(SELECT_TURNS, params={"ids": batch_ids}).to_arrow_table()))
+    cases = _cases_for(con, turns)
+    wanted: dict[str, set[str]] = {}
+    for turn_id, name in con.execute(SELECT_PENDING_FOR, {"ids": batch_ids}).fetchall():
+        wanted.setdefault(name, set()).add(turn_id)
+    rows: list[ScoreRow] = []
+    stopped = None
+    for name in sorted(wanted):
+        s = by_name[name]
+        idx = [i for i, t in enumerate(turns) if t.turn_id in wanted[name]]
+        sub_turns, sub_cases = [turns[i] for i in idx], [cases[i] for i in idx]
+        results: Sequence[Score | None]
+        if s.kind == "judge" and judge_runner is not None:
+            outcome = judge_runner(s.name, sub_turns, sub_cases)
+            results = outcome.scores
+            if outcome.stop is not None:
+                stopped = outcome.stop.message
+        else:
+            results = s.score(sub_turns, sub_cases)
+        for t, score in zip(sub_turns, results, strict=False):
+            if score is not None:
+                rows.append(ScoreRow(t.turn_id, s.name, s.version, t.content_hash, score))
+    return rows, stopped
+
+
+def _cases_for(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Case | None]:
+    """Each turn's labelled case: by case_id, else by normalised request text."""
+    norms = normalize_series(pl.Series("r", [t.request for t in turns], dtype=pl.String))
+    norm_list = [str(n) for n in norms.to_list()]
+    case_ids = [t.case_id for t in turns if t.case_id]
+    by_id: dict[str, Case] = {}
+    by_norm: dict[str, Case] = {}
+    for row in con.execute(SELECT_LABELS, {"ids": case_ids, "norms": norm_list}).fetchall():
+        case = Case(
+            case_id=row[0], input=row[1],
+            canary=None if row[3] is None else tuple(row[3]),
+            ideal_response=row[4], match_mode=row[5],
+            expected_tools=None if row[6] is None else tuple(row[6]),
+            expected_tools_mode=row[7], should_decline=row[8], tags=tuple(row[9] or ()),
+        )
+        by_id[case.case_id] = case
+        by_norm.setdefault(row[2], case)
+    return [
+        (by_id.get(t.case_id) if t.case_id else None) or by_norm.get(n)
+        for t, n in zip(turns, norm_list, strict=True)
+    ]

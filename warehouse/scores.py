@@ -1,0 +1,113 @@
+"""Writing scores: one current row per (turn, scorer), older rows kept in `scores_history`.
+
+`write_scores` is one transaction: either the whole batch (its history copies and its new
+rows) is in the database or none of it is, so a run killed mid-batch leaves the previous
+scores current and the batch pending for the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from turnscore.scorers.base import Score
+
+log = logging.getLogger(__name__)
+
+COLUMNS = (
+    "turn_id", "scorer", "scorer_version", "status", "value", "label", "explanation",
+    "details", "judge", "prompt_sha", "input_tokens", "output_tokens", "cost_usd",
+    "latency_ms", "attempts", "error", "content_hash", "run_id", "scored_at",
+)
+_KEY = ("turn_id", "scorer")
+_COLS = ", ".join(COLUMNS)
+
+_INCOMING_SCHEMA = pa.schema([
+    ("turn_id", pa.string()), ("scorer", pa.string()), ("scorer_version", pa.string()),
+    ("status", pa.string()), ("value", pa.float64()), ("label", pa.string()),
+    ("explanation", pa.string()), ("details", pa.string()), ("judge", pa.string()),
+    ("prompt_sha", pa.string()), ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
+    ("cost_usd", pa.float64()), ("latency_ms", pa.float64()), ("attempts", pa.int32()),
+    ("error", pa.string()), ("content_hash", pa.string()), ("run_id", pa.string()),
+    ("scored_at", pa.timestamp("us", tz="UTC")),
+])
+_INCOMING = "_incoming_scores"
+
+COPY_REPLACED_TO_HISTORY = f"""
+INSERT INTO scores_history ({_COLS}, replaced_at)
+SELECT {", ".join(f"s.{c}" for c in COLUMNS)}, ?
+FROM scores s JOIN {_INCOMING} i USING (turn_id, scorer)
+"""
+UPSERT_SCORES = f"""
+INSERT INTO scores ({_COLS})
+SELECT {", ".join("details::JSON" if c == "details" else c for c in COLUMNS)} FROM {_INCOMING}
+ON CONFLICT (turn_id, scorer) DO UPDATE SET
+{", ".join(f"{c} = EXCLUDED.{c}" for c in COLUMNS if c not in _KEY)}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreRow:
+    """A score ready to write: the verdict plus what it was computed from."""
+
+    turn_id: str
+    scorer: str
+    scorer_version: str
+    content_hash: str
+    """The turn's content_hash when scored; a different hash later makes the score stale."""
+    score: Score
+
+
+def _arrow(rows: Sequence[ScoreRow], run_id: str, now: datetime) -> pa.Table:
+    cols: dict[str, list[object]] = {name: [] for name in COLUMNS}
+    for r in rows:
+        s, u = r.score, r.score.usage
+        values: tuple[object, ...] = (
+            r.turn_id, r.scorer, r.scorer_version, str(s.status), s.value, s.label,
+            s.explanation, orjson.dumps(s.details, default=str).decode(), s.judge,
+            s.prompt_sha, u.input_tokens, u.output_tokens, u.cost_usd, u.latency_ms,
+            u.attempts, s.error, r.content_hash, run_id, now,
+        )
+        for name, value in zip(COLUMNS, values, strict=True):
+            cols[name].append(value)
+    return pa.Table.from_pydict(cols, schema=_INCOMING_SCHEMA)
+
+
+def _last_per_key(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
+    latest: dict[tuple[str, str], ScoreRow] = {}
+    for r in rows:
+        key = (r.turn_id, r.scorer)
+        if key in latest:
+            log.warning("batch has two scores for turn %s, scorer %s; keeping the last", *key)
+        latest[key] = r
+    return list(latest.values())
+
+
+def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_id: str) -> int:
+    """Write a batch in one transaction; a replaced score is first copied to history.
+
+    Returns the number of rows written.
+    """
+    if not rows:
+        return 0
+    now = datetime.now(UTC)
+    table = _arrow(_last_per_key(rows), run_id, now)
+    con.register(_INCOMING, table)
+    try:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(COPY_REPLACED_TO_HISTORY, [now])
+            con.execute(UPSERT_SCORES)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        con.unregister(_INCOMING)
+    return table.num_rows
