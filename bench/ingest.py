@@ -52,10 +52,38 @@ TOOLS = {
     "create_ticket": "Open a support ticket with a title, body and priority.",
 }
 WORDS = (
-    "rate limit token request authentication bearer header quota retry backoff webhook "
-    "signature payload endpoint region latency timeout invoice refund shipping carrier "
-    "warehouse parcel address customer account plan upgrade billing cycle proration"
-).split()
+    "rate",
+    "limit",
+    "token",
+    "request",
+    "authentication",
+    "bearer",
+    "header",
+    "quota",
+    "retry",
+    "backoff",
+    "webhook",
+    "signature",
+    "payload",
+    "endpoint",
+    "region",
+    "latency",
+    "timeout",
+    "invoice",
+    "refund",
+    "shipping",
+    "carrier",
+    "warehouse",
+    "parcel",
+    "address",
+    "customer",
+    "account",
+    "plan",
+    "upgrade",
+    "billing",
+    "cycle",
+    "proration",
+)
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -63,13 +91,21 @@ def _text(rng: random.Random, words: int) -> str:
 
 
 def _tool_definitions() -> str:
-    return json.dumps([
-        {"type": "function", "name": name, "description": desc,
-         "parameters": {"type": "object", "properties": {"query": {"type": "string"},
-                                                         "top_k": {"type": "integer"}},
-                        "required": ["query"]}}
-        for name, desc in TOOLS.items()
-    ])
+    return json.dumps(
+        [
+            {
+                "type": "function",
+                "name": name,
+                "description": desc,
+                "parameters": {
+                    "type": "object",
+                    "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}},
+                    "required": ["query"],
+                },
+            }
+            for name, desc in TOOLS.items()
+        ]
+    )
 
 
 class Generator:
@@ -116,17 +152,29 @@ class Generator:
         for i in range(tools):
             per_step[i % (chats - 1)] += 1
         agent = self.tracer.start_span(
-            "invoke_agent research_assistant", kind=SpanKind.INTERNAL, start_time=self._tick(1),
-            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "research_assistant",
-                        "gen_ai.conversation.id": conv, "gen_ai.provider.name": "openai",
-                        "gen_ai.request.model": "gpt-4o-mini", "gen_ai.tool.definitions": self.tool_defs,
-                        "gen_ai.system_instructions": json.dumps(
-                            [{"type": "text", "content": "You are a helpful assistant. Use the tools."}])},
+            "invoke_agent research_assistant",
+            kind=SpanKind.INTERNAL,
+            start_time=self._tick(1),
+            attributes={
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "research_assistant",
+                "gen_ai.conversation.id": conv,
+                "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.tool.definitions": self.tool_defs,
+                "gen_ai.system_instructions": json.dumps(
+                    [{"type": "text", "content": "You are a helpful assistant. Use the tools."}]
+                ),
+            },
         )
         ctx = set_span_in_context(agent)
         if rng.random() < 0.5:
-            mem = self.tracer.start_span("retrieve_memory", context=ctx, start_time=self._tick(2),
-                                         attributes={"memory.hits": rng.randint(0, 5)})
+            mem = self.tracer.start_span(
+                "retrieve_memory",
+                context=ctx,
+                start_time=self._tick(2),
+                attributes={"memory.hits": rng.randint(0, 5)},
+            )
             mem.end(end_time=self._tick(rng.uniform(5, 40)))
         for step in range(chats):
             calls = per_step[step] if step < chats - 1 else 0
@@ -137,48 +185,86 @@ class Generator:
 
     def _chat(self, ctx: Any, history: list[dict[str, Any]], calls: int) -> None:
         rng = self.rng
-        span = self.tracer.start_span("chat gpt-4o-mini", context=ctx, kind=SpanKind.CLIENT,
-                                      start_time=self._tick(3))
+        span = self.tracer.start_span(
+            "chat gpt-4o-mini", context=ctx, kind=SpanKind.CLIENT, start_time=self._tick(3)
+        )
         if calls:
-            parts = [{"type": "tool_call", "id": f"call_{rng.getrandbits(64):016x}",
-                      "name": rng.choice(list(TOOLS)),
-                      "arguments": {"query": _text(rng, 4), "top_k": rng.randint(1, 5)}}
-                     for _ in range(calls)]
+            parts = [
+                {
+                    "type": "tool_call",
+                    "id": f"call_{rng.getrandbits(64):016x}",
+                    "name": rng.choice(list(TOOLS)),
+                    "arguments": {"query": _text(rng, 4), "top_k": rng.randint(1, 5)},
+                }
+                for _ in range(calls)
+            ]
             out = {"role": "assistant", "parts": parts, "finish_reason": "tool_calls"}
         else:
-            out = {"role": "assistant", "parts": [{"type": "text", "content": _text(rng, rng.randint(30, 120))}],
-                   "finish_reason": "stop"}
+            out = {
+                "role": "assistant",
+                "parts": [{"type": "text", "content": _text(rng, rng.randint(30, 120))}],
+                "finish_reason": "stop",
+            }
         inp = json.dumps(history)
-        span.set_attributes({
-            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
-            "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
-            "gen_ai.response.id": f"chatcmpl-{rng.getrandbits(64):016x}",
-            "gen_ai.response.finish_reasons": (out["finish_reason"],),
-            "gen_ai.usage.input_tokens": len(inp) // 4, "gen_ai.usage.output_tokens": len(json.dumps(out)) // 4,
-            "gen_ai.input.messages": inp, "gen_ai.output.messages": json.dumps([out]),
-            "server.address": "api.openai.com", "server.port": 443,
-        })
+        span.set_attributes(
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": "gpt-4o-mini",
+                "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+                "gen_ai.response.id": f"chatcmpl-{rng.getrandbits(64):016x}",
+                "gen_ai.response.finish_reasons": (str(out["finish_reason"]),),
+                "gen_ai.usage.input_tokens": len(inp) // 4,
+                "gen_ai.usage.output_tokens": len(json.dumps(out)) // 4,
+                "gen_ai.input.messages": inp,
+                "gen_ai.output.messages": json.dumps([out]),
+                "server.address": "api.openai.com",
+                "server.port": 443,
+            }
+        )
         span.end(end_time=self._tick(rng.uniform(300, 4_000)))
         history.append(out)
 
     def _tool(self, ctx: Any, call: dict[str, Any], history: list[dict[str, Any]]) -> None:
         rng = self.rng
         failed = rng.random() < 0.05
-        result = ("Error: upstream timeout" if failed else json.dumps(
-            [{"id": f"doc-{rng.randint(1, 999)}", "title": _text(rng, 3), "snippet": _text(rng, rng.randint(20, 80))}
-             for _ in range(rng.randint(1, 4))]))
+        result = (
+            "Error: upstream timeout"
+            if failed
+            else json.dumps(
+                [
+                    {
+                        "id": f"doc-{rng.randint(1, 999)}",
+                        "title": _text(rng, 3),
+                        "snippet": _text(rng, rng.randint(20, 80)),
+                    }
+                    for _ in range(rng.randint(1, 4))
+                ]
+            )
+        )
         span = self.tracer.start_span(
-            f"execute_tool {call['name']}", context=ctx, start_time=self._tick(1),
-            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call["name"],
-                        "gen_ai.tool.call.id": call["id"], "gen_ai.tool.type": "function",
-                        "gen_ai.tool.call.arguments": json.dumps(call["arguments"]),
-                        "gen_ai.tool.call.result": result},
+            f"execute_tool {call['name']}",
+            context=ctx,
+            start_time=self._tick(1),
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": call["name"],
+                "gen_ai.tool.call.id": call["id"],
+                "gen_ai.tool.type": "function",
+                "gen_ai.tool.call.arguments": json.dumps(call["arguments"]),
+                "gen_ai.tool.call.result": result,
+            },
         )
         if failed:
             span.set_status(Status(StatusCode.ERROR, "upstream timeout"))
             span.set_attribute("error.type", "TimeoutError")
         span.end(end_time=self._tick(rng.uniform(20, 900)))
-        history.append({"role": "tool", "parts": [{"type": "tool_call_response", "id": call["id"], "response": result}]})
+        history.append(
+            {
+                "role": "tool",
+                "parts": [{"type": "tool_call_response", "id": call["id"], "response": result}],
+            }
+        )
 
 
 # --- OTLP/JSON (spec dialect: hex ids, integer enums, int64 as strings) -----------------
@@ -202,10 +288,16 @@ def _kvs(attrs: Any) -> list[dict[str, Any]]:
 
 def _span_json(s: ReadableSpan) -> dict[str, Any]:
     ctx = s.get_span_context()
+    assert ctx is not None  # a finished SDK span always has one
     out: dict[str, Any] = {
-        "traceId": f"{ctx.trace_id:032x}", "spanId": f"{ctx.span_id:016x}", "name": s.name,
-        "kind": s.kind.value + 1, "startTimeUnixNano": str(s.start_time), "endTimeUnixNano": str(s.end_time),
-        "attributes": _kvs(s.attributes), "status": {"code": s.status.status_code.value},
+        "traceId": f"{ctx.trace_id:032x}",
+        "spanId": f"{ctx.span_id:016x}",
+        "name": s.name,
+        "kind": s.kind.value + 1,
+        "startTimeUnixNano": str(s.start_time),
+        "endTimeUnixNano": str(s.end_time),
+        "attributes": _kvs(s.attributes),
+        "status": {"code": s.status.status_code.value},
     }
     if s.parent is not None:
         out["parentSpanId"] = f"{s.parent.span_id:016x}"
@@ -215,12 +307,24 @@ def _span_json(s: ReadableSpan) -> dict[str, Any]:
 
 
 def _request_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
-    return {"resourceSpans": [{
-        "resource": {"attributes": _kvs(spans[0].resource.attributes)},
-        "scopeSpans": [{"scope": {"name": spans[0].instrumentation_scope.name,
-                                  "version": spans[0].instrumentation_scope.version},
-                        "spans": [_span_json(s) for s in spans]}],
-    }]}
+    scope = spans[0].instrumentation_scope
+    assert scope is not None  # set by the tracer that made them
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": _kvs(spans[0].resource.attributes)},
+                "scopeSpans": [
+                    {
+                        "scope": {
+                            "name": scope.name,
+                            "version": scope.version,
+                        },
+                        "spans": [_span_json(s) for s in spans],
+                    }
+                ],
+            }
+        ]
+    }
 
 
 def generate(out: Path, total: int, per_file: int) -> dict[str, list[Path]]:
@@ -272,8 +376,18 @@ def ingest_child(folder: Path, warehouse: Path) -> None:
     report = run_ingest([folder], warehouse)
     seconds = time.perf_counter() - start
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"seconds": seconds, "spans": report.spans, "turns": report.turns_new,
-                      "errors": len(report.errors), "outcome": report.outcome, "peak_rss_mib": peak_kib / 1024}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "spans": report.spans,
+                "turns": report.turns_new,
+                "errors": len(report.errors),
+                "outcome": report.outcome,
+                "peak_rss_mib": peak_kib / 1024,
+            }
+        )
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -290,26 +404,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     shutil.rmtree(args.out, ignore_errors=True)
     start = time.perf_counter()
     files = generate(args.out / "input", args.spans, args.spans_per_file)
-    print(f"generated {args.spans:,} spans in {len(files['json'])} file(s) per format "
-          f"in {time.perf_counter() - start:.1f}s (OTel SDK)")
+    print(
+        f"generated {args.spans:,} spans in {len(files['json'])} file(s) per format "
+        f"in {time.perf_counter() - start:.1f}s (OTel SDK)"
+    )
     results = []
-    header = f"{'format':6} {'MB':>7} {'seconds':>8} {'spans/s':>9} {'MB/s':>6} {'peak RSS':>9} {'parse s':>8} {'ingest/parse':>12}"
-    print(header)
+    print(
+        f"{'format':6} {'MB':>7} {'seconds':>8} {'spans/s':>9} {'MB/s':>6} {'peak RSS':>9} "
+        f"{'parse s':>8} {'ingest/parse':>12}"
+    )
     for fmt in args.formats.split(","):
         size = sum(p.stat().st_size for p in files[fmt]) / 1e6
         parse = parse_only(fmt, files[fmt])
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", str(args.out / "input" / fmt), str(args.out / f"wh-{fmt}")],
-            check=True, capture_output=True, text=True,
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                str(args.out / "input" / fmt),
+                str(args.out / f"wh-{fmt}"),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         )
         r = json.loads(proc.stdout.strip().splitlines()[-1])
-        row = {"format": fmt, "mb": size, "parse_seconds": parse, **r,
-               "spans_per_s": r["spans"] / r["seconds"], "mb_per_s": size / r["seconds"],
-               "ingest_over_parse": r["seconds"] / parse}
+        row = {
+            "format": fmt,
+            "mb": size,
+            "parse_seconds": parse,
+            **r,
+            "spans_per_s": r["spans"] / r["seconds"],
+            "mb_per_s": size / r["seconds"],
+            "ingest_over_parse": r["seconds"] / parse,
+        }
         results.append(row)
-        print(f"{fmt:6} {size:7.1f} {r['seconds']:8.1f} {row['spans_per_s']:9,.0f} {row['mb_per_s']:6.1f} "
-              f"{r['peak_rss_mib']:7.0f}Mi {parse:8.2f} {row['ingest_over_parse']:11.1f}x"
-              f"  ({r['turns']:,} turns, {r['errors']} errors, {r['outcome']})")
+        print(
+            f"{fmt:6} {size:7.1f} {r['seconds']:8.1f} {row['spans_per_s']:9,.0f} "
+            f"{row['mb_per_s']:6.1f} {r['peak_rss_mib']:7.0f}Mi {parse:8.2f} "
+            f"{row['ingest_over_parse']:11.1f}x"
+            f"  ({r['turns']:,} turns, {r['errors']} errors, {r['outcome']})"
+        )
     (args.out / "results.json").write_text(json.dumps(results, indent=2))
     return 0
 

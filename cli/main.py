@@ -19,3 +19,15 @@ app = typer.Typer(
 def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log details.")) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+
+
+def _register() -> None:
+    # Imported here so `turnscore --help` stays one module per command.
+    from turnscore.cli.judge import app as judge_app
+    from turnscore.cli.labels import labels_cli
+
+    app.command("labels")(labels_cli)
+    app.add_typer(judge_app, name="judge")
+
+
+_register()

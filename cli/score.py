@@ -19,7 +19,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
-
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
     EXIT_BUSY,
@@ -32,13 +31,14 @@ from turnscore.cli.options import (
     Quiet,
     Warehouse,
 )
-from turnscore.errors import ConfigError, TurnscoreError
 from turnscore.scorers.judge.config import Budget
 from turnscore.scorers.judge.engine import JudgeEngine
 from turnscore.scorers.judged import make_judge_runner
-from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
+from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseBusy
 from turnscore.warehouse.judge_cache import JudgeCache
 from turnscore.warehouse.score_run import JudgeFactory, JudgeRunner, ScoreReport, score_turns
+
+from turnscore.errors import ConfigError, TurnscoreError
 
 
 class JudgeMode(StrEnum):
@@ -54,7 +54,7 @@ def score_cli(
         "--judge", help="Judged scorers: the offline rules judge, or the LLM judge "
                         "configured in [judge].")] = JudgeMode.RULES,
     sample: Annotated[float | None, typer.Option(
-        "--sample", min=0.0, max=1.0, min_open=True,
+        "--sample", min=0.0, max=1.0,
         help="Score a deterministic FRACTION of the turns (by turn id).")] = None,
     max_cost: Annotated[float | None, typer.Option(
         "--max-cost", min=0.0, help="Stop judging at this spend in USD; the rest stays "
@@ -82,7 +82,7 @@ def score_cli(
     except WarehouseBusy as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_BUSY) from None
-    except (UnknownScorer, ConfigError) as exc:
+    except (UnknownScorer, InvalidOption, ConfigError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_USAGE) from None
     except TurnscoreError as exc:
@@ -152,6 +152,8 @@ def print_summary(report: ScoreReport, console: Console) -> None:
     if report.stopped_reason:
         console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}; "
                       "the rest stays pending for the next run")
+    if report.publish_error:
+        console.print(f"[red]not published:[/red] {escape(report.publish_error)}")
     if report.errors:
         console.print(f"{report.errors:,} errored scores (retried next run): SELECT turn_id, "
                       f"scorer, error FROM scores WHERE status = 'error'")

@@ -4,7 +4,7 @@ Per span: join the GenAI log records whose trace id and span id match it, detect
 conventions its attributes and events speak (never from span kind, provider name, finish
 reason wording or non-standard operation names alone), run each detected decoder, and
 merge their answers field by field, the more specific convention first:
-framework forms (Pydantic AI, MLflow, ADK, Strands) > OTel GenAI > OpenInference >
+framework forms (Pydantic AI, MLflow, ADK, Strands, Vercel AI SDK) > OTel GenAI > OpenInference >
 OpenLLMetry. Model, tokens, conversation and agent fall back to the generic keys of every
 convention. Decoding one span is a pure function (`decode_span`).
 
@@ -21,7 +21,13 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 from turnscore.ingest import attributes as A
-from turnscore.ingest.conventions import frameworks, openinference, openllmetry, otel_genai
+from turnscore.ingest.conventions import (
+    frameworks,
+    openinference,
+    openllmetry,
+    otel_genai,
+    vercel,
+)
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 from turnscore.ingest.conventions.values import as_int, as_str, jsonable
 from turnscore.ingest.model import Span, SpanKind, ToolExecution
@@ -34,6 +40,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     frameworks.MLFLOW,
     frameworks.ADK,
     frameworks.STRANDS,
+    vercel.VERCEL,
     Convention(otel_genai.NAME, otel_genai.detect, otel_genai.decode),
     Convention(openinference.NAME, openinference.detect, openinference.decode),
     Convention(openllmetry.NAME, openllmetry.detect, openllmetry.decode),
@@ -93,7 +100,8 @@ def _log_error(log: RawLog, message: str) -> InputError:
 
 
 def content_events(raw: RawSpan, logs: Sequence[RawLog] = ()) -> tuple[ContentEvent, ...]:
-    """Span events and joined log records, in time order (span events first on ties)."""
+    """Span events and joined log records, in time order (span events first on ties),
+    exact duplicates dropped."""
     events = [ContentEvent(e.name, e.time_unix_nano, e.attributes) for e in raw.events]
     for log in logs:
         fields: dict[str, AttrValue] = dict(log.attributes)
@@ -102,7 +110,20 @@ def content_events(raw: RawSpan, logs: Sequence[RawLog] = ()) -> tuple[ContentEv
         elif log.body is not None:
             fields.setdefault("content", log.body)
         events.append(ContentEvent(log.event_name, log.time_unix_nano, fields))
-    return tuple(sorted(events, key=lambda e: e.time_unix_nano))
+    # The same record exported twice (retried batches) must not repeat a message.
+    seen: set[tuple[str, int, bytes]] = set()
+    unique = []
+    for event in events:
+        key = _event_key(event)
+        if key not in seen:
+            seen.add(key)
+            unique.append(event)
+    return tuple(sorted(unique, key=lambda e: e.time_unix_nano))
+
+
+def _event_key(event: ContentEvent) -> tuple[str, int, bytes]:
+    fields = {k: jsonable(v) for k, v in event.fields.items()}
+    return event.name, event.time_unix_nano, orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
 
 
 def decode_span(
@@ -122,13 +143,7 @@ def decode_span(
         except Exception as exc:  # a decoder bug must not lose the span (STYLE 10)
             logger.exception("decoder %s failed on span %s", convention.name, raw.span_id)
             problems.append(f"{convention.name} decoder failed: {type(exc).__name__}: {exc}")
-    status = _STATUS.get(raw.status_code, "unset")
-    error = _error(raw) if status == "error" or A.ERROR_TYPE in raw.attributes else None
-    if status == "unset" and A.ERROR_TYPE in raw.attributes:
-        status = "error"
-    error = error or merged.error
-    if merged.error and status != "error":
-        status = "error"
+    status, error = _status(raw, merged.error)
     tool = merged.tool_execution
     if tool is not None and tool.error is None and error is not None:
         tool = ToolExecution(tool.name, tool.call_id, tool.arguments, tool.result, error)
@@ -166,6 +181,20 @@ def decode_span(
     message = f"span {raw.span_id} ({raw.name!r}): " + "; ".join(problems)
     return span, InputError(raw.source, where, message, span_id=raw.span_id,
                             trace_id=raw.trace_id)
+
+
+def _status(raw: RawSpan, decoded_error: str | None) -> tuple[str, str | None]:
+    """Status and error. An unset status with `error.type`, or a failure the convention
+    reports itself (Strands `gen_ai.tool.status`), is an error too; an explicit OK wins
+    over `error.type` but not over a decoder-reported failure."""
+    status = _STATUS.get(raw.status_code, "unset")
+    if status == "unset" and A.ERROR_TYPE in raw.attributes:
+        status = "error"
+    if decoded_error is not None:
+        status = "error"
+    if status != "error":
+        return status, None
+    return status, _error(raw) or decoded_error
 
 
 def _error(raw: RawSpan) -> str | None:

@@ -19,6 +19,9 @@ Every trace the input touches is rebuilt, even when all its spans were stored al
 that is what lets a rerun after a crash (records stored, warehouse not loaded) finish the
 job. The warehouse load (`turnscore.warehouse.ingest_run`) compares rows and leaves
 unchanged turns alone. The caller holds the warehouse writer lock.
+
+(Slightly over the ~400-line guide: the link-following helpers at the bottom belong to
+step 3 and read best next to it.)
 """
 
 from __future__ import annotations
@@ -164,9 +167,9 @@ def ingest_paths(
     remove_stale_temp_files(out_dir)
     spans_store = SpanStore(out_dir, ingest_id)
     turn_store = TurnStore(out_dir, ingest_id)
-    inputs, skipped = _plan(paths, known_file_keys)
-    total = sum(i.size for i in inputs)
     state = _Totals()
+    inputs, skipped = _plan(paths, known_file_keys, state.errors)
+    total = sum(i.size for i in inputs)
     decode = _Decoder(case_id_attribute)
     for group in _groups(inputs, group_bytes):
         _ingest_group(
@@ -205,12 +208,19 @@ class _Totals:
     errors: list[InputError] = field(default_factory=list)
 
 
-def _plan(paths: Sequence[Path], known: Collection[str]) -> tuple[list[_Input], list[SkippedFile]]:
+def _plan(
+    paths: Sequence[Path], known: Collection[str], errors: list[InputError]
+) -> tuple[list[_Input], list[SkippedFile]]:
     inputs: list[_Input] = []
     skipped: list[SkippedFile] = []
     seen: dict[str, Path] = {}
     for path in iter_input_files(paths):
-        key = file_key(path)
+        try:
+            key = file_key(path)
+        except OSError as exc:
+            # Not recorded as ingested: a later run retries it once it is readable.
+            errors.append(InputError(str(path), "file", f"cannot read file: {exc.strerror or exc}"))
+            continue
         if key in known:
             skipped.append(SkippedFile(path, key, "already ingested"))
         elif key in seen:

@@ -28,8 +28,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Protocol
 
-from turnscore.errors import TurnscoreError
 from turnscore.warehouse.db import quote_ident
+
+from turnscore.errors import TurnscoreError
 
 TURN_SCORES = "turn_scores"
 

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 import orjson
 from jsonschema import SchemaError
 from jsonschema.validators import validator_for
-
 from turnscore.ingest.turn import Call, Tool, Turn
 from turnscore.scorers.base import Case, Score, scorer
 
@@ -98,12 +97,17 @@ def _check_schema(tool: Tool, args: object, violations: list[str], notes: list[s
         return
     try:
         schema = orjson.loads(tool.parameters)
+        if not isinstance(schema, (dict, bool)):
+            raise SchemaError(f"a schema is an object or a boolean, not {type(schema).__name__}")
         cls = validator_for(schema)
         cls.check_schema(schema)
+        errors = sorted(cls(schema).iter_errors(args), key=lambda e: list(e.absolute_path))
     except (orjson.JSONDecodeError, SchemaError) as exc:
         notes.append(f"schema of {tool.name!r} is unreadable, not checked: {str(exc)[:120]}")
         return
-    errors = sorted(cls(schema).iter_errors(args), key=lambda e: list(e.absolute_path))
+    except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
+        notes.append(f"schema of {tool.name!r} could not be applied: {str(exc)[:120]}")
+        return
     for err in errors[:_MAX_SCHEMA_ERRORS]:
         where = "/".join(str(p) for p in err.absolute_path) or "arguments"
         violations.append(f"{where}: {err.message}")

@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import polars as pl
-
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, scorer
 from turnscore.scorers.text import normalize_expr
@@ -35,7 +34,8 @@ DEFAULT_MODE = "normalized"
     version=VERSION,
     kind="code",
     reads=("final_answer", "ideal_response", "match_mode"),
-    description="The final answer against the case's ideal_response: exact, normalized or contains.",
+    description="The final answer against the case's ideal_response "
+                "(exact, normalized or contains).",
 )
 def answer_correctness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
     frame = pl.DataFrame(

@@ -34,9 +34,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+import polars as pl
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, scorer
-from turnscore.scorers.text import normalize_text
+from turnscore.scorers.text import normalize_series
 
 NAME = "groundedness"
 VERSION = "1"
@@ -50,7 +51,8 @@ _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*"
 _ORD = r"(?:st|nd|rd|th)?"
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# Anchored at a token start: unanchored, a long token without "@" is quadratic.
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _CODE = re.compile(r"\b(?=[A-Za-z][\w-]*\d)[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*\b")
 _QUOTED = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|`([^`\n]{1,80})`")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
@@ -66,16 +68,20 @@ _NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:[ \t]+(?:(?:of|de|la|van|von|der|da|d
                        r"[A-Z][\w'’-]*)*")
 _OPENERS = " \t*_#>-\"“(["
 
-COMMON_WORDS = frozenset("""
-a an the this that these those it its i we you he she they my our your their his her me us
-in on at for from to with by of and but or if when while as so yes no not here there
-today tomorrow yesterday please note sure hello hi hey thanks thank unfortunately however
-also currently based according let what which who where how why is are was were will would
-can could should do does did all some any each every one two three first next then
-monday tuesday wednesday thursday friday saturday sunday
-january february march april may june july august september october november december
-ok okay celsius fahrenheit utc gmt am pm summary answer result results
-""".split())
+COMMON_WORDS = frozenset({
+    "a", "an", "the", "this", "that", "these", "those", "it", "its", "i", "we", "you", "he",
+    "she", "they", "my", "our", "your", "their", "his", "her", "me", "us", "in", "on", "at",
+    "for", "from", "to", "with", "by", "of", "and", "but", "or", "if", "when", "while", "as",
+    "so", "yes", "no", "not", "here", "there", "today", "tomorrow", "yesterday", "please",
+    "note", "sure", "hello", "hi", "hey", "thanks", "thank", "unfortunately", "however",
+    "also", "currently", "based", "according", "let", "what", "which", "who", "where", "how",
+    "why", "is", "are", "was", "were", "will", "would", "can", "could", "should", "do", "does",
+    "did", "all", "some", "any", "each", "every", "one", "two", "three", "first", "next",
+    "then", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "ok", "okay", "celsius", "fahrenheit", "utc", "gmt",
+    "am", "pm", "summary", "answer", "result", "results",
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,44 +102,69 @@ class Specific:
                 "appears in a tool result or the request, else 0.",
 )
 def groundedness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    return [_score(t) for t in turns]
+    prepared = [_prepare(t) for t in turns]
+    # One normalisation call for the whole batch: every source text, every name and quoted
+    # value (a polars call per turn costs more than the rest of the scorer).
+    texts = sorted({text for p in prepared if p for text in p.to_normalize()})
+    normalized = dict(zip(texts, normalize_series(pl.Series("t", texts, dtype=pl.String)),
+                          strict=True))
+    return [p.score(normalized) if p else Score.not_run("the turn has no final answer")
+            for p in prepared]
 
 
-def _score(turn: Turn) -> Score:
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    source_text: str
+    specifics: list[Specific]
+    outputs: int
+    uncaptured: int
+
+    def to_normalize(self) -> Iterator[str]:
+        yield self.source_text
+        yield from (s.text for s in self.specifics if s.kind in ("name", "quoted"))
+
+    def score(self, normalized: dict[str, str]) -> Score:
+        sources = _Sources(self.source_text, normalized)
+        unsupported = [s for s in self.specifics if not sources.supports(s)]
+        details: dict[str, object] = {
+            "specifics": len(self.specifics),
+            "unsupported": [{"kind": s.kind, "text": s.text} for s in unsupported],
+            "tool_outputs": self.outputs,
+        }
+        if not unsupported:
+            why = (f"all {len(self.specifics)} specifics traced to the request or tool output"
+                   if self.specifics else "no checkable specifics in the answer")
+            return Score.scored(1.0, "grounded", why, details)
+        listed = ", ".join(f"{s.kind} {s.text!r}" for s in unsupported)
+        if self.uncaptured:
+            details["uncaptured_outputs"] = self.uncaptured
+            return Score.inconclusive(f"{self.uncaptured} tool output(s) not captured; "
+                                      f"cannot trace: {listed}", details=details)
+        return Score.scored(0.0, "ungrounded", f"not in the request or any tool output: {listed}",
+                            details)
+
+
+def _prepare(turn: Turn) -> _Prepared | None:
     if turn.final_answer is None:
-        return Score.not_run("the turn has no final answer")
+        return None
     outputs = [x for c in turn.calls for x in (c.result, c.error) if x]
-    uncaptured = sum(1 for c in turn.calls if c.result is None and c.error is None)
-    sources = _Sources("\n".join([turn.request, *outputs]))
-    specifics = list(dict.fromkeys(extract_specifics(turn.final_answer)))
-    unsupported = [s for s in specifics if not sources.supports(s)]
-    details: dict[str, object] = {
-        "specifics": len(specifics),
-        "unsupported": [{"kind": s.kind, "text": s.text} for s in unsupported],
-        "tool_outputs": len(outputs),
-    }
-    if not unsupported:
-        why = (f"all {len(specifics)} specifics traced to the request or tool output"
-               if specifics else "no checkable specifics in the answer")
-        return Score.scored(1.0, "grounded", why, details)
-    listed = ", ".join(f"{s.kind} {s.text!r}" for s in unsupported)
-    if uncaptured:
-        details["uncaptured_outputs"] = uncaptured
-        return Score.inconclusive(
-            f"{uncaptured} tool output(s) not captured; cannot trace: {listed}", details=details)
-    return Score.scored(0.0, "ungrounded", f"not in the request or any tool output: {listed}",
-                        details)
+    return _Prepared(
+        source_text="\n".join([turn.request, *outputs]),
+        specifics=list(dict.fromkeys(extract_specifics(turn.final_answer))),
+        outputs=len(outputs),
+        uncaptured=sum(1 for c in turn.calls if c.result is None and c.error is None),
+    )
 
 
 def extract_specifics(answer: str) -> Iterator[Specific]:
     """The specifics of `answer`, in extraction order (see the module docstring)."""
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(answer))  # 1 where an earlier specific claimed the character
 
     def free(m: re.Match[str]) -> bool:
         s, e = m.span()
-        if any(s < te and ts < e for ts, te in taken):
+        if taken.find(1, s, e) != -1:
             return False
-        taken.append((s, e))
+        taken[s:e] = b"\x01" * (e - s)
         return True
 
     for m in _LIST_MARKER.finditer(answer):
@@ -148,7 +179,7 @@ def extract_specifics(answer: str) -> Iterator[Specific]:
             yield Specific("identifier", m.group())
     for m in _QUOTED.finditer(answer):
         inner = next(g for g in m.groups() if g is not None).strip()
-        if free(m) and normalize_text(inner):
+        if free(m) and any(ch.isalnum() for ch in inner):
             yield Specific("quoted", inner)
     for pattern in (_ISO_DATE, _MDY, _DMY):
         for m in pattern.finditer(answer):
@@ -180,8 +211,10 @@ def _name(answer: str, m: re.Match[str]) -> str | None:
         tokens.pop()
     if not tokens or answer[m.end():m.end() + 1] == ":" or len(" ".join(tokens)) < 2:
         return None
-    before = answer[:m.start()].rstrip(_OPENERS)
-    sentence_start = dropped == 0 and (not before or before[-1] in ".!?:;\n")
+    i = m.start() - 1
+    while i >= 0 and answer[i] in _OPENERS:
+        i -= 1
+    sentence_start = dropped == 0 and (i < 0 or answer[i] in ".!?:;\n")
     if sentence_start and len(tokens) == 1:
         return None
     return " ".join(tokens)
@@ -190,9 +223,10 @@ def _name(answer: str, m: re.Match[str]) -> str | None:
 class _Sources:
     """The request and tool outputs, indexed for each kind of specific."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, normalized: dict[str, str]) -> None:
         self.lower = " ".join(text.lower().split())
-        self.norm = f" {normalize_text(text)} "
+        self.norm = f" {normalized[text]} "
+        self.normalized = normalized
         self.numbers = {_decimal(m.group()) for m in _SOURCE_NUMBER.finditer(text)}
         self.times = {(int(m[1]), int(m[2])) for m in _TIME.finditer(text)}
         self.dates: set[tuple[int | None, int, int]] = set()
@@ -214,7 +248,7 @@ class _Sources:
             m = _TIME.fullmatch(s.text)
             return m is not None and (int(m[1]), int(m[2])) in self.times
         if s.kind in ("name", "quoted"):
-            norm = normalize_text(s.text)
+            norm = self.normalized.get(s.text, "")
             return bool(norm) and f" {norm} " in self.norm
         return False
 
@@ -242,6 +276,7 @@ def _decimal(text: str) -> Decimal:
 def _date_parts(m: re.Match[str]) -> tuple[int | None, int, int] | None:
     """(year or None, month, day) of a date match, or None when it is not a real date."""
     a, b, c = m.groups()
+    year: int | None
     month: int | None
     if m.re is _ISO_DATE:
         year, month, day = int(a), int(b), int(c)

@@ -20,6 +20,8 @@ from turnscore.scorers.judge.engine import JudgeCache, JudgeEngine, JudgeSpec
 from turnscore.scorers.judge.render import load_prompt
 from turnscore.scorers.judge.tools import TOOLS, JudgeTool
 
+from turnscore.errors import ConfigError
+
 
 def _json(value: object) -> str:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
@@ -142,4 +144,10 @@ def make_judge_runner(config: JudgeSettings | Mapping[str, object] | None, budge
     """
     settings = (config if isinstance(config, JudgeSettings)
                 else load_judge_settings(config, env, known_scorers=tuple(SPECS)))
+    for name in SPECS:
+        judge = settings.for_scorer(name)
+        if judge.is_llm and judge.api_key_env and judge.api_key(env) is None:
+            raise ConfigError(f"judge for {name}: environment variable {judge.api_key_env} "
+                              "(api_key_env) is not set; export it, or remove api_key_env for "
+                              "an endpoint that needs no key")
     return JudgeEngine(SPECS, settings, budget, cache, tools=tools, env=env)

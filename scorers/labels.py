@@ -26,7 +26,6 @@ from pathlib import Path
 
 import orjson
 import polars as pl
-
 from turnscore.scorers.base import Case
 from turnscore.scorers.text import normalize_series
 

@@ -49,3 +49,7 @@ class UnknownScorer(WarehouseError):
             f"unknown scorer {name!r}; known scorers: {', '.join(sorted(known)) or '(none)'}"
         )
         self.name = name
+
+
+class InvalidOption(WarehouseError):
+    """A run option out of range; the message names the option and the valid range."""

@@ -23,7 +23,6 @@ from typing import Any
 
 import duckdb
 import polars as pl
-
 from turnscore.scorers.base import Case
 from turnscore.scorers.labels import LabelError, read_labels
 from turnscore.scorers.text import normalize_expr
@@ -56,11 +55,13 @@ ON CONFLICT (case_id) DO UPDATE SET
     should_decline = EXCLUDED.should_decline, tags = EXCLUDED.tags, source = EXCLUDED.source,
     run_id = EXCLUDED.run_id, loaded_at = EXCLUDED.loaded_at
 """
-SELECT_EXISTING_IDS = "SELECT case_id FROM labels WHERE case_id IN (SELECT case_id FROM _new_labels)"
+SELECT_EXISTING_IDS = """
+SELECT case_id FROM labels WHERE case_id IN (SELECT case_id FROM _new_labels)
+"""
 SELECT_TURN_KEYS = "SELECT turn_id, case_id, request FROM turns"
 SELECT_LABEL_KEYS = "SELECT case_id, input_norm FROM labels"
 
-_LABEL_SCHEMA = {
+_LABEL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "case_id": pl.String, "input": pl.String, "canary": pl.List(pl.String),
     "ideal_response": pl.String, "match_mode": pl.String, "expected_tools": pl.List(pl.String),
     "expected_tools_mode": pl.String, "should_decline": pl.Boolean, "tags": pl.List(pl.String),
@@ -142,10 +143,9 @@ def load_labels(warehouse_dir: Path, paths: Sequence[Path], *, case_id_attribute
                 finish_run(con, run_id, Outcome.FAILED, _summary(report), report.error)
                 return report
             unmatched = sorted(set(cases) - matches.matched_case_ids)
+            outcome = Outcome.OK
             if errors:
-                outcome = Outcome.FAILED if not cases else Outcome.PARTIAL
-            else:
-                outcome = Outcome.OK
+                outcome = Outcome.PARTIAL if cases else Outcome.FAILED
             report = LabelsReport(
                 run_id, outcome.value, files=len(paths), cases_read=read, cases_new=new,
                 cases_updated=updated, errors=tuple(errors), unmatched_cases=len(unmatched),
@@ -178,7 +178,8 @@ def _upsert(con: duckdb.DuckDBPyConnection, cases: list[tuple[Case, str]],
           "should_decline": c.should_decline, "tags": list(c.tags), "source": src}
          for c, src in cases],
         schema=_LABEL_SCHEMA,
-    ).with_columns(normalize_expr(pl.col("input")).alias("input_norm"), pl.lit(run_id).alias("run_id"))
+    ).with_columns(normalize_expr(pl.col("input")).alias("input_norm"),
+                   pl.lit(run_id).alias("run_id"))
     con.register("_new_labels", frame.to_arrow())
     try:
         con.execute("BEGIN TRANSACTION")

@@ -28,7 +28,6 @@ from typing import Protocol
 
 import duckdb
 import pyarrow.parquet as pq
-
 from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
 from turnscore.warehouse.errors import WarehouseError
 

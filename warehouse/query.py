@@ -3,6 +3,10 @@
 The live `warehouse.duckdb` is opened read-only. While a writer holds it (DuckDB lets no
 other process open a file a writer has open), the last published snapshot is read
 instead, and the result says so: a reader never meets a lock error.
+
+The shipped views are (re)created as TEMP views on the read-only connection, so a view
+can be queried by name before any run has published, and always with the installed
+definition.
 """
 
 from __future__ import annotations
@@ -13,17 +17,16 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-
 from turnscore.warehouse.db import DB_FILE, open_readonly, quote_ident
 from turnscore.warehouse.errors import QueryRejected, WarehouseBusy, WarehouseMissing
-from turnscore.warehouse.publish import PUBLISHED_DB
+from turnscore.warehouse.publish import PUBLISHED_DB, shipped_views
 
 log = logging.getLogger(__name__)
 
 # DESCRIBE, SHOW, SUMMARIZE, VALUES and WITH ... SELECT all parse as SELECT.
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 FIND_RELATION = """
-SELECT 1 FROM duckdb_views() WHERE NOT internal AND schema_name = 'main' AND view_name = $name
+SELECT 1 FROM duckdb_views() WHERE NOT internal AND view_name = $name
 UNION ALL
 SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $name
 """
@@ -56,6 +59,19 @@ def open_for_reading(warehouse_dir: Path) -> tuple[duckdb.DuckDBPyConnection, Pa
     return open_readonly(snapshot), snapshot, True
 
 
+def create_temp_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The shipped views as TEMP views (allowed on a read-only connection)."""
+    created = []
+    for view in shipped_views():
+        body = view.sql.strip().rstrip(";")
+        try:
+            con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(view.name)} AS\n{body}")
+            created.append(view.name)
+        except duckdb.Error as exc:  # e.g. an old snapshot without a newer table
+            log.warning("view %s is not available here: %s", view.name, exc)
+    return created
+
+
 def statement_for(con: duckdb.DuckDBPyConnection, text: str) -> tuple[str, str | None]:
     """The SQL to run for `text` (a view or table name, or one read-only statement)."""
     if con.execute(FIND_RELATION, {"name": text.strip()}).fetchall():
@@ -80,6 +96,7 @@ def run_query(warehouse_dir: Path, text: str) -> QueryResult:
     """Run a view by name or one read-only statement; returns the rows as Arrow."""
     con, path, snapshot = open_for_reading(warehouse_dir)
     try:
+        create_temp_views(con)
         sql, relation = statement_for(con, text)
         try:
             table = con.sql(sql).to_arrow_table()

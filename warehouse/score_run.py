@@ -20,20 +20,19 @@ import importlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 import duckdb
 import polars as pl
-
 from turnscore.ingest.turn import Turn, turns_from_arrow
 from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
 from turnscore.scorers.text import normalize_series
 from turnscore.warehouse.db import open_warehouse, writer_lock
-from turnscore.warehouse.errors import UnknownScorer, WarehouseError
+from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseError
 from turnscore.warehouse.judge_cache import DuckDBJudgeCache, JudgeCache
-from turnscore.warehouse.publish import publish
+from turnscore.warehouse.publish import PUBLISHED_DB, publish
 from turnscore.warehouse.runs import (
     Outcome,
     RunKind,
@@ -129,6 +128,8 @@ class ScoreReport:
     """Why the run stopped before scoring everything pending (a judge budget), or None."""
     published: str | None = None
     """Path of the snapshot published at the end, if any."""
+    publish_error: str | None = None
+    """Why publishing failed (the scores are written; readers keep the previous snapshot)."""
 
     @property
     def pending_before(self) -> int:
@@ -148,7 +149,8 @@ class ScoreReport:
 
     @property
     def outcome(self) -> Outcome:
-        return Outcome.PARTIAL if self.errors or self.stopped_reason else Outcome.OK
+        partial = self.errors or self.stopped_reason or self.publish_error
+        return Outcome.PARTIAL if partial else Outcome.OK
 
     def to_json(self) -> dict[str, object]:
         out = asdict(self)
@@ -184,7 +186,7 @@ def score_turns(
     scorers: Sequence[str] | None = None,
     rescore: bool = False,
     sample: float | None = None,
-    batch_size: int = 200,
+    batch_size: int = 500,
     progress: ProgressFn | None = None,
     judge_runner: JudgeRunner | None = None,
     judge_factory: JudgeFactory | None = None,
@@ -197,9 +199,9 @@ def score_turns(
     warehouse's judge cache) when given, else through their own (rules) function.
     """
     if sample is not None and not 0 < sample <= 1:
-        raise WarehouseError(f"--sample must be a fraction in (0, 1], got {sample}")
+        raise InvalidOption(f"--sample must be a fraction in (0, 1], got {sample}")
     if batch_size < 1:
-        raise WarehouseError(f"batch size must be at least 1, got {batch_size}")
+        raise InvalidOption(f"batch size must be at least 1, got {batch_size}")
     chosen = resolve_scorers(scorers)
     config: dict[str, object] = {"scorers": [s.name for s in chosen], "rescore": rescore,
                                  "sample": sample, "batch_size": batch_size}
@@ -208,13 +210,14 @@ def score_turns(
         try:
             close_interrupted_runs(con)
             run_id = start_run(con, RunKind.SCORE, config)
-            if judge_factory is not None:
-                judge_runner = judge_factory(DuckDBJudgeCache(con))
             try:
+                if judge_factory is not None:
+                    judge_runner = judge_factory(DuckDBJudgeCache(con))
                 report = _run(con, run_id, chosen, rescore, sample, batch_size, progress,
                               judge_runner)
-                if publish_snapshot and not report.nothing_to_do:
-                    report = _with_published(report, str(publish(warehouse_dir, con=con)))
+                stale = not report.nothing_to_do or not (warehouse_dir / PUBLISHED_DB).exists()
+                if publish_snapshot and stale:
+                    report = _published(report, warehouse_dir, con)
             except BaseException as exc:
                 interrupted = isinstance(exc, KeyboardInterrupt)
                 finish_run(con, run_id, Outcome.INTERRUPTED if interrupted else Outcome.FAILED,
@@ -226,9 +229,13 @@ def score_turns(
     return report
 
 
-def _with_published(report: ScoreReport, path: str) -> ScoreReport:
-    return ScoreReport(report.run_id, report.turns_in_scope, report.scorers, report.seconds,
-                       report.stopped_reason, path)
+def _published(report: ScoreReport, warehouse_dir: Path, con: duckdb.DuckDBPyConnection
+               ) -> ScoreReport:
+    try:
+        return replace(report, published=str(publish(warehouse_dir, con=con)))
+    except WarehouseError as exc:  # the scores are committed; only the snapshot is stale
+        log.error("run %s: publishing failed: %s", report.run_id, exc)
+        return replace(report, publish_error=str(exc))
 
 
 def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], rescore: bool,
@@ -276,7 +283,8 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
 def _score_batch(con: duckdb.DuckDBPyConnection, batch_ids: list[str],
                  by_name: dict[str, Scorer], judge_runner: JudgeRunner | None
                  ) -> tuple[list[ScoreRow], str | None]:
-    turns = list(turns_from_arrow(con.sql(SELECT_TURNS, params={"ids": batch_ids}).to_arrow_table()))
+    batch = con.sql(SELECT_TURNS, params={"ids": batch_ids}).to_arrow_table()
+    turns = list(turns_from_arrow(batch))
     cases = _cases_for(con, turns)
     wanted: dict[str, set[str]] = {}
     for turn_id, name in con.execute(SELECT_PENDING_FOR, {"ids": batch_ids}).fetchall():

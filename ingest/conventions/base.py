@@ -71,10 +71,6 @@ class Decoded:
         }
         return replace(self, **missing) if missing else self
 
-    @property
-    def is_empty(self) -> bool:
-        return all(getattr(self, f.name) is None for f in fields(self))
-
 
 @dataclass(frozen=True, slots=True)
 class Convention:

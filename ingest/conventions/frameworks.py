@@ -30,7 +30,6 @@ from turnscore.ingest.conventions.values import (
     as_int,
     as_str,
     canonical_arguments,
-    canonical_json,
     mlflow_value,
     result_text,
     structured,
@@ -82,6 +81,7 @@ def _pydantic_decode(view: SpanView, problems: Problems) -> Decoded:
         decoded = decoded.fill(Decoded(
             kind=SpanKind.AGENT, input_messages=history, output_messages=answer or None,
             system_instructions=system_text(history),
+            model=as_str(view.get(A.PYDANTIC_AI_MODEL_NAME)),
         ))
     final = view.get(A.PYDANTIC_AI_FINAL_RESULT)
     if decoded.output_messages is None and final is not None:
@@ -121,9 +121,9 @@ def _pydantic_tool(view: SpanView, problems: Problems) -> ToolExecution | None:
         value = view.get(keys[0])
         result = value if isinstance(value, str) else result_text(value)
         if isinstance(value, str) and keys[0] in _declared_structured(view):
-            # A structured result reaches the model as data: canonical JSON, as on chat spans.
+            # Logfire stores a structured result as JSON text; render it as chat spans do.
             ok, parsed = try_json(value)
-            result = canonical_json(parsed) if ok and isinstance(parsed, dict | list) else value
+            result = result_text(parsed) if ok and isinstance(parsed, dict | list) else value
     return ToolExecution(
         name=name,
         call_id=as_str(view.get(A.GEN_AI_TOOL_CALL_ID)),
@@ -202,6 +202,11 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
         )))
     messages_in = _mlflow_request(inputs, problems)
     messages_out = _mlflow_response(outputs, problems)
+    chat = mlflow_value(view.get(A.MLFLOW_CHAT_MESSAGES))
+    if messages_in is None and isinstance(chat, list):
+        # Older MLflow: the whole exchange, answer last, in one standardized list.
+        history, answer = _split_answer(parse_messages(chat, A.MLFLOW_CHAT_MESSAGES, problems))
+        messages_in, messages_out = history, messages_out or answer or None
     tools_raw = mlflow_value(view.get(A.MLFLOW_CHAT_TOOLS))
     if tools_raw is None and isinstance(inputs, dict):
         tools_raw = inputs.get("tools")

@@ -6,9 +6,9 @@ One reader for all conventions, because the shapes cross convention lines: OTel 
 `toolUse`, `toolResult`), Gemini parts (`function_call`, `function_response`) and LangChain
 serialized messages all turn up inside OTel, OpenInference and framework attributes.
 
-Rules: arguments become canonical JSON text; a tool result stays a string when it is one
-and becomes canonical JSON when structured; a malformed item is skipped and reported,
-never the whole list (Phoenix drops the list; we do better).
+Rules: arguments become canonical JSON text (sorted keys); a tool result stays a string
+when it is one and becomes compact JSON in its own key order when structured; a malformed
+item is skipped and reported, never the whole list (Phoenix drops the list; we do better).
 """
 
 from __future__ import annotations
@@ -158,17 +158,23 @@ def _call_part(obj: dict[str, Any]) -> Part:
     function = obj.get("function") if isinstance(obj.get("function"), dict) else {}
     assert isinstance(function, dict)
     arguments = obj.get("arguments", obj.get("input", obj.get("args", function.get("arguments"))))
-    return tool_call(
-        obj.get("id") or obj.get("call_id"), obj.get("name") or function.get("name"), arguments
-    )
+    call_id = obj.get("id") or obj.get("call_id") or obj.get("toolCallId")
+    return tool_call(call_id, obj.get("name") or function.get("name") or obj.get("toolName"),
+                     arguments)
+
+
+_TYPED_OUTPUTS = frozenset({"text", "json", "error-text", "error-json"})
 
 
 def _response_part(obj: dict[str, Any]) -> Part:
     value = obj.get("response", obj.get("result", obj.get("output", obj.get("content"))))
-    return tool_result(
-        obj.get("id") or obj.get("call_id") or obj.get("tool_use_id"), value, obj.get("name"),
-        is_error=obj.get("is_error") is True,
-    )
+    is_error = obj.get("is_error") is True
+    if isinstance(value, dict) and value.get("type") in _TYPED_OUTPUTS and "value" in value:
+        # Vercel AI SDK v5 wraps tool output as {type, value}.
+        is_error = is_error or str(value["type"]).startswith("error")
+        value = value["value"]
+    call_id = obj.get("id") or obj.get("call_id") or obj.get("tool_use_id") or obj.get("toolCallId")
+    return tool_result(call_id, value, obj.get("name") or obj.get("toolName"), is_error=is_error)
 
 
 _PART_TYPES: dict[str, Callable[[dict[str, Any]], Part]] = {
@@ -182,6 +188,8 @@ _PART_TYPES: dict[str, Callable[[dict[str, Any]], Part]] = {
     "tool_call_response": _response_part,
     "tool_result": _response_part,
     "function_call_output": _response_part,
+    "tool-call": _call_part,
+    "tool-result": _response_part,
 }
 
 
@@ -206,7 +214,9 @@ def parse_content(content: JsonValue, role: str, call_id: JsonValue = None) -> t
     return tuple(p for p in parts if p is not None)
 
 
-_RESULT_TYPES = frozenset({"tool_call_response", "tool_result", "function_call_output"})
+_RESULT_TYPES = frozenset(
+    {"tool_call_response", "tool_result", "function_call_output", "tool-result"}
+)
 
 
 def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | None:
@@ -238,7 +248,7 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
             Part(p.type, p.text, p.call_id, p.name or as_str(obj["name"]), p.arguments, p.is_error)
             for p in parts_list
         ]
-    for call in obj.get("tool_calls") or ():
+    for call in _as_list(obj.get("tool_calls")):
         if isinstance(call, dict):
             parts_list.append(_call_part(call))
     if isinstance(obj.get("function_call"), dict):
@@ -256,10 +266,14 @@ def _langchain_message(body: dict[str, Any]) -> Message:
         parts = [Part(p.type, p.text, p.call_id, p.name or name, p.arguments, is_error)
                  for p in parts]
     parts = [p for p in parts if not (p.type is PartType.TEXT and p.text == "")]
-    for call in body.get("tool_calls") or ():
+    for call in _as_list(body.get("tool_calls")):
         if isinstance(call, dict):
             parts.append(_call_part(call))
     return Message(role, tuple(parts))
+
+
+def _as_list(value: JsonValue) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Message, ...]:
@@ -338,9 +352,12 @@ def parse_tool_defs(value: JsonValue, where: str, problems: Problems) -> tuple[T
 def _tool_defs(obj: JsonValue, where: str, problems: Problems) -> list[ToolDef]:
     if isinstance(obj, str):
         ok, parsed = try_json(obj)
+        if ok and isinstance(parsed, list):
+            return [d for i, item in enumerate(parsed)
+                    for d in _tool_defs(item, f"{where}[{i}]", problems)]
         if ok and isinstance(parsed, dict):
             return _tool_defs(parsed, where, problems)
-        return [ToolDef(name=obj)]
+        return [ToolDef(name=obj)]  # a bare tool name
     if not isinstance(obj, dict):
         problems.append(f"{where}: expected a tool definition object")
         return []

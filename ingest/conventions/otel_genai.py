@@ -34,7 +34,7 @@ from turnscore.ingest.conventions.values import (
     structured,
     try_json,
 )
-from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolExecution
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
 from turnscore.ingest.records import AttrValue
 
 NAME = "otel-genai"
@@ -82,7 +82,11 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     operation = as_str(view.get(A.GEN_AI_OPERATION_NAME))
     kind = _KINDS.get(operation or "", SpanKind.OTHER if operation else None)
     if kind is SpanKind.TOOL:
-        return Decoded(kind=kind, tool_execution=_tool_execution(view, problems))
+        execution = _tool_execution(view, problems)
+        description = as_str(view.get(A.GEN_AI_TOOL_DESCRIPTION))
+        # The tool span describes the tool it ran; its schema is not part of the convention.
+        definition = (ToolDef(execution.name, description),) if description else None
+        return Decoded(kind=kind, tool_execution=execution, tool_definitions=definition)
     current = _current(view, problems)
     events = _message_events(view, problems)
     deprecated = _deprecated(view, problems)

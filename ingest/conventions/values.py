@@ -13,6 +13,7 @@ closed (a missing index is not invented).
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,9 +28,19 @@ class ContentError(ValueError):
     """Content that claims a shape and does not have it; the message says where and what."""
 
 
+def _dumps(value: JsonValue, sort_keys: bool) -> str:
+    option = orjson.OPT_NON_STR_KEYS | (orjson.OPT_SORT_KEYS if sort_keys else 0)
+    try:
+        return orjson.dumps(value, option=option).decode()
+    except TypeError:
+        # orjson refuses integers beyond 64 bits, which JSON text may still carry.
+        return json.dumps(value, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False,
+                          default=str)
+
+
 def canonical_json(value: JsonValue) -> str:
     """Sorted-key, compact JSON text: the one form arguments and schemas are compared in."""
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode()
+    return _dumps(value, sort_keys=True)
 
 
 def parse_json(text: str, where: str) -> JsonValue:
@@ -81,11 +92,20 @@ def canonical_arguments(value: JsonValue) -> str:
     return canonical_json(value)
 
 
+def compact_json(value: JsonValue) -> str:
+    """Compact JSON text keeping key order: how SDKs serialize structured data for a model."""
+    return _dumps(value, sort_keys=False)
+
+
 def result_text(value: JsonValue) -> str:
-    """A tool result as the model saw it: a string stays; structured becomes canonical JSON."""
+    """A tool result as the model saw it: a string stays; structured becomes compact JSON.
+
+    Key order is kept, not sorted: the model read the keys in the order the tool returned
+    them, and the corpus ground truth shows exactly that text.
+    """
     if isinstance(value, str):
         return value
-    return canonical_json(value)
+    return compact_json(value)
 
 
 def as_int(value: AttrValue) -> int | None:

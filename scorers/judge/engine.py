@@ -25,10 +25,17 @@ from typing import Protocol
 import orjson
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, Usage
-from turnscore.scorers.judge.client import ChatClient, JudgeRequestError, Message
+from turnscore.scorers.judge.client import ChatClient, ChatReply, JudgeRequestError, Message
 from turnscore.scorers.judge.config import RULES_JUDGE, Budget, JudgeConfig, JudgeSettings
 from turnscore.scorers.judge.parse import Verdict, VerdictError, excerpt, parse_verdict
-from turnscore.scorers.judge.render import Prompt, Rendered, render
+from turnscore.scorers.judge.render import (
+    Prompt,
+    Rendered,
+    close_marker,
+    escape,
+    open_marker,
+    render,
+)
 from turnscore.scorers.judge.tools import TOOLS, JudgeTool
 
 log = logging.getLogger(__name__)
@@ -145,6 +152,29 @@ class _ToolLoopExceeded(Exception):
     pass
 
 
+@dataclass(slots=True)
+class _Spend:
+    """What one turn's judging has used so far, kept even when it ends in a failure."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_ms: float = 0.0
+    attempts: int = 0
+
+    def add(self, reply: ChatReply) -> None:
+        self.latency_ms += reply.latency_ms
+        self.attempts += reply.attempts
+        if reply.input_tokens is not None:
+            self.input_tokens = (self.input_tokens or 0) + reply.input_tokens
+        if reply.output_tokens is not None:
+            self.output_tokens = (self.output_tokens or 0) + reply.output_tokens
+
+    def usage(self, config: JudgeConfig) -> Usage:
+        return Usage(self.input_tokens, self.output_tokens,
+                     config.cost(self.input_tokens, self.output_tokens), self.latency_ms,
+                     self.attempts)
+
+
 class JudgeEngine:
     """Scores batches for the score runner; keeps budgets, stops and clients across batches."""
 
@@ -162,9 +192,10 @@ class JudgeEngine:
         self.cost_usd = 0.0
         self.stop: Stop | None = None
         self._failures = 0
-        self._loop = asyncio.new_event_loop()
-        self._clients: dict[str, ChatClient] = {}
-        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # Scorers sharing a judge configuration share its client: one rate limit, one pool.
+        self._clients: dict[JudgeConfig, ChatClient] = {}
+        self._slots: dict[JudgeConfig, asyncio.Semaphore] = {}
 
     def judge_for(self, scorer: str) -> str:
         return self.settings.for_scorer(scorer).judge_id
@@ -176,14 +207,20 @@ class JudgeEngine:
         config = self.settings.for_scorer(scorer)
         if not config.is_llm:
             return BatchResult(tuple(self._rules_one(spec, t) for t in turns))
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
         scores = self._loop.run_until_complete(self._run_llm(spec, config, turns))
         return BatchResult(tuple(scores), self.stop)
 
     def close(self) -> None:
+        """Close the judges' connections; a runner that only used the rules judge has none."""
+        if self._loop is None:
+            return
         for client in self._clients.values():
             self._loop.run_until_complete(client.__aexit__(None, None, None))
         self._clients.clear()
         self._loop.close()
+        self._loop = None
 
     def __enter__(self) -> JudgeEngine:
         return self
@@ -201,10 +238,10 @@ class JudgeEngine:
 
     async def _run_llm(self, spec: JudgeSpec, config: JudgeConfig, turns: Sequence[Turn]
                        ) -> list[Score | None]:
-        if spec.name not in self._clients:
-            self._clients[spec.name] = await ChatClient(config, env=self.env).__aenter__()
-            self._slots[spec.name] = asyncio.Semaphore(config.concurrency)
-        client, slots = self._clients[spec.name], self._slots[spec.name]
+        if config not in self._clients:
+            self._clients[config] = await ChatClient(config, env=self.env).__aenter__()
+            self._slots[config] = asyncio.Semaphore(config.concurrency)
+        client, slots = self._clients[config], self._slots[config]
         return list(await asyncio.gather(*(self._one(spec, config, client, slots, t)
                                            for t in turns)))
 
@@ -228,14 +265,18 @@ class JudgeEngine:
             if not self._may_start():
                 return None
             self.calls += 1
+            spend = _Spend()
             try:
-                text, usage = await self._converse(spec, config, client, rendered)
+                text = await self._converse(spec, config, client, rendered, spend)
             except (JudgeRequestError, _ToolLoopExceeded) as exc:
-                attempts = getattr(exc, "attempts", 0)
-                latency = getattr(exc, "latency_ms", None)
+                if isinstance(exc, JudgeRequestError):
+                    spend.attempts += exc.attempts
+                    spend.latency_ms += exc.latency_ms
+                usage = spend.usage(config)
+                self.cost_usd += usage.cost_usd or 0.0
                 self._failed(config)
-                return Score.failed(str(exc), judge=judge, prompt_sha=sha,
-                                    usage=Usage(attempts=attempts, latency_ms=latency))
+                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage)
+            usage = spend.usage(config)
             self.cost_usd += usage.cost_usd or 0.0
             try:
                 verdict = parse_verdict(text, spec.required, data=rendered.data)
@@ -272,37 +313,28 @@ class JudgeEngine:
             log.warning("judging stopped: %s", self.stop.message)
 
     async def _converse(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
-                        rendered: Rendered) -> tuple[str | None, Usage]:
+                        rendered: Rendered, spend: _Spend) -> str | None:
+        """The judge's final reply text, after at most MAX_TOOL_ITERATIONS model calls."""
         messages: list[Message] = list(rendered.messages)
         specs = [self.tools[name].spec() for name in config.tools]
         fmt = response_format(spec) if config.structured_output else None
-        tokens_in: int | None = None
-        tokens_out: int | None = None
-        latency, attempts = 0.0, 0
-        for iteration in range(1, MAX_TOOL_ITERATIONS + 1):
+        for _ in range(MAX_TOOL_ITERATIONS):
             reply = await client.complete(messages, response_format=fmt, tools=specs or None)
-            latency += reply.latency_ms
-            attempts += reply.attempts
-            if reply.input_tokens is not None:
-                tokens_in = (tokens_in or 0) + reply.input_tokens
-            if reply.output_tokens is not None:
-                tokens_out = (tokens_out or 0) + reply.output_tokens
+            spend.add(reply)
             if not reply.tool_calls:
-                usage = Usage(tokens_in, tokens_out, config.cost(tokens_in, tokens_out),
-                              latency, attempts)
-                return reply.content, usage
-            if iteration == MAX_TOOL_ITERATIONS:
-                break
+                return reply.content
             messages.append(reply.message)
             for call in reply.tool_calls:
                 result = await asyncio.to_thread(self._run_tool, config.tools, call.name,
                                                  call.arguments)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-        self.cost_usd += config.cost(tokens_in, tokens_out) or 0.0
-        exc = _ToolLoopExceeded(f"the judge still called tools after {MAX_TOOL_ITERATIONS} "
-                                f"iterations (bound reached); last reply: {excerpt(reply.content)}")
-        exc.attempts, exc.latency_ms = attempts, latency  # type: ignore[attr-defined]
-        raise exc
+                # Fetched pages are as untrusted as the agent's content: same markers.
+                block = (f"{open_marker('tool_result', rendered.nonce)}\n"
+                         f"{escape(result, rendered.nonce)}\n"
+                         f"{close_marker('tool_result', rendered.nonce)}")
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": block})
+        raise _ToolLoopExceeded(f"the judge still called tools after {MAX_TOOL_ITERATIONS} "
+                                f"iterations (bound reached); last reply: "
+                                f"{excerpt(reply.content)}")
 
     def _run_tool(self, allowed: tuple[str, ...], name: str, arguments: str) -> str:
         tool = self.tools.get(name) if name in allowed else None

@@ -183,8 +183,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str], tuple[str, ...], str], ...] = (
     ("counting", re.compile(r"\b(how many|count|number of|tally|frequenc)", re.I),
      ("count", "sql", "query", "python", "code", "execut", "database", "aggregat", "analy",
       "spreadsheet"), "counting over many items (a query or code tool)"),
-    ("lookup", re.compile(r"\b(current|latest|today|tonight|right now|live|real-time|price of|"
-                          r"stock|weather|forecast|order (status|#|number)|balance|"
+    ("lookup", re.compile(r"\b(look ?up|current|latest|today|tonight|right now|live|"
+                          r"real-time|price of|stock|weather|forecast|order (status|#|number)|"
+                          r"balance|"
                           r"availab|tracking)\b", re.I),
      ("search", "lookup", "web", "brows", "fetch", "retriev", "api"),
      "access to current data (a search or data tool)"),

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import typer
-from typer.testing import CliRunner
 from turnscore.cli.ingest import ingest_cli
 from turnscore.cli.options import EXIT_BUSY, EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from turnscore.warehouse.db import writer_lock
+from typer.testing import CliRunner
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 
@@ -40,8 +40,12 @@ def _good(tmp_path: Path) -> Path:
     return folder
 
 
-def test_clean_input_exits_0_with_a_summary(app: typer.Typer, runner: CliRunner, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["ingest", str(_good(tmp_path)), "--warehouse", str(tmp_path / "wh")])
+def test_clean_input_exits_0_with_a_summary(
+    app: typer.Typer, runner: CliRunner, tmp_path: Path
+) -> None:
+    result = runner.invoke(
+        app, ["ingest", str(_good(tmp_path)), "--warehouse", str(tmp_path / "wh")]
+    )
     assert result.exit_code == EXIT_OK, result.output
     assert "turns new" in result.output and "files read" in result.output
     assert (tmp_path / "wh" / "warehouse.duckdb").exists()
@@ -59,32 +63,42 @@ def test_json_summary_and_skipping_on_the_second_run(
     assert (data["files_read"], data["files_skipped"], data["turns_new"]) == (0, 2, 0)
 
 
-def test_bad_input_exits_3_and_names_the_file(app: typer.Typer, runner: CliRunner, tmp_path: Path) -> None:
+def test_bad_input_exits_3_and_names_the_file(
+    app: typer.Typer, runner: CliRunner, tmp_path: Path
+) -> None:
     folder = _good(tmp_path)
     (folder / "broken.json").write_text('{"resourceSpans": [{"scopeSpans": [ nope')
     result = runner.invoke(app, ["ingest", str(folder), "--warehouse", str(tmp_path / "wh")])
     assert result.exit_code == EXIT_PARTIAL, result.output
     assert "broken.json" in result.output
     data = json.loads(
-        runner.invoke(app, ["ingest", str(folder), "--warehouse", str(tmp_path / "wh2"), "--json"]).stdout
+        runner.invoke(
+            app, ["ingest", str(folder), "--warehouse", str(tmp_path / "wh2"), "--json"]
+        ).stdout
     )
     assert data["outcome"] == "partial" and data["turns_new"] == 3
     assert [Path(e["source"]).name for e in data["errors"]] == ["broken.json"]
 
 
 def test_a_missing_path_exits_1(app: typer.Typer, runner: CliRunner, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["ingest", str(tmp_path / "nope"), "--warehouse", str(tmp_path / "wh"), "-q"])
+    result = runner.invoke(
+        app, ["ingest", str(tmp_path / "nope"), "--warehouse", str(tmp_path / "wh"), "-q"]
+    )
     assert result.exit_code == EXIT_FAILED
     assert "nope" in result.stderr
 
 
-def test_no_paths_and_no_config_exits_2(app: typer.Typer, runner: CliRunner, tmp_path: Path) -> None:
+def test_no_paths_and_no_config_exits_2(
+    app: typer.Typer, runner: CliRunner, tmp_path: Path
+) -> None:
     result = runner.invoke(app, ["ingest", "--warehouse", str(tmp_path / "wh")])
     assert result.exit_code == EXIT_USAGE
     assert "sources" in result.stderr
 
 
-def test_configured_sources_are_ingested(app: typer.Typer, runner: CliRunner, tmp_path: Path) -> None:
+def test_configured_sources_are_ingested(
+    app: typer.Typer, runner: CliRunner, tmp_path: Path
+) -> None:
     _good(tmp_path)
     (tmp_path / "turnscore.toml").write_text('sources = ["in"]\n')
     result = runner.invoke(app, ["ingest", "--warehouse", str(tmp_path / "wh"), "--json"])
@@ -94,13 +108,19 @@ def test_configured_sources_are_ingested(app: typer.Typer, runner: CliRunner, tm
 
 def test_a_busy_warehouse_exits_4(app: typer.Typer, runner: CliRunner, tmp_path: Path) -> None:
     with writer_lock(tmp_path / "wh"):
-        result = runner.invoke(app, ["ingest", str(_good(tmp_path)), "--warehouse", str(tmp_path / "wh")])
+        result = runner.invoke(
+            app, ["ingest", str(_good(tmp_path)), "--warehouse", str(tmp_path / "wh")]
+        )
     assert result.exit_code == EXIT_BUSY
     assert "busy" in result.stderr
 
 
-def test_quiet_prints_nothing_on_success(app: typer.Typer, runner: CliRunner, tmp_path: Path) -> None:
-    result = runner.invoke(app, ["ingest", str(_good(tmp_path)), "--warehouse", str(tmp_path / "wh"), "-q"])
+def test_quiet_prints_nothing_on_success(
+    app: typer.Typer, runner: CliRunner, tmp_path: Path
+) -> None:
+    result = runner.invoke(
+        app, ["ingest", str(_good(tmp_path)), "--warehouse", str(tmp_path / "wh"), "-q"]
+    )
     assert result.exit_code == EXIT_OK
     assert result.output == ""
 

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import typer
-from typer.testing import CliRunner
-
 from turnscore.cli.labels import labels_cli
 from turnscore.cli.options import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from typer.testing import CliRunner
 
 app = typer.Typer()
 app.command("labels")(labels_cli)
@@ -17,11 +16,12 @@ app.command("unused")(lambda: None)  # two commands, so `labels` is a subcommand
 
 
 def _run(args: list[str], cwd: Path) -> tuple[int, str]:
-    result = CliRunner().invoke(app, ["labels", *args], env={"TURNSCORE_WAREHOUSE": str(cwd / "wh")})
+    env = {"TURNSCORE_WAREHOUSE": str(cwd / "wh")}
+    result = CliRunner().invoke(app, ["labels", *args], env=env)
     return result.exit_code, result.stdout
 
 
-def test_json_summary_and_partial_exit(tmp_path: Path, monkeypatch: object) -> None:
+def test_json_summary_and_partial_exit(tmp_path: Path) -> None:
     cases = tmp_path / "cases.jsonl"
     cases.write_text('{"id": "a", "input": "hi"}\n{"id": "b"}\n')
     code, out = _run([str(cases), "--json"], tmp_path)

@@ -10,15 +10,15 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 import typer
-from typer.testing import CliRunner
-
-from tests.warehouse.turn_factory import load_turns, make_turn
 from turnscore.cli.query import query_cli
 from turnscore.cli.views import views_cli
 from turnscore.scorers.base import Score
 from turnscore.warehouse.db import DB_FILE, open_warehouse, quote_ident
 from turnscore.warehouse.publish import publish
 from turnscore.warehouse.scores import ScoreRow, write_scores
+from typer.testing import CliRunner
+
+from tests.warehouse.turn_factory import load_turns, make_turn
 
 app = typer.Typer()
 app.command("query")(query_cli)
@@ -145,3 +145,11 @@ def test_views_lists_name_grain_and_columns() -> None:
     assert by_name["turn_scores"]["columns"][0]["name"] == "turn_id"
     table = runner.invoke(app, ["views"])
     assert table.exit_code == 0 and "turn_scores" in table.stdout
+
+
+def test_a_shipped_view_runs_by_name_before_anything_was_published(wh: Path) -> None:
+    assert not (wh / "published.duckdb").exists()
+    code, out, _ = _query(wh, "turn_scores", "--format", "json")
+    assert code == 0
+    rows = orjson.loads(out)
+    assert sorted(r["turn_id"] for r in rows) == ["turn-00000", "turn-00001", "turn-00002"]

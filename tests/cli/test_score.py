@@ -8,11 +8,11 @@ from pathlib import Path
 import orjson
 import pytest
 import typer
+from turnscore.cli.score import score_cli
+from turnscore.warehouse.db import open_warehouse, writer_lock
 from typer.testing import CliRunner
 
 from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, registered
-from turnscore.cli.score import score_cli
-from turnscore.warehouse.db import open_warehouse, writer_lock
 
 app = typer.Typer()
 app.command("score")(score_cli)
@@ -74,3 +74,8 @@ def test_busy_unknown_scorer_and_llm_without_config(wh: Path, tmp_path: Path) ->
 def test_sample_must_be_a_fraction(wh: Path) -> None:
     code, _, err = _score(wh, "--sample", "1.5")
     assert code == 2 and "--sample" in err
+
+
+def test_sample_zero_is_a_usage_error(wh: Path) -> None:
+    code, _, err = _score(wh, "--sample", "0")
+    assert code == 2 and "fraction in (0, 1]" in err

@@ -216,13 +216,17 @@ def test_arguments_canonical_whether_object_or_json_string(arguments: dict[str, 
 
 
 @given(_json)
-def test_structured_results_become_canonical_json_and_strings_stay(value: Any) -> None:
+def test_structured_results_become_compact_json_in_key_order_and_strings_stay(value: Any) -> None:
     text = block_result_text(value)
     if isinstance(value, str):
         assert text == value
     elif not (isinstance(value, list) and value and all(
             isinstance(b, dict) and set(b) in ({"text"}, {"json"}) for b in value)):
-        assert text == canonical_json(value)
+        assert text == json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_result_keys_keep_the_order_the_tool_returned() -> None:
+    assert block_result_text({"z": 1, "a": {"y": 2, "b": 3}}) == '{"z":1,"a":{"y":2,"b":3}}'
 
 
 def test_argument_edge_cases() -> None:
@@ -303,3 +307,26 @@ def test_message_forms(label: str, obj: Any, message: Message) -> None:
 def test_tool_results_sent_as_user_are_not_genuine_user_messages() -> None:
     message = parse_message(MESSAGE_FORMS[2][1], "m", [])
     assert message is not None and not message.is_genuine_user
+
+
+def _flatten(prefix: str, value: Any) -> dict[str, Any]:
+    """What OpenInference and OpenLLMetry do to nested values."""
+    if isinstance(value, list | dict):
+        items = enumerate(value) if isinstance(value, list) else value.items()
+        return {k: v for key, item in items for k, v in _flatten(f"{prefix}.{key}", item).items()}
+    return {prefix: value}
+
+
+_segment = st.text("abcdefgh_", min_size=1, max_size=4)
+_tree = st.recursive(
+    st.one_of(st.text(max_size=5), st.integers(), st.booleans()),
+    lambda inner: st.lists(st.dictionaries(_segment, inner, min_size=1, max_size=3),
+                           min_size=1, max_size=3)
+    | st.dictionaries(_segment, inner, min_size=1, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(st.lists(st.dictionaries(_segment, _tree, min_size=1, max_size=3), min_size=1, max_size=4))
+def test_unflatten_inverts_flattening(messages: list[dict[str, Any]]) -> None:
+    assert unflatten(_flatten("llm.input_messages", messages), "llm.input_messages") == messages

@@ -17,8 +17,10 @@ from turnscore.ingest.turn import Turn
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 SCENARIOS = sorted(
-    p for p in CORPUS.glob("*/*.json")
-    if p.name != "ground_truth.json" and not p.name.endswith(".logs.json")
+    p
+    for p in CORPUS.glob("*/*.json")
+    if p.name != "ground_truth.json"
+    and not p.name.endswith(".logs.json")
     and "protojson" not in p.name
 )
 Span = dict[str, Any]
@@ -33,12 +35,16 @@ def _spans(doc: dict[str, Any]) -> list[Span]:
     return [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
 
 
-def _split(doc: dict[str, Any], later: Callable[[Span], bool]) -> tuple[dict[str, Any], dict[str, Any]]:
+def _split(
+    doc: dict[str, Any], later: Callable[[Span], bool]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The request as two requests: spans for which `later` is false, then the rest."""
     out: tuple[dict[str, Any], dict[str, Any]] = ({"resourceSpans": []}, {"resourceSpans": []})
     for rs in doc["resourceSpans"]:
         for target, keep in ((out[0], lambda s: not later(s)), (out[1], later)):
-            scopes = [{**ss, "spans": [s for s in ss["spans"] if keep(s)]} for ss in rs["scopeSpans"]]
+            scopes = [
+                {**ss, "spans": [s for s in ss["spans"] if keep(s)]} for ss in rs["scopeSpans"]
+            ]
             scopes = [ss for ss in scopes if ss["spans"]]
             if scopes:
                 target["resourceSpans"].append({**rs, "scopeSpans": scopes})
@@ -75,6 +81,7 @@ def _by_start(fraction: float) -> Callable[[list[Span]], Callable[[Span], bool]]
         starts = sorted(int(s["startTimeUnixNano"]) for s in spans)
         cut = starts[int(len(starts) * fraction)]
         return lambda s: int(s["startTimeUnixNano"]) >= cut
+
     return choose
 
 
@@ -89,7 +96,9 @@ def _last_span(spans: list[Span]) -> Callable[[Span], bool]:
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: f"{p.parent.name}/{p.stem}")
 @pytest.mark.parametrize(
-    "later", [_by_start(0.5), _by_start(0.25), _roots, _last_span], ids=["half", "quarter", "roots", "last"]
+    "later",
+    [_by_start(0.5), _by_start(0.25), _roots, _last_span],
+    ids=["half", "quarter", "roots", "last"],
 )
 def test_spans_arriving_in_two_files_give_the_same_turns_as_one(
     scenario: Path, later: Callable[[list[Span]], Callable[[Span], bool]], tmp_path: Path
@@ -183,11 +192,15 @@ def test_bad_input_is_reported_and_the_rest_ingested(tmp_path: Path) -> None:
     assert [p.files_done for p in progress] == [1, 2, 3]
     assert progress[-1].bytes_done == progress[-1].bytes_total
     assert {f.path.name: f.errors > 0 for f in batch.files} == {
-        "garbage.json": True, "good.json": False, "notes.txt": True
+        "garbage.json": True,
+        "good.json": False,
+        "notes.txt": True,
     }
 
 
-def test_a_rerun_after_a_crash_finishes_the_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rerun_after_a_crash_finishes_the_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     out = tmp_path / "out"
 
     def crash(self: TurnStore, *args: Any) -> None:
@@ -200,7 +213,9 @@ def test_a_rerun_after_a_crash_finishes_the_job(tmp_path: Path, monkeypatch: pyt
     assert _span_rows(out) and not (out / "turns").exists()
     batch = ingest_paths([CORPUS / "strands_default"], out)
     assert batch.new_spans == 0  # already stored by the crashed run
-    assert [_content(t) for t in _turns(out)] == _whole_dir(CORPUS / "strands_default", tmp_path / "clean")
+    assert [_content(t) for t in _turns(out)] == _whole_dir(
+        CORPUS / "strands_default", tmp_path / "clean"
+    )
     assert _span_rows(out) == _span_rows(tmp_path / "clean")
 
 
@@ -212,3 +227,29 @@ def _whole_dir(folder: Path, out: Path) -> list[tuple[Any, ...]]:
 def test_a_missing_path_stops_the_run(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="nope"):
         ingest_paths([tmp_path / "nope"], tmp_path / "out")
+
+
+def test_a_span_id_reused_with_other_content_is_reported(tmp_path: Path) -> None:
+    src = CORPUS / "pydantic-ai" / "no_tool.json"
+    doc = json.loads(src.read_text())
+    _spans(doc)[0]["name"] = "renamed"
+    (tmp_path / "changed.json").write_text(json.dumps(doc))
+    ingest_paths([src], tmp_path / "out")
+    turns = _turns(tmp_path / "out")
+    batch = ingest_paths([tmp_path / "changed.json"], tmp_path / "out")
+    [error] = batch.errors
+    assert "already stored with different content" in error.message
+    assert error.span_id == _spans(doc)[0]["spanId"] and error.source.endswith("changed.json")
+    assert _turns(tmp_path / "out") == turns  # the stored copy wins
+
+
+def test_an_unreadable_file_is_reported_not_recorded(tmp_path: Path) -> None:
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(CORPUS / "pydantic-ai" / "no_tool.json", folder / "good.json")
+    (folder / "gone.json").symlink_to(tmp_path / "deleted-while-listing.json")
+    batch = ingest_paths([folder], tmp_path / "out")
+    [error] = batch.errors
+    assert error.source.endswith("gone.json") and "cannot read file" in error.message
+    assert [f.path.name for f in batch.files] == ["good.json"]
+    assert len(_turns(tmp_path / "out")) == 1

@@ -51,7 +51,9 @@ scalars = (
 )
 values: st.SearchStrategy[AttrValue] = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 attributes = st.dictionaries(st.text(max_size=12), values, max_size=6)
@@ -65,7 +67,14 @@ def test_attribute_encoding_round_trips_with_types(attrs: dict[str, AttrValue]) 
 
 @pytest.mark.parametrize(
     ("value", "kind"),
-    [(b"abc", "bytes"), ("abc", "str"), (1, "int"), (1.0, "float"), (True, "bool"), (None, "NoneType")],
+    [
+        (b"abc", "bytes"),
+        ("abc", "str"),
+        (1, "int"),
+        (1.0, "float"),
+        (True, "bool"),
+        (None, "NoneType"),
+    ],
 )
 def test_ambiguous_values_keep_their_type(value: AttrValue, kind: str) -> None:
     back = decode_attributes(encode_attributes({"k": value}))["k"]
@@ -84,8 +93,13 @@ def _span(span_id: str, start: int = NOV_30 + 5, **kw: Any) -> RawSpan:
         "end_unix_nano": start + 1000,
         "status_code": 2,
         "status_message": "boom",
-        "attributes": {"gen_ai.usage.input_tokens": 12, "ratio": 0.5, "blob": b"\x00\xff",
-                       "nested": {"a": [1, "x", None, 2.5]}, "flag": True},
+        "attributes": {
+            "gen_ai.usage.input_tokens": 12,
+            "ratio": 0.5,
+            "blob": b"\x00\xff",
+            "nested": {"a": [1, "x", None, 2.5]},
+            "flag": True,
+        },
         "events": (RawEvent("exception", start + 10, {"exception.type": "ValueError"}),),
         "resource": {"service.name": "svc"},
         "scope_name": "scope",
@@ -115,16 +129,43 @@ def _log(span_id: str = "b7ad6b7169203331", **kw: Any) -> RawLog:
 
 def _typed_record(rec: RawSpan | RawLog) -> Any:
     if isinstance(rec, RawSpan):
-        return (rec.trace_id, rec.span_id, rec.parent_span_id, rec.name, rec.kind,
-                rec.start_unix_nano, rec.end_unix_nano, rec.status_code, rec.status_message,
-                typed(rec.attributes), [(e.name, e.time_unix_nano, typed(e.attributes)) for e in rec.events],
-                typed(rec.resource), rec.scope_name, rec.scope_version, rec.source, rec.position)
-    return (rec.trace_id, rec.span_id, rec.event_name, rec.time_unix_nano, typed(rec.body),
-            typed(rec.attributes), typed(rec.resource), rec.source, rec.position)
+        return (
+            rec.trace_id,
+            rec.span_id,
+            rec.parent_span_id,
+            rec.name,
+            rec.kind,
+            rec.start_unix_nano,
+            rec.end_unix_nano,
+            rec.status_code,
+            rec.status_message,
+            typed(rec.attributes),
+            [(e.name, e.time_unix_nano, typed(e.attributes)) for e in rec.events],
+            typed(rec.resource),
+            rec.scope_name,
+            rec.scope_version,
+            rec.source,
+            rec.position,
+        )
+    return (
+        rec.trace_id,
+        rec.span_id,
+        rec.event_name,
+        rec.time_unix_nano,
+        typed(rec.body),
+        typed(rec.attributes),
+        typed(rec.resource),
+        rec.source,
+        rec.position,
+    )
 
 
 def test_spans_and_logs_round_trip_through_the_store(tmp_path: Path) -> None:
-    records = [_span("b7ad6b7169203331"), _span("00f067aa0ba902b7", parent_span_id="b7ad6b7169203331"), _log()]
+    records = [
+        _span("b7ad6b7169203331"),
+        _span("00f067aa0ba902b7", parent_span_id="b7ad6b7169203331"),
+        _log(),
+    ]
     store = SpanStore(tmp_path, "run1")
     store.write(records)
     back = store.read({TRACE})
@@ -135,9 +176,11 @@ def test_spans_and_logs_round_trip_through_the_store(tmp_path: Path) -> None:
 
 
 def test_corpus_records_round_trip_exactly(tmp_path: Path, corpus_dir: Path) -> None:
-    files = [corpus_dir / "otel-openai-v2_latest-eventonly" / "parallel_tools.json",
-             corpus_dir / "otel-openai-v2_latest-eventonly" / "parallel_tools.logs.json",
-             corpus_dir / "strands_default" / "multi_turn.json"]
+    files = [
+        corpus_dir / "otel-openai-v2_latest-eventonly" / "parallel_tools.json",
+        corpus_dir / "otel-openai-v2_latest-eventonly" / "parallel_tools.logs.json",
+        corpus_dir / "strands_default" / "multi_turn.json",
+    ]
     records = [r for f in files for r in read_file(f) if isinstance(r, RawSpan | RawLog)]
     store = SpanStore(tmp_path, "run1")
     store.write(records)
@@ -150,11 +193,17 @@ def test_corpus_records_round_trip_exactly(tmp_path: Path, corpus_dir: Path) -> 
 def test_files_are_partitioned_by_utc_date_and_named_by_ingest(tmp_path: Path) -> None:
     day_ns = 86_400 * 10**9
     store = SpanStore(tmp_path, "abc123")
-    written = store.write([_span("1111111111111111", start=NOV_30 - 1),
-                           _span("2222222222222222", start=NOV_30 + day_ns - 1)])
+    written = store.write(
+        [
+            _span("1111111111111111", start=NOV_30 - 1),
+            _span("2222222222222222", start=NOV_30 + day_ns - 1),
+        ]
+    )
     rel = sorted(str(p.relative_to(tmp_path)) for p in written)
-    assert rel == ["spans/date=2026-11-29/part-abc123-00001.parquet",
-                   "spans/date=2026-11-30/part-abc123-00002.parquet"]
+    assert rel == [
+        "spans/date=2026-11-29/part-abc123-00001.parquet",
+        "spans/date=2026-11-30/part-abc123-00002.parquet",
+    ]
     table = pq.read_table(written[0])
     assert table.schema.equals(arrow_schema(SPAN_FIELDS), check_metadata=False)
     assert table.schema.field("attributes").metadata[b"description"]
@@ -165,8 +214,10 @@ def test_links_are_stored_and_find_traces(tmp_path: Path) -> None:
     other = "1" * 32
     store.write(
         [_span("b7ad6b7169203331"), _span("00f067aa0ba902b7", trace_id=other)],
-        {(TRACE, "b7ad6b7169203331"): SpanLinks(conversation_id="sess-1"),
-         (other, "00f067aa0ba902b7"): SpanLinks(history_key="h1")},
+        {
+            (TRACE, "b7ad6b7169203331"): SpanLinks(conversation_id="sess-1"),
+            (other, "00f067aa0ba902b7"): SpanLinks(history_key="h1"),
+        },
     )
     assert store.linked_traces({"sess-1"}) == {TRACE}
     assert store.linked_traces(set(), {"h1"}) == {other}
@@ -204,12 +255,25 @@ def test_stale_temp_files_are_invisible_and_cleaned(tmp_path: Path) -> None:
 def _turn(turn_id: str, trace_id: str, answer: str | None, ingest_id: str = "run1") -> Turn:
     start = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     return Turn(
-        turn_id=turn_id, trace_id=trace_id, conversation_id=trace_id, turn_index=0,
-        started_at=start, ended_at=start, duration_ms=0.0, status="ok" if answer else "incomplete",
-        request="What is 2+2?", tools=(Tool("calculator", "adds", '{"type":"object"}'),),
+        turn_id=turn_id,
+        trace_id=trace_id,
+        conversation_id=trace_id,
+        turn_index=0,
+        started_at=start,
+        ended_at=start,
+        duration_ms=0.0,
+        status="ok" if answer else "incomplete",
+        request="What is 2+2?",
+        tools=(Tool("calculator", "adds", '{"type":"object"}'),),
         tools_source="declared",
-        calls=(Call("calculator", "c1", '{"expression":"2+2"}', "4", started_at=start, duration_ms=1.5),),
-        final_answer=answer, ingest_id=ingest_id, source="a.json",
+        calls=(
+            Call(
+                "calculator", "c1", '{"expression":"2+2"}', "4", started_at=start, duration_ms=1.5
+            ),
+        ),
+        final_answer=answer,
+        ingest_id=ingest_id,
+        source="a.json",
     ).with_hash()
 
 

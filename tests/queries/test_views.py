@@ -7,13 +7,13 @@ local date instead of the UTC one gets a wrong `day`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
 import pytest
-
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
 from turnscore.queries import (
     DESIGN_SCORERS,
@@ -69,7 +69,7 @@ SCORES = (
 
 
 @pytest.fixture
-def con(tmp_path: Path) -> duckdb.DuckDBPyConnection:
+def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     con = open_warehouse(tmp_path)
     con.register("_turns", turns_to_arrow(TURNS))
     con.execute("INSERT INTO turns SELECT * FROM _turns")

@@ -7,14 +7,16 @@ so a scorer whose batch result depends on its neighbours fails here.
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from turnscore.ingest.turn import Turn
+from turnscore.scorers import REGISTRY, Case, Score
 
 from tests.scorers.factory import make_case, make_turn
-from turnscore.scorers import REGISTRY, Score
 
 CASES = Path(__file__).parent / "cases"
 FILES = sorted(CASES.glob("*.jsonl"))
@@ -65,3 +67,10 @@ def test_code_scorers_score_empty_batches_and_never_fail_for_missing_labels(name
     for score in scorer.score([turn], [None]):
         assert score.status != "error", score
     assert isinstance(scorer.version, str) and scorer.version
+
+
+def test_code_scorers_read_only_turn_fields_and_labels() -> None:
+    known = {f.name for f in fields(Turn)} | {f.name for f in fields(Case)}
+    for name, s in REGISTRY.items():
+        if s.kind == "code":
+            assert set(s.reads) <= known, (name, set(s.reads) - known)

@@ -9,10 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-
-from tests.scorers.factory import make_turn
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from turnscore.scorers.base import Status
 from turnscore.scorers.groundedness import extract_specifics, groundedness
+
+from tests.scorers.factory import make_turn
 
 EXAMPLES = json.loads((Path(__file__).parent / "cases" / "specifics.json").read_text())
 
@@ -43,3 +45,22 @@ def test_the_same_lie_with_a_specific_is_caught() -> None:
     [score] = groundedness([turn], [None])
     assert (score.status, score.value, score.label) == (Status.SCORED, 0.0, "ungrounded")
     assert score.details["unsupported"] == [{"kind": "time", "text": "13:40"}]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_an_answer_that_repeats_the_tool_output_is_grounded(text: str) -> None:
+    turn = make_turn({"request": "q", "calls": [{"name": "t", "result": text}],
+                      "final_answer": text})
+    [score] = groundedness([turn], [None])
+    assert (score.status, score.value) == (Status.SCORED, 1.0), score.details
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.text())
+def test_any_text_scores_without_raising(answer: str, result: str) -> None:
+    turn = make_turn({"request": "q", "calls": [{"name": "t", "result": result}],
+                      "final_answer": answer})
+    [score] = groundedness([turn], [None])
+    assert score.status in (Status.SCORED, Status.INCONCLUSIVE)
+    assert score.value in (0.0, 1.0)

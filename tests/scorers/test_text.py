@@ -8,7 +8,6 @@ import unicodedata
 import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
-
 from turnscore.scorers.text import normalize_series, normalize_text
 
 

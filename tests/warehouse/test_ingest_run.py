@@ -40,11 +40,22 @@ def _split_last_span(src: Path, folder: Path) -> tuple[Path, Path]:
     spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
     last = max(spans, key=lambda s: int(s["startTimeUnixNano"]))["spanId"]
     parts = []
-    for name, keep in (("early.json", lambda s: s["spanId"] != last), ("late.json", lambda s: s["spanId"] == last)):
-        part = {"resourceSpans": [
-            {**rs, "scopeSpans": [{**ss, "spans": [s for s in ss["spans"] if keep(s)]} for ss in rs["scopeSpans"]]}
-            for rs in doc["resourceSpans"]
-        ]}
+    for name, keep in (
+        ("early.json", lambda s: s["spanId"] != last),
+        ("late.json", lambda s: s["spanId"] == last),
+    ):
+        part = {
+            "resourceSpans": [
+                {
+                    **rs,
+                    "scopeSpans": [
+                        {**ss, "spans": [s for s in ss["spans"] if keep(s)]}
+                        for ss in rs["scopeSpans"]
+                    ],
+                }
+                for rs in doc["resourceSpans"]
+            ]
+        }
         folder.mkdir(parents=True, exist_ok=True)
         (folder / name).write_text(json.dumps(part))
         parts.append(folder / name)
@@ -67,8 +78,9 @@ def test_ingest_loads_every_turn_once_and_records_the_run(tmp_path: Path) -> Non
     )
     assert outcome == "partial" and ended is not None
     assert json.loads(summary)["turns_new"] == turns
-    errors = _query(wh, "SELECT source, position, message FROM ingest_errors WHERE run_id = ?",
-                    [report.run_id])
+    errors = _query(
+        wh, "SELECT source, position, message FROM ingest_errors WHERE run_id = ?", [report.run_id]
+    )
     assert len(errors) == len(report.errors) == 2
     assert all("resourceSpans" in e[2] for e in errors)
 
@@ -97,8 +109,9 @@ def test_the_same_spans_in_another_file_leave_rows_untouched(tmp_path: Path) -> 
 
 def test_a_late_span_rebuilds_the_turn_under_the_same_id(tmp_path: Path) -> None:
     wh = tmp_path / "wh"
-    early, late = _split_last_span(CORPUS / "otel-openai-v2_latest-span-agentspans" / "single_tool.json",
-                                   tmp_path / "in")
+    early, late = _split_last_span(
+        CORPUS / "otel-openai-v2_latest-span-agentspans" / "single_tool.json", tmp_path / "in"
+    )
     first = run_ingest([early], wh)
     [(turn_id, status, hash_before)] = _query(wh, "SELECT turn_id, status, content_hash FROM turns")
     second = run_ingest([late], wh)
@@ -118,12 +131,16 @@ def test_a_late_span_rebuilds_the_turn_under_the_same_id(tmp_path: Path) -> None
     assert _query(wh, f"SELECT {cols} FROM turns") == _query(whole, f"SELECT {cols} FROM turns")
 
 
-def test_a_failure_loads_nothing_and_a_rerun_finishes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failure_loads_nothing_and_a_rerun_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     wh = tmp_path / "wh"
     src = CORPUS / "strands_default"
     with monkeypatch.context() as m:
         # The warehouse load fails half-way through its transaction.
-        m.setattr("turnscore.warehouse.ingest_run.INSERT_FILES", "INSERT INTO no_such_table VALUES (1)")
+        m.setattr(
+            "turnscore.warehouse.ingest_run.INSERT_FILES", "INSERT INTO no_such_table VALUES (1)"
+        )
         failed = run_ingest([src], wh)
     assert failed.outcome == "failed" and "no_such_table" in (failed.error or "")
     assert _query(wh, "SELECT count(*) FROM turns") == [(0,)]

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-
-from tests.warehouse.turn_factory import load_turns, make_turn
 from turnscore.scorers.labels import default_case_id
 from turnscore.warehouse.db import open_warehouse, writer_lock
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.labels import AmbiguousTurn, load_labels
+
+from tests.warehouse.turn_factory import load_turns, make_turn
 
 ATTR = "turnscore.case_id"
 

@@ -9,6 +9,12 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
+from turnscore.ingest.turn import Turn
+from turnscore.scorers.base import REGISTRY, Case, Score, Scorer
+from turnscore.scorers.judge.engine import CachedReply, JudgeCache
+from turnscore.warehouse.db import open_warehouse, writer_lock
+from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
+from turnscore.warehouse.score_run import score_turns
 
 from tests.warehouse.turn_factory import (
     answer_length,
@@ -18,12 +24,6 @@ from tests.warehouse.turn_factory import (
     make_turn,
     registered,
 )
-from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import REGISTRY, Case, Score, Scorer
-from turnscore.scorers.judge.engine import CachedReply, JudgeCache
-from turnscore.warehouse.db import open_warehouse, writer_lock
-from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
-from turnscore.warehouse.score_run import score_turns
 
 
 @pytest.fixture
@@ -224,3 +224,18 @@ def test_a_judge_factory_gets_the_warehouse_cache(wh: Path) -> None:
         report = score_turns(wh, scorers=[judge], judge_factory=factory)
     assert report.scorers[0].scored == 2  # the runner judges two turns per batch
     assert _q(wh, "SELECT cache_key, reply->>'score' FROM judge_cache") == [("k1", "7")]
+
+
+def test_a_broken_view_leaves_the_scores_and_makes_the_run_partial(
+        wh: Path, length: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    @dataclass(frozen=True, slots=True)
+    class BadView:
+        name: str = "broken_view"
+        sql: str = "SELECT no_such_column FROM scores"
+
+    monkeypatch.setattr("turnscore.warehouse.publish.shipped_views", lambda: [BadView()])
+    report = score_turns(wh, scorers=[length])
+    assert report.publish_error is not None and "broken_view" in report.publish_error
+    assert report.published is None and report.outcome.value == "partial"
+    assert _q(wh, "SELECT count(*) FROM scores") == [(25,)]
+    assert _q(wh, "SELECT outcome FROM runs") == [("partial",)]

@@ -78,6 +78,9 @@ def verdict_for(body: dict[str, Any], score: float = 8) -> dict[str, Any]:
 class ScriptedJudge:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
         self.replies: queue.Queue[Reply] = queue.Queue()
         self.default: Callable[[dict[str, Any]], Reply] = (
             lambda body: Reply(body=chat(json.dumps(verdict_for(body)))))
@@ -87,12 +90,17 @@ class ScriptedJudge:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 body = json.loads(raw or b"{}")
-                judge.requests.append(Recorded(self.path, dict(self.headers), body))
+                with judge._lock:
+                    judge.requests.append(Recorded(self.path, dict(self.headers), body))
+                    judge.in_flight += 1
+                    judge.max_in_flight = max(judge.max_in_flight, judge.in_flight)
                 try:
                     reply = judge.replies.get_nowait()
                 except queue.Empty:
                     reply = judge.default(body)
                 time.sleep(reply.delay_s)
+                with judge._lock:
+                    judge.in_flight -= 1
                 data = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
                 try:
                     self.send_response(reply.status)
@@ -130,6 +138,8 @@ class ScriptedJudge:
 
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+KEY_ENV = {"TEST_JUDGE_KEY": "sk-test"}
+"""The environment the judge tests run with: the key `fast_config` names."""
 
 
 def make_turn(spec: dict[str, Any], turn_id: str = "t") -> Turn:

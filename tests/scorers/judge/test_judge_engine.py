@@ -4,6 +4,8 @@ bad, stops, budgets, the cache and the judge tool loop."""
 from __future__ import annotations
 
 import json
+import re
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -22,6 +24,7 @@ from turnscore.scorers.judge.tools.fetch_url import FetchUrl
 from turnscore.scorers.judged import SPECS, make_judge_runner
 
 from tests.scorers.judge.scripted import (
+    KEY_ENV,
     Reply,
     ScriptedJudge,
     chat,
@@ -46,7 +49,7 @@ def weather_turn(n: int = 0, **over: Any) -> Turn:
 
 def runner(config: JudgeConfig, budget: Budget | None = None, cache: MemoryCache | None = None,
            **kw: Any) -> JudgeEngine:
-    return make_judge_runner(JudgeSettings(config), budget or Budget(), cache, env={}, **kw)
+    return make_judge_runner(JudgeSettings(config), budget or Budget(), cache, env=KEY_ENV, **kw)
 
 
 def body_text(judge_server: ScriptedJudge, i: int = 0) -> str:
@@ -58,6 +61,7 @@ def test_tool_usage_sees_request_tools_and_calls_never_results_or_answer(
     with runner(fast_config) as r:
         result = r.run("tool_usage", [weather_turn()], [None])
     sent = judge_server.requests[0]
+    assert sent.headers["Authorization"] == "Bearer sk-test"
     assert "What's the weather in Paris on day 0?" in sent.user
     assert "WEATHER-DESC" in sent.user and '"required": [' in sent.user
     assert '"city": "Paris"' in sent.user and '"call_id": "c1"' in sent.user
@@ -104,7 +108,7 @@ def test_tool_usage_without_tools_is_not_run_and_sends_nothing(
     assert len(judge_server.requests) == 1
 
 
-GOOD = {"assessment": "fine", "request_kind": "lookup", "missing_capability": None,
+GOOD: dict[str, Any] = {"assessment": "fine", "request_kind": "lookup", "missing_capability": None,
         "strain_signs": [], "score": 7}
 
 
@@ -266,8 +270,14 @@ def test_tool_loop_runs_the_tool_and_returns_its_error_text(
     assert score.usage.input_tokens == 3000 and score.usage.attempts == 3
     assert len(judge_server.requests) == 3
     assert judge_server.requests[0].body["tools"][0]["function"]["name"] == "fetch_url"
-    tool_msgs = {m["tool_call_id"]: m["content"]
-                 for m in judge_server.requests[2].body["messages"] if m["role"] == "tool"}
+    nonce = re.search(r"<<<request:([0-9a-f]{16})>>>", judge_server.requests[0].user)
+    assert nonce is not None
+    opening, closing = f"<<<tool_result:{nonce[1]}>>>\n", f"\n<<</tool_result:{nonce[1]}>>>"
+    tool_msgs = {}
+    for m in judge_server.requests[2].body["messages"]:
+        if m["role"] == "tool":  # tool output is untrusted: inside the request's markers
+            assert m["content"].startswith(opening) and m["content"].endswith(closing)
+            tool_msgs[m["tool_call_id"]] = m["content"][len(opening):-len(closing)]
     assert tool_msgs["x1"].startswith("Error: ") and "only https" in tool_msgs["x1"]
     assert tool_msgs["x2"] == "Error: OSError: cannot resolve b.test"
     assert tool_msgs["x3"] == "Error: unknown tool 'delete_all'; available: fetch_url"
@@ -282,6 +292,8 @@ def test_tool_loop_is_bounded(judge_server: ScriptedJudge, fast_config: JudgeCon
     assert len(judge_server.requests) == MAX_TOOL_ITERATIONS
     assert score is not None and score.status == Status.ERROR
     assert "bound reached" in (score.error or "")
+    assert (score.usage.input_tokens, score.usage.attempts) == (5000, 5)  # spend still counted
+    assert r.cost_usd == pytest.approx(5 * 0.0014)
 
 
 def test_no_config_means_the_rules_judge_offline() -> None:
@@ -289,3 +301,32 @@ def test_no_config_means_the_rules_judge_offline() -> None:
         [score] = r.run("tool_usage", [weather_turn()]).scores
     assert score is not None and score.judge == "rules-v1" and score.value == 10.0
     assert score.prompt_sha is None and score.usage.attempts == 0
+
+
+def test_concurrency_is_bounded_and_shared_by_scorers_with_one_config(
+        judge_server: ScriptedJudge, fast_config: JudgeConfig) -> None:
+    def slow(body: dict[str, Any]) -> Reply:
+        return Reply(body=chat(json.dumps(verdict_for(body))), delay_s=0.1)
+    judge_server.default = slow
+    config = replace(fast_config, concurrency=3)
+    turns = [weather_turn(i) for i in range(6)]
+    with runner(config) as r:
+        started = time.monotonic()
+        result = r.run("tractability", turns)
+        elapsed = time.monotonic() - started
+        r.run("tool_usage", turns[:1])
+        assert len(r._clients) == 1
+    assert all(s is not None and s.status == Status.SCORED for s in result.scores)
+    assert judge_server.max_in_flight == 3
+    assert elapsed < 0.55  # 6 requests of 0.1 s, three at a time
+
+
+def test_a_failure_inside_the_tool_loop_keeps_what_was_spent(
+        judge_server: ScriptedJudge, fast_config: JudgeConfig) -> None:
+    judge_server.script(Reply(body=chat(None, tool_calls=[tool_call("fetch_url", {})])),
+                        Reply(500, "x"), Reply(500, "y"), Reply(500, "z"))
+    with tool_engine(fast_config, FetchUrl()) as r:
+        [score] = r.run("tractability", [weather_turn()]).scores
+    assert score is not None and score.status == Status.ERROR and "HTTP 500" in (score.error or "")
+    assert (score.usage.input_tokens, score.usage.attempts) == (1000, 4)
+    assert score.usage.cost_usd == pytest.approx(0.0014)

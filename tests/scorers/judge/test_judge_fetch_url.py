@@ -14,7 +14,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
 from turnscore.scorers.judge.tools.fetch_url import FetchRefused, FetchUrl, blocked_reason
 
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
@@ -226,7 +225,7 @@ def test_each_blocked_address_class_is_refused(address: str, reason: str) -> Non
 
 
 def test_a_host_with_any_blocked_address_is_refused() -> None:
-    with pytest.raises(FetchRefused, match="192.168.1.10, a private"):
+    with pytest.raises(FetchRefused, match=r"192\.168\.1\.10, a private"):
         FetchUrl(resolver=Resolver()).fetch("https://mixed.test/")
 
 

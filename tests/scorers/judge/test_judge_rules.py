@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.scorers.judge.scripted import make_turn
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from turnscore.scorers.base import REGISTRY, Status
 from turnscore.scorers.judge.config import RULES_JUDGE
 from turnscore.scorers.judge.engine import band
+
+from tests.scorers.judge.scripted import make_turn
 
 CASES = Path(__file__).parent / "cases"
 ROWS = [(path.stem, json.loads(line)) for path in sorted(CASES.glob("*.jsonl"))
@@ -63,3 +65,43 @@ def test_rules_judge_is_deterministic() -> None:
     for scorer, row in ROWS:
         turn = make_turn(row["turn"])
         assert REGISTRY[scorer].score([turn], [None]) == REGISTRY[scorer].score([turn], [None])
+
+
+def test_judged_scorers_are_registered_as_judge_kind() -> None:
+    from turnscore.ingest.turn import Turn
+    turn_fields = set(Turn.__dataclass_fields__)
+    for name in ("tool_usage", "tractability", "groundedness_judge"):
+        scorer = REGISTRY[name]
+        assert scorer.kind == "judge" and scorer.version.startswith("1/")
+        assert set(scorer.reads) <= turn_fields
+    assert "final_answer" not in REGISTRY["tool_usage"].reads
+
+
+_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=120)
+_tool = st.fixed_dictionaries({"name": st.sampled_from(["get_weather", "calculator", "x"]),
+                               "description": _text,
+                               "parameters": st.sampled_from([
+                                   None, "{not json", {"type": "object"},
+                                   {"type": "object", "required": ["a"],
+                                    "properties": {"a": {"type": "integer"}}}])})
+_call = st.fixed_dictionaries({"name": st.sampled_from(["get_weather", "calculator", "y"]),
+                               "arguments": st.one_of(st.none(), _text,
+                                                      st.just({"a": 1}), st.just([1])),
+                               "result": st.one_of(st.none(), _text)})
+
+
+@settings(max_examples=150, deadline=None)
+@given(request=_text, answer=st.one_of(st.none(), _text),
+       tools=st.lists(_tool, max_size=3, unique_by=lambda t: str(t["name"])),
+       calls=st.lists(_call, max_size=4))
+def test_rules_judge_always_gives_a_banded_verdict(request: str, answer: str | None,
+                                                   tools: list[dict[str, Any]],
+                                                   calls: list[dict[str, Any]]) -> None:
+    turn = make_turn({"request": request, "final_answer": answer, "tools": tools,
+                      "calls": calls})
+    for name in ("tool_usage", "tractability", "groundedness_judge"):
+        [score] = REGISTRY[name].fn([turn], [None])
+        assert score.status != Status.ERROR, score.error
+        if score.status == Status.SCORED:
+            assert score.value is not None and 0 <= score.value <= 10
+            assert score.label == band(score.value)

@@ -1,0 +1,146 @@
+"""Vercel AI SDK telemetry (`experimental_telemetry`): `ai.*` attributes.
+
+Spans by `ai.operationId`: `ai.generateText` / `ai.streamText` / `ai.generateObject` wrap
+a whole multi-step call (an agent run, in our terms), their `.doGenerate` / `.doStream`
+children are the model calls, `ai.toolCall` the tool executions. Model calls carry the
+messages as a JSON string in `ai.prompt.messages` (content parts `text`, `tool-call`,
+`tool-result`), the answer in `ai.response.text` / `ai.response.toolCalls`, and each tool
+definition as its own JSON string in the `ai.prompt.tools` array. v4 and v5 differ in a
+few names (`args`/`input`, `result`/`output`, `promptTokens`/`inputTokens`).
+Sessions have no standard key; `ai.telemetry.metadata.{sessionId,conversationId,threadId}`
+are read when present.
+"""
+
+from __future__ import annotations
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    parse_messages,
+    parse_tool_defs,
+    system_text,
+    tool_call,
+)
+from turnscore.ingest.conventions.values import (
+    ContentError,
+    JsonValue,
+    as_int,
+    as_str,
+    canonical_arguments,
+    result_text,
+    structured,
+    try_json,
+)
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolExecution
+
+_MODEL_CALLS = frozenset({
+    "ai.generateText.doGenerate", "ai.streamText.doStream", "ai.generateObject.doGenerate",
+    "ai.streamObject.doStream",
+})
+_RUNS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"})
+_SESSION_KEYS = ("sessionId", "session_id", "conversationId", "threadId")
+
+
+def _detect(view: SpanView) -> bool:
+    return (as_str(view.get(A.VERCEL_OPERATION_ID)) or "").startswith("ai.")
+
+
+def _load(view: SpanView, key: str, problems: Problems) -> JsonValue:
+    if view.get(key) is None:
+        return None
+    try:
+        return structured(view.get(key), key)
+    except ContentError as exc:
+        problems.append(str(exc))
+        return None
+
+
+def _decode(view: SpanView, problems: Problems) -> Decoded:
+    operation = as_str(view.get(A.VERCEL_OPERATION_ID)) or ""
+    base = Decoded(
+        conversation_id=next(
+            (v for v in (as_str(view.get(A.VERCEL_METADATA_PREFIX + k)) for k in _SESSION_KEYS)
+             if v), None),
+        agent_name=as_str(view.get(A.VERCEL_FUNCTION_ID)) if operation in _RUNS else None,
+        model=as_str(view.get(A.VERCEL_RESPONSE_MODEL)) or as_str(view.get(A.VERCEL_MODEL_ID)),
+        input_tokens=as_int(view.get(A.VERCEL_USAGE_INPUT_TOKENS))
+        if view.get(A.VERCEL_USAGE_INPUT_TOKENS) is not None
+        else as_int(view.get(A.VERCEL_USAGE_PROMPT_TOKENS)),
+        output_tokens=as_int(view.get(A.VERCEL_USAGE_OUTPUT_TOKENS))
+        if view.get(A.VERCEL_USAGE_OUTPUT_TOKENS) is not None
+        else as_int(view.get(A.VERCEL_USAGE_COMPLETION_TOKENS)),
+    )
+    if operation == "ai.toolCall":
+        return base.fill(Decoded(kind=SpanKind.TOOL, tool_execution=_tool(view)))
+    if operation in _MODEL_CALLS:
+        messages = _load(view, A.VERCEL_PROMPT_MESSAGES, problems)
+        inputs = None if messages is None else parse_messages(
+            messages, A.VERCEL_PROMPT_MESSAGES, problems)
+        tools = view.get(A.VERCEL_PROMPT_TOOLS)
+        return base.fill(Decoded(
+            kind=SpanKind.LLM,
+            input_messages=inputs,
+            output_messages=_response(view, problems),
+            system_instructions=system_text(inputs),
+            tool_definitions=None if tools is None
+            else parse_tool_defs(tools, A.VERCEL_PROMPT_TOOLS, problems),
+        ))
+    if operation in _RUNS:
+        prompt = _load(view, A.VERCEL_PROMPT, problems)
+        return base.fill(Decoded(
+            kind=SpanKind.AGENT,
+            input_messages=_run_prompt(prompt, problems),
+            output_messages=_response(view, problems),
+            system_instructions=as_str(prompt.get("system")) if isinstance(prompt, dict) else None,
+        ))
+    return base.fill(Decoded(kind=SpanKind.OTHER))
+
+
+def _run_prompt(prompt: JsonValue, problems: Problems) -> tuple[Message, ...] | None:
+    """`ai.prompt` of a run: `{prompt}` (one user text) or `{system, messages}`."""
+    if not isinstance(prompt, dict):
+        return None
+    if isinstance(prompt.get("messages"), list):
+        return parse_messages(prompt["messages"], A.VERCEL_PROMPT, problems)
+    if isinstance(prompt.get("prompt"), str):
+        return (Message("user", (Part(PartType.TEXT, text=prompt["prompt"]),)),)
+    return None
+
+
+def _response(view: SpanView, problems: Problems) -> tuple[Message, ...] | None:
+    text = view.get(A.VERCEL_RESPONSE_TEXT)
+    calls = _load(view, A.VERCEL_RESPONSE_TOOL_CALLS, problems)
+    if text is None and calls is None:
+        return None
+    parts: list[Part] = []
+    if isinstance(text, str) and text:
+        parts.append(Part(PartType.TEXT, text=text))
+    for call in calls if isinstance(calls, list) else []:
+        if isinstance(call, dict):
+            parts.append(tool_call(call.get("toolCallId"), call.get("toolName"),
+                                   call.get("input", call.get("args"))))
+    finish = as_str(view.get(A.VERCEL_RESPONSE_FINISH_REASON))
+    return (Message("assistant", tuple(parts), finish),)
+
+
+def _tool(view: SpanView) -> ToolExecution:
+    arguments = view.get(A.VERCEL_TOOL_CALL_INPUT)
+    if arguments is None:
+        arguments = view.get(A.VERCEL_TOOL_CALL_ARGS)
+    result = view.get(A.VERCEL_TOOL_CALL_OUTPUT)
+    if result is None:
+        result = view.get(A.VERCEL_TOOL_CALL_RESULT)
+    if isinstance(result, str):
+        # The SDK JSON-encodes whatever the tool returned, strings included.
+        ok, parsed = try_json(result)
+        result = parsed if ok else result
+    return ToolExecution(
+        name=as_str(view.get(A.VERCEL_TOOL_CALL_NAME)) or view.name,
+        call_id=as_str(view.get(A.VERCEL_TOOL_CALL_ID)),
+        arguments=None if arguments is None else canonical_arguments(arguments),
+        result=None if result is None else result_text(result),
+    )
+
+
+VERCEL = Convention("vercel-ai", _detect, _decode)
