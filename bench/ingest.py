@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import shutil
@@ -406,12 +407,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     files = generate(args.out / "input", args.spans, args.spans_per_file)
     print(
         f"generated {args.spans:,} spans in {len(files['json'])} file(s) per format "
-        f"in {time.perf_counter() - start:.1f}s (OTel SDK)"
+        f"in {time.perf_counter() - start:.1f}s (OTel SDK)",
+        flush=True,
     )
     results = []
     print(
         f"{'format':6} {'MB':>7} {'seconds':>8} {'spans/s':>9} {'MB/s':>6} {'peak RSS':>9} "
-        f"{'parse s':>8} {'ingest/parse':>12}"
+        f"{'parse s':>8} {'ingest/parse':>12}",
+        flush=True,
     )
     for fmt in args.formats.split(","):
         size = sum(p.stat().st_size for p in files[fmt]) / 1e6
@@ -443,9 +446,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{fmt:6} {size:7.1f} {r['seconds']:8.1f} {row['spans_per_s']:9,.0f} "
             f"{row['mb_per_s']:6.1f} {r['peak_rss_mib']:7.0f}Mi {parse:8.2f} "
             f"{row['ingest_over_parse']:11.1f}x"
-            f"  ({r['turns']:,} turns, {r['errors']} errors, {r['outcome']})"
+            f"  ({r['turns']:,} turns, {r['errors']} errors, {r['outcome']})",
+            flush=True,
         )
     (args.out / "results.json").write_text(json.dumps(results, indent=2))
+    # Timings depend on what else the machine runs; say so next to them.
+    print("load average (1, 5, 15 min): {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     return 0
 
 

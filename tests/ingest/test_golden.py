@@ -63,14 +63,7 @@ KNOWN_GAPS: tuple[Gap, ...] = (
 )  # fmt: skip
 
 
-_SORTED_KEYS = (
-    "the decoder re-serializes a structured tool result with sorted keys "
-    "(conventions/values.py OPT_SORT_KEYS); the telemetry keeps the order the model saw"
-)
-DECODER_BUGS: dict[tuple[str, str, int, str], str] = {
-    ("pydantic-ai", "multi_turn", 0, "call.result"): _SORTED_KEYS,
-    ("pydantic-ai", "parallel_tools", 0, "call.result"): _SORTED_KEYS,
-}
+DECODER_BUGS: dict[tuple[str, str, int, str], str] = {}
 """Cases that fail because of decoding, not assembly: strict xfails, so a fix shows up."""
 
 
