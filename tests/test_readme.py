@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from turnscore.ingest.schema import markdown_table
+import pytest
+
+from turnscore import docs
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -17,9 +19,10 @@ def _section(name: str) -> str:
     return match.group(1).strip()
 
 
-def test_turn_schema_table_is_generated_from_the_schema_module() -> None:
-    assert _section("turn-schema") == markdown_table(), (
-        "README turn schema drifted: run `python -m turnscore.docs` to regenerate"
+@pytest.mark.parametrize("name", sorted(docs.sections()))
+def test_generated_section_matches_the_code(name: str) -> None:
+    assert _section(name) == docs.sections()[name], (
+        f"README section {name!r} drifted: run `python -m turnscore.docs` to regenerate"
     )
 
 
