@@ -68,12 +68,15 @@ def ingest_cli(
         cfg = load_config(config)
         files = list(paths or cfg.sources)
         if not files:
-            err.print("[red]error:[/red] nothing to ingest: pass PATH... or set `sources` in "
-                      "turnscore.toml")
+            err.print(
+                "[red]error:[/red] nothing to ingest: pass PATH... or set `sources` in "
+                "turnscore.toml"
+            )
             raise typer.Exit(EXIT_USAGE)
         if quiet or json_output or not err.is_terminal:
-            report = run_ingest(files, warehouse, wait=wait,
-                                case_id_attribute=cfg.case_id_attribute)
+            report = run_ingest(
+                files, warehouse, wait=wait, case_id_attribute=cfg.case_id_attribute
+            )
         else:
             report = _with_progress(files, warehouse, wait, cfg.case_id_attribute, err)
     except WarehouseBusy as exc:

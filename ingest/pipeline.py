@@ -19,9 +19,6 @@ Every trace the input touches is rebuilt, even when all its spans were stored al
 that is what lets a rerun after a crash (records stored, warehouse not loaded) finish the
 job. The warehouse load (`turnscore.warehouse.ingest_run`) compares rows and leaves
 unchanged turns alone. The caller holds the warehouse writer lock.
-
-(Slightly over the ~400-line guide: the link-following helpers at the bottom belong to
-step 3 and read best next to it.)
 """
 
 from __future__ import annotations
@@ -33,16 +30,14 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import orjson
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import decode_spans
-from turnscore.ingest.grouping import NormMessage, normalize
-from turnscore.ingest.model import Span, SpanKind
+from turnscore.ingest.links import lookups, span_links
+from turnscore.ingest.model import Span
 from turnscore.ingest.otlp import iter_input_files, read_file
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.store import (
     RecordKey,
-    SpanLinks,
     SpanStore,
     TurnStore,
     record_key,
@@ -66,7 +61,6 @@ DEFAULT_GROUP_BYTES = 32 << 20
 """File bytes read per group; decoded records take a few times this in memory."""
 MAX_LINK_ROUNDS = 64
 """Bound on following conversation/history links through stored traces per group."""
-SpanKey = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,11 +269,10 @@ def _ingest_group(
     decoded, errors = decode(_ordered([*stored.spans, *new_spans]), [*stored.logs, *new_logs])
     rebuilt = set(touched)
     frontier = decoded
-    # Late turns of a conversation stored earlier: follow conversation ids and, for traces
-    # without one, the message history they continue, until no new stored trace turns up.
+    # Stored traces of the same conversations (`turnscore.ingest.links`), until no new one
+    # turns up: late spans and late turns rebuild the whole conversation.
     for _ in range(MAX_LINK_ROUNDS):
-        convs, histories = _lookups(frontier)
-        found = spans_store.linked_traces(convs, histories) - rebuilt
+        found = spans_store.linked_traces(lookups(frontier)) - rebuilt
         if not found:
             break
         extra = spans_store.read(found)
@@ -291,7 +284,7 @@ def _ingest_group(
     errors.extend(result.errors)
     state.errors.extend(_own_errors(errors, fresh.sources))
 
-    spans_store.write([*new_spans, *new_logs], _links(decoded, result.trace_conversations))
+    spans_store.write([*new_spans, *new_logs], span_links(decoded, result.trace_conversations))
     write = turn_store.replace(result.turns, rebuilt)
     state.turn_files.update(write.written)
     state.rebuilt |= rebuilt
@@ -367,56 +360,3 @@ def _own_errors(errors: Iterable[InputError], sources: set[str]) -> Iterator[Inp
     for err in errors:
         if not err.source or err.source in sources:
             yield err
-
-
-def _links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
-    """Per span, the conversation and history keys that let later batches find its trace."""
-    with_conv = _traces_with_conversation(decoded)
-    out: dict[SpanKey, SpanLinks] = {}
-    for s in decoded:
-        conv = s.conversation_id or trace_conv.get(s.trace_id)
-        history = None
-        if (
-            s.trace_id not in with_conv
-            and s.kind is SpanKind.LLM
-            and s.input_messages is not None
-            and s.output_messages is not None
-        ):
-            history = _history_key(normalize(s.input_messages) + normalize(s.output_messages))
-        if (conv and conv != s.trace_id) or history:
-            out[(s.trace_id, s.span_id)] = SpanLinks(conv if conv != s.trace_id else None, history)
-    return out
-
-
-def _lookups(decoded: Sequence[Span]) -> tuple[set[str], set[str]]:
-    """Conversation ids named, and history prefixes of each conversation-less trace's first
-    model call (what `grouping.group_conversations` chains traces by).
-
-    Only the backward link (the stored trace this one continues) can be found by key: a
-    trace that arrives after the traces continuing it is not joined to them.
-    """
-    convs = {s.conversation_id for s in decoded if s.conversation_id}
-    # A conversation chained by history is named after its first trace (`_links` stores
-    # that name on the later traces), so a trace's id finds the traces that continue it.
-    convs |= {s.trace_id for s in decoded}
-    with_conv = _traces_with_conversation(decoded)
-    first: dict[str, Span] = {}
-    for s in decoded:
-        if s.trace_id in with_conv or s.kind is not SpanKind.LLM or s.input_messages is None:
-            continue
-        seen = first.get(s.trace_id)
-        if seen is None or s.start_unix_nano < seen.start_unix_nano:
-            first[s.trace_id] = s
-    histories: set[str] = set()
-    for call in first.values():
-        history = normalize(call.input_messages or ())
-        histories.update(_history_key(history[:n]) for n in range(1, len(history) + 1))
-    return convs, histories
-
-
-def _traces_with_conversation(decoded: Iterable[Span]) -> set[str]:
-    return {s.trace_id for s in decoded if s.conversation_id}
-
-
-def _history_key(history: tuple[NormMessage, ...]) -> str:
-    return hashlib.sha256(orjson.dumps(history)).hexdigest()[:32]

@@ -36,12 +36,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from turnscore.ingest.anyvalue import decode_json_any_value, decode_json_key_values
+from turnscore.ingest.links import Lookups, SpanLinks
 from turnscore.ingest.records import Attributes, AttrValue, RawEvent, RawLog, RawSpan
 from turnscore.ingest.schema import SPAN_FIELDS, arrow_schema
 from turnscore.ingest.turn import Turn, turns_from_arrow, turns_to_arrow
 
 __all__ = [
-    "SpanLinks",
     "SpanStore",
     "StoredRecords",
     "TurnStore",
@@ -201,14 +201,6 @@ class _PartNamer:
 # --- spans/ ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class SpanLinks:
-    """What lets a later batch find a stored span's trace (`SPAN_FIELDS` descriptions)."""
-
-    conversation_id: str | None = None
-    history_key: str | None = None
-
-
 _NO_LINKS = SpanLinks()
 
 
@@ -287,6 +279,7 @@ class SpanStore:
                 "scope_version": rec.scope_version,
                 "conversation_id": links.conversation_id,
                 "history_key": links.history_key,
+                "prefix_keys": list(links.prefix_keys) or None,
             }
         body = orjson.dumps(encode_value(rec.body)).decode()
         return common | {
@@ -305,6 +298,7 @@ class SpanStore:
             "scope_version": "",
             "conversation_id": None,
             "history_key": None,
+            "prefix_keys": None,
         }
 
     def _load_index(self) -> _SpanIndex:
@@ -330,22 +324,23 @@ class SpanStore:
 
     def read_conversations(self, conversation_ids: Collection[str]) -> StoredRecords:
         """Every stored record of every trace in which a span names one of the conversations."""
-        return self.read(self.linked_traces(conversation_ids))
+        return self.read(self.linked_traces(Lookups(conversations=set(conversation_ids))))
 
-    def linked_traces(
-        self, conversation_ids: Collection[str], history_keys: Collection[str] = ()
-    ) -> set[str]:
-        """Stored traces with a span of one of the conversations or with one of the histories."""
+    def linked_traces(self, wanted: Lookups) -> set[str]:
+        """Stored traces that share a conversation or a history link with `wanted`."""
         index = self._load_index()
         found: set[str] = set()
-        for conv in conversation_ids:
-            found |= index.by_conversation.get(conv, set())
-        for key in history_keys:
-            found |= index.by_history.get(key, set())
+        for keys, by in (
+            (wanted.conversations, index.by_conversation),
+            (wanted.prefixes, index.by_history),
+            (wanted.histories, index.by_prefix),
+        ):
+            for key in keys:
+                found |= by.get(key, set())
         return found
 
 
-_INDEX_COLUMNS = ("trace_id", "conversation_id", "history_key")
+_INDEX_COLUMNS = ("trace_id", "conversation_id", "history_key", "prefix_keys")
 
 
 @dataclass(slots=True)
@@ -359,10 +354,11 @@ class _SpanIndex:
     files_of: dict[str, set[Path]] = field(default_factory=dict)
     by_conversation: dict[str, set[str]] = field(default_factory=dict)
     by_history: dict[str, set[str]] = field(default_factory=dict)
+    by_prefix: dict[str, set[str]] = field(default_factory=dict)
 
     def add(self, path: Path, table: pa.Table) -> None:
         cols = [table[name].to_pylist() for name in _INDEX_COLUMNS]
-        for trace, conv, history in zip(*cols, strict=True):
+        for trace, conv, history, prefixes in zip(*cols, strict=True):
             if trace is None:
                 continue
             self.files_of.setdefault(trace, set()).add(path)
@@ -370,6 +366,8 @@ class _SpanIndex:
                 self.by_conversation.setdefault(conv, set()).add(trace)
             if history is not None:
                 self.by_history.setdefault(history, set()).add(trace)
+            for key in prefixes or ():
+                self.by_prefix.setdefault(key, set()).add(trace)
 
 
 def _read_matching(path: Path, trace_ids: pa.Array) -> pa.Table:

@@ -141,16 +141,30 @@ def _holder(directory: Path) -> str | None:
     return f"pid {pid}" if pid else None
 
 
+_HELD: dict[tuple[int, Path], int] = {}
+"""Writer locks this process holds, with their depth."""
+
+
 @contextmanager
 def writer_lock(directory: Path, *, wait: bool = False) -> Iterator[Path]:
     """Hold the warehouse's exclusive writer lock for the block.
 
     With `wait=False` a second writer raises `WarehouseBusy` at once; with `wait=True` it
     blocks until the first one is done. The kernel releases the lock when the holder dies,
-    so a killed run never leaves the warehouse locked.
+    so a killed run never leaves the warehouse locked. Re-entrant within one process, so
+    `turnscore nightly` holds it across stages that each take it again.
     """
     directory.mkdir(parents=True, exist_ok=True)
     lock_path = directory / LOCK_FILE
+    # Keyed by pid too: a forked child inherits the dict but not the lock.
+    key = (os.getpid(), lock_path.resolve())
+    if key in _HELD:
+        _HELD[key] += 1
+        try:
+            yield lock_path
+        finally:
+            _HELD[key] -= 1
+        return
     # "a" so that a waiting process does not wipe the holder's pid before it gets the lock.
     with open(lock_path, "a+") as fh:
         flags = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
@@ -158,6 +172,7 @@ def writer_lock(directory: Path, *, wait: bool = False) -> Iterator[Path]:
             fcntl.flock(fh.fileno(), flags)
         except BlockingIOError as exc:
             raise WarehouseBusy(lock_path, _holder(directory)) from exc
+        _HELD[key] = 1
         try:
             fh.seek(0)
             fh.truncate()
@@ -165,5 +180,6 @@ def writer_lock(directory: Path, *, wait: bool = False) -> Iterator[Path]:
             fh.flush()
             yield lock_path
         finally:
+            del _HELD[key]
             fh.truncate(0)
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

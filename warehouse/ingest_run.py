@@ -71,15 +71,18 @@ UPSERT_TURNS = f"""
 INSERT OR REPLACE INTO turns ({_COLUMNS})
 SELECT {_COLUMNS} FROM _staged_turns WHERE turn_id IN (SELECT turn_id FROM _changed_turns)
 """
+CREATE_STAGED_IDS = "CREATE OR REPLACE TEMP TABLE _staged_ids (turn_id VARCHAR NOT NULL)"
+RECORD_STAGED_IDS = "INSERT INTO _staged_ids SELECT turn_id FROM _staged_turns"
 DELETE_GONE_TURNS = """
 DELETE FROM turns
 WHERE trace_id IN (SELECT trace_id FROM _rebuilt_traces)
-  AND turn_id NOT IN (SELECT turn_id FROM _staged_turns)
+  AND turn_id NOT IN (SELECT turn_id FROM _staged_ids)
 RETURNING turn_id
 """
-DELETE_GONE_TURNS_NONE_STAGED = """
-DELETE FROM turns WHERE trace_id IN (SELECT trace_id FROM _rebuilt_traces) RETURNING turn_id
-"""
+SET_MEMORY_LIMIT = "SET memory_limit = ?"
+LOAD_MEMORY_LIMIT = "256MB"
+"""DuckDB's memory for the load; past it DuckDB spills to disk, so big batches stay bounded."""
+LOAD_FILES_PER_STEP = 4
 INSERT_ERRORS = """
 INSERT INTO ingest_errors (run_id, source, position, trace_id, span_id, message, recorded_at)
 SELECT ?, source, position, trace_id, span_id, message, ? FROM _new_errors
@@ -148,6 +151,7 @@ def run_ingest(
     with writer_lock(warehouse_dir, wait=wait):
         con = open_warehouse(warehouse_dir)
         try:
+            con.execute(SET_MEMORY_LIMIT, [LOAD_MEMORY_LIMIT])
             _start_run(con, run_id, paths, warehouse_dir)
             try:
                 known = {row[0] for row in con.execute(KNOWN_FILE_KEYS).fetchall()}
@@ -213,15 +217,18 @@ def _load(con: duckdb.DuckDBPyConnection, batch: IngestBatch, started: float) ->
     con.execute("BEGIN TRANSACTION")
     try:
         staged = new = rebuilt = 0
-        if batch.turn_files:
-            con.execute(STAGE_TURNS, [[str(p) for p in batch.turn_files]])
+        con.execute(CREATE_STAGED_IDS)
+        files = [str(p) for p in batch.turn_files]
+        # A few files at a time: staging every turn at once costs memory for nothing.
+        for i in range(0, len(files), LOAD_FILES_PER_STEP):
+            con.execute(STAGE_TURNS, [files[i : i + LOAD_FILES_PER_STEP]])
             con.execute(CLASSIFY_TURNS)
-            staged = _scalar(con, COUNT_STAGED)
-            new, rebuilt = con.execute(COUNT_CHANGED).fetchone() or (0, 0)
+            staged += _scalar(con, COUNT_STAGED)
+            step_new, step_rebuilt = con.execute(COUNT_CHANGED).fetchone() or (0, 0)
+            new, rebuilt = new + step_new, rebuilt + step_rebuilt
             con.execute(UPSERT_TURNS)
-            removed = con.execute(DELETE_GONE_TURNS).fetchall()
-        else:
-            removed = con.execute(DELETE_GONE_TURNS_NONE_STAGED).fetchall()
+            con.execute(RECORD_STAGED_IDS)
+        removed = con.execute(DELETE_GONE_TURNS).fetchall()
         con.execute(INSERT_ERRORS, [batch.ingest_id, now])
         con.execute(INSERT_FILES, [batch.ingest_id, now])
         report = IngestReport(

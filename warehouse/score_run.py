@@ -26,6 +26,7 @@ from typing import Protocol
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 from turnscore.ingest.turn import Turn, turns_from_arrow
 from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
 from turnscore.scorers.text import normalize_series
@@ -55,6 +56,17 @@ WHERE ($sample IS NULL OR md5_number(t.turn_id) % {_SAMPLE_BUCKETS} < $sample)
   AND ($rescore OR s.turn_id IS NULL OR s.scorer_version <> $version
        OR s.content_hash <> t.content_hash OR s.status = 'error')
 """
+# Per-agent scorer choice: drop the pairs whose scorer is not enabled for the turn's agent
+# (the agent is `coalesce(agent_name, service_name)`, as in the views).
+SELECT_AGENTS = "SELECT DISTINCT coalesce(agent_name, service_name) FROM turns"
+DELETE_DISABLED_PENDING = """
+DELETE FROM _pending AS p
+WHERE NOT EXISTS (
+    SELECT 1 FROM turns AS t
+    JOIN _enabled AS e ON e.agent IS NOT DISTINCT FROM coalesce(t.agent_name, t.service_name)
+    WHERE t.turn_id = p.turn_id AND e.scorer = p.scorer
+)
+"""
 SELECT_PENDING_TURN_IDS = "SELECT DISTINCT turn_id FROM _pending ORDER BY turn_id"
 SELECT_PENDING_FOR = "SELECT turn_id, scorer FROM _pending WHERE turn_id IN (SELECT unnest($ids))"
 SELECT_TURNS = "SELECT * FROM turns WHERE turn_id IN (SELECT unnest($ids)) ORDER BY turn_id"
@@ -75,6 +87,9 @@ ORDER BY case_id
 
 ProgressFn = Callable[[int, int], None]
 """Called after each committed batch with (pairs done, pairs pending at the start)."""
+ScorersForAgent = Callable[[str | None], Sequence[str]]
+"""The scorers to run on an agent's turns (`Config.scorers_for`); the agent is the turn's
+agent name, else its service name."""
 
 
 class JudgeStop(Protocol):
@@ -192,11 +207,14 @@ def score_turns(
     judge_factory: JudgeFactory | None = None,
     wait: bool = False,
     publish_snapshot: bool = True,
+    scorers_for_agent: ScorersForAgent | None = None,
 ) -> ScoreReport:
     """Score every pending (turn, scorer) pair; record the run; publish a snapshot.
 
     Judged scorers go through `judge_runner` (or the runner `judge_factory` builds over the
     warehouse's judge cache) when given, else through their own (rules) function.
+    With `scorers_for_agent`, a scorer is run on a turn (and counted pending) only when it
+    is among `scorers` and among the names returned for the turn's agent.
     """
     if sample is not None and not 0 < sample <= 1:
         raise InvalidOption(f"--sample must be a fraction in (0, 1], got {sample}")
@@ -214,7 +232,7 @@ def score_turns(
                 if judge_factory is not None:
                     judge_runner = judge_factory(DuckDBJudgeCache(con))
                 report = _run(con, run_id, chosen, rescore, sample, batch_size, progress,
-                              judge_runner)
+                              judge_runner, scorers_for_agent)
                 stale = not report.nothing_to_do or not (warehouse_dir / PUBLISHED_DB).exists()
                 if publish_snapshot and stale:
                     report = _published(report, warehouse_dir, con)
@@ -240,7 +258,8 @@ def _published(report: ScoreReport, warehouse_dir: Path, con: duckdb.DuckDBPyCon
 
 def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], rescore: bool,
          sample: float | None, batch_size: int, progress: ProgressFn | None,
-         judge_runner: JudgeRunner | None) -> ScoreReport:
+         judge_runner: JudgeRunner | None,
+         scorers_for_agent: ScorersForAgent | None = None) -> ScoreReport:
     start = time.monotonic()
     bucket = None if sample is None else round(sample * _SAMPLE_BUCKETS)
     in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
@@ -249,6 +268,8 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     for s in chosen:
         con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
                                      "version": s.version})
+    if scorers_for_agent is not None:
+        _drop_disabled(con, scorers_for_agent)
     for name, n in con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall():
         pending_before[name] = n
     total = sum(pending_before.values())
@@ -278,6 +299,20 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
         for s in chosen
     )
     return ScoreReport(run_id, in_scope, counts, round(time.monotonic() - start, 3), stopped)
+
+
+def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent
+                   ) -> None:
+    agents: list[str | None] = [row[0] for row in con.execute(SELECT_AGENTS).fetchall()]
+    enabled = [(agent, name) for agent in agents for name in scorers_for_agent(agent)]
+    con.register("_enabled", pa.table({
+        "agent": pa.array([a for a, _ in enabled], pa.string()),
+        "scorer": pa.array([n for _, n in enabled], pa.string()),
+    }))
+    try:
+        con.execute(DELETE_DISABLED_PENDING)
+    finally:
+        con.unregister("_enabled")
 
 
 def _score_batch(con: duckdb.DuckDBPyConnection, batch_ids: list[str],

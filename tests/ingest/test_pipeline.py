@@ -66,6 +66,7 @@ def _span_rows(out: Path) -> list[tuple[Any, ...]]:
     rows = []
     for path in sorted((out / "spans").rglob("part-*.parquet")):
         lineage = ["ingest_id", "source", "position", "conversation_id", "history_key"]
+        lineage.append("prefix_keys")
         table = pq.read_table(path).drop_columns(lineage)
         rows += [tuple(r.values()) for r in table.to_pylist()]
     return sorted(rows, key=repr)
@@ -111,6 +112,12 @@ def test_spans_arriving_in_two_files_give_the_same_turns_as_one(
     batch = ingest_paths([tmp_path / "b.json"], tmp_path / "split")
     assert [_content(t) for t in _turns(tmp_path / "split")] == _whole(scenario, tmp_path / "whole")
     assert batch.new_spans == len(_spans(second))
+    # The other way round: the later spans first, the earlier ones late.
+    ingest_paths([tmp_path / "b.json"], tmp_path / "reversed")
+    ingest_paths([tmp_path / "a.json", *_logs_of(scenario)], tmp_path / "reversed")
+    assert [_content(t) for t in _turns(tmp_path / "reversed")] == [
+        _content(t) for t in _turns(tmp_path / "whole")
+    ]
     assert _span_rows(tmp_path / "split") == _span_rows(tmp_path / "whole")
 
 

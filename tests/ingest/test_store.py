@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from turnscore.ingest.links import Lookups, SpanLinks
 from turnscore.ingest.otlp import read_file
 from turnscore.ingest.records import AttrValue, RawEvent, RawLog, RawSpan
 from turnscore.ingest.schema import SPAN_FIELDS, arrow_schema
 from turnscore.ingest.store import (
-    SpanLinks,
     SpanStore,
     TurnStore,
     decode_attributes,
@@ -209,20 +209,29 @@ def test_files_are_partitioned_by_utc_date_and_named_by_ingest(tmp_path: Path) -
     assert table.schema.field("attributes").metadata[b"description"]
 
 
-def test_links_are_stored_and_find_traces(tmp_path: Path) -> None:
+@pytest.mark.parametrize("reopen", [False, True], ids=["same-run", "next-run"])
+def test_links_are_stored_and_find_traces(tmp_path: Path, reopen: bool) -> None:
     store = SpanStore(tmp_path, "r")
-    other = "1" * 32
+    other, third = "1" * 32, "2" * 32
     store.write(
-        [_span("b7ad6b7169203331"), _span("00f067aa0ba902b7", trace_id=other)],
+        [
+            _span("b7ad6b7169203331"),
+            _span("00f067aa0ba902b7", trace_id=other),
+            _span("00f067aa0ba902b8", trace_id=third),
+        ],
         {
             (TRACE, "b7ad6b7169203331"): SpanLinks(conversation_id="sess-1"),
             (other, "00f067aa0ba902b7"): SpanLinks(history_key="h1"),
+            (third, "00f067aa0ba902b8"): SpanLinks(prefix_keys=("p1", "p2")),
         },
     )
-    assert store.linked_traces({"sess-1"}) == {TRACE}
-    assert store.linked_traces(set(), {"h1"}) == {other}
-    assert store.linked_traces({"sess-1"}, {"h1"}) == {TRACE, other}
-    assert store.linked_traces({"nope"}, {"nope"}) == set()
+    if reopen:  # the index is rebuilt from the files
+        store = SpanStore(tmp_path, "r2")
+    assert store.linked_traces(Lookups(conversations={"sess-1"})) == {TRACE}
+    assert store.linked_traces(Lookups(prefixes={"h1"})) == {other}
+    assert store.linked_traces(Lookups(histories={"p2"})) == {third}
+    assert store.linked_traces(Lookups({"sess-1"}, {"h1"}, {"p1"})) == {TRACE, other, third}
+    assert store.linked_traces(Lookups({"nope"}, {"p1"}, {"h1"})) == set()
     assert [s.span_id for s in store.read_conversations({"sess-1"}).spans] == ["b7ad6b7169203331"]
 
 

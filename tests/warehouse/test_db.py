@@ -218,3 +218,19 @@ def test_database_held_by_another_process_is_busy(tmp_path: Path) -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_writer_lock_is_reentrant_in_one_process_and_exclusive_across_processes(
+    tmp_path: Path,
+) -> None:
+    probe = ("import sys; from pathlib import Path; from turnscore.warehouse.db import writer_lock\n"
+             "try:\n    with writer_lock(Path(sys.argv[1])): print('got')\n"
+             "except Exception as e: print(type(e).__name__)")
+    with writer_lock(tmp_path), writer_lock(tmp_path):
+        out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        assert out == "WarehouseBusy"
+    # The outer block released it for real, not just the inner one.
+    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "got"

@@ -214,3 +214,41 @@ def test_hostile_file_names_stay_data(tmp_path: Path) -> None:
     )
     assert _query(wh, "SELECT count(*) FROM turns") == [(1,)]
     assert os.path.basename(_query(wh, "SELECT source FROM ingest_errors")[0][0]) == "bad'name.json"
+
+
+def test_turns_a_rebuild_no_longer_yields_are_deleted(tmp_path: Path) -> None:
+    """The agent root arriving late can re-anchor turns: the old rows go, none linger."""
+    src = CORPUS / "pydantic-ai" / "multi_turn.json"
+    doc = json.loads(src.read_text())
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name, keep in (("children.json", True), ("roots.json", False)):
+        part = {
+            "resourceSpans": [
+                {
+                    **rs,
+                    "scopeSpans": [
+                        {
+                            **ss,
+                            "spans": [
+                                s for s in ss["spans"] if bool(s.get("parentSpanId")) == keep
+                            ],
+                        }
+                        for ss in rs["scopeSpans"]
+                    ],
+                }
+                for rs in doc["resourceSpans"]
+            ]
+        }
+        (folder / name).write_text(json.dumps(part))
+    wh = tmp_path / "wh"
+    first = run_ingest([folder / "children.json"], wh)
+    second = run_ingest([folder / "roots.json"], wh)
+    whole = tmp_path / "whole"
+    run_ingest([src], whole)
+    cols = ", ".join(f'"{f.name}"' for f in TURN_FIELDS if f.name not in ("ingest_id", "source"))
+    sql = f"SELECT {cols} FROM turns ORDER BY turn_id"
+    assert _query(wh, sql) == _query(whole, sql)
+    assert first.turns_new == 2
+    assert second.turns_new + second.turns_rebuilt == 2
+    assert second.turns_removed == second.turns_new  # every re-anchored turn replaced one

@@ -239,3 +239,25 @@ def test_a_broken_view_leaves_the_scores_and_makes_the_run_partial(
     assert report.published is None and report.outcome.value == "partial"
     assert _q(wh, "SELECT count(*) FROM scores") == [(25,)]
     assert _q(wh, "SELECT outcome FROM runs") == [("partial",)]
+
+
+def test_a_scorer_disabled_for_an_agent_is_not_run_nor_pending_on_its_turns(
+        tmp_path: Path, length: str) -> None:
+    from dataclasses import replace
+
+    agents = ["billing", "support", None]
+    turns = [replace(make_turn(i), agent_name=agents[i % 3]).with_hash() for i in range(9)]
+    con = open_warehouse(tmp_path)
+    load_turns(con, turns)
+    con.close()
+
+    def choose(agent: str | None) -> list[str]:
+        return [] if agent == "billing" else [length]
+
+    report = score_turns(tmp_path, scorers=[length], scorers_for_agent=choose)
+    assert (report.pending_before, report.written) == (6, 6)
+    scored = _q(tmp_path, f"SELECT t.agent_name, count(*) FROM scores s JOIN turns t USING "
+                          f"(turn_id) WHERE s.scorer = '{length}' GROUP BY ALL ORDER BY ALL")
+    assert scored == [("support", 3), (None, 3)]
+    again = score_turns(tmp_path, scorers=[length], scorers_for_agent=choose)
+    assert again.nothing_to_do

@@ -1,0 +1,148 @@
+"""`turnscore nightly`: ingest the configured sources, label, score, refresh views,
+publish, report (DESIGN §8).
+
+Thin: the work is `turnscore.warehouse.nightly.run_nightly`. Exit codes: 0 every stage
+worked, 3 completed with errors (bad input, errored scores, a judge stop), 1 a stage
+failed, 2 bad options or config, 4 another nightly holds the warehouse.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
+from rich.table import Table
+from turnscore.cli.options import (
+    EXIT_BUSY,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+    Config,
+    Json,
+    Quiet,
+)
+from turnscore.warehouse.config import Config as NightlyConfig
+from turnscore.warehouse.config import load_config
+from turnscore.warehouse.errors import WarehouseBusy
+from turnscore.warehouse.nightly import NightlyReport, run_nightly
+from turnscore.warehouse.runs import Outcome
+
+from turnscore.errors import ConfigError
+
+EXIT_FOR = {Outcome.OK: EXIT_OK, Outcome.PARTIAL: EXIT_PARTIAL, Outcome.FAILED: EXIT_FAILED}
+
+
+class JudgeChoice(StrEnum):
+    AUTO = "auto"
+    RULES = "rules"
+    LLM = "llm"
+
+
+def nightly_cli(
+    config: Config = None,
+    warehouse: Annotated[Path | None, typer.Option(
+        "--warehouse", help="Warehouse folder (default: the config's `warehouse`, else "
+                            "TURNSCORE_WAREHOUSE, else ./turnscore-data).")] = None,
+    json_output: Json = False,
+    quiet: Quiet = False,
+    wait: Annotated[bool, typer.Option(
+        "--wait/--no-wait", help="Wait for another nightly holding the warehouse, or exit "
+                                 "at once with code 4.")] = True,
+    max_cost: Annotated[float | None, typer.Option(
+        "--max-cost", min=0.0, help="Stop LLM judging at this spend in USD; the rest stays "
+                                    "pending.")] = None,
+    judge: Annotated[JudgeChoice, typer.Option(
+        "--judge", help="auto: the LLM judge when [judge] has a base_url, else the rules "
+                        "judge.")] = JudgeChoice.AUTO,
+) -> None:
+    """Run the whole nightly job from turnscore.toml: ingest, labels, score, views,
+    publish, HTML report; one summary at the end."""
+    err = Console(stderr=True)
+    try:
+        cfg = load_config(config)
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_USAGE) from None
+    if warehouse is not None:
+        cfg = replace(cfg, warehouse=warehouse)
+    try:
+        if quiet or json_output or not err.is_terminal:
+            report = run_nightly(cfg, judge=judge.value, max_cost=max_cost, wait=wait)
+        else:
+            report = _with_progress(cfg, judge.value, max_cost, wait, err)
+    except WarehouseBusy as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_BUSY) from None
+    if json_output:
+        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2,
+                                      default=str).decode() + "\n")
+    elif not quiet:
+        print_summary(report, Console())
+    raise typer.Exit(EXIT_FOR[report.outcome])
+
+
+def _with_progress(cfg: NightlyConfig, judge: str, max_cost: float | None, wait: bool,
+                   console: Console) -> NightlyReport:
+    columns = (TextColumn("{task.description:<7}"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(stage: str, done: int, total: int | None) -> None:
+            if stage not in tasks:
+                for previous in tasks.values():
+                    bar.update(previous, completed=bar.tasks[previous].total or 1,
+                               total=bar.tasks[previous].total or 1)
+                tasks[stage] = bar.add_task(stage, total=None)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        return run_nightly(cfg, progress=update, judge=judge, max_cost=max_cost, wait=wait)
+
+
+def _scores(report: NightlyReport) -> Table | str:
+    if report.score is None:
+        return "-"
+    rows = [c for c in report.score.scorers if c.written or c.pending_before]
+    if not rows:
+        return f"nothing pending ({report.score.turns_in_scope} turns)"
+    table = Table(box=None, padding=(0, 1, 0, 0), show_edge=False)
+    for name in ("scorer", "scored", "inconclusive", "not run", "error"):
+        table.add_column(name, justify="left" if name == "scorer" else "right")
+    for c in rows:
+        table.add_row(escape(c.scorer), str(c.scored), str(c.inconclusive), str(c.not_run),
+                      f"[red]{c.error}[/red]" if c.error else "0")
+    return table
+
+
+def print_summary(report: NightlyReport, console: Console) -> None:
+    colour = {"ok": "green", "partial": "yellow", "failed": "red"}[report.outcome.value]
+    table = Table(title=f"nightly {report.run_id}: [{colour}]{report.outcome.value}[/{colour}]",
+                  show_header=False)
+    table.add_column("stage", style="bold")
+    table.add_column("result")
+    ingest, labels = report.ingest, report.labels
+    table.add_row("files", f"{ingest.files_read} read, {ingest.files_skipped} already ingested"
+                  if ingest else "no sources configured")
+    table.add_row("spans", f"{ingest.spans} ({ingest.new_spans} new)" if ingest else "-")
+    table.add_row("turns", f"{ingest.turns_new} new, {ingest.turns_rebuilt} rebuilt, "
+                  f"{ingest.turns_unchanged} unchanged" if ingest else "-")
+    table.add_row("labels", f"{labels.cases_read} read ({labels.cases_new} new, "
+                  f"{labels.cases_updated} updated), {labels.unmatched_cases} unmatched"
+                  if labels else "no labels configured")
+    table.add_row(f"scores ({report.judge} judge)", _scores(report))
+    table.add_row("views", f"{len(report.views)} refreshed")
+    table.add_row("published", escape(report.published or "-"))
+    table.add_row("report", escape(str(report.report.out)) if report.report else "-")
+    table.add_row("seconds", f"{report.seconds:.1f}")
+    table.add_row("errors", escape("\n".join(report.problems)) or "none")
+    console.print(table)
+    if report.failed_stage:
+        console.print(f"[red]failed at {report.failed_stage}[/red]; later stages did not run")

@@ -1,0 +1,132 @@
+"""Which stored traces a batch must rebuild with: the keys that join traces into conversations.
+
+Turn assembly groups traces into conversations (`turnscore.ingest.grouping`): by
+conversation id where the spans carry one, else by **history**: a trace's first model
+call continues the earlier call whose input + output is a prefix of its input. When a
+batch brings a trace, every stored trace of the same conversation must be rebuilt with
+it, or turn order and turn boundaries would depend on how the input was split into files.
+
+So each stored span carries the keys that find it again (`SpanLinks`, columns of
+`SPAN_FIELDS`), and a batch looks up (`Lookups`):
+- the conversation ids its spans name, and its own trace ids (a conversation chained by
+  history is named after its first trace, and later traces store that name);
+- **backward**: hashes of every prefix of each conversation-less trace's first model
+  input, matched against stored calls' `history_key` (input + output): the stored
+  trace this one continues;
+- **forward**: the `history_key` of each of its conversation-less model calls, matched
+  against stored first calls' `prefix_keys`: stored traces that continue this one (an
+  earlier trace arriving after the later ones).
+
+Keys over-approximate (any shared prefix, any named trace): rebuilding an unrelated trace
+costs time, never correctness, since assembly is a pure function of the spans it gets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import orjson
+from turnscore.ingest.grouping import NormMessage, normalize
+from turnscore.ingest.model import Span, SpanKind
+
+__all__ = ["Lookups", "SpanLinks", "lookups", "span_links"]
+
+SpanKey = tuple[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class SpanLinks:
+    """The keys stored with a span so that later batches find its trace."""
+
+    conversation_id: str | None = None
+    history_key: str | None = None
+    """Model call: hash of its normalized input + output."""
+    prefix_keys: tuple[str, ...] = ()
+    """First model call of a conversation-less trace: hashes of every prefix of its input."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lookups:
+    """What to look for among stored spans."""
+
+    conversations: set[str] = field(default_factory=set)
+    prefixes: set[str] = field(default_factory=set)
+    """Backward: match stored `history_key`."""
+    histories: set[str] = field(default_factory=set)
+    """Forward: match stored `prefix_keys`."""
+
+
+def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
+    """Per span worth finding, its keys; `trace_conv` is assembly's trace -> conversation."""
+    firsts = _first_calls(decoded)
+    out: dict[SpanKey, SpanLinks] = {}
+    for s in decoded:
+        conv = s.conversation_id or trace_conv.get(s.trace_id)
+        links = SpanLinks(
+            conversation_id=conv if conv and conv != s.trace_id else None,
+            history_key=_history_key(s) if _chains(s, firsts) else None,
+            prefix_keys=_prefix_keys(s) if firsts.get(s.trace_id) is s else (),
+        )
+        if links != _NONE:
+            out[(s.trace_id, s.span_id)] = links
+    return out
+
+
+def lookups(decoded: Sequence[Span]) -> Lookups:
+    firsts = _first_calls(decoded)
+    out = Lookups(
+        conversations={s.conversation_id for s in decoded if s.conversation_id}
+        | {s.trace_id for s in decoded}
+    )
+    for call in firsts.values():
+        out.prefixes.update(_prefix_keys(call))
+    for s in decoded:
+        if _chains(s, firsts):
+            key = _history_key(s)
+            if key is not None:
+                out.histories.add(key)
+    return out
+
+
+_NONE = SpanLinks()
+
+
+def _first_calls(decoded: Iterable[Span]) -> dict[str, Span]:
+    """The first model call with captured input of each trace that names no conversation."""
+    decoded = list(decoded)
+    with_conv = {s.trace_id for s in decoded if s.conversation_id}
+    first: dict[str, Span] = {}
+    for s in decoded:
+        if s.trace_id in with_conv or s.kind is not SpanKind.LLM or s.input_messages is None:
+            continue
+        seen = first.get(s.trace_id)
+        if seen is None or (s.start_unix_nano, s.span_id) < (seen.start_unix_nano, seen.span_id):
+            first[s.trace_id] = s
+    return first
+
+
+def _chains(span: Span, firsts: dict[str, Span]) -> bool:
+    """A model call in a conversation-less trace, whose history a later trace may continue."""
+    return (
+        span.trace_id in firsts
+        and span.kind is SpanKind.LLM
+        and span.input_messages is not None
+        and span.output_messages is not None
+    )
+
+
+def _history_key(span: Span) -> str | None:
+    if span.input_messages is None or span.output_messages is None:
+        return None
+    return _hash(normalize(span.input_messages) + normalize(span.output_messages))
+
+
+def _prefix_keys(call: Span) -> tuple[str, ...]:
+    history = normalize(call.input_messages or ())
+    return tuple(_hash(history[:n]) for n in range(1, len(history) + 1))
+
+
+def _hash(history: tuple[NormMessage, ...]) -> str:
+    return hashlib.sha256(orjson.dumps(history)).hexdigest()[:32]

@@ -1,0 +1,180 @@
+"""`turnscore nightly` (and `turnscore demo`) through typer's CliRunner, and two nightly
+processes at once on one warehouse."""
+
+from __future__ import annotations
+
+import fcntl
+import itertools
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+import typer
+from turnscore.cli.demo import demo_cli
+from turnscore.cli.main import app as main_app
+from turnscore.cli.nightly import nightly_cli
+from turnscore.warehouse.db import open_readonly
+from turnscore.warehouse.db import LOCK_FILE
+from turnscore.warehouse.publish import PUBLISHED_DB
+from typer.testing import CliRunner
+
+from tests.scorers.judge.scripted import ScriptedJudge
+from tests.warehouse.test_nightly import (
+    RATES_BY_AGENT,
+    expected_rates,
+    with_judge,
+    write_project,
+)
+
+app = typer.Typer()
+app.command("nightly")(nightly_cli)
+app.command("demo")(demo_cli)
+runner = CliRunner()
+WIDE = {"COLUMNS": "250"}
+
+# A separate interpreter running the same command, as a scheduler would.
+_PROCESS = """
+import sys, typer
+from turnscore.cli.nightly import nightly_cli
+app = typer.Typer()
+app.command("nightly")(nightly_cli)
+app.command("noop")(lambda: None)
+app(sys.argv[1:])
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_env_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TURNSCORE_JUDGE_BASE_URL", raising=False)
+    monkeypatch.delenv("TURNSCORE_JUDGE_MODEL", raising=False)
+
+
+def _nightly(config: Path, *args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["nightly", "--config", str(config), *args], env=WIDE)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_ok_exits_0_with_one_summary_table(tmp_path: Path) -> None:
+    code, out, err = _nightly(write_project(tmp_path))
+    assert code == 0, out + err
+    for row in ("files", "spans", "turns", "labels", "scores (rules judge)", "views",
+                "published", "report", "seconds", "errors"):
+        assert row in out
+    assert "48 new, 0 rebuilt, 0 unchanged" in out
+    assert "inconclusive" in out and "tool_call_accuracy" in out and "tool_usage" in out
+    assert str(tmp_path / "wh" / "report.html") in out.replace("\n", "")
+
+
+def test_json_summary_and_the_views_agree_with_ground_truth(tmp_path: Path) -> None:
+    code, out, _ = _nightly(write_project(tmp_path), "--json")
+    assert code == 0
+    report = orjson.loads(out)
+    assert report["outcome"] == "ok" and report["ingest"]["turns_new"] == 48
+    con = open_readonly(Path(report["published"]))
+    try:
+        got = {r[0]: r[1] for r in con.execute(RATES_BY_AGENT).fetchall()}
+    finally:
+        con.close()
+    assert got == {agent: pytest.approx(acc) for agent, (acc, _) in expected_rates().items()}
+
+
+def test_a_malformed_source_file_exits_3_and_names_it(tmp_path: Path) -> None:
+    config = write_project(tmp_path)
+    (tmp_path / "exports" / "broken.json").write_text("{not json")
+    code, out, _ = _nightly(config)
+    assert code == 3
+    assert "broken.json" in out.replace("\n", "")
+
+
+def test_a_judge_budget_stop_exits_3(tmp_path: Path) -> None:
+    with ScriptedJudge() as server:
+        config = with_judge(write_project(tmp_path), server)
+        code, out, _ = _nightly(config, "--max-cost", "0.000001")
+    assert code == 3
+    assert "scores (llm judge)" in out and "stopped early" in out
+
+
+def test_busy_exits_4_with_a_clear_message(tmp_path: Path) -> None:
+    config = write_project(tmp_path)
+    (tmp_path / "wh").mkdir()
+    with open(tmp_path / "wh" / LOCK_FILE, "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        code, _, err = _nightly(config, "--no-wait")
+    assert code == 4
+    assert "busy" in err and LOCK_FILE in err.replace("\n", "")
+
+
+def test_a_bad_config_exits_2(tmp_path: Path) -> None:
+    config = tmp_path / "turnscore.toml"
+    config.write_text("sources = [\n")
+    code, _, err = _nightly(config)
+    assert code == 2 and "not valid TOML" in err
+
+
+def test_warehouse_option_overrides_the_config(tmp_path: Path) -> None:
+    config = write_project(tmp_path)
+    code, _, _ = _nightly(config, "--quiet", "--warehouse", str(tmp_path / "elsewhere"))
+    assert code == 0
+    assert (tmp_path / "elsewhere" / PUBLISHED_DB).is_file()
+    assert not (tmp_path / "wh").exists()
+
+
+def _start(config: Path, *args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", _PROCESS, "nightly", "--config", str(config),
+                             "--quiet", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_two_nightlies_at_once_in_two_processes_do_not_corrupt_anything(
+        tmp_path: Path) -> None:
+    config = write_project(tmp_path)
+    procs = [_start(config, "--wait"), _start(config, "--wait")]
+    codes = [p.wait(timeout=120) for p in procs]
+    assert codes == [0, 0], [p.stderr.read() for p in procs if p.stderr]
+
+    procs = [_start(config, "--no-wait"), _start(config, "--no-wait")]
+    codes = sorted(p.wait(timeout=120) for p in procs)
+    assert codes in ([0, 0], [0, 4])
+
+    con = open_readonly(tmp_path / "wh" / "warehouse.duckdb")
+    try:
+        turns = con.execute("SELECT count(*), count(DISTINCT turn_id) FROM turns").fetchall()
+        pairs = con.execute("SELECT count(*), count(DISTINCT (turn_id, scorer)) FROM scores"
+                            ).fetchall()
+        nightly = con.execute("SELECT started_at, ended_at, outcome FROM runs "
+                              "WHERE kind = 'nightly' ORDER BY started_at").fetchall()
+        unfinished = con.execute("SELECT count(*) FROM runs WHERE outcome IS DISTINCT FROM 'ok'"
+                                 ).fetchall()
+        rates = {r[0]: r[1] for r in con.execute(RATES_BY_AGENT).fetchall()}
+    finally:
+        con.close()
+    assert turns == [(48, 48)]
+    assert pairs[0][0] == pairs[0][1] > 0
+    assert len(nightly) == 2 + codes.count(0) and all(r[2] == "ok" for r in nightly)
+    # Serialised: each night starts after the one before it ended.
+    assert all(later[0] >= earlier[1] for earlier, later in itertools.pairwise(nightly))
+    assert unfinished == [(0,)]
+    assert rates == {a: pytest.approx(acc) for a, (acc, _) in expected_rates().items()}
+
+
+def test_demo_prints_both_tables_and_what_to_try_next(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["demo", "--dir", str(tmp_path / "demo")], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "Per policy" in out and "classic example" in out
+    for policy in ("good", "wrong_tool", "hallucinating", "lazy", "overreaching"):
+        assert policy in out
+    wh = str((tmp_path / "demo" / "warehouse").resolve())
+    for command in ("turnscore query tool_usage_by_agent --warehouse", "turnscore views\n",
+                    "turnscore report --warehouse"):
+        assert command in out
+    assert wh in out and str(Path(wh) / "report.html") in out
+    # The advice works: each suggested command runs against the demo's warehouse.
+    suggested = [line.strip() for line in out.splitlines() if line.startswith("  turnscore ")]
+    assert len(suggested) == 3
+    for command in suggested:
+        result = runner.invoke(main_app, shlex.split(command)[1:], env=WIDE)
+        assert result.exit_code == 0, (command, result.output)
+    assert (tmp_path / "demo" / "report-all-days.html").is_file()

@@ -1,0 +1,107 @@
+"""`run_demo` end to end: generated traces, the real nightly job, numbers read from the views."""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import date
+from pathlib import Path
+
+import pytest
+from turnscore.demo.policies import POLICIES
+from turnscore.demo.run import DemoReport, PolicyMetrics, run_demo
+from turnscore.warehouse.db import open_readonly
+from turnscore.warehouse.runs import Outcome
+
+TODAY = date(2026, 3, 14)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoReport:
+    with pytest.MonkeyPatch.context() as env:
+        # The rules judge, whatever judge the machine running the tests has configured.
+        env.delenv("TURNSCORE_JUDGE_BASE_URL", raising=False)
+        return run_demo(tmp_path_factory.mktemp("demo"), seed=7, days=7, today=TODAY)
+
+
+@pytest.fixture(scope="module")
+def by_policy(demo: DemoReport) -> dict[str, PolicyMetrics]:
+    return {p.policy: p for p in demo.policies}
+
+
+def test_the_nightly_run_worked_and_left_config_warehouse_and_report(demo: DemoReport) -> None:
+    assert demo.nightly.outcome is Outcome.OK, demo.nightly.problems
+    assert demo.nightly.judge == "rules"
+    config = tomllib.loads(demo.config.read_text())
+    assert config["warehouse"] == "warehouse"
+    assert all((demo.workdir / s).is_file() for s in config["sources"])
+    assert (demo.workdir / config["labels"][0]).is_file()
+    assert demo.report.is_file() and demo.report.read_text().startswith("<!DOCTYPE html>")
+    assert demo.nightly.published is not None
+    con = open_readonly(Path(demo.nightly.published))
+    try:
+        assert con.execute("SELECT kind, outcome FROM runs WHERE kind = 'nightly'").fetchall() \
+            == [("nightly", "ok")]
+    finally:
+        con.close()
+    assert (demo.first_day, demo.last_day) == (date(2026, 3, 8), TODAY)
+
+
+def test_the_classic_table_is_exact(demo: DemoReport) -> None:
+    got = [(c.policy, c.turns, round(c.tool_call_accuracy or -1, 2),
+            round(c.hallucination_rate or 0, 2)) for c in demo.classic]
+    assert got == [("good", 5, 1.00, 0.00), ("wrong_tool", 5, 0.20, 0.00),
+                   ("hallucinating", 5, 1.00, 0.20)]
+
+
+def test_every_policy_is_reported(by_policy: dict[str, PolicyMetrics]) -> None:
+    assert sorted(by_policy) == sorted(POLICIES)
+    for p in by_policy.values():
+        assert p.turns > 0 and p.quadrant is not None and p.suggests
+        for value in (p.tool_call_accuracy, p.hallucination_rate, p.canary_pass_rate,
+                      p.answer_correctness):
+            assert value is not None and 0 <= value <= 1
+        assert p.mean_tool_usage is not None and p.mean_tractability is not None
+
+
+def test_good_is_fine_on_every_metric(by_policy: dict[str, PolicyMetrics]) -> None:
+    good = by_policy["good"]
+    assert (good.tool_call_accuracy, good.hallucination_rate, good.canary_pass_rate,
+            good.answer_correctness) == (1.0, 0.0, 1.0, 1.0)
+    assert good.quadrant == "high usage, high tractability"
+
+
+def test_wrong_tool_shows_in_tool_call_accuracy_only(by_policy: dict[str, PolicyMetrics]
+                                                      ) -> None:
+    wrong = by_policy["wrong_tool"]
+    assert wrong.tool_call_accuracy is not None and wrong.tool_call_accuracy < 0.5
+    assert wrong.hallucination_rate == 0.0
+
+
+def test_hallucinating_shows_in_hallucination_rate_only(by_policy: dict[str, PolicyMetrics]
+                                                        ) -> None:
+    liar = by_policy["hallucinating"]
+    assert liar.hallucination_rate is not None and liar.hallucination_rate > 0
+    assert liar.tool_call_accuracy == 1.0
+    assert liar.canary_pass_rate == 1.0
+
+
+def test_lazy_shows_in_canaries_and_tool_calls(by_policy: dict[str, PolicyMetrics]) -> None:
+    lazy = by_policy["lazy"]
+    assert lazy.canary_pass_rate is not None and lazy.canary_pass_rate < 0.5
+    assert lazy.tool_call_accuracy is not None and lazy.tool_call_accuracy < 0.5
+
+
+def test_overreaching_has_the_lowest_tractability(by_policy: dict[str, PolicyMetrics]) -> None:
+    over = by_policy["overreaching"]
+    others = [p.mean_tractability for name, p in by_policy.items() if name != "overreaching"]
+    assert over.mean_tractability is not None
+    assert all(t is not None and over.mean_tractability < t for t in others)
+    assert over.tool_call_accuracy == 1.0
+
+
+def test_a_second_demo_in_the_same_folder_replaces_the_first(demo: DemoReport) -> None:
+    again = run_demo(demo.workdir, seed=7, days=7, today=TODAY)
+    assert again.nightly.outcome is Outcome.OK
+    assert [(p.policy, p.turns) for p in again.policies] == \
+        [(p.policy, p.turns) for p in demo.policies]
+    assert again.classic == demo.classic
