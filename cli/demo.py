@@ -16,10 +16,10 @@ from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
 from turnscore.cli.nightly import EXIT_FOR
 from turnscore.cli.options import EXIT_FAILED, Json
 from turnscore.demo.run import DemoReport, run_demo
-
 from turnscore.errors import TurnscoreError
 
 

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
     EXIT_BUSY,
@@ -30,12 +31,11 @@ from turnscore.cli.options import (
     Quiet,
     Warehouse,
 )
+from turnscore.errors import TurnscoreError
 from turnscore.ingest.pipeline import Progress as IngestProgress
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.ingest_run import IngestReport, run_ingest
-
-from turnscore.errors import TurnscoreError
 
 MAX_ERROR_LINES = 20
 """Error lines shown in the summary; the rest are in the `ingest_errors` table."""

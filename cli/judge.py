@@ -6,13 +6,13 @@ from dataclasses import asdict
 
 import orjson
 import typer
+
 from turnscore.cli.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Config, Json
+from turnscore.errors import ConfigError
 from turnscore.scorers.judge.check import JudgeCheck, check_judges
 from turnscore.scorers.judge.config import load_judge_settings
 from turnscore.scorers.judged import SPECS
 from turnscore.warehouse.config import load_config
-
-from turnscore.errors import ConfigError
 
 app = typer.Typer(help="LLM judges: check their configuration.", no_args_is_help=True)
 

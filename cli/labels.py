@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
     EXIT_BUSY,
@@ -29,11 +30,10 @@ from turnscore.cli.options import (
     Quiet,
     Warehouse,
 )
+from turnscore.errors import TurnscoreError
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.labels import LabelsReport, load_labels
-
-from turnscore.errors import TurnscoreError
 
 MAX_ERROR_LINES = 20
 _EXIT = {"ok": EXIT_OK, "partial": EXIT_PARTIAL, "failed": EXIT_FAILED}

@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
+
 from turnscore.cli.options import (
     EXIT_BUSY,
     EXIT_FAILED,
@@ -30,13 +31,12 @@ from turnscore.cli.options import (
     Json,
     Quiet,
 )
+from turnscore.errors import ConfigError
 from turnscore.warehouse.config import Config as NightlyConfig
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.nightly import NightlyReport, run_nightly
 from turnscore.warehouse.runs import Outcome
-
-from turnscore.errors import ConfigError
 
 EXIT_FOR = {Outcome.OK: EXIT_OK, Outcome.PARTIAL: EXIT_PARTIAL, Outcome.FAILED: EXIT_FAILED}
 

@@ -26,11 +26,11 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
 from turnscore.cli.options import DEFAULT_WAREHOUSE, EXIT_FAILED, EXIT_USAGE, Warehouse
+from turnscore.errors import TurnscoreError
 from turnscore.warehouse.errors import QueryRejected
 from turnscore.warehouse.query import QueryResult, run_query
-
-from turnscore.errors import TurnscoreError
 
 
 class Format(StrEnum):

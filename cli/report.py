@@ -15,6 +15,7 @@ import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
+
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
     EXIT_FAILED,
@@ -23,10 +24,9 @@ from turnscore.cli.options import (
     Quiet,
     Warehouse,
 )
+from turnscore.errors import TurnscoreError
 from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.report import build_report
-
-from turnscore.errors import TurnscoreError
 
 DEFAULT_OUT = Path("turnscore-report.html")
 _DAY = ["%Y-%m-%d"]

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
     EXIT_BUSY,
@@ -31,14 +32,13 @@ from turnscore.cli.options import (
     Quiet,
     Warehouse,
 )
+from turnscore.errors import ConfigError, TurnscoreError
 from turnscore.scorers.judge.config import Budget
 from turnscore.scorers.judge.engine import JudgeEngine
 from turnscore.scorers.judged import make_judge_runner
 from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseBusy
 from turnscore.warehouse.judge_cache import JudgeCache
 from turnscore.warehouse.score_run import JudgeFactory, JudgeRunner, ScoreReport, score_turns
-
-from turnscore.errors import ConfigError, TurnscoreError
 
 
 class JudgeMode(StrEnum):

@@ -11,6 +11,7 @@ import orjson
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
 from turnscore.cli.options import Json
 from turnscore.queries import load_views
 

@@ -38,6 +38,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import SpanKind, Status, StatusCode
+
 from turnscore.demo.policies import Call, Plan
 from turnscore.demo.world import TOOLS
 from turnscore.ingest import attributes as A

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
+
 from turnscore.ingest import attributes as A
 from turnscore.ingest.grouping import (
     Conversation,

@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 import orjson
+
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions import (
     frameworks,

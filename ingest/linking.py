@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import orjson
+
 from turnscore.ingest.model import Message, Part, PartType, Span, ToolExecution
 from turnscore.ingest.turn import Call
 

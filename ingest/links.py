@@ -28,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
+
 from turnscore.ingest.grouping import NormMessage, normalize
 from turnscore.ingest.model import Span, SpanKind
 

@@ -36,6 +36,7 @@ from typing import Any, TypeAlias
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
+
 from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import (
     MAX_ATTRIBUTE_VALUE_CHARS,

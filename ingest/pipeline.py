@@ -9,8 +9,9 @@ that group touches, never the whole input. Per group:
    two files, or already in `spans/`, are one record (the stored copy wins; a differing
    copy is reported);
 3. load the stored records of every trace the group touches, decode stored + new, and
-   widen to the stored traces of every conversation those spans name, so late spans and
-   later turns of a conversation rebuild the whole conversation;
+   widen to the stored traces of the same conversations, by conversation id or by the
+   message history they continue (`turnscore.ingest.links`), so late spans, late turns
+   and late earlier turns all rebuild the whole conversation;
 4. assemble turns (a pure function: the same spans give the same turns and turn ids),
    store the new raw records, then the turns: each turn replaces its older row, and rows
    of rebuilt traces that the rebuild no longer produced are removed (`TurnStore`).

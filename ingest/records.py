@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 
 AttrValue: TypeAlias = (
-    str | int | float | bool | bytes | None | list["AttrValue"] | dict[str, "AttrValue"]
+    str | int | float | bool | bytes | list["AttrValue"] | dict[str, "AttrValue"] | None
 )
 Attributes: TypeAlias = Mapping[str, AttrValue]
 

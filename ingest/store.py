@@ -35,6 +35,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
 from turnscore.ingest.anyvalue import decode_json_any_value, decode_json_key_values
 from turnscore.ingest.links import Lookups, SpanLinks
 from turnscore.ingest.records import Attributes, AttrValue, RawEvent, RawLog, RawSpan

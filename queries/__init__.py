@@ -28,9 +28,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Protocol
 
-from turnscore.warehouse.db import quote_ident
-
 from turnscore.errors import TurnscoreError
+from turnscore.warehouse.db import quote_ident
 
 TURN_SCORES = "turn_scores"
 

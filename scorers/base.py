@@ -69,8 +69,14 @@ class Score:
     error: str | None = None
 
     @classmethod
-    def scored(cls, value: float, label: str | None = None, explanation: str | None = None,
-               details: dict[str, object] | None = None, **kw: object) -> Score:
+    def scored(
+        cls,
+        value: float,
+        label: str | None = None,
+        explanation: str | None = None,
+        details: dict[str, object] | None = None,
+        **kw: object,
+    ) -> Score:
         return cls(Status.SCORED, value, label, explanation, details or {}, **kw)  # type: ignore[arg-type]
 
     @classmethod
@@ -103,7 +109,8 @@ class Scorer:
     fn: ScoreFn
 
     def score(self, turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-        """Score a batch; a scorer that raises gets per-turn retries so one bad turn is one error row."""
+        """Score a batch. If the scorer raises, the batch is retried turn by turn, so one
+        bad turn becomes one `error` row and the others are still scored."""
         try:
             out = self.fn(turns, cases)
             if len(out) != len(turns):
@@ -122,8 +129,9 @@ class Scorer:
 REGISTRY: dict[str, Scorer] = {}
 
 
-def scorer(*, name: str, version: str, kind: str, reads: tuple[str, ...], description: str
-           ) -> Callable[[ScoreFn], ScoreFn]:
+def scorer(
+    *, name: str, version: str, kind: str, reads: tuple[str, ...], description: str
+) -> Callable[[ScoreFn], ScoreFn]:
     """Register a batch scoring function under `name`."""
 
     def register(fn: ScoreFn) -> ScoreFn:

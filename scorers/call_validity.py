@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import orjson
 from jsonschema import SchemaError
 from jsonschema.validators import validator_for
+
 from turnscore.ingest.turn import Call, Tool, Turn
 from turnscore.scorers.base import Case, Score, scorer
 

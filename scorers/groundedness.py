@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 import polars as pl
+
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, scorer
 from turnscore.scorers.text import normalize_series

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import polars as pl
+
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, scorer
 

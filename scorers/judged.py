@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import orjson
+
+from turnscore.errors import ConfigError
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, ScoreFn, scorer
 from turnscore.scorers.judge import rules
@@ -19,8 +21,6 @@ from turnscore.scorers.judge.config import Budget, JudgeSettings, load_judge_set
 from turnscore.scorers.judge.engine import JudgeCache, JudgeEngine, JudgeSpec
 from turnscore.scorers.judge.render import load_prompt
 from turnscore.scorers.judge.tools import TOOLS, JudgeTool
-
-from turnscore.errors import ConfigError
 
 
 def _json(value: object) -> str:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import orjson
 import polars as pl
+
 from turnscore.scorers.base import Case
 from turnscore.scorers.text import normalize_series
 

@@ -7,7 +7,6 @@ README drifts from them.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import typer.main
@@ -32,7 +31,9 @@ def commands_table() -> str:
         subs = getattr(cmd, "commands", None)
         if subs:
             for sub_name, sub in sorted(subs.items()):
-                rows.append(f"| `turnscore {name} {sub_name}` | {_cell(sub.get_short_help_str(200))} |")
+                rows.append(
+                    f"| `turnscore {name} {sub_name}` | {_cell(sub.get_short_help_str(200))} |"
+                )
         else:
             rows.append(f"| `turnscore {name}` | {_cell(cmd.get_short_help_str(200))} |")
     return "\n".join(rows)
@@ -66,12 +67,11 @@ def sections() -> dict[str, str]:
 def regenerate(readme: Path = README) -> None:
     text = readme.read_text()
     for name, body in sections().items():
-        text = re.sub(
-            rf"(<!-- {name}:start -->\n).*?(<!-- {name}:end -->)",
-            lambda m, body=body: f"{m.group(1)}{body}\n{m.group(2)}",
-            text,
-            flags=re.S,
-        )
+        start, end = f"<!-- {name}:start -->\n", f"<!-- {name}:end -->"
+        before, found, rest = text.partition(start)
+        if not found:
+            raise SystemExit(f"README has no {start.strip()} marker")
+        text = before + start + body + "\n" + rest[rest.index(end):]
     readme.write_text(text)
 
 

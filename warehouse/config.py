@@ -28,8 +28,16 @@ from pathlib import Path
 from turnscore.errors import ConfigError
 
 DEFAULT_CASE_ID_ATTRIBUTE = "turnscore.case_id"
-_KNOWN_KEYS = {"warehouse", "sources", "labels", "case_id_attribute", "scorers", "report",
-               "agents", "judge"}
+_KNOWN_KEYS = {
+    "warehouse",
+    "sources",
+    "labels",
+    "case_id_attribute",
+    "scorers",
+    "report",
+    "agents",
+    "judge",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,13 +102,16 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
         if not isinstance(rule, dict) or set(rule) - {"enable", "disable"}:
             raise ConfigError(f"{path}: [agents.{name}] takes only 'enable' or 'disable' lists")
         enable = rule.get("enable")
-        agents[name] = AgentScorers(tuple(enable) if enable is not None else None,
-                                    tuple(rule.get("disable", ())))
+        agents[name] = AgentScorers(
+            tuple(enable) if enable is not None else None, tuple(rule.get("disable", ()))
+        )
     scorers = raw.get("scorers")
     warehouse = env.get("TURNSCORE_WAREHOUSE") or raw.get("warehouse") or "turnscore-data"
     report = raw.get("report")
     return Config(
-        warehouse=base / str(warehouse) if "TURNSCORE_WAREHOUSE" not in env else Path(str(warehouse)),
+        warehouse=base / str(warehouse)
+        if "TURNSCORE_WAREHOUSE" not in env
+        else Path(str(warehouse)),
         sources=paths("sources"),
         labels=paths("labels"),
         case_id_attribute=str(raw.get("case_id_attribute", DEFAULT_CASE_ID_ATTRIBUTE)),

@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 
 import duckdb
+
 from turnscore.warehouse.errors import MigrationError, WarehouseBusy, WarehouseMissing
 
 log = logging.getLogger(__name__)

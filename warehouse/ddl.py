@@ -10,6 +10,7 @@ new migration (`python -m turnscore.warehouse.ddl` prints the current DDL to sta
 from __future__ import annotations
 
 import pyarrow as pa
+
 from turnscore.ingest.schema import TURN_FIELDS, Field
 from turnscore.warehouse.db import quote_ident
 

@@ -28,11 +28,11 @@ from typing import Any
 import duckdb
 import orjson
 import pyarrow as pa
+
+from turnscore.errors import TurnscoreError
 from turnscore.ingest.pipeline import IngestBatch, ProgressFn, ingest_paths
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
-
-from turnscore.errors import TurnscoreError
 
 __all__ = ["ErrorLine", "IngestReport", "run_ingest"]
 

@@ -8,6 +8,7 @@ keeping even when the batch that asked for it is lost.
 from __future__ import annotations
 
 import duckdb
+
 from turnscore.scorers.judge.engine import CachedReply, JudgeCache
 
 GET = """

@@ -23,6 +23,7 @@ from typing import Any
 
 import duckdb
 import polars as pl
+
 from turnscore.scorers.base import Case
 from turnscore.scorers.labels import LabelError, read_labels
 from turnscore.scorers.text import normalize_expr

@@ -37,6 +37,8 @@ from typing import TypeVar
 
 import duckdb
 import orjson
+
+from turnscore.errors import TurnscoreError
 from turnscore.ingest.pipeline import Progress
 from turnscore.scorers.judge.config import Budget, load_judge_settings
 from turnscore.scorers.judge.engine import JudgeEngine
@@ -51,8 +53,6 @@ from turnscore.warehouse.publish import publish, refresh_views
 from turnscore.warehouse.report.build import ReportSummary, build_report
 from turnscore.warehouse.runs import Outcome, RunKind, new_run_id
 from turnscore.warehouse.score_run import JudgeRunner, ScoreReport, resolve_scorers, score_turns
-
-from turnscore.errors import TurnscoreError
 
 __all__ = ["JudgeMode", "NightlyProgress", "NightlyReport", "run_nightly"]
 

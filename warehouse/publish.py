@@ -28,6 +28,7 @@ from typing import Protocol
 
 import duckdb
 import pyarrow.parquet as pq
+
 from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
 from turnscore.warehouse.errors import WarehouseError
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+
 from turnscore.warehouse.db import DB_FILE, open_readonly, quote_ident
 from turnscore.warehouse.errors import QueryRejected, WarehouseBusy, WarehouseMissing
 from turnscore.warehouse.publish import PUBLISHED_DB, shipped_views

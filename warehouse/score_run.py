@@ -27,6 +27,7 @@ from typing import Protocol
 import duckdb
 import polars as pl
 import pyarrow as pa
+
 from turnscore.ingest.turn import Turn, turns_from_arrow
 from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
 from turnscore.scorers.text import normalize_series

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 import duckdb
 import orjson
 import pyarrow as pa
+
 from turnscore.scorers.base import Score
 
 log = logging.getLogger(__name__)

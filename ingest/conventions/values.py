@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
+
 from turnscore.ingest.records import AttrValue
 
 JsonValue = Any

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import orjson
+
 from turnscore.scorers.judge.client import ChatClient, JudgeRequestError
 from turnscore.scorers.judge.config import JudgeConfig, JudgeSettings
 

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 import httpx
 import orjson
+
 from turnscore.scorers.judge.config import JudgeConfig
 
 log = logging.getLogger(__name__)

@@ -22,9 +22,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
-from turnscore.scorers.judge.tools import TOOLS
-
 from turnscore.errors import ConfigError
+from turnscore.scorers.judge.tools import TOOLS
 
 ENV_BASE_URL = "TURNSCORE_JUDGE_BASE_URL"
 ENV_MODEL = "TURNSCORE_JUDGE_MODEL"

@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Protocol
 
 import orjson
+
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, Usage
 from turnscore.scorers.judge.client import ChatClient, ChatReply, JudgeRequestError, Message

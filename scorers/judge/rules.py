@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 import jsonschema
 import orjson
+
 from turnscore.ingest.turn import Call, Tool, Turn
 from turnscore.scorers.judge.parse import Verdict
 

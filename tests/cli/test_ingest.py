@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import typer
+from typer.testing import CliRunner
+
 from turnscore.cli.ingest import ingest_cli
 from turnscore.cli.options import EXIT_BUSY, EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
-from turnscore.warehouse.db import writer_lock
-from typer.testing import CliRunner
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 
@@ -106,11 +108,29 @@ def test_configured_sources_are_ingested(
     assert json.loads(result.stdout)["files_read"] == 2
 
 
+HOLD_LOCK = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from turnscore.warehouse.db import writer_lock\n"
+    "with writer_lock(Path(sys.argv[1])):\n"
+    "    print('locked', flush=True)\n"
+    "    time.sleep(60)\n"
+)
+
+
 def test_a_busy_warehouse_exits_4(app: typer.Typer, runner: CliRunner, tmp_path: Path) -> None:
-    with writer_lock(tmp_path / "wh"):
+    # Held by another process: the lock is re-entrant within one.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path / "wh")], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         result = runner.invoke(
             app, ["ingest", str(_good(tmp_path)), "--warehouse", str(tmp_path / "wh")]
         )
+    finally:
+        holder.kill()
+        holder.wait()
     assert result.exit_code == EXIT_BUSY
     assert "busy" in result.stderr
 

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import typer
+from typer.testing import CliRunner
+
 from turnscore.cli.labels import labels_cli
 from turnscore.cli.options import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
-from typer.testing import CliRunner
 
 app = typer.Typer()
 app.command("labels")(labels_cli)

@@ -13,12 +13,6 @@ from pathlib import Path
 import orjson
 import pytest
 import typer
-from turnscore.cli.demo import demo_cli
-from turnscore.cli.main import app as main_app
-from turnscore.cli.nightly import nightly_cli
-from turnscore.warehouse.db import open_readonly
-from turnscore.warehouse.db import LOCK_FILE
-from turnscore.warehouse.publish import PUBLISHED_DB
 from typer.testing import CliRunner
 
 from tests.scorers.judge.scripted import ScriptedJudge
@@ -28,6 +22,11 @@ from tests.warehouse.test_nightly import (
     with_judge,
     write_project,
 )
+from turnscore.cli.demo import demo_cli
+from turnscore.cli.main import app as main_app
+from turnscore.cli.nightly import nightly_cli
+from turnscore.warehouse.db import LOCK_FILE, open_readonly
+from turnscore.warehouse.publish import PUBLISHED_DB
 
 app = typer.Typer()
 app.command("nightly")(nightly_cli)

@@ -10,15 +10,15 @@ import orjson
 import pyarrow.parquet as pq
 import pytest
 import typer
+from typer.testing import CliRunner
+
+from tests.warehouse.turn_factory import load_turns, make_turn
 from turnscore.cli.query import query_cli
 from turnscore.cli.views import views_cli
 from turnscore.scorers.base import Score
 from turnscore.warehouse.db import DB_FILE, open_warehouse, quote_ident
 from turnscore.warehouse.publish import publish
 from turnscore.warehouse.scores import ScoreRow, write_scores
-from typer.testing import CliRunner
-
-from tests.warehouse.turn_factory import load_turns, make_turn
 
 app = typer.Typer()
 app.command("query")(query_cli)

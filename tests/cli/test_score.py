@@ -8,11 +8,12 @@ from pathlib import Path
 import orjson
 import pytest
 import typer
-from turnscore.cli.score import score_cli
-from turnscore.warehouse.db import open_warehouse, writer_lock
 from typer.testing import CliRunner
 
+from tests.lockholder import held_by_another_process
 from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, registered
+from turnscore.cli.score import score_cli
+from turnscore.warehouse.db import open_warehouse
 
 app = typer.Typer()
 app.command("score")(score_cli)
@@ -60,7 +61,7 @@ def test_errored_scores_exit_partial_and_show_in_the_table(wh: Path) -> None:
 
 
 def test_busy_unknown_scorer_and_llm_without_config(wh: Path, tmp_path: Path) -> None:
-    with writer_lock(wh):
+    with held_by_another_process(wh):
         code, _, err = _score(wh)
     assert code == 4 and "busy" in err
     code, _, err = _score(wh, "--scorer", "nope")

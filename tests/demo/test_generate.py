@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from google.protobuf.json_format import ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
 from turnscore.demo.generate import DemoFiles, generate_demo
 from turnscore.demo.policies import POLICIES, Plan, questions_for
 from turnscore.demo.questions import (

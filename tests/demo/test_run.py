@@ -7,6 +7,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+
 from turnscore.demo.policies import POLICIES
 from turnscore.demo.run import DemoReport, PolicyMetrics, run_demo
 from turnscore.warehouse.db import open_readonly

@@ -11,6 +11,7 @@ from google.protobuf import json_format
 from hypothesis import given
 from hypothesis import strategies as st
 from opentelemetry.proto.common.v1 import common_pb2
+
 from turnscore.ingest.anyvalue import (
     MAX_ATTRIBUTE_VALUE_CHARS,
     AnyValueError,

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
+
 from turnscore.ingest.assemble import AssemblyResult, assemble_turns
 from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind, ToolDef, ToolExecution
 from turnscore.ingest.turn import Tool, Turn

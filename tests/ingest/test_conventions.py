@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from turnscore.ingest.conventions.messages import (
     block_result_text,
     parse_content,

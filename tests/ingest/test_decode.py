@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from turnscore.ingest.conventions.values import canonical_json
 from turnscore.ingest.decode import decode_span, decode_spans
 from turnscore.ingest.model import PartType, Span, SpanKind, ToolDef, ToolExecution

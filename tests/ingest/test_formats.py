@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import zstandard
+
 from turnscore.ingest.formats import (
     JsonDocument,
     Problem,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from turnscore.ingest.assemble import AssemblyResult, assemble_turns
 from turnscore.ingest.decode import decode_spans
 from turnscore.ingest.model import Span

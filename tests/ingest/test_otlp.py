@@ -12,6 +12,7 @@ import pytest
 import zstandard
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
 from turnscore.ingest.otlp import (
     MAX_ATTRIBUTE_VALUE_CHARS,
     iter_input_files,

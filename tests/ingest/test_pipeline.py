@@ -11,6 +11,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+
 from turnscore.ingest.pipeline import Progress, file_key, ingest_paths
 from turnscore.ingest.store import TurnStore
 from turnscore.ingest.turn import Turn

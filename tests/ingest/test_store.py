@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from turnscore.ingest.links import Lookups, SpanLinks
 from turnscore.ingest.otlp import read_file
 from turnscore.ingest.records import AttrValue, RawEvent, RawLog, RawSpan

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
 from turnscore.queries import (
     DESIGN_SCORERS,

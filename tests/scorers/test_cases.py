@@ -13,10 +13,10 @@ from typing import Any
 
 import orjson
 import pytest
-from turnscore.ingest.turn import Turn
-from turnscore.scorers import REGISTRY, Case, Score
 
 from tests.scorers.factory import make_case, make_turn
+from turnscore.ingest.turn import Turn
+from turnscore.scorers import REGISTRY, Case, Score
 
 CASES = Path(__file__).parent / "cases"
 FILES = sorted(CASES.glob("*.jsonl"))

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from turnscore.scorers.base import Status
-from turnscore.scorers.groundedness import extract_specifics, groundedness
 
 from tests.scorers.factory import make_turn
+from turnscore.scorers.base import Status
+from turnscore.scorers.groundedness import extract_specifics, groundedness
 
 EXAMPLES = json.loads((Path(__file__).parent / "cases" / "specifics.json").read_text())
 

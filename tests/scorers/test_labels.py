@@ -6,6 +6,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
 from turnscore.scorers.base import Case
 from turnscore.scorers.labels import LabelError, default_case_id, read_labels
 from turnscore.scorers.text import normalize_text

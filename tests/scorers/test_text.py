@@ -8,6 +8,7 @@ import unicodedata
 import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
+
 from turnscore.scorers.text import normalize_series, normalize_text
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import (
     DB_FILE,
@@ -24,55 +25,93 @@ from turnscore.warehouse.errors import MigrationError, WarehouseBusy, WarehouseM
 
 TS = "TIMESTAMP WITH TIME ZONE"
 SCORE_COLUMNS = [
-    ("turn_id", "VARCHAR", False), ("scorer", "VARCHAR", False),
-    ("scorer_version", "VARCHAR", False), ("status", "VARCHAR", False),
-    ("value", "DOUBLE", True), ("label", "VARCHAR", True), ("explanation", "VARCHAR", True),
-    ("details", "JSON", True), ("judge", "VARCHAR", True), ("prompt_sha", "VARCHAR", True),
-    ("input_tokens", "BIGINT", True), ("output_tokens", "BIGINT", True),
-    ("cost_usd", "DOUBLE", True), ("latency_ms", "DOUBLE", True),
-    ("attempts", "INTEGER", False), ("error", "VARCHAR", True),
-    ("content_hash", "VARCHAR", False), ("run_id", "VARCHAR", False), ("scored_at", TS, False),
+    ("turn_id", "VARCHAR", False),
+    ("scorer", "VARCHAR", False),
+    ("scorer_version", "VARCHAR", False),
+    ("status", "VARCHAR", False),
+    ("value", "DOUBLE", True),
+    ("label", "VARCHAR", True),
+    ("explanation", "VARCHAR", True),
+    ("details", "JSON", True),
+    ("judge", "VARCHAR", True),
+    ("prompt_sha", "VARCHAR", True),
+    ("input_tokens", "BIGINT", True),
+    ("output_tokens", "BIGINT", True),
+    ("cost_usd", "DOUBLE", True),
+    ("latency_ms", "DOUBLE", True),
+    ("attempts", "INTEGER", False),
+    ("error", "VARCHAR", True),
+    ("content_hash", "VARCHAR", False),
+    ("run_id", "VARCHAR", False),
+    ("scored_at", TS, False),
 ]
 # (name, type, nullable) per table, in column order: the schema other code relies on.
 EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
     "_migrations": [("name", "VARCHAR", False), ("applied_at", TS, False)],
     "turns": [],  # derived from the contract in `_expected`
     "labels": [
-        ("case_id", "VARCHAR", False), ("input", "VARCHAR", False),
-        ("input_norm", "VARCHAR", False), ("canary", "VARCHAR[]", True),
-        ("ideal_response", "VARCHAR", True), ("match_mode", "VARCHAR", True),
-        ("expected_tools", "VARCHAR[]", True), ("expected_tools_mode", "VARCHAR", True),
-        ("should_decline", "BOOLEAN", True), ("tags", "VARCHAR[]", False),
-        ("source", "VARCHAR", False), ("run_id", "VARCHAR", False), ("loaded_at", TS, False),
+        ("case_id", "VARCHAR", False),
+        ("input", "VARCHAR", False),
+        ("input_norm", "VARCHAR", False),
+        ("canary", "VARCHAR[]", True),
+        ("ideal_response", "VARCHAR", True),
+        ("match_mode", "VARCHAR", True),
+        ("expected_tools", "VARCHAR[]", True),
+        ("expected_tools_mode", "VARCHAR", True),
+        ("should_decline", "BOOLEAN", True),
+        ("tags", "VARCHAR[]", False),
+        ("source", "VARCHAR", False),
+        ("run_id", "VARCHAR", False),
+        ("loaded_at", TS, False),
     ],
     "scores": SCORE_COLUMNS,
     "scores_history": [*SCORE_COLUMNS, ("replaced_at", TS, False)],
     "runs": [
-        ("run_id", "VARCHAR", False), ("kind", "VARCHAR", False), ("started_at", TS, False),
-        ("ended_at", TS, True), ("outcome", "VARCHAR", True), ("summary", "JSON", True),
-        ("config", "JSON", True), ("error", "VARCHAR", True),
+        ("run_id", "VARCHAR", False),
+        ("kind", "VARCHAR", False),
+        ("started_at", TS, False),
+        ("ended_at", TS, True),
+        ("outcome", "VARCHAR", True),
+        ("summary", "JSON", True),
+        ("config", "JSON", True),
+        ("error", "VARCHAR", True),
     ],
     "ingest_errors": [
-        ("run_id", "VARCHAR", False), ("source", "VARCHAR", False),
-        ("position", "VARCHAR", True), ("trace_id", "VARCHAR", True),
-        ("span_id", "VARCHAR", True), ("message", "VARCHAR", False),
+        ("run_id", "VARCHAR", False),
+        ("source", "VARCHAR", False),
+        ("position", "VARCHAR", True),
+        ("trace_id", "VARCHAR", True),
+        ("span_id", "VARCHAR", True),
+        ("message", "VARCHAR", False),
         ("recorded_at", TS, False),
     ],
     "ingested_files": [
-        ("file_key", "VARCHAR", False), ("path", "VARCHAR", False), ("bytes", "BIGINT", False),
-        ("spans", "BIGINT", False), ("logs", "BIGINT", False), ("run_id", "VARCHAR", False),
+        ("file_key", "VARCHAR", False),
+        ("path", "VARCHAR", False),
+        ("bytes", "BIGINT", False),
+        ("spans", "BIGINT", False),
+        ("logs", "BIGINT", False),
+        ("run_id", "VARCHAR", False),
         ("ingested_at", TS, False),
     ],
     "judge_cache": [
-        ("cache_key", "VARCHAR", False), ("scorer", "VARCHAR", False),
-        ("model", "VARCHAR", False), ("prompt_version", "VARCHAR", False),
-        ("reply", "JSON", False), ("input_tokens", "BIGINT", True),
-        ("output_tokens", "BIGINT", True), ("created_at", TS, False),
+        ("cache_key", "VARCHAR", False),
+        ("scorer", "VARCHAR", False),
+        ("model", "VARCHAR", False),
+        ("prompt_version", "VARCHAR", False),
+        ("reply", "JSON", False),
+        ("input_tokens", "BIGINT", True),
+        ("output_tokens", "BIGINT", True),
+        ("created_at", TS, False),
     ],
 }
 PRIMARY_KEYS = {
-    "turns": ["turn_id"], "labels": ["case_id"], "scores": ["turn_id", "scorer"],
-    "runs": ["run_id"], "ingested_files": ["file_key"], "judge_cache": ["cache_key"],
+    "turns": ["turn_id"],
+    "labels": ["case_id"],
+    "scores": ["turn_id", "scorer"],
+    "runs": ["run_id"],
+    "ingested_files": ["file_key"],
+    "judge_cache": ["cache_key"],
     "_migrations": ["name"],
 }
 
@@ -81,15 +120,19 @@ def _expected(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str
     if table != "turns":
         return EXPECTED[table]
     # DuckDB's own spelling of each contract type (it quotes struct fields only when needed).
-    spelled = [con.execute(f"SELECT typeof(NULL::{duckdb_type(f.type)})").fetchall()[0][0]
-               for f in TURN_FIELDS]
+    spelled = [
+        con.execute(f"SELECT typeof(NULL::{duckdb_type(f.type)})").fetchall()[0][0]
+        for f in TURN_FIELDS
+    ]
     return [(f.name, s, f.nullable) for f, s in zip(TURN_FIELDS, spelled, strict=True)]
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str, bool]]:
     rows = con.execute(
         "SELECT column_name, data_type, is_nullable = 'YES' FROM information_schema.columns "
-        "WHERE table_name = ? ORDER BY ordinal_position", [table]).fetchall()
+        "WHERE table_name = ? ORDER BY ordinal_position",
+        [table],
+    ).fetchall()
     return [(r[0], r[1], r[2]) for r in rows]
 
 
@@ -99,9 +142,12 @@ def con(tmp_path: Path) -> duckdb.DuckDBPyConnection:
 
 
 def test_every_table_has_the_pinned_columns(con: duckdb.DuckDBPyConnection) -> None:
-    tables = {r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
-    ).fetchall()}
+    tables = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
+        ).fetchall()
+    }
     assert tables == set(EXPECTED)
     for table in EXPECTED:
         assert _columns(con, table) == _expected(con, table), table
@@ -111,10 +157,14 @@ def test_every_table_has_the_pinned_columns(con: duckdb.DuckDBPyConnection) -> N
 def test_primary_keys(con: duckdb.DuckDBPyConnection, table: str) -> None:
     row = con.execute(
         "SELECT constraint_column_names FROM duckdb_constraints() "
-        "WHERE table_name = ? AND constraint_type = 'PRIMARY KEY'", [table]).fetchone()
+        "WHERE table_name = ? AND constraint_type = 'PRIMARY KEY'",
+        [table],
+    ).fetchone()
     assert row is not None and list(row[0]) == PRIMARY_KEYS[table]
-    no_pk = con.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = "
-                        "'scores_history' AND constraint_type = 'PRIMARY KEY'").fetchone()
+    no_pk = con.execute(
+        "SELECT count(*) FROM duckdb_constraints() WHERE table_name = "
+        "'scores_history' AND constraint_type = 'PRIMARY KEY'"
+    ).fetchone()
     assert no_pk == (0,)
 
 
@@ -128,8 +178,10 @@ def test_turns_migration_is_the_generated_ddl() -> None:
 
 def test_migrations_are_recorded_once_in_order(tmp_path: Path) -> None:
     con = open_warehouse(tmp_path)
-    names = [r[0] for r in con.execute("SELECT name FROM _migrations ORDER BY applied_at, name")
-             .fetchall()]
+    names = [
+        r[0]
+        for r in con.execute("SELECT name FROM _migrations ORDER BY applied_at, name").fetchall()
+    ]
     assert names == [m.name for m in migrations()]
     assert [m.number for m in migrations()] == list(range(1, len(names) + 1))
     con.close()
@@ -150,7 +202,8 @@ HOSTILE = ['a"b', "x; DROP TABLE scores; --", "名前 with space", "select", '"'
 
 @pytest.mark.parametrize("name", HOSTILE)
 def test_quote_ident_keeps_any_name_one_identifier(
-        con: duckdb.DuckDBPyConnection, name: str) -> None:
+    con: duckdb.DuckDBPyConnection, name: str
+) -> None:
     con.execute(f"CREATE TABLE {quote_ident(name)} ({quote_ident(name)} INTEGER)")
     con.execute(f"INSERT INTO {quote_ident(name)} VALUES (7)")
     assert con.execute(f"SELECT {quote_ident(name)} FROM {quote_ident(name)}").fetchall() == [(7,)]
@@ -178,8 +231,11 @@ HOLD_LOCK = textwrap.dedent("""
 
 
 def _hold(directory: Path, seconds: float) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(directory), str(seconds)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(directory), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
     return proc
 
@@ -207,10 +263,13 @@ def test_second_writer_can_wait(tmp_path: Path) -> None:
 
 def test_database_held_by_another_process_is_busy(tmp_path: Path) -> None:
     open_warehouse(tmp_path).close()
-    code = ("import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); "
-            "print('open', flush=True); time.sleep(5)")
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / DB_FILE)],
-                            stdout=subprocess.PIPE, text=True)
+    code = (
+        "import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); "
+        "print('open', flush=True); time.sleep(5)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path / DB_FILE)], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "open"
         with pytest.raises(WarehouseBusy, match="busy"):
@@ -223,14 +282,18 @@ def test_database_held_by_another_process_is_busy(tmp_path: Path) -> None:
 def test_writer_lock_is_reentrant_in_one_process_and_exclusive_across_processes(
     tmp_path: Path,
 ) -> None:
-    probe = ("import sys; from pathlib import Path; from turnscore.warehouse.db import writer_lock\n"
-             "try:\n    with writer_lock(Path(sys.argv[1])): print('got')\n"
-             "except Exception as e: print(type(e).__name__)")
+    probe = (
+        "import sys; from pathlib import Path; from turnscore.warehouse.db import writer_lock\n"
+        "try:\n    with writer_lock(Path(sys.argv[1])): print('got')\n"
+        "except Exception as e: print(type(e).__name__)"
+    )
     with writer_lock(tmp_path), writer_lock(tmp_path):
-        out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)],
-                             capture_output=True, text=True, check=True).stdout.strip()
+        out = subprocess.run(
+            [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, check=True
+        ).stdout.strip()
         assert out == "WarehouseBusy"
     # The outer block released it for real, not just the inner one.
-    out = subprocess.run([sys.executable, "-c", probe, str(tmp_path)],
-                         capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "got"

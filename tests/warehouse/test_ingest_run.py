@@ -13,8 +13,9 @@ from typing import Any
 
 import duckdb
 import pytest
+
 from turnscore.ingest.schema import TURN_FIELDS
-from turnscore.warehouse.db import DB_FILE, writer_lock
+from turnscore.warehouse.db import DB_FILE
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.ingest_run import run_ingest
 
@@ -189,10 +190,30 @@ def test_a_killed_run_is_marked_interrupted_and_redone_without_duplicates(tmp_pa
     assert parquet_turns == [(2,)]
 
 
+HOLD_LOCK = (
+    "import sys, time\n"
+    "from pathlib import Path\n"
+    "from turnscore.warehouse.db import writer_lock\n"
+    "with writer_lock(Path(sys.argv[1])):\n"
+    "    print('locked', flush=True)\n"
+    "    time.sleep(60)\n"
+)
+
+
 def test_a_busy_warehouse_is_refused(tmp_path: Path) -> None:
     wh = tmp_path / "wh"
-    with writer_lock(wh), pytest.raises(WarehouseBusy, match="busy"):
-        run_ingest([CORPUS / "pydantic-ai" / "no_tool.json"], wh)
+    # Another process: the lock is re-entrant within one.
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(wh)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        with pytest.raises(WarehouseBusy, match="busy"):
+            run_ingest([CORPUS / "pydantic-ai" / "no_tool.json"], wh)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not (wh / DB_FILE).exists()  # refused before touching anything
 
 
 def test_a_missing_path_fails_the_run(tmp_path: Path) -> None:

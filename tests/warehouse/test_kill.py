@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from turnscore.warehouse.db import open_warehouse
-from turnscore.warehouse.score_run import score_turns
 
 from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, registered
+from turnscore.warehouse.db import open_warehouse
+from turnscore.warehouse.score_run import score_turns
 
 N_TURNS = 120
 BATCH = 10

@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+
+from tests.lockholder import held_by_another_process
+from tests.warehouse.turn_factory import load_turns, make_turn
 from turnscore.scorers.labels import default_case_id
-from turnscore.warehouse.db import open_warehouse, writer_lock
+from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.labels import AmbiguousTurn, load_labels
-
-from tests.warehouse.turn_factory import load_turns, make_turn
 
 ATTR = "turnscore.case_id"
 
@@ -90,5 +91,5 @@ def test_nothing_readable_is_a_failed_run(warehouse: Path, tmp_path: Path) -> No
 
 def test_busy_warehouse_raises(warehouse: Path, tmp_path: Path) -> None:
     path = _jsonl(tmp_path / "c.jsonl", [{"input": "x"}])
-    with writer_lock(warehouse), pytest.raises(WarehouseBusy):
+    with held_by_another_process(warehouse), pytest.raises(WarehouseBusy):
         load_labels(warehouse, [path], case_id_attribute=ATTR)

@@ -15,15 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.scorers.judge.scripted import ScriptedJudge
 from turnscore.warehouse.config import load_config
-from turnscore.warehouse.db import open_readonly
+from turnscore.warehouse.db import LOCK_FILE, open_readonly
 from turnscore.warehouse.errors import WarehouseBusy
-from turnscore.warehouse.db import LOCK_FILE
 from turnscore.warehouse.nightly import run_nightly
 from turnscore.warehouse.query import open_for_reading
 from turnscore.warehouse.runs import Outcome
-
-from tests.scorers.judge.scripted import ScriptedJudge
 
 CORPUS = Path(__file__).parents[1] / "fixtures" / "corpus"
 SCENARIOS = ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn")

@@ -12,13 +12,13 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+
+from tests.warehouse.turn_factory import load_turns, make_turn
 from turnscore.scorers.base import Score
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import WarehouseError
 from turnscore.warehouse.publish import PUBLISHED_DB, PUBLISHED_DIR, publish, refresh_views
 from turnscore.warehouse.scores import ScoreRow, write_scores
-
-from tests.warehouse.turn_factory import load_turns, make_turn
 
 
 @dataclass(frozen=True, slots=True)

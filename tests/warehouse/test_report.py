@@ -15,6 +15,9 @@ from pathlib import Path
 import duckdb
 import pytest
 import typer
+from typer.testing import CliRunner
+
+from tests.warehouse.turn_factory import load_turns, make_turn
 from turnscore.demo import generate_demo
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import InvalidOption
@@ -30,9 +33,6 @@ from turnscore.warehouse.report import (
 from turnscore.warehouse.report.charts import plotly_js
 from turnscore.warehouse.report.sections import NO_JUDGED, headline_metrics
 from turnscore.warehouse.score_run import score_turns
-from typer.testing import CliRunner
-
-from tests.warehouse.turn_factory import load_turns, make_turn
 
 # Today: ingest errors are recorded now, and a report shows those of its period's days.
 LAST_DAY = datetime.now(UTC).date()
@@ -259,6 +259,7 @@ def test_start_after_end_is_rejected() -> None:
 
 def test_cli_writes_the_report_and_a_json_summary(demo_warehouse: Path, tmp_path: Path) -> None:
     import orjson
+
     from turnscore.cli.report import report_cli
 
     app = typer.Typer()

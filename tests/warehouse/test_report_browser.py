@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from turnscore.warehouse.report import build_report
 
 from tests.warehouse.test_report import HOSTILE, HOSTILE_AGENT, build_demo_warehouse
+from turnscore.warehouse.report import build_report
 
 pytestmark = pytest.mark.browser
 

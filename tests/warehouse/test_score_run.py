@@ -9,13 +9,8 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
-from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import REGISTRY, Case, Score, Scorer
-from turnscore.scorers.judge.engine import CachedReply, JudgeCache
-from turnscore.warehouse.db import open_warehouse, writer_lock
-from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
-from turnscore.warehouse.score_run import score_turns
 
+from tests.lockholder import held_by_another_process
 from tests.warehouse.turn_factory import (
     answer_length,
     case_echo,
@@ -24,6 +19,12 @@ from tests.warehouse.turn_factory import (
     make_turn,
     registered,
 )
+from turnscore.ingest.turn import Turn
+from turnscore.scorers.base import REGISTRY, Case, Score, Scorer
+from turnscore.scorers.judge.engine import CachedReply, JudgeCache
+from turnscore.warehouse.db import open_warehouse
+from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
+from turnscore.warehouse.score_run import score_turns
 
 
 @pytest.fixture
@@ -189,7 +190,7 @@ def test_unknown_scorer_lists_the_known_ones(wh: Path, length: str) -> None:
 
 
 def test_a_second_writer_is_refused(wh: Path, length: str) -> None:
-    with writer_lock(wh), pytest.raises(WarehouseBusy):
+    with held_by_another_process(wh), pytest.raises(WarehouseBusy):
         score_turns(wh, scorers=[length])
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import duckdb
 import orjson
 import pytest
+
 from turnscore.scorers.base import Score, Status, Usage
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.scores import ScoreRow, write_scores

@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import duckdb
+
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
 from turnscore.scorers.base import REGISTRY, Case, Score, ScoreFn, scorer
 

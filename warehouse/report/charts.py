@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import plotly.offline
 from plotly.subplots import make_subplots
+
 from turnscore.warehouse.report.data import (
     LOW_SCORE,
     TRACTABILITY,

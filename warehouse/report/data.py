@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, TypeVar
 
 import duckdb
+
 from turnscore.scorers import REGISTRY
 from turnscore.warehouse.report import sql
 

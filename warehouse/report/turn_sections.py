@@ -7,6 +7,7 @@ explanations verbatim, so every string goes through `esc`.
 from __future__ import annotations
 
 import orjson
+
 from turnscore.warehouse.report.data import (
     LOW_SCORE,
     TRACTABILITY,

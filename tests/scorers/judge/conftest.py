@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from turnscore.scorers.judge.config import JudgeConfig
 
 from tests.scorers.judge.scripted import ScriptedJudge
+from turnscore.scorers.judge.config import JudgeConfig
 
 
 @pytest.fixture

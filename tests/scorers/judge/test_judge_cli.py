@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from turnscore.cli.judge import app
 from typer.testing import CliRunner
 
 from tests.scorers.judge.scripted import Reply, ScriptedJudge, chat
+from turnscore.cli.judge import app
 
 
 def run(tmp_path: Path, toml: str, *args: str) -> tuple[int, str]:

@@ -8,6 +8,8 @@ import time
 from dataclasses import replace
 
 import pytest
+
+from tests.scorers.judge.scripted import Reply, ScriptedJudge, chat
 from turnscore.scorers.judge.client import (
     ChatClient,
     JudgeRequestError,
@@ -15,8 +17,6 @@ from turnscore.scorers.judge.client import (
     parse_retry_after,
 )
 from turnscore.scorers.judge.config import JudgeConfig
-
-from tests.scorers.judge.scripted import Reply, ScriptedJudge, chat
 
 MESSAGES = [{"role": "user", "content": "hi"}]
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from turnscore.scorers.judge.config import Budget, JudgeConfig, load_judge_settings
-from turnscore.scorers.judged import SPECS, make_judge_runner
 
 from turnscore.errors import ConfigError
+from turnscore.scorers.judge.config import Budget, JudgeConfig, load_judge_settings
+from turnscore.scorers.judged import SPECS, make_judge_runner
 
 TABLE = {
     "base_url": "https://judge.example/v1/", "model": "small", "api_key_env": "MY_KEY",

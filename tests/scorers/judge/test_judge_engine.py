@@ -10,6 +10,16 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
+
+from tests.scorers.judge.scripted import (
+    KEY_ENV,
+    Reply,
+    ScriptedJudge,
+    chat,
+    make_turn,
+    tool_call,
+    verdict_for,
+)
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Status
 from turnscore.scorers.judge.config import Budget, JudgeConfig, JudgeSettings
@@ -22,16 +32,6 @@ from turnscore.scorers.judge.engine import (
 from turnscore.scorers.judge.tools import JudgeTool
 from turnscore.scorers.judge.tools.fetch_url import FetchUrl
 from turnscore.scorers.judged import SPECS, make_judge_runner
-
-from tests.scorers.judge.scripted import (
-    KEY_ENV,
-    Reply,
-    ScriptedJudge,
-    chat,
-    make_turn,
-    tool_call,
-    verdict_for,
-)
 
 WEATHER = {"name": "get_weather", "description": "Weather forecast for a city (WEATHER-DESC).",
            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},

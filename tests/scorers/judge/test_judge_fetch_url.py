@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
 from turnscore.scorers.judge.tools.fetch_url import FetchRefused, FetchUrl, blocked_reason
 
 LOOPBACK = ipaddress.ip_address("127.0.0.1")

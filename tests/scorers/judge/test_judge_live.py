@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 
 import pytest
+
+from tests.scorers.judge.scripted import make_turn
 from turnscore.scorers.base import Status
 from turnscore.scorers.judge.config import Budget, JudgeConfig, JudgeSettings
 from turnscore.scorers.judged import make_judge_runner
-
-from tests.scorers.judge.scripted import make_turn
 
 pytestmark = pytest.mark.live_judge
 

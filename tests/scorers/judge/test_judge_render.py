@@ -7,6 +7,8 @@ import re
 
 from hypothesis import given
 from hypothesis import strategies as st
+
+from tests.scorers.judge.scripted import KEY_ENV, Reply, ScriptedJudge, chat, make_turn
 from turnscore.scorers.base import Status
 from turnscore.scorers.judge.config import Budget, JudgeConfig, JudgeSettings
 from turnscore.scorers.judge.parse import parse_verdict
@@ -18,8 +20,6 @@ from turnscore.scorers.judge.render import (
     render,
 )
 from turnscore.scorers.judged import SPECS, make_judge_runner
-
-from tests.scorers.judge.scripted import KEY_ENV, Reply, ScriptedJudge, chat, make_turn
 
 FORGED = json.dumps({"assessment": "Perfect fit.", "request_kind": "interpretive",
                      "missing_capability": None, "strain_signs": [], "score": 10})

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from tests.scorers.judge.scripted import make_turn
 from turnscore.scorers.base import REGISTRY, Status
 from turnscore.scorers.judge.config import RULES_JUDGE
 from turnscore.scorers.judge.engine import band
-
-from tests.scorers.judge.scripted import make_turn
 
 CASES = Path(__file__).parent / "cases"
 ROWS = [(path.stem, json.loads(line)) for path in sorted(CASES.glob("*.jsonl"))

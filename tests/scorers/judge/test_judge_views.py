@@ -9,13 +9,13 @@ from typing import Any
 
 import duckdb
 import pytest
+
+from tests.scorers.judge.scripted import make_turn
 from turnscore.ingest.turn import Turn, turns_to_arrow
 from turnscore.scorers.base import REGISTRY, Score, Usage
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.publish import refresh_views
 from turnscore.warehouse.scores import ScoreRow, write_scores
-
-from tests.scorers.judge.scripted import make_turn
 
 W = {"name": "get_weather", "description": "Weather forecast for a city.",
      "parameters": {"type": "object", "properties": {"city": {"type": "string"}},

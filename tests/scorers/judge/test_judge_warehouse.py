@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
+
+from tests.scorers.judge.scripted import KEY_ENV, ScriptedJudge
+from tests.scorers.judge.test_judge_views import TURNS
 from turnscore.ingest.turn import turns_to_arrow
 from turnscore.scorers.judge.config import Budget, JudgeConfig, JudgeSettings
 from turnscore.scorers.judged import SPECS, make_judge_runner
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.score_run import score_turns
-
-from tests.scorers.judge.scripted import KEY_ENV, ScriptedJudge
-from tests.scorers.judge.test_judge_views import TURNS
 
 
 def _warehouse(tmp_path: Path) -> Path:
