@@ -24,6 +24,7 @@ def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log detai
 def _register() -> None:
     # Imported here so `turnscore --help` stays one module per command.
     from turnscore.cli.demo import demo_cli
+    from turnscore.cli.ingest import ingest_cli
     from turnscore.cli.judge import app as judge_app
     from turnscore.cli.labels import labels_cli
     from turnscore.cli.nightly import nightly_cli
@@ -32,6 +33,7 @@ def _register() -> None:
     from turnscore.cli.score import score_cli
     from turnscore.cli.views import views_cli
 
+    app.command("ingest")(ingest_cli)
     app.command("labels")(labels_cli)
     app.command("nightly")(nightly_cli)
     app.command("demo")(demo_cli)

@@ -218,12 +218,14 @@ def _turn(
     tools, source = _tools(d.steps, agents, members, calls)
     model_calls = d.steps + d.side
     request = d.request.text if d.request is not None else ""
-    anchor_id = root.span_id if exclusive else d.anchor.span_id
+    # The first model call anchors the id, not the root: a root that arrives late (or a
+    # conversation id it carries) must not change the id of a turn already stored.
+    anchor = d.anchor
     timed = members if exclusive else [*d.steps, *d.side, *d.tools, *([d.agent] if d.agent else [])]
     start = min(s.start_unix_nano for s in timed)
     end = max(s.end_unix_nano for s in timed)
     turn = Turn(
-        turn_id=turn_id_for(conv.conversation_id, anchor_id, request),
+        turn_id=turn_id_for(anchor.trace_id, anchor.span_id, request),
         trace_id=d.anchor.trace_id,
         conversation_id=conv.conversation_id,
         turn_index=index,

@@ -94,9 +94,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def turn_id_for(conversation_id: str, anchor_span_id: str, request: str) -> str:
-    """Stable id from where the turn starts; the same spans always give the same id."""
-    raw = f"{conversation_id}\x1f{anchor_span_id}\x1f{request}".encode()
+def turn_id_for(trace_id: str, anchor_span_id: str, request: str) -> str:
+    """Stable id from the span where the turn starts; the same spans always give the same id."""
+    raw = f"{trace_id}\x1f{anchor_span_id}\x1f{request}".encode()
     return hashlib.sha256(raw).hexdigest()[:32]
 
 

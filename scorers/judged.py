@@ -127,10 +127,15 @@ def _rules_fn(spec: JudgeSpec) -> ScoreFn:
     return score
 
 
+# The part before the slash is the rules judge's logic for the scorer: rows keep the judge id
+# `rules-v1`, so bumping it here is what makes `turnscore score` re-score rows the older rules
+# wrote (LLM-judged rows re-score from the judge cache at no cost).
+_RULES_VERSION = {"tool_usage": "2", "tractability": "2", "groundedness_judge": "1"}
+
 for _name, _spec in SPECS.items():
     _reads, _description = _ABOUT[_name]
-    scorer(name=_name, version=f"1/{_spec.prompt.version}", kind="judge", reads=_reads,
-           description=_description)(_rules_fn(_spec))
+    scorer(name=_name, version=f"{_RULES_VERSION[_name]}/{_spec.prompt.version}", kind="judge",
+           reads=_reads, description=_description)(_rules_fn(_spec))
 
 
 def make_judge_runner(config: JudgeSettings | Mapping[str, object] | None, budget: Budget,

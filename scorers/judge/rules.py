@@ -1,16 +1,24 @@
 """The rules judge `rules-v1`: the objective parts of each rubric, deterministic and offline.
 
 Tool Usage: unknown tools, arguments that are not a JSON object or break the tool's JSON
-Schema (missing required, wrong type, not in enum, ...), repeats of an earlier call, and for
-a turn with no calls: a greeting (calling nothing is right), a tool whose name and
-description clearly match the request (a serious miss), a partial match (a likely miss).
+Schema (missing required, wrong type, not in enum, ...), repeats of an earlier call; against
+a declared tool set, by relevance (`relevance.rank`): a call to a tool that matches the
+request much worse than an uncalled one (a weaker tool), a call nothing in the request points
+at whose arguments come from nowhere in the request (unrelated), and a tool that clearly
+matches a part of the request no call covers (missed). A call is rated by the worse of its
+choice and arguments. For a turn with no calls: a greeting or short reply (calling nothing is
+right), else the best-matching tool's strength: the better the match, the lower the score.
 Tractability: exact arithmetic, counting, current-data lookups or strict rules, over few or
-many items, with or without a tool that covers them, and strain patterns in the answer.
+many items, with or without a tool that covers them, what the tools cannot take (a
+calculator's input limit, a search that returns a few hits of the collection to count, period
+values a metrics tool lacks), and strain in the answer (hand arithmetic, hedged figures where
+precision was asked, admitted partial coverage, ...).
 Groundedness: every number, quoted value and proper name in each sentence of the answer must
 appear in the request or a tool result.
 
 Each returns a `Verdict` in the LLM judge's shape, whose assessment lists the checks that
-fired (also in `details["checks"]`); scores follow the bands in the prompt files.
+fired (also in `details["checks"]`); scores follow the bands in the prompt files. The logic's
+version is the scorer version's first part (`scorers/judged.py`); the judge id stays.
 """
 
 from __future__ import annotations
@@ -22,62 +30,20 @@ import jsonschema
 import orjson
 
 from turnscore.ingest.turn import Call, Tool, Turn
+from turnscore.scorers.judge import relevance as rel
 from turnscore.scorers.judge.parse import Verdict
 
 RULES_JUDGE = "rules-v1"
 
 
 
-def _wordset(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_STOP = _wordset(
-    "a an and are as at be by can could do does for from get give has have how i in is it its "
-    "me my need of on or our please show so tell than that the their them then there these this "
-    "to us use using was we what when where which who why will with would you your want like "
-    "just also any some all about into up out more most very"
-)
-# Verbs too generic to show what a tool is for.
-_GENERIC = _wordset(
-    "get fetch list search find lookup look query run call create make do check tool api data "
-    "info by return returns given the current function"
-)
-
-
-def _stem(word: str) -> str:
-    for suffix, repl in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)] + repl
-    return word
-
-
-def words(text: str | None) -> set[str]:
-    """Content-word stems of `text` (camelCase and snake_case split)."""
-    if not text:
-        return set()
-    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text)
-    return {_stem(w) for w in re.findall(r"[a-z][a-z0-9]+", text.lower()) if w not in _STOP}
-
-
-def tool_match(tool: Tool, request: str) -> tuple[int, set[str]]:
-    """How clearly `tool`'s purpose matches `request`: 2 clearly, 1 partly, 0 not; the hits."""
-    req = words(request)
-    name_hits = (words(tool.name.replace("_", " ")) - _GENERIC) & req
-    desc_hits = (words(tool.description) - _GENERIC) & req
-    hits = name_hits | desc_hits
-    if (name_hits and desc_hits) or len(desc_hits) >= 3:
-        return 2, hits
-    if name_hits or len(desc_hits) >= 2:
-        return 1, hits
-    return 0, hits
-
-
 _GREETING = re.compile(r"^\W*(hi|hello|hey|thanks|thank you|thx|good (morning|afternoon|evening)"
-                       r"|bye|goodbye|ok|okay|great|cool)\b", re.I)
+                       r"|bye|goodbye|ok|okay|great|cool|got it|how are you|"
+                       r"who are you|what can you do)\b", re.I)
 
 
 def is_greeting(request: str) -> bool:
+    """Greetings, thanks and short replies in a conversation (a clarification's answer)."""
     return bool(_GREETING.match(request)) and len(request.split()) <= 8
 
 
@@ -87,6 +53,9 @@ def tool_usage(turn: Turn) -> Verdict:
     tools = {t.name: t for t in turn.tools}
     if not turn.calls:
         return _no_calls(turn)
+    # Only a declared tool set says what else the agent could have called.
+    matches = rel.rank(turn.tools, turn.request) if turn.tools_source == "declared" else {}
+    called = {c.name for c in turn.calls}
     checks: list[str] = []
     verdicts: list[dict[str, object]] = []
     seen: dict[tuple[str, str], str] = {}
@@ -99,6 +68,8 @@ def tool_usage(turn: Turn) -> Verdict:
             choice.append(f"unknown tool {call.name!r} (available: {', '.join(sorted(tools))})")
         parsed, arg_problems = _check_arguments(call, tool)
         args.extend(arg_problems)
+        if tool is not None and call.name in matches:
+            choice.extend(_choice_problems(tool, parsed, matches, called, turn.request))
         key = (call.name, _canonical(parsed, call.arguments))
         if key in seen:
             choice.append(f"repeats call {seen[key]} with the same arguments")
@@ -115,32 +86,81 @@ def tool_usage(turn: Turn) -> Verdict:
                         for w in verdicts[i + 1:])
         served += 1.0 if ok else 0.0
         weight += 1.0 if ok or not later_fix else 0.5  # a corrected mistake counts for less
+    if all(v["choice_ok"] for v in verdicts):  # a wrong choice already stands for the need
+        for missed in _missed_tools(matches, called):
+            checks.append(f"no call to {missed.tool} although it clearly matches a part of "
+                          f"the request no call covers ({missed.terms()})")
+            weight += 1.0
     share = served / weight
     score = 10 if share == 1 else 1 if served == 0 else max(3, min(9, round(10 * share)))
     summary = f"{int(served)} of {len(verdicts)} call(s) passed every check"
     return _verdict(score, checks, summary, {"calls": verdicts, "call_needed": None})
 
 
+def _choice_problems(tool: Tool, parsed: object, matches: dict[str, rel.Match],
+                     called: set[str], request: str) -> list[str]:
+    """A much better matching tool left uncalled, or a call nothing in the request asks for."""
+    own = matches[tool.name]
+    better = rel.best(m for m in matches.values() if m.tool not in called)
+    if (better is not None and better.score >= 3 and 2 * own.score < better.score
+            and own.score < 3):
+        return [f"weaker tool: {better.tool} matches the request much better "
+                f"({better.terms()}) than {tool.name} ({own.terms()})"]
+    if own.score < rel.TEXT_POINTS and tool.description and not _grounded(parsed, request):
+        return [f"unrelated call: nothing in the request points at {tool.name} (at most a "
+                "word other tools share) and no argument value comes from the request"]
+    return []
+
+
+def _grounded(parsed: object, request: str) -> bool:
+    """Whether any argument value (or none at all) comes from the request."""
+    leaves: list[str] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+        elif value is not None and not isinstance(value, bool):
+            leaves.append(str(value))
+
+    walk(parsed)
+    req_words, req_numbers = rel.words(request), set(rel.numbers(request))
+    return not leaves or any(rel.words(v) & req_words or set(rel.numbers(v)) & req_numbers
+                             for v in leaves)
+
+
+def _missed_tools(matches: dict[str, rel.Match], called: set[str]) -> list[rel.Match]:
+    """Uncalled tools that clearly match a part of the request the called tools do not."""
+    covered = {h for name in called if name in matches for h, _ in matches[name].hits}
+    missed = []
+    for m in matches.values():
+        uncovered = sum(p for h, p in m.hits if h not in covered)
+        if m.tool not in called and m.score >= 4 and uncovered >= 3:
+            missed.append(m)
+    return missed
+
+
 def _no_calls(turn: Turn) -> Verdict:
     if is_greeting(turn.request):
         return _verdict(10, ["greeting or thanks: calling nothing is right"],
                         "no calls", {"calls": [], "call_needed": False})
-    best, hits, name = 0, set[str](), None
-    for tool in turn.tools:
-        strength, found = tool_match(tool, turn.request)
-        if strength > best:
-            best, hits, name = strength, found, tool.name
-    matched = ", ".join(sorted(hits))
-    if best == 2:
-        checks = [f"no call although {name}'s purpose clearly matches the request ({matched})"]
-        return _verdict(1, checks, "no calls", {"calls": [], "call_needed": True,
-                                                "matched_tool": name})
-    if best == 1:
-        checks = [f"no call although {name} partly matches the request ({matched})"]
-        return _verdict(4, checks, "no calls", {"calls": [], "call_needed": True,
-                                                "matched_tool": name})
-    return _verdict(9, ["no available tool evidently matches the request"], "no calls",
-                    {"calls": [], "call_needed": False})
+    top = rel.best(rel.rank(turn.tools, turn.request).values())
+    if top is None or top.score < 2:
+        return _verdict(9, ["no available tool evidently matches the request"], "no calls",
+                        {"calls": [], "call_needed": False})
+    # The better the match, the more the missing call cost.
+    if top.score >= 4:
+        score, how = 1, f"{top.tool}'s purpose clearly matches"
+    elif top.score >= 3:
+        score, how = 3, f"{top.tool} matches"
+    else:
+        score, how = 4, f"{top.tool} partly matches"
+    checks = [f"no call although {how} the request ({top.terms()})"]
+    return _verdict(score, checks, "no calls", {"calls": [], "call_needed": True,
+                                                "matched_tool": top.tool})
 
 
 def _check_arguments(call: Call, tool: Tool | None) -> tuple[object, list[str]]:
@@ -176,9 +196,10 @@ def _canonical(parsed: object, raw: str | None) -> str:
 # --- Tractability -------------------------------------------------------------------
 
 _KINDS: tuple[tuple[str, re.Pattern[str], tuple[str, ...], str], ...] = (
-    ("arithmetic", re.compile(r"\d[\d,.]*\s*[-+*/x×÷^]\s*\d|\b(calculate|compute|sum|total|"
+    ("arithmetic", re.compile(rf"{rel.ARITH_OP.pattern}|\b(calculate|compute|sum(s|med|"
+                              r"ming)?|totals?|"
                               r"average|mean|median|multiply|divide|percent(age)?|interest|"
-                              r"add up)\b", re.I),
+                              r"add up)\b|\d\s*%", re.I),
      ("calcul", "math", "comput", "arithmet", "python", "code", "execut", "eval", "interpret",
       "spreadsheet", "sql", "formula"), "exact arithmetic (a calculator or code tool)"),
     ("counting", re.compile(r"\b(how many|count|number of|tally|frequenc)", re.I),
@@ -220,11 +241,12 @@ def item_count(request: str) -> int:
 
 
 def _covers(tools: Iterable[Tool], stems: tuple[str, ...], request: str, kind: str) -> bool:
+    matches = rel.rank(tuple(tools), request) if kind == "lookup" else {}
     for tool in tools:
-        vocab = words(f"{tool.name.replace('_', ' ')} {tool.description or ''}")
+        vocab = rel.common_words(f"{tool.name.replace('_', ' ')} {tool.description or ''}")
         if any(w.startswith(s) for w in vocab for s in stems):
             return True
-        if kind == "lookup" and tool_match(tool, request)[0] > 0:
+        if matches.get(tool.name, rel.Match(tool.name, 0, ())).score > 0:
             return True
     return False
 
@@ -233,10 +255,16 @@ _SKIPPED = re.compile(r"\b(and so on|similarly for the (rest|others)|the rest (f
                       r"similar)|for brevity|omitted|i'?ll skip|skipping)\b|\betc\.?\s*$", re.I)
 _HAND_MATH = re.compile(r"\d[\d,.]*\s*[-+*/x×]\s*\d[\d,.]*\s*=\s*\d")
 _RUNNING = re.compile(r"\b(running (total|count)|so far|that makes|that's \d+)\b", re.I)
-_APPROX = re.compile(r"(\b(approximately|roughly|about|around|estimated?)\s+\d|~\s*\d)", re.I)
+_APPROX = re.compile(r"(\b(approximately|roughly|about|around|estimated?|nearly|almost)\s+\d|"
+                     r"~\s*\d|\b(probably|i counted|or so|give or take|at least \d))", re.I)
+_PARTIAL = re.compile(r"\btoo (long|many|large) for\b|\bi could (only )?(find|fit|check|see)\b|"
+                      r"\bonly (the )?first \w+\b|\bone or two more\b|\b(a few|some) more\b|"
+                      r"\bthe rest (is|are) (missing|not)\b", re.I)
 
 
-def strain_signs(answer: str | None, kind: str) -> list[str]:
+def strain_signs(answer: str | None, kind: str, exacting: bool = True) -> list[str]:
+    """Signs of strain in `answer`; hedged figures count only where the request is
+    `exacting` (bulky, or asking for an exact figure)."""
     if not answer:
         return []
     signs = []
@@ -254,8 +282,10 @@ def strain_signs(answer: str | None, kind: str) -> list[str]:
         last = sum(map(len, items[-third:])) / third
         if last < 0.4 * first:
             signs.append("quality dropping over the answer (later items much shorter)")
-    if kind in ("arithmetic", "counting") and _APPROX.search(answer):
+    if kind in ("arithmetic", "counting") and exacting and _APPROX.search(answer):
         signs.append("an approximate figure where an exact one was asked")
+    if kind != "interpretive" and _PARTIAL.search(answer):
+        signs.append("the answer admits it covers only part of the work")
     return signs
 
 
@@ -264,32 +294,49 @@ def tractability(turn: Turn) -> Verdict:
     items = item_count(turn.request)
     checks: list[str] = [f"request kind: {kind}"]
     missing = None
+    exacting = items >= 5 or bool(re.search(r"\bexact(ly)?\b|\bprecise", turn.request, re.I))
     if kind in ("conversational", "interpretive"):
         score = 10
         if kind == "interpretive" and items >= 50:
             score = 7
             checks.append(f"interpretive work repeated over about {items} items")
     else:
-        _, _, stems, capability = next(k for k in _KINDS if k[0] == kind)
-        if _covers(turn.tools, stems, turn.request, kind):
-            score = 9
-            checks.append(f"a tool covers the {kind} part")
-        else:
-            missing = capability
-            checks.append(f"no tool covers the {kind} part")
-            if kind == "lookup" or items >= 20:
-                score = 2
-                checks.append("current data out of reach" if kind == "lookup"
-                              else f"about {items} items by hand")
-            else:
-                score = 7 if items <= 3 else 5
-                checks.append(f"about {items} items by hand")
-    signs = strain_signs(turn.final_answer, kind)
+        score, missing, found = _coverage(kind, turn, items)
+        checks.extend(found)
+        exacting = exacting or missing is not None
+    if kind != "conversational" and (gap := rel.data_gap(turn.tools, turn.request)):
+        checks.append(f"data out of the tools' reach: {gap[0]}")
+        missing = missing or gap[1]
+        score = min(score, 4)
+    signs = strain_signs(turn.final_answer, kind, exacting)
     checks.extend(f"strain in the answer: {s}" for s in signs)
     score = max(0, score - 2 * len(signs))
     summary = f"missing capability: {missing}" if missing else "no missing capability found"
     return _verdict(score, checks, summary, {"request_kind": kind, "missing_capability": missing,
                                              "strain_signs": signs})
+
+
+def _coverage(kind: str, turn: Turn, items: int) -> tuple[int, str | None, list[str]]:
+    """Score before strain, the missing capability, and the checks that fired."""
+    _, _, stems, capability = next(k for k in _KINDS if k[0] == kind)
+    covered = _covers(turn.tools, stems, turn.request, kind)
+    if covered and kind == "arithmetic" and (limit := rel.calculator_gap(turn.tools, turn.request)):
+        return 5, limit[1], [f"a tool covers the arithmetic part only in pieces: {limit[0]}"]
+    if covered:
+        return 9, None, [f"a tool covers the {kind} part"]
+    if kind == "counting" and (paged := rel.paged_collection(turn.tools, turn.request)):
+        return 4, paged[1], ["no tool covers the counting part", paged[0]]
+    if kind == "counting" and items < 20:
+        top = rel.best(rel.rank(turn.tools, turn.request).values())
+        if top is not None and top.score >= 2:  # a figure a tool can return, not a count
+            return 9, None, [f"{top.tool} can return the figure asked for ({top.terms()})"]
+    checks = [f"no tool covers the {kind} part"]
+    if kind == "lookup" or items >= 20:
+        checks.append("current data out of reach" if kind == "lookup"
+                      else f"about {items} items by hand")
+        return 2, capability, checks
+    checks.append(f"about {items} items by hand")
+    return (7 if items <= 3 else 5), capability, checks
 
 
 # --- Groundedness -------------------------------------------------------------------

@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from turnscore.demo.policies import POLICIES
+from turnscore.demo.questions import QUESTIONS, SPECIAL_REQUESTS
 from turnscore.demo.run import DemoReport, PolicyMetrics, run_demo
 from turnscore.warehouse.db import open_readonly
 from turnscore.warehouse.runs import Outcome
 
 TODAY = date(2026, 3, 14)
+QUESTIONS_BY_ID = {q.id: q.input for q in QUESTIONS}
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +100,57 @@ def test_overreaching_has_the_lowest_tractability(by_policy: dict[str, PolicyMet
     assert over.mean_tractability is not None
     assert all(t is not None and over.mean_tractability < t for t in others)
     assert over.tool_call_accuracy == 1.0
+
+
+FINE, FIX_THE_AGENT = "high usage, high tractability", "low usage, high tractability"
+
+
+def test_tool_usage_exposes_the_wrong_tool_and_the_lazy_agent(
+        by_policy: dict[str, PolicyMetrics]) -> None:
+    usage = {name: p.mean_tool_usage for name, p in by_policy.items()}
+    good = usage["good"]
+    assert good is not None and good >= 9
+    for name in ("wrong_tool", "lazy"):
+        mine = usage[name]
+        assert mine is not None and mine < 5 and good - mine >= 4, (name, usage)
+        assert by_policy[name].quadrant == FIX_THE_AGENT
+        assert by_policy[name].mean_tractability is not None
+        assert by_policy[name].mean_tractability >= 9  # their tasks suit them
+    for name in ("good", "hallucinating"):  # hallucination is another scorer's finding
+        assert by_policy[name].quadrant == FINE
+        assert (by_policy[name].mean_tractability or 0) >= 9
+    assert (usage["hallucinating"] or 0) >= 9 and (usage["overreaching"] or 0) >= 9
+
+
+def test_tractability_exposes_the_overreaching_agent_only(
+        by_policy: dict[str, PolicyMetrics]) -> None:
+    over = by_policy["overreaching"].mean_tractability
+    others = [p.mean_tractability for name, p in by_policy.items() if name != "overreaching"]
+    assert over is not None and all(t is not None and t - over >= 1 for t in others), others
+
+
+def test_the_turns_each_agent_got_wrong_score_below_five(demo: DemoReport) -> None:
+    con = open_readonly(Path(demo.nightly.published or ""))
+    try:
+        rows = con.execute(
+            "SELECT agent, request, min(tool_usage), max(tool_usage), max(tractability) "
+            "FROM turns_scored GROUP BY ALL").fetchall()
+    finally:
+        con.close()
+    # the same request asked on several days: the worst day must pass a "high" check and
+    # the best day a "low" one
+    low_usage = {(agent, request): u for agent, request, u, _, _ in rows}
+    high_usage = {(agent, request): u for agent, request, _, u, _ in rows}
+    tract = {(agent, request): t for agent, request, _, _, t in rows}
+    # wrong_tool erred wherever a wrong call is scripted; lazy wherever a tool was needed
+    for qid in ("founded", "mul-12-7", "mission", "div-100-4", "headcount-2025",
+                "revenue-2024", "headquarters", "products", "churn-2025"):
+        assert high_usage["wrong_tool", QUESTIONS_BY_ID[qid]] < 5, qid
+        assert high_usage["lazy", QUESTIONS_BY_ID[qid]] < 5, qid
+        assert low_usage["good", QUESTIONS_BY_ID[qid]] >= 9, qid
+    for q in SPECIAL_REQUESTS:
+        assert tract["overreaching", q.input] < 5, q.id
+    assert low_usage["lazy", QUESTIONS_BY_ID["share-price"]] >= 9  # nothing to call for a forecast
 
 
 def test_a_second_demo_in_the_same_folder_replaces_the_first(demo: DemoReport) -> None:

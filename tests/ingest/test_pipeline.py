@@ -261,3 +261,17 @@ def test_an_unreadable_file_is_reported_not_recorded(tmp_path: Path) -> None:
     assert error.source.endswith("gone.json") and "cannot read file" in error.message
     assert [f.path.name for f in batch.files] == ["good.json"]
     assert len(_turns(tmp_path / "out")) == 1
+
+
+@pytest.mark.parametrize("framework", ["pydantic-ai", "otel-openai-v2_latest-span-agentspans"])
+def test_a_late_root_span_keeps_the_turn_id(framework: str, tmp_path: Path) -> None:
+    doc = json.loads((CORPUS / framework / "single_tool.json").read_text())
+    first, second = _split(doc, _roots(_spans(doc)))
+    (tmp_path / "a.json").write_text(json.dumps(first))
+    (tmp_path / "b.json").write_text(json.dumps(second))
+    ingest_paths([tmp_path / "a.json"], tmp_path / "out")
+    [before] = _turns(tmp_path / "out")
+    batch = ingest_paths([tmp_path / "b.json"], tmp_path / "out")
+    [after] = _turns(tmp_path / "out")
+    assert after.turn_id == before.turn_id
+    assert batch.removed_turn_ids == ()
