@@ -79,7 +79,10 @@ def query_cli(
 
 
 def _json_default(value: Any) -> Any:
-    if isinstance(value, (Decimal, UUID)):
+    if isinstance(value, Decimal):
+        # SUMs of integers come back as DECIMAL(38,0): keep them numbers in JSON.
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, UUID):
         return str(value)
     if isinstance(value, timedelta):
         return value.total_seconds()

@@ -153,3 +153,12 @@ def test_a_shipped_view_runs_by_name_before_anything_was_published(wh: Path) -> 
     assert code == 0
     rows = orjson.loads(out)
     assert sorted(r["turn_id"] for r in rows) == ["turn-00000", "turn-00001", "turn-00002"]
+
+
+def test_json_keeps_numbers_numbers(wh: Path) -> None:
+    """SUM over integers is DECIMAL(38,0) in DuckDB; JSON readers want a number, not "3"."""
+    code, out, _ = _query(wh, "SELECT sum(llm_calls) AS n, 1.25::DECIMAL(10,2) AS d "
+                              "FROM turns", "--format", "json")
+    assert code == 0
+    [row] = orjson.loads(out)
+    assert isinstance(row["n"], int) and row["d"] == 1.25
