@@ -37,7 +37,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from turnscore.ingest import formats
+from turnscore.ingest import fast_json, formats
 from turnscore.ingest.anyvalue import (
     MAX_ATTRIBUTE_VALUE_CHARS,
     AnyValueError,
@@ -116,7 +116,7 @@ def _read_json(payload: bytes, source: str) -> Iterator[Record]:
     if problem is not None:
         yield InputError(source, problem.position, problem.message)
     documents = 0
-    for item in formats.iter_json_documents(text):
+    for item in fast_json.iter_json_documents(text, payload):
         if isinstance(item, formats.Problem):
             yield InputError(source, item.position, item.message)
             continue

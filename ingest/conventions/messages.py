@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
@@ -279,8 +281,40 @@ def _as_list(value: JsonValue) -> list[Any]:
 def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Message, ...]:
     """A list of messages; a single message object counts as a list of one."""
     items = value if isinstance(value, list) else [value]
-    messages = (parse_message(m, f"{where}[{i}]", problems) for i, m in enumerate(items))
-    return tuple(m for m in messages if m is not None)
+    out: list[Message] = []
+    for i, obj in enumerate(items):
+        message = _cached_message(obj, where, i, problems)
+        if message is not None:
+            out.append(message)
+    return tuple(out)
+
+
+_MESSAGE_CACHE: dict[bytes, Message] = {}
+_MESSAGE_CACHE_SIZE = 8192
+"""Every chat span repeats the conversation so far: a turn's history is parsed once, not
+once per model call. Bounded; cleared whole when full (sessions arrive together)."""
+
+
+def _cached_message(obj: JsonValue, where: str, index: int, problems: Problems) -> Message | None:
+    """`parse_message` memoized on the object's exact JSON text (key order and number
+    types included, so equal keys mean equal input). Messages are immutable; only clean
+    parses are kept, so a problem is reported every time, with its own position."""
+    if not isinstance(obj, dict):
+        return parse_message(obj, f"{where}[{index}]", problems)
+    try:
+        key = orjson.dumps(obj)
+    except (TypeError, orjson.JSONEncodeError):
+        return parse_message(obj, f"{where}[{index}]", problems)
+    hit = _MESSAGE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    before = len(problems)
+    message = parse_message(obj, f"{where}[{index}]", problems)
+    if message is not None and len(problems) == before:
+        if len(_MESSAGE_CACHE) >= _MESSAGE_CACHE_SIZE:
+            _MESSAGE_CACHE.clear()
+        _MESSAGE_CACHE[key] = message
+    return message
 
 
 def whole_messages(

@@ -227,11 +227,12 @@ def best(matches: Iterable[Match]) -> Match | None:
 # --- What the tools cannot take on (for Tractability) ----------------------------------
 
 def calculator_gap(tools: tuple[Tool, ...], request: str) -> tuple[str, str] | None:
-    """An arithmetic tool whose input limit cannot take the whole expression."""
+    """Every arithmetic tool has an input limit too short for the whole expression."""
     nums = numbers(request)
     if len(nums) < 3:
         return None
     needed = sum(len(n.replace(",", "")) for n in nums) + 3 * (len(nums) - 1)
+    widest: tuple[int, str] | None = None
     for tool in tools:
         if not is_calculator(tool):
             continue
@@ -240,10 +241,13 @@ def calculator_gap(tools: tuple[Tool, ...], request: str) -> tuple[str, str] | N
         limit = min(limits) if limits else int(stated.group(1)) if stated else None
         if limit is None or needed <= limit:
             return None  # this tool takes the whole expression
-        return (f"{tool.name} takes at most {limit} characters; the {len(nums)} numbers need "
-                f"about {needed}", f"exact arithmetic over {len(nums)} numbers in one go "
-                f"({tool.name} takes at most {limit} characters)")
-    return None
+        widest = max(widest or (limit, tool.name), (limit, tool.name))
+    if widest is None:
+        return None
+    limit, name = widest
+    return (f"{name} takes at most {limit} characters; the {len(nums)} numbers need about "
+            f"{needed}", f"exact arithmetic over {len(nums)} numbers in one go ({name} takes "
+            f"at most {limit} characters)")
 
 
 _COUNTED = re.compile(r"\b(?:how many|number of|count(?: the)?)\s+(?:of (?:the|these|those) )?"

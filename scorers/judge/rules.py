@@ -325,7 +325,7 @@ def _coverage(kind: str, turn: Turn, items: int) -> tuple[int, str | None, list[
     if covered:
         return 9, None, [f"a tool covers the {kind} part"]
     if kind == "counting" and (paged := rel.paged_collection(turn.tools, turn.request)):
-        return 4, paged[1], ["no tool covers the counting part", paged[0]]
+        return 5, paged[1], ["no tool covers the counting part, only in pieces", paged[0]]
     if kind == "counting" and items < 20:
         top = rel.best(rel.rank(turn.tools, turn.request).values())
         if top is not None and top.score >= 2:  # a figure a tool can return, not a count

@@ -115,3 +115,12 @@ def test_tractability_reads_the_calculator_limit_from_the_description_too() -> N
     verdict = rules.tractability(turn)
     assert verdict.score == 5 and verdict.details["missing_capability"] == (
         "exact arithmetic over 4 numbers in one go (calculator takes at most 20 characters)")
+
+
+def test_a_calculator_limit_is_no_gap_when_another_arithmetic_tool_takes_it_all() -> None:
+    request = "Total of 1200.50, 3300.25, 4100.75 and 990.10?"
+    small = Tool("calculator", "Evaluate an arithmetic expression (at most 20 characters).")
+    python = Tool("run_python", "Execute Python code and return its output.")
+    assert rel.calculator_gap((small,), request) is not None
+    assert rel.calculator_gap((small, python), request) is None
+    assert rel.calculator_gap((python, small), request) is None
