@@ -66,8 +66,13 @@ def decode_spans(
     logs: Sequence[RawLog] = (),
     *,
     case_id_attribute: str | None = None,
+    decoded_alone: Mapping[int, tuple[Span, InputError | None]] | None = None,
 ) -> tuple[list[Span], list[InputError]]:
-    """Decode every span, joining content logs by (trace id, span id); never drops a span."""
+    """Decode every span, joining content logs by (trace id, span id); never drops a span.
+
+    `decoded_alone` holds `decode_span(raw)` results already computed (on a worker) for
+    some of these RawSpan objects, keyed by `id(raw)`; used for spans no log joins.
+    """
     by_span: dict[tuple[str, str], list[RawLog]] = defaultdict(list)
     errors: list[InputError] = []
     for log in logs:
@@ -82,7 +87,12 @@ def decode_spans(
     for raw in spans:
         key = (raw.trace_id, raw.span_id)
         known.add(key)
-        span, error = decode_span(raw, by_span.get(key, ()), case_id_attribute=case_id_attribute)
+        joined = by_span.get(key, ())
+        done = None if joined or decoded_alone is None else decoded_alone.get(id(raw))
+        span, error = (
+            done if done is not None
+            else decode_span(raw, joined, case_id_attribute=case_id_attribute)
+        )
         decoded.append(span)
         if error is not None:
             errors.append(error)

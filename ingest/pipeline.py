@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import decode_spans
+from turnscore.ingest.fast_read import Decoded, FileRead, prefetch
 from turnscore.ingest.links import lookups, span_links
 from turnscore.ingest.model import Span
 from turnscore.ingest.otlp import iter_input_files, read_file
@@ -47,6 +49,7 @@ from turnscore.ingest.store import (
 
 __all__ = [
     "DEFAULT_GROUP_BYTES",
+    "WORKERS_ENV",
     "IngestBatch",
     "IngestedFile",
     "Progress",
@@ -61,6 +64,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_GROUP_BYTES = 32 << 20
 """File bytes read per group; decoded records take a few times this in memory."""
 MAX_LINK_ROUNDS = 64
+WORKERS_ENV = "TURNSCORE_INGEST_WORKERS"
+"""Worker processes that read and decode files ahead of assembly; unset or 1: none."""
 """Bound on following conversation/history links through stored traces per group."""
 
 
@@ -140,6 +145,10 @@ class _Group:
     spans: dict[RecordKey, RawSpan] = field(default_factory=dict)
     logs: dict[RecordKey, RawLog] = field(default_factory=dict)
     sources: set[str] = field(default_factory=set)
+    decoded: dict[int, Decoded] = field(default_factory=dict)
+    """Worker decodings of these spans, by `id(raw)` (`fast_read`)."""
+    reads: list[FileRead] = field(default_factory=list)
+    """Holds every record `decoded` is keyed by alive, so no id is reused in the group."""
 
 
 def ingest_paths(
@@ -151,12 +160,15 @@ def ingest_paths(
     ingest_id: str | None = None,
     group_bytes: int = DEFAULT_GROUP_BYTES,
     case_id_attribute: str | None = None,
+    workers: int | None = None,
 ) -> IngestBatch:
     """Ingest OTLP files and folders into `out_dir/spans` and `out_dir/turns`.
 
     Files whose content key is in `known_file_keys`, or repeats an earlier file of this
     batch, are skipped. Raises `FileNotFoundError` for a path that does not exist.
     `case_id_attribute` names the span attribute holding the labelled-case key.
+    `workers` > 1 reads and decodes files on that many processes (`fast_read`) while this
+    one assembles; the result is the same. Default: `$TURNSCORE_INGEST_WORKERS`, else 1.
     """
     ingest_id = ingest_id or uuid.uuid4().hex
     remove_stale_temp_files(out_dir)
@@ -166,10 +178,19 @@ def ingest_paths(
     inputs, skipped = _plan(paths, known_file_keys, state.errors)
     total = sum(i.size for i in inputs)
     decode = _Decoder(case_id_attribute)
-    for group in _groups(inputs, group_bytes):
-        _ingest_group(
-            group, spans_store, turn_store, decode, ingest_id, state, progress, len(inputs), total
-        )
+    workers = _workers() if workers is None else workers
+    reads = (
+        prefetch((i.path for i in inputs), workers, case_id_attribute) if workers > 1 else None
+    )
+    try:
+        for group in _groups(inputs, group_bytes):
+            _ingest_group(
+                group, spans_store, turn_store, decode, ingest_id, state, progress, len(inputs),
+                total, reads,
+            )
+    finally:
+        if reads is not None:
+            reads.close()  # shuts the worker pool down
     written = {p for p in state.turn_files if p.exists()}
     return IngestBatch(
         ingest_id=ingest_id,
@@ -201,6 +222,17 @@ class _Totals:
     removed: set[str] = field(default_factory=set)
     written_ids: set[str] = field(default_factory=set)
     errors: list[InputError] = field(default_factory=list)
+
+
+def _workers() -> int:
+    raw = os.environ.get(WORKERS_ENV, "").strip()
+    if not raw:
+        return 1
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        logger.warning("%s=%r is not a number; using 1 worker", WORKERS_ENV, raw)
+        return 1
 
 
 def _plan(
@@ -249,10 +281,11 @@ def _ingest_group(
     progress: ProgressFn | None,
     files_total: int,
     bytes_total: int,
+    reads: Iterator[FileRead] | None = None,
 ) -> None:
     fresh = _Group()
     for item in group:
-        _read_one(item, fresh, state)
+        _read_one(item, fresh, state, None if reads is None else next(reads))
         state.bytes_done += item.size
         if progress is not None:
             progress(
@@ -267,7 +300,9 @@ def _ingest_group(
     new_logs = [lg for k, lg in fresh.logs.items() if k not in stored_logs]
     state.errors.extend(_conflicts(fresh.spans, stored_spans))
 
-    decoded, errors = decode(_ordered([*stored.spans, *new_spans]), [*stored.logs, *new_logs])
+    decoded, errors = decode(
+        _ordered([*stored.spans, *new_spans]), [*stored.logs, *new_logs], fresh.decoded
+    )
     rebuilt = set(touched)
     frontier = decoded
     # Stored traces of the same conversations (`turnscore.ingest.links`), until no new one
@@ -308,16 +343,25 @@ class _Decoder:
     case_id_attribute: str | None
 
     def __call__(
-        self, spans: Sequence[RawSpan], logs: Sequence[RawLog]
+        self,
+        spans: Sequence[RawSpan],
+        logs: Sequence[RawLog],
+        decoded_alone: dict[int, Decoded] | None = None,
     ) -> tuple[list[Span], list[InputError]]:
-        return decode_spans(spans, logs, case_id_attribute=self.case_id_attribute)
+        return decode_spans(
+            spans, logs, case_id_attribute=self.case_id_attribute, decoded_alone=decoded_alone
+        )
 
 
-def _read_one(item: _Input, fresh: _Group, state: _Totals) -> None:
+def _read_one(item: _Input, fresh: _Group, state: _Totals, read: FileRead | None) -> None:
     spans = logs = errors = 0
     source = str(item.path)
     fresh.sources.add(source)
-    for rec in read_file(item.path):
+    if read is not None:
+        assert read.path == item.path  # prefetch yields the inputs in order
+        fresh.reads.append(read)
+        fresh.decoded.update(read.by_record())
+    for rec in read_file(item.path) if read is None else read.records:
         if isinstance(rec, RawSpan):
             spans += 1
             fresh.spans.setdefault(record_key(rec), rec)
