@@ -34,14 +34,14 @@ from turnscore.cli.options import (
 )
 from turnscore.errors import ConfigError, TurnscoreError
 from turnscore.scorers.judge.config import Budget
-from turnscore.scorers.judge.engine import JudgeEngine
-from turnscore.scorers.judged import make_judge_runner
+from turnscore.warehouse.config import load_config
 from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseBusy
-from turnscore.warehouse.judge_cache import JudgeCache
-from turnscore.warehouse.score_run import JudgeFactory, JudgeRunner, ScoreReport, score_turns
+from turnscore.warehouse.judging import LlmJudge, llm_judge_for
+from turnscore.warehouse.score_run import JudgeFactory, ScoreReport, score_turns
 
 
 class JudgeMode(StrEnum):
+    AUTO = "auto"
     RULES = "rules"
     LLM = "llm"
 
@@ -51,14 +51,18 @@ def score_cli(
         "--scorer", help="Run only this scorer (repeatable). Default: every registered one.")
     ] = None,
     judge: Annotated[JudgeMode, typer.Option(
-        "--judge", help="Judged scorers: the offline rules judge, or the LLM judge "
-                        "configured in [judge].")] = JudgeMode.RULES,
+        "--judge", help="Judged scorers: the LLM judge configured in [judge] (llm), the "
+                        "offline rules judge (rules), or the LLM judge when one is "
+                        "configured (auto).")] = JudgeMode.AUTO,
     sample: Annotated[float | None, typer.Option(
         "--sample", min=0.0, max=1.0,
         help="Score a deterministic FRACTION of the turns (by turn id).")] = None,
     max_cost: Annotated[float | None, typer.Option(
         "--max-cost", min=0.0, help="Stop judging at this spend in USD; the rest stays "
                                     "pending.")] = None,
+    max_calls: Annotated[int | None, typer.Option(
+        "--max-calls", min=0, help="Stop after sending this many turns to the LLM judge; "
+                                   "the rest stays pending.")] = None,
     rescore: Annotated[bool, typer.Option(
         "--rescore", help="Score every turn again, even with a current score.")] = False,
     warehouse: Warehouse = DEFAULT_WAREHOUSE,
@@ -71,9 +75,10 @@ def score_cli(
     """Score every turn that has no current score (new turns, changed turns, new scorer
     versions, earlier errors), then publish a snapshot."""
     err = Console(stderr=True)
-    factory: _LlmJudge | None = None
+    factory: LlmJudge | None = None
     try:
-        factory = _LlmJudge(config, max_cost) if judge is JudgeMode.LLM else None
+        factory = llm_judge_for(load_config(config).judge, judge.value,
+                                Budget(max_cost_usd=max_cost, max_calls=max_calls))
         if quiet or json_output or not err.is_terminal:
             report = score_turns(warehouse, scorers=scorer, rescore=rescore, sample=sample,
                                  judge_factory=factory, wait=wait)
@@ -97,28 +102,6 @@ def score_cli(
     elif not quiet:
         print_summary(report, Console())
     raise typer.Exit(EXIT_OK if report.outcome.value == "ok" else EXIT_PARTIAL)
-
-
-class _LlmJudge:
-    """Builds the LLM judge runner over the warehouse's cache once the run opens it."""
-
-    def __init__(self, config_path: Path | None, max_cost: float | None) -> None:
-        from turnscore.warehouse.config import load_config
-
-        self.table = load_config(config_path).judge
-        if not self.table:
-            raise ConfigError("--judge llm needs a [judge] table in turnscore.toml "
-                              "(base_url, model, api_key_env); see the README")
-        self.max_cost = max_cost
-        self.engine: JudgeEngine | None = None
-
-    def __call__(self, cache: JudgeCache) -> JudgeRunner:
-        self.engine = make_judge_runner(self.table, Budget(max_cost_usd=self.max_cost), cache)
-        return self.engine.run
-
-    def close(self) -> None:
-        if self.engine is not None:
-            self.engine.close()
 
 
 def _with_progress(warehouse: Path, scorers: list[str] | None, rescore: bool,

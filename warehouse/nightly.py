@@ -40,19 +40,17 @@ import orjson
 
 from turnscore.errors import TurnscoreError
 from turnscore.ingest.pipeline import Progress
-from turnscore.scorers.judge.config import Budget, load_judge_settings
-from turnscore.scorers.judge.engine import JudgeEngine
-from turnscore.scorers.judged import SPECS, make_judge_runner
+from turnscore.scorers.judge.config import Budget
 from turnscore.warehouse.config import Config
 from turnscore.warehouse.db import open_warehouse, writer_lock
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.ingest_run import IngestReport, run_ingest
-from turnscore.warehouse.judge_cache import JudgeCache
+from turnscore.warehouse.judging import JudgeMode, LlmJudge, llm_judge_for
 from turnscore.warehouse.labels import LabelsReport, load_labels
 from turnscore.warehouse.publish import publish, refresh_views
 from turnscore.warehouse.report.build import ReportSummary, build_report
 from turnscore.warehouse.runs import Outcome, RunKind, new_run_id
-from turnscore.warehouse.score_run import JudgeRunner, ScoreReport, resolve_scorers, score_turns
+from turnscore.warehouse.score_run import ScoreReport, resolve_scorers, score_turns
 
 __all__ = ["JudgeMode", "NightlyProgress", "NightlyReport", "run_nightly"]
 
@@ -66,8 +64,6 @@ NightlyProgress = Callable[[str, int, int | None], None]
 """Called with (stage, done, total): once with (stage, 0, None) as each stage starts, then
 as it advances (files for ingest, (turn, scorer) pairs for score)."""
 
-JudgeMode = str
-"""`auto` (LLM judge when configured, else rules), `rules`, or `llm` (configured or fail)."""
 
 RECORD_RUN = """
 INSERT INTO runs (run_id, kind, started_at, ended_at, outcome, summary, config, error)
@@ -181,7 +177,10 @@ def _stages(config: Config, run: _Run, progress: NightlyProgress | None, judge: 
                                 f"{labels.errors[0]}")
 
     tell("score")
-    factory = _judge_factory(config, judge, max_cost)
+    try:
+        factory = llm_judge_for(config.judge, judge, Budget(max_cost_usd=max_cost))
+    except TurnscoreError as exc:
+        raise _StageFailed("score", str(exc)) from exc
     run.report = replace(run.report, judge="llm" if factory is not None else "rules")
     try:
         score = _guard("score", lambda: _score(config, factory, wait,
@@ -218,44 +217,7 @@ def _ingest_progress(tell: Callable[[str, int, int | None], None], p: Progress) 
     tell("ingest", p.files_done, p.files_total)
 
 
-class _LlmJudge:
-    """Builds the LLM judge runner over the warehouse's judge cache once scoring opens it."""
-
-    def __init__(self, table: dict[str, object], max_cost: float | None) -> None:
-        self.table, self.max_cost = table, max_cost
-        self.engine: JudgeEngine | None = None
-
-    def __call__(self, cache: JudgeCache) -> JudgeRunner:
-        engine = make_judge_runner(self.table, Budget(max_cost_usd=self.max_cost), cache)
-        self.engine = engine
-        return engine.run
-
-    def close(self) -> None:
-        if self.engine is not None:
-            self.engine.close()
-
-
-def _judge_factory(config: Config, mode: JudgeMode, max_cost: float | None) -> _LlmJudge | None:
-    if mode == "rules":
-        return None
-    if mode not in ("auto", "llm"):
-        raise _StageFailed("score", f"judge mode {mode!r} is not one of auto, rules, llm")
-    table = dict(config.judge)
-    try:
-        settings = load_judge_settings(table, known_scorers=tuple(SPECS))
-    except TurnscoreError as exc:
-        raise _StageFailed("score", str(exc)) from exc
-    configured = settings.default.is_llm or any(
-        settings.for_scorer(name).is_llm for name in SPECS)
-    if not configured:
-        if mode == "llm":
-            raise _StageFailed("score", "judge llm needs [judge] base_url in turnscore.toml "
-                                        "(or TURNSCORE_JUDGE_BASE_URL); see the README")
-        return None
-    return _LlmJudge(table, max_cost)
-
-
-def _score(config: Config, factory: _LlmJudge | None, wait: bool,
+def _score(config: Config, factory: LlmJudge | None, wait: bool,
            progress: Callable[[int, int], None]) -> ScoreReport:
     registered = [s.name for s in resolve_scorers(None)]
     chosen: list[str] | None = None

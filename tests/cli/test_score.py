@@ -11,6 +11,7 @@ import typer
 from typer.testing import CliRunner
 
 from tests.lockholder import held_by_another_process
+from tests.scorers.judge.scripted import ScriptedJudge
 from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, registered
 from turnscore.cli.score import score_cli
 from turnscore.warehouse.db import open_warehouse
@@ -80,3 +81,20 @@ def test_sample_must_be_a_fraction(wh: Path) -> None:
 def test_sample_zero_is_a_usage_error(wh: Path) -> None:
     code, _, err = _score(wh, "--sample", "0")
     assert code == 2 and "fraction in (0, 1]" in err
+
+
+def test_max_calls_stops_the_llm_judge_and_leaves_the_rest_pending(wh: Path) -> None:
+    with ScriptedJudge() as server:
+        config = wh / "turnscore.toml"
+        config.write_text(f'[judge]\nbase_url = "{server.url}"\nmodel = "scripted"\n'
+                          "timeout_s = 5\nmax_retries = 0\nconcurrency = 1\n")
+        args = ("--scorer", "tool_usage", "--config", str(config), "--json")
+        result = runner.invoke(app, ["score", "--warehouse", str(wh), *args, "--max-calls", "2"])
+        assert result.exit_code == 3, result.stderr
+        report = orjson.loads(result.stdout)
+        assert len(server.requests) == 2
+        assert "max" in report["stopped_reason"] and report["written"] == 2
+        # The rest was left pending, and the next run picks it up.
+        result = runner.invoke(app, ["score", "--warehouse", str(wh), *args])
+        assert result.exit_code == 0, result.stderr
+        assert len(server.requests) == 5
