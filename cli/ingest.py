@@ -30,6 +30,7 @@ from turnscore.cli.options import (
     Json,
     Quiet,
     Warehouse,
+    warehouse_of,
 )
 from turnscore.errors import TurnscoreError
 from turnscore.ingest.pipeline import Progress as IngestProgress
@@ -66,6 +67,7 @@ def ingest_cli(
     err = Console(stderr=True)
     try:
         cfg = load_config(config)
+        wh = warehouse_of(warehouse, cfg)
         files = list(paths or cfg.sources)
         if not files:
             err.print(
@@ -74,11 +76,9 @@ def ingest_cli(
             )
             raise typer.Exit(EXIT_USAGE)
         if quiet or json_output or not err.is_terminal:
-            report = run_ingest(
-                files, warehouse, wait=wait, case_id_attribute=cfg.case_id_attribute
-            )
+            report = run_ingest(files, wh, wait=wait, case_id_attribute=cfg.case_id_attribute)
         else:
-            report = _with_progress(files, warehouse, wait, cfg.case_id_attribute, err)
+            report = _with_progress(files, wh, wait, cfg.case_id_attribute, err)
     except WarehouseBusy as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_BUSY) from None

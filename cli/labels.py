@@ -29,6 +29,7 @@ from turnscore.cli.options import (
     Json,
     Quiet,
     Warehouse,
+    warehouse_of,
 )
 from turnscore.errors import TurnscoreError
 from turnscore.warehouse.config import load_config
@@ -63,8 +64,8 @@ def labels_cli(
             err.print("[red]error:[/red] no label files: pass PATH... or set `labels` in "
                       "turnscore.toml")
             raise typer.Exit(EXIT_USAGE)
-        report = load_labels(warehouse, files, case_id_attribute=cfg.case_id_attribute,
-                             wait=wait)
+        report = load_labels(warehouse_of(warehouse, cfg), files,
+                             case_id_attribute=cfg.case_id_attribute, wait=wait)
     except WarehouseBusy as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_BUSY) from None

@@ -50,8 +50,8 @@ class JudgeChoice(StrEnum):
 def nightly_cli(
     config: Config = None,
     warehouse: Annotated[Path | None, typer.Option(
-        "--warehouse", help="Warehouse folder (default: the config's `warehouse`, else "
-                            "TURNSCORE_WAREHOUSE, else ./turnscore-data).")] = None,
+        "--warehouse", help="Warehouse folder (default: TURNSCORE_WAREHOUSE, else the "
+                            "config's `warehouse`, else ./turnscore-data).")] = None,
     json_output: Json = False,
     quiet: Quiet = False,
     wait: Annotated[bool, typer.Option(

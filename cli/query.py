@@ -27,7 +27,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from turnscore.cli.options import DEFAULT_WAREHOUSE, EXIT_FAILED, EXIT_USAGE, Warehouse
+from turnscore.cli.options import (
+    DEFAULT_WAREHOUSE,
+    EXIT_FAILED,
+    EXIT_USAGE,
+    Config,
+    Warehouse,
+    warehouse_of,
+)
 from turnscore.errors import TurnscoreError
 from turnscore.warehouse.errors import QueryRejected
 from turnscore.warehouse.query import QueryResult, run_query
@@ -49,6 +56,7 @@ def query_cli(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to FILE instead of "
                                              "standard output.")] = None,
     warehouse: Warehouse = DEFAULT_WAREHOUSE,
+    config: Config = None,
 ) -> None:
     """Run a view by name, or any read-only SQL, against the warehouse."""
     err = Console(stderr=True)
@@ -56,7 +64,7 @@ def query_cli(
         err.print("[red]error:[/red] --format parquet needs --out FILE")
         raise typer.Exit(EXIT_USAGE)
     try:
-        result = run_query(warehouse, sql_or_view)
+        result = run_query(warehouse_of(warehouse, config), sql_or_view)
     except QueryRejected as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_USAGE) from None

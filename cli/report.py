@@ -20,9 +20,11 @@ from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
     EXIT_FAILED,
     EXIT_USAGE,
+    Config,
     Json,
     Quiet,
     Warehouse,
+    warehouse_of,
 )
 from turnscore.errors import TurnscoreError
 from turnscore.warehouse.errors import InvalidOption
@@ -42,6 +44,7 @@ def report_cli(
         "--end", formats=_DAY, help="Last UTC day, included. Default: the last day with "
                                     "turns (the last night).")] = None,
     warehouse: Warehouse = DEFAULT_WAREHOUSE,
+    config: Config = None,
     json_output: Json = False,
     quiet: Quiet = False,
 ) -> None:
@@ -49,7 +52,8 @@ def report_cli(
     or a date range."""
     err = Console(stderr=True)
     try:
-        summary = build_report(warehouse, start=_day(start), end=_day(end), out=out)
+        summary = build_report(warehouse_of(warehouse, config), start=_day(start),
+                               end=_day(end), out=out)
     except InvalidOption as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_USAGE) from None

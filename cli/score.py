@@ -31,6 +31,7 @@ from turnscore.cli.options import (
     Json,
     Quiet,
     Warehouse,
+    warehouse_of,
 )
 from turnscore.errors import ConfigError, TurnscoreError
 from turnscore.scorers.judge.config import Budget
@@ -77,13 +78,15 @@ def score_cli(
     err = Console(stderr=True)
     factory: LlmJudge | None = None
     try:
-        factory = llm_judge_for(load_config(config).judge, judge.value,
+        cfg = load_config(config)
+        wh = warehouse_of(warehouse, cfg)
+        factory = llm_judge_for(cfg.judge, judge.value,
                                 Budget(max_cost_usd=max_cost, max_calls=max_calls))
         if quiet or json_output or not err.is_terminal:
-            report = score_turns(warehouse, scorers=scorer, rescore=rescore, sample=sample,
+            report = score_turns(wh, scorers=scorer, rescore=rescore, sample=sample,
                                  judge_factory=factory, wait=wait)
         else:
-            report = _with_progress(warehouse, scorer, rescore, sample, factory, wait, err)
+            report = _with_progress(wh, scorer, rescore, sample, factory, wait, err)
     except WarehouseBusy as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(EXIT_BUSY) from None

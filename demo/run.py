@@ -9,7 +9,8 @@ over its days), the means come from `turns_scored`, and the quadrant and its sug
 from `usage_vs_tractability`'s quadrant definitions.
 
 The warehouse of an earlier demo in the same folder is removed first (only when the
-folder carries the demo's marker file), so the tables always describe one demo.
+folder carries the demo's marker file), so the tables always describe one demo; a folder
+without the marker that already has a `turnscore.toml`, `warehouse` or `exports` is refused.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from turnscore.demo.generate import generate_demo
 from turnscore.demo.questions import CLASSIC_IDS, QUESTIONS
+from turnscore.errors import ConfigError
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.nightly import NightlyProgress, NightlyReport, run_nightly
 from turnscore.warehouse.query import open_for_reading
@@ -159,7 +161,13 @@ def run_demo(workdir: Path, *, seed: int = 7, days: int = 7, today: date | None 
     workdir = workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     warehouse = workdir / WAREHOUSE_DIR
-    if (workdir / MARKER).exists() and warehouse.exists():
+    if not (workdir / MARKER).exists():
+        # The demo replaces these: never someone's own config or warehouse.
+        taken = [n for n in (CONFIG_FILE, WAREHOUSE_DIR, EXPORTS_DIR) if (workdir / n).exists()]
+        if taken:
+            raise ConfigError(f"{workdir} already has {', '.join(taken)} and is not a demo "
+                              "folder; give the demo a new or empty folder (--dir)")
+    elif warehouse.exists():
         shutil.rmtree(warehouse)
     (workdir / MARKER).write_text("written by `turnscore demo`; the folder may be replaced\n")
     files = generate_demo(workdir / EXPORTS_DIR, seed=seed, days=days, today=today)

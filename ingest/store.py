@@ -28,6 +28,7 @@ import os
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -180,9 +181,28 @@ def remove_stale_temp_files(root: Path) -> int:
 
 
 def _day(unix_nano: int) -> str:
-    return datetime.fromtimestamp(max(unix_nano, 0) // _NS_PER_DAY * 86_400, UTC).strftime(
-        "%Y-%m-%d"
-    )
+    return _day_name(max(unix_nano, 0) // _NS_PER_DAY)
+
+
+@cache
+def _day_name(day: int) -> str:
+    return datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%d")
+
+
+class _Resources:
+    """Encoded resource attributes by dict identity: the spans of one OTLP resource share
+    one dict, so a batch encodes it once, not once per span."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Attributes, str]] = {}
+
+    def encode(self, resource: Attributes) -> str:
+        hit = self._seen.get(id(resource))
+        if hit is not None and hit[0] is resource:
+            return hit[1]
+        text = encode_attributes(resource)
+        self._seen[id(resource)] = (resource, text)  # holding it keeps the id unique
+        return text
 
 
 def _part_files(folder: Path) -> list[Path]:
@@ -234,8 +254,9 @@ class SpanStore:
         """
         conv = links or {}
         by_day: dict[str, list[dict[str, Any]]] = {}
+        resources = _Resources()
         for rec in records:
-            row = self._row(rec, conv)
+            row = self._row(rec, conv, resources)
             by_day.setdefault(_day(row["start_unix_nano"]), []).append(row)
         written = []
         index = self._load_index()
@@ -249,10 +270,13 @@ class SpanStore:
         return written
 
     def _row(
-        self, rec: RawSpan | RawLog, conv: Mapping[tuple[str, str], SpanLinks]
+        self,
+        rec: RawSpan | RawLog,
+        conv: Mapping[tuple[str, str], SpanLinks],
+        resources: _Resources,
     ) -> dict[str, Any]:
         attributes = encode_attributes(rec.attributes)
-        resource = encode_attributes(rec.resource)
+        resource = resources.encode(rec.resource)
         common = {
             "trace_id": rec.trace_id,
             "span_id": rec.span_id,

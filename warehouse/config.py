@@ -97,27 +97,46 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
             raise ConfigError(f"{path}: '{key}' must be a path or a list of paths")
         return tuple(base / v for v in items)
 
+    def names(value: object, where: str) -> tuple[str, ...]:
+        # A bare string would otherwise become a tuple of its characters.
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: {where} must be a list of scorer names, "
+                              f"not {value!r}")
+        return tuple(value)
+
+    def text(key: str) -> str | None:
+        value = raw.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"{path}: '{key}' must be a string, not {value!r}")
+        return value
+
+    def table(key: str) -> dict[str, object]:
+        value = raw.get(key, {})
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: '{key}' must be a table ([{key}]), not {value!r}")
+        return value
+
     agents = {}
-    for name, rule in dict(raw.get("agents", {})).items():  # type: ignore[call-overload]
+    for name, rule in table("agents").items():
         if not isinstance(rule, dict) or set(rule) - {"enable", "disable"}:
             raise ConfigError(f"{path}: [agents.{name}] takes only 'enable' or 'disable' lists")
         enable = rule.get("enable")
         agents[name] = AgentScorers(
-            tuple(enable) if enable is not None else None, tuple(rule.get("disable", ()))
+            names(enable, f"[agents.{name}] enable") if enable is not None else None,
+            names(rule.get("disable", []), f"[agents.{name}] disable"),
         )
     scorers = raw.get("scorers")
-    warehouse = env.get("TURNSCORE_WAREHOUSE") or raw.get("warehouse") or "turnscore-data"
-    report = raw.get("report")
+    env_warehouse = env.get("TURNSCORE_WAREHOUSE")
+    warehouse = base / (text("warehouse") or "turnscore-data")
+    report = text("report")
     return Config(
-        warehouse=base / str(warehouse)
-        if "TURNSCORE_WAREHOUSE" not in env
-        else Path(str(warehouse)),
+        warehouse=Path(env_warehouse) if env_warehouse else warehouse,
         sources=paths("sources"),
         labels=paths("labels"),
-        case_id_attribute=str(raw.get("case_id_attribute", DEFAULT_CASE_ID_ATTRIBUTE)),
-        scorers=tuple(scorers) if isinstance(scorers, list) else None,
-        report=base / str(report) if report else None,
+        case_id_attribute=text("case_id_attribute") or DEFAULT_CASE_ID_ATTRIBUTE,
+        scorers=names(scorers, "'scorers'") if scorers is not None else None,
+        report=base / report if report else None,
         agents=agents,
-        judge=dict(raw.get("judge", {})),  # type: ignore[call-overload]
+        judge=table("judge"),
         path=path,
     )

@@ -220,12 +220,15 @@ def _ingest_progress(tell: Callable[[str, int, int | None], None], p: Progress) 
 def _score(config: Config, factory: LlmJudge | None, wait: bool,
            progress: Callable[[int, int], None]) -> ScoreReport:
     registered = [s.name for s in resolve_scorers(None)]
+    # Unknown names fail here, listing the known ones: a misspelt `disable` entry would
+    # otherwise run the scorer it meant to switch off, and a misspelt `enable` none.
+    named = {n for rule in config.agents.values() for n in (*(rule.enable or ()), *rule.disable)}
+    resolve_scorers(sorted(named | set(config.scorers or ())))
     chosen: list[str] | None = None
     if config.scorers is not None:
         # An agent's `enable` list may name scorers beyond the default list.
         extra = {n for rule in config.agents.values() for n in (rule.enable or ())}
         chosen = sorted(set(config.scorers) | extra)
-        resolve_scorers(chosen)  # unknown names fail here, listing the known ones
     return score_turns(config.warehouse, scorers=chosen, judge_factory=factory, wait=wait,
                        progress=progress, publish_snapshot=False,
                        scorers_for_agent=lambda agent: config.scorers_for(agent, registered))

@@ -155,12 +155,14 @@ def _export_views(con: duckdb.DuckDBPyConnection, warehouse_dir: Path) -> Path:
             for batch in reader:
                 writer.write_batch(batch)
     link = warehouse_dir / PUBLISHED_DIR
+    previous = os.readlink(link) if link.is_symlink() else None
     if link.exists() and not link.is_symlink():
-        # A real folder from a hand copy or an older layout: set it aside once.
-        link.rename(warehouse_dir / f"{_VERSION_PREFIX}legacy-{stamp}")
+        # A real folder from a hand copy or an older layout: set it aside, and keep it as
+        # this round's previous version (readers may be in it); the next round prunes it.
+        previous = f"{_VERSION_PREFIX}legacy-{stamp}"
+        link.rename(warehouse_dir / previous)
     tmp_link = warehouse_dir / f"{PUBLISHED_DIR}.tmp-{uuid.uuid4().hex[:6]}"
     tmp_link.symlink_to(version.name, target_is_directory=True)
-    previous = os.readlink(link) if link.is_symlink() else None
     os.replace(tmp_link, link)
     _prune(warehouse_dir, keep={version.name, previous or ""})
     return link

@@ -4,8 +4,9 @@ A (turn, scorer) pair is *pending* when the turn has no score from that scorer, 
 score came from another scorer version, or the turn's content_hash changed since, or the
 score is an `error` (errors are retried). `rescore` makes every pair pending.
 
-Turns are read in batches ordered by turn id; each batch is scored by every scorer with
-pending pairs in it and written in one transaction (`write_scores`). A run killed or
+Pending turns are read in batches by one streaming query (`score_input`); each batch is
+scored by every scorer with pending pairs in it and written in one transaction
+(`write_scores`). A run killed or
 stopped (a judge budget) between or inside batches loses at most the uncommitted batch,
 and the next run picks up exactly the pairs still pending.
 
@@ -25,12 +26,10 @@ from pathlib import Path
 from typing import Protocol
 
 import duckdb
-import polars as pl
 import pyarrow as pa
 
-from turnscore.ingest.turn import Turn, turns_from_arrow
+from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
-from turnscore.scorers.text import normalize_series
 from turnscore.warehouse.db import open_warehouse, writer_lock
 from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseError
 from turnscore.warehouse.judge_cache import DuckDBJudgeCache, JudgeCache
@@ -42,16 +41,19 @@ from turnscore.warehouse.runs import (
     finish_run,
     start_run,
 )
+from turnscore.warehouse.score_input import PendingBatch, pending_batches
 from turnscore.warehouse.scores import ScoreRow, write_scores
 
 log = logging.getLogger(__name__)
 
 _SAMPLE_BUCKETS = 1_000_000
 
-CREATE_PENDING = "CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR)"
+CREATE_PENDING = """
+CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR, prior BOOLEAN)
+"""
 INSERT_PENDING = f"""
 INSERT INTO _pending
-SELECT t.turn_id, $scorer FROM turns t
+SELECT t.turn_id, $scorer, s.turn_id IS NOT NULL FROM turns t
 LEFT JOIN scores s ON s.turn_id = t.turn_id AND s.scorer = $scorer
 WHERE ($sample IS NULL OR md5_number(t.turn_id) % {_SAMPLE_BUCKETS} < $sample)
   AND ($rescore OR s.turn_id IS NULL OR s.scorer_version <> $version
@@ -68,23 +70,10 @@ WHERE NOT EXISTS (
     WHERE t.turn_id = p.turn_id AND e.scorer = p.scorer
 )
 """
-SELECT_PENDING_TURN_IDS = "SELECT DISTINCT turn_id FROM _pending ORDER BY turn_id"
-SELECT_PENDING_FOR = "SELECT turn_id, scorer FROM _pending WHERE turn_id IN (SELECT unnest($ids))"
-SELECT_TURNS = "SELECT * FROM turns WHERE turn_id IN (SELECT unnest($ids)) ORDER BY turn_id"
 COUNT_TURNS_IN_SCOPE = (
     f"SELECT count(*) FROM turns WHERE $sample IS NULL "
     f"OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample"
 )
-# Labels a batch may join to: by case id, or by normalised request text. Ordered so that
-# several labels with the same text resolve to the same case on every run.
-SELECT_LABELS = """
-SELECT case_id, input, input_norm, canary, ideal_response, match_mode, expected_tools,
-       expected_tools_mode, should_decline, tags
-FROM labels
-WHERE case_id IN (SELECT unnest($ids::VARCHAR[]))
-   OR input_norm IN (SELECT unnest($norms::VARCHAR[]))
-ORDER BY case_id
-"""
 
 ProgressFn = Callable[[int, int], None]
 """Called after each committed batch with (pairs done, pairs pending at the start)."""
@@ -277,12 +266,10 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     log.info("run %s: %d pending (turn, scorer) pairs over %d turns", run_id, total, in_scope)
 
     tally, done, stopped = _Tally(), 0, None
-    ids = [row[0] for row in con.execute(SELECT_PENDING_TURN_IDS).fetchall()]
     by_name = {s.name: s for s in chosen}
-    for offset in range(0, len(ids), batch_size):
-        batch_ids = ids[offset:offset + batch_size]
-        rows, stopped = _score_batch(con, batch_ids, by_name, judge_runner)
-        write_scores(con, rows, run_id)
+    for batch in pending_batches(con, batch_size):
+        rows, stopped = _score_batch(batch, by_name, judge_runner)
+        write_scores(con, rows, run_id, replacing=batch.replacing)
         for r in rows:
             tally.add(r.scorer, r.score.status)
         done += len(rows)
@@ -316,20 +303,18 @@ def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersFor
         con.unregister("_enabled")
 
 
-def _score_batch(con: duckdb.DuckDBPyConnection, batch_ids: list[str],
-                 by_name: dict[str, Scorer], judge_runner: JudgeRunner | None
-                 ) -> tuple[list[ScoreRow], str | None]:
-    batch = con.sql(SELECT_TURNS, params={"ids": batch_ids}).to_arrow_table()
-    turns = list(turns_from_arrow(batch))
-    cases = _cases_for(con, turns)
-    wanted: dict[str, set[str]] = {}
-    for turn_id, name in con.execute(SELECT_PENDING_FOR, {"ids": batch_ids}).fetchall():
-        wanted.setdefault(name, set()).add(turn_id)
+def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
+                 judge_runner: JudgeRunner | None) -> tuple[list[ScoreRow], str | None]:
+    turns, cases = batch.turns, batch.cases
+    wanted: dict[str, list[int]] = {}
+    for i, names in enumerate(batch.scorers):
+        for name in names:
+            wanted.setdefault(name, []).append(i)
     rows: list[ScoreRow] = []
     stopped = None
     for name in sorted(wanted):
         s = by_name[name]
-        idx = [i for i, t in enumerate(turns) if t.turn_id in wanted[name]]
+        idx = wanted[name]
         sub_turns, sub_cases = [turns[i] for i in idx], [cases[i] for i in idx]
         results: Sequence[Score | None]
         if s.kind == "judge" and judge_runner is not None:
@@ -343,26 +328,3 @@ def _score_batch(con: duckdb.DuckDBPyConnection, batch_ids: list[str],
             if score is not None:
                 rows.append(ScoreRow(t.turn_id, s.name, s.version, t.content_hash, score))
     return rows, stopped
-
-
-def _cases_for(con: duckdb.DuckDBPyConnection, turns: list[Turn]) -> list[Case | None]:
-    """Each turn's labelled case: by case_id, else by normalised request text."""
-    norms = normalize_series(pl.Series("r", [t.request for t in turns], dtype=pl.String))
-    norm_list = [str(n) for n in norms.to_list()]
-    case_ids = [t.case_id for t in turns if t.case_id]
-    by_id: dict[str, Case] = {}
-    by_norm: dict[str, Case] = {}
-    for row in con.execute(SELECT_LABELS, {"ids": case_ids, "norms": norm_list}).fetchall():
-        case = Case(
-            case_id=row[0], input=row[1],
-            canary=None if row[3] is None else tuple(row[3]),
-            ideal_response=row[4], match_mode=row[5],
-            expected_tools=None if row[6] is None else tuple(row[6]),
-            expected_tools_mode=row[7], should_decline=row[8], tags=tuple(row[9] or ()),
-        )
-        by_id[case.case_id] = case
-        by_norm.setdefault(row[2], case)
-    return [
-        (by_id.get(t.case_id) if t.case_id else None) or by_norm.get(n)
-        for t, n in zip(turns, norm_list, strict=True)
-    ]

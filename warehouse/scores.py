@@ -89,9 +89,12 @@ def _last_per_key(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
     return list(latest.values())
 
 
-def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_id: str) -> int:
+def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_id: str,
+                 *, replacing: bool = True) -> int:
     """Write a batch in one transaction; a replaced score is first copied to history.
 
+    `replacing=False` promises that no row of the batch has a current score yet (the
+    runner knows): the copy to history, a join over the whole `scores` table, is skipped.
     Returns the number of rows written.
     """
     if not rows:
@@ -102,7 +105,8 @@ def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_i
     try:
         con.execute("BEGIN TRANSACTION")
         try:
-            con.execute(COPY_REPLACED_TO_HISTORY, [now])
+            if replacing:
+                con.execute(COPY_REPLACED_TO_HISTORY, [now])
             con.execute(UPSERT_SCORES)
             con.execute("COMMIT")
         except BaseException:

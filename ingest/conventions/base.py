@@ -65,11 +65,15 @@ class Decoded:
     def fill(self, other: Decoded) -> Self:
         """Fields still None here taken from `other` (self has precedence)."""
         missing = {
-            f.name: getattr(other, f.name)
-            for f in fields(self)
-            if getattr(self, f.name) is None and getattr(other, f.name) is not None
+            name: theirs
+            for name in _DECODED_FIELDS
+            if (theirs := getattr(other, name)) is not None and getattr(self, name) is None
         }
         return replace(self, **missing) if missing else self
+
+
+# Every span is merged a few times: `fields()` per call was a tenth of decoding.
+_DECODED_FIELDS = tuple(f.name for f in fields(Decoded))
 
 
 @dataclass(frozen=True, slots=True)

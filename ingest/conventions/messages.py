@@ -290,7 +290,7 @@ def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Me
 
 
 _MESSAGE_CACHE: dict[bytes, Message] = {}
-_MESSAGE_CACHE_SIZE = 8192
+_MESSAGE_CACHE_SIZE = 2048
 """Every chat span repeats the conversation so far: a turn's history is parsed once, not
 once per model call. Bounded; cleared whole when full (sessions arrive together)."""
 

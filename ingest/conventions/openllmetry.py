@@ -25,7 +25,6 @@ from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
     canonical_arguments,
-    has_prefix,
     result_text,
     try_json,
     unflatten,
@@ -44,15 +43,22 @@ _LLM_TYPES = frozenset({"chat", "completion"})
 _SESSION_PROPS = ("session_id", "conversation_id", "thread_id", "chat_id")
 
 
+_DETECT_PREFIXES = (
+    A.GEN_AI_PROMPT + ".",
+    A.GEN_AI_COMPLETION + ".",
+    A.TL_REQUEST_FUNCTIONS + ".",
+    A.TL_ASSOCIATION_PREFIX,
+)
+"""Flattened prompt/completion/functions keys and association properties."""
+
+
 def detect(view: SpanView) -> bool:
     attrs = view.attributes
     return (
         A.TL_SPAN_KIND in attrs
         or A.TL_REQUEST_TYPE in attrs
-        or has_prefix(attrs, A.GEN_AI_PROMPT)
-        or has_prefix(attrs, A.GEN_AI_COMPLETION)
-        or has_prefix(attrs, A.TL_REQUEST_FUNCTIONS)
-        or any(k.startswith(A.TL_ASSOCIATION_PREFIX) for k in attrs)
+        # One pass over the keys: this runs on every span of every convention.
+        or any(k.startswith(_DETECT_PREFIXES) for k in attrs)
     )
 
 

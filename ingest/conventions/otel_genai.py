@@ -167,6 +167,10 @@ def event_message(event: ContentEvent, where: str, problems: Problems) -> Messag
         finish = as_str(event.fields.get("finish_reason"))
         if isinstance(body, dict) and ("content" in body or "tool_calls" in body):
             obj = {"role": "assistant", **body, "finish_reason": finish}
+            # OpenLLMetry's events mode puts the calls beside the message, not inside it.
+            beside = _field(event, "tool_calls")
+            if "tool_calls" not in body and beside is not None:
+                obj["tool_calls"] = beside
         else:
             obj = {"role": "assistant", "content": body, "finish_reason": finish}
         return parse_message(obj, where, problems)

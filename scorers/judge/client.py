@@ -185,11 +185,19 @@ class ChatClient:
             raise JudgeRequestError(f"not a chat completion ({exc}): {resp.text[:200]}",
                                     attempts=attempt, latency_ms=_ms(started)) from None
         calls = []
-        for raw in message.get("tool_calls") or ():
-            fn = raw.get("function") or {}
+        raw_calls = message.get("tool_calls") or []
+        for raw in raw_calls if isinstance(raw_calls, list) else [raw_calls]:
+            fn = raw.get("function") if isinstance(raw, dict) else None
+            if not isinstance(raw, dict) or not isinstance(fn, dict):
+                raise JudgeRequestError(f"malformed tool call in the reply: {excerpt_of(raw)}",
+                                        attempts=attempt, latency_ms=_ms(started))
+            arguments = fn.get("arguments") or "{}"
+            if not isinstance(arguments, str):  # some servers send the object itself
+                arguments = orjson.dumps(arguments).decode()
             calls.append(ToolCallRequest(str(raw.get("id", "")), str(fn.get("name", "")),
-                                         str(fn.get("arguments") or "{}")))
-        usage = data.get("usage") or {}
+                                         arguments))
+        usage = data.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         content = message.get("content")
         return ChatReply(
             content=content if isinstance(content, str) else None,
@@ -216,6 +224,10 @@ def parse_retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max((when - datetime.now(UTC)).total_seconds(), 0.0)
+
+
+def excerpt_of(value: object, limit: int = 200) -> str:
+    return orjson.dumps(value, default=str).decode()[:limit]
 
 
 def _int(value: object) -> int | None:

@@ -248,6 +248,15 @@ class JudgeEngine:
 
     async def _one(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
                    slots: asyncio.Semaphore, turn: Turn) -> Score | None:
+        try:
+            return await self._judge_one(spec, config, client, slots, turn)
+        except Exception as exc:  # one bad turn is one error row, never a lost batch
+            log.exception("judging turn %s with %s failed", turn.turn_id, spec.name)
+            return Score.failed(f"{type(exc).__name__}: {exc}", judge=config.judge_id,
+                                prompt_sha=spec.prompt.sha)
+
+    async def _judge_one(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
+                         slots: asyncio.Semaphore, turn: Turn) -> Score | None:
         pre = spec.precheck(turn)
         if pre is not None:
             return pre
@@ -267,8 +276,9 @@ class JudgeEngine:
                 return None
             self.calls += 1
             spend = _Spend()
+            shown: list[str] = [rendered.data]
             try:
-                text = await self._converse(spec, config, client, rendered, spend)
+                text = await self._converse(spec, config, client, rendered, spend, shown)
             except (JudgeRequestError, _ToolLoopExceeded) as exc:
                 if isinstance(exc, JudgeRequestError):
                     spend.attempts += exc.attempts
@@ -280,7 +290,7 @@ class JudgeEngine:
             usage = spend.usage(config)
             self.cost_usd += usage.cost_usd or 0.0
             try:
-                verdict = parse_verdict(text, spec.required, data=rendered.data)
+                verdict = parse_verdict(text, spec.required, data="\n".join(shown))
             except VerdictError as exc:
                 self._failed(config)
                 return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage)
@@ -314,8 +324,9 @@ class JudgeEngine:
             log.warning("judging stopped: %s", self.stop.message)
 
     async def _converse(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
-                        rendered: Rendered, spend: _Spend) -> str | None:
-        """The judge's final reply text, after at most MAX_TOOL_ITERATIONS model calls."""
+                        rendered: Rendered, spend: _Spend, shown: list[str]) -> str | None:
+        """The judge's final reply text, after at most MAX_TOOL_ITERATIONS model calls.
+        Each tool result is appended to `shown`: a verdict copied from one is not the judge's."""
         messages: list[Message] = list(rendered.messages)
         specs = [self.tools[name].spec() for name in config.tools]
         fmt = response_format(spec) if config.structured_output else None
@@ -332,6 +343,7 @@ class JudgeEngine:
                 block = (f"{open_marker('tool_result', rendered.nonce)}\n"
                          f"{escape(result, rendered.nonce)}\n"
                          f"{close_marker('tool_result', rendered.nonce)}")
+                shown.append(block)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": block})
         raise _ToolLoopExceeded(f"the judge still called tools after {MAX_TOOL_ITERATIONS} "
                                 f"iterations (bound reached); last reply: "

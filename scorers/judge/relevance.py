@@ -124,7 +124,9 @@ _ARITH_WORD = re.compile(r"%|\b(percent(age)?|sum(s|med|ming)?|totals?|average|m
                          r"multipl(y|ied)|divided?|plus|minus|times|add up|squared?|"
                          r"interest|product of)\b", re.I)
 # A hyphen or an x counts only between spaces: 2025-02 is a month, 1920x1080 a size.
-ARITH_OP = re.compile(r"(?<![\w.])\d[\d,.]*(\s*(\*\*|[+*/×÷^])\s*|\s+[-x]\s+)\(?-?\d[\d,.]*")
+# A number starts only at the start of its run of digits, commas and dots: starting after
+# every comma made a long "1,2,3,..." take quadratic time, and can match nothing more.
+ARITH_OP = re.compile(r"(?<![\w.,])\d[\d,.]*+(\s*(\*\*|[+*/×÷^])\s*|\s+[-x]\s+)\(?-?\d[\d,.]*")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(?![\w])")
 _CALC_STEMS = ("arithmet", "calculat", "math", "formula", "python", "spreadsheet", "equation")
 

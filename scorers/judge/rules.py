@@ -28,13 +28,15 @@ from collections.abc import Iterable
 
 import jsonschema
 import orjson
+from referencing import Registry
+from referencing.exceptions import Unresolvable
 
 from turnscore.ingest.turn import Call, Tool, Turn
 from turnscore.scorers.judge import relevance as rel
+from turnscore.scorers.judge.config import RULES_JUDGE
 from turnscore.scorers.judge.parse import Verdict
 
-RULES_JUDGE = "rules-v1"
-
+NO_REMOTE_REFS: Registry[object] = Registry()
 
 
 _GREETING = re.compile(r"^\W*(hi|hello|hey|thanks|thank you|thx|good (morning|afternoon|evening)"
@@ -180,8 +182,14 @@ def _check_arguments(call: Call, tool: Tool | None) -> tuple[object, list[str]]:
         cls.check_schema(schema)
     except (orjson.JSONDecodeError, jsonschema.SchemaError, TypeError):
         return parsed, []  # a broken schema is call_validity's finding, not the agent's
+    try:
+        # An empty registry: a `$ref` to a URL stays unresolved. Without one, jsonschema
+        # fetches it, so a tool schema in the telemetry could make the scorer call any host.
+        found = list(cls(schema, registry=NO_REMOTE_REFS).iter_errors(parsed))
+    except Unresolvable:
+        return parsed, []  # as a broken schema
     problems = []
-    for err in sorted(cls(schema).iter_errors(parsed), key=lambda e: list(e.path)):
+    for err in sorted(found, key=lambda e: list(e.path)):
         where = "/".join(str(p) for p in err.path)
         problems.append(f"{where}: {err.message}" if where else err.message)
     return parsed, problems[:5]
@@ -216,8 +224,8 @@ _KINDS: tuple[tuple[str, re.Pattern[str], tuple[str, ...], str], ...] = (
      ("validat", "regex", "format", "convert", "pars", "python", "code", "execut", "lint",
       "schema", "sort"), "strict rule application (a validator or code tool)"),
 )
-_VOLUME = re.compile(r"\b(\d[\d,]*)\s+(rows|items|records|entries|lines|files|orders|customers|"
-                     r"transactions|numbers|products|users|emails|documents|pages|invoices)\b",
+_VOLUME = re.compile(r"(?<![\d,])\b(\d[\d,]*+)\s+(rows|items|records|entries|lines|files|orders|"
+                     r"customers|transactions|numbers|products|users|emails|documents|pages|invoices)\b",
                      re.I)
 
 
@@ -253,7 +261,8 @@ def _covers(tools: Iterable[Tool], stems: tuple[str, ...], request: str, kind: s
 
 _SKIPPED = re.compile(r"\b(and so on|similarly for the (rest|others)|the rest (follow|are "
                       r"similar)|for brevity|omitted|i'?ll skip|skipping)\b|\betc\.?\s*$", re.I)
-_HAND_MATH = re.compile(r"\d[\d,.]*\s*[-+*/x×]\s*\d[\d,.]*\s*=\s*\d")
+# Numbers start at the start of their run (see `relevance.ARITH_OP`): linear on "1,1,1...".
+_HAND_MATH = re.compile(r"(?<![\d,.])\d[\d,.]*+\s*[-+*/x×]\s*\d[\d,.]*+\s*=\s*\d")
 _RUNNING = re.compile(r"\b(running (total|count)|so far|that makes|that's \d+)\b", re.I)
 _APPROX = re.compile(r"(\b(approximately|roughly|about|around|estimated?|nearly|almost)\s+\d|"
                      r"~\s*\d|\b(probably|i counted|or so|give or take|at least \d))", re.I)

@@ -11,6 +11,7 @@ import pytest
 from turnscore.demo.policies import POLICIES
 from turnscore.demo.questions import QUESTIONS, SPECIAL_REQUESTS
 from turnscore.demo.run import DemoReport, PolicyMetrics, run_demo
+from turnscore.errors import ConfigError
 from turnscore.warehouse.db import open_readonly
 from turnscore.warehouse.runs import Outcome
 
@@ -159,3 +160,15 @@ def test_a_second_demo_in_the_same_folder_replaces_the_first(demo: DemoReport) -
     assert [(p.policy, p.turns) for p in again.policies] == \
         [(p.policy, p.turns) for p in demo.policies]
     assert again.classic == demo.classic
+
+
+@pytest.mark.parametrize("existing", ["turnscore.toml", "warehouse", "exports"])
+def test_a_folder_that_is_not_the_demos_is_left_alone(tmp_path: Path, existing: str) -> None:
+    (tmp_path / existing).mkdir() if existing != "turnscore.toml" else (
+        tmp_path / existing).write_text('warehouse = "mine"\n')
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(ConfigError, match="not a demo folder"):
+        run_demo(tmp_path, today=TODAY)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    if existing == "turnscore.toml":
+        assert (tmp_path / existing).read_text() == 'warehouse = "mine"\n'

@@ -97,6 +97,10 @@ FRAMING_CASES = {
     "lone surrogate": '{"a":"\\ud800"}\n{"b":1}',
     "duplicate keys": '{"a":1,"a":2}',
     "floats": '{"a":1e400,"b":0.1,"c":-0.0,"d":5e-324}',
+    "long digit runs in strings": '{"traceId":"97467533473669166659a263f042c745"}\n{"t":"1'
+    + "0" * 30 + '"}',
+    "largest 64-bit integers": '{"a":18446744073709551615,"b":-9223372036854775808}',
+    "integer beyond 64 bits after a space": '{"a": [1, 18446744073709551616]}',
 }
 
 

@@ -39,6 +39,12 @@ def test_env_overrides_the_warehouse(tmp_path: Path) -> None:
     assert cfg.warehouse == Path("/x/y")
 
 
+def test_an_empty_env_warehouse_is_unset(tmp_path: Path) -> None:
+    (tmp_path / "t.toml").write_text(TOML)
+    cfg = load_config(tmp_path / "t.toml", env={"TURNSCORE_WAREHOUSE": ""})
+    assert cfg.warehouse == tmp_path / "wh"
+
+
 def test_agents_enable_or_disable_scorers(tmp_path: Path) -> None:
     (tmp_path / "t.toml").write_text(TOML)
     cfg = load_config(tmp_path / "t.toml", env={})
@@ -56,6 +62,14 @@ def test_agents_enable_or_disable_scorers(tmp_path: Path) -> None:
         ("sources = 3", "'sources' must be a path or a list of paths"),
         ("[agents.a]\nonly = []", "[agents.a] takes only"),
         ("warehouse = ", "not valid TOML"),
+        # A bare string would silently become its characters (or every scorer).
+        ('[agents.a]\ndisable = "tractability"', "[agents.a] disable must be a list"),
+        ('[agents.a]\nenable = "tool_grounding"', "[agents.a] enable must be a list"),
+        ('scorers = "tool_grounding"', "'scorers' must be a list"),
+        ("agents = 3", "'agents' must be a table"),
+        ('judge = "gpt"', "'judge' must be a table"),
+        ("case_id_attribute = 7", "'case_id_attribute' must be a string"),
+        ("report = true", "'report' must be a string"),
     ],
 )
 def test_bad_config_names_the_problem(tmp_path: Path, text: str, message: str) -> None:

@@ -216,6 +216,16 @@ def test_an_unknown_scorer_in_the_config_fails_the_score_stage(tmp_path: Path) -
     assert any("no_such_scorer" in p and "tool_usage" in p for p in report.problems)
 
 
+@pytest.mark.parametrize("rule", ['disable = ["tractabilty"]', 'enable = ["tractabilty"]'])
+def test_an_unknown_scorer_in_an_agent_rule_fails_the_score_stage(tmp_path: Path,
+                                                                  rule: str) -> None:
+    config = tmp_path / "turnscore.toml"
+    config.write_text(f'warehouse = "wh"\n[agents.bot]\n{rule}\n')
+    report = run_nightly(load_config(config, env={}))
+    assert report.failed_stage == "score"
+    assert any("tractabilty" in p and "tractability" in p for p in report.problems)
+
+
 def test_a_second_nightly_is_refused_while_one_holds_the_warehouse(tmp_path: Path) -> None:
     config = load_config(write_project(tmp_path), env={})
     config.warehouse.mkdir(parents=True)

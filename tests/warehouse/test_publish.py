@@ -72,6 +72,18 @@ def test_exports_swap_atomically_and_old_folders_are_pruned(
     assert os.readlink(tmp_path / PUBLISHED_DIR) in {v.name for v in versions}
 
 
+def test_a_real_published_folder_is_set_aside_for_one_round(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    (tmp_path / PUBLISHED_DIR).mkdir()
+    (tmp_path / PUBLISHED_DIR / "scores.parquet").write_text("an older export")
+    publish(tmp_path, con=con)
+    assert (tmp_path / PUBLISHED_DIR).is_symlink()
+    [legacy] = tmp_path.glob(".published-legacy-*")
+    assert (legacy / "scores.parquet").read_text() == "an older export"
+    publish(tmp_path, con=con)
+    assert not legacy.exists()
+
+
 def test_a_view_name_that_is_not_a_file_name_is_not_exported(
         tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
     con.execute('CREATE VIEW "../escape" AS SELECT 1 AS x')

@@ -61,7 +61,8 @@ def _details_lines(score: ScoreView) -> list[str]:
         return []
     lines = []
     if score.scorer == USAGE:
-        for verdict in details.get("calls") or []:
+        calls = details.get("calls")
+        for verdict in calls if isinstance(calls, list) else []:
             if isinstance(verdict, dict) and verdict.get("problem"):
                 lines.append(f"call {verdict.get('tool')}: {verdict['problem']}")
     elif score.scorer == TRACTABILITY:
@@ -69,7 +70,9 @@ def _details_lines(score: ScoreView) -> list[str]:
             lines.append(f"request kind: {details['request_kind']}")
         if details.get("missing_capability"):
             lines.append(f"missing capability: {details['missing_capability']}")
-        lines.extend(f"strain: {sign}" for sign in details.get("strain_signs") or [])
+        signs = details.get("strain_signs") or []
+        # An LLM judge without structured output may send one sign as a bare string.
+        lines.extend(f"strain: {sign}" for sign in (signs if isinstance(signs, list) else [signs]))
     return [str(line) for line in lines]
 
 

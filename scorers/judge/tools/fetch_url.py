@@ -3,11 +3,12 @@
 Safety, because the URL comes from agent content the judge has read:
 - HTTPS only; at most 5 redirects, and every hop is checked again from scratch.
 - The host is resolved once and every address is checked; private, loopback, link-local,
-  multicast, reserved, unspecified and other non-global addresses are refused (IPv4-mapped
-  IPv6 addresses are unwrapped first). A host with any refused address is refused.
+  multicast, reserved, unspecified and other non-global addresses are refused (IPv6
+  addresses that embed an IPv4 one, mapped, 6to4 or Teredo, are judged by that address).
+  A host with any refused address is refused.
 - The connection goes to the address that was checked, with the host name used only for SNI,
   certificate verification and the Host header, so a second DNS answer cannot swap it.
-- 10 s timeout per socket operation and overall, 50 KB read cap, HTML reduced to text.
+- 10 s timeout per socket operation and for the whole body, 50 KB read cap, HTML as text.
 """
 
 from __future__ import annotations
@@ -43,8 +44,16 @@ def system_resolver(host: str, port: int) -> list[str]:
 
 def blocked_reason(ip: IPAddress) -> str | None:
     """Why `ip` may not be fetched from, or None when it is a public address."""
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        # Addresses that carry an IPv4 address are judged by it: mapped, 6to4 and Teredo
+        # (the client end) can each lead to 127.0.0.1 or 10/8 through a relay.
+        # A public embedded address does not clear the IPv6 one: its own checks still apply.
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip.sixtofour is not None and (inner := blocked_reason(ip.sixtofour)):
+            return f"6to4 of a {inner}"
+        elif ip.teredo is not None and (inner := blocked_reason(ip.teredo[1])):
+            return f"Teredo of a {inner}"
     # Order matters: 127/8 and 169.254/16 are also `is_private`; name the specific class.
     checks = (("is_unspecified", "unspecified"), ("is_loopback", "loopback"),
               ("is_link_local", "link-local"), ("is_multicast", "multicast"),
@@ -129,9 +138,14 @@ class FetchUrl:
             chunks: list[bytes] = []
             size = 0
             while size <= self.max_bytes:
-                if time.monotonic() > deadline:
+                left = deadline - time.monotonic()
+                if left <= 0:
                     raise TimeoutError(f"fetching from {host} took over {self.timeout_s:g} s")
-                chunk = resp.read(min(8192, self.max_bytes + 1 - size))
+                # `read1` returns after one receive, and no receive may outlast the deadline:
+                # `read(n)` would wait for all n bytes, so a server sending a byte at a time
+                # could hold the judge for hours without ever tripping a socket timeout.
+                conn.limit(left)
+                chunk = resp.read1(min(8192, self.max_bytes + 1 - size))
                 if not chunk:
                     break
                 chunks.append(chunk)
@@ -151,10 +165,15 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
         super().__init__(host, port, timeout=timeout, context=context)
         self._address = address
         self._context = context
+        self._pinned: ssl.SSLSocket
 
     def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), timeout=self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.sock = self._pinned = self._context.wrap_socket(sock, server_hostname=self.host)
+
+    def limit(self, seconds: float) -> None:
+        """Cap the next socket operation (the response may have detached `self.sock`)."""
+        self._pinned.settimeout(min(seconds, self.timeout or seconds))
 
 
 def _to_text(body: bytes, content_type: str, truncated: bool, cap: int) -> str:

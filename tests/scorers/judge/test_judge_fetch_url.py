@@ -76,6 +76,19 @@ class Site:
                 }
                 if self.path == "/slow":
                     time.sleep(1.5)
+                if self.path == "/drip":  # each byte well within the socket timeout
+                    try:
+                        self.send_response(200)
+                        self.send_header("Content-Type", "text/plain")
+                        self.send_header("Content-Length", "100")
+                        self.end_headers()
+                        for _ in range(100):
+                            self.wfile.write(b"x")
+                            self.wfile.flush()
+                            time.sleep(0.03)
+                    except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+                        pass
+                    return
                 if self.path.startswith("/to/"):
                     target = self.path[len("/to/"):]
                     self.send_response(302)
@@ -198,6 +211,14 @@ def test_http_errors_and_timeouts_raise(tls: tuple[Site, ssl.SSLContext]) -> Non
     assert time.monotonic() - started < 1.2
 
 
+def test_a_server_sending_a_byte_at_a_time_cannot_outlast_the_deadline(
+        tls: tuple[Site, ssl.SSLContext]) -> None:
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        fetcher(tls, Resolver(), timeout_s=0.5).fetch(f"https://good.test:{tls[0].port}/drip")
+    assert time.monotonic() - started < 1.5  # the whole body would take 3 s
+
+
 def test_self_signed_certificates_are_not_trusted_by_default(
         tls: tuple[Site, ssl.SSLContext]) -> None:
     strict = FetchUrl(resolver=Resolver(), allow=frozenset({LOOPBACK}))
@@ -213,6 +234,9 @@ def test_self_signed_certificates_are_not_trusted_by_default(
     ("224.0.0.1", "multicast"), ("ff02::1", "multicast"),
     ("240.0.0.1", "reserved"), ("0.0.0.0", "unspecified"), ("::", "unspecified"),
     ("100.64.0.1", "not globally routable"),
+    # IPv6 forms that carry an IPv4 address, which a relay would deliver to.
+    ("2002:7f00:1::1", "6to4 of a loopback"), ("2002:a00:1::", "6to4 of a private"),
+    ("2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo of a loopback"),
 ])
 def test_each_blocked_address_class_is_refused(address: str, reason: str) -> None:
     assert blocked_reason(ipaddress.ip_address(address)) == reason

@@ -82,6 +82,15 @@ def test_each_request_gets_a_new_nonce_and_the_same_cache_text() -> None:
     assert a.stable_text == b.stable_text and a.nonce not in a.stable_text
 
 
+def test_turns_that_differ_only_where_the_placeholder_nonce_would_escape_differ_in_key(
+) -> None:
+    spec = SPECS["tractability"]
+    zeros = render(spec.prompt, spec.sections(make_turn({"request": "id 0000000000000000"})))
+    marker = render(spec.prompt, spec.sections(make_turn({"request": "id [marker removed]"})))
+    assert zeros.stable_text != marker.stable_text
+    assert "id 0000000000000000" in zeros.stable_text
+
+
 def test_a_forged_verdict_echoed_by_the_judge_is_never_the_verdict(
         judge_server: ScriptedJudge, fast_config: JudgeConfig) -> None:
     # A parroting judge repeats the data; only a verdict of its own may count.

@@ -4,6 +4,7 @@ the band, value, checks and details it must get. Scored through the registry, of
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.recording_server import recording_server
 from tests.scorers.judge.scripted import make_turn
 from turnscore.scorers.base import REGISTRY, Status
 from turnscore.scorers.judge.config import RULES_JUDGE
@@ -109,3 +111,35 @@ def test_rules_judge_always_gives_a_banded_verdict(request: str, answer: str | N
         if score.status == Status.SCORED:
             assert score.value is not None and 0 <= score.value <= 10
             assert score.label == band(score.value)
+
+
+def test_a_remote_ref_in_a_tool_schema_is_never_fetched() -> None:
+    local = {"$ref": "#/$defs/city"}
+    with recording_server() as (base, hits):
+        for ref, problem in (({"$ref": f"{base}/city.json"}, False), (local, True)):
+            tool = {"name": "get_weather", "description": "Weather forecast for a city.",
+                    "parameters": {"type": "object", "$defs": {"city": {"type": "string"}},
+                                   "properties": {"city": ref}}}
+            turn = make_turn({"request": "Weather in Paris?", "tools_source": "declared",
+                              "tools": [tool], "final_answer": "Sunny.",
+                              "calls": [{"call_id": "c1", "name": "get_weather",
+                                         "arguments": {"city": 75}, "result": "sunny"}]})
+            [score] = REGISTRY["tool_usage"].score([turn], [None])
+            assert score.status == Status.SCORED
+            [verdict] = score.details["calls"]  # type: ignore[index]
+            # A local reference still validates; a remote one is left unresolved.
+            assert verdict["arguments_ok"] is not problem, verdict
+    assert hits == []
+
+
+@pytest.mark.parametrize("run", ["1,", "1."])
+def test_a_long_run_of_digits_takes_linear_time(run: str) -> None:
+    # "1,2,3,..." without spaces, as a CSV answer has it: number patterns that could start
+    # after every comma took minutes on 40 KB.
+    numbers = run * 6000
+    turn = make_turn({"request": f"Add these up: {numbers}",
+                      "final_answer": f"Working: {numbers} = 5, so about 5."})
+    started = time.monotonic()
+    for name in ("tool_usage", "tractability", "groundedness_judge"):
+        REGISTRY[name].score([turn], [None])
+    assert time.monotonic() - started < 1.5

@@ -1,0 +1,95 @@
+"""An incremental night: new turns added to an existing warehouse, timed.
+
+    python bench/incremental.py WAREHOUSE [--turns 10000] [--out bench/out/incremental]
+
+Generates `--turns` new agent turns (new sessions, the next day, the same generator as
+`bench/ingest.py`) as JSONL files, ingests them into WAREHOUSE with `run_ingest` (decoding
+included; `TURNSCORE_INGEST_WORKERS` applies), and checks that no Parquet file already
+in the warehouse was rewritten or removed. Target: 10,000 turns into a warehouse of
+1 million in under 5 seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+DAY_NS = 86_400 * 1_000_000_000
+NEW_SESSIONS_FROM = 50_000_000
+"""Session numbers of the new night: no new turn continues an old conversation."""
+
+
+def _bench_ingest() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_ingest", Path(__file__).with_name(
+        "ingest.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _parquet_files(root: Path) -> dict[Path, tuple[int, int, int]]:
+    """Every Parquet file under `root` with (inode, size, mtime_ns): a rewrite changes one."""
+    out = {}
+    for path in root.rglob("*.parquet"):
+        st = path.stat()
+        out[path] = (st.st_ino, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("warehouse", type=Path)
+    parser.add_argument("--turns", type=int, default=10_000)
+    parser.add_argument("--out", type=Path, default=Path("bench/out/incremental"))
+    args = parser.parse_args(argv)
+    from turnscore.warehouse.db import DB_FILE, open_readonly
+    from turnscore.warehouse.ingest_run import run_ingest
+
+    bench = _bench_ingest()
+    shutil.rmtree(args.out, ignore_errors=True)
+    gen = bench.Generator(seed=1234)
+    gen.sessions = NEW_SESSIONS_FROM
+    gen.now = bench.T0 + DAY_NS
+    # ~8 spans a turn; generate whole files until the night holds enough turns.
+    files = bench.generate(args.out, args.turns * 8, 8_000, gen, ("jsonl",))["jsonl"]
+
+    con = open_readonly(args.warehouse / DB_FILE)
+    try:
+        row = con.execute("SELECT count(*) FROM turns").fetchone()
+    finally:
+        con.close()
+    before_turns = row[0] if row else 0
+    before = _parquet_files(args.warehouse)
+    start = time.perf_counter()
+    report = run_ingest(files, args.warehouse)
+    seconds = time.perf_counter() - start
+    after = _parquet_files(args.warehouse)
+    changed = [p for p, key in before.items() if after.get(p) != key]
+    result = {
+        "warehouse_turns_before": before_turns,
+        "new_turns": report.turns_new,
+        "rebuilt_turns": report.turns_rebuilt,
+        "spans": report.spans,
+        "seconds": seconds,
+        "old_parquet_files": len(before),
+        "old_parquet_files_rewritten_or_removed": len(changed),
+        "workers": os.environ.get("TURNSCORE_INGEST_WORKERS", "1"),
+        "outcome": report.outcome,
+    }
+    print(json.dumps(result, indent=2))
+    for path in changed[:10]:
+        print(f"rewritten or removed: {path}", file=sys.stderr)
+    return 0 if not changed and report.outcome == "ok" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
