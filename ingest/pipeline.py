@@ -64,9 +64,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_GROUP_BYTES = 32 << 20
 """File bytes read per group; decoded records take a few times this in memory."""
 MAX_LINK_ROUNDS = 64
-WORKERS_ENV = "TURNSCORE_INGEST_WORKERS"
-"""Worker processes that read and decode files ahead of assembly; unset or 1: none."""
 """Bound on following conversation/history links through stored traces per group."""
+WORKERS_ENV = "TURNSCORE_INGEST_WORKERS"
+"""Processes in all (this one included) for an ingest; unset or 1: this one alone."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +167,8 @@ def ingest_paths(
     Files whose content key is in `known_file_keys`, or repeats an earlier file of this
     batch, are skipped. Raises `FileNotFoundError` for a path that does not exist.
     `case_id_attribute` names the span attribute holding the labelled-case key.
-    `workers` > 1 reads and decodes files on that many processes (`fast_read`) while this
-    one assembles; the result is the same. Default: `$TURNSCORE_INGEST_WORKERS`, else 1.
+    `workers` > 1: `workers - 1` processes read and decode files ahead (`fast_read`) while
+    this one assembles; the result is the same. Default: `$TURNSCORE_INGEST_WORKERS`, else 1.
     """
     ingest_id = ingest_id or uuid.uuid4().hex
     remove_stale_temp_files(out_dir)

@@ -17,7 +17,7 @@ Turns are decoded from Arrow column by column (`turns_of`), not row by row throu
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -65,7 +65,8 @@ class PendingBatch:
     """Some pending pair in the batch has a current score (to move to history)."""
 
 
-def pending_batches(con: duckdb.DuckDBPyConnection, batch_size: int) -> Iterator[PendingBatch]:
+def pending_batches(con: duckdb.DuckDBPyConnection, batch_size: int
+                    ) -> Generator[PendingBatch, None, None]:
     """The turns in `_pending` (a temp table on `con`), `batch_size` at a time."""
     cur = con.cursor()
     try:

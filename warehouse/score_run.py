@@ -21,6 +21,7 @@ import importlib
 import logging
 import time
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -191,7 +192,7 @@ def score_turns(
     scorers: Sequence[str] | None = None,
     rescore: bool = False,
     sample: float | None = None,
-    batch_size: int = 500,
+    batch_size: int = 2000,
     progress: ProgressFn | None = None,
     judge_runner: JudgeRunner | None = None,
     judge_factory: JudgeFactory | None = None,
@@ -267,17 +268,19 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
 
     tally, done, stopped = _Tally(), 0, None
     by_name = {s.name: s for s in chosen}
-    for batch in pending_batches(con, batch_size):
-        rows, stopped = _score_batch(batch, by_name, judge_runner)
-        write_scores(con, rows, run_id, replacing=batch.replacing)
-        for r in rows:
-            tally.add(r.scorer, r.score.status)
-        done += len(rows)
-        if progress is not None:
-            progress(done, total)
-        if stopped:
-            log.warning("run %s stopped early: %s", run_id, stopped)
-            break
+    # closing(): a run that stops early ends the cursor's read before publishing.
+    with closing(pending_batches(con, batch_size)) as batches:
+        for batch in batches:
+            rows, stopped = _score_batch(batch, by_name, judge_runner)
+            write_scores(con, rows, run_id, replacing=batch.replacing)
+            for r in rows:
+                tally.add(r.scorer, r.score.status)
+            done += len(rows)
+            if progress is not None:
+                progress(done, total)
+            if stopped:
+                log.warning("run %s stopped early: %s", run_id, stopped)
+                break
     con.execute("DROP TABLE _pending")
     counts = tuple(
         ScorerCounts(
