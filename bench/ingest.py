@@ -1,6 +1,6 @@
 """Ingest benchmark: a realistic synthetic OTLP export, ingested end to end per format.
 
-    python bench/ingest.py [--spans 1000000] [--spans-per-file 8000] [--workers 2]
+    python bench/ingest.py [--spans 1000000] [--spans-per-file 8000] [--workers 1]
                            [--out bench/out] [--formats json,jsonl,pb]
 
 Generates agent traces with the real OTel SDK (GenAI semantic-convention attributes, as
@@ -440,7 +440,7 @@ def ingest_child(folder: Path, warehouse: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=1_000_000)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--spans-per-file", type=int, default=8_000)
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
     parser.add_argument("--formats", default=",".join(FORMATS))

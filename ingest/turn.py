@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -87,11 +87,16 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     if isinstance(value, (Tool, Call)):
-        d = asdict(value)
+        d = _shallow(value)
         d.pop("started_at", None)
         d.pop("duration_ms", None)
         return d
     return value
+
+
+def _shallow(record: Tool | Call) -> dict[str, Any]:
+    # dataclasses.asdict deep-copies every value; these records hold only scalars.
+    return {f.name: getattr(record, f.name) for f in fields(record)}
 
 
 def turn_id_for(trace_id: str, anchor_span_id: str, request: str) -> str:
@@ -109,7 +114,7 @@ def turns_to_arrow(turns: Iterable[Turn]) -> pa.Table:
         for name in cols:
             v = getattr(t, name)
             if name in ("tools", "calls"):
-                v = [asdict(x) for x in v]
+                v = [_shallow(x) for x in v]
             cols[name].append(v)
     return pa.Table.from_pydict(cols, schema=_SCHEMA)
 
