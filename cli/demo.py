@@ -6,11 +6,9 @@ Thin: the work is `turnscore.demo.run.run_demo`. Exit codes as for `turnscore ni
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 from rich import box
 from rich.console import Console
@@ -18,9 +16,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from turnscore.cli.nightly import EXIT_FOR
-from turnscore.cli.options import EXIT_FAILED, Json
+from turnscore.cli.options import Json, exit_on_error, print_json
 from turnscore.demo.run import DemoReport, run_demo
-from turnscore.errors import TurnscoreError
 
 
 def demo_cli(
@@ -32,18 +29,14 @@ def demo_cli(
     """Generate simulated agent traces with the OTel SDK, run the nightly job on them, and
     print what each agent policy does well and badly."""
     console = Console()
-    try:
+    with exit_on_error(Console(stderr=True)):
         if json_output:
             report = run_demo(directory)
         else:
             with console.status("generating traces and running the nightly job..."):
                 report = run_demo(directory)
-    except TurnscoreError as exc:
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_FAILED) from None
     if json_output:
-        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2,
-                                      default=str).decode() + "\n")
+        print_json(report.to_json())
     else:
         print_demo(report, console)
     raise typer.Exit(EXIT_FOR[report.nightly.outcome])

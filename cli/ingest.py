@@ -8,11 +8,9 @@ some input was bad (see the summary and `ingest_errors`), 1 nothing could be don
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -21,7 +19,6 @@ from rich.table import Table
 
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
-    EXIT_BUSY,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_PARTIAL,
@@ -30,12 +27,12 @@ from turnscore.cli.options import (
     Json,
     Quiet,
     Warehouse,
+    exit_on_error,
+    print_json,
     warehouse_of,
 )
-from turnscore.errors import TurnscoreError
 from turnscore.ingest.pipeline import Progress as IngestProgress
 from turnscore.warehouse.config import load_config
-from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.ingest_run import IngestReport, run_ingest
 
 MAX_ERROR_LINES = 20
@@ -65,7 +62,7 @@ def ingest_cli(
     Files already ingested (same content) are skipped; late spans rebuild their turns.
     """
     err = Console(stderr=True)
-    try:
+    with exit_on_error(err):
         cfg = load_config(config)
         wh = warehouse_of(warehouse, cfg)
         files = list(paths or cfg.sources)
@@ -79,14 +76,8 @@ def ingest_cli(
             report = run_ingest(files, wh, wait=wait, case_id_attribute=cfg.case_id_attribute)
         else:
             report = _with_progress(files, wh, wait, cfg.case_id_attribute, err)
-    except WarehouseBusy as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_BUSY) from None
-    except TurnscoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_FAILED) from None
     if json_output:
-        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        print_json(report.to_json())
     elif not quiet:
         _print_summary(report, Console())
     elif report.error:

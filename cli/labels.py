@@ -8,11 +8,9 @@ warehouse.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -20,7 +18,6 @@ from rich.table import Table
 
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
-    EXIT_BUSY,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_PARTIAL,
@@ -29,11 +26,11 @@ from turnscore.cli.options import (
     Json,
     Quiet,
     Warehouse,
+    exit_on_error,
+    print_json,
     warehouse_of,
 )
-from turnscore.errors import TurnscoreError
 from turnscore.warehouse.config import load_config
-from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.labels import LabelsReport, load_labels
 
 MAX_ERROR_LINES = 20
@@ -57,7 +54,7 @@ def labels_cli(
     """Load labelled cases (canary, ideal_response, expected_tools, ...) for the judge-free
     scorers. Cases with an existing id are replaced; bad rows are reported with their line."""
     err = Console(stderr=True)
-    try:
+    with exit_on_error(err):
         cfg = load_config(config)
         files = list(paths or cfg.labels)
         if not files:
@@ -66,14 +63,8 @@ def labels_cli(
             raise typer.Exit(EXIT_USAGE)
         report = load_labels(warehouse_of(warehouse, cfg), files,
                              case_id_attribute=cfg.case_id_attribute, wait=wait)
-    except WarehouseBusy as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_BUSY) from None
-    except TurnscoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_FAILED) from None
     if json_output:
-        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode() + "\n")
+        print_json(report.to_json())
     elif not quiet:
         _print_summary(report, Console())
     elif report.error:

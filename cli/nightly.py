@@ -8,13 +8,11 @@ failed, 2 bad options or config, 4 another nightly holds the warehouse.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -22,19 +20,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from turnscore.cli.options import (
-    EXIT_BUSY,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_PARTIAL,
-    EXIT_USAGE,
     Config,
     Json,
     Quiet,
+    exit_on_error,
+    print_json,
 )
-from turnscore.errors import ConfigError
 from turnscore.warehouse.config import Config as NightlyConfig
 from turnscore.warehouse.config import load_config
-from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.nightly import NightlyReport, run_nightly
 from turnscore.warehouse.runs import Outcome
 
@@ -67,24 +63,16 @@ def nightly_cli(
     """Run the whole nightly job from turnscore.toml: ingest, labels, score, views,
     publish, HTML report; one summary at the end."""
     err = Console(stderr=True)
-    try:
+    with exit_on_error(err):
         cfg = load_config(config)
-    except ConfigError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_USAGE) from None
-    if warehouse is not None:
-        cfg = replace(cfg, warehouse=warehouse)
-    try:
+        if warehouse is not None:
+            cfg = replace(cfg, warehouse=warehouse)
         if quiet or json_output or not err.is_terminal:
             report = run_nightly(cfg, judge=judge.value, max_cost=max_cost, wait=wait)
         else:
             report = _with_progress(cfg, judge.value, max_cost, wait, err)
-    except WarehouseBusy as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_BUSY) from None
     if json_output:
-        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2,
-                                      default=str).decode() + "\n")
+        print_json(report.to_json())
     elif not quiet:
         print_summary(report, Console())
     raise typer.Exit(EXIT_FOR[report.outcome])

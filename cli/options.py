@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
+import orjson
 import typer
+from rich.console import Console
+from rich.markup import escape
 
+from turnscore.errors import ConfigError, TurnscoreError
 from turnscore.warehouse.config import Config as Settings
 from turnscore.warehouse.config import load_config
+from turnscore.warehouse.errors import InvalidOption, QueryRejected, UnknownScorer, WarehouseBusy
 
 Warehouse = Annotated[
     Path | None,
@@ -44,3 +52,30 @@ def warehouse_of(option: Path | None, config: Path | Settings | None = None) -> 
         return option
     settings = config if isinstance(config, Settings) else load_config(config)
     return settings.warehouse
+
+
+_USAGE_ERRORS = (ConfigError, InvalidOption, UnknownScorer, QueryRejected)
+
+
+@contextmanager
+def exit_on_error(err: Console) -> Iterator[None]:
+    """Turn an expected failure into one line on stderr and the exit code a scheduler acts on:
+    busy 4, bad usage or configuration 2, anything else turnscore knows about 1. Other
+    exceptions are bugs and keep their traceback."""
+    try:
+        yield
+    except WarehouseBusy as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_BUSY) from None
+    except _USAGE_ERRORS as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_USAGE) from None
+    except TurnscoreError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(EXIT_FAILED) from None
+
+
+def print_json(document: object) -> None:
+    """A `--json` summary: one indented JSON document on stdout."""
+    sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2, default=str).decode()
+                     + "\n")

@@ -29,14 +29,12 @@ from rich.table import Table
 
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
-    EXIT_FAILED,
     EXIT_USAGE,
     Config,
     Warehouse,
+    exit_on_error,
     warehouse_of,
 )
-from turnscore.errors import TurnscoreError
-from turnscore.warehouse.errors import QueryRejected
 from turnscore.warehouse.query import QueryResult, run_query
 
 
@@ -63,14 +61,8 @@ def query_cli(
     if output_format is Format.PARQUET and out is None:
         err.print("[red]error:[/red] --format parquet needs --out FILE")
         raise typer.Exit(EXIT_USAGE)
-    try:
+    with exit_on_error(err):
         result = run_query(warehouse_of(warehouse, config), sql_or_view)
-    except QueryRejected as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_USAGE) from None
-    except TurnscoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_FAILED) from None
     if result.snapshot:
         err.print(f"note: a run holds the live warehouse; read the snapshot {result.database}")
     if output_format is Format.PARQUET:

@@ -6,28 +6,24 @@ Thin: the work is `turnscore.warehouse.report.build_report`. Exit codes: 0 writt
 
 from __future__ import annotations
 
-import sys
 from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
-    EXIT_FAILED,
-    EXIT_USAGE,
     Config,
     Json,
     Quiet,
     Warehouse,
+    exit_on_error,
+    print_json,
     warehouse_of,
 )
-from turnscore.errors import TurnscoreError
-from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.report import build_report
 
 DEFAULT_OUT = Path("turnscore-report.html")
@@ -51,18 +47,11 @@ def report_cli(
     """Write one self-contained HTML report (charts inlined, opens offline) for a night
     or a date range."""
     err = Console(stderr=True)
-    try:
+    with exit_on_error(err):
         summary = build_report(warehouse_of(warehouse, config), start=_day(start),
                                end=_day(end), out=out)
-    except InvalidOption as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_USAGE) from None
-    except TurnscoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_FAILED) from None
     if json_output:
-        sys.stdout.write(orjson.dumps(summary.to_json(), option=orjson.OPT_INDENT_2).decode()
-                         + "\n")
+        print_json(summary.to_json())
     elif not quiet:
         days = summary.start.isoformat() if summary.start == summary.end \
             else f"{summary.start} to {summary.end}"

@@ -8,12 +8,10 @@ warehouse.
 
 from __future__ import annotations
 
-import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
-import orjson
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -22,22 +20,19 @@ from rich.table import Table
 
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
-    EXIT_BUSY,
-    EXIT_FAILED,
     EXIT_OK,
     EXIT_PARTIAL,
-    EXIT_USAGE,
     Config,
     Json,
     Quiet,
     Warehouse,
+    exit_on_error,
+    print_json,
     warehouse_of,
 )
-from turnscore.errors import ConfigError, TurnscoreError
 from turnscore.scorers.judge.config import Budget
 from turnscore.warehouse.config import load_config
-from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseBusy
-from turnscore.warehouse.judging import LlmJudge, llm_judge_for
+from turnscore.warehouse.judging import llm_judge_for
 from turnscore.warehouse.score_run import JudgeFactory, ScoreReport, score_turns
 
 
@@ -76,32 +71,22 @@ def score_cli(
     """Score every turn that has no current score (new turns, changed turns, new scorer
     versions, earlier errors), then publish a snapshot."""
     err = Console(stderr=True)
-    factory: LlmJudge | None = None
-    try:
+    with exit_on_error(err):
         cfg = load_config(config)
         wh = warehouse_of(warehouse, cfg)
         factory = llm_judge_for(cfg.judge, judge.value,
                                 Budget(max_cost_usd=max_cost, max_calls=max_calls))
-        if quiet or json_output or not err.is_terminal:
-            report = score_turns(wh, scorers=scorer, rescore=rescore, sample=sample,
-                                 judge_factory=factory, wait=wait)
-        else:
-            report = _with_progress(wh, scorer, rescore, sample, factory, wait, err)
-    except WarehouseBusy as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_BUSY) from None
-    except (UnknownScorer, InvalidOption, ConfigError) as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_USAGE) from None
-    except TurnscoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_FAILED) from None
-    finally:
-        if factory is not None:
-            factory.close()
+        try:
+            if quiet or json_output or not err.is_terminal:
+                report = score_turns(wh, scorers=scorer, rescore=rescore, sample=sample,
+                                     judge_factory=factory, wait=wait)
+            else:
+                report = _with_progress(wh, scorer, rescore, sample, factory, wait, err)
+        finally:
+            if factory is not None:
+                factory.close()
     if json_output:
-        sys.stdout.write(orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2).decode()
-                         + "\n")
+        print_json(report.to_json())
     elif not quiet:
         print_summary(report, Console())
     raise typer.Exit(EXIT_OK if report.outcome.value == "ok" else EXIT_PARTIAL)
