@@ -15,8 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from turnscore.cli.nightly import EXIT_FOR
-from turnscore.cli.options import Json, exit_on_error, print_json
+from turnscore.cli.options import EXIT_FOR_OUTCOME, Json, exit_on_error, print_json
 from turnscore.demo.run import DemoReport, run_demo
 
 
@@ -39,7 +38,7 @@ def demo_cli(
         print_json(report.to_json())
     else:
         print_demo(report, console)
-    raise typer.Exit(EXIT_FOR[report.nightly.outcome])
+    raise typer.Exit(EXIT_FOR_OUTCOME[report.nightly.outcome])
 
 
 def _rate(value: float | None) -> str:

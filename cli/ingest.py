@@ -19,9 +19,7 @@ from rich.table import Table
 
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_PARTIAL,
+    EXIT_FOR_OUTCOME,
     EXIT_USAGE,
     Config,
     Json,
@@ -38,7 +36,6 @@ from turnscore.warehouse.ingest_run import IngestReport, run_ingest
 MAX_ERROR_LINES = 20
 """Error lines shown in the summary; the rest are in the `ingest_errors` table."""
 
-_EXIT = {"ok": EXIT_OK, "partial": EXIT_PARTIAL, "failed": EXIT_FAILED}
 
 
 def ingest_cli(
@@ -82,7 +79,7 @@ def ingest_cli(
         _print_summary(report, Console())
     elif report.error:
         err.print(f"[red]error:[/red] {escape(report.error)}")
-    raise typer.Exit(_EXIT[report.outcome])
+    raise typer.Exit(EXIT_FOR_OUTCOME[report.outcome])
 
 
 def _with_progress(

@@ -18,9 +18,7 @@ from rich.table import Table
 
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_PARTIAL,
+    EXIT_FOR_OUTCOME,
     EXIT_USAGE,
     Config,
     Json,
@@ -34,7 +32,6 @@ from turnscore.warehouse.config import load_config
 from turnscore.warehouse.labels import LabelsReport, load_labels
 
 MAX_ERROR_LINES = 20
-_EXIT = {"ok": EXIT_OK, "partial": EXIT_PARTIAL, "failed": EXIT_FAILED}
 
 
 def labels_cli(
@@ -69,7 +66,7 @@ def labels_cli(
         _print_summary(report, Console())
     elif report.error:
         err.print(f"[red]error:[/red] {escape(report.error)}")
-    raise typer.Exit(_EXIT[report.outcome])
+    raise typer.Exit(EXIT_FOR_OUTCOME[report.outcome])
 
 
 def _print_summary(report: LabelsReport, console: Console) -> None:

@@ -20,9 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from turnscore.cli.options import (
-    EXIT_FAILED,
-    EXIT_OK,
-    EXIT_PARTIAL,
+    EXIT_FOR_OUTCOME,
     Config,
     Json,
     Quiet,
@@ -32,9 +30,6 @@ from turnscore.cli.options import (
 from turnscore.warehouse.config import Config as NightlyConfig
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.nightly import NightlyReport, run_nightly
-from turnscore.warehouse.runs import Outcome
-
-EXIT_FOR = {Outcome.OK: EXIT_OK, Outcome.PARTIAL: EXIT_PARTIAL, Outcome.FAILED: EXIT_FAILED}
 
 
 class JudgeChoice(StrEnum):
@@ -75,7 +70,7 @@ def nightly_cli(
         print_json(report.to_json())
     elif not quiet:
         print_summary(report, Console())
-    raise typer.Exit(EXIT_FOR[report.outcome])
+    raise typer.Exit(EXIT_FOR_OUTCOME[report.outcome])
 
 
 def _with_progress(cfg: NightlyConfig, judge: str, max_cost: float | None, wait: bool,

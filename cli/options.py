@@ -42,6 +42,8 @@ EXIT_PARTIAL = 3
 """Completed, but with errors (bad input rows, errored scores): look at the summary."""
 EXIT_BUSY = 4
 """Another run holds the warehouse lock."""
+EXIT_FOR_OUTCOME = {"ok": EXIT_OK, "partial": EXIT_PARTIAL, "failed": EXIT_FAILED}
+"""A run's outcome (`turnscore.warehouse.runs.Outcome` values) as the command's exit code."""
 
 
 def warehouse_of(option: Path | None, config: Path | Settings | None = None) -> Path:

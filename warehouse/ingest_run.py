@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -26,13 +25,19 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import orjson
 import pyarrow as pa
 
 from turnscore.errors import TurnscoreError
 from turnscore.ingest.pipeline import IngestBatch, ProgressFn, ingest_paths
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
+from turnscore.warehouse.runs import (
+    Outcome,
+    RunKind,
+    close_interrupted_runs,
+    finish_run,
+    start_run,
+)
 
 __all__ = ["ErrorLine", "IngestReport", "run_ingest"]
 
@@ -46,14 +51,6 @@ _DIFFERS = " OR ".join(
     if f.name not in ("turn_id", "ingest_id")
 )
 
-MARK_INTERRUPTED = """
-UPDATE runs SET outcome = 'interrupted', ended_at = ?
-WHERE ended_at IS NULL AND run_id <> ?
-"""
-START_RUN = "INSERT INTO runs (run_id, kind, started_at, config) VALUES (?, 'ingest', ?, ?)"
-FINISH_RUN = """
-UPDATE runs SET ended_at = ?, outcome = ?, summary = ?, error = ? WHERE run_id = ?
-"""
 KNOWN_FILE_KEYS = "SELECT file_key FROM ingested_files"
 STAGE_TURNS = f"""
 CREATE OR REPLACE TEMP TABLE _staged_turns AS
@@ -146,13 +143,15 @@ def run_ingest(
     other failure is recorded as a failed run and returned as a report with outcome
     `failed`; nothing of the batch is then loaded.
     """
-    run_id = uuid.uuid4().hex
     started = time.monotonic()
     with writer_lock(warehouse_dir, wait=wait):
         con = open_warehouse(warehouse_dir)
         try:
             con.execute(SET_MEMORY_LIMIT, [LOAD_MEMORY_LIMIT])
-            _start_run(con, run_id, paths, warehouse_dir)
+            # We hold the writer lock: a run still open in the table died without finishing.
+            close_interrupted_runs(con)
+            run_id = start_run(con, RunKind.INGEST, {"paths": [str(p) for p in paths],
+                                                     "warehouse": str(warehouse_dir)})
             try:
                 known = {row[0] for row in con.execute(KNOWN_FILE_KEYS).fetchall()}
                 batch = ingest_paths(
@@ -175,32 +174,11 @@ def run_ingest(
             con.close()
 
 
-def _start_run(
-    con: duckdb.DuckDBPyConnection, run_id: str, paths: Sequence[Path], warehouse: Path
-) -> None:
-    now = datetime.now(UTC)
-    config = orjson.dumps({"paths": [str(p) for p in paths], "warehouse": str(warehouse)})
-    con.execute("BEGIN TRANSACTION")
-    # We hold the writer lock: a run still open in the table died without finishing.
-    con.execute(MARK_INTERRUPTED, [now, run_id])
-    con.execute(START_RUN, [run_id, now, config.decode()])
-    con.execute("COMMIT")
-
-
 def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
     summary = report.to_json()
     summary.pop("errors")
     summary.pop("skipped")
-    con.execute(
-        FINISH_RUN,
-        [
-            datetime.now(UTC),
-            report.outcome,
-            orjson.dumps(summary).decode(),
-            report.error,
-            report.run_id,
-        ],
-    )
+    finish_run(con, report.run_id, Outcome(report.outcome), summary, report.error)
 
 
 def _load(con: duckdb.DuckDBPyConnection, batch: IngestBatch, started: float) -> IngestReport:
