@@ -276,3 +276,21 @@ def test_cli_writes_the_report_and_a_json_summary(demo_warehouse: Path, tmp_path
     bad = CliRunner().invoke(app, ["report", "--warehouse", str(demo_warehouse), "--out",
                                    str(out), "--start", str(LAST_DAY), "--end", str(DAY_BEFORE)])
     assert bad.exit_code == 2 and "after" in bad.output
+
+
+def test_long_data_quality_lists_are_cut_but_counted(tmp_path: Path) -> None:
+    con = open_warehouse(tmp_path / "wh")
+    load_turns(con, [make_turn(i) for i in range(3)])
+    con.execute(
+        "INSERT INTO ingest_errors SELECT 'run-1', 'bad.json', 'line ' || i, NULL, NULL,"
+        " 'unreadable', now() + to_microseconds(i) FROM range(120) AS r(i)"
+    )
+    con.close()
+    today = datetime.now(UTC).date()
+    data = _load(tmp_path / "wh", Period(today, today))
+    assert data.ingest_errors.total == 120
+    assert [e.position for e in data.ingest_errors.rows] == [f"line {i}" for i in range(50)]
+    build_report(tmp_path / "wh", out=tmp_path / "r.html", start=today, end=today)
+    page = (tmp_path / "r.html").read_text()
+    assert "Ingest errors (120)" in page and "Showing the first 50 of 120." in page
+    assert "line 49" in page and "line 50<" not in page

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import duckdb
 
@@ -23,6 +23,8 @@ TRACTABILITY = "tractability"
 LOW_SCORE = 5.0
 """Judged scores below this are low: the rubrics' bands 0-4 ("poor fit", "wrong tool")."""
 LOWEST_LIMIT = 10
+LISTED_LIMIT = 50
+"""Rows of each data-quality list the report reads and shows (the totals are counted)."""
 TREND_MIN_DAYS = 14
 """A one-night report still plots two weeks of trend, ending with its night."""
 
@@ -233,6 +235,15 @@ class RunProblem:
 
 
 @dataclass(frozen=True, slots=True)
+class Listed(Generic[T]):
+    """The first rows of a list that may be long (a night with a million bad spans), and
+    how many rows there are in all: the report reads only what it shows."""
+
+    rows: tuple[T, ...]
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class ReportData:
     period: Period
     previous: Period
@@ -250,10 +261,10 @@ class ReportData:
     judge_cost: tuple[JudgeCostRow, ...]
     previous_judge_cost: tuple[JudgeCostRow, ...]
     lowest: tuple[LowTurn, ...]
-    ingest_errors: tuple[IngestErrorRow, ...]
-    errored_scores: tuple[ErroredScore, ...]
-    failed_turns: tuple[FailedTurn, ...]
-    run_problems: tuple[RunProblem, ...]
+    ingest_errors: Listed[IngestErrorRow]
+    errored_scores: Listed[ErroredScore]
+    failed_turns: Listed[FailedTurn]
+    run_problems: Listed[RunProblem]
 
     def stat(self, scorer: str, agent: str | None = None, *,
              previous: bool = False) -> ScorerStat | None:
@@ -305,10 +316,10 @@ def load_report_data(con: duckdb.DuckDBPyConnection, period: Period, *,
         judge_cost=_rows(con, sql.JUDGE_COST, p, JudgeCostRow),
         previous_judge_cost=_rows(con, sql.JUDGE_COST, pp, JudgeCostRow),
         lowest=tuple(_low_turn(row) for row in _fetch(con, sql.LOWEST_TURNS, p)),
-        ingest_errors=_rows(con, sql.INGEST_ERRORS, p, IngestErrorRow),
-        errored_scores=_rows(con, sql.ERRORED_SCORES, p, ErroredScore),
-        failed_turns=_rows(con, sql.FAILED_TURNS, p, FailedTurn),
-        run_problems=_rows(con, sql.RUN_PROBLEMS, p, RunProblem),
+        ingest_errors=_listed(con, sql.INGEST_ERRORS, p, IngestErrorRow),
+        errored_scores=_listed(con, sql.ERRORED_SCORES, p, ErroredScore),
+        failed_turns=_listed(con, sql.FAILED_TURNS, p, FailedTurn),
+        run_problems=_listed(con, sql.RUN_PROBLEMS, p, RunProblem),
     )
 
 
@@ -333,6 +344,13 @@ def _one(con: duckdb.DuckDBPyConnection, query: str,
 def _rows(con: duckdb.DuckDBPyConnection, query: str, params: Mapping[str, object],
           cls: type[T]) -> tuple[T, ...]:
     return tuple(cls(*row) for row in _fetch(con, query, params))
+
+
+def _listed(con: duckdb.DuckDBPyConnection, query: str, params: Mapping[str, object],
+            cls: type[T], limit: int = LISTED_LIMIT) -> Listed[T]:
+    total = _one(con, sql.count_of(query), params)[0]
+    rows = _rows(con, sql.first_rows(query), {**params, "listed": limit}, cls)
+    return Listed(rows, total)
 
 
 def _low_turn(row: Sequence[Any]) -> LowTurn:

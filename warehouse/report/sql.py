@@ -235,3 +235,13 @@ WHERE started_at >= $start AND started_at < $end + INTERVAL 1 DAY
   AND (outcome IS NULL OR outcome <> 'ok')
 ORDER BY started_at
 """
+
+
+def first_rows(query: str) -> str:
+    """`query` (which ends with its ORDER BY) cut to its first `$listed` rows."""
+    return f"{query.rstrip().rstrip(';')}\nLIMIT $listed"
+
+
+def count_of(query: str) -> str:
+    """How many rows `query` returns, without fetching them."""
+    return f"SELECT count(*) FROM (\n{query.rstrip().rstrip(';')}\n)"

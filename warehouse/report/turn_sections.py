@@ -6,6 +6,8 @@ explanations verbatim, so every string goes through `esc`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 
 from turnscore.warehouse.report.data import (
@@ -13,6 +15,7 @@ from turnscore.warehouse.report.data import (
     TRACTABILITY,
     USAGE,
     CallView,
+    Listed,
     LowTurn,
     ReportData,
     ScoreView,
@@ -30,8 +33,6 @@ from turnscore.warehouse.report.markup import (
 )
 from turnscore.warehouse.report.sections import NO_JUDGED
 
-MAX_LISTED = 50
-"""Rows listed per data-quality table; the count above it is always complete."""
 _CLIP = 600
 
 
@@ -113,10 +114,10 @@ def lowest(data: ReportData) -> str:
                    "".join(_turn(t) for t in data.lowest))
 
 
-def _listed(count: int) -> str:
-    if count <= MAX_LISTED:
+def _shown(listed: Listed[Any]) -> str:
+    if listed.total <= len(listed.rows):
         return ""
-    return f'<p class="lead">Showing the first {MAX_LISTED} of {count:,}.</p>'
+    return f'<p class="lead">Showing the first {len(listed.rows)} of {listed.total:,}.</p>'
 
 
 def data_quality(data: ReportData) -> str:
@@ -131,33 +132,34 @@ def data_quality(data: ReportData) -> str:
     parts.append(table(["scorer", "turns", "scored", "inconclusive", "not run", "errors"],
                        coverage) if coverage else note("No scores in this period."))
 
-    parts.append(f"<h3>Ingest errors ({len(data.ingest_errors):,})</h3>")
-    parts.append(_listed(len(data.ingest_errors)))
+    parts.append(f"<h3>Ingest errors ({data.ingest_errors.total:,})</h3>")
+    parts.append(_shown(data.ingest_errors))
     parts.append(table(
         ["source", "position", "trace", "span", "message"],
         [[e.source, e.position, e.trace_id, e.span_id, e.message]
-         for e in data.ingest_errors[:MAX_LISTED]],
-    ) if data.ingest_errors else note("No ingest errors."))
+         for e in data.ingest_errors.rows],
+    ) if data.ingest_errors.rows else note("No ingest errors."))
 
-    parts.append(f"<h3>Errored scores ({len(data.errored_scores):,})</h3>")
-    parts.append(_listed(len(data.errored_scores)))
+    parts.append(f"<h3>Errored scores ({data.errored_scores.total:,})</h3>")
+    parts.append(_shown(data.errored_scores))
     parts.append(table(
         ["turn", "scorer", "attempts", "error"],
         [[s.turn_id, s.scorer, s.attempts, _clip(s.error)]
-         for s in data.errored_scores[:MAX_LISTED]],
-    ) if data.errored_scores else note("No errored scores."))
+         for s in data.errored_scores.rows],
+    ) if data.errored_scores.rows else note("No errored scores."))
 
-    parts.append(f"<h3>Failed and incomplete turns ({len(data.failed_turns):,})</h3>")
-    parts.append(_listed(len(data.failed_turns)))
+    parts.append(f"<h3>Failed and incomplete turns ({data.failed_turns.total:,})</h3>")
+    parts.append(_shown(data.failed_turns))
     parts.append(table(
         ["turn", "agent", "status", "error"],
-        [[t.turn_id, t.agent, t.status, _clip(t.error)] for t in data.failed_turns[:MAX_LISTED]],
-    ) if data.failed_turns else note("Every turn completed."))
+        [[t.turn_id, t.agent, t.status, _clip(t.error)] for t in data.failed_turns.rows],
+    ) if data.failed_turns.rows else note("Every turn completed."))
 
-    parts.append(f"<h3>Runs not ok ({len(data.run_problems):,})</h3>")
+    parts.append(f"<h3>Runs not ok ({data.run_problems.total:,})</h3>")
+    parts.append(_shown(data.run_problems))
     parts.append(table(
         ["run", "kind", "started", "outcome", "error"],
         [[r.run_id, r.kind, r.started_at.strftime("%Y-%m-%d %H:%M UTC"),
-          r.outcome or "unfinished", _clip(r.error)] for r in data.run_problems[:MAX_LISTED]],
-    ) if data.run_problems else note("Every run finished ok."))
+          r.outcome or "unfinished", _clip(r.error)] for r in data.run_problems.rows],
+    ) if data.run_problems.rows else note("Every run finished ok."))
     return section("data-quality", "Data quality", lead, *parts)
