@@ -14,18 +14,22 @@ WITH usage AS (
     FROM scores
     WHERE scorer = 'tool_usage' AND status = 'scored'
 ),
+-- One row per turn and tool it had or called, from one pass over turns (the tool lists
+-- are read once, not unnested twice and regrouped). Tool names are never NULL (ingest
+-- requires them), so list_distinct drops nothing.
 per_turn AS (
-    SELECT turn_id, tool, bool_or(available) AS available, bool_or(called) AS called
-    FROM (
-        SELECT turn_id, unnest(list_transform(tools, lambda x: x.name)) AS tool,
-               true AS available, false AS called
-        FROM turns
-        UNION ALL
-        SELECT turn_id, unnest(list_transform(calls, lambda x: x.name)) AS tool,
-               false AS available, true AS called
-        FROM turns
-    )
-    GROUP BY turn_id, tool
+    SELECT u.judge, u.value,
+           list_transform(t.tools, lambda x: x.name) AS available,
+           list_transform(t.calls, lambda x: x.name) AS called
+    FROM turns AS t
+    LEFT JOIN usage AS u ON u.turn_id = t.turn_id
+),
+joined AS (
+    SELECT tool, judge, value, list_contains(available, tool) AS available,
+           list_contains(called, tool) AS called
+    FROM (SELECT judge, value, available, called,
+                 unnest(list_distinct(list_concat(available, called))) AS tool
+          FROM per_turn)
 ),
 low_calls AS (
     SELECT judge, unnest(from_json(json_extract(details, '$.calls'),
@@ -51,21 +55,20 @@ low_verdicts AS (
     WHERE problem IS NOT NULL
     GROUP BY tool, judge
 ),
-joined AS (
-    SELECT p.tool, u.judge, p.turn_id, p.available, p.called, u.value
-    FROM per_turn AS p
-    LEFT JOIN usage AS u ON u.turn_id = p.turn_id
+per_tool AS (
+    SELECT
+        tool,
+        judge,
+        count(*) FILTER (WHERE available) AS turns_available,
+        count(*) FILTER (WHERE called) AS turns_called,
+        count(value) AS scored_turns,
+        avg(value) AS mean_tool_usage,
+        avg(CASE WHEN value < 5 THEN 1.0 WHEN value IS NOT NULL THEN 0.0 END) AS low_share,
+        count(*) FILTER (WHERE value < 5) AS low_turns
+    FROM joined
+    GROUP BY tool, judge
 )
-SELECT
-    j.tool,
-    j.judge,
-    count(*) FILTER (WHERE j.available) AS turns_available,
-    count(*) FILTER (WHERE j.called) AS turns_called,
-    count(j.value) AS scored_turns,
-    avg(j.value) AS mean_tool_usage,
-    avg(CASE WHEN j.value < 5 THEN 1.0 WHEN j.value IS NOT NULL THEN 0.0 END) AS low_share,
-    count(*) FILTER (WHERE j.value < 5) AS low_turns,
-    coalesce(any_value(lv.verdicts), []) AS low_verdicts
-FROM joined AS j
-LEFT JOIN low_verdicts AS lv ON lv.tool = j.tool AND lv.judge IS NOT DISTINCT FROM j.judge
-GROUP BY j.tool, j.judge
+-- The verdicts join the few (tool, judge) rows, not every (turn, tool) row.
+SELECT p.*, coalesce(lv.verdicts, []) AS low_verdicts
+FROM per_tool AS p
+LEFT JOIN low_verdicts AS lv ON lv.tool = p.tool AND lv.judge IS NOT DISTINCT FROM p.judge

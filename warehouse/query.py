@@ -6,7 +6,8 @@ instead, and the result says so: a reader never meets a lock error.
 
 The shipped views are (re)created as TEMP views on the read-only connection, so a view
 can be queried by name before any run has published, and always with the installed
-definition.
+definition; in the snapshot, where views are tables materialised at publish time, the
+tables are read.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ log = logging.getLogger(__name__)
 
 # DESCRIBE, SHOW, SUMMARIZE, VALUES and WITH ... SELECT all parse as SELECT.
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+SELECT_TABLE_NAMES = """
+SELECT table_name FROM duckdb_tables()
+WHERE NOT temporary AND database_name = current_database() AND schema_name = 'main'
+"""
 FIND_RELATION = """
 SELECT 1 FROM duckdb_views() WHERE NOT internal AND view_name = $name
 UNION ALL
@@ -61,9 +66,16 @@ def open_for_reading(warehouse_dir: Path) -> tuple[duckdb.DuckDBPyConnection, Pa
 
 
 def create_temp_views(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """The shipped views as TEMP views (allowed on a read-only connection)."""
+    """The shipped views as TEMP views (allowed on a read-only connection).
+
+    A name the database holds as a table is left alone: in a published snapshot the views
+    are materialised tables, computed at publish time, and a TEMP view would shadow them
+    and recompute every query."""
+    tables = {name for (name,) in con.execute(SELECT_TABLE_NAMES).fetchall()}
     created = []
     for view in shipped_views():
+        if view.name in tables:
+            continue
         body = view.sql.strip().rstrip(";")
         try:
             con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(view.name)} AS\n{body}")

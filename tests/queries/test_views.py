@@ -13,6 +13,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 import pytest
 
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
@@ -25,7 +26,7 @@ from turnscore.queries import (
     turn_scores_view,
 )
 from turnscore.warehouse.db import open_warehouse
-from turnscore.warehouse.publish import refresh_views
+from turnscore.warehouse.publish import PUBLISHED_DB, PUBLISHED_DIR, publish, refresh_views
 
 UTC_5 = datetime(2026, 1, 5, 23, 30, tzinfo=UTC)
 
@@ -121,6 +122,26 @@ def test_publish_refresh_creates_every_shipped_view(tmp_path: Path) -> None:
     created = refresh_views(con)
     assert set(created) == {v.name for v in load_views()}
     con.close()
+
+
+def test_the_snapshot_holds_each_view_as_a_table_with_the_same_columns_and_rows(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    publish(tmp_path, con=con)
+    snap = duckdb.connect(str(tmp_path / PUBLISHED_DB), read_only=True)
+    snap.execute("SET TimeZone = 'America/New_York'")  # as the fixture's, for equal reprs
+    tables = {name for (name,) in snap.execute("SELECT table_name FROM duckdb_tables()")
+              .fetchall()}
+    for view in load_views():
+        assert view.name in tables
+        describe = f'SELECT column_name, column_type FROM (DESCRIBE "{view.name}")'
+        assert snap.execute(describe).fetchall() == con.execute(describe).fetchall()
+        select = f'SELECT * FROM "{view.name}"'
+        live = con.execute(select).fetchall()
+        assert sorted(snap.execute(select).fetchall(), key=repr) == sorted(live, key=repr)
+        exported = pq.read_table(tmp_path / PUBLISHED_DIR / f"{view.name}.parquet")
+        assert exported.num_rows == len(live)
+        assert exported.column_names == [d[0] for d in con.execute(select).description]
+    snap.close()
 
 
 def test_grounding_and_correctness(con: duckdb.DuckDBPyConnection) -> None:

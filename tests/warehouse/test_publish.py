@@ -1,4 +1,5 @@
-"""publish: a snapshot readers can open while a writer works, and Parquet per view."""
+"""publish: a snapshot readers can open while a writer works, its views materialised as
+tables, and Parquet per view."""
 
 from __future__ import annotations
 
@@ -14,10 +15,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.warehouse.turn_factory import load_turns, make_turn
+from turnscore.queries import load_views
 from turnscore.scorers.base import Score
-from turnscore.warehouse.db import open_warehouse
+from turnscore.warehouse.db import migrate, open_readonly, open_warehouse
 from turnscore.warehouse.errors import WarehouseError
-from turnscore.warehouse.publish import PUBLISHED_DB, PUBLISHED_DIR, publish, refresh_views
+from turnscore.warehouse.publish import (
+    PUBLISHED_DB,
+    PUBLISHED_DIR,
+    publish,
+    publish_snapshot,
+    refresh_views,
+)
+from turnscore.warehouse.query import create_temp_views
 from turnscore.warehouse.scores import ScoreRow, write_scores
 
 
@@ -139,3 +148,133 @@ def test_a_reader_never_meets_a_lock_while_the_writer_works(
     # Every snapshot it read was a whole one: 6 plus whole batches of 10.
     values = [int(v) for v in out[out.index("[") + 1:out.index("]")].split(",")]
     assert all((v - 6) % 10 == 0 for v in values), out
+
+
+def test_views_become_tables_of_the_same_name_in_the_snapshot_only(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE VIEW per_scorer AS SELECT scorer, count(*) AS n FROM scores "
+                "GROUP BY scorer")
+    con.execute("CREATE VIEW top AS SELECT max(n) AS n FROM per_scorer")
+    published = publish_snapshot(tmp_path, con=con)
+    assert {"per_scorer", "top"} | {v.name for v in load_views()} == set(published.views)
+    assert {"copy", "parquet", "checkpoint", "view top", "view turns_scored"} \
+        <= set(published.seconds)
+    snap = duckdb.connect(str(published.path), read_only=True)
+    assert snap.execute(USER_VIEWS).fetchall() == []
+    tables = {name for (name,) in snap.execute("SELECT table_name FROM duckdb_tables()")
+              .fetchall()}
+    assert set(published.views) | {"turns", "scores", "labels", "runs"} <= tables
+    assert snap.execute("SELECT * FROM top").fetchall() == [(6,)]
+    assert pq.read_table(tmp_path / PUBLISHED_DIR / "top.parquet").to_pylist() == [{"n": 6}]
+    snap.close()
+    # The live warehouse keeps its views: ad-hoc SQL there sees the freshest rows.
+    live_views = {name for (name,) in con.execute(USER_VIEWS).fetchall()}
+    assert set(published.views) == live_views
+    write_scores(con, _scores(1, start=50), "r2")
+    assert con.execute("SELECT * FROM top").fetchall() == [(7,)]
+
+
+USER_VIEWS = "SELECT view_name FROM duckdb_views() WHERE NOT internal AND NOT temporary"
+
+
+def test_a_reader_holding_the_old_snapshot_reads_it_whole_through_a_publish(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE VIEW n_scores AS SELECT count(*) AS n FROM scores")
+    publish(tmp_path, con=con)
+    old = duckdb.connect(str(tmp_path / PUBLISHED_DB), read_only=True)
+    assert old.execute("SELECT n FROM n_scores").fetchall() == [(6,)]
+    write_scores(con, _scores(10, start=100), "r2")
+    publish(tmp_path, con=con)
+    # The old file (its inode) is still there for it, tables not read before included.
+    assert old.execute("SELECT n FROM n_scores").fetchall() == [(6,)]
+    assert old.execute("SELECT count(*) FROM turns_scored").fetchall() == [(6,)]
+    assert old.execute("SELECT count(*) FROM scores").fetchall() == [(6,)]
+    old.close()
+    new = duckdb.connect(str(tmp_path / PUBLISHED_DB), read_only=True)
+    assert new.execute("SELECT n FROM n_scores").fetchall() == [(16,)]
+    new.close()
+
+
+HOLDING_READER = textwrap.dedent("""
+    import sys, time, duckdb
+    path, deadline = sys.argv[1], time.monotonic() + float(sys.argv[2])
+    c = duckdb.connect(path, read_only=True)
+    seen, errors = set(), []
+    print("ready", flush=True)
+    while time.monotonic() < deadline:
+        try:
+            seen.add((c.execute("SELECT n FROM n_scores").fetchall()[0][0],
+                      c.execute("SELECT count(*) FROM scores").fetchall()[0][0],
+                      c.execute("SELECT count(*) FROM turns_scored").fetchall()[0][0]))
+        except Exception as exc:
+            errors.append(repr(exc))
+    print(sorted(seen), errors[:3], flush=True)
+    sys.exit(1 if errors else 0)
+""")
+
+
+def test_a_reader_connected_during_publishes_keeps_its_snapshot(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE VIEW n_scores AS SELECT count(*) AS n FROM scores")
+    publish(tmp_path, con=con)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", HOLDING_READER, str(tmp_path / PUBLISHED_DB), "3"],
+        stdout=subprocess.PIPE, text=True)
+    assert reader.stdout is not None
+    assert reader.stdout.readline().strip() == "ready"
+    for i in range(6):
+        write_scores(con, _scores(10, start=1000 + 10 * i), f"r{i}")
+        publish(tmp_path, con=con)
+    out, _ = reader.communicate(timeout=30)
+    assert reader.returncode == 0, out
+    assert out.strip() == "[(6, 6, 6)] []"
+
+
+def test_a_failed_publish_leaves_the_previous_snapshot(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    publish(tmp_path, con=con)
+    before = os.readlink(tmp_path / PUBLISHED_DIR)
+    # Binds, so it is created; fails only when its rows are computed.
+    con.execute("CREATE VIEW broken AS SELECT CAST(turn_id AS INTEGER) AS n FROM turns")
+    write_scores(con, _scores(1, start=100), "r2")
+    with pytest.raises(WarehouseError, match="broken"):
+        publish(tmp_path, con=con)
+    assert not (tmp_path / (PUBLISHED_DB + ".tmp")).exists()
+    assert os.readlink(tmp_path / PUBLISHED_DIR) == before
+    snap = duckdb.connect(str(tmp_path / PUBLISHED_DB), read_only=True)
+    assert snap.execute("SELECT count(*) FROM scores").fetchall() == [(6,)]
+    snap.close()
+
+
+def test_without_a_database_file_the_tables_are_copied_one_by_one(tmp_path: Path) -> None:
+    con = duckdb.connect()  # in memory: no file to copy
+    migrate(con)
+    load_turns(con, [make_turn(i) for i in range(3)])
+    write_scores(con, _scores(3), "r1")
+    path = publish(tmp_path, con=con)
+    snap = duckdb.connect(str(path), read_only=True)
+    assert snap.execute("SELECT count(*) FROM scores").fetchall() == [(3,)]
+    assert snap.execute("SELECT count(*) FROM turns_scored").fetchall() == [(3,)]
+    snap.close()
+
+
+def test_query_reads_the_snapshot_tables_not_temp_views_over_them(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    publish(tmp_path, con=con)
+    snap = open_readonly(tmp_path / PUBLISHED_DB)
+    assert create_temp_views(snap) == []
+    assert snap.execute("SELECT count(*) FROM turns_scored").fetchall() == [(6,)]
+    snap.close()
+
+
+def test_a_view_with_a_day_column_is_stored_sorted_by_day(
+        tmp_path: Path, con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("CREATE VIEW by_day AS SELECT DATE '2026-01-01' + CAST(5 - i AS INTEGER) AS day, i "
+                "FROM range(6) AS r(i)")
+    publish(tmp_path, con=con)
+    snap = duckdb.connect(str(tmp_path / PUBLISHED_DB), read_only=True)
+    days = [d for (d, _) in snap.execute("SELECT * FROM by_day").fetchall()]
+    snap.close()
+    assert days == sorted(days) and len(days) == 6
+    exported = pq.read_table(tmp_path / PUBLISHED_DIR / "by_day.parquet").column("day")
+    assert exported.to_pylist() == days
