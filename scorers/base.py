@@ -4,14 +4,28 @@ A scorer is a function over a batch of turns (with their labelled cases) that re
 `Score` per turn, registered with `@scorer(name=..., version=..., kind=...)`. Failing to
 score is data: `Score.error(...)`, never an exception that stops the batch. A case without
 the label a scorer needs gives `Score.inconclusive(...)`, never a failure.
+
+A code scorer may also register a *columnar* entry point with `@columnar(name)`: a
+function over the batch as a polars DataFrame (one row per turn, columns named as the
+`Turn` fields; `tools` and `calls` are lists of structs) and the cases, returning the
+verdicts as columns (`SCORE_COLUMNS`: status, value, label, explanation, and details as
+JSON text) instead of `Score` objects. The score runner prefers it: the batch is then
+never decoded into `Turn`s for that scorer, and rows go to the warehouse as Arrow. Its
+results must be exactly what `fn` gives (the scorer table tests check both), and `fn`
+stays the reference and the fallback: if the columnar function raises, the batch is
+scored with `fn`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
+
+import orjson
+import polars as pl
+import pyarrow as pa
 
 from turnscore.ingest.turn import Turn
 
@@ -97,6 +111,39 @@ class ScoreFn(Protocol):
     def __call__(self, turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]: ...
 
 
+class ColumnsFn(Protocol):
+    def __call__(self, turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame: ...
+
+
+SCORE_COLUMNS: dict[str, type[pl.DataType]] = {
+    "status": pl.String, "value": pl.Float64, "label": pl.String, "explanation": pl.String,
+    "details": pl.String,
+}
+"""What a columnar scorer returns, one row per turn in batch order."""
+NO_CASE = "no labelled case for this turn"
+"""The explanation of a case-based scorer's verdict on a turn without a case."""
+
+
+def details_json(details: dict[str, object]) -> str:
+    """`Score.details` as written to the warehouse (one encoding for both entry points)."""
+    return orjson.dumps(details, default=str).decode()
+
+
+def score_columns(scores: Sequence[Score]) -> pl.DataFrame:
+    """`scores` as `SCORE_COLUMNS`. Only code scores fit: judge, usage and error have no
+    column, so a score that sets them is refused."""
+    plain = Usage()
+    for s in scores:
+        if s.judge is not None or s.prompt_sha is not None or s.usage != plain or s.error:
+            raise ValueError(f"a columnar scorer cannot return {s!r}")
+    return pl.DataFrame(
+        {"status": [str(s.status) for s in scores], "value": [s.value for s in scores],
+         "label": [s.label for s in scores], "explanation": [s.explanation for s in scores],
+         "details": [details_json(s.details) for s in scores]},
+        schema=SCORE_COLUMNS,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Scorer:
     name: str
@@ -107,6 +154,8 @@ class Scorer:
     """Turn fields (and labels) the scorer reads; documentation and a test check it."""
     description: str
     fn: ScoreFn
+    columns: ColumnsFn | None = None
+    """The columnar entry point, if any (see the module docstring)."""
 
     def score(self, turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
         """Score a batch. If the scorer raises, the batch is retried turn by turn, so one
@@ -125,6 +174,16 @@ class Scorer:
                     results.append(Score.failed(f"{type(exc).__name__}: {exc}"))
             return results
 
+    def score_frame(self, turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+        """Score a batch through the columnar entry point; raises if there is none or it
+        fails (the caller falls back to `score`)."""
+        if self.columns is None:
+            raise TypeError(f"{self.name} has no columnar entry point")
+        out = self.columns(turns, cases)
+        if out.height != turns.height:
+            raise RuntimeError(f"{self.name} returned {out.height} rows for {turns.height} turns")
+        return out.select(pl.col(n).cast(t) for n, t in SCORE_COLUMNS.items())
+
 
 REGISTRY: dict[str, Scorer] = {}
 
@@ -141,3 +200,53 @@ def scorer(
         return fn
 
     return register
+
+
+def columnar(name: str) -> Callable[[ColumnsFn], ColumnsFn]:
+    """Register the columnar entry point of the scorer `name` (registered before)."""
+
+    def register(fn: ColumnsFn) -> ColumnsFn:
+        REGISTRY[name] = replace(REGISTRY[name], columns=fn)
+        return fn
+
+    return register
+
+
+def cased_columns(cases: Sequence[Case | None],
+                  score: Callable[[list[int]], list[Score]]) -> pl.DataFrame:
+    """Columns for a scorer that finds every turn without a case inconclusive: those rows
+    are filled in at once, and `score(indices)` scores the turns that have one."""
+    at = [i for i, c in enumerate(cases) if c is not None]
+    n = len(cases)
+    cols: dict[str, list[object]] = {
+        "status": [Status.INCONCLUSIVE.value] * n, "value": [None] * n, "label": [None] * n,
+        "explanation": [NO_CASE] * n, "details": [details_json({})] * n,
+    }
+    if at:
+        scored = score_columns(score(at))
+        for name, values in scored.to_dict(as_series=False).items():
+            column = cols[name]
+            for i, value in zip(at, values, strict=True):
+                column[i] = value
+    return pl.DataFrame(cols, schema=SCORE_COLUMNS)
+
+
+_T = TypeVar("_T")
+
+
+def nested_records(column: pl.Series | pa.Array | pa.ChunkedArray, names: Sequence[str],
+                   make: Callable[..., _T]) -> list[tuple[_T, ...]]:
+    """A list-of-structs column (`calls`, `tools`) as, per row, `make(*fields)` for each
+    item, over the struct fields `names` only; a null list is empty. Decoded field by
+    field through Arrow: building a dict per item first costs more than the scorers."""
+    arr: Any = column.to_arrow() if isinstance(column, pl.Series) else column
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    values = arr.flatten()  # respects the slice offset, unlike `.values`
+    items = [make(*f) for f in zip(*(values.field(n).to_pylist() for n in names), strict=True)]
+    out: list[tuple[_T, ...]] = []
+    start = 0
+    for length in arr.value_lengths().fill_null(0).to_pylist():
+        out.append(tuple(items[start:start + length]))
+        start += length
+    return out

@@ -9,15 +9,18 @@ Label `expected_tools` (tool names) with `expected_tools_mode`:
 An unknown mode falls back to `all` and says so in details. A case with
 `should_decline = true` and no expected tools expects no calls at all. No case, or a
 case with neither expectation, is `inconclusive`. Every requested call counts, whether
-or not it succeeded: the question is what the agent chose to call.
+or not it succeeded: the question is what the agent chose to call. The columnar entry
+point reads only the called tools' names, and only for turns with a case.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import polars as pl
+
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import Case, Score, scorer
+from turnscore.scorers.base import NO_CASE, Case, Score, cased_columns, columnar, scorer
 
 NAME = "tool_call_accuracy"
 VERSION = "1"
@@ -33,13 +36,23 @@ DEFAULT_MODE = "all"
     description="Whether the turn called the case's expected tools (any, all, exact, ordered).",
 )
 def tool_call_accuracy(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    return [_score(t, c) for t, c in zip(turns, cases, strict=True)]
+    return [_score([c.name for c in t.calls], c) for t, c in zip(turns, cases, strict=True)]
 
 
-def _score(turn: Turn, case: Case | None) -> Score:
+@columnar(NAME)
+def tool_call_accuracy_columns(turns: pl.DataFrame, cases: Sequence[Case | None]
+                               ) -> pl.DataFrame:
+    def score(at: list[int]) -> list[Score]:
+        names = (turns.get_column("calls").gather(at)
+                 .list.eval(pl.element().struct.field("name")).to_list())
+        return [_score(called or [], cases[i]) for i, called in zip(at, names, strict=True)]
+
+    return cased_columns(cases, score)
+
+
+def _score(called: list[str], case: Case | None) -> Score:
     if case is None:
-        return Score.inconclusive("no labelled case for this turn")
-    called = [c.name for c in turn.calls]
+        return Score.inconclusive(NO_CASE)
     expected = [e for e in case.expected_tools or () if e.strip()]
     if not expected:
         if case.should_decline:

@@ -18,15 +18,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import orjson
+import polars as pl
 from jsonschema import SchemaError
 from jsonschema.validators import validator_for
 from referencing import Registry
 
-from turnscore.ingest.turn import Call, Tool, Turn
-from turnscore.scorers.base import Case, Score, scorer
+from turnscore.ingest.turn import Turn
+from turnscore.scorers.base import (
+    Case,
+    Score,
+    columnar,
+    nested_records,
+    score_columns,
+    scorer,
+)
 
 NAME = "call_validity"
 VERSION = "1"
@@ -41,31 +49,73 @@ _MAX_SCHEMA_ERRORS = 5
     description="Share of calls naming a known tool with arguments valid against its JSON Schema.",
 )
 def call_validity(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    return [_score(t) for t in turns]
+    return [_score(t.calls, t.tools, t.tools_source) for t in turns]
 
 
-def _score(turn: Turn) -> Score:
-    if not turn.calls:
+class _CallLike(Protocol):
+    """What the scorer reads of a call: a `Call`, or a `_CallRead` in the columnar path."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> str | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def status(self) -> str: ...
+
+
+class _ToolLike(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def parameters(self) -> str | None: ...
+
+
+# Plain tuples: building a frozen `Call` per call costs more than checking it.
+class _CallRead(NamedTuple):
+    name: str
+    arguments: str | None
+    error: str | None
+    status: str
+
+
+class _ToolRead(NamedTuple):
+    name: str
+    parameters: str | None
+
+
+@columnar(NAME)
+def call_validity_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+    calls = nested_records(turns.get_column("calls"), _CallRead._fields, _CallRead)
+    tools = nested_records(turns.get_column("tools"), _ToolRead._fields, _ToolRead)
+    sources = turns.get_column("tools_source").to_list()
+    return score_columns([_score(c, t, s) for c, t, s in zip(calls, tools, sources, strict=True)])
+
+
+def _score(calls: Sequence[_CallLike], tool_list: Sequence[_ToolLike], tools_source: str
+           ) -> Score:
+    if not calls:
         return Score.not_run("the turn made no tool calls")
-    declared = turn.tools_source == "declared"
-    tools = {t.name: t for t in turn.tools}
+    declared = tools_source == "declared"
+    tools = {t.name: t for t in tool_list}
     seen: dict[tuple[str, str], int] = {}
     verdicts: list[dict[str, object]] = []
-    for index, call in enumerate(turn.calls):
+    for index, call in enumerate(calls):
         violations: list[str] = []
         notes: list[str] = []
         tool = tools.get(call.name)
         if declared and tool is None:
             known = ", ".join(sorted(tools)) or "none"
             violations.append(f"unknown tool {call.name!r} (available: {known})")
-        args, problem = _parse(call)
+        problem = _unparsable(call)
         if problem:
             violations.append(problem)
         elif call.arguments is None:
             notes.append("arguments not captured")
         elif tool is not None:
-            _check_schema(tool, args, violations, notes)
-        _check_duplicate(index, call, turn.calls, seen, violations)
+            _check_schema(tool, call.arguments, violations, notes)
+        _check_duplicate(index, call, calls, seen, violations)
         verdict: dict[str, object] = {
             "index": index, "name": call.name, "valid": not violations, "violations": violations,
         }
@@ -77,7 +127,7 @@ def _score(turn: Turn) -> Score:
     value = valid / len(verdicts)
     details: dict[str, object] = {
         "calls": verdicts, "valid": valid, "invalid": len(verdicts) - valid,
-        "tools_source": turn.tools_source,
+        "tools_source": tools_source,
     }
     if not declared:
         details["note"] = "no declared tool set: tool existence and schemas not checked"
@@ -88,32 +138,50 @@ def _score(turn: Turn) -> Score:
     return Score.scored(value, "invalid", " | ".join(problems), details)
 
 
-def _parse(call: Call) -> tuple[object, str | None]:
+def _unparsable(call: _CallLike) -> str | None:
+    """Why the call's arguments are not JSON, or None (also when not captured)."""
     if call.arguments is None:
-        return None, None
+        return None
     try:
-        return orjson.loads(call.arguments), None
+        orjson.loads(call.arguments)
     except orjson.JSONDecodeError as exc:
-        return None, f"arguments are not valid JSON ({exc}): {call.arguments[:80]!r}"
+        return f"arguments are not valid JSON ({exc}): {call.arguments[:80]!r}"
+    return None
 
 
-def _check_schema(tool: Tool, args: object, violations: list[str], notes: list[str]) -> None:
+def _check_schema(tool: _ToolLike, arguments: str, violations: list[str], notes: list[str]) -> None:
+    """`arguments` (valid JSON) against the tool's schema."""
     if not tool.parameters:
         return
-    validator = _validator(tool.parameters)
+    found, problem = _schema_violations(tool.parameters, arguments)
+    if problem is not None:
+        notes.append(f"schema of {tool.name!r} {problem}")
+    violations.extend(found)
+
+
+@lru_cache(maxsize=65_536)
+def _schema_violations(parameters: str, arguments: str) -> tuple[tuple[str, ...], str | None]:
+    """The violations of `arguments` under the schema `parameters`, or why the schema
+    cannot be applied.
+
+    Cached by the two texts: agents repeat the same call (tool and arguments) across
+    turns, and validating costs more than the rest of the scorer.
+    """
+    validator = _validator(parameters)
     if isinstance(validator, _Unusable):
-        notes.append(f"schema of {tool.name!r} {validator.why}: {validator.error[:120]}")
-        return
+        return (), f"{validator.why}: {validator.error[:120]}"
     try:
-        errors = sorted(validator.iter_errors(args), key=lambda e: list(e.absolute_path))
+        errors = sorted(validator.iter_errors(orjson.loads(arguments)),
+                        key=lambda e: list(e.absolute_path))
     except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
-        notes.append(f"schema of {tool.name!r} could not be applied: {str(exc)[:120]}")
-        return
+        return (), f"could not be applied: {str(exc)[:120]}"
+    violations = []
     for err in errors[:_MAX_SCHEMA_ERRORS]:
         where = "/".join(str(p) for p in err.absolute_path) or "arguments"
         violations.append(f"{where}: {err.message}")
     if len(errors) > _MAX_SCHEMA_ERRORS:
         violations.append(f"... and {len(errors) - _MAX_SCHEMA_ERRORS} more schema errors")
+    return tuple(violations), None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +214,7 @@ def _validator(parameters: str) -> Any:
         return _Unusable("could not be applied", str(exc))
 
 
-def _check_duplicate(index: int, call: Call, calls: Sequence[Call],
+def _check_duplicate(index: int, call: _CallLike, calls: Sequence[_CallLike],
                      seen: dict[tuple[str, str], int], violations: list[str]) -> None:
     key = (call.name, _canonical(call.arguments))
     earlier = seen.get(key)

@@ -11,7 +11,8 @@ An unknown mode falls back to `normalized` and says so in details. No case, or n
 normalisation in the normalised modes, since it would match anything. A turn with no
 final answer scores 0.0.
 
-Matching runs as polars column expressions over the whole batch.
+Matching runs as polars column expressions over the whole batch; the columnar entry
+point passes turns without a reference straight through.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import Case, Score, scorer
+from turnscore.scorers.base import NO_CASE, Case, Score, cased_columns, columnar, scorer
 from turnscore.scorers.text import normalize_expr
 
 NAME = "answer_correctness"
@@ -39,22 +40,34 @@ DEFAULT_MODE = "normalized"
                 "(exact, normalized or contains).",
 )
 def answer_correctness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
+    return _scores([t.final_answer for t in turns], cases)
+
+
+@columnar(NAME)
+def answer_correctness_columns(turns: pl.DataFrame, cases: Sequence[Case | None]
+                               ) -> pl.DataFrame:
+    answers = turns.get_column("final_answer")
+    return cased_columns(cases, lambda at: _scores(answers.gather(at).to_list(),
+                                                   [cases[i] for i in at]))
+
+
+def _scores(answers: Sequence[str | None], cases: Sequence[Case | None]) -> list[Score]:
     # Only turns with a reference go through polars: normalising every answer of a batch
     # where most turns have no label costs more than the rest of the scorer.
     idx = [i for i, c in enumerate(cases) if c is not None and c.ideal_response is not None]
-    scores = [Score.inconclusive("no labelled case for this turn") if c is None
+    scores = [Score.inconclusive(NO_CASE) if c is None
               else Score.inconclusive(f"case {c.case_id!r} has no ideal_response")
               for c in cases]
-    for i, score in zip(idx, _matched([turns[i] for i in idx], [cases[i] for i in idx]),
+    for i, score in zip(idx, _matched([answers[i] for i in idx], [cases[i] for i in idx]),
                         strict=True):
         scores[i] = score
     return scores
 
 
-def _matched(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
+def _matched(answers: Sequence[str | None], cases: Sequence[Case | None]) -> list[Score]:
     frame = pl.DataFrame(
         {
-            "answer": [t.final_answer for t in turns],
+            "answer": answers,
             "ideal": [c.ideal_response if c else None for c in cases],
             "requested": [c.match_mode if c else None for c in cases],
         },

@@ -33,11 +33,19 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import cached_property, lru_cache
 
 import polars as pl
 
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import Case, Score, scorer
+from turnscore.scorers.base import (
+    Case,
+    Score,
+    columnar,
+    nested_records,
+    score_columns,
+    scorer,
+)
 from turnscore.scorers.text import normalize_series
 
 NAME = "groundedness"
@@ -61,7 +69,8 @@ _QUOTED = re.compile(r"\"([^\"\n]{1,80})\"|“([^”\n]{1,80})”|`([^`\n]{1,80}
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
 _MDY = re.compile(rf"\b({_MONTH}) (\d{{1,2}}){_ORD}\b(?:,? (\d{{4}})\b)?")
 _DMY = re.compile(rf"\b(\d{{1,2}}){_ORD} ({_MONTH})(?:,? (\d{{4}})\b)?")
-_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
+# `\d(?<![\d:]\d)` is `(?<![\d:])\d`, digit first (see `_NUMBER` below).
+_TIME = re.compile(r"(\d(?<![\d:]\d)\d?):(\d{2})(?::\d{2})?(?![\d:])")
 _LIST_MARKER = re.compile(r"(?m)^[ \t]*\d+[.)](?=\s)")
 _HEADING = re.compile(r"(?m)^[ \t]*#+ .*$")
 # `\d(?<![\w.]\d)` is `(?<![\w.])\d` with the digit first, so the engine jumps from digit
@@ -72,6 +81,7 @@ _SOURCE_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?")
 _NAME_RUN = re.compile(r"[A-Z][\w'’-]*(?:[ \t]+(?:(?:of|de|la|van|von|der|da|di|du)[ \t]+)?"
                        r"[A-Z][\w'’-]*)*")
 _OPENERS = " \t*_#>-\"“(["
+_POSSESSIVE = ("'s", "’s")
 
 COMMON_WORDS = frozenset({
     "a", "an", "the", "this", "that", "these", "those", "it", "its", "i", "we", "you", "he",
@@ -107,14 +117,57 @@ class Specific:
                 "appears in a tool result or the request, else 0.",
 )
 def groundedness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    prepared = [_prepare(t) for t in turns]
-    # One normalisation call for the whole batch: every source text, every name and quoted
-    # value (a polars call per turn costs more than the rest of the scorer).
-    texts = sorted({text for p in prepared if p for text in p.to_normalize()})
+    return _scores([t.final_answer for t in turns], [t.request for t in turns],
+                   [[(c.result, c.error) for c in t.calls] for t in turns])
+
+
+@columnar(NAME)
+def groundedness_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+    calls = nested_records(turns.get_column("calls"), ("result", "error"), _pair)
+    return score_columns(_scores(turns.get_column("final_answer").to_list(),
+                                 turns.get_column("request").to_list(), calls))
+
+
+def _pair(result: str | None, error: str | None) -> tuple[str | None, str | None]:
+    return result, error
+
+
+def _scores(answers: Sequence[str | None], requests: Sequence[str],
+            calls: Sequence[Sequence[tuple[str | None, str | None]]]) -> list[Score]:
+    """Per turn: its final answer, request, and each call's (result, error)."""
+    outputs = [[x for pair in c for x in pair if x] for c in calls]
+    sources = ["\n".join([r, *o]) for r, o in zip(requests, outputs, strict=True)]
+    hits = _prefiltered([a or "" for a in answers] + sources)
+    n = len(answers)
+    prepared = [
+        None if answer is None else _Prepared(
+            source_text=sources[i],
+            specifics=list(dict.fromkeys(extract_specifics(answer, hits[i]))),
+            outputs=len(outputs[i]),
+            uncaptured=sum(1 for result, error in calls[i] if result is None and error is None),
+            source_hits=hits[n + i],
+        )
+        for i, answer in enumerate(answers)
+    ]
+    indexes = [None if p is None else _Sources(p.source_text, p.source_hits) for p in prepared]
+    supported = [[] if p is None or src is None else [src.supports(s) for s in p.specifics]
+                 for p, src in zip(prepared, indexes, strict=True)]
+    # Names and quoted values not found verbatim are looked for in the normalised sources:
+    # one normalisation call for the whole batch, over only the texts that need it (a
+    # polars call per turn costs more than the rest of the scorer).
+    texts = sorted({text for p, found in zip(prepared, supported, strict=True) if p
+                    for text in p.to_normalize(found)})
     normalized = dict(zip(texts, normalize_series(pl.Series("t", texts, dtype=pl.String)),
                           strict=True))
-    return [p.score(normalized) if p else Score.not_run("the turn has no final answer")
-            for p in prepared]
+    scores = []
+    for p, src, found in zip(prepared, indexes, supported, strict=True):
+        if p is None or src is None:
+            scores.append(Score.not_run("the turn has no final answer"))
+            continue
+        verdicts = [src.supports_normalized(s, normalized) if ok is None else ok
+                    for s, ok in zip(p.specifics, found, strict=True)]
+        scores.append(p.score(verdicts))
+    return scores
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,14 +176,19 @@ class _Prepared:
     specifics: list[Specific]
     outputs: int
     uncaptured: int
+    source_hits: frozenset[re.Pattern[str]]
 
-    def to_normalize(self) -> Iterator[str]:
-        yield self.source_text
-        yield from (s.text for s in self.specifics if s.kind in ("name", "quoted"))
+    def to_normalize(self, found: list[bool | None]) -> Iterator[str]:
+        """The texts to normalise: the specifics `_Sources.supports` could not settle and,
+        when there are any, the source text."""
+        pending = [s.text for s, ok in zip(self.specifics, found, strict=True) if ok is None]
+        if pending:
+            yield self.source_text
+            yield from pending
 
-    def score(self, normalized: dict[str, str]) -> Score:
-        sources = _Sources(self.source_text, normalized)
-        unsupported = [s for s in self.specifics if not sources.supports(s)]
+    def score(self, supported: list[bool]) -> Score:
+        """The verdict, given whether each specific is supported."""
+        unsupported = [s for s, ok in zip(self.specifics, supported, strict=True) if not ok]
         details: dict[str, object] = {
             "specifics": len(self.specifics),
             "unsupported": [{"kind": s.kind, "text": s.text} for s in unsupported],
@@ -149,20 +207,15 @@ class _Prepared:
                             details)
 
 
-def _prepare(turn: Turn) -> _Prepared | None:
-    if turn.final_answer is None:
-        return None
-    outputs = [x for c in turn.calls for x in (c.result, c.error) if x]
-    return _Prepared(
-        source_text="\n".join([turn.request, *outputs]),
-        specifics=list(dict.fromkeys(extract_specifics(turn.final_answer))),
-        outputs=len(outputs),
-        uncaptured=sum(1 for c in turn.calls if c.result is None and c.error is None),
-    )
+def extract_specifics(answer: str, hits: frozenset[re.Pattern[str]] | None = None
+                      ) -> Iterator[Specific]:
+    """The specifics of `answer`, in extraction order (see the module docstring).
 
-
-def extract_specifics(answer: str) -> Iterator[Specific]:
-    """The specifics of `answer`, in extraction order (see the module docstring)."""
+    `hits`: the prefiltered patterns that can match in `answer` (`_prefiltered`), when
+    the caller checked a whole batch at once.
+    """
+    if hits is None:
+        hits = _prefiltered([answer])[0]
     taken = bytearray(len(answer))  # 1 where an earlier specific claimed the character
 
     def free(m: re.Match[str]) -> bool:
@@ -172,60 +225,102 @@ def extract_specifics(answer: str) -> Iterator[Specific]:
         taken[s:e] = b"\x01" * (e - s)
         return True
 
-    for m in _LIST_MARKER.finditer(answer):
+    for m in _matches(_LIST_MARKER, answer, hits):
         free(m)
-    for m in _matches(_HEADING, answer):
+    for m in _matches(_HEADING, answer, hits):
         free(m)
     for m in _URL.finditer(answer):
         if free(m):
             yield Specific("url", m.group().rstrip(".,;:!?"))
-    for m in _matches(_EMAIL, answer):
+    for m in _matches(_EMAIL, answer, hits):
         if free(m):
             yield Specific("identifier", m.group())
-    for m in _matches(_QUOTED, answer):
+    for m in _matches(_QUOTED, answer, hits):
         inner = next(g for g in m.groups() if g is not None).strip()
         if free(m) and any(ch.isalnum() for ch in inner):
             yield Specific("quoted", inner)
-    for m in _date_matches(answer):
+    for m in _date_matches(answer, hits):
         parts = _date_parts(m)
         if parts is not None and free(m):
             yield Specific("date", m.group(), parts)
-    for m in _matches(_TIME, answer):
+    for m in _matches(_TIME, answer, hits):
         if free(m):
             yield Specific("time", m.group())
-    for m in _CODE.finditer(answer):
+    for m in _code_matches(answer):
         if free(m):
             yield Specific("identifier", m.group())
     for m in _NUMBER.finditer(answer):
         if free(m):
             yield Specific("number", m.group())
     for m in _NAME_RUN.finditer(answer):
+        word = m.group()
+        if word.lower() in COMMON_WORDS:  # most runs: one common word ("The", "It")
+            continue
         name = _name(answer, m)
         if name and free(m):
             yield Specific("name", name)
 
 
-# A character every match of the pattern contains: text without it skips the scan, which
-# for patterns that start with a lookbehind tries every position.
-_NEEDLES: dict[re.Pattern[str], tuple[str, ...]] = {
-    _HEADING: ("#",), _EMAIL: ("@",), _QUOTED: ('"', "“", "`"), _TIME: (":",),
-    _ISO_DATE: ("-",), _MDY: tuple(_MONTH_PREFIXES), _DMY: tuple(_MONTH_PREFIXES),
+# Prefilters: for each pattern, a Rust regex (polars has no lookaround) that matches
+# wherever the pattern can, i.e. a superset. A batch's answers and source texts are
+# checked against all of them in one vectorised pass, and `re`, which for most of these
+# patterns tries every position of the text, runs only where its prefilter hit. Only
+# literals, ASCII classes and `\d` (Unicode digits in both engines) are used, so the
+# prefilter never misses what the pattern finds.
+_PREFILTERS: dict[re.Pattern[str], str] = {
+    _LIST_MARKER: r"(?m)^[ \t]*\d+[.)]",
+    _HEADING: r"(?m)^[ \t]*#+ ",
+    _EMAIL: "@",
+    _QUOTED: "[\"“`]",
+    _ISO_DATE: r"\d{4}-\d{1,2}-\d{1,2}",
+    _MDY: rf"(?:{'|'.join(_MONTH_PREFIXES)})[a-z]* \d",
+    _DMY: rf"\d(?:st|nd|rd|th)? (?:{'|'.join(_MONTH_PREFIXES)})",
+    _TIME: r"\d:\d\d",
 }
+_PREFILTERED = tuple(_PREFILTERS)
 
 
-def _matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
-    if any(needle in text for needle in _NEEDLES[pattern]):
+def _prefiltered(texts: Sequence[str]) -> list[frozenset[re.Pattern[str]]]:
+    """Per text, the patterns whose prefilter hit (see `_PREFILTERS`)."""
+    if not texts:
+        return []
+    frame = pl.DataFrame({"t": texts}, schema={"t": pl.String}).select(
+        pl.col("t").str.contains(rx).alias(str(i)) for i, rx in enumerate(_PREFILTERS.values())
+    )
+    return [frozenset(p for p, hit in zip(_PREFILTERED, row, strict=True) if hit)
+            for row in frame.iter_rows()]
+
+
+def _matches(pattern: re.Pattern[str], text: str, hits: frozenset[re.Pattern[str]]
+             ) -> Iterator[re.Match[str]]:
+    if pattern in hits:
         yield from pattern.finditer(text)
 
 
-def _date_matches(text: str) -> Iterator[re.Match[str]]:
+_DIGIT_ON = re.compile(r"\d[\w-]*")
+
+
+def _code_matches(text: str) -> Iterator[re.Match[str]]:
+    """`_CODE.finditer(text)`, scanning only the runs of word characters and hyphens that
+    hold a digit: a match and its lookahead lie inside one such run, and the lookahead,
+    tried at every word start, is most of the scan's cost. A run ends at a character
+    that is neither a word character nor a hyphen, so `\b` at `endpos` holds exactly
+    where it does in the whole text."""
+    for digit in _DIGIT_ON.finditer(text):
+        start = digit.start()
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-"):
+            start -= 1  # `\w` is `str.isalnum()` or the underscore
+        yield from _CODE.finditer(text, start, digit.end())
+
+
+def _date_matches(text: str, hits: frozenset[re.Pattern[str]]) -> Iterator[re.Match[str]]:
     """Matches of the three date forms, in the order extraction claims them."""
     for pattern in (_ISO_DATE, _MDY, _DMY):
-        yield from _matches(pattern, text)
+        yield from _matches(pattern, text, hits)
 
 
 def _name(answer: str, m: re.Match[str]) -> str | None:
-    tokens = [re.sub(r"['’]s$", "", t) for t in m.group().split()]
+    tokens = [t[:-2] if t.endswith(_POSSESSIVE) else t for t in m.group().split()]
     dropped = 0
     while tokens and tokens[0].lower() in COMMON_WORDS:
         tokens.pop(0)
@@ -234,31 +329,46 @@ def _name(answer: str, m: re.Match[str]) -> str | None:
         tokens.pop()
     if not tokens or answer[m.end():m.end() + 1] == ":" or len(" ".join(tokens)) < 2:
         return None
-    i = m.start() - 1
-    while i >= 0 and answer[i] in _OPENERS:
-        i -= 1
-    sentence_start = dropped == 0 and (i < 0 or answer[i] in ".!?:;\n")
-    if sentence_start and len(tokens) == 1:
-        return None
+    if dropped == 0 and len(tokens) == 1:  # a lone word: is it just a sentence's first?
+        i = m.start() - 1
+        while i >= 0 and answer[i] in _OPENERS:
+            i -= 1
+        if i < 0 or answer[i] in ".!?:;\n":
+            return None
     return " ".join(tokens)
 
 
 class _Sources:
-    """The request and tool outputs, indexed for each kind of specific."""
+    """The request and tool outputs, indexed for each kind of specific.
 
-    def __init__(self, text: str, normalized: dict[str, str]) -> None:
+    Each index is built on first use: most specifics are found verbatim in `lower`.
+    """
+
+    def __init__(self, text: str, hits: frozenset[re.Pattern[str]]) -> None:
+        self.text = text
+        self.hits = hits
         self.lower = " ".join(text.lower().split())
-        self.norm = f" {normalized[text]} "
-        self.normalized = normalized
-        self.numbers = {_decimal(m.group()) for m in _SOURCE_NUMBER.finditer(text)}
-        self.times = {(int(m[1]), int(m[2])) for m in _matches(_TIME, text)}
-        self.dates: set[tuple[int | None, int, int]] = set()
-        for m in _date_matches(text):
+
+    @cached_property
+    def numbers(self) -> set[Decimal]:
+        return {_decimal(m.group()) for m in _SOURCE_NUMBER.finditer(self.text)}
+
+    @cached_property
+    def times(self) -> set[tuple[int, int]]:
+        return {(int(m[1]), int(m[2])) for m in _matches(_TIME, self.text, self.hits)}
+
+    @cached_property
+    def dates(self) -> set[tuple[int | None, int, int]]:
+        dates: set[tuple[int | None, int, int]] = set()
+        for m in _date_matches(self.text, self.hits):
             parts = _date_parts(m)
             if parts:
-                self.dates.update({parts, (None, parts[1], parts[2])})
+                dates.update({parts, (None, parts[1], parts[2])})
+        return dates
 
-    def supports(self, s: Specific) -> bool:
+    def supports(self, s: Specific) -> bool | None:
+        """Whether `s` is supported; None for a name or quoted value that is not found
+        verbatim: `supports_normalized` then settles it."""
         if s.kind == "number":
             return self._number(s.text)
         # Numbers are compared as values only: "18" must not match inside "180".
@@ -270,9 +380,14 @@ class _Sources:
             m = _TIME.fullmatch(s.text)
             return m is not None and (int(m[1]), int(m[2])) in self.times
         if s.kind in ("name", "quoted"):
-            norm = self.normalized.get(s.text, "")
-            return bool(norm) and f" {norm} " in self.norm
+            return None
         return False
+
+    def supports_normalized(self, s: Specific, normalized: dict[str, str]) -> bool:
+        """A name or quoted value against the normalised sources (`normalized` maps each
+        text to its normalised form)."""
+        norm = normalized.get(s.text, "")
+        return bool(norm) and f" {norm} " in f" {normalized[self.text]} "
 
     def _number(self, text: str) -> bool:
         value = _decimal(text)
@@ -288,7 +403,9 @@ def _rounds_to(n: Decimal, places: Decimal, value: Decimal) -> bool:
         return False
 
 
+@lru_cache(maxsize=65_536)
 def _decimal(text: str) -> Decimal:
+    """The value of a number's text; cached, as the same numbers recur across turns."""
     try:
         return Decimal(text.replace(",", ""))
     except InvalidOperation:

@@ -7,7 +7,8 @@ guessed, refused or skipped the tool misses the canary. It sees only the answer,
 the calls. No case, or a case without a canary, is `inconclusive`.
 
 The search runs as one polars expression over the batch (canaries exploded to one row
-each), not turn by turn.
+each), not turn by turn; the columnar entry point passes turns without a case straight
+through.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import Case, Score, scorer
+from turnscore.scorers.base import NO_CASE, Case, Score, cased_columns, columnar, scorer
 
 NAME = "tool_grounding"
 VERSION = "1"
@@ -31,10 +32,21 @@ VERSION = "1"
     description="1 when every canary value appears in the final answer (case-insensitive), else 0.",
 )
 def tool_grounding(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
+    return _scores([t.final_answer for t in turns], cases)
+
+
+@columnar(NAME)
+def tool_grounding_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+    answers = turns.get_column("final_answer")
+    return cased_columns(cases, lambda at: _scores(answers.gather(at).to_list(),
+                                                   [cases[i] for i in at]))
+
+
+def _scores(answers: Sequence[str | None], cases: Sequence[Case | None]) -> list[Score]:
     canaries = [_canaries(c) for c in cases]
     rows = [
-        (i, t.final_answer, canary)
-        for i, (t, cs) in enumerate(zip(turns, canaries, strict=True))
+        (i, answer, canary)
+        for i, (answer, cs) in enumerate(zip(answers, canaries, strict=True))
         for canary in cs
     ]
     found: dict[int, list[tuple[str, bool]]] = {}
@@ -57,13 +69,13 @@ def tool_grounding(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[
             found.setdefault(row, []).append((canary, present))
 
     scores = []
-    for i, (turn, case) in enumerate(zip(turns, cases, strict=True)):
+    for i, (answer, case) in enumerate(zip(answers, cases, strict=True)):
         if case is None:
-            scores.append(Score.inconclusive("no labelled case for this turn"))
+            scores.append(Score.inconclusive(NO_CASE))
         elif i not in found:
             scores.append(Score.inconclusive(f"case {case.case_id!r} has no canary"))
         else:
-            scores.append(_verdict(found[i], turn.final_answer is None))
+            scores.append(_verdict(found[i], answer is None))
     return scores
 
 

@@ -11,7 +11,9 @@ A turn's case is the label whose case_id equals the turn's (a join in the same q
 else the label whose `input_norm` equals the turn's normalised request, the smallest
 case_id first (looked up per batch, and remembered for the run).
 
-Turns are decoded from Arrow column by column (`turns_of`), not row by row through
+A batch keeps its rows as Arrow. Scorers with a columnar entry point read them as a
+polars DataFrame (`PendingBatch.frame`); `Turn`s are decoded only when some scorer needs
+them (`PendingBatch.turns`), column by column (`turns_of`), not row by row through
 `to_pylist()` dicts, which cost more than most scorers.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Any
 
 import duckdb
@@ -26,7 +29,7 @@ import polars as pl
 import pyarrow as pa
 
 from turnscore.ingest.turn import Call, Tool, Turn
-from turnscore.scorers.base import Case
+from turnscore.scorers.base import Case, nested_records
 from turnscore.scorers.text import normalize_series
 
 PENDING_BY_TURN = """
@@ -43,6 +46,7 @@ FROM turns AS t
 JOIN {_PENDING_TURNS} AS p ON p.turn_id = t.turn_id
 LEFT JOIN labels AS l ON l.case_id = t.case_id
 """
+SELECT_LABEL_NORMS = "SELECT DISTINCT input_norm FROM labels"
 SELECT_LABELS_BY_NORM = f"""
 SELECT input_norm, {", ".join(_LABEL_COLUMNS)}
 FROM labels
@@ -55,33 +59,52 @@ _TOOL_NAMES = tuple(f.name for f in fields(Tool))
 _CALL_NAMES = tuple(f.name for f in fields(Call))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)  # no slots: `turns` and `frame` are cached properties
 class PendingBatch:
-    turns: list[Turn]
+    rows: pa.RecordBatch
+    """The turns' rows (the `turns` columns and some of the query's own)."""
     cases: list[Case | None]
     scorers: list[list[str]]
     """Per turn, the scorers pending on it."""
     replacing: bool
     """Some pending pair in the batch has a current score (to move to history)."""
 
+    @cached_property
+    def turns(self) -> list[Turn]:
+        """The rows as `Turn`s, decoded on first use."""
+        return turns_of(self.rows)
+
+    @cached_property
+    def frame(self) -> pl.DataFrame:
+        """The rows as a polars DataFrame of the `Turn` fields (columnar scorers)."""
+        frame = pl.from_arrow(self.rows.select(list(_TURN_NAMES)))
+        assert isinstance(frame, pl.DataFrame)
+        return frame
+
 
 def pending_batches(con: duckdb.DuckDBPyConnection, batch_size: int
                     ) -> Generator[PendingBatch, None, None]:
-    """The turns in `_pending` (a temp table on `con`), `batch_size` at a time."""
+    """The turns in `_pending` (a temp table on `con`), `batch_size` at a time.
+
+    Once the first batch is read, `con` itself is no longer used: the caller may write
+    on it from another thread while the next batch is read (cursors of one database
+    are independent connections).
+    """
     cur = con.cursor()
+    lookup = con.cursor()  # label look-ups: a query on `cur` would end its stream
     try:
         cur.register(_PENDING_TURNS, con.sql(PENDING_BY_TURN).to_arrow_table())
-        labels = _LabelsByText(con)
+        labels = _LabelsByText(lookup)
         for batch in cur.sql(READ_PENDING).to_arrow_reader(batch_size):
             if batch.num_rows == 0:
                 continue
-            turns = turns_of(batch)
             cases = _cases(batch)
-            labels.fill(turns, cases)
+            labels.fill(batch.column("request"), cases)
             scorers = batch.column("_scorers").to_pylist()
             replacing = any(batch.column("_prior").to_pylist())
-            yield PendingBatch(turns, cases, scorers, replacing)
+            yield PendingBatch(batch, cases, scorers, replacing)
     finally:
+        lookup.close()
         cur.close()
 
 
@@ -90,28 +113,12 @@ def turns_of(batch: pa.RecordBatch | pa.Table) -> list[Turn]:
     columns: list[list[Any]] = []
     for name in _TURN_NAMES:
         if name == "tools":
-            columns.append(_nested(batch.column(name), _TOOL_NAMES, Tool))
+            columns.append(nested_records(batch.column(name), _TOOL_NAMES, Tool))
         elif name == "calls":
-            columns.append(_nested(batch.column(name), _CALL_NAMES, Call))
+            columns.append(nested_records(batch.column(name), _CALL_NAMES, Call))
         else:
             columns.append(batch.column(name).to_pylist())
     return [Turn(*row) for row in zip(*columns, strict=True)]
-
-
-def _nested(column: pa.Array | pa.ChunkedArray, names: tuple[str, ...], cls: type[Any]
-            ) -> list[tuple[Any, ...]]:
-    """A list<struct> column as one tuple of `cls` per row; a null list is empty."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    assert isinstance(column, pa.ListArray)
-    values = column.flatten()  # respects the slice offset, unlike `.values`
-    items = [cls(*f) for f in zip(*(values.field(n).to_pylist() for n in names), strict=True)]
-    out: list[tuple[Any, ...]] = []
-    start = 0
-    for length in column.value_lengths().fill_null(0).to_pylist():
-        out.append(tuple(items[start:start + length]))
-        start += length
-    return out
 
 
 def _cases(batch: pa.RecordBatch) -> list[Case | None]:
@@ -130,19 +137,26 @@ def _case(row: Sequence[Any]) -> Case:
 
 
 class _LabelsByText:
-    """Cases by normalised request text, for turns whose case_id found none."""
+    """Cases by normalised request text, for turns whose case_id found none.
+
+    Only texts that some label has are looked up: the labels' texts are read once (a few
+    per case), and most requests match none.
+    """
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.found: dict[str, Case] = {}
+        self.known: set[str] | None = None
 
-    def fill(self, turns: list[Turn], cases: list[Case | None]) -> None:
+    def fill(self, requests: pa.Array | pa.ChunkedArray, cases: list[Case | None]) -> None:
         todo = [i for i, c in enumerate(cases) if c is None]
         if not todo:
             return
-        requests = pl.Series("r", [turns[i].request for i in todo], dtype=pl.String)
-        norms = [str(n) for n in normalize_series(requests).to_list()]
-        unseen = sorted({n for n in norms if n not in self.found})
+        wanted = pl.Series("r", requests.take(pa.array(todo, pa.int64())), dtype=pl.String)
+        norms = [str(n) for n in normalize_series(wanted).to_list()]
+        if self.known is None:
+            self.known = {row[0] for row in self.con.execute(SELECT_LABEL_NORMS).fetchall()}
+        unseen = sorted({n for n in norms if n in self.known and n not in self.found})
         if unseen:
             for row in self.con.execute(SELECT_LABELS_BY_NORM, {"norms": unseen}).fetchall():
                 self.found.setdefault(row[0], _case(row[1:]))

@@ -6,9 +6,18 @@ score is an `error` (errors are retried). `rescore` makes every pair pending.
 
 Pending turns are read in batches by one streaming query (`score_input`); each batch is
 scored by every scorer with pending pairs in it and written in one transaction
-(`write_scores`). A run killed or
+(`write_scores`). A scorer with a columnar entry point gets the batch as a polars
+DataFrame and returns score columns, written as Arrow; the batch is decoded into `Turn`s
+only for the other scorers (and for a columnar one that fails: it is then run row-wise,
+where a failure becomes `error` rows). A run killed or
 stopped (a judge budget) between or inside batches loses at most the uncommitted batch,
 and the next run picks up exactly the pairs still pending.
+
+Writing a batch overlaps scoring the next one (`_Writer`): DuckDB releases the GIL while
+it writes. One write is in flight at a time and each is still one transaction, so a
+killed run loses the batch being written (uncommitted) and the one being scored, never
+part of a batch. The judge cache shares the warehouse connection, so a run with a judge
+runner writes in line instead.
 
 Sampling is deterministic: a turn is in a `sample` of fraction f when
 `md5_number(turn_id) % 1_000_000 < f * 1_000_000`, so the same fraction picks the same
@@ -21,13 +30,17 @@ import importlib
 import logging
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from types import TracebackType
 from typing import Protocol
 
 import duckdb
+import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
@@ -43,7 +56,7 @@ from turnscore.warehouse.runs import (
     start_run,
 )
 from turnscore.warehouse.score_input import PendingBatch, pending_batches
-from turnscore.warehouse.scores import ScoreRow, write_scores
+from turnscore.warehouse.scores import COLUMNAR_SCHEMA, ScoreRow, write_scores
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +149,15 @@ class ScoreReport:
     """Path of the snapshot published at the end, if any."""
     publish_error: str | None = None
     """Why publishing failed (the scores are written; readers keep the previous snapshot)."""
+    scorer_seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds spent inside each scorer (its function, or the judge runner)."""
+    read_seconds: float = 0.0
+    """Seconds spent reading pending turns and their cases (shared by the scorers)."""
+    write_seconds: float = 0.0
+    """Seconds spent writing scores (shared by the scorers; on a worker thread, overlapping
+    the scoring of the next batch)."""
+    write_wait_seconds: float = 0.0
+    """Seconds the run spent waiting for (or doing) writes: the part not overlapped."""
 
     @property
     def pending_before(self) -> int:
@@ -170,9 +192,23 @@ class ScoreReport:
 class _Tally:
     counts: dict[str, dict[Status, int]] = field(default_factory=dict)
 
-    def add(self, scorer: str, status: Status) -> None:
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Per scorer, then 'read', 'write' and 'write wait' (see `ScoreReport`)."""
+
+    def add(self, scorer: str, status: Status, n: int = 1) -> None:
         per = self.counts.setdefault(scorer, {})
-        per[status] = per.get(status, 0) + 1
+        per[status] = per.get(status, 0) + n
+
+    def add_columns(self, table: pa.Table) -> None:
+        scorer = table.column("scorer")[0].as_py()
+        for item in pc.value_counts(table.column("status")).to_pylist():
+            self.add(scorer, Status(item["values"]), item["counts"])
+
+    def time(self, key: str, since: float) -> float:
+        """Add the time since `since` to `key`; returns now."""
+        now = time.perf_counter()
+        self.seconds[key] = self.seconds.get(key, 0.0) + now - since
+        return now
 
 
 def resolve_scorers(names: Sequence[str] | None) -> list[Scorer]:
@@ -266,21 +302,36 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     total = sum(pending_before.values())
     log.info("run %s: %d pending (turn, scorer) pairs over %d turns", run_id, total, in_scope)
 
-    tally, done, stopped = _Tally(), 0, None
+    tally, stopped = _Tally(), None
     by_name = {s.name: s for s in chosen}
+    done = 0
+
+    def committed(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(done, total)
+
+    in_line = judge_runner is not None and any(s.kind == "judge" for s in chosen)
     # closing(): a run that stops early ends the cursor's read before publishing.
-    with closing(pending_batches(con, batch_size)) as batches:
-        for batch in batches:
-            rows, stopped = _score_batch(batch, by_name, judge_runner)
-            write_scores(con, rows, run_id, replacing=batch.replacing)
+    with closing(pending_batches(con, batch_size)) as batches, \
+            _Writer(con, run_id, tally, committed, in_line=in_line) as writer:
+        while True:
+            clock = time.perf_counter()
+            batch = next(batches, None)
+            tally.time("read", clock)
+            if batch is None:
+                break
+            rows, tables, stopped = _score_batch(batch, by_name, judge_runner, tally)
+            writer.write(rows, tables, replacing=batch.replacing)
             for r in rows:
                 tally.add(r.scorer, r.score.status)
-            done += len(rows)
-            if progress is not None:
-                progress(done, total)
+            for t in tables:
+                tally.add_columns(t)
             if stopped:
                 log.warning("run %s stopped early: %s", run_id, stopped)
                 break
+        writer.flush()
     con.execute("DROP TABLE _pending")
     counts = tuple(
         ScorerCounts(
@@ -289,7 +340,71 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
         )
         for s in chosen
     )
-    return ScoreReport(run_id, in_scope, counts, round(time.monotonic() - start, 3), stopped)
+    seconds = {k: round(v, 3) for k, v in tally.seconds.items()}
+    return ScoreReport(run_id, in_scope, counts, round(time.monotonic() - start, 3), stopped,
+                       scorer_seconds={s.name: seconds.get(s.name, 0.0) for s in chosen},
+                       read_seconds=seconds.get("read", 0.0),
+                       write_seconds=seconds.get("write", 0.0),
+                       write_wait_seconds=seconds.get("write wait", 0.0))
+
+
+class _Writer:
+    """Writes batches with `write_scores`, each on a worker thread while the caller scores
+    the next batch (see the module docstring); `in_line` writes on the caller's thread.
+
+    `committed(rows)` is called on the caller's thread, once per committed batch and in
+    order. A failed write raises at the next `write` or `flush`. Leaving the context
+    waits for the write in flight, so the connection is free again afterwards.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str, tally: _Tally,
+                 committed: Callable[[int], None], *, in_line: bool) -> None:
+        self.con, self.run_id, self.tally, self.committed = con, run_id, tally, committed
+        self.pool = None if in_line else ThreadPoolExecutor(1, "score-writer")
+        self.in_flight: Future[int] | None = None
+
+    def write(self, rows: list[ScoreRow], tables: list[pa.Table], *, replacing: bool) -> None:
+        self.flush()
+        if self.pool is None:
+            clock = time.perf_counter()
+            written = self._write(rows, tables, replacing)
+            self.tally.time("write wait", clock)
+            self.committed(written)
+        else:
+            self.in_flight = self.pool.submit(self._write, rows, tables, replacing)
+
+    def flush(self) -> None:
+        """Wait for the write in flight, if any."""
+        if self.in_flight is not None:
+            clock = time.perf_counter()
+            future, self.in_flight = self.in_flight, None
+            written = future.result()
+            self.tally.time("write wait", clock)
+            self.committed(written)
+
+    def _write(self, rows: list[ScoreRow], tables: list[pa.Table], replacing: bool) -> int:
+        clock = time.perf_counter()
+        written = write_scores(self.con, rows, self.run_id, replacing=replacing,
+                               columns=tables)
+        self.tally.time("write", clock)
+        return written
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.pool is None:
+            return
+        if self.in_flight is not None and kind is not None:
+            # Already failing: let the write finish (or fail) before the connection is
+            # used to record the run, and keep the original error.
+            try:
+                self.in_flight.result()
+            except Exception:
+                log.exception("writing a batch failed while the run was stopping")
+            self.in_flight = None
+        self.pool.shutdown(wait=True)
 
 
 def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent
@@ -307,20 +422,33 @@ def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersFor
 
 
 def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
-                 judge_runner: JudgeRunner | None) -> tuple[list[ScoreRow], str | None]:
-    turns, cases = batch.turns, batch.cases
+                 judge_runner: JudgeRunner | None, tally: _Tally
+                 ) -> tuple[list[ScoreRow], list[pa.Table], str | None]:
+    """The batch's scores: rows from row-wise scorers, tables from columnar ones."""
+    cases = batch.cases
     wanted: dict[str, list[int]] = {}
     for i, names in enumerate(batch.scorers):
         for name in names:
             wanted.setdefault(name, []).append(i)
     rows: list[ScoreRow] = []
+    tables: list[pa.Table] = []
     stopped = None
     for name in sorted(wanted):
+        clock = time.perf_counter()
         s = by_name[name]
         idx = wanted[name]
+        judged = s.kind == "judge" and judge_runner is not None
+        if s.columns is not None and not judged:
+            table = _columnar(s, batch, idx)
+            if table is not None:
+                tables.append(table)
+                tally.time(name, clock)
+                continue
+        turns = batch.turns
         sub_turns, sub_cases = [turns[i] for i in idx], [cases[i] for i in idx]
         results: Sequence[Score | None]
-        if s.kind == "judge" and judge_runner is not None:
+        if judged:
+            assert judge_runner is not None
             outcome = judge_runner(s.name, sub_turns, sub_cases)
             results = outcome.scores
             if outcome.stop is not None:
@@ -330,4 +458,23 @@ def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
         for t, score in zip(sub_turns, results, strict=False):
             if score is not None:
                 rows.append(ScoreRow(t.turn_id, s.name, s.version, t.content_hash, score))
-    return rows, stopped
+        tally.time(name, clock)
+    return rows, tables, stopped
+
+
+def _columnar(s: Scorer, batch: PendingBatch, idx: list[int]) -> pa.Table | None:
+    """`s`'s verdicts on the turns at `idx` through its columnar entry point, keyed as
+    `COLUMNAR_SCHEMA`; None when it failed (the caller then scores the turns row-wise)."""
+    frame, cases = batch.frame, batch.cases
+    if len(idx) < frame.height:
+        frame, cases = frame[idx], [cases[i] for i in idx]
+    try:
+        out = s.score_frame(frame, cases)
+    except Exception:
+        log.warning("columnar %s failed; scoring the batch row-wise", s.name, exc_info=True)
+        return None
+    keyed = out.with_columns(
+        frame.get_column("turn_id"), frame.get_column("content_hash"),
+        scorer=pl.lit(s.name, pl.String), scorer_version=pl.lit(s.version, pl.String),
+    )
+    return keyed.select(COLUMNAR_SCHEMA.names).to_arrow().cast(COLUMNAR_SCHEMA)

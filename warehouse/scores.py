@@ -3,6 +3,12 @@
 `write_scores` is one transaction: either the whole batch (its history copies and its new
 rows) is in the database or none of it is, so a run killed mid-batch leaves the previous
 scores current and the batch pending for the next run.
+
+A batch arrives as `ScoreRow`s (row-wise scorers) and as Arrow tables of score columns
+(columnar scorers, `COLUMNAR_SCHEMA`); both become one Arrow table, written by one
+statement. When the runner knows no pair of the batch has a current score, that
+statement is a plain INSERT: the upsert's conflict check and the copy to history, each a
+lookup per row in the primary-key index, are skipped.
 """
 
 from __future__ import annotations
@@ -13,10 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import duckdb
-import orjson
 import pyarrow as pa
 
-from turnscore.scorers.base import Score
+from turnscore.scorers.base import Score, details_json
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +43,11 @@ _INCOMING_SCHEMA = pa.schema([
     ("scored_at", pa.timestamp("us", tz="UTC")),
 ])
 _INCOMING = "_incoming_scores"
+COLUMNAR_SCHEMA = pa.schema([_INCOMING_SCHEMA.field(n) for n in (
+    "turn_id", "scorer", "scorer_version", "content_hash", "status", "value", "label",
+    "explanation", "details")])
+"""A columnar scorer's verdicts with their keys; every other column is filled in (a code
+scorer has no judge, usage nor error)."""
 
 COPY_REPLACED_TO_HISTORY = f"""
 INSERT INTO scores_history ({_COLS}, replaced_at)
@@ -49,6 +59,10 @@ INSERT INTO scores ({_COLS})
 SELECT {", ".join("details::JSON" if c == "details" else c for c in COLUMNS)} FROM {_INCOMING}
 ON CONFLICT (turn_id, scorer) DO UPDATE SET
 {", ".join(f"{c} = EXCLUDED.{c}" for c in COLUMNS if c not in _KEY)}
+"""
+INSERT_SCORES = f"""
+INSERT INTO scores ({_COLS})
+SELECT {", ".join("details::JSON" if c == "details" else c for c in COLUMNS)} FROM {_INCOMING}
 """
 
 
@@ -70,13 +84,28 @@ def _arrow(rows: Sequence[ScoreRow], run_id: str, now: datetime) -> pa.Table:
         s, u = r.score, r.score.usage
         values: tuple[object, ...] = (
             r.turn_id, r.scorer, r.scorer_version, str(s.status), s.value, s.label,
-            s.explanation, orjson.dumps(s.details, default=str).decode(), s.judge,
+            s.explanation, details_json(s.details), s.judge,
             s.prompt_sha, u.input_tokens, u.output_tokens, u.cost_usd, u.latency_ms,
             u.attempts, s.error, r.content_hash, run_id, now,
         )
         for name, value in zip(COLUMNS, values, strict=True):
             cols[name].append(value)
     return pa.Table.from_pydict(cols, schema=_INCOMING_SCHEMA)
+
+
+def _filled(table: pa.Table, run_id: str, now: datetime) -> pa.Table:
+    """Columnar scores (`COLUMNAR_SCHEMA`) with the columns they lack filled in."""
+    n = table.num_rows
+    fill: dict[str, object] = {"attempts": 0, "run_id": run_id, "scored_at": now}
+    columns = []
+    for f in _INCOMING_SCHEMA:
+        if f.name in COLUMNAR_SCHEMA.names:
+            columns.append(table.column(f.name).cast(f.type))
+        elif f.name in fill:
+            columns.append(pa.repeat(pa.scalar(fill[f.name], f.type), n))
+        else:
+            columns.append(pa.nulls(n, f.type))
+    return pa.Table.from_arrays(columns, schema=_INCOMING_SCHEMA)
 
 
 def _last_per_key(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
@@ -90,24 +119,30 @@ def _last_per_key(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
 
 
 def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_id: str,
-                 *, replacing: bool = True) -> int:
+                 *, replacing: bool = True, columns: Sequence[pa.Table] = ()) -> int:
     """Write a batch in one transaction; a replaced score is first copied to history.
 
+    `columns`: more scores, as tables of `COLUMNAR_SCHEMA`, one row per (turn, scorer)
+    and none of their pairs among `rows`' (the runner runs a scorer one way or the other).
     `replacing=False` promises that no row of the batch has a current score yet (the
-    runner knows): the copy to history, a join over the whole `scores` table, is skipped.
+    runner knows): the copy to history, a join over the whole `scores` table, is skipped
+    and rows are inserted, not upserted (a current row would then fail the batch).
     Returns the number of rows written.
     """
-    if not rows:
-        return 0
     now = datetime.now(UTC)
-    table = _arrow(_last_per_key(rows), run_id, now)
+    parts = [_filled(t, run_id, now) for t in columns if t.num_rows]
+    if rows:
+        parts.append(_arrow(_last_per_key(rows), run_id, now))
+    if not parts:
+        return 0
+    table = pa.concat_tables(parts)
     con.register(_INCOMING, table)
     try:
         con.execute("BEGIN TRANSACTION")
         try:
             if replacing:
                 con.execute(COPY_REPLACED_TO_HISTORY, [now])
-            con.execute(UPSERT_SCORES)
+            con.execute(UPSERT_SCORES if replacing else INSERT_SCORES)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

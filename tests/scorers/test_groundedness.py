@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 
 from tests.scorers.factory import make_turn
 from turnscore.scorers.base import Status
-from turnscore.scorers.groundedness import extract_specifics, groundedness
+from turnscore.scorers.groundedness import (
+    _CODE,
+    _PREFILTERS,
+    _code_matches,
+    _prefiltered,
+    extract_specifics,
+    groundedness,
+)
 
 EXAMPLES = json.loads((Path(__file__).parent / "cases" / "specifics.json").read_text())
 
@@ -64,3 +71,29 @@ def test_any_text_scores_without_raising(answer: str, result: str) -> None:
     [score] = groundedness([turn], [None])
     assert score.status in (Status.SCORED, Status.INCONCLUSIVE)
     assert score.value in (0.0, 1.0)
+
+
+# Text built from the pieces the patterns care about, so matches are common.
+_PIECES = st.sampled_from([
+    "March 5, 2024", "5th Mar", "2024-03-05", "9:30", "09:30:15", "x:12:30", "1,000",
+    "18.34", "ORD-1234", "ab-12-cd", "x_1", "a\u00b2b3", "\u00e9ab12", "-ab12-", "9-a1",
+    "ab\u06634", "\u0663:\u0664\u0665", "1. ", "\n2) ", "\n# Heading", " ", "\n", "\t", ", ",
+    "New York", "\u201cquoted\u201d", '"Q 1"', "`c_1`", "a@b.com", "https://x.io/a.", "Sept 3",
+    "\x1c", "Note:",
+])
+_TEXTS = st.one_of(st.text(), st.lists(_PIECES, max_size=12).map("".join))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS)
+def test_a_prefilter_hits_wherever_its_pattern_matches(text: str) -> None:
+    [hits] = _prefiltered([text])
+    for pattern in _PREFILTERS:
+        if pattern.search(text):
+            assert pattern in hits, pattern.pattern
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS)
+def test_identifiers_are_the_matches_of_the_whole_text(text: str) -> None:
+    assert [m.span() for m in _code_matches(text)] == [m.span() for m in _CODE.finditer(text)]

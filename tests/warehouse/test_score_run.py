@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
 import orjson
+import polars as pl
 import pytest
 
 from tests.lockholder import held_by_another_process
@@ -25,6 +26,7 @@ from turnscore.scorers.judge.engine import CachedReply, JudgeCache
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
 from turnscore.warehouse.score_run import score_turns
+from turnscore.warehouse.scores import write_scores
 
 
 @pytest.fixture
@@ -262,3 +264,85 @@ def test_a_scorer_disabled_for_an_agent_is_not_run_nor_pending_on_its_turns(
     assert scored == [("support", 3), (None, 3)]
     again = score_turns(tmp_path, scorers=[length], scorers_for_agent=choose)
     assert again.nothing_to_do
+
+
+CODE_SCORERS = ["answer_correctness", "call_validity", "groundedness", "tool_call_accuracy",
+                "tool_grounding"]
+_COMPARED = ("turn_id, scorer, scorer_version, status, value, label, explanation, "
+             "details::VARCHAR, judge, prompt_sha, input_tokens, output_tokens, cost_usd, "
+             "latency_ms, attempts, error, content_hash")
+
+
+@pytest.fixture
+def labelled(tmp_path: Path) -> Path:
+    """Turns of every shape the judge-free scorers see, some joined to labelled cases."""
+    con = open_warehouse(tmp_path)
+    turns = [make_turn(i, case_id=f"case-{i % 4}" if i % 3 else None,
+                       final_answer=None if i % 7 == 0 else f"It is sunny in Paris, {i} C.")
+             for i in range(40)]
+    load_turns(con, turns)
+    con.execute("""
+        INSERT INTO labels (case_id, input, input_norm, canary, ideal_response, match_mode,
+                            expected_tools, expected_tools_mode, should_decline, source, run_id)
+        VALUES ('case-1', 'a', 'a', ['sunny'], 'it is sunny', 'contains', ['get_weather'],
+                'exact', NULL, 'l', 'r'),
+               ('case-2', 'b', 'b', ['rain', ''], 'Sunny.', 'exact', NULL, NULL, true, 'l', 'r'),
+               ('case-3', 'c', 'c', NULL, NULL, 'odd', ['x', 'get_weather'], 'ordered', NULL,
+                'l', 'r')""")
+    con.close()
+    return tmp_path
+
+
+def test_columnar_and_row_wise_runs_write_the_same_scores(
+        labelled: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def never(*args: object) -> None:
+        raise AssertionError("Turns were decoded for columnar scorers")
+
+    with monkeypatch.context() as m:
+        m.setattr("turnscore.warehouse.score_input.turns_of", never)
+        report = score_turns(labelled, scorers=CODE_SCORERS, batch_size=7)
+    assert report.written == 5 * 40 and report.errors == 0
+    assert set(report.scorer_seconds) == set(CODE_SCORERS)
+    assert report.read_seconds > 0 and report.write_seconds > 0
+    columnar = _q(labelled, f"SELECT {_COMPARED} FROM scores ORDER BY turn_id, scorer")
+
+    for name in CODE_SCORERS:  # the reference: each scorer's row-wise function
+        monkeypatch.setitem(REGISTRY, name, replace(REGISTRY[name], columns=None))
+    rerun = score_turns(labelled, scorers=CODE_SCORERS, batch_size=7, rescore=True)
+    assert rerun.written == 5 * 40
+    assert _q(labelled, f"SELECT {_COMPARED} FROM scores ORDER BY turn_id, scorer") == columnar
+    assert {r[0] for r in _q(labelled, "SELECT DISTINCT status FROM scores")} == {
+        "scored", "inconclusive", "not_run"}
+
+
+def test_a_failing_columnar_entry_point_falls_back_to_the_row_wise_function(
+        wh: Path, length: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+        raise ValueError("columnar bug")
+
+    monkeypatch.setitem(REGISTRY, length, replace(REGISTRY[length], columns=broken))
+    report = score_turns(wh, scorers=[length], batch_size=10)
+    assert (report.written, report.errors) == (25, 0)
+    assert _q(wh, "SELECT count(*) FROM scores WHERE label = 'len'") == [(25,)]
+
+
+def test_a_write_failing_on_the_writer_thread_fails_the_run_after_whole_batches(
+        wh: Path, length: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writes overlap scoring the next batch; a failed one still stops the run, and the
+    batches committed before it stay."""
+    calls: list[int] = []
+
+    def flaky(*args: object, **kwargs: object) -> int:
+        calls.append(1)
+        if len(calls) == 2:
+            raise duckdb.IOException("disk full")
+        return write_scores(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("turnscore.warehouse.score_run.write_scores", flaky)
+    seen: list[tuple[int, int]] = []
+    with pytest.raises(duckdb.IOException):
+        score_turns(wh, scorers=[length], batch_size=10,
+                    progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(10, 25)]
+    assert _q(wh, "SELECT count(*) FROM scores") == [(10,)]
+    assert _q(wh, "SELECT outcome, error FROM runs") == [("failed", "IOException: disk full")]

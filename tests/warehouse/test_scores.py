@@ -6,11 +6,12 @@ from pathlib import Path
 
 import duckdb
 import orjson
+import pyarrow as pa
 import pytest
 
 from turnscore.scorers.base import Score, Status, Usage
 from turnscore.warehouse.db import open_warehouse
-from turnscore.warehouse.scores import ScoreRow, write_scores
+from turnscore.warehouse.scores import COLUMNAR_SCHEMA, ScoreRow, write_scores
 
 
 @pytest.fixture
@@ -75,3 +76,39 @@ def test_two_scores_for_one_pair_in_a_batch_keep_the_last(
 def test_an_empty_batch_is_a_no_op(con: duckdb.DuckDBPyConnection) -> None:
     assert write_scores(con, [], "r1") == 0
     assert con.execute("SELECT count(*) FROM scores").fetchall() == [(0,)]
+
+
+def _columns(turns: list[str], scorer: str = "c") -> pa.Table:
+    n = len(turns)
+    return pa.table({
+        "turn_id": turns, "scorer": [scorer] * n, "scorer_version": ["1"] * n,
+        "content_hash": [f"hash-{t}" for t in turns], "status": ["scored"] * n,
+        "value": [1.0] * n, "label": ["pass"] * n, "explanation": ["why"] * n,
+        "details": ['{"missing":[]}'] * n,
+    }, schema=COLUMNAR_SCHEMA)
+
+
+def test_columnar_scores_are_written_with_the_other_fields_filled(
+        con: duckdb.DuckDBPyConnection) -> None:
+    written = write_scores(con, [_row("t1", 0.5)], "r1", columns=[_columns(["t1", "t2"])])
+    assert written == 3
+    rows = con.execute(
+        "SELECT turn_id, scorer_version, status, value, label, explanation, details, judge, "
+        "prompt_sha, input_tokens, output_tokens, cost_usd, latency_ms, attempts, error, "
+        "content_hash, run_id FROM scores WHERE scorer = 'c' ORDER BY turn_id").fetchall()
+    assert [r[:6] for r in rows] == [("t1", "1", "scored", 1.0, "pass", "why"),
+                                    ("t2", "1", "scored", 1.0, "pass", "why")]
+    assert all(orjson.loads(r[6]) == {"missing": []} for r in rows)
+    assert [r[7:] for r in rows] == [(None,) * 6 + (0, None, f"hash-{t}", "r1")
+                                     for t in ("t1", "t2")]
+    assert con.execute("SELECT count(*) FROM scores WHERE scorer = 's'").fetchall() == [(1,)]
+
+
+def test_a_batch_that_replaces_nothing_is_inserted_and_a_current_row_fails_it(
+        con: duckdb.DuckDBPyConnection) -> None:
+    assert write_scores(con, [_row("t1", 1.0)], "r1", replacing=False) == 1
+    with pytest.raises(duckdb.ConstraintException):  # the promise was broken: nothing written
+        write_scores(con, [_row("t2", 2.0), _row("t1", 5.0, version="2")], "r2",
+                     replacing=False)
+    assert con.execute("SELECT turn_id, value FROM scores").fetchall() == [("t1", 1.0)]
+    assert con.execute("SELECT count(*) FROM scores_history").fetchall() == [(0,)]
