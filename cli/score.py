@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -111,14 +112,22 @@ def print_summary(report: ScoreReport, console: Console) -> None:
         console.print(f"nothing to score: all {report.turns_in_scope:,} turns have current "
                       f"scores from {len(report.scorers)} scorer(s)")
         return
-    table = Table(title=f"score {report.run_id}: {report.outcome.value}")
-    for name in ("scorer", "version", "pending", "scored", "inconclusive", "not run", "error"):
-        table.add_column(name, justify="left" if name in ("scorer", "version") else "right")
+    table = Table(title=f"score {report.run_id}: {report.outcome.value}", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
+    # Scorer names stay whole; the number columns give way on a narrow terminal.
+    table.add_column("scorer", no_wrap=True,
+                     min_width=max(len(c.scorer) for c in report.scorers))
+    table.add_column("version")
+    for name in ("pending", "scored", "inconclusive", "not run", "error", "seconds"):
+        table.add_column(name, justify="right")
     for c in report.scorers:
         table.add_row(escape(c.scorer), escape(c.version), f"{c.pending_before:,}",
                       f"{c.scored:,}", f"{c.inconclusive:,}", f"{c.not_run:,}",
-                      f"[red]{c.error:,}[/red]" if c.error else "0")
-    table.caption = f"{report.turns_in_scope:,} turns in {report.seconds:.1f}s"
+                      f"[red]{c.error:,}[/red]" if c.error else "0",
+                      f"{report.scorer_seconds.get(c.scorer, 0.0):.1f}")
+    table.caption = (f"{report.turns_in_scope:,} turns in {report.seconds:.1f}s "
+                     f"(reading turns {report.read_seconds:.1f}s, writing scores "
+                     f"{report.write_seconds:.1f}s, overlapped with scoring)")
     console.print(table)
     if report.stopped_reason:
         console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}; "
