@@ -125,9 +125,11 @@ def print_summary(report: ScoreReport, console: Console) -> None:
                       f"{c.scored:,}", f"{c.inconclusive:,}", f"{c.not_run:,}",
                       f"[red]{c.error:,}[/red]" if c.error else "0",
                       f"{report.scorer_seconds.get(c.scorer, 0.0):.1f}")
-    table.caption = (f"{report.turns_in_scope:,} turns in {report.seconds:.1f}s "
-                     f"(reading turns {report.read_seconds:.1f}s, writing scores "
-                     f"{report.write_seconds:.1f}s, overlapped with scoring)")
+    table.caption = (f"{report.turns_in_scope:,} turns in {report.seconds:.1f}s (reading "
+                     f"turns {report.read_seconds:.1f}s, writing scores "
+                     f"{report.write_seconds:.1f}s)"
+                     + (f"; published in {report.publish_seconds:.1f}s"
+                        if report.published else ""))
     console.print(table)
     if report.stopped_reason:
         console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}; "

@@ -182,7 +182,14 @@ class Scorer:
         out = self.columns(turns, cases)
         if out.height != turns.height:
             raise RuntimeError(f"{self.name} returned {out.height} rows for {turns.height} turns")
-        return out.select(pl.col(n).cast(t) for n, t in SCORE_COLUMNS.items())
+        out = out.select(pl.col(n).cast(t) for n, t in SCORE_COLUMNS.items())
+        # Checked here, where a bad column still falls back to `fn`: past this point it
+        # would fail the whole batch's write.
+        bad = out.filter(~pl.col("status").is_in([s.value for s in Status])
+                         | pl.col("status").is_null())
+        if bad.height:
+            raise ValueError(f"{self.name} returned status {bad['status'][0]!r}")
+        return out
 
 
 REGISTRY: dict[str, Scorer] = {}

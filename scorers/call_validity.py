@@ -15,6 +15,7 @@ calls is `not_run`. An unreadable tool schema is a note, not the call's fault.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -153,7 +154,9 @@ def _check_schema(tool: _ToolLike, arguments: str, violations: list[str], notes:
     """`arguments` (valid JSON) against the tool's schema."""
     if not tool.parameters:
         return
-    found, problem = _schema_violations(tool.parameters, arguments)
+    # Interned: every turn brings its own copy of the same schema text, and the cache
+    # below would otherwise keep one copy per entry (hundreds of MB for large schemas).
+    found, problem = _schema_violations(sys.intern(tool.parameters), arguments)
     if problem is not None:
         notes.append(f"schema of {tool.name!r} {problem}")
     violations.extend(found)

@@ -38,7 +38,7 @@ from typing import Protocol
 import duckdb
 import pyarrow.parquet as pq
 
-from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
+from turnscore.warehouse.db import open_file, open_warehouse, quote_ident, writer_lock
 from turnscore.warehouse.errors import WarehouseError
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,13 @@ _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SELECT_DATABASE_FILE = """
 SELECT database_name, path FROM duckdb_databases() WHERE database_name = current_database()
 """
+# Materialising one view (the templates take quoted identifiers).
+VIEW_COLUMNS = "SELECT column_name FROM (DESCRIBE {view})"
+CREATE_TABLE_FROM_VIEW = "CREATE TABLE {table} AS SELECT * FROM {view}{order}"
+DROP_VIEW = "DROP VIEW {view}"
+RENAME_TABLE = "ALTER TABLE {table} RENAME TO {name}"
+SELECT_ALL = "SELECT * FROM {table}"
+
 SELECT_VIEW_NAMES = """
 SELECT view_name FROM duckdb_views()
 WHERE NOT internal AND NOT temporary AND database_name = current_database()
@@ -142,16 +149,24 @@ def publish_snapshot(warehouse_dir: Path, *,
                 return publish_snapshot(warehouse_dir, con=own)
             finally:
                 own.close()
+    try:
+        return _publish(warehouse_dir, con)
+    except (OSError, duckdb.Error) as exc:
+        # A full disk or a failing copy: the caller's committed work stands, only the
+        # snapshot is stale, so this is a publishing failure, not a crash.
+        raise WarehouseError(f"publishing {warehouse_dir} failed: {exc}") from exc
+
+
+def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
     refresh_views(con)
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     tmp = _copy_database(con, warehouse_dir)
     seconds["copy"] = time.perf_counter() - started
     try:
-        snapshot = duckdb.connect(str(tmp))
+        # Opened as the warehouse is (UTC), so the materialised rows are the live views'.
+        snapshot = open_file(tmp)
         try:
-            # As on the writer's connection (`open_warehouse`), so the rows are the same.
-            snapshot.execute("SET TimeZone = 'UTC'")
             views = materialise_views(snapshot, seconds)
             started = time.perf_counter()
             version = _export_tables(snapshot, warehouse_dir, views)
@@ -236,13 +251,12 @@ def materialise_views(con: duckdb.DuckDBPyConnection,
         started = time.perf_counter()
         try:
             con.execute("BEGIN")
-            columns = {c for (c,) in con.execute(f"SELECT column_name FROM (DESCRIBE {view})")
-                       .fetchall()}
-            sort = f" ORDER BY {quote_ident(_CLUSTER_BY)}" if _CLUSTER_BY in columns else ""
-            con.execute(f"CREATE TABLE {quote_ident(_MATERIALISING)} AS "
-                        f"SELECT * FROM {view}{sort}")
-            con.execute(f"DROP VIEW {view}")
-            con.execute(f"ALTER TABLE {quote_ident(_MATERIALISING)} RENAME TO {view}")
+            columns = {c for (c,) in con.execute(VIEW_COLUMNS.format(view=view)).fetchall()}
+            by_day = f" ORDER BY {quote_ident(_CLUSTER_BY)}" if _CLUSTER_BY in columns else ""
+            table = quote_ident(_MATERIALISING)
+            con.execute(CREATE_TABLE_FROM_VIEW.format(table=table, view=view, order=by_day))
+            con.execute(DROP_VIEW.format(view=view))
+            con.execute(RENAME_TABLE.format(table=table, name=view))
             con.execute("COMMIT")
         except duckdb.Error as exc:
             con.execute("ROLLBACK")
@@ -262,7 +276,7 @@ def _export_tables(con: duckdb.DuckDBPyConnection, warehouse_dir: Path,
         if not _SAFE_NAME.match(name):
             log.warning("view %r not exported: its name is not a safe file name", name)
             continue
-        reader = con.sql(f"SELECT * FROM {quote_ident(name)}").to_arrow_reader()
+        reader = con.sql(SELECT_ALL.format(table=quote_ident(name))).to_arrow_reader()
         with pq.ParquetWriter(version / f"{name}.parquet", reader.schema) as writer:
             for batch in reader:
                 writer.write_batch(batch)

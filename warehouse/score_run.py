@@ -149,6 +149,8 @@ class ScoreReport:
     """Path of the snapshot published at the end, if any."""
     publish_error: str | None = None
     """Why publishing failed (the scores are written; readers keep the previous snapshot)."""
+    publish_seconds: float = 0.0
+    """Seconds spent publishing the snapshot after scoring (not in `seconds`)."""
     scorer_seconds: dict[str, float] = field(default_factory=dict)
     """Seconds spent inside each scorer (its function, or the judge runner)."""
     read_seconds: float = 0.0
@@ -276,8 +278,11 @@ def score_turns(
 
 def _published(report: ScoreReport, warehouse_dir: Path, con: duckdb.DuckDBPyConnection
                ) -> ScoreReport:
+    started = time.monotonic()
     try:
-        return replace(report, published=str(publish(warehouse_dir, con=con)))
+        path = publish(warehouse_dir, con=con)
+        return replace(report, published=str(path),
+                       publish_seconds=round(time.monotonic() - started, 3))
     except WarehouseError as exc:  # the scores are committed; only the snapshot is stale
         log.error("run %s: publishing failed: %s", report.run_id, exc)
         return replace(report, publish_error=str(exc))

@@ -278,3 +278,31 @@ def test_a_view_with_a_day_column_is_stored_sorted_by_day(
     assert days == sorted(days) and len(days) == 6
     exported = pq.read_table(tmp_path / PUBLISHED_DIR / "by_day.parquet").column("day")
     assert exported.to_pylist() == days
+
+
+def test_a_full_disk_while_copying_is_a_publish_error_and_the_score_run_keeps_its_scores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from turnscore.warehouse.score_run import score_turns
+
+    con = open_warehouse(tmp_path)
+    load_turns(con, [make_turn(i) for i in range(4)])
+    con.close()
+
+    def full_disk(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("turnscore.warehouse.publish.shutil.copyfile", full_disk)
+    with pytest.raises(WarehouseError, match="No space left"):
+        publish(tmp_path)
+    assert not (tmp_path / (PUBLISHED_DB + ".tmp")).exists()
+
+    report = score_turns(tmp_path, scorers=["call_validity"])
+    assert report.outcome.value == "partial" and report.published is None
+    assert report.publish_error is not None and "No space left" in report.publish_error
+    snap = open_readonly(tmp_path / "warehouse.duckdb")
+    try:
+        assert snap.execute("SELECT count(*) FROM scores").fetchall() == [(4,)]
+        assert snap.execute("SELECT outcome FROM runs WHERE kind = 'score'").fetchall() == [
+            ("partial",)]
+    finally:
+        snap.close()

@@ -21,7 +21,7 @@ from tests.warehouse.turn_factory import (
     registered,
 )
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import REGISTRY, Case, Score, Scorer
+from turnscore.scorers.base import REGISTRY, Case, ColumnsFn, Score, Scorer
 from turnscore.scorers.judge.engine import CachedReply, JudgeCache
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
@@ -315,10 +315,18 @@ def test_columnar_and_row_wise_runs_write_the_same_scores(
         "scored", "inconclusive", "not_run"}
 
 
+def _raises(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+    raise ValueError("columnar bug")
+
+
+def _bad_status(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+    return pl.DataFrame({"status": ["scored_"] * turns.height}).with_columns(
+        value=pl.lit(1.0), label=pl.lit("x"), explanation=pl.lit("x"), details=pl.lit("{}"))
+
+
+@pytest.mark.parametrize("broken", [_raises, _bad_status], ids=["raises", "bad-status"])
 def test_a_failing_columnar_entry_point_falls_back_to_the_row_wise_function(
-        wh: Path, length: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
-        raise ValueError("columnar bug")
+        wh: Path, length: str, monkeypatch: pytest.MonkeyPatch, broken: ColumnsFn) -> None:
 
     monkeypatch.setitem(REGISTRY, length, replace(REGISTRY[length], columns=broken))
     report = score_turns(wh, scorers=[length], batch_size=10)
