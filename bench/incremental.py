@@ -7,6 +7,13 @@ Generates `--turns` new agent turns (new sessions, the next day, the same genera
 included; `TURNSCORE_INGEST_WORKERS` applies), and checks that no Parquet file already
 in the warehouse was rewritten or removed. Target: 10,000 turns into a warehouse of
 1 million in under 5 seconds.
+
+The split: the same files are then ingested into an empty warehouse (`--no-split` skips
+it); that run's time is what the night costs by itself (reading, decoding, assembling,
+writing), and the difference is what the existing warehouse adds. Before the timed run
+the ingest folder's key indexes are brought up to date (`sync_indexes`): a no-op for a
+warehouse kept by this version, a one-off read for one written before the indexes
+existed; its time is reported apart. WAREHOUSE is modified: run it on a copy.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,7 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("warehouse", type=Path)
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--out", type=Path, default=Path("bench/out/incremental"))
+    parser.add_argument("--no-split", action="store_true",
+                        help="skip the comparison run into an empty warehouse")
     args = parser.parse_args(argv)
+    from turnscore.ingest.store import sync_indexes
     from turnscore.warehouse.db import DB_FILE, open_readonly
     from turnscore.warehouse.ingest_run import run_ingest
 
@@ -70,16 +81,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     before_turns = row[0] if row else 0
     before = _parquet_files(args.warehouse)
     start = time.perf_counter()
+    sync_indexes(args.warehouse)
+    index_seconds = time.perf_counter() - start
+    start, cpu = time.perf_counter(), time.process_time()
     report = run_ingest(files, args.warehouse)
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     after = _parquet_files(args.warehouse)
     changed = [p for p, key in before.items() if after.get(p) != key]
+    empty_seconds = empty_cpu = None
+    if not args.no_split:
+        with tempfile.TemporaryDirectory(prefix="incremental-empty-") as empty:
+            start, cpu = time.perf_counter(), time.process_time()
+            run_ingest(files, Path(empty))
+            empty_seconds, empty_cpu = time.perf_counter() - start, time.process_time() - cpu
     result = {
         "warehouse_turns_before": before_turns,
         "new_turns": report.turns_new,
         "rebuilt_turns": report.turns_rebuilt,
         "spans": report.spans,
         "seconds": seconds,
+        "seconds_into_empty_warehouse": empty_seconds,
+        "warehouse_overhead_seconds": None if empty_seconds is None else seconds - empty_seconds,
+        # CPU time of this process (workers not included): steadier on a shared machine.
+        "cpu_seconds": cpu_seconds,
+        "cpu_seconds_into_empty_warehouse": empty_cpu,
+        "warehouse_overhead_cpu_seconds": None if empty_cpu is None else cpu_seconds - empty_cpu,
+        "index_sync_seconds_before_run": index_seconds,
         "old_parquet_files": len(before),
         "old_parquet_files_rewritten_or_removed": len(changed),
         "workers": os.environ.get("TURNSCORE_INGEST_WORKERS", "1"),

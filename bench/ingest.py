@@ -7,10 +7,12 @@ Generates agent traces with the real OTel SDK (GenAI semantic-convention attribu
 `opentelemetry-util-genai` writes them): per trace one `invoke_agent` span, 2-4 `chat`
 spans carrying the conversation so far, 1-5 `execute_tool` spans and sometimes a
 retrieval span (6-12 spans); sessions of 1-3 turns share a `gen_ai.conversation.id` and
-carry earlier turns in their history. The same spans are written as OTLP/JSON (one
-request per file), JSONL (one request per export batch per line, as the Collector file
-exporter writes) and protobuf, `--spans-per-file` spans per file cut in the order spans
-finish, so traces and sessions straddle files as a real exporter cuts them.
+carry earlier turns in their history. Six agents each declare their own 3-10 tools (JSON
+Schemas with enums, bounds and nested objects) and call them with fitting arguments. The
+same spans are written as OTLP/JSON (one request per file), JSONL (one request per export
+batch per line, as the Collector file exporter writes) and protobuf, `--spans-per-file`
+spans per file cut in the order spans finish, so traces and sessions straddle files as a
+real exporter cuts them.
 
 Each format is ingested into a fresh warehouse in its own process (`run_ingest`: read,
 decode, assemble, write Parquet, load DuckDB), which reports spans/s, MB/s and its peak
@@ -53,13 +55,89 @@ JSONL_BATCH = 512
 """Spans per line in JSONL: the SDK's default BatchSpanProcessor export size."""
 T0 = 1_795_996_800_000_000_000  # 2026-11-30T00:00:00Z
 
-TOOLS = {
-    "search_docs": "Search the product documentation and return matching snippets.",
-    "get_weather": "Get the current weather for a city.",
-    "calculator": "Evaluate an arithmetic expression and return the result.",
-    "lookup_order": "Fetch an order by id with its items, status and shipping events.",
-    "create_ticket": "Open a support ticket with a title, body and priority.",
+_STR = {"type": "string"}
+TOOLS: dict[str, tuple[str, dict[str, Any], tuple[str, ...]]] = {
+    # name: (description, JSON Schema properties, required)
+    "search_docs": (
+        "Search the product documentation and return matching snippets.",
+        {"query": _STR, "top_k": {"type": "integer", "minimum": 1, "maximum": 20}},
+        ("query",),
+    ),
+    "get_weather": (
+        "Get the current weather for a city.",
+        {"city": _STR, "units": {"type": "string", "enum": ["metric", "imperial"]}},
+        ("city",),
+    ),
+    "calculator": (
+        "Evaluate an arithmetic expression and return the result.",
+        {"expression": {"type": "string", "description": "e.g. (2 + 3) * 4"}},
+        ("expression",),
+    ),
+    "lookup_order": (
+        "Fetch an order by id with its items, status and shipping events.",
+        {"order_id": {"type": "string", "pattern": "^ORD-[0-9]{6}$"}},
+        ("order_id",),
+    ),
+    "create_ticket": (
+        "Open a support ticket with a title, body and priority.",
+        {"title": _STR, "body": _STR,
+         "priority": {"type": "string", "enum": ["low", "normal", "high", "urgent"]}},
+        ("title", "body"),
+    ),
+    "list_invoices": (
+        "List a customer's invoices, newest first.",
+        {"customer_id": _STR,
+         "status": {"type": "string", "enum": ["open", "paid", "void", "overdue"]},
+         "limit": {"type": "integer", "minimum": 1, "maximum": 100}},
+        ("customer_id",),
+    ),
+    "refund_payment": (
+        "Refund all or part of a captured payment.",
+        {"payment_id": _STR, "amount": {"type": "number", "exclusiveMinimum": 0},
+         "reason": {"type": "string", "maxLength": 500}},
+        ("payment_id", "amount"),
+    ),
+    "track_shipment": (
+        "Get the latest carrier events for a tracking number.",
+        {"tracking_number": _STR,
+         "carrier": {"type": "string", "enum": ["ups", "fedex", "dhl", "usps"]}},
+        ("tracking_number",),
+    ),
+    "update_address": (
+        "Change the shipping address on a customer's account.",
+        {"customer_id": _STR,
+         "address": {"type": "object", "properties": {
+             "street": _STR, "city": _STR, "postal_code": _STR,
+             "country": {"type": "string", "minLength": 2, "maxLength": 2}},
+             "required": ["street", "city", "country"]}},
+        ("customer_id", "address"),
+    ),
+    "send_email": (
+        "Send an email to a customer from the support address.",
+        {"to": {"type": "string", "format": "email"}, "subject": _STR, "body": _STR},
+        ("to", "subject", "body"),
+    ),
+    "get_account": (
+        "Fetch a customer account: plan, billing cycle, seats and usage.",
+        {"account_id": _STR, "include_usage": {"type": "boolean"}},
+        ("account_id",),
+    ),
+    "search_web": (
+        "Search the public web and return the top results with snippets.",
+        {"query": _STR, "recency_days": {"type": "integer", "minimum": 1}},
+        ("query",),
+    ),
 }
+AGENTS = (
+    "research_assistant",
+    "support_agent",
+    "billing_agent",
+    "shipping_agent",
+    "account_manager",
+    "triage_bot",
+)
+"""Each agent has its own 3-10 tools, drawn once per generator."""
+
 WORDS = (
     "rate",
     "limit",
@@ -99,22 +177,47 @@ def _text(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
 
 
-def _tool_definitions() -> str:
+def _tool_definitions(names: Sequence[str]) -> str:
     return json.dumps(
         [
             {
                 "type": "function",
                 "name": name,
-                "description": desc,
+                "description": TOOLS[name][0],
                 "parameters": {
                     "type": "object",
-                    "properties": {"query": {"type": "string"}, "top_k": {"type": "integer"}},
-                    "required": ["query"],
+                    "properties": TOOLS[name][1],
+                    "required": list(TOOLS[name][2]),
                 },
             }
-            for name, desc in TOOLS.items()
+            for name in names
         ]
     )
+
+
+def _arguments(rng: random.Random, name: str) -> dict[str, Any]:
+    """Arguments for a call of `name`: its required properties and some optional ones."""
+    _, properties, required = TOOLS[name]
+    return {
+        key: _value(rng, schema)
+        for key, schema in properties.items()
+        if key in required or rng.random() < 0.5
+    }
+
+
+def _value(rng: random.Random, schema: dict[str, Any]) -> Any:
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    kind = schema["type"]
+    if kind == "integer":
+        return rng.randint(schema.get("minimum", 1), schema.get("maximum", 50))
+    if kind == "number":
+        return round(rng.uniform(1, 500), 2)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "object":
+        return {k: _value(rng, v) for k, v in schema["properties"].items()}
+    return _text(rng, rng.randint(1, 6))
 
 
 class Generator:
@@ -128,7 +231,10 @@ class Generator:
         self.tracer = provider.get_tracer("opentelemetry.instrumentation.genai", "1.1b0")
         self.now = T0
         self.sessions = 0
-        self.tool_defs = _tool_definitions()
+        self.agents: dict[str, tuple[list[str], str]] = {}
+        for agent in AGENTS:
+            names = self.rng.sample(sorted(TOOLS), self.rng.randint(3, 10))
+            self.agents[agent] = (names, _tool_definitions(names))
 
     def spans(self, count: int) -> Iterator[list[ReadableSpan]]:
         """Batches of about `count` finished spans (whole sessions)."""
@@ -146,13 +252,15 @@ class Generator:
     def _session(self) -> None:
         self.sessions += 1
         conv = f"sess-{self.sessions:07d}"
+        agent = self.rng.choice(AGENTS)
         history: list[dict[str, Any]] = []
         for _ in range(self.rng.randint(1, 3)):
-            self._turn(conv, history)
+            self._turn(conv, agent, history)
             self._tick(self.rng.uniform(2_000, 60_000))
 
-    def _turn(self, conv: str, history: list[dict[str, Any]]) -> None:
+    def _turn(self, conv: str, agent_name: str, history: list[dict[str, Any]]) -> None:
         rng = self.rng
+        tool_names, tool_defs = self.agents[agent_name]
         request = _text(rng, rng.randint(8, 30)).rstrip(".") + "?"
         history.append({"role": "user", "parts": [{"type": "text", "content": request}]})
         chats = rng.randint(2, 4)
@@ -161,16 +269,16 @@ class Generator:
         for i in range(tools):
             per_step[i % (chats - 1)] += 1
         agent = self.tracer.start_span(
-            "invoke_agent research_assistant",
+            f"invoke_agent {agent_name}",
             kind=SpanKind.INTERNAL,
             start_time=self._tick(1),
             attributes={
                 "gen_ai.operation.name": "invoke_agent",
-                "gen_ai.agent.name": "research_assistant",
+                "gen_ai.agent.name": agent_name,
                 "gen_ai.conversation.id": conv,
                 "gen_ai.provider.name": "openai",
                 "gen_ai.request.model": "gpt-4o-mini",
-                "gen_ai.tool.definitions": self.tool_defs,
+                "gen_ai.tool.definitions": tool_defs,
                 "gen_ai.system_instructions": json.dumps(
                     [{"type": "text", "content": "You are a helpful assistant. Use the tools."}]
                 ),
@@ -187,12 +295,14 @@ class Generator:
             mem.end(end_time=self._tick(rng.uniform(5, 40)))
         for step in range(chats):
             calls = per_step[step] if step < chats - 1 else 0
-            self._chat(ctx, history, calls)
+            self._chat(ctx, history, calls, tool_names)
             for call in history[-1]["parts"] if calls else ():
                 self._tool(ctx, call, history)
         agent.end(end_time=self._tick(2))
 
-    def _chat(self, ctx: Any, history: list[dict[str, Any]], calls: int) -> None:
+    def _chat(
+        self, ctx: Any, history: list[dict[str, Any]], calls: int, tool_names: list[str]
+    ) -> None:
         rng = self.rng
         span = self.tracer.start_span(
             "chat gpt-4o-mini", context=ctx, kind=SpanKind.CLIENT, start_time=self._tick(3)
@@ -202,10 +312,10 @@ class Generator:
                 {
                     "type": "tool_call",
                     "id": f"call_{rng.getrandbits(64):016x}",
-                    "name": rng.choice(list(TOOLS)),
-                    "arguments": {"query": _text(rng, 4), "top_k": rng.randint(1, 5)},
+                    "name": name,
+                    "arguments": _arguments(rng, name),
                 }
-                for _ in range(calls)
+                for name in (rng.choice(tool_names) for _ in range(calls))
             ]
             out = {"role": "assistant", "parts": parts, "finish_reason": "tool_calls"}
         else:
@@ -454,9 +564,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()), flush=True)
     print(f"ingest workers: {args.workers}", flush=True)
     start = time.perf_counter()
-    files = generate(args.out / "input", args.spans, args.spans_per_file)
+    formats = args.formats.split(",")
+    files = generate(args.out / "input", args.spans, args.spans_per_file, formats=formats)
     print(
-        f"generated {args.spans:,} spans in {len(files['json'])} file(s) per format "
+        f"generated {args.spans:,} spans in {len(files[formats[0]])} file(s) per format "
         f"in {time.perf_counter() - start:.1f}s (OTel SDK)",
         flush=True,
     )
@@ -466,7 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'parse s':>8} {'parse sp/s':>10} {'ratio':>6} {'target':>7}",
         flush=True,
     )
-    for fmt in args.formats.split(","):
+    for fmt in formats:
         size = sum(p.stat().st_size for p in files[fmt]) / 1e6
         parse, parse_cpu = parse_only(fmt, files[fmt])
         env = {**os.environ, "TURNSCORE_INGEST_WORKERS": str(args.workers)}

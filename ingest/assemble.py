@@ -356,8 +356,12 @@ def _root_attributes(root: Span) -> str:
     return orjson.dumps(kept, option=orjson.OPT_SORT_KEYS).decode()
 
 
+_CONTENT_SET = frozenset(_CONTENT_KEYS)
+_CONTENT_PREFIXES = tuple(c + "." for c in _CONTENT_KEYS)
+
+
 def _is_content(key: str) -> bool:
-    return any(key == c or key.startswith(c + ".") for c in _CONTENT_KEYS)
+    return key in _CONTENT_SET or key.startswith(_CONTENT_PREFIXES)
 
 
 def _sum(values: Iterable[int | None]) -> int | None:

@@ -234,6 +234,14 @@ def _first_int(preferred: int | None, attributes: Attributes, keys: Sequence[str
 
 def attributes_json(attributes: Mapping[str, AttrValue], resource: Mapping[str, AttrValue]) -> str:
     """Raw attributes and resource attributes (under 'resource.'), JSON text, nothing dropped."""
-    merged = {k: jsonable(v) for k, v in attributes.items()}
-    merged.update({f"resource.{k}": jsonable(v) for k, v in resource.items()})
-    return orjson.dumps(merged).decode()
+    merged = dict(attributes)
+    merged.update({f"resource.{k}": v for k, v in resource.items()})
+    # orjson walks the values in C; it calls `_json_default` only for what it cannot
+    # write (bytes, at any depth), which becomes base64 text as `jsonable` makes it.
+    return orjson.dumps(merged, default=_json_default).decode()
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, bytes):
+        return jsonable(value)
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")

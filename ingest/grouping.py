@@ -175,12 +175,30 @@ def normalize(messages: Iterable[Message]) -> tuple[NormMessage, ...]:
     """Messages reduced to what any two captures of them agree on (for history matching)."""
     out: list[NormMessage] = []
     for m in messages:
-        if m.role == "system":
-            continue
-        parts = tuple(_norm_part(p) for p in m.parts if _keeps(p))
-        if parts:
-            out.append((m.role, parts))
+        hit = _NORMALIZED.get(id(m))
+        if hit is not None and hit[0] is m:
+            norm = hit[1]
+        else:
+            norm = _normalize_message(m)
+            if len(_NORMALIZED) >= _NORMALIZED_SIZE:
+                _NORMALIZED.clear()
+            _NORMALIZED[id(m)] = (m, norm)  # holding `m` keeps its id from being reused
+        if norm is not None:
+            out.append(norm)
     return tuple(out)
+
+
+_NORMALIZED: dict[int, tuple[Message, NormMessage | None]] = {}
+_NORMALIZED_SIZE = 4096
+"""Chat spans share their history's Message objects (the decoder's message cache), so
+each is normalized once, not once per model call that repeats it. Bounded."""
+
+
+def _normalize_message(m: Message) -> NormMessage | None:
+    if m.role == "system":
+        return None
+    parts = tuple(_norm_part(p) for p in m.parts if _keeps(p))
+    return (m.role, parts) if parts else None
 
 
 def _keeps(p: Part) -> bool:
@@ -237,10 +255,12 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
     first_call: dict[str, Span] = {}
     for c in calls:
         first_call.setdefault(group_of[c.trace_id], c)
-    history = _HistoryIndex(calls)
+    history: _HistoryIndex | None = None  # built on first need: most traces carry an id
     for g, call in sorted(first_call.items(), key=lambda kv: _order(kv[1])):
         if not g.startswith("t:") or call.input_messages is None:
             continue
+        if history is None:
+            history = _HistoryIndex(calls)
         prev = history.predecessor(call, {g[2:]})  # a 't:' group is one trace
         if prev is not None and find(group_of[prev.trace_id]) != find(g):
             parent_group[find(g)] = find(group_of[prev.trace_id])

@@ -191,6 +191,8 @@ def ingest_paths(
     finally:
         if reads is not None:
             reads.close()  # shuts the worker pool down
+        spans_store.close()
+        turn_store.close()
     written = {p for p in state.turn_files if p.exists()}
     return IngestBatch(
         ingest_id=ingest_id,

@@ -9,6 +9,11 @@ back: `str` vs `bytes` and `int` vs `float` survive, and so do nested lists and 
 `turns/` holds exactly one row per turn_id: writing a turn removes older rows with the
 same turn_id, and rows of rebuilt traces that the rebuild no longer produced.
 
+Which part files hold a trace, a turn or a conversation's keys is answered by a key
+index per store under `.index/` (`turnscore.ingest.key_index`): a run reads only the files
+its batch touches and never the key columns of the whole store, so an incremental night
+costs what its input costs. The indexes are derived and re-synced with the files on open.
+
 Both are partitioned by UTC date (`date=YYYY-MM-DD/part-<ingest_id>-<n>.parquet`) and
 written atomically: a hidden temporary file (`.tmp-...`, which dataset readers skip) is
 renamed over the final name. Temporary files left by a crashed run are removed by
@@ -38,6 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from turnscore.ingest.anyvalue import decode_json_any_value, decode_json_key_values
+from turnscore.ingest.key_index import KeyIndex, KeyRow
 from turnscore.ingest.links import Lookups, SpanLinks
 from turnscore.ingest.records import Attributes, AttrValue, RawEvent, RawLog, RawSpan
 from turnscore.ingest.schema import SPAN_FIELDS, arrow_schema
@@ -52,6 +58,7 @@ __all__ = [
     "encode_value",
     "record_key",
     "remove_stale_temp_files",
+    "sync_indexes",
     "write_parquet_atomic",
 ]
 
@@ -60,6 +67,8 @@ logger = logging.getLogger(__name__)
 SPANS_DIR = "spans"
 TURNS_DIR = "turns"
 TEMP_PREFIX = ".tmp-"
+INDEX_DIR = ".index"
+"""Under the ingest folder: the stores' key indexes (`turnscore.ingest.key_index`)."""
 _SPAN_SCHEMA = arrow_schema(SPAN_FIELDS)
 _SPAN_COLUMNS = [f.name for f in SPAN_FIELDS]
 _NS_PER_DAY = 86_400 * 1_000_000_000
@@ -75,6 +84,11 @@ RecordKey = tuple[str, str | None, str]
 
 def encode_value(value: AttrValue) -> dict[str, Any]:
     """One value as an OTLP/JSON `AnyValue` object (the inverse of `decode_json_any_value`)."""
+    kind = type(value)
+    if kind is str:  # most values: answer before the isinstance chain below
+        return {"stringValue": value}
+    if kind is int:
+        return {"intValue": str(value)}
     if value is None:
         return {}
     if isinstance(value, bool):  # before int: bool is an int subclass
@@ -219,6 +233,17 @@ class _PartNamer:
         return root / f"date={day}" / f"part-{self.ingest_id}-{self.counter:05d}.parquet"
 
 
+def sync_indexes(root: Path) -> None:
+    """Bring the key indexes of the ingest folder `root` up to date with its part files.
+
+    A no-op when they are current; for a folder written before the indexes existed, one
+    read of the key columns of every part file, which the first ingest would pay anyway.
+    """
+    for store in (SpanStore(root, "sync"), TurnStore(root, "sync")):
+        store._load_index()
+        store.close()
+
+
 # --- spans/ ------------------------------------------------------------------------------
 
 
@@ -241,7 +266,13 @@ class SpanStore:
         self.root = root / SPANS_DIR
         self._names = _PartNamer(ingest_id)
         self.ingest_id = ingest_id
-        self._index: _SpanIndex | None = None
+        self._index_path = root / INDEX_DIR / "spans.sqlite3"
+        self._index: KeyIndex | None = None
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
 
     def write(
         self,
@@ -265,7 +296,7 @@ class SpanStore:
             rows.sort(key=lambda r: (r["trace_id"] or "", r["start_unix_nano"]))
             table = pa.Table.from_pylist(rows, schema=_SPAN_SCHEMA)
             write_parquet_atomic(table, path, row_group_size=SPAN_ROW_GROUP)
-            index.add(path, table.select(list(_INDEX_COLUMNS)))
+            index.put(path, _span_key_rows(table))
             written.append(path)
         return written
 
@@ -326,18 +357,16 @@ class SpanStore:
             "prefix_keys": None,
         }
 
-    def _load_index(self) -> _SpanIndex:
+    def _load_index(self) -> KeyIndex:
         if self._index is None:
-            self._index = _SpanIndex()
-            for path in _part_files(self.root):
-                self._index.add(path, pq.read_table(path, columns=list(_INDEX_COLUMNS)))
+            self._index = KeyIndex(self._index_path, self.root)
+            self._index.sync(_part_files(self.root), _read_span_keys)
         return self._index
 
     def read(self, trace_ids: Collection[str]) -> StoredRecords:
         """Every stored span and log record of the given traces."""
-        index = self._load_index()
-        wanted = _strings(set(trace_ids) & index.files_of.keys())
-        files = sorted({f for t in wanted.to_pylist() for f in index.files_of[t]})
+        files = sorted(self._load_index().files_with(_TRACE, trace_ids))
+        wanted = _strings(set(trace_ids))
         out = StoredRecords()
         for path in files:
             for row in _read_matching(path, wanted).to_pylist():
@@ -354,45 +383,38 @@ class SpanStore:
     def linked_traces(self, wanted: Lookups) -> set[str]:
         """Stored traces that share a conversation or a history link with `wanted`."""
         index = self._load_index()
-        found: set[str] = set()
-        for keys, by in (
-            (wanted.conversations, index.by_conversation),
-            (wanted.prefixes, index.by_history),
-            (wanted.histories, index.by_prefix),
-        ):
-            for key in keys:
-                found |= by.get(key, set())
-        return found
+        return (
+            index.traces_with(_CONVERSATION, wanted.conversations)
+            | index.traces_with(_HISTORY, wanted.prefixes)
+            | index.traces_with(_PREFIX, wanted.histories)
+        )
 
 
+# Key kinds in the indexes. A span file is found by its traces, and its traces by the
+# conversation and history keys they carry (`turnscore.ingest.links`); a turn file by
+# its turns and traces.
+_TRACE, _TURN = "trace", "turn"
+_CONVERSATION, _HISTORY, _PREFIX = "conversation", "history", "prefix"
 _INDEX_COLUMNS = ("trace_id", "conversation_id", "history_key", "prefix_keys")
 
 
-@dataclass(slots=True)
-class _SpanIndex:
-    """Which files hold which traces, and the lookup keys, for one run.
+def _read_span_keys(path: Path) -> list[KeyRow]:
+    return _span_key_rows(pq.read_table(path, columns=list(_INDEX_COLUMNS)))
 
-    Built once from three narrow columns, then kept current as the run writes, so a group
-    reads only the row groups holding its traces instead of scanning the store.
-    """
 
-    files_of: dict[str, set[Path]] = field(default_factory=dict)
-    by_conversation: dict[str, set[str]] = field(default_factory=dict)
-    by_history: dict[str, set[str]] = field(default_factory=dict)
-    by_prefix: dict[str, set[str]] = field(default_factory=dict)
-
-    def add(self, path: Path, table: pa.Table) -> None:
-        cols = [table[name].to_pylist() for name in _INDEX_COLUMNS]
-        for trace, conv, history, prefixes in zip(*cols, strict=True):
-            if trace is None:
-                continue
-            self.files_of.setdefault(trace, set()).add(path)
-            if conv is not None:
-                self.by_conversation.setdefault(conv, set()).add(trace)
-            if history is not None:
-                self.by_history.setdefault(history, set()).add(trace)
-            for key in prefixes or ():
-                self.by_prefix.setdefault(key, set()).add(trace)
+def _span_key_rows(table: pa.Table) -> list[KeyRow]:
+    rows: list[KeyRow] = []
+    cols = [table[name].to_pylist() for name in _INDEX_COLUMNS]
+    for trace, conv, history, prefixes in zip(*cols, strict=True):
+        if trace is None:
+            continue
+        rows.append((_TRACE, trace, trace))
+        if conv is not None:
+            rows.append((_CONVERSATION, conv, trace))
+        if history is not None:
+            rows.append((_HISTORY, history, trace))
+        rows.extend((_PREFIX, key, trace) for key in prefixes or ())
+    return rows
 
 
 def _read_matching(path: Path, trace_ids: pa.Array) -> pa.Table:
@@ -461,28 +483,24 @@ class TurnWrite:
     """Turns of rebuilt traces that the rebuild no longer produced (now deleted)."""
 
 
-@dataclass(slots=True)
-class _FileIndex:
-    turn_ids: set[str]
-    trace_ids: set[str]
-
-
 class TurnStore:
     """The `turns/` folder: one row per turn_id, the latest build of each turn."""
 
     def __init__(self, root: Path, ingest_id: str) -> None:
         self.root = root / TURNS_DIR
         self._names = _PartNamer(ingest_id)
-        self._index: dict[Path, _FileIndex] | None = None
+        self._index_path = root / INDEX_DIR / "turns.sqlite3"
+        self._index: KeyIndex | None = None
 
-    def _load_index(self) -> dict[Path, _FileIndex]:
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def _load_index(self) -> KeyIndex:
         if self._index is None:
-            self._index = {}
-            for path in _part_files(self.root):
-                t = pq.read_table(path, columns=["turn_id", "trace_id"])
-                self._index[path] = _FileIndex(
-                    set(t["turn_id"].to_pylist()), set(t["trace_id"].to_pylist())
-                )
+            self._index = KeyIndex(self._index_path, self.root)
+            self._index.sync(_part_files(self.root), _read_turn_keys)
         return self._index
 
     def replace(self, turns: Sequence[Turn], rebuilt_traces: Collection[str]) -> TurnWrite:
@@ -495,7 +513,7 @@ class TurnStore:
         index = self._load_index()
         new_ids = {t.turn_id for t in turns}
         traces = set(rebuilt_traces)
-        affected = [p for p, ix in index.items() if ix.turn_ids & new_ids or ix.trace_ids & traces]
+        affected = sorted(index.files_with(_TURN, new_ids) | index.files_with(_TRACE, traces))
         old_rows: dict[str, Turn] = {}
         kept: dict[Path, pa.Table] = {}
         for path in affected:
@@ -514,12 +532,10 @@ class TurnStore:
         for path, table in kept.items():
             if table.num_rows:
                 write_parquet_atomic(table, path)
-                index[path] = _FileIndex(
-                    set(table["turn_id"].to_pylist()), set(table["trace_id"].to_pylist())
-                )
+                index.put(path, _turn_key_rows(table))
             else:
                 path.unlink(missing_ok=True)
-                del index[path]
+                index.remove(path)
         removed = sorted(set(old_rows) - new_ids)
         return TurnWrite(tuple(written), tuple(removed))
 
@@ -532,7 +548,7 @@ class TurnStore:
         for day, group in sorted(by_day.items()):
             path = self._names.next(self.root, day)
             write_parquet_atomic(turns_to_arrow(group), path)
-            index[path] = _FileIndex({t.turn_id for t in group}, {t.trace_id for t in group})
+            index.put(path, [row for t in group for row in _turn_keys(t.turn_id, t.trace_id)])
             written.append(path)
         return written
 
@@ -542,6 +558,19 @@ class TurnStore:
     def read_all(self) -> Iterator[Turn]:
         for path in self.files():
             yield from turns_from_arrow(pq.read_table(path))
+
+
+def _read_turn_keys(path: Path) -> list[KeyRow]:
+    return _turn_key_rows(pq.read_table(path, columns=["turn_id", "trace_id"]))
+
+
+def _turn_key_rows(table: pa.Table) -> list[KeyRow]:
+    ids = zip(table["turn_id"].to_pylist(), table["trace_id"].to_pylist(), strict=True)
+    return [row for turn_id, trace_id in ids for row in _turn_keys(turn_id, trace_id)]
+
+
+def _turn_keys(turn_id: str, trace_id: str) -> tuple[KeyRow, KeyRow]:
+    return (_TURN, turn_id, trace_id), (_TRACE, trace_id, trace_id)
 
 
 def _keep_lineage(turn: Turn, old: Turn | None) -> Turn:

@@ -56,11 +56,22 @@ STAGE_TURNS = f"""
 CREATE OR REPLACE TEMP TABLE _staged_turns AS
 SELECT {_COLUMNS} FROM read_parquet(?)
 """
+# Cost: a run must cost what its batch costs, not what the warehouse holds. Reading one
+# narrow column of `turns` is cheap; a join that needs every column of `turns` (the
+# comparison below) or a DELETE scans all of it, so both run only when the narrow
+# lookups found something to compare or to delete.
+COUNT_KNOWN = """
+SELECT count(*) FROM turns WHERE turn_id IN (SELECT turn_id FROM _staged_turns)
+"""
 CLASSIFY_TURNS = f"""
 CREATE OR REPLACE TEMP TABLE _changed_turns AS
 SELECT s.turn_id, t.turn_id IS NULL AS is_new
 FROM _staged_turns s LEFT JOIN turns t ON s.turn_id = t.turn_id
 WHERE t.turn_id IS NULL OR {_DIFFERS}
+"""
+ALL_NEW_TURNS = """
+CREATE OR REPLACE TEMP TABLE _changed_turns AS
+SELECT turn_id, true AS is_new FROM _staged_turns
 """
 COUNT_STAGED = "SELECT count(*) FROM _staged_turns"
 COUNT_CHANGED = "SELECT count(*) FILTER (is_new), count(*) FILTER (NOT is_new) FROM _changed_turns"
@@ -70,11 +81,15 @@ SELECT {_COLUMNS} FROM _staged_turns WHERE turn_id IN (SELECT turn_id FROM _chan
 """
 CREATE_STAGED_IDS = "CREATE OR REPLACE TEMP TABLE _staged_ids (turn_id VARCHAR NOT NULL)"
 RECORD_STAGED_IDS = "INSERT INTO _staged_ids SELECT turn_id FROM _staged_turns"
-DELETE_GONE_TURNS = """
-DELETE FROM turns
+FIND_GONE_TURNS = """
+CREATE OR REPLACE TEMP TABLE _gone_turns AS
+SELECT turn_id FROM turns
 WHERE trace_id IN (SELECT trace_id FROM _rebuilt_traces)
   AND turn_id NOT IN (SELECT turn_id FROM _staged_ids)
-RETURNING turn_id
+"""
+COUNT_GONE = "SELECT count(*) FROM _gone_turns"
+DELETE_GONE_TURNS = """
+DELETE FROM turns WHERE turn_id IN (SELECT turn_id FROM _gone_turns) RETURNING turn_id
 """
 SET_MEMORY_LIMIT = "SET memory_limit = ?"
 LOAD_MEMORY_LIMIT = "256MB"
@@ -200,13 +215,14 @@ def _load(con: duckdb.DuckDBPyConnection, batch: IngestBatch, started: float) ->
         # A few files at a time: staging every turn at once costs memory for nothing.
         for i in range(0, len(files), LOAD_FILES_PER_STEP):
             con.execute(STAGE_TURNS, [files[i : i + LOAD_FILES_PER_STEP]])
-            con.execute(CLASSIFY_TURNS)
+            con.execute(CLASSIFY_TURNS if _scalar(con, COUNT_KNOWN) else ALL_NEW_TURNS)
             staged += _scalar(con, COUNT_STAGED)
             step_new, step_rebuilt = con.execute(COUNT_CHANGED).fetchone() or (0, 0)
             new, rebuilt = new + step_new, rebuilt + step_rebuilt
             con.execute(UPSERT_TURNS)
             con.execute(RECORD_STAGED_IDS)
-        removed = con.execute(DELETE_GONE_TURNS).fetchall()
+        con.execute(FIND_GONE_TURNS)
+        removed = con.execute(DELETE_GONE_TURNS).fetchall() if _scalar(con, COUNT_GONE) else []
         con.execute(INSERT_ERRORS, [batch.ingest_id, now])
         con.execute(INSERT_FILES, [batch.ingest_id, now])
         report = IngestReport(

@@ -8,7 +8,7 @@ so the dispatcher can report it without dropping the span (DESIGN §3, STYLE 10)
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import Self
 
 from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
@@ -64,15 +64,18 @@ class Decoded:
 
     def fill(self, other: Decoded) -> Self:
         """Fields still None here taken from `other` (self has precedence)."""
-        missing = {
-            name: theirs
-            for name in _DECODED_FIELDS
-            if (theirs := getattr(other, name)) is not None and getattr(self, name) is None
-        }
-        return replace(self, **missing) if missing else self
+        mine = [getattr(self, name) for name in _DECODED_FIELDS]
+        changed = False
+        for i, name in enumerate(_DECODED_FIELDS):
+            if mine[i] is None and (theirs := getattr(other, name)) is not None:
+                mine[i] = theirs
+                changed = True
+        # Positional construction: `dataclasses.replace` per merge was a tenth of decoding.
+        return type(self)(*mine) if changed else self
 
 
 # Every span is merged a few times: `fields()` per call was a tenth of decoding.
+# In declaration order, which `fill` relies on to construct positionally.
 _DECODED_FIELDS = tuple(f.name for f in fields(Decoded))
 
 

@@ -133,21 +133,45 @@ def _current(view: SpanView, problems: Problems) -> Decoded:
     raw_in = _load(attrs, A.GEN_AI_INPUT_MESSAGES, problems)
     raw_out = _load(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
     raw_sys = _load(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, problems)
-    raw_tools = _load(attrs, A.GEN_AI_TOOL_DEFINITIONS, problems)
+    tools_text = attrs.get(A.GEN_AI_TOOL_DEFINITIONS)
+    cached = _TOOLS_CACHE.get(tools_text, _MISS) if isinstance(tools_text, str) else _MISS
+    before = len(problems)
+    raw_tools = _load(attrs, A.GEN_AI_TOOL_DEFINITIONS, problems) if cached is _MISS else None
+    clean = len(problems) == before
     inputs = None if raw_in is None else parse_messages(raw_in, A.GEN_AI_INPUT_MESSAGES, problems)
     outputs = (
         None if raw_out is None else parse_messages(raw_out, A.GEN_AI_OUTPUT_MESSAGES, problems)
     )
-    tools = (
-        None if raw_tools is None
-        else parse_tool_defs(raw_tools, A.GEN_AI_TOOL_DEFINITIONS, problems)
-    )
+    if cached is _MISS:
+        before = len(problems)
+        tools = (
+            None if raw_tools is None
+            else parse_tool_defs(raw_tools, A.GEN_AI_TOOL_DEFINITIONS, problems)
+        )
+        if isinstance(tools_text, str) and clean and len(problems) == before:
+            _remember_tools(tools_text, tools)
+    else:
+        tools = cached
     return Decoded(
         input_messages=inputs,
         output_messages=outputs,
         system_instructions=instructions_text(raw_sys) or system_text(inputs),
         tool_definitions=tools,
     )
+
+
+_TOOLS_CACHE: dict[str, tuple[ToolDef, ...] | None] = {}
+_TOOLS_CACHE_SIZE = 256
+"""Every agent and model span of an agent repeats the same `gen_ai.tool.definitions`
+text: it is parsed once. Bounded; cleared whole when full. Only clean parses are kept,
+so a problem is reported on every span that has it, in its place."""
+_MISS = object()
+
+
+def _remember_tools(text: str, tools: tuple[ToolDef, ...] | None) -> None:
+    if len(_TOOLS_CACHE) >= _TOOLS_CACHE_SIZE:
+        _TOOLS_CACHE.clear()
+    _TOOLS_CACHE[text] = tools
 
 
 def _field(event: ContentEvent, key: str) -> JsonValue:

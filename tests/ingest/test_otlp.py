@@ -474,6 +474,28 @@ def test_protobuf_span_with_bad_ids(otlp_json: Any) -> None:
     assert errors[0].position == "byte 3, resourceSpans[0].scopeSpans[0].spans[0]"
 
 
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"trace_id": None}, "span 'odd' skipped: trace_id is missing or zero"),
+        ({"span_id": "0" * 16}, "span 'odd' skipped: span_id is missing or zero"),
+        ({"parent_span_id": "abcdef"}, "span 'odd': parent_span_id 'abcdef' is 3 bytes"),
+    ],
+)
+def test_protobuf_spans_settle_ids_like_json_ones(
+    otlp_json: Any, fields: dict[str, Any], reason: str
+) -> None:
+    """One rule for both readers: no usable ids, no span; a bad parent, a root span."""
+    request = otlp_json.traces_request([otlp_json.span(name="odd", **fields)])
+    spans, _, errors = split(read_bytes(otlp_json.to_protobuf(request), "ids.pb"))
+    assert [s.name for s in spans] == ([] if "skipped" in reason else ["odd"])
+    assert len(errors) == 1 and reason in errors[0].message
+    if spans:
+        assert spans[0].parent_span_id is None
+        assert errors[0].message.endswith("; treated as a root span")
+        assert errors[0].span_id == spans[0].span_id
+
+
 def test_truncated_protobuf_keeps_whole_resources(tmp_path: Path) -> None:
     parts = [(AGENTSPANS / "parallel_tools.pb").read_bytes()] * 2
     data = b"".join(parts)

@@ -1,0 +1,133 @@
+"""What the OTLP/JSON (`otlp_json`) and protobuf (`otlp_pb`) readers share: positions,
+error reporting, attribute decoding, and how a span's ids are settled.
+
+Both readers settle a span's ids the same way (`span_head`): without a valid trace id
+and span id the span is skipped with an error naming it; a malformed parent id is
+reported and the span kept as a root. Only how an id is spelled differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from opentelemetry.proto.trace.v1 import trace_pb2
+
+from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS, AnyValueError
+from turnscore.ingest.attributes import EVENT_NAME
+from turnscore.ingest.records import AttrValue, InputError, RawLog, RawSpan
+
+Record: TypeAlias = RawSpan | RawLog | InputError
+Report = Callable[[str], None]
+"""Records one problem with the record being read."""
+IdReader = Callable[[], str | None]
+"""Reads one id field: lowercase hex, None when unset; raises `BadInput` when malformed."""
+
+SPAN_KINDS: Mapping[str, int] = dict(trace_pb2.Span.SpanKind.items())
+STATUS_CODES: Mapping[str, int] = dict(trace_pb2.Status.StatusCode.items())
+TRACE_ID_BYTES, SPAN_ID_BYTES = 16, 8
+
+
+class BadInput(ValueError):
+    """A field that makes the span or log record unusable; becomes an InputError."""
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where a record sits: the file, the request's position and the path inside it."""
+
+    source: str
+    position: str
+    path: str = ""
+
+    def at(self, path: str) -> Where:
+        return Where(self.source, self.position, f"{self.path}.{path}" if self.path else path)
+
+    def error(
+        self, message: str, span_id: str | None = None, trace_id: str | None = None
+    ) -> InputError:
+        where = f"{self.position}, span {span_id}" if span_id else f"{self.position}, {self.path}"
+        return InputError(self.source, where, message, span_id=span_id, trace_id=trace_id)
+
+
+def collect(errors: list[InputError], where: Where) -> Report:
+    """A report function that appends an InputError at `where` to `errors`."""
+
+    def report(message: str) -> None:
+        errors.append(where.error(message))
+
+    return report
+
+
+def decode_attrs(
+    pairs: Iterator[tuple[str, Any]],
+    decode: Callable[[Any, Callable[[int], None]], AttrValue],
+    owner: str,
+    report: Report,
+) -> dict[str, AttrValue]:
+    """Attributes as a dict; a bad value is dropped and an over-long one cut, each reported."""
+    out: dict[str, AttrValue] = {}
+    for key, raw in pairs:
+
+        def truncated(length: int, key: str = key) -> None:
+            report(
+                f"attribute {key!r} of {owner} is {length} characters long; "
+                f"kept the first {MAX_ATTRIBUTE_VALUE_CHARS}"
+            )
+
+        try:
+            out[key] = decode(raw, truncated)
+        except AnyValueError as exc:
+            report(f"attribute {key!r} of {owner} dropped: {exc}")
+    return out
+
+
+def event_name(explicit: str, attributes: Mapping[str, AttrValue]) -> str:
+    if explicit:
+        return explicit
+    named = attributes.get(EVENT_NAME)
+    return named if isinstance(named, str) else ""
+
+
+
+@dataclass(slots=True)
+class SpanHead:
+    """A span's settled ids, and the problems found reading it (reported after it)."""
+
+    name: str
+    trace_id: str
+    span_id: str
+    where: Where
+    parent_span_id: str | None = None
+    errors: list[InputError] = field(default_factory=list)
+
+    @property
+    def owner(self) -> str:
+        return f"span {self.name!r}"
+
+    def report(self, message: str) -> None:
+        self.errors.append(self.where.error(message, span_id=self.span_id, trace_id=self.trace_id))
+
+
+def span_head(
+    name: str,
+    where: Where,
+    ids: tuple[IdReader, IdReader, IdReader],
+    fields: tuple[str, str],
+) -> SpanHead | InputError:
+    """Read (trace id, span id, parent id) with `ids`; `fields` names the first two as the
+    format spells them. An InputError when the span must be skipped."""
+    trace, span, parent = ids
+    try:
+        trace_id, span_id = trace(), span()
+        if trace_id is None or span_id is None:
+            raise BadInput(f"{fields[0] if trace_id is None else fields[1]} is missing or zero")
+    except BadInput as exc:
+        return where.error(f"span {name!r} skipped: {exc}")
+    head = SpanHead(name, trace_id, span_id, where)
+    try:
+        head.parent_span_id = parent()
+    except BadInput as exc:
+        head.report(f"{head.owner}: {exc}; treated as a root span")
+    return head
