@@ -53,6 +53,10 @@ def query_cli(
                              ] = Format.TABLE,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write to FILE instead of "
                                              "standard output.")] = None,
+    published: Annotated[bool, typer.Option(
+        "--published", help="Read the snapshot the last run published (views are tables "
+                            "there: fast on large warehouses) instead of the live "
+                            "warehouse.")] = False,
     warehouse: Warehouse = DEFAULT_WAREHOUSE,
     config: Config = None,
 ) -> None:
@@ -62,8 +66,8 @@ def query_cli(
         err.print("[red]error:[/red] --format parquet needs --out FILE")
         raise typer.Exit(EXIT_USAGE)
     with exit_on_error(err):
-        result = run_query(warehouse_of(warehouse, config), sql_or_view)
-    if result.snapshot:
+        result = run_query(warehouse_of(warehouse, config), sql_or_view, published=published)
+    if result.snapshot and not published:
         err.print(f"note: a run holds the live warehouse; read the snapshot {result.database}")
     if output_format is Format.PARQUET:
         assert out is not None

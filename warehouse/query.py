@@ -2,7 +2,9 @@
 
 The live `warehouse.duckdb` is opened read-only. While a writer holds it (DuckDB lets no
 other process open a file a writer has open), the last published snapshot is read
-instead, and the result says so: a reader never meets a lock error.
+instead, and the result says so: a reader never meets a lock error. Asked for, the
+snapshot is read in any case: its views are materialised tables, so a view over a
+million turns answers in milliseconds instead of seconds, as of the last run.
 
 The shipped views are (re)created as TEMP views on the read-only connection, so a view
 can be queried by name before any run has published, and always with the installed
@@ -20,7 +22,12 @@ import duckdb
 import pyarrow as pa
 
 from turnscore.warehouse.db import DB_FILE, open_readonly, quote_ident
-from turnscore.warehouse.errors import QueryRejected, WarehouseBusy, WarehouseMissing
+from turnscore.warehouse.errors import (
+    QueryRejected,
+    WarehouseBusy,
+    WarehouseError,
+    WarehouseMissing,
+)
 from turnscore.warehouse.publish import PUBLISHED_DB, shipped_views
 
 log = logging.getLogger(__name__)
@@ -50,9 +57,17 @@ class QueryResult:
     table: pa.Table
 
 
-def open_for_reading(warehouse_dir: Path) -> tuple[duckdb.DuckDBPyConnection, Path, bool]:
-    """A read-only connection to the live warehouse, else to the published snapshot."""
+def open_for_reading(warehouse_dir: Path, *, published: bool = False
+                     ) -> tuple[duckdb.DuckDBPyConnection, Path, bool]:
+    """A read-only connection to the live warehouse, else to the published snapshot;
+    `published` reads the snapshot only (its views are tables: fast at any size)."""
     live, snapshot = warehouse_dir / DB_FILE, warehouse_dir / PUBLISHED_DB
+    if published:
+        if not snapshot.is_file():
+            raise WarehouseError(
+                f"no published snapshot at {snapshot}: `turnscore score` and `turnscore "
+                "nightly` write it when they finish; run one, or leave out --published")
+        return open_readonly(snapshot), snapshot, True
     try:
         return open_readonly(live), live, False
     except WarehouseMissing:
@@ -105,9 +120,10 @@ def statement_for(con: duckdb.DuckDBPyConnection, text: str) -> tuple[str, str |
     return text, None
 
 
-def run_query(warehouse_dir: Path, text: str) -> QueryResult:
-    """Run a view by name or one read-only statement; returns the rows as Arrow."""
-    con, path, snapshot = open_for_reading(warehouse_dir)
+def run_query(warehouse_dir: Path, text: str, *, published: bool = False) -> QueryResult:
+    """Run a view by name or one read-only statement; returns the rows as Arrow.
+    `published`: against the last published snapshot rather than the live warehouse."""
+    con, path, snapshot = open_for_reading(warehouse_dir, published=published)
     try:
         create_temp_views(con)
         sql, relation = statement_for(con, text)

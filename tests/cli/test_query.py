@@ -162,3 +162,22 @@ def test_json_keeps_numbers_numbers(wh: Path) -> None:
     assert code == 0
     [row] = orjson.loads(out)
     assert isinstance(row["n"], int) and row["d"] == 1.25
+
+
+def test_published_reads_the_snapshot_as_of_the_last_run(wh: Path) -> None:
+    code, _, err = _query(wh, "turns_scored", "--published")
+    assert code == 1 and "no published snapshot" in err and "--published" in err
+    publish(wh)
+    con = open_warehouse(wh)
+    con.execute("DELETE FROM scores WHERE turn_id = 'turn-00000'")
+    con.close()
+    code, out, _ = _query(wh, "SELECT count(*) AS n FROM scores", "--format", "json",
+                          "--published")
+    assert code == 0 and orjson.loads(out) == [{"n": 3}]
+    code, out, _ = _query(wh, "SELECT count(*) AS n FROM scores", "--format", "json")
+    assert code == 0 and orjson.loads(out) == [{"n": 2}]
+    # In the snapshot the view is a materialised table, read as such.
+    code, out, _ = _query(wh, "SELECT table_type FROM information_schema.tables "
+                              "WHERE table_name = 'turns_scored'", "--format", "json",
+                          "--published")
+    assert code == 0 and orjson.loads(out) == [{"table_type": "BASE TABLE"}]
