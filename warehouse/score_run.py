@@ -9,15 +9,14 @@ scored by every scorer with pending pairs in it and written in one transaction
 (`write_scores`). A scorer with a columnar entry point gets the batch as a polars
 DataFrame and returns score columns, written as Arrow; the batch is decoded into `Turn`s
 only for the other scorers (and for a columnar one that fails: it is then run row-wise,
-where a failure becomes `error` rows). A run killed or
-stopped (a judge budget) between or inside batches loses at most the uncommitted batch,
-and the next run picks up exactly the pairs still pending.
+where a failure becomes `error` rows). A run killed or stopped (a judge budget) between
+or inside batches loses only uncommitted batches, and the next run picks up exactly the
+pairs still pending.
 
-Writing a batch overlaps scoring the next one (`_Writer`): DuckDB releases the GIL while
-it writes. One write is in flight at a time and each is still one transaction, so a
-killed run loses the batch being written (uncommitted) and the one being scored, never
-part of a batch. The judge cache shares the warehouse connection, so a run with a judge
-runner writes in line instead.
+Writing a batch overlaps scoring the next one (`score_write.BatchWriter`, one writer
+thread, still one transaction per batch), so a killed run loses the batch being written
+(uncommitted) and the one being scored, never part of a batch. A run with a judge runner
+writes in line: the judge cache shares the warehouse connection.
 
 Sampling is deterministic: a turn is in a `sample` of fraction f when
 `md5_number(turn_id) % 1_000_000 < f * 1_000_000`, so the same fraction picks the same
@@ -30,17 +29,14 @@ import importlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from types import TracebackType
 from typing import Protocol
 
 import duckdb
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
@@ -56,7 +52,8 @@ from turnscore.warehouse.runs import (
     start_run,
 )
 from turnscore.warehouse.score_input import PendingBatch, pending_batches
-from turnscore.warehouse.scores import COLUMNAR_SCHEMA, ScoreRow, write_scores
+from turnscore.warehouse.score_write import BatchWriter, Tally
+from turnscore.warehouse.scores import COLUMNAR_SCHEMA, ScoreRow
 
 log = logging.getLogger(__name__)
 
@@ -190,29 +187,6 @@ class ScoreReport:
         return out
 
 
-@dataclass(slots=True)
-class _Tally:
-    counts: dict[str, dict[Status, int]] = field(default_factory=dict)
-
-    seconds: dict[str, float] = field(default_factory=dict)
-    """Per scorer, then 'read', 'write' and 'write wait' (see `ScoreReport`)."""
-
-    def add(self, scorer: str, status: Status, n: int = 1) -> None:
-        per = self.counts.setdefault(scorer, {})
-        per[status] = per.get(status, 0) + n
-
-    def add_columns(self, table: pa.Table) -> None:
-        scorer = table.column("scorer")[0].as_py()
-        for item in pc.value_counts(table.column("status")).to_pylist():
-            self.add(scorer, Status(item["values"]), item["counts"])
-
-    def time(self, key: str, since: float) -> float:
-        """Add the time since `since` to `key`; returns now."""
-        now = time.perf_counter()
-        self.seconds[key] = self.seconds.get(key, 0.0) + now - since
-        return now
-
-
 def resolve_scorers(names: Sequence[str] | None) -> list[Scorer]:
     """The registered scorers to run (all of them by default), in name order."""
     importlib.import_module("turnscore.scorers")  # registers the built-in scorers
@@ -307,7 +281,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     total = sum(pending_before.values())
     log.info("run %s: %d pending (turn, scorer) pairs over %d turns", run_id, total, in_scope)
 
-    tally, stopped = _Tally(), None
+    tally, stopped = Tally(), None
     by_name = {s.name: s for s in chosen}
     done = 0
 
@@ -320,7 +294,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     in_line = judge_runner is not None and any(s.kind == "judge" for s in chosen)
     # closing(): a run that stops early ends the cursor's read before publishing.
     with closing(pending_batches(con, batch_size)) as batches, \
-            _Writer(con, run_id, tally, committed, in_line=in_line) as writer:
+            BatchWriter(con, run_id, tally, committed, in_line=in_line) as writer:
         while True:
             clock = time.perf_counter()
             batch = next(batches, None)
@@ -353,65 +327,6 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                        write_wait_seconds=seconds.get("write wait", 0.0))
 
 
-class _Writer:
-    """Writes batches with `write_scores`, each on a worker thread while the caller scores
-    the next batch (see the module docstring); `in_line` writes on the caller's thread.
-
-    `committed(rows)` is called on the caller's thread, once per committed batch and in
-    order. A failed write raises at the next `write` or `flush`. Leaving the context
-    waits for the write in flight, so the connection is free again afterwards.
-    """
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str, tally: _Tally,
-                 committed: Callable[[int], None], *, in_line: bool) -> None:
-        self.con, self.run_id, self.tally, self.committed = con, run_id, tally, committed
-        self.pool = None if in_line else ThreadPoolExecutor(1, "score-writer")
-        self.in_flight: Future[int] | None = None
-
-    def write(self, rows: list[ScoreRow], tables: list[pa.Table], *, replacing: bool) -> None:
-        self.flush()
-        if self.pool is None:
-            clock = time.perf_counter()
-            written = self._write(rows, tables, replacing)
-            self.tally.time("write wait", clock)
-            self.committed(written)
-        else:
-            self.in_flight = self.pool.submit(self._write, rows, tables, replacing)
-
-    def flush(self) -> None:
-        """Wait for the write in flight, if any."""
-        if self.in_flight is not None:
-            clock = time.perf_counter()
-            future, self.in_flight = self.in_flight, None
-            written = future.result()
-            self.tally.time("write wait", clock)
-            self.committed(written)
-
-    def _write(self, rows: list[ScoreRow], tables: list[pa.Table], replacing: bool) -> int:
-        clock = time.perf_counter()
-        written = write_scores(self.con, rows, self.run_id, replacing=replacing,
-                               columns=tables)
-        self.tally.time("write", clock)
-        return written
-
-    def __enter__(self) -> _Writer:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        if self.pool is None:
-            return
-        if self.in_flight is not None and kind is not None:
-            # Already failing: let the write finish (or fail) before the connection is
-            # used to record the run, and keep the original error.
-            try:
-                self.in_flight.result()
-            except Exception:
-                log.exception("writing a batch failed while the run was stopping")
-            self.in_flight = None
-        self.pool.shutdown(wait=True)
-
-
 def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent
                    ) -> None:
     agents: list[str | None] = [row[0] for row in con.execute(SELECT_AGENTS).fetchall()]
@@ -427,7 +342,7 @@ def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersFor
 
 
 def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
-                 judge_runner: JudgeRunner | None, tally: _Tally
+                 judge_runner: JudgeRunner | None, tally: Tally
                  ) -> tuple[list[ScoreRow], list[pa.Table], str | None]:
     """The batch's scores: rows from row-wise scorers, tables from columnar ones."""
     cases = batch.cases

@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 
 from tests.scorers.factory import make_turn
 from turnscore.scorers.base import Status
-from turnscore.scorers.groundedness import (
+from turnscore.scorers.groundedness import groundedness
+from turnscore.scorers.specifics import (
     _CODE,
     _PREFILTERS,
     _code_matches,
-    _prefiltered,
     extract_specifics,
-    groundedness,
+    prefiltered,
 )
 
 EXAMPLES = json.loads((Path(__file__).parent / "cases" / "specifics.json").read_text())
@@ -87,7 +87,7 @@ _TEXTS = st.one_of(st.text(), st.lists(_PIECES, max_size=12).map("".join))
 @settings(max_examples=300, deadline=None)
 @given(_TEXTS)
 def test_a_prefilter_hits_wherever_its_pattern_matches(text: str) -> None:
-    [hits] = _prefiltered([text])
+    [hits] = prefiltered([text])
     for pattern in _PREFILTERS:
         if pattern.search(text):
             assert pattern in hits, pattern.pattern

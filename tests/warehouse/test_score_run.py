@@ -346,7 +346,7 @@ def test_a_write_failing_on_the_writer_thread_fails_the_run_after_whole_batches(
             raise duckdb.IOException("disk full")
         return write_scores(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("turnscore.warehouse.score_run.write_scores", flaky)
+    monkeypatch.setattr("turnscore.warehouse.score_write.write_scores", flaky)
     seen: list[tuple[int, int]] = []
     with pytest.raises(duckdb.IOException):
         score_turns(wh, scorers=[length], batch_size=10,
