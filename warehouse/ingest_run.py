@@ -38,6 +38,7 @@ from turnscore.warehouse.runs import (
     finish_run,
     start_run,
 )
+from turnscore.warehouse.scores import COLUMNS as SCORE_COLUMNS
 
 __all__ = ["ErrorLine", "IngestReport", "run_ingest"]
 
@@ -91,6 +92,14 @@ COUNT_GONE = "SELECT count(*) FROM _gone_turns"
 DELETE_GONE_TURNS = """
 DELETE FROM turns WHERE turn_id IN (SELECT turn_id FROM _gone_turns) RETURNING turn_id
 """
+# A removed turn's scores describe a turn that no longer exists: they leave `scores` (so
+# no view counts them) for `scores_history`, as a replaced score does.
+SCORE_COLS = ", ".join(SCORE_COLUMNS)
+RETIRE_GONE_SCORES = f"""
+INSERT INTO scores_history ({SCORE_COLS}, replaced_at)
+SELECT {SCORE_COLS}, ? FROM scores WHERE turn_id IN (SELECT turn_id FROM _gone_turns)
+"""
+DELETE_GONE_SCORES = "DELETE FROM scores WHERE turn_id IN (SELECT turn_id FROM _gone_turns)"
 SET_MEMORY_LIMIT = "SET memory_limit = ?"
 LOAD_MEMORY_LIMIT = "256MB"
 """DuckDB's memory for the load; past it DuckDB spills to disk, so big batches stay bounded."""
@@ -222,7 +231,11 @@ def _load(con: duckdb.DuckDBPyConnection, batch: IngestBatch, started: float) ->
             con.execute(UPSERT_TURNS)
             con.execute(RECORD_STAGED_IDS)
         con.execute(FIND_GONE_TURNS)
-        removed = con.execute(DELETE_GONE_TURNS).fetchall() if _scalar(con, COUNT_GONE) else []
+        removed = []
+        if _scalar(con, COUNT_GONE):
+            removed = con.execute(DELETE_GONE_TURNS).fetchall()
+            con.execute(RETIRE_GONE_SCORES, [now])
+            con.execute(DELETE_GONE_SCORES)
         con.execute(INSERT_ERRORS, [batch.ingest_id, now])
         con.execute(INSERT_FILES, [batch.ingest_id, now])
         report = IngestReport(

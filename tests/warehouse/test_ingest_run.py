@@ -18,6 +18,7 @@ from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import DB_FILE
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.ingest_run import run_ingest
+from turnscore.warehouse.score_run import score_turns
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 COLUMNS = ", ".join(f'"{f.name}"' for f in TURN_FIELDS)
@@ -273,3 +274,34 @@ def test_turns_a_rebuild_no_longer_yields_are_deleted(tmp_path: Path) -> None:
     assert first.turns_new == 2
     assert second.turns_new + second.turns_rebuilt == 2
     assert second.turns_removed == second.turns_new  # every re-anchored turn replaced one
+
+
+def test_scores_of_a_removed_turn_move_to_history(tmp_path: Path) -> None:
+    """A late first model call re-anchors its turn (a new turn_id): the old turn goes, and
+    its scores leave `scores` for `scores_history`, so no view counts a turn that is gone."""
+    doc = json.loads((CORPUS / "pydantic-ai" / "multi_turn.json").read_text())
+    spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    first_chat = min((s for s in spans if s["name"].startswith("chat")),
+                     key=lambda s: int(s["startTimeUnixNano"]))
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name, late in (("early.json", False), ("late.json", True)):
+        part = {"resourceSpans": [
+            {**rs, "scopeSpans": [
+                {**ss, "spans": [s for s in ss["spans"] if (s is first_chat) == late]}
+                for ss in rs["scopeSpans"]]}
+            for rs in doc["resourceSpans"]]}
+        (folder / name).write_text(json.dumps(part))
+    wh = tmp_path / "wh"
+    run_ingest([folder / "early.json"], wh)
+    score_turns(wh, scorers=["call_validity", "groundedness"], publish_snapshot=False)
+    scored_before = {r[0] for r in _query(wh, "SELECT turn_id FROM scores")}
+    second = run_ingest([folder / "late.json"], wh)
+    assert second.turns_removed > 0
+    current = {r[0] for r in _query(wh, "SELECT turn_id FROM scores")}
+    retired = scored_before - current
+    assert len(retired) == second.turns_removed
+    assert _query(wh, "SELECT count(*) FROM scores WHERE turn_id NOT IN "
+                      "(SELECT turn_id FROM turns)") == [(0,)]
+    assert {r[0] for r in _query(wh, "SELECT turn_id FROM scores_history")} == retired
+    assert _query(wh, "SELECT count(*) FROM scores_history") == [(2 * len(retired),)]
