@@ -19,21 +19,24 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 import orjson
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 from jsonschema import SchemaError
 from jsonschema.validators import validator_for
 from referencing import Registry
 
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import (
+    SCORE_COLUMNS,
     Case,
     Score,
+    Status,
     columnar,
-    nested_records,
-    score_columns,
+    details_json,
     scorer,
 )
 
@@ -50,116 +53,206 @@ _MAX_SCHEMA_ERRORS = 5
     description="Share of calls naming a known tool with arguments valid against its JSON Schema.",
 )
 def call_validity(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    return [_score(t.calls, t.tools, t.tools_source) for t in turns]
+    texts = _Texts([], [])  # filled as the turns are read
+    out = []
+    for t in turns:
+        tools = {tool.name: texts.param_code(tool.parameters) for tool in t.tools}
+        verdict = _verdict([c.name for c in t.calls],
+                           [texts.arg_code(c.arguments) for c in t.calls],
+                           [_failed(c.status, c.error) for c in t.calls],
+                           tools, t.tools_source, texts)
+        out.append(Score.not_run(_NO_CALLS) if verdict is None else Score.scored(*verdict))
+    return out
 
 
-class _CallLike(Protocol):
-    """What the scorer reads of a call: a `Call`, or a `_CallRead` in the columnar path."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def arguments(self) -> str | None: ...
-    @property
-    def error(self) -> str | None: ...
-    @property
-    def status(self) -> str: ...
+_NO_CALLS = "the turn made no tool calls"
 
 
-class _ToolLike(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def parameters(self) -> str | None: ...
-
-
-# Plain tuples: building a frozen `Call` per call costs more than checking it.
-class _CallRead(NamedTuple):
-    name: str
-    arguments: str | None
-    error: str | None
-    status: str
-
-
-class _ToolRead(NamedTuple):
-    name: str
-    parameters: str | None
+def _failed(status: str | None, error: str | None) -> bool:
+    """The call ended in an error: a repeat of it is a retry, not a duplicate."""
+    return status == "error" or bool(error)
 
 
 @columnar(NAME)
 def call_validity_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
-    calls = nested_records(turns.get_column("calls"), _CallRead._fields, _CallRead)
-    tools = nested_records(turns.get_column("tools"), _ToolRead._fields, _ToolRead)
+    calls, call_counts = _flat(turns.get_column("calls"),
+                               ("name", "arguments", "error", "status"))
+    tools, tool_counts = _flat(turns.get_column("tools"), ("name", "parameters"))
+    # Dictionary-encoded: each distinct text is decoded, parsed and checked once per
+    # batch, and the per-call memo keys are small ints instead of long strings.
+    args = calls["arguments"].dictionary_encode()
+    params = tools["parameters"].dictionary_encode()
+    texts = _Texts(args.dictionary.to_pylist(), params.dictionary.to_pylist())
+    failed = pc.or_(pc.fill_null(pc.equal(calls["status"], "error"), False),
+                    pc.fill_null(pc.not_equal(calls["error"], ""), False)).to_pylist()
+    names = calls["name"].to_pylist()
+    codes = args.indices.to_pylist()
+    tool_names = tools["name"].to_pylist()
+    param_codes = params.indices.to_pylist()
     sources = turns.get_column("tools_source").to_list()
-    return score_columns([_score(c, t, s) for c, t, s in zip(calls, tools, sources, strict=True)])
+
+    n = turns.height
+    cols: dict[str, list[Any]] = {
+        "status": [_NOT_RUN] * n, "value": [None] * n, "label": [None] * n,
+        "explanation": [_NO_CALLS] * n, "details": [_NO_DETAILS] * n,
+    }
+    status_col, value_col, label_col = cols["status"], cols["value"], cols["label"]
+    explanation_col, details_col = cols["explanation"], cols["details"]
+    c = t = 0
+    for row, (n_calls, n_tools, source) in enumerate(
+            zip(call_counts, tool_counts, sources, strict=True)):
+        if n_calls:
+            end = c + n_calls
+            tool_map = dict(zip(tool_names[t:t + n_tools], param_codes[t:t + n_tools],
+                                strict=True))
+            verdict = _verdict(names[c:end], codes[c:end], failed[c:end], tool_map, source,
+                               texts)
+            assert verdict is not None
+            status_col[row] = _SCORED
+            value_col[row], label_col[row], explanation_col[row] = verdict[:3]
+            details_col[row] = details_json(verdict[3])
+        c += n_calls
+        t += n_tools
+    return pl.DataFrame(cols, schema=SCORE_COLUMNS)
 
 
-def _score(calls: Sequence[_CallLike], tool_list: Sequence[_ToolLike], tools_source: str
-           ) -> Score:
-    if not calls:
-        return Score.not_run("the turn made no tool calls")
+_SCORED, _NOT_RUN = str(Status.SCORED), str(Status.NOT_RUN)
+_NO_DETAILS = details_json({})
+
+
+def _flat(column: pl.Series, names: Sequence[str]) -> tuple[dict[str, pa.Array], list[int]]:
+    """The text fields `names` of a list-of-structs column's items (all rows), and each
+    row's item count."""
+    # At the newest compat level polars hands its string views over as they are; the
+    # default converts every text of the struct (call results too) to `large_string`,
+    # which cost more than checking the calls. Only the fields read are converted.
+    arr: Any = column.to_arrow(compat_level=pl.CompatLevel.newest())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    # `flatten` respects the slice offset, unlike `.values`; a null list has no items.
+    items = arr.flatten()
+    fields = {n: items.field(n).cast(pa.large_string()) for n in names}
+    return fields, arr.value_lengths().fill_null(0).to_pylist()
+
+
+class _Texts:
+    """The batch's distinct argument and schema texts, by code, and what was found about
+    them: an argument text is parsed once, an (arguments, schema) pair checked once."""
+
+    def __init__(self, args: list[str], params: list[str]) -> None:
+        # The columnar path passes its dictionaries; the row-wise one starts empty and
+        # codes texts as it meets them (`arg_code`, `param_code`).
+        self.args, self.params = args, params
+        self._arg_codes: dict[str, int] = {}
+        self._param_codes: dict[str, int] = {}
+        self._outcomes: dict[tuple[int | None, int | None], _Outcome] = {}
+
+    def arg_code(self, text: str | None) -> int | None:
+        return None if text is None else _code(text, self.args, self._arg_codes)
+
+    def param_code(self, text: str | None) -> int | None:
+        return None if text is None else _code(text, self.params, self._param_codes)
+
+    def outcome(self, params: int | None, args: int | None) -> _Outcome:
+        """What the arguments `args` alone make of a call to a tool with the schema
+        `params` (None: none to check)."""
+        key = (params, args)
+        found = self._outcomes.get(key)
+        if found is None:
+            found = self._outcomes[key] = self._judge(params, args)
+        return found
+
+    def _judge(self, params: int | None, args: int | None) -> _Outcome:
+        if args is None:
+            return _Outcome((), True, None, "")
+        text = self.args[args]
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            problem = f"arguments are not valid JSON ({exc}): {text[:80]!r}"
+            return _Outcome((problem,), False, None, text.strip())
+        canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+        if params is None or not self.params[params]:
+            return _Outcome((), False, None, canonical)
+        # Interned: every batch brings its own copy of the same schema text, and the
+        # cache below would otherwise keep one copy per entry.
+        found, unusable = _schema_violations(sys.intern(self.params[params]), text)
+        return _Outcome(found, False, unusable, canonical)
+
+
+class _Outcome(NamedTuple):
+    violations: tuple[str, ...]
+    """The arguments are not JSON, or break the schema."""
+    uncaptured: bool
+    unusable: str | None
+    """Why the tool's schema could not be applied."""
+    canonical: str
+    """The arguments with keys sorted, to spot duplicates."""
+
+
+def _code(text: str, texts: list[str], codes: dict[str, int]) -> int:
+    code = codes.get(text)
+    if code is None:
+        code = codes[text] = len(texts)
+        texts.append(text)
+    return code
+
+
+_MISSING = -1
+"""A tool the turn does not declare (a schema's code is >= 0, None if it has none)."""
+
+
+def _verdict(names: Sequence[str], args: Sequence[int | None], failed: Sequence[bool],
+             tools: dict[str, int | None], tools_source: str, texts: _Texts
+             ) -> tuple[float, str, str, dict[str, object]] | None:
+    """Value, label, explanation and details of a turn, or None if it made no calls.
+    The calls come as parallel columns, their arguments as codes into `texts`; `tools`
+    maps each declared tool's name to its schema's code (None: no schema)."""
+    if not names:
+        return None
     declared = tools_source == "declared"
-    tools = {t.name: t for t in tool_list}
     seen: dict[tuple[str, str], int] = {}
+    check_duplicates = len(names) > 1
     verdicts: list[dict[str, object]] = []
-    for index, call in enumerate(calls):
+    problems: list[str] = []
+    for index, (name, arg) in enumerate(zip(names, args, strict=True)):
         violations: list[str] = []
-        notes: list[str] = []
-        tool = tools.get(call.name)
-        if declared and tool is None:
-            known = ", ".join(sorted(tools)) or "none"
-            violations.append(f"unknown tool {call.name!r} (available: {known})")
-        problem = _unparsable(call)
-        if problem:
-            violations.append(problem)
-        elif call.arguments is None:
-            notes.append("arguments not captured")
-        elif tool is not None:
-            _check_schema(tool, call.arguments, violations, notes)
-        _check_duplicate(index, call, calls, seen, violations)
+        params = tools.get(name, _MISSING)
+        if params == _MISSING:
+            if declared:
+                known = ", ".join(sorted(tools)) or "none"
+                violations.append(f"unknown tool {name!r} (available: {known})")
+            params = None
+        outcome = texts.outcome(params, arg)
+        violations.extend(outcome.violations)
+        if check_duplicates:
+            key = (name, outcome.canonical)
+            earlier = seen.get(key)
+            if earlier is not None and not failed[earlier]:
+                violations.append(f"exact duplicate of call {earlier}")
+            seen[key] = index
         verdict: dict[str, object] = {
-            "index": index, "name": call.name, "valid": not violations, "violations": violations,
+            "index": index, "name": name, "valid": not violations, "violations": violations,
         }
-        if notes:
-            verdict["notes"] = notes
+        if outcome.uncaptured:
+            verdict["notes"] = ["arguments not captured"]
+        elif outcome.unusable is not None:
+            verdict["notes"] = [f"schema of {name!r} {outcome.unusable}"]
         verdicts.append(verdict)
+        if violations:
+            problems.append(f"call {index} {name}: {'; '.join(violations)}")
 
-    valid = sum(1 for v in verdicts if v["valid"])
+    valid = len(verdicts) - len(problems)
     value = valid / len(verdicts)
     details: dict[str, object] = {
-        "calls": verdicts, "valid": valid, "invalid": len(verdicts) - valid,
+        "calls": verdicts, "valid": valid, "invalid": len(problems),
         "tools_source": tools_source,
     }
     if not declared:
         details["note"] = "no declared tool set: tool existence and schemas not checked"
-    if valid == len(verdicts):
-        return Score.scored(value, "valid", f"all {valid} calls valid", details)
-    problems = [f"call {v['index']} {v['name']}: {'; '.join(v['violations'])}"  # type: ignore[arg-type]
-                for v in verdicts if not v["valid"]]
-    return Score.scored(value, "invalid", " | ".join(problems), details)
-
-
-def _unparsable(call: _CallLike) -> str | None:
-    """Why the call's arguments are not JSON, or None (also when not captured)."""
-    if call.arguments is None:
-        return None
-    try:
-        orjson.loads(call.arguments)
-    except orjson.JSONDecodeError as exc:
-        return f"arguments are not valid JSON ({exc}): {call.arguments[:80]!r}"
-    return None
-
-
-def _check_schema(tool: _ToolLike, arguments: str, violations: list[str], notes: list[str]) -> None:
-    """`arguments` (valid JSON) against the tool's schema."""
-    if not tool.parameters:
-        return
-    # Interned: every turn brings its own copy of the same schema text, and the cache
-    # below would otherwise keep one copy per entry (hundreds of MB for large schemas).
-    found, problem = _schema_violations(sys.intern(tool.parameters), arguments)
-    if problem is not None:
-        notes.append(f"schema of {tool.name!r} {problem}")
-    violations.extend(found)
+    if not problems:
+        return value, "valid", f"all {valid} calls valid", details
+    return value, "invalid", " | ".join(problems), details
 
 
 @lru_cache(maxsize=65_536)
@@ -215,21 +308,3 @@ def _validator(parameters: str) -> Any:
         return _Unusable(_UNREADABLE, str(exc))
     except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
         return _Unusable("could not be applied", str(exc))
-
-
-def _check_duplicate(index: int, call: _CallLike, calls: Sequence[_CallLike],
-                     seen: dict[tuple[str, str], int], violations: list[str]) -> None:
-    key = (call.name, _canonical(call.arguments))
-    earlier = seen.get(key)
-    if earlier is not None and calls[earlier].status != "error" and not calls[earlier].error:
-        violations.append(f"exact duplicate of call {earlier}")
-    seen[key] = index
-
-
-def _canonical(arguments: str | None) -> str:
-    if arguments is None:
-        return ""
-    try:
-        return orjson.dumps(orjson.loads(arguments), option=orjson.OPT_SORT_KEYS).decode()
-    except orjson.JSONDecodeError:
-        return arguments.strip()

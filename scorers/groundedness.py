@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from functools import cached_property
 
 import polars as pl
 
@@ -48,8 +47,8 @@ from turnscore.scorers.specifics import (
     Specific,
     dates_in,
     extract_specifics,
+    number_texts_in,
     number_value,
-    numbers_in,
     prefiltered,
     time_value,
     times_in,
@@ -165,25 +164,46 @@ class _Sources:
     Each index is built on first use: most specifics are found verbatim in `lower`.
     """
 
+    # Plain lazy attributes, not `functools.cached_property`: on Python 3.11 each of its
+    # reads takes a lock, which showed in profiles at one `_Sources` per turn.
+    __slots__ = ("_dates", "_number_texts", "_numbers", "_padded", "_times", "hits", "lower",
+                 "text")
+
     def __init__(self, text: str, hits: Hits) -> None:
         self.text = text
         self.hits = hits
         self.lower = " ".join(text.lower().split())
+        self._number_texts: set[str] | None = None
+        self._numbers: set[Decimal] | None = None
+        self._times: set[tuple[int, int]] | None = None
+        self._dates: set[DateParts] | None = None
+        self._padded: str | None = None
 
-    @cached_property
+    @property
+    def number_texts(self) -> set[str]:
+        if self._number_texts is None:
+            self._number_texts = number_texts_in(self.text)
+        return self._number_texts
+
+    @property
     def numbers(self) -> set[Decimal]:
-        return set(numbers_in(self.text))
+        if self._numbers is None:
+            self._numbers = set(map(number_value, self.number_texts))
+        return self._numbers
 
-    @cached_property
+    @property
     def times(self) -> set[tuple[int, int]]:
-        return set(times_in(self.text, self.hits))
+        if self._times is None:
+            self._times = set(times_in(self.text, self.hits))
+        return self._times
 
-    @cached_property
+    @property
     def dates(self) -> set[DateParts]:
-        dates: set[DateParts] = set()
-        for parts in dates_in(self.text, self.hits):
-            dates.update({parts, (None, parts[1], parts[2])})
-        return dates
+        if self._dates is None:
+            self._dates = set()
+            for parts in dates_in(self.text, self.hits):
+                self._dates.update({parts, (None, parts[1], parts[2])})
+        return self._dates
 
     def supports(self, s: Specific) -> bool | None:
         """Whether `s` is supported; None for a name or quoted value that is not found
@@ -206,13 +226,32 @@ class _Sources:
         """A name or quoted value against the normalised sources (`normalized` maps each
         text to its normalised form)."""
         norm = normalized.get(s.text, "")
-        return bool(norm) and f" {norm} " in f" {normalized[self.text]} "
+        if not norm:
+            return False
+        if self._padded is None:  # once per turn, not per specific: sources are long
+            self._padded = f" {normalized[self.text]} "
+        return f" {norm} " in self._padded
 
     def _number(self, text: str) -> bool:
+        if text in self.number_texts:  # the same text, so the same value (most numbers)
+            return True
         value = number_value(text)
+        numbers = self.numbers
+        if value in numbers:  # equal Decimals hash alike: `18.0` finds `18`
+            return True
         exponent = value.as_tuple().exponent
-        places = Decimal(1).scaleb(exponent if isinstance(exponent, int) else 0)
-        return any(n == value or _rounds_to(n, places, value) for n in self.numbers)
+        exponent = exponent if isinstance(exponent, int) else 0
+        places = Decimal(1).scaleb(exponent)
+        # Only a source number with more decimal places than `value` can round to it:
+        # quantizing one with as many or fewer is exact, and equal values were found above.
+        return any(_rounds_to(n, places, value) for n in numbers
+                   if _finer(n, exponent))
+
+
+def _finer(n: Decimal, exponent: int) -> bool:
+    """Whether `n` has more decimal places than a value of `exponent`."""
+    e = n.as_tuple().exponent
+    return not isinstance(e, int) or e < exponent
 
 
 def _rounds_to(n: Decimal, places: Decimal, value: Decimal) -> bool:

@@ -6,6 +6,7 @@ Verdicts on whole turns are table tests in `cases/groundedness.jsonl`.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,11 @@ from turnscore.scorers.base import Status
 from turnscore.scorers.groundedness import groundedness
 from turnscore.scorers.specifics import (
     _CODE,
+    _DMY,
+    _ISO_DATE,
+    _MDY,
+    _MONTH,
+    _ORD,
     _PREFILTERS,
     _code_matches,
     extract_specifics,
@@ -97,3 +103,38 @@ def test_a_prefilter_hits_wherever_its_pattern_matches(text: str) -> None:
 @given(_TEXTS)
 def test_identifiers_are_the_matches_of_the_whole_text(text: str) -> None:
     assert [m.span() for m in _code_matches(text)] == [m.span() for m in _CODE.finditer(text)]
+
+
+# The date patterns as first written, with `\b` in front; the shipped ones move it behind
+# the first characters so that `re` can skip ahead (see `specifics.py`).
+_PLAIN_DATES = {
+    _ISO_DATE: re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)"),
+    _MDY: re.compile(rf"\b({_MONTH}) (\d{{1,2}}){_ORD}\b(?:,? (\d{{4}})\b)?"),
+    _DMY: re.compile(rf"\b(\d{{1,2}}){_ORD} ({_MONTH})(?:,? (\d{{4}})\b)?"),
+}
+_DATE_PIECES = st.sampled_from([
+    "March 5, 2024", "5th Mar", "2024-03-05", "12024-3-5", "Sept 3", "Sept. 4", "Sep", "t",
+    "May", "Dec", "x", "\u00e9", "\u0663", "_", "1", "31", "2024", " ", ",", ", ", "-", "th",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(), st.lists(_DATE_PIECES, max_size=12).map("".join)))
+def test_date_patterns_match_as_with_a_leading_word_boundary(text: str) -> None:
+    for pattern, plain in _PLAIN_DATES.items():
+        assert [(m.span(), m.groups()) for m in pattern.finditer(text)] == \
+               [(m.span(), m.groups()) for m in plain.finditer(text)], plain.pattern
+
+
+@pytest.mark.parametrize(("answer", "source", "label"), [
+    ("It costs 18.", "price: 18.0", "grounded"),      # equal values, different texts
+    ("It costs 18.3.", "price: 18.34", "grounded"),   # a rounding of a finer value
+    ("It costs 18.34.", "price: 18.3", "ungrounded"),  # not the other way round
+    ("It costs 1,000.", "total 1000", "grounded"),
+    ("It costs 18.", "code 180", "ungrounded"),
+])
+def test_numbers_are_compared_by_value(answer: str, source: str, label: str) -> None:
+    turn = make_turn({"request": "q", "final_answer": answer,
+                      "calls": [{"name": "t", "result": source}]})
+    [score] = groundedness([turn], [None])
+    assert score.label == label
