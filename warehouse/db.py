@@ -115,12 +115,6 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def open_file(db_file: Path) -> duckdb.DuckDBPyConnection:
-    """Open a DuckDB file for writing as the warehouse is opened (UTC), without migrating
-    it: a snapshot being built."""
-    return _connect(db_file, read_only=False)
-
-
 def open_warehouse(directory: Path) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) the live warehouse for writing, migrated to the latest."""
     directory.mkdir(parents=True, exist_ok=True)

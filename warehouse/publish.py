@@ -38,7 +38,7 @@ from typing import Protocol
 import duckdb
 import pyarrow.parquet as pq
 
-from turnscore.warehouse.db import open_file, open_warehouse, quote_ident, writer_lock
+from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
 from turnscore.warehouse.errors import WarehouseError
 
 log = logging.getLogger(__name__)
@@ -163,20 +163,30 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
     started = time.perf_counter()
     tmp = _copy_database(con, warehouse_dir)
     seconds["copy"] = time.perf_counter() - started
+    live = con.execute("SELECT current_database()").fetchall()[0][0]
+    alias = quote_ident(_SNAPSHOT_ALIAS)
     try:
-        # Opened as the warehouse is (UTC), so the materialised rows are the live views'.
-        snapshot = open_file(tmp)
+        # Worked on through the writer's own connection (same settings, so the rows are
+        # the live views'), and DETACHed before the rename: detaching closes the file, so
+        # nothing can write to it once readers may open it. (A second connection closed
+        # before the rename let a reader, rarely, meet "No more data remaining in
+        # MetadataReader" under rapid publishes.)
+        con.execute(f"ATTACH ? AS {alias}", [str(tmp)])
         try:
-            views = materialise_views(snapshot, seconds)
-            started = time.perf_counter()
-            version = _export_tables(snapshot, warehouse_dir, views)
-            seconds["parquet"] = time.perf_counter() - started
+            con.execute(f"USE {alias}")
+            try:
+                views = materialise_views(con, seconds)
+                started = time.perf_counter()
+                version = _export_tables(con, warehouse_dir, views)
+                seconds["parquet"] = time.perf_counter() - started
+            finally:
+                con.execute(f"USE {quote_ident(live)}")
             started = time.perf_counter()
             # Everything into the main file: only that file is renamed into place.
-            snapshot.execute("CHECKPOINT")
+            con.execute(f"CHECKPOINT {alias}")
             seconds["checkpoint"] = time.perf_counter() - started
         finally:
-            snapshot.close()
+            con.execute(f"DETACH {alias}")
         if _has_wal(tmp):
             raise WarehouseError(f"snapshot {tmp} still has a WAL after checkpoint; not published")
     except BaseException:
@@ -218,7 +228,7 @@ def _copy_database(con: duckdb.DuckDBPyConnection, warehouse_dir: Path) -> Path:
     try:
         con.execute(f"COPY FROM DATABASE {quote_ident(source)} TO {quote_ident(_SNAPSHOT_ALIAS)}")
     finally:
-        # Detaching closes the file, so that a connection of its own can open it.
+        # Detached: `_publish` attaches it again to materialise the views.
         con.execute(f"DETACH {quote_ident(_SNAPSHOT_ALIAS)}")
     return tmp
 
