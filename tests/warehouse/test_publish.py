@@ -288,10 +288,10 @@ def test_a_full_disk_while_copying_is_a_publish_error_and_the_score_run_keeps_it
     load_turns(con, [make_turn(i) for i in range(4)])
     con.close()
 
-    def full_disk(src: object, dst: object) -> None:
-        raise OSError(28, "No space left on device")
+    def full_disk(con: object, warehouse_dir: Path) -> Path:
+        raise duckdb.IOException("could not write: No space left on device")
 
-    monkeypatch.setattr("turnscore.warehouse.publish.shutil.copyfile", full_disk)
+    monkeypatch.setattr("turnscore.warehouse.publish._copy_database", full_disk)
     with pytest.raises(WarehouseError, match="No space left"):
         publish(tmp_path)
     assert not (tmp_path / (PUBLISHED_DB + ".tmp")).exists()
