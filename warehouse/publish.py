@@ -157,19 +157,23 @@ def publish_snapshot(warehouse_dir: Path, *,
 def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
     refresh_views(con)
     seconds: dict[str, float] = {}
-    started = time.perf_counter()
-    tmp = _copy_database(con, warehouse_dir)
-    seconds["copy"] = time.perf_counter() - started
+    tmp = warehouse_dir / (PUBLISHED_DB + ".tmp")
+    _remove(tmp)
     live = con.execute("SELECT current_database()").fetchall()[0][0]
     alias = quote_ident(_SNAPSHOT_ALIAS)
     try:
-        # Worked on through the writer's own connection (same settings, so the rows are
-        # the live views'), and DETACHed before the rename: detaching closes the file, so
-        # nothing can write to it once readers may open it. (A second connection closed
-        # before the rename let a reader, rarely, meet "No more data remaining in
-        # MetadataReader" under rapid publishes.)
+        # One ATTACH on the writer's own connection (same settings, so the materialised
+        # rows are the live views'), DETACHed before the rename: detaching closes the file.
         con.execute(f"ATTACH ? AS {alias}", [str(tmp)])
         try:
+            started = time.perf_counter()
+            # Table by table, not a byte copy of the checkpointed live file, though that is
+            # ~50x faster: with byte copies a reader opening `published.duckdb` in a loop
+            # during back-to-back publishes met "No more data remaining in MetadataReader"
+            # about once in 700 publishes, never in ~1,500 with fresh copies. The cause is
+            # not understood; until it is, readers' safety wins over publish time.
+            con.execute(f"COPY FROM DATABASE {quote_ident(live)} TO {alias}")
+            seconds["copy"] = time.perf_counter() - started
             con.execute(f"USE {alias}")
             try:
                 views = materialise_views(con, seconds)
@@ -200,28 +204,6 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
 def _remove(path: Path) -> None:
     for p in (path, path.with_name(path.name + ".wal")):
         p.unlink(missing_ok=True)
-
-
-def _copy_database(con: duckdb.DuckDBPyConnection, warehouse_dir: Path) -> Path:
-    """The warehouse as a new file `published.duckdb.tmp`, nothing else holding it open.
-
-    Table by table (`COPY FROM DATABASE`), not a byte copy of the checkpointed live file,
-    though that is ~50x faster (0.7 s against ~57 s at 1M turns): with byte copies, a
-    reader opening `published.duckdb` in a loop while publishes ran back to back met
-    "No more data remaining in MetadataReader" about once in 700 publishes, and never in
-    ~1,500 with fresh copies. The cause is not understood (see the closing note of the
-    session that found it); until it is, readers' safety wins over publish time.
-    """
-    tmp = warehouse_dir / (PUBLISHED_DB + ".tmp")
-    _remove(tmp)
-    source = con.execute("SELECT current_database()").fetchall()[0][0]
-    con.execute(f"ATTACH ? AS {quote_ident(_SNAPSHOT_ALIAS)}", [str(tmp)])
-    try:
-        con.execute(f"COPY FROM DATABASE {quote_ident(source)} TO {quote_ident(_SNAPSHOT_ALIAS)}")
-    finally:
-        # Detached: `_publish` attaches it again to materialise the views.
-        con.execute(f"DETACH {quote_ident(_SNAPSHOT_ALIAS)}")
-    return tmp
 
 
 def _has_wal(db_file: Path) -> bool:

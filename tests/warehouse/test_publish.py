@@ -280,7 +280,7 @@ def test_a_view_with_a_day_column_is_stored_sorted_by_day(
     assert exported.to_pylist() == days
 
 
-def test_a_full_disk_while_copying_is_a_publish_error_and_the_score_run_keeps_its_scores(
+def test_a_full_disk_while_publishing_is_a_publish_error_and_the_score_run_keeps_its_scores(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from turnscore.warehouse.score_run import score_turns
 
@@ -288,10 +288,10 @@ def test_a_full_disk_while_copying_is_a_publish_error_and_the_score_run_keeps_it
     load_turns(con, [make_turn(i) for i in range(4)])
     con.close()
 
-    def full_disk(con: object, warehouse_dir: Path) -> Path:
+    def full_disk(con: object, warehouse_dir: Path, names: object) -> Path:
         raise duckdb.IOException("could not write: No space left on device")
 
-    monkeypatch.setattr("turnscore.warehouse.publish._copy_database", full_disk)
+    monkeypatch.setattr("turnscore.warehouse.publish._export_tables", full_disk)
     with pytest.raises(WarehouseError, match="No space left"):
         publish(tmp_path)
     assert not (tmp_path / (PUBLISHED_DB + ".tmp")).exists()
