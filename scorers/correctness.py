@@ -11,18 +11,28 @@ An unknown mode falls back to `normalized` and says so in details. No case, or n
 normalisation in the normalised modes, since it would match anything. A turn with no
 final answer scores 0.0.
 
-Matching runs as polars column expressions over the whole batch; the columnar entry
-point passes turns without a reference straight through.
+Matching runs as polars column expressions, over the turns with a reference only; the
+columnar entry point fills the verdicts of the others in as whole columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import polars as pl
 
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import NO_CASE, Case, Score, cased_columns, columnar, scorer
+from turnscore.scorers.base import (
+    NO_CASE,
+    SCORE_COLUMNS,
+    Case,
+    Score,
+    Status,
+    columnar,
+    details_json,
+    scorer,
+)
 from turnscore.scorers.text import normalize_expr
 
 NAME = "answer_correctness"
@@ -40,78 +50,127 @@ DEFAULT_MODE = "normalized"
                 "(exact, normalized or contains).",
 )
 def answer_correctness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    return _scores([t.final_answer for t in turns], cases)
+    scores = [Score.inconclusive(NO_CASE)] * len(turns)
+    at = [i for i, c in enumerate(cases) if c is not None]
+    answers = pl.Series([turns[i].final_answer for i in at], dtype=pl.String)
+    for i, v in zip(at, _verdicts(answers, [cases[i] for i in at]), strict=True):
+        scores[i] = Score(v.status, v.value, v.label, v.explanation, v.details)
+    return scores
 
 
 @columnar(NAME)
 def answer_correctness_columns(turns: pl.DataFrame, cases: Sequence[Case | None]
                                ) -> pl.DataFrame:
-    answers = turns.get_column("final_answer")
-    return cased_columns(cases, lambda at: _scores(answers.gather(at).to_list(),
-                                                   [cases[i] for i in at]))
+    # Most turns have no case: their verdict is one constant row, built as whole columns.
+    n = turns.height
+    cols = {"status": pl.repeat(str(Status.INCONCLUSIVE), n, eager=True, dtype=pl.String),
+            "value": pl.repeat(None, n, eager=True, dtype=pl.Float64),
+            "label": pl.repeat(None, n, eager=True, dtype=pl.String),
+            "explanation": pl.repeat(NO_CASE, n, eager=True, dtype=pl.String),
+            "details": pl.repeat(_NO_DETAILS, n, eager=True, dtype=pl.String)}
+    at = [i for i, c in enumerate(cases) if c is not None]
+    if at:
+        found = _verdicts(turns.get_column("final_answer").gather(at), [cases[i] for i in at])
+        cols["status"].scatter(at, [str(v.status) for v in found])
+        cols["value"].scatter(at, [v.value for v in found])
+        cols["label"].scatter(at, [v.label for v in found])
+        cols["explanation"].scatter(at, [v.explanation for v in found])
+        cols["details"].scatter(at, [details_json(v.details) for v in found])
+    return pl.DataFrame(cols, schema=SCORE_COLUMNS)
 
 
-def _scores(answers: Sequence[str | None], cases: Sequence[Case | None]) -> list[Score]:
-    # Only turns with a reference go through polars: normalising every answer of a batch
-    # where most turns have no label costs more than the rest of the scorer.
-    idx = [i for i, c in enumerate(cases) if c is not None and c.ideal_response is not None]
-    scores = [Score.inconclusive(NO_CASE) if c is None
-              else Score.inconclusive(f"case {c.case_id!r} has no ideal_response")
-              for c in cases]
-    for i, score in zip(idx, _matched([answers[i] for i in idx], [cases[i] for i in idx]),
-                        strict=True):
-        scores[i] = score
-    return scores
+_NO_DETAILS = details_json({})
 
 
-def _matched(answers: Sequence[str | None], cases: Sequence[Case | None]) -> list[Score]:
+class _Verdict(NamedTuple):
+    """A `Score`'s fields, without the object: the columnar path writes them as columns."""
+
+    status: Status
+    value: float | None
+    label: str | None
+    explanation: str
+    details: dict[str, object]
+
+
+def _inconclusive(why: str) -> _Verdict:
+    return _Verdict(Status.INCONCLUSIVE, None, None, why, {})
+
+
+def _verdicts(answers: pl.Series, cases: Sequence[Case]) -> list[_Verdict]:
+    """The verdicts on turns with a case (`answers`: their final answers)."""
+    idx = [i for i, c in enumerate(cases) if c.ideal_response is not None]
+    if len(idx) == len(cases):
+        return _matched(answers, cases)
+    out = [_no_reference(c) for c in cases]
+    for i, verdict in zip(idx, _matched(answers.gather(idx), [cases[i] for i in idx]),
+                          strict=True):
+        out[i] = verdict
+    return out
+
+
+def _matched(answers: pl.Series, cases: Sequence[Case]) -> list[_Verdict]:
+    """The verdicts on turns whose case has an `ideal_response`."""
     frame = pl.DataFrame(
         {
             "answer": answers,
-            "ideal": [c.ideal_response if c else None for c in cases],
-            "requested": [c.match_mode if c else None for c in cases],
+            "ideal": [c.ideal_response for c in cases],
+            "requested": [c.match_mode for c in cases],
         },
         schema={"answer": pl.String, "ideal": pl.String, "requested": pl.String},
     )
     requested = pl.col("requested").str.strip_chars().str.to_lowercase()
-    answer_norm, ideal_norm = normalize_expr(pl.col("answer")), normalize_expr(pl.col("ideal"))
     frame = frame.with_columns(
         pl.when(requested.is_in(MODES)).then(requested).otherwise(pl.lit(DEFAULT_MODE)).alias("mode"),
-        ideal_norm.alias("ideal_norm"),
-    ).with_columns(
-        pl.when(pl.col("mode") == "exact")
-        .then(pl.col("answer").str.strip_chars() == pl.col("ideal").str.strip_chars())
-        .when(pl.col("mode") == "contains")
-        .then(answer_norm.str.contains(pl.col("ideal_norm"), literal=True))
-        .otherwise(answer_norm == pl.col("ideal_norm"))
-        .fill_null(False)
-        .alias("match")
+        normalize_expr(pl.col("ideal")).alias("ideal_norm"),
+    ).with_row_index("i")
+    mode, answer, ideal, ideal_norm = (pl.col("mode"), pl.col("answer"), pl.col("ideal"),
+                                       pl.col("ideal_norm"))
+    exact = frame.filter(mode == "exact").filter(
+        (answer.str.strip_chars() == ideal.str.strip_chars()).fill_null(False))
+    # Normalising the answers costs most of the scorer: it is done only where a normalised
+    # mode compares them with a reference that has words left.
+    normalized = (
+        frame.filter(mode != "exact", answer.is_not_null(), ideal_norm != "")
+        .with_columns(normalize_expr(answer).alias("answer_norm"))
+        .filter(pl.when(mode == "contains")
+                .then(pl.col("answer_norm").str.contains(ideal_norm, literal=True))
+                .otherwise(pl.col("answer_norm") == ideal_norm)
+                .fill_null(False))
     )
-    scores = []
-    for case, row in zip(cases, frame.iter_rows(named=True), strict=True):
-        scores.append(_verdict(case, row))
-    return scores
+    match = [False] * frame.height
+    for found in (exact, normalized):
+        for i in found.get_column("i").to_list():
+            match[i] = True
+    # The answers' texts stay in polars: a verdict only asks whether there is one.
+    rows = frame.select(answer.is_null(), ideal, "requested", mode,
+                        ideal_norm.is_null() | (ideal_norm == "")).iter_rows()
+    return [_verdict(case, no_answer, ideal_text, requested_mode, mode_used, no_words, hit)
+            for case, (no_answer, ideal_text, requested_mode, mode_used, no_words), hit
+            in zip(cases, rows, match, strict=True)]
 
 
-def _verdict(case: Case | None, row: dict[str, object]) -> Score:
-    if case is None:
-        return Score.inconclusive("no labelled case for this turn")
-    ideal, mode = row["ideal"], str(row["mode"])
-    if ideal is None or not str(ideal).strip():
-        return Score.inconclusive(f"case {case.case_id!r} has no ideal_response")
-    if mode != "exact" and not row["ideal_norm"]:
-        return Score.inconclusive(
+def _no_reference(case: Case) -> _Verdict:
+    return _inconclusive(f"case {case.case_id!r} has no ideal_response")
+
+
+def _verdict(case: Case, no_answer: bool, ideal: str | None, requested: str | None,
+             mode: str, no_words: bool, match: bool) -> _Verdict:
+    if ideal is None or not ideal.strip():
+        return _no_reference(case)
+    if mode != "exact" and no_words:
+        return _inconclusive(
             f"case {case.case_id!r}: ideal_response has no words left after normalisation"
         )
     details: dict[str, object] = {"mode": mode, "ideal_response": ideal}
-    requested = row["requested"]
-    if requested is not None and str(requested).strip() and str(requested).strip().lower() != mode:
+    if requested is not None and requested.strip() and requested.strip().lower() != mode:
         details["requested_mode"] = requested
         details["note"] = (
             f"unknown match_mode {requested!r} (known: {', '.join(MODES)}); used {DEFAULT_MODE}"
         )
-    if row["answer"] is None:
-        return Score.scored(0.0, "fail", "the turn has no final answer", details)
-    if row["match"]:
-        return Score.scored(1.0, "pass", f"the answer matches the reference ({mode})", details)
-    return Score.scored(0.0, "fail", f"the answer does not match the reference ({mode})", details)
+    if no_answer:
+        return _Verdict(Status.SCORED, 0.0, "fail", "the turn has no final answer", details)
+    if match:
+        return _Verdict(Status.SCORED, 1.0, "pass", f"the answer matches the reference ({mode})",
+                        details)
+    return _Verdict(Status.SCORED, 0.0, "fail",
+                    f"the answer does not match the reference ({mode})", details)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.recording_server import recording_server
 from tests.scorers.factory import make_turn
@@ -53,3 +57,43 @@ def test_a_batch_checks_the_same_arguments_against_each_turns_own_schema() -> No
     # A slice of the batch (an Arrow offset) reads the same rows.
     tail = scorer.score_frame(_frame(turns).slice(3, 2), [None] * 2)
     assert tail.to_dicts() == want[3:].to_dicts()
+
+
+# Small pools, so that a batch repeats names, arguments and schemas: the columnar path
+# decides duplicates, tool look-ups and outcomes over the batch, by distinct value.
+_NAMES = ("weather", "search", "Wé\"ird\n", "")
+_ARGUMENTS = ('{"city": "Paris"}', '{ "city":"Paris" }', '{"city": 3}', "{}", "{not json",
+              "  ", None, '{"q": "\u00e9\u2028", "n": [1, 2.5e3]}', '{"b": 1, "a": 2}',
+              '{"a": 2, "b": 1}')
+_SCHEMAS = ('{"type": "object", "required": ["city"], "properties": {"city": {"type": '
+            '"string"}}, "additionalProperties": false}', '{"type": "object"}', "", None,
+            "not a schema", '{"type": "nope"}', "[1]")
+_calls = st.lists(st.fixed_dictionaries({
+    "name": st.sampled_from(_NAMES), "arguments": st.sampled_from(_ARGUMENTS),
+    "status": st.sampled_from(("ok", "error", "no_result")),
+    "error": st.sampled_from((None, "", "boom")),
+}), max_size=12)
+_tools = st.lists(st.fixed_dictionaries({
+    "name": st.sampled_from(_NAMES), "parameters": st.sampled_from(_SCHEMAS),
+}), max_size=4)
+_turns = st.lists(st.fixed_dictionaries({
+    "tools_source": st.sampled_from(("declared", "inferred", "none")),
+    "tools": _tools, "calls": _calls,
+}), min_size=1, max_size=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_turns)
+def test_the_columnar_entry_point_agrees_with_the_row_wise_one(specs: list[dict[str, Any]]
+                                                               ) -> None:
+    turns = [make_turn(s, turn_id=f"t{i}") for i, s in enumerate(specs)]
+    scorer = REGISTRY["call_validity"]
+    assert scorer.columns is not None
+    want = score_columns(scorer.fn(turns, [None] * len(turns)))
+    # The columnar function itself, not `score_frame`: a failure must not fall back.
+    got = scorer.columns(_frame(turns), [None] * len(turns))
+    assert got.to_dicts() == want.to_dicts()
+    # A batch in two chunks, as a concatenation hands it over.
+    half = len(turns) // 2
+    chunked = pl.concat([_frame(turns[:half]), _frame(turns[half:])], rechunk=False)
+    assert scorer.columns(chunked, [None] * len(turns)).to_dicts() == want.to_dicts()
