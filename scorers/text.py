@@ -17,7 +17,8 @@ from __future__ import annotations
 import polars as pl
 
 _PUNCTUATION = r"[^\w\s]|\p{Pc}"
-_WHITESPACE = r"\s+"
+# Same result as `\s+` -> " ", but a lone space (most of them) is not rewritten.
+_WHITESPACE = r"[^\S ]\s*|\s\s+"
 
 
 def normalize_expr(expr: pl.Expr) -> pl.Expr:
