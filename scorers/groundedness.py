@@ -22,6 +22,10 @@ hold them.
 
 Blind spot, by design: a claim with no specific token ("the flight is on time") cannot be
 checked here and passes; the judge variant checks entailment claim by claim.
+
+Two implementations give the same columns: `groundedness` (row-wise, `_scores`) is the
+reference; `groundedness_columns`, the one the runner uses, scores the batch with polars
+(`groundedness_batch`) and passes the turns that path sets aside to `_scores`.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from turnscore.scorers.base import (
     score_columns,
     scorer,
 )
+from turnscore.scorers.groundedness_batch import merge, score_batch
 from turnscore.scorers.specifics import (
     DateParts,
     Hits,
@@ -74,9 +79,14 @@ def groundedness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Sc
 
 @columnar(NAME)
 def groundedness_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
-    calls = nested_records(turns.get_column("calls"), ("result", "error"), _pair)
-    return score_columns(_scores(turns.get_column("final_answer").to_list(),
-                                 turns.get_column("request").to_list(), calls))
+    """Vectorised (`groundedness_batch`); the turns it sets aside go through `_scores`."""
+    scored, aside = score_batch(turns.get_column("final_answer"), turns.get_column("request"),
+                                turns.get_column("calls"))
+    rest = turns[aside]
+    calls = nested_records(rest.get_column("calls"), ("result", "error"), _pair)
+    reference = score_columns(_scores(rest.get_column("final_answer").to_list(),
+                                      rest.get_column("request").to_list(), calls))
+    return merge(scored, aside, reference)
 
 
 def _pair(result: str | None, error: str | None) -> tuple[str | None, str | None]:

@@ -21,6 +21,10 @@ for numbers (`numbers_in`: every number, list markers and ordinals included).
 Most patterns would try every position of every text; a vectorised polars pass over a
 whole batch first tells which patterns can match in which text (`prefiltered`), and `re`
 runs only there.
+
+These patterns are the reference: `groundedness_batch` rewrites them for the Rust regex
+engine (no lookaround) to score whole batches in polars. Change one here, change it there
+(the property tests in `tests/scorers/test_groundedness.py` compare the two).
 """
 
 from __future__ import annotations
