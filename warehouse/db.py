@@ -1,4 +1,5 @@
-"""Opening the warehouse: the DuckDB file, the writer lock and the migrations.
+"""Opening the warehouse: the DuckDB file, the writer lock, the migrations, and fewer
+checkpoints during bulk writes (`bulk_writes`).
 
 Layout of a warehouse folder::
 
@@ -19,7 +20,7 @@ import logging
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -42,6 +43,19 @@ CREATE TABLE IF NOT EXISTS _migrations (
 """
 SELECT_APPLIED = "SELECT name FROM _migrations ORDER BY name"
 RECORD_MIGRATION = "INSERT INTO _migrations (name) VALUES (?)"
+SELECT_CHECKPOINT_THRESHOLD = "SELECT current_setting('checkpoint_threshold')"
+SET_CHECKPOINT_THRESHOLD = "SET checkpoint_threshold = $threshold"
+
+BULK_CHECKPOINT_THRESHOLD = "256MiB"
+"""The WAL size that triggers a checkpoint during `bulk_writes` (DuckDB's default: 16 MiB).
+
+DuckDB checkpoints at the commit that takes the WAL past the threshold. A score run
+commits a batch (25,000 score rows, ~7 MB of WAL) every few tenths of a second; at the
+default that was a checkpoint every two or three batches, each costing about 0.3 s
+whatever its size: over half of the writer's time (bench/score.py). 256 MiB is a few checkpoints per
+million turns, still taken by the committing (writer) thread, and bounds what a crashed
+run leaves to replay when the warehouse is next opened (a few seconds).
+"""
 
 
 def quote_ident(name: str) -> str:
@@ -132,6 +146,29 @@ def open_readonly(db_file: Path) -> duckdb.DuckDBPyConnection:
     if not db_file.is_file():
         raise WarehouseMissing(db_file)
     return _connect(db_file, read_only=True)
+
+
+@contextmanager
+def bulk_writes(con: duckdb.DuckDBPyConnection,
+                threshold: str = BULK_CHECKPOINT_THRESHOLD) -> Iterator[None]:
+    """Checkpoint less often during many write transactions; checkpoint once at the end.
+
+    Durability is unchanged: every commit is still in the WAL before it returns, and a
+    crash replays the WAL on the next open. The threshold is a setting of the database
+    (every connection to it in this process), restored to its previous value on the way
+    out, whether the block succeeded or not; the final checkpoint runs only on success
+    (a failing block's commits are safe in the WAL).
+    """
+    previous = con.execute(SELECT_CHECKPOINT_THRESHOLD).fetchall()[0][0]
+    con.execute(SET_CHECKPOINT_THRESHOLD, {"threshold": threshold})
+    try:
+        yield
+        con.execute("CHECKPOINT")
+    except BaseException:
+        with suppress(duckdb.Error):  # a broken connection: keep the original error
+            con.execute(SET_CHECKPOINT_THRESHOLD, {"threshold": previous})
+        raise
+    con.execute(SET_CHECKPOINT_THRESHOLD, {"threshold": previous})
 
 
 def _holder(directory: Path) -> str | None:

@@ -9,7 +9,8 @@ run leaves the uncommitted pairs pending whatever their order.
 
 A turn's case is the label whose case_id equals the turn's (a join in the same query),
 else the label whose `input_norm` equals the turn's normalised request, the smallest
-case_id first (looked up per batch, and remembered for the run).
+case_id first (looked up per batch, and remembered for the run). Either way a case is
+decoded once per run and shared by its turns (`Case` is frozen).
 
 A batch keeps its rows as Arrow. Scorers with a columnar entry point read them as a
 polars DataFrame (`PendingBatch.frame`); `Turn`s are decoded only when some scorer needs
@@ -19,7 +20,9 @@ them (`PendingBatch.turns`), column by column (`turns_of`), not row by row throu
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from functools import cached_property
 from typing import Any
@@ -27,13 +30,15 @@ from typing import Any
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from turnscore.ingest.turn import Call, Tool, Turn
 from turnscore.scorers.base import Case, nested_records
 from turnscore.scorers.text import normalize_series
 
+# The list's order does not matter (`_pending_rows`); an ordered aggregate costs more.
 PENDING_BY_TURN = """
-SELECT turn_id, list(scorer ORDER BY scorer) AS scorers, bool_or(prior) AS prior
+SELECT turn_id, list(scorer) AS scorers, bool_or(prior) AS prior
 FROM _pending GROUP BY turn_id
 """
 _PENDING_TURNS = "_pending_turns"
@@ -64,8 +69,8 @@ class PendingBatch:
     rows: pa.RecordBatch
     """The turns' rows (the `turns` columns and some of the query's own)."""
     cases: list[Case | None]
-    scorers: list[list[str]]
-    """Per turn, the scorers pending on it."""
+    pending: dict[str, list[int]]
+    """Per scorer with pending pairs in the batch, the rows pending on it (ascending)."""
     replacing: bool
     """Some pending pair in the batch has a current score (to move to history)."""
 
@@ -94,18 +99,65 @@ def pending_batches(con: duckdb.DuckDBPyConnection, batch_size: int
     lookup = con.cursor()  # label look-ups: a query on `cur` would end its stream
     try:
         cur.register(_PENDING_TURNS, con.sql(PENDING_BY_TURN).to_arrow_table())
+        by_id: dict[str, Case] = {}
         labels = _LabelsByText(lookup)
         for batch in cur.sql(READ_PENDING).to_arrow_reader(batch_size):
             if batch.num_rows == 0:
                 continue
-            cases = _cases(batch)
+            cases = _cases(batch, by_id)
             labels.fill(batch.column("request"), cases)
-            scorers = batch.column("_scorers").to_pylist()
-            replacing = any(batch.column("_prior").to_pylist())
-            yield PendingBatch(batch, cases, scorers, replacing)
+            replacing = bool(pc.any(batch.column("_prior")).as_py())
+            yield PendingBatch(batch, cases, _pending_rows(batch.column("_scorers")), replacing)
     finally:
         lookup.close()
         cur.close()
+
+
+class ReadAhead:
+    """`pending_batches`, read one batch ahead on a worker thread.
+
+    Reading is mostly DuckDB and polars, which release the GIL, so reading batch n+1
+    overlaps scoring batch n, as writing batch n-1 does (`score_write`). The generator
+    only ever runs on the worker, one batch at a time; `close` waits for the read in
+    flight and closes the generator there, which ends the cursor's read. With `frame`,
+    each batch's polars DataFrame is decoded on the worker too.
+    """
+
+    def __init__(self, batches: Generator[PendingBatch, None, None], *, frame: bool) -> None:
+        self.batches, self.frame = batches, frame
+        self.seconds = 0.0
+        """Seconds spent reading on the worker thread."""
+        self.pool = ThreadPoolExecutor(1, "score-reader")
+        self.ahead: Future[PendingBatch | None] | None = self.pool.submit(self._read)
+
+    def _read(self) -> PendingBatch | None:
+        clock = time.perf_counter()
+        batch = next(self.batches, None)
+        if batch is not None and self.frame:
+            _ = batch.frame  # cached on the batch
+        self.seconds += time.perf_counter() - clock
+        return batch
+
+    def __iter__(self) -> ReadAhead:
+        return self
+
+    def __next__(self) -> PendingBatch:
+        if self.ahead is None:
+            raise StopIteration
+        batch = self.ahead.result()  # a failed read raises here, on the caller's thread
+        self.ahead = None if batch is None else self.pool.submit(self._read)
+        if batch is None:
+            raise StopIteration
+        return batch
+
+    def close(self) -> None:
+        ahead, self.ahead = self.ahead, None
+        try:
+            if ahead is not None:
+                ahead.exception()  # wait for it; a read failing now changes nothing
+        finally:
+            self.pool.submit(self.batches.close).result()
+            self.pool.shutdown()
 
 
 def turns_of(batch: pa.RecordBatch | pa.Table) -> list[Turn]:
@@ -121,9 +173,24 @@ def turns_of(batch: pa.RecordBatch | pa.Table) -> list[Turn]:
     return [Turn(*row) for row in zip(*columns, strict=True)]
 
 
-def _cases(batch: pa.RecordBatch) -> list[Case | None]:
-    cols = [batch.column(f"_label_{c}").to_pylist() for c in _LABEL_COLUMNS]
-    return [None if row[0] is None else _case(row) for row in zip(*cols, strict=True)]
+def _pending_rows(scorers: pa.ListArray) -> dict[str, list[int]]:
+    """Per scorer named in the `_scorers` lists, the rows whose list names it."""
+    names, rows = pc.list_flatten(scorers), pc.list_parent_indices(scorers)
+    return {name: rows.filter(pc.equal(names, name)).to_pylist()
+            for name in sorted(pc.unique(names).to_pylist())}
+
+
+def _cases(batch: pa.RecordBatch, by_id: dict[str, Case]) -> list[Case | None]:
+    """The cases joined by case_id; `by_id` remembers them for the run (many turns share
+    a case, and only the first one's label columns are decoded)."""
+    ids = batch.column("_label_case_id").to_pylist()
+    new = pa.array([i for i, case_id in enumerate(ids)
+                    if case_id is not None and case_id not in by_id], pa.int64())
+    if len(new):
+        cols = [batch.column(f"_label_{c}").take(new).to_pylist() for c in _LABEL_COLUMNS]
+        for row in zip(*cols, strict=True):
+            by_id[row[0]] = _case(row)
+    return [None if case_id is None else by_id[case_id] for case_id in ids]
 
 
 def _case(row: Sequence[Any]) -> Case:
@@ -146,19 +213,23 @@ class _LabelsByText:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self.found: dict[str, Case] = {}
-        self.known: set[str] | None = None
+        self.known: pl.Series | None = None
 
     def fill(self, requests: pa.Array | pa.ChunkedArray, cases: list[Case | None]) -> None:
         todo = [i for i, c in enumerate(cases) if c is None]
-        if not todo:
+        if self.known is None:
+            norms = [row[0] for row in self.con.execute(SELECT_LABEL_NORMS).fetchall()]
+            self.known = pl.Series("norm", norms, dtype=pl.String).drop_nulls()
+        if not todo or self.known.is_empty():  # nothing to match, or nothing to match with
             return
         wanted = pl.Series("r", requests.take(pa.array(todo, pa.int64())), dtype=pl.String)
-        norms = [str(n) for n in normalize_series(wanted).to_list()]
-        if self.known is None:
-            self.known = {row[0] for row in self.con.execute(SELECT_LABEL_NORMS).fetchall()}
-        unseen = sorted({n for n in norms if n in self.known and n not in self.found})
+        # Only the matches come back to Python: most requests match no label.
+        matched = pl.DataFrame({"row": pl.Series(todo, dtype=pl.Int64),
+                                "norm": normalize_series(wanted)}
+                               ).filter(pl.col("norm").is_in(self.known.implode()))
+        unseen = sorted(set(matched.get_column("norm").to_list()) - self.found.keys())
         if unseen:
             for row in self.con.execute(SELECT_LABELS_BY_NORM, {"norms": unseen}).fetchall():
                 self.found.setdefault(row[0], _case(row[1:]))
-        for i, norm in zip(todo, norms, strict=True):
+        for i, norm in matched.iter_rows():
             cases[i] = self.found.get(norm)

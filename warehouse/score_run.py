@@ -16,7 +16,8 @@ pairs still pending.
 Writing a batch overlaps scoring the next one (`score_write.BatchWriter`, one writer
 thread, still one transaction per batch), so a killed run loses the batch being written
 (uncommitted) and the one being scored, never part of a batch. A run with a judge runner
-writes in line: the judge cache shares the warehouse connection.
+writes in line: the judge cache shares the warehouse connection. Reading overlaps too:
+the next batch is read on a reader thread (`score_input.ReadAhead`) while one is scored.
 
 Sampling is deterministic: a turn is in a `sample` of fraction f when
 `md5_number(turn_id) % 1_000_000 < f * 1_000_000`, so the same fraction picks the same
@@ -40,7 +41,7 @@ import pyarrow as pa
 
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
-from turnscore.warehouse.db import open_warehouse, writer_lock
+from turnscore.warehouse.db import bulk_writes, open_warehouse, writer_lock
 from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseError
 from turnscore.warehouse.judge_cache import DuckDBJudgeCache, JudgeCache
 from turnscore.warehouse.publish import PUBLISHED_DB, publish
@@ -51,7 +52,7 @@ from turnscore.warehouse.runs import (
     finish_run,
     start_run,
 )
-from turnscore.warehouse.score_input import PendingBatch, pending_batches
+from turnscore.warehouse.score_input import PendingBatch, ReadAhead, pending_batches
 from turnscore.warehouse.score_write import BatchWriter, Tally
 from turnscore.warehouse.scores import COLUMNAR_SCHEMA, ScoreRow
 
@@ -151,12 +152,17 @@ class ScoreReport:
     scorer_seconds: dict[str, float] = field(default_factory=dict)
     """Seconds spent inside each scorer (its function, or the judge runner)."""
     read_seconds: float = 0.0
-    """Seconds spent reading pending turns and their cases (shared by the scorers)."""
+    """Seconds the run waited for pending turns and their cases (shared by the scorers):
+    the part of reading not overlapped with scoring."""
+    read_ahead_seconds: float = 0.0
+    """Seconds spent reading on the reader thread, one batch ahead of the scoring."""
     write_seconds: float = 0.0
     """Seconds spent writing scores (shared by the scorers; on a worker thread, overlapping
     the scoring of the next batch)."""
     write_wait_seconds: float = 0.0
     """Seconds the run spent waiting for (or doing) writes: the part not overlapped."""
+    checkpoint_seconds: float = 0.0
+    """Seconds of the checkpoint that ends the run (see `db.bulk_writes`; in `seconds`)."""
 
     @property
     def pending_before(self) -> int:
@@ -292,26 +298,33 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
             progress(done, total)
 
     in_line = judge_runner is not None and any(s.kind == "judge" for s in chosen)
-    # closing(): a run that stops early ends the cursor's read before publishing.
-    with closing(pending_batches(con, batch_size)) as batches, \
-            BatchWriter(con, run_id, tally, committed, in_line=in_line) as writer:
-        while True:
-            clock = time.perf_counter()
-            batch = next(batches, None)
-            tally.time("read", clock)
-            if batch is None:
-                break
-            rows, tables, stopped = _score_batch(batch, by_name, judge_runner, tally)
-            writer.write(rows, tables, replacing=batch.replacing)
-            for r in rows:
-                tally.add(r.scorer, r.score.status)
-            for t in tables:
-                tally.add_columns(t)
-            if stopped:
-                log.warning("run %s stopped early: %s", run_id, stopped)
-                break
-        writer.flush()
-    con.execute("DROP TABLE _pending")
+    # bulk_writes: checkpoints are rarer during the run, and one follows it (once the
+    # cursors are closed). closing(): a run that stops early ends the cursor's read
+    # before publishing.
+    with bulk_writes(con):
+        columnar = any(s.columns is not None for s in chosen)
+        reader = ReadAhead(pending_batches(con, batch_size), frame=columnar)
+        with closing(reader) as batches, \
+                BatchWriter(con, run_id, tally, committed, in_line=in_line) as writer:
+            while True:
+                clock = time.perf_counter()
+                batch = next(batches, None)
+                tally.time("read", clock)
+                if batch is None:
+                    break
+                rows, tables, stopped = _score_batch(batch, by_name, judge_runner, tally)
+                writer.write(rows, tables, replacing=batch.replacing)
+                for r in rows:
+                    tally.add(r.scorer, r.score.status)
+                for t in tables:
+                    tally.add_columns(t)
+                if stopped:
+                    log.warning("run %s stopped early: %s", run_id, stopped)
+                    break
+            writer.flush()
+        con.execute("DROP TABLE _pending")
+        clock = time.perf_counter()
+    tally.time("checkpoint", clock)
     counts = tuple(
         ScorerCounts(
             s.name, s.version, pending_before.get(s.name, 0),
@@ -323,8 +336,10 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     return ScoreReport(run_id, in_scope, counts, round(time.monotonic() - start, 3), stopped,
                        scorer_seconds={s.name: seconds.get(s.name, 0.0) for s in chosen},
                        read_seconds=seconds.get("read", 0.0),
+                       read_ahead_seconds=round(reader.seconds, 3),
                        write_seconds=seconds.get("write", 0.0),
-                       write_wait_seconds=seconds.get("write wait", 0.0))
+                       write_wait_seconds=seconds.get("write wait", 0.0),
+                       checkpoint_seconds=seconds.get("checkpoint", 0.0))
 
 
 def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent
@@ -346,17 +361,13 @@ def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
                  ) -> tuple[list[ScoreRow], list[pa.Table], str | None]:
     """The batch's scores: rows from row-wise scorers, tables from columnar ones."""
     cases = batch.cases
-    wanted: dict[str, list[int]] = {}
-    for i, names in enumerate(batch.scorers):
-        for name in names:
-            wanted.setdefault(name, []).append(i)
     rows: list[ScoreRow] = []
     tables: list[pa.Table] = []
     stopped = None
-    for name in sorted(wanted):
+    for name in sorted(batch.pending):
         clock = time.perf_counter()
         s = by_name[name]
-        idx = wanted[name]
+        idx = batch.pending[name]
         judged = s.kind == "judge" and judge_runner is not None
         if s.columns is not None and not judged:
             table = _columnar(s, batch, idx)

@@ -54,15 +54,18 @@ INSERT INTO scores_history ({_COLS}, replaced_at)
 SELECT {", ".join(f"s.{c}" for c in COLUMNS)}, ?
 FROM scores s JOIN {_INCOMING} i USING (turn_id, scorer)
 """
-UPSERT_SCORES = f"""
-INSERT INTO scores ({_COLS})
+# In key order: the primary-key index takes sorted keys faster (neighbouring keys share
+# its nodes; about a tenth of the writer's CPU), and a turn's rows stay together.
+_SELECT_INCOMING = f"""
 SELECT {", ".join("details::JSON" if c == "details" else c for c in COLUMNS)} FROM {_INCOMING}
+ORDER BY {", ".join(_KEY)}"""
+UPSERT_SCORES = f"""
+INSERT INTO scores ({_COLS}){_SELECT_INCOMING}
 ON CONFLICT (turn_id, scorer) DO UPDATE SET
 {", ".join(f"{c} = EXCLUDED.{c}" for c in COLUMNS if c not in _KEY)}
 """
 INSERT_SCORES = f"""
-INSERT INTO scores ({_COLS})
-SELECT {", ".join("details::JSON" if c == "details" else c for c in COLUMNS)} FROM {_INCOMING}
+INSERT INTO scores ({_COLS}){_SELECT_INCOMING}
 """
 
 

@@ -13,7 +13,9 @@ import pytest
 
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import (
+    BULK_CHECKPOINT_THRESHOLD,
     DB_FILE,
+    bulk_writes,
     migrations,
     open_readonly,
     open_warehouse,
@@ -218,6 +220,49 @@ def test_quote_ident_refuses_nul() -> None:
 def test_open_readonly_names_a_missing_file(tmp_path: Path) -> None:
     with pytest.raises(WarehouseMissing, match=str(tmp_path)):
         open_readonly(tmp_path / DB_FILE)
+
+
+def _threshold(con: duckdb.DuckDBPyConnection) -> str:
+    return str(con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0])
+
+
+def test_bulk_writes_defers_checkpoints_then_checkpoints_once_and_restores(
+        tmp_path: Path) -> None:
+    con = open_warehouse(tmp_path)
+    con.execute("CREATE TABLE t (i INTEGER)")
+    con.execute("SET checkpoint_threshold = '1KiB'")
+    before, wal = _threshold(con), tmp_path / f"{DB_FILE}.wal"
+    with bulk_writes(con):
+        assert _threshold(con) == _threshold_of(BULK_CHECKPOINT_THRESHOLD)
+        for i in range(20):  # 20 commits, each past the caller's 1 KiB threshold
+            con.execute("INSERT INTO t SELECT range FROM range(?, ? + 100)", [i * 100, i * 100])
+        assert wal.stat().st_size > 20 * 100 * 4  # no checkpoint yet: all of it in the WAL
+    assert not wal.exists()  # checkpointed on the way out, the connection still open
+    assert _threshold(con) == before
+    con.close()
+
+
+def test_bulk_writes_that_fail_restore_the_threshold_and_keep_commits_in_the_wal(
+        tmp_path: Path) -> None:
+    con = open_warehouse(tmp_path)
+    con.execute("CREATE TABLE t (i INTEGER)")
+    con.execute("CHECKPOINT")
+    before = _threshold(con)
+    with pytest.raises(RuntimeError), bulk_writes(con):
+        con.execute("INSERT INTO t VALUES (1)")
+        raise RuntimeError("scoring failed")
+    assert _threshold(con) == before
+    assert (tmp_path / f"{DB_FILE}.wal").exists()  # committed, not checkpointed
+    con.close()
+    con = open_warehouse(tmp_path)
+    assert con.execute("SELECT * FROM t").fetchall() == [(1,)]
+    con.close()
+
+
+def _threshold_of(size: str) -> str:
+    con = duckdb.connect()
+    con.execute("SET checkpoint_threshold = $t", {"t": size})
+    return _threshold(con)
 
 
 HOLD_LOCK = textwrap.dedent("""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import orjson
@@ -354,3 +355,27 @@ def test_a_write_failing_on_the_writer_thread_fails_the_run_after_whole_batches(
     assert seen == [(10, 25)]
     assert _q(wh, "SELECT count(*) FROM scores") == [(10,)]
     assert _q(wh, "SELECT outcome, error FROM runs") == [("failed", "IOException: disk full")]
+
+
+def test_a_read_failing_on_the_reader_thread_fails_the_run_after_whole_batches(
+        wh: Path, length: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next batch is read while one is scored; a failed read still stops the run on
+    the runner's thread, and the batches read before it are scored and committed."""
+    from turnscore.warehouse import score_input
+
+    reads: list[int] = []
+    real = score_input._cases
+
+    def flaky(*args: Any) -> list[Case | None]:
+        reads.append(1)
+        if len(reads) == 2:
+            raise duckdb.IOException("read failed")
+        return real(*args)
+
+    monkeypatch.setattr(score_input, "_cases", flaky)
+    with pytest.raises(duckdb.IOException, match="read failed"):
+        score_turns(wh, scorers=[length], batch_size=10)
+    assert _q(wh, "SELECT count(*) FROM scores") == [(10,)]
+    assert _q(wh, "SELECT outcome, error FROM runs") == [("failed", "IOException: read failed")]
+    rerun = score_turns(wh, scorers=[length], batch_size=10)
+    assert (rerun.pending_before, rerun.written) == (15, 15)
