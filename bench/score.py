@@ -23,7 +23,9 @@
    Baseline: `SELECT scorer, count(*), avg(value) FROM scores GROUP BY scorer`.
    Targets: warm < 100 ms and cold < 250 ms at --turns scored turns. A "counts" row that
    fails names its slowest column. Also timed: a dashboard's typical read, one day of
-   `turns_scored` (`WHERE day = $day`). A second table times the live views in
+   `turns_scored` (`WHERE day = $day`), and other dashboard reads of it (a page of the
+   newest turns of a week, ILIKE search over a day and over all days, an aggregate per
+   day and agent), informational. A second table times the live views in
    `warehouse.duckdb` (ad-hoc SQL on the freshest data; warm only, informational).
 4. More turns and score rows are added until `scores` holds --scores-rows rows, and
    publishing and the views are timed again. Target: warm < 250 ms.
@@ -66,6 +68,19 @@ ROW_GRAIN = frozenset({"turns_scored", "turn_scores", "tool_calls"})
 BASELINE_SQL = "SELECT scorer, count(*), avg(value) FROM scores GROUP BY scorer"
 # A dashboard's typical read: one day's turns with their scores (the middle day of the data).
 ONE_DAY_SQL = "SELECT * FROM turns_scored WHERE day = $day"
+# Other reads dashboards make of `turns_scored` (informational: no target, but a change to
+# how the snapshot stores it must not make them slower). $day is the middle day.
+DASHBOARD_READS = {
+    "page of a week": "SELECT turn_id, started_at, agent, status, request, final_answer, "
+                      "tool_usage, tractability FROM turns_scored "
+                      "WHERE day BETWEEN $day - 6 AND $day ORDER BY started_at DESC LIMIT 50",
+    "search a day": "SELECT turn_id, started_at, request, final_answer FROM turns_scored "
+                    "WHERE day = $day AND (request ILIKE $text OR final_answer ILIKE $text)",
+    "search all days": "SELECT count(*) FROM turns_scored WHERE final_answer ILIKE $text",
+    "per day and agent": "SELECT day, agent, count(*), avg(tool_usage), avg(tractability), "
+                         "sum(call_errors) FROM turns_scored GROUP BY ALL",
+}
+SEARCH_TEXT = "%lisbon%"
 MIDDLE_DAY = "SELECT min(day) + CAST((max(day) - min(day)) / 2 AS INTEGER) FROM turns_scored"
 READ_ALL = "SELECT * FROM turns"
 
@@ -278,6 +293,9 @@ def _published_views(db: str, names: list[str], args: argparse.Namespace, warm_t
     day = {"day": con.execute(MIDDLE_DAY).fetchall()[0][0]}
     con.close()
     day_cold = _cold(db, ONE_DAY_SQL, True, day)
+    searched = {**day, "text": SEARCH_TEXT}
+    reads_cold = {name: _cold(db, sql, True, _params(sql, searched))
+                  for name, sql in DASHBOARD_READS.items()}
     con = duckdb.connect(db, read_only=True)
     base_warm = _warm(con, BASELINE_SQL, True, args.repeats)
     print(f"baseline ({BASELINE_SQL}): cold {base_cold:.0f} ms, warm {base_warm:.0f} ms")
@@ -310,7 +328,31 @@ def _published_views(db: str, names: list[str], args: argparse.Namespace, warm_t
     print(f"one day of turns_scored ({ONE_DAY_SQL}, {day_rows:,} rows): "
           f"cold {day_cold:.0f} ms, warm {day_warm:.0f} ms")
     out["one_day"] = {"rows": day_rows, "cold_ms": day_cold, "warm_ms": day_warm}
+    out["dashboard"] = _dashboard_reads(db, args, searched, reads_cold)
     return out
+
+
+def _dashboard_reads(db: str, args: argparse.Namespace, params: dict[str, Any],
+                     cold: dict[str, float]) -> dict[str, Any]:
+    print(f"dashboard reads of turns_scored (day {params['day']}, text {params['text']!r}):")
+    con = duckdb.connect(db, read_only=True)
+    out: dict[str, Any] = {}
+    try:
+        for name, sql in DASHBOARD_READS.items():
+            bound = _params(sql, params)
+            warm = _warm(con, sql, True, args.repeats, bound)
+            rows = con.sql(sql, params=bound).to_arrow_table().num_rows
+            print(f"  {name:<18} {rows:>8,} rows  cold {cold[name]:>5.0f} ms  "
+                  f"warm {warm:>5.0f} ms")
+            out[name] = {"sql": sql, "rows": rows, "cold_ms": cold[name], "warm_ms": warm}
+    finally:
+        con.close()
+    return out
+
+
+def _params(sql: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters `sql` names (DuckDB rejects unused named parameters)."""
+    return {k: v for k, v in params.items() if f"${k}" in sql}
 
 
 def _live_views(db: str, names: list[str], args: argparse.Namespace) -> dict[str, Any]:
