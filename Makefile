@@ -25,6 +25,7 @@ lint: install
 
 bench: install
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/parsers.py
 	$(BIN)/python bench/score.py
 
 clean:
