@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     mb = sum(f.stat().st_size for f in files) / 1e6
     print(f"{len(files)} JSON Lines file(s), {mb:,.1f} MB, {args.spans:,} spans")
     print(f"{'parser':<20} {'wall s':>7} {'cpu s':>7} {'MB/s':>7} {'spans/s':>10} {'x orjson':>9}")
-    base = None
+    base = 0.0
     for name, parse in PARSERS.items():
         best_wall, best_cpu, spans = float("inf"), float("inf"), 0
         for _ in range(args.repeats):

@@ -45,7 +45,8 @@ _DISAGREED = f"[^{_AGREED}]"
 
 _MONTH = f"(?:{'|'.join(_MONTH_PREFIXES)})"
 _ORD = "(?:st|nd|rd|th)"
-_CONNECTOR = "(?:of|de|la|van|von|der|da|di|du)"
+_CONNECTORS = ("of", "de", "la", "van", "von", "der", "da", "di", "du")
+_CONNECTOR = f"(?:{'|'.join(_CONNECTORS)})"
 
 # The patterns of `specifics`, rewritten for Rust regex, in extraction order (the level).
 _LIST_MARKER = r"(?m)^[ \t]*\d+[.)]\s"  # + the whitespace of `(?=\s)`: not in the span
@@ -80,9 +81,10 @@ _NEEDS = {
     _EMAIL: _t.str.contains("@", literal=True),
     _QUOTED: _t.str.contains("[\"“`]"),
     _ISO_DATE: _t.str.contains(r"\d{4}-\d"),
-    _MDY: _t.str.contains(_MONTH),
-    _DMY: _t.str.contains(_MONTH),
+    _MDY: _t.str.contains(rf"{_MONTH}[a-z]* \d"),
+    _DMY: _t.str.contains(rf"\d{_ORD}? {_MONTH}"),
     _TIME: _t.str.contains(":", literal=True),
+    _CODE: _t.str.contains("[A-Za-z]"),  # on words (`_codes`): most are digits only
 }
 
 _ISO_PARTS = r"^(\d{4})-(\d{1,2})-(\d{1,2})$"
@@ -101,6 +103,23 @@ _COMMON_RUNS = pl.Series(sorted({
     for word in COMMON_WORDS for form in (word[0].upper() + word[1:], word.upper())
     for lead in (*_OPENINGS, *(end + o for end in ".!?:;\n" for o in _OPENINGS))}))
 _COMMON = pl.Series(sorted(COMMON_WORDS))
+# A capitalised common word after a sentence's end (". The ", "\nIf "): lower-cased
+# before names are matched, so that most runs (a sentence's first word) never match:
+# names cost the most here. The names are the same: such a word starts its run (a
+# sentence's end is no run character) and is trimmed as a leading common word, so the
+# rest of the run gives the same name, and is no lone word at a sentence start, as the
+# whole run was not either (a word was dropped). But a connector after it ("The van
+# Gogh") is no common word and stays in the name: texts with a connector between blanks
+# (`_CONNECTOR_GAP`) are left as they are ("of" is common: it is trimmed too). An
+# earlier specific that overlaps the word overlaps the rest of its run too (a quoted
+# value, a heading) or the run is that word alone ("May 5"), so claims are settled
+# alike. Same length in characters: spans keep their offsets.
+# `tests/scorers/test_groundedness.py` compares with the reference.
+_SENTENCE_OPENINGS = [f"{end}{word[0].upper()}{word[1:]} " for word in sorted(COMMON_WORDS)
+                      for end in (". ", "\n")]
+_CONNECTOR_GAP = (r"[ \t](?:"
+                  + "|".join(c for c in _CONNECTORS if c not in COMMON_WORDS) + r")[ \t]")
+_SENTENCE_OPENINGS_LOWER = [opening.lower() for opening in _SENTENCE_OPENINGS]
 
 _CANDIDATE = {"row": pl.UInt32, "level": pl.Int8, "start": pl.Int64, "end": pl.Int64,
               "kind": pl.String, "text": pl.String, "yields": pl.Boolean, "y": pl.Int32,
@@ -140,27 +159,22 @@ def _disagreed(frame: pl.DataFrame) -> pl.Series:
 
 def _sources(frame: pl.DataFrame) -> pl.DataFrame:
     """Per row: `source` (the request and every non-empty result and error, in call order,
-    one a line), `outputs` (how many of those) and `uncaptured` (calls with neither)."""
-    calls = (frame.select("row", "calls").explode("calls")
-             .filter(pl.col("calls").is_not_null()).unnest("calls")
-             .select("row", "result", "error"))
-    uncaptured = (calls.group_by("row").agg(
-        uncaptured=(pl.col("result").is_null() & pl.col("error").is_null()).sum()))
-    outs = (calls.with_row_index("i")
-            .unpivot(index=["row", "i"], on=["result", "error"], variable_name="which",
-                     value_name="text")
-            .filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
-            .sort("i", "which", descending=[False, True])  # result before error
-            .group_by("row").agg(joined=pl.col("text").str.join("\n"),
-                                 outputs=pl.len()))
-    return (frame.select("row", "request")
-            .join(outs, on="row", how="left").join(uncaptured, on="row", how="left")
-            .sort("row")
-            .select("row",
-                    source=pl.when(pl.col("joined").is_null()).then(pl.col("request"))
-                    .otherwise(pl.col("request") + "\n" + pl.col("joined")),
-                    outputs=pl.col("outputs").fill_null(0).cast(pl.Int64),
-                    uncaptured=pl.col("uncaptured").fill_null(0).cast(pl.Int64)))
+    one a line), `outputs` (how many of those) and `uncaptured` (calls with neither).
+    List expressions, not an exploded frame: no sort or group-by to put rows back."""
+    call = pl.element()
+    pairs = pl.col("calls").list.eval(
+        pl.concat_list(call.struct.field("result"), call.struct.field("error")).explode())
+    texts = pairs.list.eval(call.filter(call.is_not_null() & (call != "")))
+    uncaptured = pl.col("calls").list.eval(
+        call.is_not_null() & call.struct.field("result").is_null()
+        & call.struct.field("error").is_null()).list.sum()
+    outputs = pl.col("texts").list.len().fill_null(0).cast(pl.Int64)
+    return frame.select("row", "request", texts=texts, uncaptured=uncaptured).select(
+        "row",
+        source=pl.when(outputs == 0).then(pl.col("request"))
+        .otherwise(pl.col("request") + "\n" + pl.col("texts").list.join("\n")),
+        outputs=outputs,
+        uncaptured=pl.col("uncaptured").fill_null(0).cast(pl.Int64))
 
 
 def _spans(texts: pl.DataFrame, pattern: str) -> pl.DataFrame:
@@ -190,10 +204,11 @@ def _spans(texts: pl.DataFrame, pattern: str) -> pl.DataFrame:
 
 def _candidates(spans: pl.DataFrame, level: int, kind: str | None,
                 text: pl.Expr | None = None, yields: pl.Expr | bool = True,
-                parts: tuple[pl.Expr, pl.Expr, pl.Expr] | None = None) -> pl.DataFrame:
-    """Spans (row, start, m) as claim candidates of `level`: `m` is the claimed span."""
+                parts: tuple[pl.Expr, pl.Expr, pl.Expr] | None = None) -> pl.LazyFrame:
+    """Spans (row, start, m) as claim candidates of `level`: `m` is the claimed span.
+    Lazy: the candidates of all levels are made in one query with their concatenation."""
     y, mo, d = parts if parts is not None else (pl.lit(None),) * 3
-    return spans.select(
+    return spans.lazy().select(
         "row", level=pl.lit(level, pl.Int8), start="start",
         end=pl.col("start") + pl.col("m").str.len_chars().cast(pl.Int64),
         kind=pl.lit(kind, pl.String),
@@ -292,7 +307,7 @@ def _specifics(texts: pl.DataFrame) -> tuple[pl.DataFrame, list[int]]:
     rejected.append(bad)
     cands.append(_candidates(numbers, NUMBER, "number"))
     cands.append(_names(texts))
-    claimed = _claim(pl.concat(cands))
+    claimed = _claim(pl.concat(cands).collect())
     specifics = (claimed.filter("yields").sort("row", "level", "start")
                  .unique(["row", "kind", "text"], keep="first", maintain_order=True)
                  .select("row", "kind", "text", "y", "mo", "d"))
@@ -325,11 +340,14 @@ def _numbers(words: pl.DataFrame) -> tuple[pl.DataFrame, pl.Series]:
     return spans.filter(~ordinal), rejected
 
 
-def _names(texts: pl.DataFrame) -> pl.DataFrame:
+def _names(texts: pl.DataFrame) -> pl.LazyFrame:
     """Name candidates: the runs that claim (`specifics._name` gives a name: common words
     trimmed, no colon behind, not a lone word that starts a sentence)."""
     common = _COMMON
-    runs = _spans(texts, _NAME_RUN)
+    lowered = pl.col("t").str.replace_many(_SENTENCE_OPENINGS, _SENTENCE_OPENINGS_LOWER)
+    runs = _spans(texts.with_columns(
+        pl.when(pl.col("t").str.contains(_CONNECTOR_GAP)).then(pl.col("t"))
+        .otherwise(lowered)), _NAME_RUN)
     # A match is the run with its lead-in (a sentence's end, openers): the run starts a
     # sentence when the lead-in has the end, or starts the text, or follows the run before
     # when that took a colon.

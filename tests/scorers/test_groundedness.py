@@ -155,6 +155,7 @@ _BATCH_PIECES = st.sampled_from([
     "\u00e9", "\u00b0C", "\u00c9COLE", "\u0130", "\u03a3", "\u200d", "\u0301", "Apr 31",
     "Feb 30, 2024", "2024-13-01", "01:60", "Dr. Who", "van", "Ludwig van Beethoven",
     "James's", "A1", "B-52", "x1y", "ID_9", "iPhone", "THE", "a.b@c.de", "http://", "\x00",
+    ". The ", "\nIf ", ". I ", "Of ", "Monday ",
 ])
 _BATCH_TEXTS = st.one_of(st.text(), st.lists(_BATCH_PIECES, max_size=14).map("".join))
 
@@ -176,6 +177,25 @@ def test_the_batch_path_gives_the_reference_scores(
     assert isinstance(frame, pl.DataFrame)
     want = score_columns(groundedness(turns, [None] * len(turns)))
     assert groundedness_columns(frame, [None] * len(turns)).to_dicts() == want.to_dicts()
+
+
+@pytest.mark.parametrize("answer", [
+    "Done. The New York office. The Foo:Bar. Note: The Paris team. The Paris.",
+    "Done. The van Gogh museum. The of Rome. The de la Cruz family.\nThe  van Oslo.",
+    "Hi.\nThe Of Paris said. The Monday Lisbon. The X. I Paris. The Monday. If Rome:",
+    "1. The Bank of America\n2. The Bank Of Lisbon. The\n# Head. The Oslo\n"
+    "\"x. The\" Oslo. The ORD-12 Oslo.",
+])
+def test_names_after_a_sentence_opening_word_are_the_reference_names(answer: str) -> None:
+    """The batch path lower-cases a capitalised common word after a sentence's end before
+    it looks for names (`_SENTENCE_OPENINGS`): the names and verdicts stay the same."""
+    turn = make_turn({"request": "q", "final_answer": answer,
+                      "calls": [{"name": "t", "result": "Paris"}]})
+    frame = pl.from_arrow(turns_to_arrow([turn]))
+    assert isinstance(frame, pl.DataFrame)
+    want = score_columns(groundedness([turn], [None]))
+    assert "\"kind\":\"name\"" in want["details"][0]  # there are names to get right
+    assert groundedness_columns(frame, [None]).to_dicts() == want.to_dicts()
 
 
 @pytest.mark.parametrize("answer", [
