@@ -1,6 +1,6 @@
 """Score and view benchmark: judge-free scoring throughput, then view latency.
 
-    python bench/score.py [--turns 1000000] [--scores-rows 10000000] [--batch-size 5000]
+    python bench/score.py [--turns 1000000] [--scores-rows 10000000] [--batch-size 10000]
                           [--repeats 5] [--out bench/out] [--quick] [--skip-scoring]
                           [--skip-views]
 
@@ -58,7 +58,7 @@ from turnscore.queries import load_views
 from turnscore.scorers import REGISTRY
 from turnscore.warehouse.db import DB_FILE, open_warehouse
 from turnscore.warehouse.publish import publish_snapshot
-from turnscore.warehouse.score_run import score_turns
+from turnscore.warehouse.score_run import DEFAULT_BATCH_SIZE, score_turns
 
 SCORERS = ("tool_grounding", "answer_correctness", "tool_call_accuracy", "groundedness",
            "call_validity")
@@ -198,7 +198,7 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--turns", type=int, default=1_000_000)
     p.add_argument("--scores-rows", type=int, default=10_000_000)
-    p.add_argument("--batch-size", type=int, default=5000)
+    p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
     p.add_argument("--templates", type=int, default=20_000,
                    help="distinct synthetic turns the turns are drawn from")
     p.add_argument("--repeats", type=int, default=5, help="warm runs per view (median)")

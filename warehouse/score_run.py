@@ -193,6 +193,13 @@ class ScoreReport:
         return out
 
 
+DEFAULT_BATCH_SIZE = 10_000
+"""Turns per batch: a read, a scoring pass per scorer and a write transaction each. The
+columnar scorers pay a fixed cost per batch (hundreds of polars steps for groundedness),
+so small batches cost CPU; three batches are in memory at once (read ahead, scored,
+being written)."""
+
+
 def resolve_scorers(names: Sequence[str] | None) -> list[Scorer]:
     """The registered scorers to run (all of them by default), in name order."""
     importlib.import_module("turnscore.scorers")  # registers the built-in scorers
@@ -210,7 +217,7 @@ def score_turns(
     scorers: Sequence[str] | None = None,
     rescore: bool = False,
     sample: float | None = None,
-    batch_size: int = 2000,
+    batch_size: int = DEFAULT_BATCH_SIZE,
     progress: ProgressFn | None = None,
     judge_runner: JudgeRunner | None = None,
     judge_factory: JudgeFactory | None = None,
