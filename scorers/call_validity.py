@@ -22,6 +22,7 @@ they live in one module, longer than most.
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -88,8 +89,9 @@ class _Outcome(NamedTuple):
     uncaptured: bool
     unusable: str | None
     """Why the tool's schema could not be applied."""
-    canonical: str
-    """The arguments with keys sorted, to spot duplicates."""
+    canonical: bytes
+    """A digest of the arguments with keys sorted, to spot duplicates (a digest, not the
+    text: outcomes are cached, and arguments can be long)."""
     # Written once per outcome for the columnar path, which puts texts together by column:
     text: str | None
     """The violations joined as in a problem, None if there are none."""
@@ -101,8 +103,9 @@ class _Outcome(NamedTuple):
 
 def _made(violations: tuple[str, ...], uncaptured: bool, unusable: str | None, canonical: str
           ) -> _Outcome:
+    digest = hashlib.blake2b(canonical.encode(), digest_size=16).digest()
     return _Outcome(
-        violations, uncaptured, unusable, canonical,
+        violations, uncaptured, unusable, digest,
         "; ".join(violations) if violations else None,
         orjson.dumps(violations).decode()[1:-1] if violations else None,
         None if unusable is not None and not uncaptured
@@ -110,14 +113,25 @@ def _made(violations: tuple[str, ...], uncaptured: bool, unusable: str | None, c
     )
 
 
-@lru_cache(maxsize=65_536)
+_CACHED_ARGUMENTS = 2048
+"""Longer arguments are checked every time: the cache holds its keys' texts, and long
+arguments (a document to summarise, a file to write) rarely repeat."""
+
+
 def _outcome(schema: str | None, arguments: str | None) -> _Outcome:
     """The outcome of `arguments` (None: not captured) under the schema text `schema`
     (None or empty: none to check).
 
-    Cached by the two texts: agents repeat the same call (tool and arguments) across
-    turns, and validating costs more than the rest of the scorer.
+    Cached by the two texts when the arguments are short: agents repeat the same call
+    (tool and arguments) across turns, and validating costs more than the rest of the
+    scorer. At most 65,536 entries of at most 2 KB of arguments each (~150 MB).
     """
+    if arguments is not None and len(arguments) > _CACHED_ARGUMENTS:
+        return _checked(schema, arguments)
+    return _cached(schema, arguments)
+
+
+def _checked(schema: str | None, arguments: str | None) -> _Outcome:
     if arguments is None:
         return _made((), True, None, "")
     try:
@@ -132,6 +146,9 @@ def _outcome(schema: str | None, arguments: str | None) -> _Outcome:
     return _made(found, False, unusable, canonical)
 
 
+_cached = lru_cache(maxsize=65_536)(_checked)
+
+
 def _verdict(names: Sequence[str], args: Sequence[str | None], failed: Sequence[bool],
              tools: dict[str, str | None], tools_source: str
              ) -> tuple[float, str, str, dict[str, object]] | None:
@@ -141,7 +158,7 @@ def _verdict(names: Sequence[str], args: Sequence[str | None], failed: Sequence[
     if not names:
         return None
     declared = tools_source == _DECLARED
-    seen: dict[tuple[str, str], int] = {}
+    seen: dict[tuple[str, bytes], int] = {}
     check_duplicates = len(names) > 1
     verdicts: list[dict[str, object]] = []
     problems: list[str] = []
@@ -508,7 +525,8 @@ class _PerCall:
         self.text = pc.take(column("text"), pair)
         self.json = pc.take(column("as_json"), pair)
         self.notes = pc.take(column("notes_json"), pair)
-        canonical = column("canonical").dictionary_encode()
+        canonical = pa.array(list(map(attrgetter("canonical"), outcomes)),
+                             pa.binary()).dictionary_encode()
         self.canonical = pc.take(canonical.indices.cast(pa.int64()), pair)
 
 
