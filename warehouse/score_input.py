@@ -20,6 +20,7 @@ them (`PendingBatch.turns`), column by column (`turns_of`), not row by row throu
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -35,6 +36,8 @@ import pyarrow.compute as pc
 from turnscore.ingest.turn import Call, Tool, Turn
 from turnscore.scorers.base import Case, nested_records
 from turnscore.scorers.text import normalize_series
+
+log = logging.getLogger(__name__)
 
 # The list's order does not matter (`_pending_rows`); an ordered aggregate costs more.
 PENDING_BY_TURN = """
@@ -154,7 +157,11 @@ class ReadAhead:
         ahead, self.ahead = self.ahead, None
         try:
             if ahead is not None:
-                ahead.exception()  # wait for it; a read failing now changes nothing
+                # Wait for it. A read failing now changes nothing (the run is stopping),
+                # but say so: it may be why the next run fails.
+                failed = ahead.exception()
+                if failed is not None:
+                    log.warning("reading the next batch failed as the run stopped: %s", failed)
         finally:
             self.pool.submit(self.batches.close).result()
             self.pool.shutdown()
