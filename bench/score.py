@@ -1,11 +1,12 @@
 """Score and view benchmark: judge-free scoring throughput, then view latency.
 
     python bench/score.py [--turns 1000000] [--scores-rows 10000000] [--batch-size 10000]
-                          [--repeats 5] [--out bench/out] [--quick] [--skip-scoring]
+                          [--templates N] [--repeats 5] [--out bench/out] [--quick] [--skip-scoring]
                           [--skip-views]
 
 1. Synthetic turns (`bench/common.py`: tools with JSON Schemas, 0-5 calls, answers of
    100-1,500 characters, labels for a share) are written straight into a fresh warehouse.
+   By default every turn is drawn afresh (--templates: fewer distinct turns, repeated).
 2. Baseline, same run: the time to read every turn out of DuckDB into Arrow. Then one
    `score_turns` run scores the five judge-free scorers (as `turnscore score`, without
    publishing a snapshot), printed with the run's breakdown (seconds inside each scorer,
@@ -147,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"machine": machine(), "options": vars(args)}
     print("machine:", json.dumps(results["machine"]))
 
-    synthetic = SyntheticTurns(min(args.turns, args.templates))
+    synthetic = SyntheticTurns(min(args.turns, args.templates or args.turns))
     con = open_warehouse(wh)
     started = time.perf_counter()
     synthetic.insert_labels(con)
@@ -199,8 +200,10 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--turns", type=int, default=1_000_000)
     p.add_argument("--scores-rows", type=int, default=10_000_000)
     p.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE)
-    p.add_argument("--templates", type=int, default=20_000,
-                   help="distinct synthetic turns the turns are drawn from")
+    p.add_argument("--templates", type=int, default=None,
+                   help="distinct synthetic turns the turns are drawn from (default: "
+                        "--turns, every turn its own; fewer let call_validity's cache of "
+                        "repeated calls hit far more than real traffic would)")
     p.add_argument("--repeats", type=int, default=5, help="warm runs per view (median)")
     p.add_argument("--out", default="bench/out")
     p.add_argument("--keep", action="store_true", help="keep the benchmark warehouse")
@@ -212,7 +215,7 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.quick:
         args.turns, args.scores_rows = min(args.turns, 2000), min(args.scores_rows, 30_000)
-        args.templates, args.repeats = min(args.templates, 300), min(args.repeats, 3)
+        args.templates, args.repeats = min(args.templates or 300, 300), min(args.repeats, 3)
     return args
 
 
