@@ -198,6 +198,9 @@ DEFAULT_BATCH_SIZE = 10_000
 columnar scorers pay a fixed cost per batch (hundreds of polars steps for groundedness),
 so small batches cost CPU; three batches are in memory at once (read ahead, scored,
 being written)."""
+JUDGED_BATCH_SIZE = 500
+"""Turns per batch when an LLM judge scores them: a batch is also the unit of progress and
+of a write, and 10,000 judge calls can take the best part of an hour."""
 
 
 def resolve_scorers(names: Sequence[str] | None) -> list[Scorer]:
@@ -217,7 +220,7 @@ def score_turns(
     scorers: Sequence[str] | None = None,
     rescore: bool = False,
     sample: float | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int | None = None,
     progress: ProgressFn | None = None,
     judge_runner: JudgeRunner | None = None,
     judge_factory: JudgeFactory | None = None,
@@ -231,12 +234,18 @@ def score_turns(
     warehouse's judge cache) when given, else through their own (rules) function.
     With `scorers_for_agent`, a scorer is run on a turn (and counted pending) only when it
     is among `scorers` and among the names returned for the turn's agent.
+    `batch_size` defaults to `JUDGED_BATCH_SIZE` when an LLM judge scores some chosen
+    scorer, else to `DEFAULT_BATCH_SIZE`.
     """
     if sample is not None and not 0 < sample <= 1:
         raise InvalidOption(f"--sample must be a fraction in (0, 1], got {sample}")
+    chosen = resolve_scorers(scorers)
+    if batch_size is None:
+        llm = judge_runner is not None or judge_factory is not None
+        judged = llm and any(s.kind == "judge" for s in chosen)
+        batch_size = JUDGED_BATCH_SIZE if judged else DEFAULT_BATCH_SIZE
     if batch_size < 1:
         raise InvalidOption(f"batch size must be at least 1, got {batch_size}")
-    chosen = resolve_scorers(scorers)
     config: dict[str, object] = {"scorers": [s.name for s in chosen], "rescore": rescore,
                                  "sample": sample, "batch_size": batch_size}
     with writer_lock(warehouse_dir, wait=wait):

@@ -26,7 +26,7 @@ from turnscore.scorers.base import REGISTRY, Case, ColumnsFn, Score, Scorer
 from turnscore.scorers.judge.engine import CachedReply, JudgeCache
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
-from turnscore.warehouse.score_run import score_turns
+from turnscore.warehouse.score_run import DEFAULT_BATCH_SIZE, JUDGED_BATCH_SIZE, score_turns
 from turnscore.warehouse.scores import write_scores
 
 
@@ -185,6 +185,19 @@ def test_a_judge_runner_can_stop_the_run_leaving_the_rest_pending(
         rest = score_turns(wh, scorers=[judge, length])  # no runner: the scorer's own fn
         assert {c.scorer: c.pending_before for c in rest.scorers} == {judge: 21, length: 15}
     assert _q(wh, "SELECT count(*) FROM scores") == [(50,)]
+
+
+def test_batches_are_small_only_when_an_llm_judge_scores(wh: Path, length: str) -> None:
+    # A batch is the unit of progress and of a write: 10,000 judge calls would leave a
+    # progress bar still for most of an hour.
+    with registered("t_judge", answer_length, kind="judge") as judge:
+        score_turns(wh, scorers=[length])
+        score_turns(wh, scorers=[judge], judge_runner=BudgetRunner(calls=99))
+        score_turns(wh, scorers=[judge], rescore=True)  # no runner: the rules function
+    sizes = _q(wh, "SELECT config->>'batch_size' FROM runs WHERE kind = 'score' "
+                   "ORDER BY started_at")
+    assert sizes == [(str(DEFAULT_BATCH_SIZE),), (str(JUDGED_BATCH_SIZE),),
+                     (str(DEFAULT_BATCH_SIZE),)]
 
 
 def test_unknown_scorer_lists_the_known_ones(wh: Path, length: str) -> None:
