@@ -6,6 +6,7 @@ Verdicts on whole turns are table tests in `cases/groundedness.jsonl`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from tests.scorers.factory import make_turn
 from turnscore.ingest.turn import turns_to_arrow
+from turnscore.scorers import specifics
 from turnscore.scorers.base import Status, score_columns
 from turnscore.scorers.groundedness import groundedness, groundedness_columns
 from turnscore.scorers.groundedness_batch import _AGREED, score_batch
@@ -241,3 +243,17 @@ def test_the_engines_agree_on_every_character_scored_in_the_batch_path() -> None
     differ = [c for c, a, b in zip(chars, rust.iter_rows(), python.iter_rows(), strict=True)
               if a != b or a[1] != a[4]]
     assert differ == []
+
+
+SPECIFICS_PATTERNS_DIGEST = "f9ff42b3352f793c"
+
+
+def test_the_reference_patterns_are_the_ones_the_batch_path_mirrors() -> None:
+    # `groundedness_batch` re-implements these patterns for polars (no lookarounds); the
+    # property tests only catch a drift their generated texts happen to reach.
+    patterns = sorted((name, p.pattern, p.flags) for name, p in vars(specifics).items()
+                      if isinstance(p, re.Pattern))
+    digest = hashlib.sha256(repr(patterns).encode()).hexdigest()[:16]
+    assert digest == SPECIFICS_PATTERNS_DIGEST, (
+        "a pattern in scorers/specifics.py changed: change its mirror in "
+        "scorers/groundedness_batch.py, then update SPECIFICS_PATTERNS_DIGEST")
