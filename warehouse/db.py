@@ -126,6 +126,8 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         raise
     # Timestamps come back in UTC whatever the machine's zone is.
     con.execute("SET TimeZone = 'UTC'")
+    # DuckDB draws its own progress bar on stdout for long queries; the CLI draws ours.
+    con.execute("SET enable_progress_bar = false")
     return con
 
 

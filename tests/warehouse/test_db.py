@@ -342,3 +342,18 @@ def test_writer_lock_is_reentrant_in_one_process_and_exclusive_across_processes(
         [sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "got"
+
+
+def test_connections_draw_no_progress_bar_of_their_own(tmp_path: Path) -> None:
+    # The CLI draws progress bars; DuckDB's own would interleave with them on stdout.
+    con = open_warehouse(tmp_path)
+    try:
+        setting = "SELECT current_setting('enable_progress_bar')"
+        assert con.execute(setting).fetchall() == [(False,)]
+    finally:
+        con.close()
+    reader = open_readonly(tmp_path / DB_FILE)
+    try:
+        assert reader.execute(setting).fetchall() == [(False,)]
+    finally:
+        reader.close()
