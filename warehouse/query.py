@@ -15,6 +15,7 @@ tables are read.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,7 +68,7 @@ def open_for_reading(warehouse_dir: Path, *, published: bool = False
             raise WarehouseError(
                 f"no published snapshot at {snapshot}: `turnscore score` and `turnscore "
                 "nightly` write it when they finish; run one, or leave out --published")
-        return open_readonly(snapshot), snapshot, True
+        return open_snapshot(snapshot), snapshot, True
     try:
         return open_readonly(live), live, False
     except WarehouseMissing:
@@ -77,7 +78,27 @@ def open_for_reading(warehouse_dir: Path, *, published: bool = False
         if not snapshot.is_file():
             raise
         log.info("a run holds %s; reading the published snapshot %s", live, snapshot)
-    return open_readonly(snapshot), snapshot, True
+    return open_snapshot(snapshot), snapshot, True
+
+
+SNAPSHOT_OPEN_ATTEMPTS = 3
+
+
+def open_snapshot(snapshot: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the published snapshot, retried on an IO error.
+
+    DuckDB opens a file several times while connecting (`publish._publish` says why), so
+    a publish that swaps the snapshot in between can make one connect fail with an IO
+    error ("No more data remaining in MetadataReader"); the next one opens the new
+    snapshot whole. Dashboards connecting on their own should retry the same way.
+    """
+    for attempt in range(1, SNAPSHOT_OPEN_ATTEMPTS):
+        try:
+            return open_readonly(snapshot)
+        except duckdb.IOException as exc:
+            log.info("opening %s failed (%s); trying again", snapshot, exc)
+            time.sleep(0.05 * attempt)
+    return open_readonly(snapshot)
 
 
 def create_temp_views(con: duckdb.DuckDBPyConnection) -> list[str]:
