@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, registered
+from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, query, registered
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.score_run import score_turns
 
@@ -85,14 +85,6 @@ def _loaded(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _q(wh: Path, sql: str) -> list[tuple[object, ...]]:
-    con = open_warehouse(wh)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 @pytest.mark.slow
 def test_sigkill_mid_batch_then_rerun(tmp_path: Path) -> None:
     wh = _loaded(tmp_path)
@@ -160,18 +152,18 @@ def test_sigkill_inside_a_write_on_a_fresh_warehouse_then_rerun(tmp_path: Path) 
     assert returncode == -signal.SIGKILL
 
     # Writes 1-3 committed, write 4 died inside its transaction: none of its rows stay.
-    assert _q(wh, "SELECT count(*), count(DISTINCT turn_id), min(run_id) = max(run_id) "
+    assert query(wh, "SELECT count(*), count(DISTINCT turn_id), min(run_id) = max(run_id) "
                   "FROM scores") == [(3 * BATCH, 3 * BATCH, True)]
-    assert _q(wh, "SELECT count(*) FROM scores_history") == [(0,)]
+    assert query(wh, "SELECT count(*) FROM scores_history") == [(0,)]
 
     with registered("t_len", answer_length, version="1"):
         rerun = score_turns(wh, scorers=["t_len"], batch_size=BATCH)
     assert (rerun.pending_before, rerun.written) == (N_TURNS - 3 * BATCH, N_TURNS - 3 * BATCH)
 
     # One current score per (turn, scorer), nothing replaced, nothing written twice.
-    assert _q(wh, "SELECT count(*), count(DISTINCT (turn_id, scorer)) FROM scores") == [
+    assert query(wh, "SELECT count(*), count(DISTINCT (turn_id, scorer)) FROM scores") == [
         (N_TURNS, N_TURNS)]
-    assert _q(wh, "SELECT count(*) FROM scores_history") == [(0,)]
-    assert _q(wh, "SELECT count(*) FROM (SELECT run_id FROM scores GROUP BY run_id)") == [(2,)]
-    assert _q(wh, "SELECT outcome FROM runs ORDER BY started_at") == [
+    assert query(wh, "SELECT count(*) FROM scores_history") == [(0,)]
+    assert query(wh, "SELECT count(*) FROM (SELECT run_id FROM scores GROUP BY run_id)") == [(2,)]
+    assert query(wh, "SELECT outcome FROM runs ORDER BY started_at") == [
         ("interrupted",), ("ok",)]

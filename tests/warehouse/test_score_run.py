@@ -19,6 +19,7 @@ from tests.warehouse.turn_factory import (
     changed,
     load_turns,
     make_turn,
+    query,
     registered,
 )
 from turnscore.ingest.turn import Turn
@@ -44,14 +45,6 @@ def length() -> Iterator[str]:
         yield name
 
 
-def _q(wh: Path, sql: str) -> list[tuple[object, ...]]:
-    con = open_warehouse(wh)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def test_first_run_scores_everything_then_nothing_is_pending(wh: Path, length: str) -> None:
     seen: list[tuple[int, int]] = []
     first = score_turns(wh, scorers=[length], batch_size=10,
@@ -63,9 +56,9 @@ def test_first_run_scores_everything_then_nothing_is_pending(wh: Path, length: s
 
     second = score_turns(wh, scorers=[length])
     assert second.nothing_to_do and second.written == 0
-    assert _q(wh, "SELECT count(*), count(DISTINCT turn_id) FROM scores") == [(25, 25)]
-    assert _q(wh, "SELECT count(*) FROM scores_history") == [(0,)]
-    runs = _q(wh, "SELECT run_id, kind, outcome, summary FROM runs ORDER BY started_at")
+    assert query(wh, "SELECT count(*), count(DISTINCT turn_id) FROM scores") == [(25, 25)]
+    assert query(wh, "SELECT count(*) FROM scores_history") == [(0,)]
+    runs = query(wh, "SELECT run_id, kind, outcome, summary FROM runs ORDER BY started_at")
     assert [(r[0], r[1], r[2]) for r in runs] == [(first.run_id, "score", "ok"),
                                                    (second.run_id, "score", "ok")]
     summary = orjson.loads(str(runs[1][3]))
@@ -79,14 +72,14 @@ def test_changed_content_and_new_version_make_scores_stale(wh: Path, length: str
     con.close()
     report = score_turns(wh, scorers=[length])
     assert report.pending_before == 1
-    assert _q(wh, "SELECT value FROM scores WHERE turn_id = 'turn-00003'") == [(20.0,)]
-    assert _q(wh, "SELECT turn_id, value FROM scores_history") == [("turn-00003", 4.0)]
+    assert query(wh, "SELECT value FROM scores WHERE turn_id = 'turn-00003'") == [(20.0,)]
+    assert query(wh, "SELECT turn_id, value FROM scores_history") == [("turn-00003", 4.0)]
 
     REGISTRY[length] = Scorer(length, "2", "code", ("final_answer",), "v2", answer_length)
     bumped = score_turns(wh, scorers=[length])
     assert bumped.pending_before == 25
-    assert _q(wh, "SELECT DISTINCT scorer_version FROM scores") == [("2",)]
-    assert _q(wh, "SELECT count(*) FROM scores_history") == [(26,)]
+    assert query(wh, "SELECT DISTINCT scorer_version FROM scores") == [("2",)]
+    assert query(wh, "SELECT count(*) FROM scores_history") == [(26,)]
 
 
 def test_errors_are_retried_and_rescore_redoes_everything(wh: Path, length: str) -> None:
@@ -97,13 +90,13 @@ def test_errors_are_retried_and_rescore_redoes_everything(wh: Path, length: str)
     c = first.scorers[0]
     assert (c.scored, c.inconclusive, c.error) == (23, 1, 1)
     assert first.outcome.value == "partial"
-    assert _q(wh, "SELECT error FROM scores WHERE status = 'error'") == [
+    assert query(wh, "SELECT error FROM scores WHERE status = 'error'") == [
         ("ValueError: cannot score turn-00007",)]
     retry = score_turns(wh, scorers=[length])
     assert retry.pending_before == 1 and retry.scorers[0].error == 1
     again = score_turns(wh, scorers=[length], rescore=True)
     assert again.pending_before == 25
-    assert _q(wh, "SELECT count(*) FROM scores") == [(25,)]
+    assert query(wh, "SELECT count(*) FROM scores") == [(25,)]
 
 
 def test_sampling_is_deterministic_and_nested(tmp_path: Path, length: str) -> None:
@@ -112,12 +105,12 @@ def test_sampling_is_deterministic_and_nested(tmp_path: Path, length: str) -> No
     con.close()
     small = score_turns(tmp_path, scorers=[length], sample=0.25, publish_snapshot=False)
     assert 60 < small.turns_in_scope < 140 and small.pending_before == small.turns_in_scope
-    picked = set(_q(tmp_path, "SELECT turn_id FROM scores"))
+    picked = set(query(tmp_path, "SELECT turn_id FROM scores"))
     assert score_turns(tmp_path, scorers=[length], sample=0.25).nothing_to_do
     larger = score_turns(tmp_path, scorers=[length], sample=0.5, publish_snapshot=False)
     assert larger.turns_in_scope > small.turns_in_scope
     assert larger.pending_before == larger.turns_in_scope - small.turns_in_scope
-    assert picked < set(_q(tmp_path, "SELECT turn_id FROM scores"))
+    assert picked < set(query(tmp_path, "SELECT turn_id FROM scores"))
 
 
 def test_turns_join_labels_by_case_id_else_normalised_text(tmp_path: Path) -> None:
@@ -137,7 +130,7 @@ def test_turns_join_labels_by_case_id_else_normalised_text(tmp_path: Path) -> No
     con.close()
     with registered("t_case", case_echo) as name:
         score_turns(tmp_path, scorers=[name])
-    rows = _q(tmp_path, "SELECT turn_id, status, label, details FROM scores ORDER BY turn_id")
+    rows = query(tmp_path, "SELECT turn_id, status, label, details FROM scores ORDER BY turn_id")
     assert [(r[0], r[1], r[2]) for r in rows] == [
         ("turn-00000", "scored", "case-a"), ("turn-00001", "scored", "case-p"),
         ("turn-00002", "scored", "case-p"), ("turn-00003", "not_run", None)]
@@ -180,11 +173,11 @@ def test_a_judge_runner_can_stop_the_run_leaving_the_rest_pending(
         assert report.outcome.value == "partial"
         counts = {c.scorer: c.written for c in report.scorers}
         assert counts == {judge: 4, length: 10}  # two batches of five
-        assert _q(wh, f"SELECT count(*) FROM scores WHERE scorer = '{judge}' "
+        assert query(wh, f"SELECT count(*) FROM scores WHERE scorer = '{judge}' "
                       "AND judge = 'm'") == [(4,)]
         rest = score_turns(wh, scorers=[judge, length])  # no runner: the scorer's own fn
         assert {c.scorer: c.pending_before for c in rest.scorers} == {judge: 21, length: 15}
-    assert _q(wh, "SELECT count(*) FROM scores") == [(50,)]
+    assert query(wh, "SELECT count(*) FROM scores") == [(50,)]
 
 
 def test_batches_are_small_only_when_an_llm_judge_scores(wh: Path, length: str) -> None:
@@ -194,7 +187,7 @@ def test_batches_are_small_only_when_an_llm_judge_scores(wh: Path, length: str) 
         score_turns(wh, scorers=[length])
         score_turns(wh, scorers=[judge], judge_runner=BudgetRunner(calls=99))
         score_turns(wh, scorers=[judge], rescore=True)  # no runner: the rules function
-    sizes = _q(wh, "SELECT config->>'batch_size' FROM runs WHERE kind = 'score' "
+    sizes = query(wh, "SELECT config->>'batch_size' FROM runs WHERE kind = 'score' "
                    "ORDER BY started_at")
     assert sizes == [(str(DEFAULT_BATCH_SIZE),), (str(JUDGED_BATCH_SIZE),),
                      (str(DEFAULT_BATCH_SIZE),)]
@@ -216,8 +209,8 @@ def test_a_failed_run_is_recorded(wh: Path) -> None:
 
     with registered("t_explode", explode) as name, pytest.raises(KeyboardInterrupt):
         score_turns(wh, scorers=[name])
-    assert _q(wh, "SELECT outcome, error FROM runs") == [("interrupted", "KeyboardInterrupt: ")]
-    assert _q(wh, "SELECT count(*) FROM scores") == [(0,)]
+    assert query(wh, "SELECT outcome, error FROM runs") == [("interrupted", "KeyboardInterrupt: ")]
+    assert query(wh, "SELECT count(*) FROM scores") == [(0,)]
 
 
 def test_reader_of_the_snapshot_sees_scores(wh: Path, length: str) -> None:
@@ -240,7 +233,7 @@ def test_a_judge_factory_gets_the_warehouse_cache(wh: Path) -> None:
     with registered("t_judge", answer_length, kind="judge") as judge:
         report = score_turns(wh, scorers=[judge], judge_factory=factory)
     assert report.scorers[0].scored == 2  # the runner judges two turns per batch
-    assert _q(wh, "SELECT cache_key, reply->>'score' FROM judge_cache") == [("k1", "7")]
+    assert query(wh, "SELECT cache_key, reply->>'score' FROM judge_cache") == [("k1", "7")]
 
 
 def test_a_broken_view_leaves_the_scores_and_makes_the_run_partial(
@@ -254,8 +247,8 @@ def test_a_broken_view_leaves_the_scores_and_makes_the_run_partial(
     report = score_turns(wh, scorers=[length])
     assert report.publish_error is not None and "broken_view" in report.publish_error
     assert report.published is None and report.outcome.value == "partial"
-    assert _q(wh, "SELECT count(*) FROM scores") == [(25,)]
-    assert _q(wh, "SELECT outcome FROM runs") == [("partial",)]
+    assert query(wh, "SELECT count(*) FROM scores") == [(25,)]
+    assert query(wh, "SELECT outcome FROM runs") == [("partial",)]
 
 
 def test_a_scorer_disabled_for_an_agent_is_not_run_nor_pending_on_its_turns(
@@ -273,7 +266,7 @@ def test_a_scorer_disabled_for_an_agent_is_not_run_nor_pending_on_its_turns(
 
     report = score_turns(tmp_path, scorers=[length], scorers_for_agent=choose)
     assert (report.pending_before, report.written) == (6, 6)
-    scored = _q(tmp_path, f"SELECT t.agent_name, count(*) FROM scores s JOIN turns t USING "
+    scored = query(tmp_path, f"SELECT t.agent_name, count(*) FROM scores s JOIN turns t USING "
                           f"(turn_id) WHERE s.scorer = '{length}' GROUP BY ALL ORDER BY ALL")
     assert scored == [("support", 3), (None, 3)]
     again = score_turns(tmp_path, scorers=[length], scorers_for_agent=choose)
@@ -318,14 +311,14 @@ def test_columnar_and_row_wise_runs_write_the_same_scores(
     assert report.written == 5 * 40 and report.errors == 0
     assert set(report.scorer_seconds) == set(CODE_SCORERS)
     assert report.read_seconds > 0 and report.write_seconds > 0
-    columnar = _q(labelled, f"SELECT {_COMPARED} FROM scores ORDER BY turn_id, scorer")
+    columnar = query(labelled, f"SELECT {_COMPARED} FROM scores ORDER BY turn_id, scorer")
 
     for name in CODE_SCORERS:  # the reference: each scorer's row-wise function
         monkeypatch.setitem(REGISTRY, name, replace(REGISTRY[name], columns=None))
     rerun = score_turns(labelled, scorers=CODE_SCORERS, batch_size=7, rescore=True)
     assert rerun.written == 5 * 40
-    assert _q(labelled, f"SELECT {_COMPARED} FROM scores ORDER BY turn_id, scorer") == columnar
-    assert {r[0] for r in _q(labelled, "SELECT DISTINCT status FROM scores")} == {
+    assert query(labelled, f"SELECT {_COMPARED} FROM scores ORDER BY turn_id, scorer") == columnar
+    assert {r[0] for r in query(labelled, "SELECT DISTINCT status FROM scores")} == {
         "scored", "inconclusive", "not_run"}
 
 
@@ -345,7 +338,7 @@ def test_a_failing_columnar_entry_point_falls_back_to_the_row_wise_function(
     monkeypatch.setitem(REGISTRY, length, replace(REGISTRY[length], columns=broken))
     report = score_turns(wh, scorers=[length], batch_size=10)
     assert (report.written, report.errors) == (25, 0)
-    assert _q(wh, "SELECT count(*) FROM scores WHERE label = 'len'") == [(25,)]
+    assert query(wh, "SELECT count(*) FROM scores WHERE label = 'len'") == [(25,)]
 
 
 def test_a_write_failing_on_the_writer_thread_fails_the_run_after_whole_batches(
@@ -366,8 +359,8 @@ def test_a_write_failing_on_the_writer_thread_fails_the_run_after_whole_batches(
         score_turns(wh, scorers=[length], batch_size=10,
                     progress=lambda d, t: seen.append((d, t)))
     assert seen == [(10, 25)]
-    assert _q(wh, "SELECT count(*) FROM scores") == [(10,)]
-    assert _q(wh, "SELECT outcome, error FROM runs") == [("failed", "IOException: disk full")]
+    assert query(wh, "SELECT count(*) FROM scores") == [(10,)]
+    assert query(wh, "SELECT outcome, error FROM runs") == [("failed", "IOException: disk full")]
 
 
 def test_a_read_failing_on_the_reader_thread_fails_the_run_after_whole_batches(
@@ -388,7 +381,7 @@ def test_a_read_failing_on_the_reader_thread_fails_the_run_after_whole_batches(
     monkeypatch.setattr(score_input, "_cases", flaky)
     with pytest.raises(duckdb.IOException, match="read failed"):
         score_turns(wh, scorers=[length], batch_size=10)
-    assert _q(wh, "SELECT count(*) FROM scores") == [(10,)]
-    assert _q(wh, "SELECT outcome, error FROM runs") == [("failed", "IOException: read failed")]
+    assert query(wh, "SELECT count(*) FROM scores") == [(10,)]
+    assert query(wh, "SELECT outcome, error FROM runs") == [("failed", "IOException: read failed")]
     rerun = score_turns(wh, scorers=[length], batch_size=10)
     assert (rerun.pending_before, rerun.written) == (15, 15)

@@ -6,11 +6,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import duckdb
 
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
 from turnscore.scorers.base import REGISTRY, Case, Score, ScoreFn, scorer
+from turnscore.warehouse.db import open_warehouse
 
 T0 = datetime(2026, 1, 30, 2, 0, tzinfo=UTC)
 
@@ -79,3 +81,12 @@ def case_echo(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score
                                        "expected_tools": list(c.expected_tools or ()),
                                        "tags": list(c.tags)})
             for c in cases]
+
+
+def query(wh: Path, sql: str) -> list[tuple[object, ...]]:
+    """`sql`'s rows from the warehouse in `wh`, on a connection of its own."""
+    con = open_warehouse(wh)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
