@@ -129,6 +129,10 @@ def details_json(details: dict[str, object]) -> str:
     return orjson.dumps(details, default=str).decode()
 
 
+NO_DETAILS = details_json({})
+"""The details of a verdict that has none."""
+
+
 def score_columns(scores: Sequence[Score]) -> pl.DataFrame:
     """`scores` as `SCORE_COLUMNS`. Only code scores fit: judge, usage and error have no
     column, so a score that sets them is refused."""
@@ -220,21 +224,21 @@ def columnar(name: str) -> Callable[[ColumnsFn], ColumnsFn]:
 
 
 def cased_columns(cases: Sequence[Case | None],
-                  score: Callable[[list[int]], list[Score]]) -> pl.DataFrame:
+                  score: Callable[[list[int]], pl.DataFrame]) -> pl.DataFrame:
     """Columns for a scorer that finds every turn without a case inconclusive: those rows
-    are filled in at once, and `score(indices)` scores the turns that have one."""
-    at = [i for i, c in enumerate(cases) if c is not None]
+    are whole constant columns, and `score(indices)` gives the `SCORE_COLUMNS` of the
+    turns that have one (`score_columns` turns `Score`s into them), in that order."""
     n = len(cases)
-    cols: dict[str, list[object]] = {
-        "status": [Status.INCONCLUSIVE.value] * n, "value": [None] * n, "label": [None] * n,
-        "explanation": [NO_CASE] * n, "details": [details_json({})] * n,
-    }
+    cols = {"status": pl.repeat(Status.INCONCLUSIVE.value, n, eager=True, dtype=pl.String),
+            "value": pl.repeat(None, n, eager=True, dtype=pl.Float64),
+            "label": pl.repeat(None, n, eager=True, dtype=pl.String),
+            "explanation": pl.repeat(NO_CASE, n, eager=True, dtype=pl.String),
+            "details": pl.repeat(NO_DETAILS, n, eager=True, dtype=pl.String)}
+    at = [i for i, c in enumerate(cases) if c is not None]
     if at:
-        scored = score_columns(score(at))
-        for name, values in scored.to_dict(as_series=False).items():
-            column = cols[name]
-            for i, value in zip(at, values, strict=True):
-                column[i] = value
+        scored = score(at)
+        for name, column in cols.items():
+            column.scatter(at, scored.get_column(name))
     return pl.DataFrame(cols, schema=SCORE_COLUMNS)
 
 

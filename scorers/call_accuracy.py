@@ -20,7 +20,15 @@ from collections.abc import Sequence
 import polars as pl
 
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import NO_CASE, Case, Score, cased_columns, columnar, scorer
+from turnscore.scorers.base import (
+    NO_CASE,
+    Case,
+    Score,
+    cased_columns,
+    columnar,
+    score_columns,
+    scorer,
+)
 
 NAME = "tool_call_accuracy"
 VERSION = "1"
@@ -42,10 +50,11 @@ def tool_call_accuracy(turns: Sequence[Turn], cases: Sequence[Case | None]) -> l
 @columnar(NAME)
 def tool_call_accuracy_columns(turns: pl.DataFrame, cases: Sequence[Case | None]
                                ) -> pl.DataFrame:
-    def score(at: list[int]) -> list[Score]:
+    def score(at: list[int]) -> pl.DataFrame:
         names = (turns.get_column("calls").gather(at)
                  .list.eval(pl.element().struct.field("name")).to_list())
-        return [_score(called or [], cases[i]) for i, called in zip(at, names, strict=True)]
+        return score_columns([_score(called or [], cases[i])
+                              for i, called in zip(at, names, strict=True)])
 
     return cased_columns(cases, score)
 

@@ -19,7 +19,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from turnscore.scorers.base import SCORE_COLUMNS, Case, Status, columnar, details_json
+from turnscore.scorers.base import NO_DETAILS, SCORE_COLUMNS, Case, Status, columnar
 from turnscore.scorers.call_validity import (
     _DECLARED,
     _DUPLICATE,
@@ -85,7 +85,6 @@ def _odd_texts(index: pa.Array, name: pa.Array, name_json: pa.Array, unknown: pa
 
 
 _SCORED, _NOT_RUN = str(Status.SCORED), str(Status.NOT_RUN)
-_NO_DETAILS = details_json({})
 _TEXT = pa.large_string()
 _CALLS_OPEN = '{"calls":['
 
@@ -128,7 +127,7 @@ def _per_turn(turns: pl.DataFrame, calls: _Calls, entry: pa.Array, problem: pa.A
         "explanation": pc.if_else(none, _str(_NO_CALLS), pc.if_else(
             all_valid, pc.take(pa.array(explained, _TEXT), which),
             pc.binary_join(problems, _str(" | ")))),
-        "details": pc.if_else(none, _str(_NO_DETAILS), _concat(
+        "details": pc.if_else(none, _str(NO_DETAILS), _concat(
             _CALLS_OPEN, entries, pc.take(pa.array(tails, _TEXT), which))),
     })
     frame = pl.from_arrow(out)

@@ -29,6 +29,7 @@ from turnscore.scorers.base import (
     Case,
     Score,
     Status,
+    cased_columns,
     columnar,
     details_json,
     scorer,
@@ -61,25 +62,16 @@ def answer_correctness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> l
 @columnar(NAME)
 def answer_correctness_columns(turns: pl.DataFrame, cases: Sequence[Case | None]
                                ) -> pl.DataFrame:
-    # Most turns have no case: their verdict is one constant row, built as whole columns.
-    n = turns.height
-    cols = {"status": pl.repeat(str(Status.INCONCLUSIVE), n, eager=True, dtype=pl.String),
-            "value": pl.repeat(None, n, eager=True, dtype=pl.Float64),
-            "label": pl.repeat(None, n, eager=True, dtype=pl.String),
-            "explanation": pl.repeat(NO_CASE, n, eager=True, dtype=pl.String),
-            "details": pl.repeat(_NO_DETAILS, n, eager=True, dtype=pl.String)}
-    at = [i for i, c in enumerate(cases) if c is not None]
-    if at:
+    def score(at: list[int]) -> pl.DataFrame:
         found = _verdicts(turns.get_column("final_answer").gather(at), [cases[i] for i in at])
-        cols["status"].scatter(at, [str(v.status) for v in found])
-        cols["value"].scatter(at, [v.value for v in found])
-        cols["label"].scatter(at, [v.label for v in found])
-        cols["explanation"].scatter(at, [v.explanation for v in found])
-        cols["details"].scatter(at, [details_json(v.details) for v in found])
-    return pl.DataFrame(cols, schema=SCORE_COLUMNS)
+        return pl.DataFrame(
+            {"status": [str(v.status) for v in found], "value": [v.value for v in found],
+             "label": [v.label for v in found], "explanation": [v.explanation for v in found],
+             "details": [details_json(v.details) for v in found]},
+            schema=SCORE_COLUMNS)
 
+    return cased_columns(cases, score)
 
-_NO_DETAILS = details_json({})
 
 
 class _Verdict(NamedTuple):

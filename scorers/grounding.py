@@ -18,7 +18,15 @@ from collections.abc import Sequence
 import polars as pl
 
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import NO_CASE, Case, Score, cased_columns, columnar, scorer
+from turnscore.scorers.base import (
+    NO_CASE,
+    Case,
+    Score,
+    cased_columns,
+    columnar,
+    score_columns,
+    scorer,
+)
 
 NAME = "tool_grounding"
 VERSION = "1"
@@ -38,8 +46,8 @@ def tool_grounding(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[
 @columnar(NAME)
 def tool_grounding_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
     answers = turns.get_column("final_answer")
-    return cased_columns(cases, lambda at: _scores(answers.gather(at).to_list(),
-                                                   [cases[i] for i in at]))
+    return cased_columns(cases, lambda at: score_columns(
+        _scores(answers.gather(at).to_list(), [cases[i] for i in at])))
 
 
 def _scores(answers: Sequence[str | None], cases: Sequence[Case | None]) -> list[Score]:

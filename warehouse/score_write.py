@@ -59,11 +59,9 @@ class Tally:
         for item in pc.value_counts(table.column("status")).to_pylist():
             self.add(scorer, Status(item["values"]), item["counts"])
 
-    def time(self, key: str, since: float) -> float:
-        """Add the time since `since` to `key`; returns now."""
-        now = time.perf_counter()
-        self.seconds[key] = self.seconds.get(key, 0.0) + now - since
-        return now
+    def time(self, key: str, since: float) -> None:
+        """Add the time since `since` (a `time.perf_counter()` reading) to `key`."""
+        self.seconds[key] = self.seconds.get(key, 0.0) + time.perf_counter() - since
 
 
 class BatchWriter:
