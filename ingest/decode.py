@@ -49,9 +49,9 @@ CONVENTIONS: tuple[Convention, ...] = (
 """Every decoder, in merge precedence."""
 
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
-_MODEL_KEYS = (A.GEN_AI_RESPONSE_MODEL, A.GEN_AI_REQUEST_MODEL, A.OI_MODEL_NAME)
-_INPUT_TOKEN_KEYS = (A.GEN_AI_USAGE_INPUT_TOKENS, A.GEN_AI_USAGE_PROMPT_TOKENS, A.OI_TOKEN_PROMPT)
-_OUTPUT_TOKEN_KEYS = (
+MODEL_KEYS = (A.GEN_AI_RESPONSE_MODEL, A.GEN_AI_REQUEST_MODEL, A.OI_MODEL_NAME)
+INPUT_TOKEN_KEYS = (A.GEN_AI_USAGE_INPUT_TOKENS, A.GEN_AI_USAGE_PROMPT_TOKENS, A.OI_TOKEN_PROMPT)
+OUTPUT_TOKEN_KEYS = (
     A.GEN_AI_USAGE_OUTPUT_TOKENS, A.GEN_AI_USAGE_COMPLETION_TOKENS, A.OI_TOKEN_COMPLETION,
 )
 
@@ -154,7 +154,7 @@ def decode_span(
         except Exception as exc:  # a decoder bug must not lose the span (STYLE 10)
             logger.exception("decoder %s failed on span %s", convention.name, raw.span_id)
             problems.append(f"{convention.name} decoder failed: {type(exc).__name__}: {exc}")
-    status, error = _status(raw, merged.error)
+    status, error = span_status(raw, merged.error)
     tool = merged.tool_execution
     if tool is not None and tool.error is None and error is not None:
         tool = ToolExecution(tool.name, tool.call_id, tool.arguments, tool.result, error)
@@ -171,7 +171,7 @@ def decode_span(
         convention="+".join(names) or "none",
         service_name=as_str(raw.resource.get(A.SERVICE_NAME)),
         agent_name=merged.agent_name or as_str(raw.attributes.get(A.GEN_AI_AGENT_NAME)),
-        model=merged.model or _first_str(raw.attributes, _MODEL_KEYS),
+        model=merged.model or first_str(raw.attributes, MODEL_KEYS),
         conversation_id=merged.conversation_id
         or as_str(raw.attributes.get(A.GEN_AI_CONVERSATION_ID))
         or as_str(raw.attributes.get(A.OI_SESSION_ID)),
@@ -181,8 +181,8 @@ def decode_span(
         system_instructions=merged.system_instructions,
         tool_definitions=merged.tool_definitions,
         tool_execution=tool,
-        input_tokens=_first_int(merged.input_tokens, raw.attributes, _INPUT_TOKEN_KEYS),
-        output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
+        input_tokens=first_int(merged.input_tokens, raw.attributes, INPUT_TOKEN_KEYS),
+        output_tokens=first_int(merged.output_tokens, raw.attributes, OUTPUT_TOKEN_KEYS),
         attributes_json=attributes_json(raw.attributes, raw.resource),
         source=raw.source,
     )
@@ -194,7 +194,7 @@ def decode_span(
                             trace_id=raw.trace_id)
 
 
-def _status(raw: RawSpan, decoded_error: str | None) -> tuple[str, str | None]:
+def span_status(raw: RawSpan, decoded_error: str | None) -> tuple[str, str | None]:
     """Status and error. An unset status with `error.type`, or a failure the convention
     reports itself (Strands `gen_ai.tool.status`), is an error too; an explicit OK wins
     over `error.type` but not over a decoder-reported failure."""
@@ -222,11 +222,11 @@ def _error(raw: RawSpan) -> str | None:
     return as_str(raw.attributes.get(A.ERROR_TYPE))
 
 
-def _first_str(attributes: Attributes, keys: Sequence[str]) -> str | None:
+def first_str(attributes: Attributes, keys: Sequence[str]) -> str | None:
     return next((v for v in (as_str(attributes.get(k)) for k in keys) if v), None)
 
 
-def _first_int(preferred: int | None, attributes: Attributes, keys: Sequence[str]) -> int | None:
+def first_int(preferred: int | None, attributes: Attributes, keys: Sequence[str]) -> int | None:
     if preferred is not None:
         return preferred
     return next((v for v in (as_int(attributes.get(k)) for k in keys) if v is not None), None)

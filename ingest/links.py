@@ -32,7 +32,7 @@ import orjson
 from turnscore.ingest.grouping import NormMessage, normalize
 from turnscore.ingest.model import Span, SpanKind
 
-__all__ = ["Lookups", "SpanLinks", "lookups", "span_links"]
+__all__ = ["Lookups", "SpanLinks", "history_key", "lookups", "span_links"]
 
 SpanKey = tuple[str, str]
 
@@ -67,7 +67,7 @@ def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Span
         conv = s.conversation_id or trace_conv.get(s.trace_id)
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
-            history_key=_history_key(s) if _chains(s, firsts) else None,
+            history_key=history_key(s) if _chains(s, firsts) else None,
             prefix_keys=_prefix_keys(s) if firsts.get(s.trace_id) is s else (),
         )
         if links != _NONE:
@@ -85,7 +85,7 @@ def lookups(decoded: Sequence[Span]) -> Lookups:
         out.prefixes.update(_prefix_keys(call))
     for s in decoded:
         if _chains(s, firsts):
-            key = _history_key(s)
+            key = history_key(s)
             if key is not None:
                 out.histories.add(key)
     return out
@@ -118,7 +118,7 @@ def _chains(span: Span, firsts: dict[str, Span]) -> bool:
     )
 
 
-def _history_key(span: Span) -> str | None:
+def history_key(span: Span) -> str | None:
     if span.input_messages is None or span.output_messages is None:
         return None
     return _hash(normalize(span.input_messages) + normalize(span.output_messages))

@@ -32,10 +32,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from turnscore.ingest.assemble import assemble_turns
+from turnscore.ingest.assemble import Run, assemble_runs, assemble_turns
 from turnscore.ingest.decode import decode_spans
+from turnscore.ingest.direct import Conversations, find_runs
 from turnscore.ingest.fast_read import Decoded, FileRead, prefetch
-from turnscore.ingest.links import lookups, span_links
+from turnscore.ingest.links import Lookups, SpanLinks, history_key, lookups, span_links
 from turnscore.ingest.model import Span
 from turnscore.ingest.otlp import iter_input_files, read_file
 from turnscore.ingest.records import InputError, RawLog, RawSpan
@@ -161,6 +162,7 @@ def ingest_paths(
     group_bytes: int = DEFAULT_GROUP_BYTES,
     case_id_attribute: str | None = None,
     workers: int | None = None,
+    direct: bool = True,
 ) -> IngestBatch:
     """Ingest OTLP files and folders into `out_dir/spans` and `out_dir/turns`.
 
@@ -169,6 +171,8 @@ def ingest_paths(
     `case_id_attribute` names the span attribute holding the labelled-case key.
     `workers` > 1: `workers - 1` processes read and decode files ahead (`fast_read`) while
     this one assembles; the result is the same. Default: `$TURNSCORE_INGEST_WORKERS`, else 1.
+    `direct`: plain OTel GenAI agent runs take the direct path (`turnscore.ingest.direct`);
+    the result is the same.
     """
     ingest_id = ingest_id or uuid.uuid4().hex
     remove_stale_temp_files(out_dir)
@@ -182,11 +186,17 @@ def ingest_paths(
     reads = (
         prefetch((i.path for i in inputs), workers, case_id_attribute) if workers > 1 else None
     )
+    carry = _Carry()
     try:
         for group in _groups(inputs, group_bytes):
-            _ingest_group(
+            carry = _ingest_group(
                 group, spans_store, turn_store, decode, ingest_id, state, progress, len(inputs),
-                total, reads,
+                total, reads, carry, direct,
+            )
+        if carry.spans:
+            _ingest_group(
+                [], spans_store, turn_store, decode, ingest_id, state, progress, len(inputs),
+                total, None, carry, direct, last=True,
             )
     finally:
         if reads is not None:
@@ -273,6 +283,17 @@ def _groups(inputs: Sequence[_Input], budget: int) -> Iterator[list[_Input]]:
         yield group
 
 
+@dataclass(slots=True)
+class _Carry:
+    """Spans of traces whose root span had not arrived by the end of a group. They wait one
+    group for it, since exporters cut batches in the order spans end and a root ends last:
+    the trace is then read whole once, not stored half and rebuilt. Carried at most once."""
+
+    spans: dict[RecordKey, RawSpan] = field(default_factory=dict)
+    decoded: dict[int, Decoded] = field(default_factory=dict)
+    sources: set[str] = field(default_factory=set)
+
+
 def _ingest_group(
     group: list[_Input],
     spans_store: SpanStore,
@@ -283,9 +304,14 @@ def _ingest_group(
     progress: ProgressFn | None,
     files_total: int,
     bytes_total: int,
-    reads: Iterator[FileRead] | None = None,
-) -> None:
-    fresh = _Group()
+    reads: Iterator[FileRead] | None,
+    carried: _Carry,
+    direct: bool,
+    *,
+    last: bool = False,
+) -> _Carry:
+    fresh = _Group(spans=dict(carried.spans), decoded=dict(carried.decoded))
+    fresh.sources |= carried.sources
     for item in group:
         _read_one(item, fresh, state, None if reads is None else next(reads))
         state.bytes_done += item.size
@@ -296,14 +322,22 @@ def _ingest_group(
 
     touched = {k[1] for k in (*fresh.spans, *fresh.logs) if k[1] is not None}
     stored = spans_store.read(touched)
+    stored_traces = {r.trace_id for r in (*stored.spans, *stored.logs)}
+    carry = _Carry() if last else _carry(fresh, carried, stored_traces)
+    touched -= {k[1] for k in carry.spans}
     stored_spans = {record_key(s): s for s in stored.spans}
     stored_logs = stored.keys() - set(stored_spans)
     new_spans = [s for k, s in fresh.spans.items() if k not in stored_spans]
     new_logs = [lg for k, lg in fresh.logs.items() if k not in stored_logs]
     state.errors.extend(_conflicts(fresh.spans, stored_spans))
 
+    excluded = stored_traces | {lg.trace_id for lg in new_logs if lg.trace_id}
+    runs = _direct_runs(new_spans, excluded, spans_store, decode) if direct else {}
+    direct_traces = {r.root.trace_id for rs in runs.values() for r in rs}
     decoded, errors = decode(
-        _ordered([*stored.spans, *new_spans]), [*stored.logs, *new_logs], fresh.decoded
+        _ordered([*stored.spans, *(s for s in new_spans if s.trace_id not in direct_traces)]),
+        [*stored.logs, *new_logs],
+        fresh.decoded,
     )
     rebuilt = set(touched)
     frontier = decoded
@@ -318,26 +352,103 @@ def _ingest_group(
         decoded.extend(frontier)
         errors.extend(more_errors)
         rebuilt |= found
+    moved = _clashes(runs, decoded)
+    if moved:
+        back = [s for s in new_spans if s.trace_id in moved]
+        more, more_errors = decode(_ordered(back), [], fresh.decoded)
+        decoded.extend(more)
+        errors.extend(more_errors)
     result = assemble_turns(decoded, ingest_id=ingest_id)
     errors.extend(result.errors)
     state.errors.extend(_own_errors(errors, fresh.sources))
 
-    spans_store.write([*new_spans, *new_logs], span_links(decoded, result.trace_conversations))
-    write = turn_store.replace(result.turns, rebuilt)
+    turns = list(result.turns)
+    links = span_links(decoded, result.trace_conversations)
+    for cid, conversation in runs.items():
+        turns.extend(assemble_runs(cid, conversation, ingest_id=ingest_id))
+        links.update(_run_links(cid, conversation))
+    spans_store.write([*new_spans, *new_logs], links)
+    write = turn_store.replace(turns, rebuilt)
     state.turn_files.update(write.written)
     state.rebuilt |= rebuilt
     state.removed.update(write.removed_ids)
-    state.written_ids.update(t.turn_id for t in result.turns)
-    state.turns += len(result.turns)
+    state.written_ids.update(t.turn_id for t in turns)
+    state.turns += len(turns)
     state.new_spans += len(new_spans)
     state.new_logs += len(new_logs)
     logger.info(
-        "group of %d file(s): %d new span(s), %d trace(s) rebuilt, %d turn(s)",
+        "group of %d file(s): %d new span(s), %d trace(s) rebuilt, %d turn(s) (%d direct), "
+        "%d span(s) of unfinished traces carried to the next group",
         len(group),
         len(new_spans),
         len(rebuilt),
-        len(result.turns),
+        len(turns),
+        len(turns) - len(result.turns),
+        len(carry.spans),
     )
+    return carry
+
+
+def _carry(fresh: _Group, carried: _Carry, stored_traces: set[str]) -> _Carry:
+    """Take out of `fresh` the spans of new traces without a root span yet (not carried
+    before, no log records, nothing stored: a late part of a stored trace is processed now)."""
+    rooted = {s.trace_id for s in fresh.spans.values() if s.parent_span_id is None}
+    logged = {k[1] for k in fresh.logs}
+    waiting = {k[1] for k in carried.spans}
+    out = _Carry()
+    for key, span in list(fresh.spans.items()):
+        trace = span.trace_id
+        if trace in rooted or trace in logged or trace in waiting or trace in stored_traces:
+            continue
+        out.spans[key] = fresh.spans.pop(key)
+        found = fresh.decoded.get(id(span))
+        if found is not None:
+            out.decoded[id(span)] = found
+        out.sources.add(span.source)
+    return out
+
+
+def _direct_runs(
+    new_spans: Sequence[RawSpan], excluded: set[str], spans_store: SpanStore, decode: _Decoder
+) -> Conversations:
+    """New plain agent runs whose conversations nothing stored belongs to."""
+    by_trace: dict[str, list[RawSpan]] = {}
+    for s in new_spans:
+        if s.trace_id not in excluded:
+            by_trace.setdefault(s.trace_id, []).append(s)
+    runs = find_runs(by_trace.values(), case_id_attribute=decode.case_id_attribute)
+    if runs and spans_store.linked_traces(Lookups(conversations=set(runs))):
+        for cid in list(runs):
+            if spans_store.linked_traces(Lookups(conversations={cid})):
+                del runs[cid]
+    return runs
+
+
+def _clashes(runs: Conversations, decoded: Sequence[Span]) -> set[str]:
+    """Traces of direct conversations that the general path's traces would join: by
+    conversation id, or by history (a trace without a conversation id continuing one of
+    their model calls). Taken out of `runs`; the general path assembles them."""
+    named = {s.conversation_id for s in decoded if s.conversation_id}
+    named |= {s.trace_id for s in decoded}
+    prefixes = lookups(decoded).prefixes
+    moved: set[str] = set()
+    for cid in list(runs):
+        steps = [step for run in runs[cid] for step in run.steps]
+        if cid in named or (prefixes and any(history_key(s) in prefixes for s in steps)):
+            moved |= {run.root.trace_id for run in runs.pop(cid)}
+    return moved
+
+
+def _run_links(cid: str, runs: Sequence[Run]) -> dict[tuple[str, str], SpanLinks]:
+    """What `span_links` stores for the spans of a direct conversation."""
+    out: dict[tuple[str, str], SpanLinks] = {}
+    for run in runs:
+        if cid == run.root.trace_id:
+            continue
+        links = SpanLinks(conversation_id=cid)
+        for s in (run.root, *run.steps, *run.tools, *run.others):
+            out[(s.trace_id, s.span_id)] = links
+    return out
 
 
 @dataclass(frozen=True, slots=True)

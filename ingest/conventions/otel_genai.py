@@ -82,15 +82,15 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     operation = as_str(view.get(A.GEN_AI_OPERATION_NAME))
     kind = _KINDS.get(operation or "", SpanKind.OTHER if operation else None)
     if kind is SpanKind.TOOL:
-        execution = _tool_execution(view, problems)
+        execution = tool_execution(view, problems)
         description = as_str(view.get(A.GEN_AI_TOOL_DESCRIPTION))
         # The tool span describes the tool it ran; its schema is not part of the convention.
         definition = (ToolDef(execution.name, description),) if description else None
         return Decoded(kind=kind, tool_execution=execution, tool_definitions=definition)
-    current = _current(view, problems)
+    content = current(view, problems)
     events = _message_events(view, problems)
     deprecated = _deprecated(view, problems)
-    merged = Decoded(kind=kind).fill(current).fill(events).fill(deprecated)
+    merged = Decoded(kind=kind).fill(content).fill(events).fill(deprecated)
     if operation is None and _is_model_call(view):
         merged = merged.fill(Decoded(kind=SpanKind.LLM))
     return merged
@@ -128,7 +128,8 @@ def _load(attrs: Mapping[str, AttrValue], key: str, problems: Problems) -> JsonV
         return None
 
 
-def _current(view: SpanView, problems: Problems) -> Decoded:
+def current(view: SpanView, problems: Problems) -> Decoded:
+    """The current attributes (and operation-details events): messages, instructions, tools."""
     attrs = content_attributes(view)
     raw_in = _load(attrs, A.GEN_AI_INPUT_MESSAGES, problems)
     raw_out = _load(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
@@ -245,12 +246,13 @@ def _deprecated(view: SpanView, problems: Problems) -> Decoded:
 
 
 def _tool_parts(view: SpanView, problems: Problems) -> list[Part]:
-    current = _current(view, problems)
-    messages = (*(current.input_messages or ()), *(current.output_messages or ()))
+    content = current(view, problems)
+    messages = (*(content.input_messages or ()), *(content.output_messages or ()))
     return [p for m in messages for p in m.parts]
 
 
-def _tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
+def tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
+    """What an `execute_tool` span says about the call it ran."""
     name = as_str(view.get(A.GEN_AI_TOOL_NAME)) or view.name.removeprefix("execute_tool ").strip()
     arguments: JsonValue = view.get(A.GEN_AI_TOOL_CALL_ARGUMENTS)
     result: JsonValue = view.get(A.GEN_AI_TOOL_CALL_RESULT)
