@@ -29,7 +29,7 @@ from itertools import pairwise
 import orjson
 
 from turnscore.ingest import attributes as A
-from turnscore.ingest.assemble import Run
+from turnscore.ingest.assemble import Run, assemble_runs
 from turnscore.ingest.conventions import otel_genai
 from turnscore.ingest.conventions.base import Decoded, SpanView
 from turnscore.ingest.conventions.messages import system_text
@@ -45,13 +45,61 @@ from turnscore.ingest.decode import (
     span_status,
 )
 from turnscore.ingest.grouping import newest_user
+from turnscore.ingest.links import SpanLinks, history_key
 from turnscore.ingest.model import Span, SpanKind, ToolDef, ToolExecution
 from turnscore.ingest.records import AttrValue, RawSpan
+from turnscore.ingest.turn import Turn
 
-__all__ = ["Conversations", "conversation_id", "find_runs"]
+__all__ = [
+    "Conversations",
+    "DirectConversation",
+    "conversation_id",
+    "find_runs",
+    "solve",
+]
 
 Conversations = dict[str, list[Run]]
 """Conversation id -> its runs in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class DirectConversation:
+    """A conversation the direct path assembled: what the caller stores and checks."""
+
+    traces: frozenset[str]
+    turns: tuple[Turn, ...]
+    links: tuple[tuple[tuple[str, str], SpanLinks], ...]
+    """What `span_links` would store for its spans, by (trace id, span id)."""
+    histories: frozenset[str]
+    """`history_key` of each model call: a trace without a conversation id that continues
+    one of them would join the conversation on the general path."""
+
+
+def solve(
+    traces: Iterable[Sequence[RawSpan]], *, case_id_attribute: str | None, ingest_id: str
+) -> dict[str, DirectConversation]:
+    """`find_runs`, then each conversation's turns (`assemble_runs`), links and histories.
+
+    Pure, and small to send between processes: the caller may run it on shares of the
+    conversations in other processes.
+    """
+    out: dict[str, DirectConversation] = {}
+    for cid, runs in find_runs(traces, case_id_attribute=case_id_attribute).items():
+        links = SpanLinks(conversation_id=cid)
+        out[cid] = DirectConversation(
+            traces=frozenset(r.root.trace_id for r in runs),
+            turns=tuple(assemble_runs(cid, runs, ingest_id=ingest_id)),
+            links=tuple(
+                ((s.trace_id, s.span_id), links)
+                for r in runs
+                if r.root.trace_id != cid  # a conversation named after its trace: no link
+                for s in (r.root, *r.steps, *r.tools, *r.others)
+            ),
+            histories=frozenset(
+                key for r in runs for step in r.steps if (key := history_key(step)) is not None
+            ),
+        )
+    return out
 
 _OTEL = otel_genai.NAME
 _FORBIDDEN = frozenset({A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.VERCEL_OPERATION_ID})
@@ -238,7 +286,8 @@ class _Decoder:
             if size is None or not _extends(text, last_text):
                 return None
             sizes.append(size)
-        sizes.append(len(history))
+        if len(raws) > 1:
+            sizes.append(len(history))
         if history[: sizes[0]] != first.input_messages:
             return None
         if any(b < a for a, b in pairwise(sizes)):

@@ -32,11 +32,12 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from turnscore.ingest.assemble import Run, assemble_runs, assemble_turns
+from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import decode_spans
-from turnscore.ingest.direct import Conversations, find_runs
+from turnscore.ingest.direct import DirectConversation, conversation_id
+from turnscore.ingest.direct_pool import solve_in_shares
 from turnscore.ingest.fast_read import Decoded, FileRead, prefetch
-from turnscore.ingest.links import Lookups, SpanLinks, history_key, lookups, span_links
+from turnscore.ingest.links import Lookups, lookups, span_links
 from turnscore.ingest.model import Span
 from turnscore.ingest.otlp import iter_input_files, read_file
 from turnscore.ingest.records import InputError, RawLog, RawSpan
@@ -67,7 +68,8 @@ DEFAULT_GROUP_BYTES = 32 << 20
 MAX_LINK_ROUNDS = 64
 """Bound on following conversation/history links through stored traces per group."""
 WORKERS_ENV = "TURNSCORE_INGEST_WORKERS"
-"""Processes in all (this one included) for an ingest; unset or 1: this one alone."""
+"""Processes in all (this one included) for an ingest; 1: this one alone."""
+MAX_DEFAULT_WORKERS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,8 @@ class IngestBatch:
     turn_files: tuple[Path, ...]
     """This batch's `turns/` files: every turn of every rebuilt trace, one row each."""
     turns: int
+    direct_turns: int
+    """Of `turns`, those built on the direct path (`turnscore.ingest.direct`)."""
     rebuilt_traces: frozenset[str]
     """Traces rebuilt from all their spans: their turns not in `turn_files` are gone."""
     removed_turn_ids: tuple[str, ...]
@@ -169,10 +173,10 @@ def ingest_paths(
     Files whose content key is in `known_file_keys`, or repeats an earlier file of this
     batch, are skipped. Raises `FileNotFoundError` for a path that does not exist.
     `case_id_attribute` names the span attribute holding the labelled-case key.
-    `workers` > 1: `workers - 1` processes read and decode files ahead (`fast_read`) while
-    this one assembles; the result is the same. Default: `$TURNSCORE_INGEST_WORKERS`, else 1.
-    `direct`: plain OTel GenAI agent runs take the direct path (`turnscore.ingest.direct`);
-    the result is the same.
+    `direct`: plain OTel GenAI agent runs take the direct path (`turnscore.ingest.direct`),
+    their conversations shared among `workers` processes (`direct_pool`); without it,
+    `workers - 1` processes read and decode files ahead (`fast_read`). The result is the
+    same either way. Default workers: `$TURNSCORE_INGEST_WORKERS`, else the cores (up to 4).
     """
     ingest_id = ingest_id or uuid.uuid4().hex
     remove_stale_temp_files(out_dir)
@@ -184,19 +188,21 @@ def ingest_paths(
     decode = _Decoder(case_id_attribute)
     workers = _workers() if workers is None else workers
     reads = (
-        prefetch((i.path for i in inputs), workers, case_id_attribute) if workers > 1 else None
+        prefetch((i.path for i in inputs), workers, case_id_attribute)
+        if workers > 1 and not direct
+        else None
     )
     carry = _Carry()
     try:
         for group in _groups(inputs, group_bytes):
             carry = _ingest_group(
                 group, spans_store, turn_store, decode, ingest_id, state, progress, len(inputs),
-                total, reads, carry, direct,
+                total, reads, carry, direct, workers,
             )
         if carry.spans:
             _ingest_group(
                 [], spans_store, turn_store, decode, ingest_id, state, progress, len(inputs),
-                total, None, carry, direct, last=True,
+                total, None, carry, direct, workers, last=True,
             )
     finally:
         if reads is not None:
@@ -214,6 +220,7 @@ def ingest_paths(
         new_logs=state.new_logs,
         turn_files=tuple(sorted(written)),
         turns=state.turns,
+        direct_turns=state.direct_turns,
         rebuilt_traces=frozenset(state.rebuilt),
         removed_turn_ids=tuple(sorted(state.removed - state.written_ids)),
         errors=tuple(state.errors),
@@ -228,6 +235,7 @@ class _Totals:
     new_spans: int = 0
     new_logs: int = 0
     turns: int = 0
+    direct_turns: int = 0
     bytes_done: int = 0
     turn_files: set[Path] = field(default_factory=set)
     rebuilt: set[str] = field(default_factory=set)
@@ -239,7 +247,7 @@ class _Totals:
 def _workers() -> int:
     raw = os.environ.get(WORKERS_ENV, "").strip()
     if not raw:
-        return 1
+        return min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS)
     try:
         return max(1, int(raw))
     except ValueError:
@@ -307,6 +315,7 @@ def _ingest_group(
     reads: Iterator[FileRead] | None,
     carried: _Carry,
     direct: bool,
+    workers: int,
     *,
     last: bool = False,
 ) -> _Carry:
@@ -332,8 +341,8 @@ def _ingest_group(
     state.errors.extend(_conflicts(fresh.spans, stored_spans))
 
     excluded = stored_traces | {lg.trace_id for lg in new_logs if lg.trace_id}
-    runs = _direct_runs(new_spans, excluded, spans_store, decode) if direct else {}
-    direct_traces = {r.root.trace_id for rs in runs.values() for r in rs}
+    solved = _direct(new_spans, excluded, spans_store, decode, workers, ingest_id) if direct else {}
+    direct_traces = {t for c in solved.values() for t in c.traces}
     decoded, errors = decode(
         _ordered([*stored.spans, *(s for s in new_spans if s.trace_id not in direct_traces)]),
         [*stored.logs, *new_logs],
@@ -352,7 +361,7 @@ def _ingest_group(
         decoded.extend(frontier)
         errors.extend(more_errors)
         rebuilt |= found
-    moved = _clashes(runs, decoded)
+    moved = _clashes(solved, decoded)
     if moved:
         back = [s for s in new_spans if s.trace_id in moved]
         more, more_errors = decode(_ordered(back), [], fresh.decoded)
@@ -362,11 +371,12 @@ def _ingest_group(
     errors.extend(result.errors)
     state.errors.extend(_own_errors(errors, fresh.sources))
 
-    turns = list(result.turns)
+    turns = [*result.turns, *(t for c in solved.values() for t in c.turns)]
+    # One order whatever path built a turn: by time, then as assembled.
+    turns.sort(key=lambda t: (t.started_at, t.conversation_id, t.turn_index))
     links = span_links(decoded, result.trace_conversations)
-    for cid, conversation in runs.items():
-        turns.extend(assemble_runs(cid, conversation, ingest_id=ingest_id))
-        links.update(_run_links(cid, conversation))
+    for conversation in solved.values():
+        links.update(conversation.links)
     spans_store.write([*new_spans, *new_logs], links)
     write = turn_store.replace(turns, rebuilt)
     state.turn_files.update(write.written)
@@ -374,6 +384,7 @@ def _ingest_group(
     state.removed.update(write.removed_ids)
     state.written_ids.update(t.turn_id for t in turns)
     state.turns += len(turns)
+    state.direct_turns += len(turns) - len(result.turns)
     state.new_spans += len(new_spans)
     state.new_logs += len(new_logs)
     logger.info(
@@ -408,47 +419,50 @@ def _carry(fresh: _Group, carried: _Carry, stored_traces: set[str]) -> _Carry:
     return out
 
 
-def _direct_runs(
-    new_spans: Sequence[RawSpan], excluded: set[str], spans_store: SpanStore, decode: _Decoder
-) -> Conversations:
-    """New plain agent runs whose conversations nothing stored belongs to."""
+def _direct(
+    new_spans: Sequence[RawSpan],
+    excluded: set[str],
+    spans_store: SpanStore,
+    decode: _Decoder,
+    workers: int,
+    ingest_id: str,
+) -> dict[str, DirectConversation]:
+    """The direct path over new traces (not `excluded`) of conversations nothing stored
+    belongs to, grouped by the conversation id their root span names."""
     by_trace: dict[str, list[RawSpan]] = {}
     for s in new_spans:
         if s.trace_id not in excluded:
             by_trace.setdefault(s.trace_id, []).append(s)
-    runs = find_runs(by_trace.values(), case_id_attribute=decode.case_id_attribute)
-    if runs and spans_store.linked_traces(Lookups(conversations=set(runs))):
-        for cid in list(runs):
+    conversations: dict[str, list[list[RawSpan]]] = {}
+    for spans in by_trace.values():
+        root = next((s for s in spans if s.parent_span_id is None), None)
+        cid = conversation_id(root.attributes) if root is not None else None
+        if cid is not None:
+            conversations.setdefault(cid, []).append(spans)
+    if conversations and spans_store.linked_traces(Lookups(conversations=set(conversations))):
+        for cid in list(conversations):
             if spans_store.linked_traces(Lookups(conversations={cid})):
-                del runs[cid]
-    return runs
+                del conversations[cid]
+    return solve_in_shares(
+        conversations,
+        workers=workers,
+        case_id_attribute=decode.case_id_attribute,
+        ingest_id=ingest_id,
+    )
 
 
-def _clashes(runs: Conversations, decoded: Sequence[Span]) -> set[str]:
+def _clashes(direct: dict[str, DirectConversation], decoded: Sequence[Span]) -> set[str]:
     """Traces of direct conversations that the general path's traces would join: by
     conversation id, or by history (a trace without a conversation id continuing one of
-    their model calls). Taken out of `runs`; the general path assembles them."""
+    their model calls). Taken out of `direct`; the general path assembles them."""
     named = {s.conversation_id for s in decoded if s.conversation_id}
     named |= {s.trace_id for s in decoded}
     prefixes = lookups(decoded).prefixes
     moved: set[str] = set()
-    for cid in list(runs):
-        steps = [step for run in runs[cid] for step in run.steps]
-        if cid in named or (prefixes and any(history_key(s) in prefixes for s in steps)):
-            moved |= {run.root.trace_id for run in runs.pop(cid)}
+    for cid in list(direct):
+        if cid in named or not prefixes.isdisjoint(direct[cid].histories):
+            moved |= direct.pop(cid).traces
     return moved
-
-
-def _run_links(cid: str, runs: Sequence[Run]) -> dict[tuple[str, str], SpanLinks]:
-    """What `span_links` stores for the spans of a direct conversation."""
-    out: dict[tuple[str, str], SpanLinks] = {}
-    for run in runs:
-        if cid == run.root.trace_id:
-            continue
-        links = SpanLinks(conversation_id=cid)
-        for s in (run.root, *run.steps, *run.tools, *run.others):
-            out[(s.trace_id, s.span_id)] = links
-    return out
 
 
 @dataclass(frozen=True, slots=True)
