@@ -1,6 +1,6 @@
 """Ingest benchmark: a realistic synthetic OTLP export, ingested end to end per format.
 
-    python bench/ingest.py [--spans 1000000] [--spans-per-file 8000] [--workers 1]
+    python bench/ingest.py [--spans 1000000] [--spans-per-file 8000] [--workers CORES]
                            [--out bench/out] [--formats json,jsonl,pb]
 
 Generates agent traces with the real OTel SDK (GenAI semantic-convention attributes, as
@@ -18,8 +18,10 @@ Each format is ingested into a fresh warehouse in its own process (`run_ingest`:
 decode, assemble, write Parquet, load DuckDB), which reports spans/s, MB/s and its peak
 RSS; the same files are also just parsed (orjson.loads / ParseFromString), in the same
 run, and the ingest's throughput is given as a share of that parse-only throughput (the
-targets: JSON >= 1.3x, protobuf >= 0.4x). `--workers` sets `TURNSCORE_INGEST_WORKERS`
-for the ingest (`turnscore.ingest.fast_read`; 1 = the plain single-process path).
+targets: JSON >= 1.3x, protobuf >= 0.4x). `--workers` (default: the cores) sets
+`TURNSCORE_INGEST_WORKERS` for the ingest: processes sharing the direct path's
+conversations (`turnscore.ingest.direct_pool`; 1 = this process alone). The output says how
+many turns took the direct path.
 Machine details are printed first. Results are printed and written to
 `<out>/results.json`.
 """
@@ -538,6 +540,7 @@ def ingest_child(folder: Path, warehouse: Path) -> None:
                 "seconds": seconds,
                 "spans": report.spans,
                 "turns": report.turns_new,
+                "direct_turns": report.turns_direct,
                 "errors": len(report.errors),
                 "outcome": report.outcome,
                 "peak_rss_mib": peak_kib / 1024,
@@ -550,7 +553,7 @@ def ingest_child(folder: Path, warehouse: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=1_000_000)
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--spans-per-file", type=int, default=8_000)
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
     parser.add_argument("--formats", default=",".join(FORMATS))
@@ -618,7 +621,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{row['parse_spans_per_s']:10,.0f} {row['throughput_ratio']:6.3f} "
             f"{'met' if row['throughput_ratio'] >= TARGETS[fmt] else 'NOT met':>7}"
             f"  (>= {TARGETS[fmt]}; cpu {r['cpu_seconds']:.0f}s, cpu ratio {row['cpu_ratio']:.3f}; "
-            f"{r['turns']:,} turns, {r['errors']} errors, {r['outcome']})",
+            f"{r['turns']:,} turns ({r['direct_turns']:,} direct), {r['errors']} errors, "
+            f"{r['outcome']})",
             flush=True,
         )
     out = {"machine": info, "spans": args.spans, "results": results}

@@ -117,6 +117,7 @@ def _print_summary(report: IngestReport, console: Console) -> None:
         ("turns rebuilt", report.turns_rebuilt),
         ("turns unchanged", report.turns_unchanged),
         ("turns removed", report.turns_removed),
+        ("turns built directly", report.turns_direct),
         ("input errors", len(report.errors)),
     ]
     for what, count in rows:

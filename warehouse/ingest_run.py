@@ -142,6 +142,8 @@ class IngestReport:
     turns_unchanged: int = 0
     turns_removed: int = 0
     """Turns of rebuilt traces that the rebuild no longer produced."""
+    turns_direct: int = 0
+    """Turns built on ingest's direct path (plain OTel GenAI agent runs), of all it built."""
     errors: tuple[ErrorLine, ...] = ()
     seconds: float = 0.0
     error: str | None = None
@@ -250,6 +252,7 @@ def _load(con: duckdb.DuckDBPyConnection, batch: IngestBatch, started: float) ->
             turns_rebuilt=rebuilt,
             turns_unchanged=staged - new - rebuilt,
             turns_removed=len(removed),
+            turns_direct=batch.direct_turns,
             errors=errors,
             seconds=time.monotonic() - started,
             skipped=tuple(f"{s.path}: {s.reason}" for s in batch.skipped),
