@@ -32,7 +32,7 @@ import orjson
 from turnscore.ingest.grouping import NormMessage, normalize
 from turnscore.ingest.model import Span, SpanKind
 
-__all__ = ["Lookups", "SpanLinks", "history_key", "lookups", "span_links"]
+__all__ = ["Lookups", "SpanLinks", "history_key", "lookups", "prefix_keys", "span_links"]
 
 SpanKey = tuple[str, str]
 
@@ -68,7 +68,7 @@ def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Span
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
             history_key=history_key(s) if _chains(s, firsts) else None,
-            prefix_keys=_prefix_keys(s) if firsts.get(s.trace_id) is s else (),
+            prefix_keys=prefix_keys(s) if firsts.get(s.trace_id) is s else (),
         )
         if links != _NONE:
             out[(s.trace_id, s.span_id)] = links
@@ -82,7 +82,7 @@ def lookups(decoded: Sequence[Span]) -> Lookups:
         | {s.trace_id for s in decoded}
     )
     for call in firsts.values():
-        out.prefixes.update(_prefix_keys(call))
+        out.prefixes.update(prefix_keys(call))
     for s in decoded:
         if _chains(s, firsts):
             key = history_key(s)
@@ -124,7 +124,7 @@ def history_key(span: Span) -> str | None:
     return _hash(normalize(span.input_messages) + normalize(span.output_messages))
 
 
-def _prefix_keys(call: Span) -> tuple[str, ...]:
+def prefix_keys(call: Span) -> tuple[str, ...]:
     history = normalize(call.input_messages or ())
     return tuple(_hash(history[:n]) for n in range(1, len(history) + 1))
 

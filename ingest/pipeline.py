@@ -32,14 +32,15 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from turnscore.ingest.arrow_read import raw_spans, read_span_table
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import decode_spans
 from turnscore.ingest.direct import DirectConversation, conversation_id
 from turnscore.ingest.direct_pool import solve_in_shares
 from turnscore.ingest.fast_read import Decoded, FileRead, prefetch
-from turnscore.ingest.links import Lookups, lookups, span_links
-from turnscore.ingest.model import Span
-from turnscore.ingest.otlp import iter_input_files, read_file
+from turnscore.ingest.links import Lookups, lookups, prefix_keys, span_links
+from turnscore.ingest.model import Span, SpanKind
+from turnscore.ingest.otlp import Record, iter_input_files, read_file
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.store import (
     RecordKey,
@@ -456,8 +457,17 @@ def _clashes(direct: dict[str, DirectConversation], decoded: Sequence[Span]) -> 
     conversation id, or by history (a trace without a conversation id continuing one of
     their model calls). Taken out of `direct`; the general path assembles them."""
     named = {s.conversation_id for s in decoded if s.conversation_id}
+    with_id = {s.trace_id for s in decoded if s.conversation_id}
     named |= {s.trace_id for s in decoded}
-    prefixes = lookups(decoded).prefixes
+    # Grouping chains a trace without an id by its first main-line model call; any model
+    # call with input stands in for it here: moving a conversation back needlessly only
+    # costs time.
+    prefixes = {
+        key
+        for s in decoded
+        if s.kind is SpanKind.LLM and s.input_messages is not None and s.trace_id not in with_id
+        for key in prefix_keys(s)
+    }
     moved: set[str] = set()
     for cid in list(direct):
         if cid in named or not prefixes.isdisjoint(direct[cid].histories):
@@ -488,7 +498,7 @@ def _read_one(item: _Input, fresh: _Group, state: _Totals, read: FileRead | None
         assert read.path == item.path  # prefetch yields the inputs in order
         fresh.reads.append(read)
         fresh.decoded.update(read.by_record())
-    for rec in read_file(item.path) if read is None else read.records:
+    for rec in _records(item.path) if read is None else read.records:
         if isinstance(rec, RawSpan):
             spans += 1
             fresh.spans.setdefault(record_key(rec), rec)
@@ -501,6 +511,13 @@ def _read_one(item: _Input, fresh: _Group, state: _Totals, read: FileRead | None
     state.spans += spans
     state.logs += logs
     state.files.append(IngestedFile(item.key, item.path, item.size, spans, logs, errors))
+
+
+def _records(path: Path) -> Iterable[Record]:
+    """The file's records: through pyarrow's reader when it can read the file exactly as
+    the plain reader would (`arrow_read`), else the plain way."""
+    table = read_span_table(path)
+    return read_file(path) if table is None else raw_spans(table)
 
 
 def _ordered(spans: Iterable[RawSpan]) -> list[RawSpan]:
