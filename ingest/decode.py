@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import orjson
 
@@ -54,6 +54,11 @@ INPUT_TOKEN_KEYS = (A.GEN_AI_USAGE_INPUT_TOKENS, A.GEN_AI_USAGE_PROMPT_TOKENS, A
 OUTPUT_TOKEN_KEYS = (
     A.GEN_AI_USAGE_OUTPUT_TOKENS, A.GEN_AI_USAGE_COMPLETION_TOKENS, A.OI_TOKEN_COMPLETION,
 )
+
+
+def trace_order(spans: Iterable[RawSpan]) -> list[RawSpan]:
+    """Spans by trace, then start: the order `decode_spans` callers pass them in."""
+    return sorted(spans, key=lambda s: (s.trace_id, s.start_unix_nano, s.span_id))
 
 
 def is_content_log(log: RawLog) -> bool:

@@ -71,21 +71,24 @@ class DirectConversation:
     links: tuple[tuple[tuple[str, str], SpanLinks], ...]
     """What `span_links` would store for its spans, by (trace id, span id)."""
     histories: frozenset[str]
-    """`history_key` of each model call: a trace without a conversation id that continues
-    one of them would join the conversation on the general path."""
+    """`history_key` of each model call, when asked for: a trace without a conversation id
+    that continues one of them would join the conversation on the general path."""
 
 
 def solve(
-    traces: Iterable[Sequence[RawSpan]], *, case_id_attribute: str | None, ingest_id: str
+    traces: Iterable[Sequence[RawSpan]],
+    *,
+    case_id_attribute: str | None,
+    ingest_id: str,
+    histories: bool = False,
 ) -> dict[str, DirectConversation]:
-    """`find_runs`, then each conversation's turns (`assemble_runs`), links and histories.
-
-    Pure, and small to send between processes: the caller may run it on shares of the
-    conversations in other processes.
-    """
+    """`find_runs`, then each conversation's turns (`assemble_runs`) and links, and with
+    `histories` its model calls' history keys. Pure, so shares of the conversations may
+    be solved in other processes."""
     out: dict[str, DirectConversation] = {}
     for cid, runs in find_runs(traces, case_id_attribute=case_id_attribute).items():
         links = SpanLinks(conversation_id=cid)
+        keys = (history_key(step) for r in runs for step in r.steps) if histories else ()
         out[cid] = DirectConversation(
             traces=frozenset(r.root.trace_id for r in runs),
             turns=tuple(assemble_runs(cid, runs, ingest_id=ingest_id)),
@@ -95,9 +98,7 @@ def solve(
                 if r.root.trace_id != cid  # a conversation named after its trace: no link
                 for s in (r.root, *r.steps, *r.tools, *r.others)
             ),
-            histories=frozenset(
-                key for r in runs for step in r.steps if (key := history_key(step)) is not None
-            ),
+            histories=frozenset(k for k in keys if k is not None),
         )
     return out
 

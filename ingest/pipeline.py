@@ -34,14 +34,14 @@ from pathlib import Path
 
 from turnscore.ingest.arrow_read import raw_spans, read_span_table
 from turnscore.ingest.assemble import assemble_turns
-from turnscore.ingest.decode import decode_spans
-from turnscore.ingest.direct import DirectConversation, conversation_id
-from turnscore.ingest.direct_pool import solve_in_shares
+from turnscore.ingest.decode import decode_spans, trace_order
+from turnscore.ingest.direct import DirectConversation, conversation_id, solve
 from turnscore.ingest.fast_read import Decoded, FileRead, prefetch
 from turnscore.ingest.links import Lookups, lookups, prefix_keys, span_links
 from turnscore.ingest.model import Span, SpanKind
 from turnscore.ingest.otlp import Record, iter_input_files, read_file
 from turnscore.ingest.records import InputError, RawLog, RawSpan
+from turnscore.ingest.shards import run_shards
 from turnscore.ingest.store import (
     RecordKey,
     SpanStore,
@@ -49,6 +49,7 @@ from turnscore.ingest.store import (
     record_key,
     remove_stale_temp_files,
 )
+from turnscore.ingest.turn import Turn
 
 __all__ = [
     "DEFAULT_GROUP_BYTES",
@@ -237,6 +238,7 @@ class _Totals:
     new_logs: int = 0
     turns: int = 0
     direct_turns: int = 0
+    groups: int = 0
     bytes_done: int = 0
     turn_files: set[Path] = field(default_factory=set)
     rebuilt: set[str] = field(default_factory=set)
@@ -342,10 +344,10 @@ def _ingest_group(
     state.errors.extend(_conflicts(fresh.spans, stored_spans))
 
     excluded = stored_traces | {lg.trace_id for lg in new_logs if lg.trace_id}
-    solved = _direct(new_spans, excluded, spans_store, decode, workers, ingest_id) if direct else {}
-    direct_traces = {t for c in solved.values() for t in c.traces}
+    candidates = _candidates(new_spans, excluded, spans_store) if direct else {}
+    held = {s.trace_id for traces in candidates.values() for t in traces for s in t[:1]}
     decoded, errors = decode(
-        _ordered([*stored.spans, *(s for s in new_spans if s.trace_id not in direct_traces)]),
+        trace_order([*stored.spans, *(s for s in new_spans if s.trace_id not in held)]),
         [*stored.logs, *new_logs],
         fresh.decoded,
     )
@@ -358,44 +360,87 @@ def _ingest_group(
         if not found:
             break
         extra = spans_store.read(found)
-        frontier, more_errors = decode(_ordered(extra.spans), extra.logs)
+        frontier, more_errors = decode(trace_order(extra.spans), extra.logs)
         decoded.extend(frontier)
         errors.extend(more_errors)
         rebuilt |= found
-    moved = _clashes(solved, decoded)
-    if moved:
-        back = [s for s in new_spans if s.trace_id in moved]
-        more, more_errors = decode(_ordered(back), [], fresh.decoded)
+    # A conversation that traces here name goes the general way with them.
+    named = {s.conversation_id for s in decoded if s.conversation_id}
+    named |= {s.trace_id for s in decoded}
+    back = [s for cid in list(candidates) if cid in named for t in candidates.pop(cid) for s in t]
+    if back:
+        more, more_errors = decode(trace_order(back), [], fresh.decoded)
         decoded.extend(more)
         errors.extend(more_errors)
-    result = assemble_turns(decoded, ingest_id=ingest_id)
-    errors.extend(result.errors)
-    state.errors.extend(_own_errors(errors, fresh.sources))
+    prefixes = _prefixes(decoded)
+    held = {s.trace_id for traces in candidates.values() for t in traces for s in t[:1]}
+    general_new = [s for s in new_spans if s.trace_id not in held]
+    turns: list[Turn] = []
 
-    turns = [*result.turns, *(t for c in solved.values() for t in c.turns)]
+    def general() -> None:
+        result = assemble_turns(decoded, ingest_id=ingest_id)
+        errors.extend(result.errors)
+        turns.extend(result.turns)
+        links = span_links(decoded, result.trace_conversations)
+        spans_store.write([*general_new, *new_logs], links)
+
+    if candidates and not prefixes:
+        # Nothing here can join them: they are independent, one shard per process.
+        shards = run_shards(
+            candidates,
+            workers=workers,
+            store=spans_store,
+            tag=f"-g{state.groups}",
+            case_id_attribute=decode.case_id_attribute,
+            ingest_id=ingest_id,
+            meanwhile=general,
+        )
+        for shard in shards:
+            turns.extend(shard.turns)
+            errors.extend(shard.errors)
+            spans_store.index_parts((Path(path), rows) for path, rows in shard.parts)
+            state.direct_turns += shard.direct_turns
+    elif candidates:
+        # A trace without a conversation id may chain into one by history: the direct
+        # path solves here, and what a general-path trace would join goes the general way.
+        solved = _solve_here(candidates, decode, ingest_id)
+        _clashes(solved, prefixes)
+        done = {t for c in solved.values() for t in c.traces}  # moved ones are out
+        rest = [s for ts in candidates.values() for t in ts for s in t if s.trace_id not in done]
+        more, more_errors = decode(trace_order(rest), [], fresh.decoded)
+        decoded.extend(more)
+        errors.extend(more_errors)
+        result = assemble_turns(decoded, ingest_id=ingest_id)
+        errors.extend(result.errors)
+        links = span_links(decoded, result.trace_conversations)
+        for conversation in solved.values():
+            links.update(conversation.links)
+            turns.extend(conversation.turns)
+            state.direct_turns += len(conversation.turns)
+        turns.extend(result.turns)
+        spans_store.write([*new_spans, *new_logs], links)
+    else:
+        general()
+    state.groups += 1
+    state.errors.extend(_own_errors(errors, fresh.sources))
     # One order whatever path built a turn: by time, then as assembled.
     turns.sort(key=lambda t: (t.started_at, t.conversation_id, t.turn_index))
-    links = span_links(decoded, result.trace_conversations)
-    for conversation in solved.values():
-        links.update(conversation.links)
-    spans_store.write([*new_spans, *new_logs], links)
     write = turn_store.replace(turns, rebuilt)
     state.turn_files.update(write.written)
     state.rebuilt |= rebuilt
     state.removed.update(write.removed_ids)
     state.written_ids.update(t.turn_id for t in turns)
     state.turns += len(turns)
-    state.direct_turns += len(turns) - len(result.turns)
     state.new_spans += len(new_spans)
     state.new_logs += len(new_logs)
     logger.info(
-        "group of %d file(s): %d new span(s), %d trace(s) rebuilt, %d turn(s) (%d direct), "
-        "%d span(s) of unfinished traces carried to the next group",
+        "group of %d file(s): %d new span(s), %d trace(s) rebuilt, %d turn(s) (%d in all "
+        "direct), %d span(s) of unfinished traces carried to the next group",
         len(group),
         len(new_spans),
         len(rebuilt),
         len(turns),
-        len(turns) - len(result.turns),
+        state.direct_turns,
         len(carry.spans),
     )
     return carry
@@ -420,16 +465,11 @@ def _carry(fresh: _Group, carried: _Carry, stored_traces: set[str]) -> _Carry:
     return out
 
 
-def _direct(
-    new_spans: Sequence[RawSpan],
-    excluded: set[str],
-    spans_store: SpanStore,
-    decode: _Decoder,
-    workers: int,
-    ingest_id: str,
-) -> dict[str, DirectConversation]:
-    """The direct path over new traces (not `excluded`) of conversations nothing stored
-    belongs to, grouped by the conversation id their root span names."""
+def _candidates(
+    new_spans: Sequence[RawSpan], excluded: set[str], spans_store: SpanStore
+) -> dict[str, list[list[RawSpan]]]:
+    """New traces (not `excluded`) by the conversation id their root span names, for the
+    direct path; conversations something stored belongs to are left out."""
     by_trace: dict[str, list[RawSpan]] = {}
     for s in new_spans:
         if s.trace_id not in excluded:
@@ -444,35 +484,40 @@ def _direct(
         for cid in list(conversations):
             if spans_store.linked_traces(Lookups(conversations={cid})):
                 del conversations[cid]
-    return solve_in_shares(
-        conversations,
-        workers=workers,
-        case_id_attribute=decode.case_id_attribute,
-        ingest_id=ingest_id,
-    )
+    return conversations
 
 
-def _clashes(direct: dict[str, DirectConversation], decoded: Sequence[Span]) -> set[str]:
-    """Traces of direct conversations that the general path's traces would join: by
-    conversation id, or by history (a trace without a conversation id continuing one of
-    their model calls). Taken out of `direct`; the general path assembles them."""
-    named = {s.conversation_id for s in decoded if s.conversation_id}
+def _prefixes(decoded: Sequence[Span]) -> set[str]:
+    """History prefixes by which traces without a conversation id could chain into another
+    trace's conversation. Grouping chains such a trace by its first main-line model call;
+    every model call with input stands in for it here (a needless move only costs time)."""
     with_id = {s.trace_id for s in decoded if s.conversation_id}
-    named |= {s.trace_id for s in decoded}
-    # Grouping chains a trace without an id by its first main-line model call; any model
-    # call with input stands in for it here: moving a conversation back needlessly only
-    # costs time.
-    prefixes = {
+    return {
         key
         for s in decoded
         if s.kind is SpanKind.LLM and s.input_messages is not None and s.trace_id not in with_id
         for key in prefix_keys(s)
     }
+
+
+def _solve_here(
+    candidates: dict[str, list[list[RawSpan]]], decode: _Decoder, ingest_id: str
+) -> dict[str, DirectConversation]:
+    traces = [t for traces in candidates.values() for t in traces]
+    return solve(
+        traces, case_id_attribute=decode.case_id_attribute, ingest_id=ingest_id, histories=True
+    )
+
+
+def _clashes(solved: dict[str, DirectConversation], prefixes: set[str]) -> set[str]:
+    """Traces of solved conversations that a trace without a conversation id would chain
+    into by history: taken out of `solved`, for the general path."""
     moved: set[str] = set()
-    for cid in list(direct):
-        if cid in named or not prefixes.isdisjoint(direct[cid].histories):
-            moved |= direct.pop(cid).traces
+    for cid in list(solved):
+        if not prefixes.isdisjoint(solved[cid].histories):
+            moved |= solved.pop(cid).traces
     return moved
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -518,10 +563,6 @@ def _records(path: Path) -> Iterable[Record]:
     the plain reader would (`arrow_read`), else the plain way."""
     table = read_span_table(path)
     return read_file(path) if table is None else raw_spans(table)
-
-
-def _ordered(spans: Iterable[RawSpan]) -> list[RawSpan]:
-    return sorted(spans, key=lambda s: (s.trace_id, s.start_unix_nano, s.span_id))
 
 
 def _conflicts(

@@ -228,9 +228,10 @@ class _PartNamer:
     ingest_id: str
     counter: int = 0
 
-    def next(self, root: Path, day: str) -> Path:
+    def next(self, root: Path, day: str, tag: str = "") -> Path:
         self.counter += 1
-        return root / f"date={day}" / f"part-{self.ingest_id}-{self.counter:05d}.parquet"
+        name = f"part-{self.ingest_id}{tag}-{self.counter:05d}.parquet"
+        return root / f"date={day}" / name
 
 
 def sync_indexes(root: Path) -> None:
@@ -283,22 +284,39 @@ class SpanStore:
 
         `links` gives, by (trace_id, span_id), the keys that find a span's trace later.
         """
+        parts = self.write_parts(records, links)
+        self.index_parts(parts)
+        return [path for path, _ in parts]
+
+    def write_parts(
+        self,
+        records: Iterable[RawSpan | RawLog],
+        links: Mapping[tuple[str, str], SpanLinks] | None = None,
+        *,
+        tag: str = "",
+    ) -> list[tuple[Path, list[KeyRow]]]:
+        """`write` without the key index: the files and the index rows `index_parts` takes.
+        Touches nothing but new files, so another process may call it; `tag` keeps its
+        file names apart from this process's."""
         conv = links or {}
         by_day: dict[str, list[dict[str, Any]]] = {}
         resources = _Resources()
         for rec in records:
             row = self._row(rec, conv, resources)
             by_day.setdefault(_day(row["start_unix_nano"]), []).append(row)
-        written = []
-        index = self._load_index()
+        parts = []
         for day, rows in sorted(by_day.items()):
-            path = self._names.next(self.root, day)
+            path = self._names.next(self.root, day, tag)
             rows.sort(key=lambda r: (r["trace_id"] or "", r["start_unix_nano"]))
             table = pa.Table.from_pylist(rows, schema=_SPAN_SCHEMA)
             write_parquet_atomic(table, path, row_group_size=SPAN_ROW_GROUP)
-            index.put(path, _span_key_rows(table))
-            written.append(path)
-        return written
+            parts.append((path, _span_key_rows(table)))
+        return parts
+
+    def index_parts(self, parts: Iterable[tuple[Path, list[KeyRow]]]) -> None:
+        index = self._load_index()
+        for path, rows in parts:
+            index.put(path, rows)
 
     def _row(
         self,
