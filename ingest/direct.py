@@ -279,8 +279,8 @@ class _Decoder:
         last_text = texts[-1]
         if not all(isinstance(t, str) for t in texts) or not isinstance(last_text, str):
             return None
-        if len(history) != _elements(last_text):
-            return None  # a JSON element that is not one message: slices would be off
+        # Without a problem reported, every element of the last input is one message (only
+        # a non-object element is skipped, and that is reported), so slices line up.
         sizes = [len(first.input_messages)]
         for text in texts[1:-1]:
             size = _elements(text) if isinstance(text, str) else None
