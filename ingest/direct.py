@@ -7,10 +7,11 @@ children the run's `chat` model calls (each carrying the conversation so far), i
 conversation is its runs in time order.
 
 `find_runs` picks out the traces of that shape and decodes each span only for what a turn
-reads; of a run's model-call inputs it parses only the first and the last in full: each input
-is the one before plus what followed, so an earlier input is a slice of the last one. That is
-checked on the text (the shorter JSON array is a prefix of the longer, up to an element
-boundary), not assumed. `assemble_runs` then builds the turns without the general grouping.
+reads; of a run's model-call inputs it decodes only the first and the last into messages:
+each input is the one before plus what followed, so a middle one is a slice of the last.
+That is checked on the text (the shorter JSON array is a prefix of the longer, up to an
+element boundary), not assumed; a middle input is only parsed to count its elements.
+`assemble_runs` then builds the turns without the general grouping.
 
 The result is what `decode_spans` + `assemble_turns` give for the same spans (the tests hold
 both paths to identical turns): a trace is taken only when every condition that makes the
@@ -55,6 +56,7 @@ __all__ = [
     "DirectConversation",
     "conversation_id",
     "find_runs",
+    "fits",
     "solve",
 ]
 
@@ -106,7 +108,7 @@ _OTEL = otel_genai.NAME
 _FORBIDDEN = frozenset({A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.VERCEL_OPERATION_ID})
 """Deprecated whole-prompt content (decoded another way) and a key detected by value."""
 _NOT_ON_ROOT = frozenset({A.GEN_AI_INPUT_MESSAGES, A.GEN_AI_OUTPUT_MESSAGES})
-_NOT_ON_TOOL = _NOT_ON_ROOT
+"""Content that would make the root, or a tool span, decode another way."""
 
 
 def conversation_id(attributes: Mapping[str, AttrValue]) -> str | None:
@@ -160,10 +162,15 @@ class _Shape:
     others: list[RawSpan]
 
 
-def _run(spans: Sequence[RawSpan], case_attr: str | None) -> tuple[str, Run] | None:
+def fits(spans: Sequence[RawSpan]) -> str | None:
+    """The conversation id of a trace of the plain shape, whose spans name no other; None
+    for any other trace. Cheap (no content is parsed): the caller sorts traces with it
+    before any decoding, since only such a trace's conversations are known without it."""
     shape = _shape(spans)
-    if shape is None:
-        return None
+    return None if shape is None else _conversation(shape)
+
+
+def _conversation(shape: _Shape) -> str | None:
     cid = conversation_id(shape.root.attributes)
     if cid is None:
         return None
@@ -171,6 +178,14 @@ def _run(spans: Sequence[RawSpan], case_attr: str | None) -> tuple[str, Run] | N
         own = conversation_id(s.attributes)
         if own is not None and own != cid:
             return None
+    return cid
+
+
+def _run(spans: Sequence[RawSpan], case_attr: str | None) -> tuple[str, Run] | None:
+    shape = _shape(spans)
+    cid = None if shape is None else _conversation(shape)
+    if shape is None or cid is None:
+        return None
     decode = _Decoder(case_attr)
     root = decode.agent(shape.root)
     steps = decode.chats(shape.chats)
@@ -201,7 +216,7 @@ def _shape(spans: Sequence[RawSpan]) -> _Shape | None:
             root = raw
         elif op == A.OP_CHAT:
             chats.append(raw)
-        elif op == A.OP_EXECUTE_TOOL and not _NOT_ON_TOOL & raw.attributes.keys():
+        elif op == A.OP_EXECUTE_TOOL and not _NOT_ON_ROOT & raw.attributes.keys():
             tools.append(raw)
         elif op is None and not otel:
             others.append(raw)
@@ -275,15 +290,15 @@ class _Decoder:
         history = last.input_messages
         if problems or first.input_messages is None or history is None:
             return None
-        texts = [raw.attributes.get(A.GEN_AI_INPUT_MESSAGES) for raw in raws]
-        last_text = texts[-1]
-        if not all(isinstance(t, str) for t in texts) or not isinstance(last_text, str):
+        texts = [t for r in raws if isinstance(t := r.attributes.get(A.GEN_AI_INPUT_MESSAGES), str)]
+        if len(texts) != len(raws):
             return None
+        last_text = texts[-1]
         # Without a problem reported, every element of the last input is one message (only
         # a non-object element is skipped, and that is reported), so slices line up.
         sizes = [len(first.input_messages)]
         for text in texts[1:-1]:
-            size = _elements(text) if isinstance(text, str) else None
+            size = _elements(text)
             if size is None or not _extends(text, last_text):
                 return None
             sizes.append(size)

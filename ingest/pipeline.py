@@ -4,18 +4,27 @@
 content each), so memory holds one group's records plus the stored spans of the traces
 that group touches, never the whole input. Per group:
 
-1. read every record (`otlp.read_file`); input errors are kept, reading goes on;
+1. read every record (pyarrow's reader where it reads a file exactly as the plain one,
+   `arrow_read`, else `otlp.read_file`); input errors are kept, reading goes on;
 2. dedup spans by (trace_id, span_id) and log records by content: identical records in
    two files, or already in `spans/`, are one record (the stored copy wins; a differing
-   copy is reported);
-3. load the stored records of every trace the group touches, decode stored + new, and
-   widen to the stored traces of the same conversations, by conversation id or by the
-   message history they continue (`turnscore.ingest.links`), so late spans, late turns
-   and late earlier turns all rebuild the whole conversation;
-4. assemble turns (a pure function: the same spans give the same turns and turn ids),
+   copy is reported). New traces without their root span wait for the next group, once
+   (`triage.carry`): exporters cut batches in the order spans end, and a root ends last;
+3. set aside *candidates*: new traces, without log records, grouped by the conversation
+   id their root names, of conversations nothing stored belongs to;
+4. the general path: load the stored records of every other trace the group touches,
+   decode stored + new, and widen to the stored traces of the same conversations, by
+   conversation id or by the message history they continue (`turnscore.ingest.links`),
+   so late spans, late turns and late earlier turns all rebuild the whole conversation.
+   A candidate conversation these traces name, or could continue by history, joins them;
+5. assemble turns (a pure function: the same spans give the same turns and turn ids):
+   candidates through the direct path where they fit (`turnscore.ingest.direct`),
+   independent conversations in shards on worker processes (`turnscore.ingest.shards`);
    store the new raw records, then the turns: each turn replaces its older row, and rows
    of rebuilt traces that the rebuild no longer produced are removed (`TurnStore`).
 
+Steps 2-5 change how much work a group takes, never its result: the same turns and
+stored spans as the general path alone (`direct=False`; tested on mutated inputs).
 Every trace the input touches is rebuilt, even when all its spans were stored already:
 that is what lets a rerun after a crash (records stored, warehouse not loaded) finish the
 job. The warehouse load (`turnscore.warehouse.ingest_run`) compares rows and leaves
@@ -32,13 +41,14 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from turnscore.ingest import triage
 from turnscore.ingest.arrow_read import raw_spans, read_span_table
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import decode_spans, trace_order
-from turnscore.ingest.direct import DirectConversation, conversation_id, solve
+from turnscore.ingest.direct import DirectConversation, solve
 from turnscore.ingest.fast_read import Decoded, FileRead, prefetch
-from turnscore.ingest.links import Lookups, lookups, prefix_keys, span_links
-from turnscore.ingest.model import Span, SpanKind
+from turnscore.ingest.links import lookups, span_links
+from turnscore.ingest.model import Span
 from turnscore.ingest.otlp import Record, iter_input_files, read_file
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.shards import run_shards
@@ -49,6 +59,7 @@ from turnscore.ingest.store import (
     record_key,
     remove_stale_temp_files,
 )
+from turnscore.ingest.triage import Carry
 from turnscore.ingest.turn import Turn
 
 __all__ = [
@@ -194,7 +205,7 @@ def ingest_paths(
         if workers > 1 and not direct
         else None
     )
-    carry = _Carry()
+    carry = Carry()
     try:
         for group in _groups(inputs, group_bytes):
             carry = _ingest_group(
@@ -294,17 +305,6 @@ def _groups(inputs: Sequence[_Input], budget: int) -> Iterator[list[_Input]]:
         yield group
 
 
-@dataclass(slots=True)
-class _Carry:
-    """Spans of traces whose root span had not arrived by the end of a group. They wait one
-    group for it, since exporters cut batches in the order spans end and a root ends last:
-    the trace is then read whole once, not stored half and rebuilt. Carried at most once."""
-
-    spans: dict[RecordKey, RawSpan] = field(default_factory=dict)
-    decoded: dict[int, Decoded] = field(default_factory=dict)
-    sources: set[str] = field(default_factory=set)
-
-
 def _ingest_group(
     group: list[_Input],
     spans_store: SpanStore,
@@ -316,14 +316,13 @@ def _ingest_group(
     files_total: int,
     bytes_total: int,
     reads: Iterator[FileRead] | None,
-    carried: _Carry,
+    carried: Carry,
     direct: bool,
     workers: int,
     *,
     last: bool = False,
-) -> _Carry:
+) -> Carry:
     fresh = _Group(spans=dict(carried.spans), decoded=dict(carried.decoded))
-    fresh.sources |= carried.sources
     for item in group:
         _read_one(item, fresh, state, None if reads is None else next(reads))
         state.bytes_done += item.size
@@ -335,7 +334,11 @@ def _ingest_group(
     touched = {k[1] for k in (*fresh.spans, *fresh.logs) if k[1] is not None}
     stored = spans_store.read(touched)
     stored_traces = {r.trace_id for r in (*stored.spans, *stored.logs)}
-    carry = _Carry() if last else _carry(fresh, carried, stored_traces)
+    carry = (
+        Carry()
+        if last
+        else triage.carry(fresh.spans, fresh.logs, fresh.decoded, carried, stored_traces)
+    )
     touched -= {k[1] for k in carry.spans}
     stored_spans = {record_key(s): s for s in stored.spans}
     stored_logs = stored.keys() - set(stored_spans)
@@ -344,7 +347,7 @@ def _ingest_group(
     state.errors.extend(_conflicts(fresh.spans, stored_spans))
 
     excluded = stored_traces | {lg.trace_id for lg in new_logs if lg.trace_id}
-    candidates = _candidates(new_spans, excluded, spans_store) if direct else {}
+    candidates = triage.candidates(new_spans, excluded, spans_store) if direct else {}
     held = {s.trace_id for traces in candidates.values() for t in traces for s in t[:1]}
     decoded, errors = decode(
         trace_order([*stored.spans, *(s for s in new_spans if s.trace_id not in held)]),
@@ -372,7 +375,7 @@ def _ingest_group(
         more, more_errors = decode(trace_order(back), [], fresh.decoded)
         decoded.extend(more)
         errors.extend(more_errors)
-    prefixes = _prefixes(decoded)
+    prefixes = triage.prefixes(decoded)
     held = {s.trace_id for traces in candidates.values() for t in traces for s in t[:1]}
     general_new = [s for s in new_spans if s.trace_id not in held]
     turns: list[Turn] = []
@@ -404,7 +407,7 @@ def _ingest_group(
         # A trace without a conversation id may chain into one by history: the direct
         # path solves here, and what a general-path trace would join goes the general way.
         solved = _solve_here(candidates, decode, ingest_id)
-        _clashes(solved, prefixes)
+        triage.clashes(solved, prefixes)
         done = {t for c in solved.values() for t in c.traces}  # moved ones are out
         rest = [s for ts in candidates.values() for t in ts for s in t if s.trace_id not in done]
         more, more_errors = decode(trace_order(rest), [], fresh.decoded)
@@ -422,7 +425,8 @@ def _ingest_group(
     else:
         general()
     state.groups += 1
-    state.errors.extend(_own_errors(errors, fresh.sources))
+    waited = {k[1] for k in carried.spans}
+    state.errors.extend(_own_errors(errors, fresh.sources, waited))
     # One order whatever path built a turn: by time, then as assembled.
     turns.sort(key=lambda t: (t.started_at, t.conversation_id, t.turn_index))
     write = turn_store.replace(turns, rebuilt)
@@ -446,60 +450,6 @@ def _ingest_group(
     return carry
 
 
-def _carry(fresh: _Group, carried: _Carry, stored_traces: set[str]) -> _Carry:
-    """Take out of `fresh` the spans of new traces without a root span yet (not carried
-    before, no log records, nothing stored: a late part of a stored trace is processed now)."""
-    rooted = {s.trace_id for s in fresh.spans.values() if s.parent_span_id is None}
-    logged = {k[1] for k in fresh.logs}
-    waiting = {k[1] for k in carried.spans}
-    out = _Carry()
-    for key, span in list(fresh.spans.items()):
-        trace = span.trace_id
-        if trace in rooted or trace in logged or trace in waiting or trace in stored_traces:
-            continue
-        out.spans[key] = fresh.spans.pop(key)
-        found = fresh.decoded.get(id(span))
-        if found is not None:
-            out.decoded[id(span)] = found
-        out.sources.add(span.source)
-    return out
-
-
-def _candidates(
-    new_spans: Sequence[RawSpan], excluded: set[str], spans_store: SpanStore
-) -> dict[str, list[list[RawSpan]]]:
-    """New traces (not `excluded`) by the conversation id their root span names, for the
-    direct path; conversations something stored belongs to are left out."""
-    by_trace: dict[str, list[RawSpan]] = {}
-    for s in new_spans:
-        if s.trace_id not in excluded:
-            by_trace.setdefault(s.trace_id, []).append(s)
-    conversations: dict[str, list[list[RawSpan]]] = {}
-    for spans in by_trace.values():
-        root = next((s for s in spans if s.parent_span_id is None), None)
-        cid = conversation_id(root.attributes) if root is not None else None
-        if cid is not None:
-            conversations.setdefault(cid, []).append(spans)
-    if conversations and spans_store.linked_traces(Lookups(conversations=set(conversations))):
-        for cid in list(conversations):
-            if spans_store.linked_traces(Lookups(conversations={cid})):
-                del conversations[cid]
-    return conversations
-
-
-def _prefixes(decoded: Sequence[Span]) -> set[str]:
-    """History prefixes by which traces without a conversation id could chain into another
-    trace's conversation. Grouping chains such a trace by its first main-line model call;
-    every model call with input stands in for it here (a needless move only costs time)."""
-    with_id = {s.trace_id for s in decoded if s.conversation_id}
-    return {
-        key
-        for s in decoded
-        if s.kind is SpanKind.LLM and s.input_messages is not None and s.trace_id not in with_id
-        for key in prefix_keys(s)
-    }
-
-
 def _solve_here(
     candidates: dict[str, list[list[RawSpan]]], decode: _Decoder, ingest_id: str
 ) -> dict[str, DirectConversation]:
@@ -507,17 +457,6 @@ def _solve_here(
     return solve(
         traces, case_id_attribute=decode.case_id_attribute, ingest_id=ingest_id, histories=True
     )
-
-
-def _clashes(solved: dict[str, DirectConversation], prefixes: set[str]) -> set[str]:
-    """Traces of solved conversations that a trace without a conversation id would chain
-    into by history: taken out of `solved`, for the general path."""
-    moved: set[str] = set()
-    for cid in list(solved):
-        if not prefixes.isdisjoint(solved[cid].histories):
-            moved |= solved.pop(cid).traces
-    return moved
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -546,7 +485,9 @@ def _read_one(item: _Input, fresh: _Group, state: _Totals, read: FileRead | None
     for rec in _records(item.path) if read is None else read.records:
         if isinstance(rec, RawSpan):
             spans += 1
-            fresh.spans.setdefault(record_key(rec), rec)
+            first = fresh.spans.setdefault(record_key(rec), rec)
+            if first is not rec and _content(first) != _content(rec):
+                state.errors.append(_twice(rec, first))
         elif isinstance(rec, RawLog):
             logs += 1
             fresh.logs.setdefault(record_key(rec), rec)
@@ -581,12 +522,26 @@ def _conflicts(
             )
 
 
+def _twice(span: RawSpan, first: RawSpan) -> InputError:
+    return InputError(
+        span.source,
+        span.position,
+        f"span {span.span_id} of trace {span.trace_id} arrived twice with different "
+        f"content; kept the first copy (from {first.source}, {first.position})",
+        span_id=span.span_id,
+        trace_id=span.trace_id,
+    )
+
+
 def _content(span: RawSpan) -> RawSpan:
     return replace(span, source="", position="")
 
 
-def _own_errors(errors: Iterable[InputError], sources: set[str]) -> Iterator[InputError]:
-    """Errors about this group's files; stored spans' errors were reported when first read."""
+def _own_errors(
+    errors: Iterable[InputError], sources: set[str], carried: set[str]
+) -> Iterator[InputError]:
+    """Errors about this group's files or the traces it carried in; stored spans' errors
+    were reported when first read."""
     for err in errors:
-        if not err.source or err.source in sources:
+        if not err.source or err.source in sources or err.trace_id in carried:
             yield err

@@ -13,17 +13,25 @@ its turns, errors and index rows; the caller indexes the files and writes the tu
 
 Fork, not spawn: children inherit the spans already in memory, and only results are
 pickled back. The work is pure, so the result is the same for any number of workers. A
-child that fails costs only time: its files are removed and its shard runs here.
+child that fails or hangs costs only time: its files are removed and its shard runs here.
+Children hold the warehouse's writer lock as the parent does (inherited), which keeps any
+rerun out while one still writes; they die with the parent.
 """
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
+import pickle
+import signal
+import sys
+import traceback
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import decode_spans, trace_order
@@ -40,8 +48,9 @@ logger = logging.getLogger(__name__)
 
 MIN_SHARED_SPANS = 2_000
 """Below this many spans per process a fork costs more than it saves."""
-_CHILD_WEIGHT = 1
-"""A child's share against this process's (which has the rest of the group to do)."""
+CHILD_TIMEOUT = 600.0
+"""Seconds to wait for a child's shard (seconds of work) before running it here."""
+_PR_SET_PDEATHSIG = 1
 
 Trace = Sequence[RawSpan]
 
@@ -109,44 +118,64 @@ def run_shards(
     `meanwhile` runs here while the children work. `tag` tells this call's files apart."""
     job = _Job(store, tag, case_id_attribute, ingest_id)
     spans = sum(len(t) for traces in conversations.values() for t in traces)
-    children = max(0, min(workers - 1, spans // MIN_SHARED_SPANS - 1))
-    shares: list[list[Trace]] = [[] for _ in range(children + 1)]
-    buckets = 1 + _CHILD_WEIGHT * children
+    count = max(1, min(workers, spans // MIN_SHARED_SPANS))
+    shares: list[list[Trace]] = [[] for _ in range(count)]
     for cid, traces in conversations.items():
-        bucket = zlib.crc32(cid.encode()) % buckets
-        shares[0 if bucket == 0 else 1 + (bucket - 1) // _CHILD_WEIGHT].extend(traces)
+        shares[zlib.crc32(cid.encode()) % count].extend(traces)
     context = multiprocessing.get_context("fork")
-    started = []
-    for shard, share in enumerate(shares[1:], start=1):
-        reader, writer = context.Pipe(duplex=False)
-        child = context.Process(target=_child, args=(writer, job, share, shard), daemon=True)
-        child.start()
-        writer.close()
-        started.append((child, reader, share, shard))
+    running: list[tuple[BaseProcess, Connection, int]] = []
     try:
+        for shard, share in enumerate(shares[1:], start=1):
+            reader, writer = context.Pipe(duplex=False)
+            proc = context.Process(target=_child, args=(writer, job, share, shard), daemon=True)
+            proc.start()
+            writer.close()
+            running.append((proc, reader, shard))
         meanwhile()
         out = [job(shares[0], 0)]
-    except BaseException:
-        for child, reader, _, shard in started:  # their files would be stored unindexed
+        while running:
+            child, reader, shard = running[0]
+            sent = _receive(reader)
+            running.pop(0)
+            reader.close()
+            child.join()
+            if not isinstance(sent, Shard):
+                logger.warning("ingest worker %d failed (%s); running its shard here", shard, sent)
+                job.remove_files(shard)
+                sent = job(shares[shard], shard)
+            out.append(sent)
+    finally:
+        for child, reader, shard in running:  # their files would be stored unindexed
             child.kill()
             child.join()
             reader.close()
             job.remove_files(shard)
-        raise
-    for child, reader, share, shard in started:
-        try:
-            out.append(reader.recv())
-        except (EOFError, OSError) as exc:
-            logger.warning("ingest worker for shard %d failed (%s); running it here", shard, exc)
-            child.join()
-            job.remove_files(shard)
-            out.append(job(share, shard))
-        finally:
-            reader.close()
-            child.join()
     return out
 
 
+def _receive(reader: Connection) -> Shard | str:
+    """The child's shard, or why there is none."""
+    if not wait([reader], timeout=CHILD_TIMEOUT):
+        return f"no answer in {CHILD_TIMEOUT:.0f} s"
+    try:
+        sent = reader.recv()
+    except (EOFError, OSError, pickle.UnpicklingError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return sent if isinstance(sent, Shard | str) else f"unexpected answer {type(sent).__name__}"
+
+
 def _child(writer: Connection, job: _Job, share: Sequence[Trace], shard: int) -> None:
+    _die_with_parent()
     with writer:
-        writer.send(job(share, shard))
+        try:
+            writer.send(job(share, shard))
+        except Exception:  # the parent logs it and runs the shard itself
+            writer.send(traceback.format_exc(limit=5))
+
+
+def _die_with_parent() -> None:
+    """A child outliving a killed parent would hold the warehouse lock it inherited
+    (`warehouse.db.writer_lock`) for as long as it runs: have Linux kill it too."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 from dataclasses import astuple
 from pathlib import Path
 from types import ModuleType
@@ -90,3 +91,32 @@ def test_a_failed_worker_costs_only_time(
     assert _turns(tmp_path / "many") == _turns(tmp_path / "one")
     # The dead child's files were removed before its shard ran again here: no span twice.
     assert _span_rows(tmp_path / "many") == _span_rows(tmp_path / "one")
+
+
+def _hanging_child(writer: Any, job: Any, share: Any, shard: int) -> None:
+    time.sleep(60)
+
+
+def _failing_job(writer: Any, job: Any, share: Any, shard: int) -> None:
+    with writer:
+        writer.send("Traceback (most recent call last): ... RuntimeError: boom")
+
+
+@pytest.mark.parametrize("child", [_hanging_child, _failing_job], ids=["hangs", "raises"])
+def test_a_worker_that_hangs_or_raises_is_replaced_here(
+    traffic: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    child: Any,
+) -> None:
+    monkeypatch.setattr(shards, "MIN_SHARED_SPANS", 1)
+    one = ingest_paths([traffic], tmp_path / "one", ingest_id="i", workers=1)
+    monkeypatch.setattr(shards, "_child", child)
+    monkeypatch.setattr(shards, "CHILD_TIMEOUT", 0.5)
+    many = ingest_paths([traffic], tmp_path / "many", ingest_id="i", workers=2)
+    assert _summary(many) == _summary(one)
+    assert _turns(tmp_path / "many") == _turns(tmp_path / "one")
+    assert _span_rows(tmp_path / "many") == _span_rows(tmp_path / "one")
+    expected = "no answer in 0 s" if child is _hanging_child else "RuntimeError: boom"
+    assert expected in caplog.text
