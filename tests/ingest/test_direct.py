@@ -441,6 +441,16 @@ def model_call_of_another_conversation(spans: list[SpanDict]) -> set[str]:
     return _ids(session)
 
 
+def model_call_naming_another_plain_conversation(spans: list[SpanDict]) -> set[str]:
+    """The general path files a trace under the id of its earliest span naming one: here
+    a model call (starting with its root) naming another conversation of plain runs."""
+    session, other = _session(spans, skip=21), _session(spans, skip=22)
+    chat = session[0].chats[0]
+    _set(chat, "gen_ai.conversation.id", _get(other[0].root, "gen_ai.conversation.id"))
+    chat["startTimeUnixNano"] = str(int(session[0].root["startTimeUnixNano"]) - 1)
+    return _ids(session) | _ids(other)
+
+
 def model_call_of_the_same_conversation(spans: list[SpanDict]) -> set[str]:
     session = _session(spans, skip=18)
     trace = session[0]
@@ -728,6 +738,7 @@ CASES = {
         Case(span_under_a_tool, False),
         Case(plain_span_under_a_model_call, False),
         Case(model_call_of_another_conversation, False),
+        Case(model_call_naming_another_plain_conversation, False),
         Case(model_call_of_the_same_conversation, True),
         Case(root_with_input_messages, False),
         Case(tool_with_output_messages, False),
