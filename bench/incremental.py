@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -61,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-split", action="store_true",
                         help="skip the comparison run into an empty warehouse")
     args = parser.parse_args(argv)
+    from turnscore.ingest.pipeline import default_workers
     from turnscore.ingest.store import sync_indexes
     from turnscore.warehouse.db import DB_FILE, open_readonly
     from turnscore.warehouse.ingest_run import run_ingest
@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "index_sync_seconds_before_run": index_seconds,
         "old_parquet_files": len(before),
         "old_parquet_files_rewritten_or_removed": len(changed),
-        "workers": os.environ.get("TURNSCORE_INGEST_WORKERS", "1"),
+        "workers": default_workers(),
         "outcome": report.outcome,
     }
     print(json.dumps(result, indent=2))

@@ -70,6 +70,7 @@ __all__ = [
     "Progress",
     "ProgressFn",
     "SkippedFile",
+    "default_workers",
     "file_key",
     "ingest_paths",
 ]
@@ -199,7 +200,7 @@ def ingest_paths(
     inputs, skipped = _plan(paths, known_file_keys, state.errors)
     total = sum(i.size for i in inputs)
     decode = _Decoder(case_id_attribute)
-    workers = _workers() if workers is None else workers
+    workers = default_workers() if workers is None else workers
     reads = (
         prefetch((i.path for i in inputs), workers, case_id_attribute)
         if workers > 1 and not direct
@@ -258,7 +259,8 @@ class _Totals:
     errors: list[InputError] = field(default_factory=list)
 
 
-def _workers() -> int:
+def default_workers() -> int:
+    """`$TURNSCORE_INGEST_WORKERS`, else the cores (up to `MAX_DEFAULT_WORKERS`)."""
     raw = os.environ.get(WORKERS_ENV, "").strip()
     if not raw:
         return min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS)
