@@ -1,6 +1,6 @@
 """Ingest benchmark: a realistic synthetic OTLP export, ingested end to end per format.
 
-    python bench/ingest.py [--spans 1000000] [--spans-per-file 8000] [--workers CORES]
+    python bench/ingest.py [--spans 1000000] [--spans-per-file 8000] [--workers N]
                            [--out bench/out] [--formats json,jsonl,pb]
 
 Generates agent traces with the real OTel SDK (GenAI semantic-convention attributes, as
@@ -18,10 +18,10 @@ Each format is ingested into a fresh warehouse in its own process (`run_ingest`:
 decode, assemble, write Parquet, load DuckDB), which reports spans/s, MB/s and its peak
 RSS; the same files are also just parsed (orjson.loads / ParseFromString), in the same
 run, and the ingest's throughput is given as a share of that parse-only throughput (the
-targets: JSON >= 1.3x, protobuf >= 0.4x). `--workers` (default: the cores) sets
-`TURNSCORE_INGEST_WORKERS` for the ingest: processes sharing the direct path's
-conversations (`turnscore.ingest.direct_pool`; 1 = this process alone). The output says how
-many turns took the direct path.
+targets: JSON >= 1.3x, protobuf >= 0.4x). `--workers` (default: ingest's, the cores up
+to 4) sets `TURNSCORE_INGEST_WORKERS` for the ingest: processes sharing its independent
+conversations (`turnscore.ingest.shards`; 1 = this process alone). The output says how
+many turns took the direct path (`turnscore.ingest.direct`).
 Machine details are printed first. Results are printed and written to
 `<out>/results.json`.
 """
@@ -51,6 +51,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
+
+from turnscore.ingest.pipeline import default_workers
 
 FORMATS = ("json", "jsonl", "pb")
 JSONL_BATCH = 512
@@ -553,7 +555,7 @@ def ingest_child(folder: Path, warehouse: Path) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=1_000_000)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--workers", type=int, default=default_workers())
     parser.add_argument("--spans-per-file", type=int, default=8_000)
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
     parser.add_argument("--formats", default=",".join(FORMATS))

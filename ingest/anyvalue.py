@@ -71,7 +71,10 @@ def _json_double(raw: object) -> float:
     if isinstance(raw, bool):
         raise AnyValueError(f"doubleValue is a boolean: {raw!r}")
     if isinstance(raw, int | float):
-        return float(raw)
+        try:
+            return float(raw)
+        except OverflowError:  # an integer of some 310 digits or more
+            raise AnyValueError(f"doubleValue is out of range: {str(raw)[:40]}...") from None
     if isinstance(raw, str):
         if raw in _DOUBLE_WORDS:
             return _DOUBLE_WORDS[raw]

@@ -88,7 +88,8 @@ def _json_uint(raw: Any, what: str) -> int:
         return 0
     if isinstance(raw, int) and not isinstance(raw, bool):
         return raw
-    if isinstance(raw, str) and raw.strip().isdigit():
+    # ASCII only: `str.isdigit` also takes '²', which `int` refuses.
+    if isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdigit():
         return int(raw)
     # Some hand-rolled exporters write nanoseconds as JSON numbers in float form.
     if isinstance(raw, float) and raw.is_integer() and raw >= 0:

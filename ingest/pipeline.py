@@ -188,7 +188,7 @@ def ingest_paths(
     batch, are skipped. Raises `FileNotFoundError` for a path that does not exist.
     `case_id_attribute` names the span attribute holding the labelled-case key.
     `direct`: plain OTel GenAI agent runs take the direct path (`turnscore.ingest.direct`),
-    their conversations shared among `workers` processes (`direct_pool`); without it,
+    independent conversations shared among `workers` processes (`shards`); without it,
     `workers - 1` processes read and decode files ahead (`fast_read`). The result is the
     same either way. Default workers: `$TURNSCORE_INGEST_WORKERS`, else the cores (up to 4).
     """

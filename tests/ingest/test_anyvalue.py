@@ -126,6 +126,7 @@ def test_nan_double() -> None:
         ({"intValue": "12.5"}, "intValue is not an integer"),
         ({"intValue": True}, "intValue is a boolean"),
         ({"doubleValue": "fast"}, "doubleValue is not a number"),
+        ({"doubleValue": 10**400}, "doubleValue is out of range"),
         ({"boolValue": "true"}, "boolValue is not a boolean"),
         ({"stringValue": 3}, "stringValue is not a string"),
         ({"bytesValue": "@@@"}, "bytesValue is not valid base64"),

@@ -1,7 +1,9 @@
-"""The fast ingest path gives exactly what the plain path gives.
+"""The fast ingest paths give exactly what the plain path gives.
 
-Fast path: worker processes reading and decoding ahead (`fast_read`, `workers=2`), and
-orjson line framing (`fast_json`), which the plain reader now uses too; its framing is
+Fast paths: the direct path and shards on worker processes (the default; generated agent
+traffic and its mutations are in `test_direct.py` and `test_shards.py`), worker processes
+reading and decoding ahead for the general path (`fast_read`, `direct=False, workers=2`),
+and orjson line framing (`fast_json`), which the plain reader now uses too; its framing is
 checked against the standard framing directly, document by document.
 """
 
@@ -41,14 +43,15 @@ def _summary(batch: IngestBatch) -> tuple[Any, ...]:
     )
 
 
+@pytest.mark.parametrize("direct", [False, True], ids=["read-ahead", "direct"])
 @pytest.mark.parametrize("group_bytes", [1, 32 << 20], ids=["file-per-group", "one-group"])
 def test_the_corpus_gives_identical_turns_through_the_fast_and_the_plain_path(
-    tmp_path: Path, group_bytes: int
+    tmp_path: Path, group_bytes: int, direct: bool
 ) -> None:
     plain = ingest_paths([CORPUS], tmp_path / "plain", ingest_id="i", group_bytes=group_bytes,
-                         workers=1)
+                         workers=1, direct=False)
     fast = ingest_paths([CORPUS], tmp_path / "fast", ingest_id="i", group_bytes=group_bytes,
-                        workers=2)
+                        workers=2, direct=direct)
     assert plain.turns > 40
     assert _summary(fast) == _summary(plain)
     assert _turn_rows(tmp_path / "fast") == _turn_rows(tmp_path / "plain")

@@ -445,6 +445,15 @@ def test_float_timestamps_are_accepted(otlp_json: Any) -> None:
     )
 
 
+@pytest.mark.parametrize("field", ["startTimeUnixNano", "kind"])
+def test_a_non_ascii_digit_is_an_error_not_a_crash(otlp_json: Any, field: str) -> None:
+    span = otlp_json.span(**{field: "\u00b2"})  # '²': a digit to str.isdigit, not to int
+    data = otlp_json.dumps(otlp_json.traces_request([span])).encode()
+    spans, _, errors = split(read_bytes(data, "d.json"))
+    assert len(errors) == 1 and "'\u00b2'" in errors[0].message
+    assert len(spans) == (1 if field == "kind" else 0)  # a bad kind reads as 0, a bad time skips
+
+
 def test_huge_attribute_is_truncated_and_reported(otlp_json: Any) -> None:
     huge = "x" * (MAX_ATTRIBUTE_VALUE_CHARS + 10)
     span = otlp_json.span(
