@@ -11,16 +11,15 @@ from __future__ import annotations
 import copy
 import dataclasses
 import gzip
-import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
 import pytest
 
+from tests.ingest.outputs import bench_ingest
 from turnscore.ingest import anyvalue, arrow_read, otlp_json, otlp_shared
 from turnscore.ingest.arrow_read import raw_spans, read_span_table
 from turnscore.ingest.otlp import read_file
@@ -29,7 +28,6 @@ from turnscore.ingest.span_table import SPAN_TABLE
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 CORPUS_FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file())
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "ingest.py"
 
 
 def _plain_reader_only(path: Path) -> bool:
@@ -87,18 +85,12 @@ def test_compressed_corpus_file(tmp_path: Path) -> None:
 # --- benchmark traffic --------------------------------------------------------------------
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_ingest", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def bench_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     root = tmp_path_factory.mktemp("arrow_bench")
-    files = _bench().generate(root, 2000, 1000, formats=("json", "jsonl"))
+    files = bench_ingest().generate(root, 2000, 1000, formats=("json", "jsonl"))
     paths: list[Path] = files["json"] + files["jsonl"]
     zipped = root / "export.jsonl.gz"
     zipped.write_bytes(gzip.compress(files["jsonl"][0].read_bytes()))

@@ -18,27 +18,23 @@ call) is chained to a direct conversation by the general path; `_clashes` must s
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from collections.abc import Callable
 from dataclasses import astuple, dataclass, fields, replace
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
-import pyarrow.parquet as pq
 import pytest
 
+from tests.ingest.outputs import bench_ingest, span_rows, turn_rows
 from turnscore.ingest.decode import decode_span
 from turnscore.ingest.direct import find_runs
 from turnscore.ingest.otlp import read_file
 from turnscore.ingest.pipeline import IngestBatch, ingest_paths
 from turnscore.ingest.records import RawSpan
-from turnscore.ingest.store import TurnStore
 from turnscore.ingest.turn import Turn
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "ingest.py"
 SEED = 11
 SPANS = 600
 """About this many generated spans (whole sessions): 37 conversations of 1-3 runs."""
@@ -56,12 +52,6 @@ SpanDict = dict[str, Any]
 # --- the generated input -------------------------------------------------------------------
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_ingest", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass(frozen=True)
@@ -81,7 +71,7 @@ class Export:
 
 @pytest.fixture(scope="module")
 def export(tmp_path_factory: pytest.TempPathFactory) -> Export:
-    bench = _bench()
+    bench = bench_ingest()
     # Whole sessions only: as many spans as the first batch of whole sessions holds.
     total = len(next(bench.Generator(SEED).spans(SPANS)))
     root = tmp_path_factory.mktemp("generated")
@@ -772,15 +762,6 @@ CASES = {
 # --- comparing the two paths ---------------------------------------------------------------
 
 
-def _turn_rows(out: Path) -> list[tuple[Any, ...]]:
-    return sorted(astuple(t) for t in TurnStore(out, "read").read_all())
-
-
-def _span_rows(out: Path) -> list[tuple[Any, ...]]:
-    rows: list[tuple[Any, ...]] = []
-    for path in sorted((out / "spans").rglob("part-*.parquet")):
-        rows += [tuple(r.values()) for r in pq.read_table(path).to_pylist()]
-    return sorted(rows, key=repr)
 
 
 def _summary(batch: IngestBatch, out: Path) -> tuple[Any, ...]:
@@ -819,9 +800,9 @@ def _both(
         ]
     for plain, direct in zip(results[False], results[True], strict=True):
         assert _summary(direct, out / "True") == _summary(plain, out / "False")
-    turns = _turn_rows(out / "False")
-    assert _turn_rows(out / "True") == turns
-    assert _span_rows(out / "True") == _span_rows(out / "False")
+    turns = turn_rows(out / "False")
+    assert turn_rows(out / "True") == turns
+    assert span_rows(out / "True") == span_rows(out / "False")
     return Outcome(results[False][-1], results[True][-1], turns)
 
 

@@ -10,30 +10,19 @@ checked against the standard framing directly, document by document.
 from __future__ import annotations
 
 import shutil
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
 
+from tests.ingest.outputs import span_rows, turn_rows
 from turnscore.ingest import fast_json, formats
 from turnscore.ingest.pipeline import IngestBatch, ingest_paths
-from turnscore.ingest.store import TurnStore
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 JSON_FILES = sorted(CORPUS.rglob("*.json"))
 
 
-def _turn_rows(out: Path) -> list[tuple[Any, ...]]:
-    return sorted(astuple(t) for t in TurnStore(out, "read").read_all())
-
-
-def _span_rows(out: Path) -> list[tuple[Any, ...]]:
-    rows: list[tuple[Any, ...]] = []
-    for path in sorted((out / "spans").rglob("part-*.parquet")):
-        rows += [tuple(r.values()) for r in pq.read_table(path).to_pylist()]
-    return sorted(rows, key=repr)
 
 
 def _summary(batch: IngestBatch) -> tuple[Any, ...]:
@@ -54,8 +43,8 @@ def test_the_corpus_gives_identical_turns_through_the_fast_and_the_plain_path(
                         workers=2, direct=direct)
     assert plain.turns > 40
     assert _summary(fast) == _summary(plain)
-    assert _turn_rows(tmp_path / "fast") == _turn_rows(tmp_path / "plain")
-    assert _span_rows(tmp_path / "fast") == _span_rows(tmp_path / "plain")
+    assert turn_rows(tmp_path / "fast") == turn_rows(tmp_path / "plain")
+    assert span_rows(tmp_path / "fast") == span_rows(tmp_path / "plain")
 
 
 def test_the_fast_path_rebuilds_late_spans_like_the_plain_path(tmp_path: Path) -> None:
@@ -69,7 +58,7 @@ def test_the_fast_path_rebuilds_late_spans_like_the_plain_path(tmp_path: Path) -
         second = ingest_paths([*files[1::2], *files[::2]], out, ingest_id="b", workers=workers,
                               known_file_keys={f.file_key for f in first.files})
         assert second.files and first.files
-    assert _turn_rows(tmp_path / "w2") == _turn_rows(tmp_path / "w1")
+    assert turn_rows(tmp_path / "w2") == turn_rows(tmp_path / "w1")
 
 
 def test_the_workers_switch_is_read_from_the_environment(

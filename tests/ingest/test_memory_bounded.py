@@ -7,17 +7,16 @@ across files); each ingest runs in a fresh process so its peak RSS is its own.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "ingest.py"
+from tests.ingest.outputs import bench_ingest
+
 SPANS_PER_FILE = 500
 GROUP_BYTES = 1 << 20
 """Files are ~2 MB, so every file is a group of its own."""
@@ -29,6 +28,7 @@ CHILD = """
 import json, resource, sys
 from pathlib import Path
 from turnscore.ingest.pipeline import ingest_paths
+from tests.ingest.outputs import bench_ingest
 batch = ingest_paths([Path(sys.argv[1])], Path(sys.argv[2]), group_bytes=int(sys.argv[3]),
                      workers=int(sys.argv[4]))
 peak = max(resource.getrusage(who).ru_maxrss
@@ -37,18 +37,12 @@ print(json.dumps({"spans": batch.spans, "turns": batch.turns, "peak_kib": peak})
 """
 
 
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_ingest", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("memory")
-    files = _bench().generate(root / "all", LARGE * SPANS_PER_FILE, SPANS_PER_FILE)["jsonl"]
+    files = bench_ingest().generate(root / "all", LARGE * SPANS_PER_FILE, SPANS_PER_FILE)["jsonl"]
     small, large = root / "small", root / "large"
     small.mkdir()
     large.mkdir()

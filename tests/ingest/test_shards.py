@@ -6,48 +6,25 @@ threshold is lowered so that small inputs are split among processes.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
-from dataclasses import astuple
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
 
+from tests.ingest.outputs import bench_ingest, span_rows, turn_rows
 from turnscore.ingest import shards
 from turnscore.ingest.pipeline import IngestBatch, ingest_paths
-from turnscore.ingest.store import TurnStore
-
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "ingest.py"
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_ingest", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def traffic(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("shards")
-    _bench().generate(root, 2_400, 800, formats=("jsonl",))
+    bench_ingest().generate(root, 2_400, 800, formats=("jsonl",))
     return root / "jsonl"
 
 
-def _turns(out: Path) -> list[tuple[Any, ...]]:
-    return sorted(astuple(t) for t in TurnStore(out, "read").read_all())
-
-
-def _span_rows(out: Path) -> list[tuple[Any, ...]]:
-    rows: list[tuple[Any, ...]] = []
-    for path in sorted((out / "spans").rglob("part-*.parquet")):
-        rows += [tuple(r.values()) for r in pq.read_table(path).to_pylist()]
-    return sorted(rows, key=repr)
 
 
 def _summary(batch: IngestBatch) -> tuple[Any, ...]:
@@ -68,8 +45,8 @@ def test_shards_on_workers_give_what_one_process_gives(
     many = ingest_paths([traffic], tmp_path / "many", ingest_id="i", workers=workers)
     assert many.direct_turns > many.turns // 2
     assert _summary(many) == _summary(one)
-    assert _turns(tmp_path / "many") == _turns(tmp_path / "one")
-    assert _span_rows(tmp_path / "many") == _span_rows(tmp_path / "one")
+    assert turn_rows(tmp_path / "many") == turn_rows(tmp_path / "one")
+    assert span_rows(tmp_path / "many") == span_rows(tmp_path / "one")
     assert _shard_files(tmp_path / "many")  # the children wrote their shards' spans
     assert not _shard_files(tmp_path / "one")
 
@@ -88,9 +65,9 @@ def test_a_failed_worker_costs_only_time(
     monkeypatch.setattr(shards, "_child", _dying_child)
     many = ingest_paths([traffic], tmp_path / "many", ingest_id="i", workers=2)
     assert _summary(many) == _summary(one)
-    assert _turns(tmp_path / "many") == _turns(tmp_path / "one")
+    assert turn_rows(tmp_path / "many") == turn_rows(tmp_path / "one")
     # The dead child's files were removed before its shard ran again here: no span twice.
-    assert _span_rows(tmp_path / "many") == _span_rows(tmp_path / "one")
+    assert span_rows(tmp_path / "many") == span_rows(tmp_path / "one")
 
 
 def _hanging_child(writer: Any, job: Any, share: Any, shard: int) -> None:
@@ -116,7 +93,7 @@ def test_a_worker_that_hangs_or_raises_is_replaced_here(
     monkeypatch.setattr(shards, "CHILD_TIMEOUT", 0.5)
     many = ingest_paths([traffic], tmp_path / "many", ingest_id="i", workers=2)
     assert _summary(many) == _summary(one)
-    assert _turns(tmp_path / "many") == _turns(tmp_path / "one")
-    assert _span_rows(tmp_path / "many") == _span_rows(tmp_path / "one")
+    assert turn_rows(tmp_path / "many") == turn_rows(tmp_path / "one")
+    assert span_rows(tmp_path / "many") == span_rows(tmp_path / "one")
     expected = "no answer in 0 s" if child is _hanging_child else "RuntimeError: boom"
     assert expected in caplog.text
