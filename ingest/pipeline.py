@@ -208,12 +208,17 @@ def ingest_paths(
         if workers > 1 and not direct
         else None
     )
+    run = _Run(
+        spans_store, turn_store, decode, ingest_id, state, progress, len(inputs), total, reads,
+        direct, workers,
+    )
     try:
         with _fewer_collections():
-            _ingest_all(
-                inputs, group_bytes, spans_store, turn_store, decode, ingest_id, state, progress,
-                total, reads, direct, workers,
-            )
+            carry = Carry()
+            for group in _groups(inputs, group_bytes):
+                carry = _ingest_group(run, group, carry)
+            if carry.spans:
+                _ingest_group(run, [], carry, last=True)
     finally:
         if reads is not None:
             reads.close()  # shuts the worker pool down
@@ -237,31 +242,22 @@ def ingest_paths(
     )
 
 
-def _ingest_all(
-    inputs: Sequence[_Input],
-    group_bytes: int,
-    spans_store: SpanStore,
-    turn_store: TurnStore,
-    decode: _Decoder,
-    ingest_id: str,
-    state: _Totals,
-    progress: ProgressFn | None,
-    total: int,
-    reads: Iterator[FileRead] | None,
-    direct: bool,
-    workers: int,
-) -> None:
-    carry = Carry()
-    for group in _groups(inputs, group_bytes):
-        carry = _ingest_group(
-            group, spans_store, turn_store, decode, ingest_id, state, progress, len(inputs),
-            total, reads, carry, direct, workers,
-        )
-    if carry.spans:
-        _ingest_group(
-            [], spans_store, turn_store, decode, ingest_id, state, progress, len(inputs),
-            total, None, carry, direct, workers, last=True,
-        )
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One `ingest_paths` call: its stores, settings and running totals."""
+
+    spans_store: SpanStore
+    turn_store: TurnStore
+    decode: _Decoder
+    ingest_id: str
+    state: _Totals
+    progress: ProgressFn | None
+    files_total: int
+    bytes_total: int
+    reads: Iterator[FileRead] | None
+    """Worker processes reading and decoding ahead (`fast_read`), for the general path."""
+    direct: bool
+    workers: int
 
 
 @contextmanager
@@ -343,30 +339,19 @@ def _groups(inputs: Sequence[_Input], budget: int) -> Iterator[list[_Input]]:
         yield group
 
 
-def _ingest_group(
-    group: list[_Input],
-    spans_store: SpanStore,
-    turn_store: TurnStore,
-    decode: _Decoder,
-    ingest_id: str,
-    state: _Totals,
-    progress: ProgressFn | None,
-    files_total: int,
-    bytes_total: int,
-    reads: Iterator[FileRead] | None,
-    carried: Carry,
-    direct: bool,
-    workers: int,
-    *,
-    last: bool = False,
-) -> Carry:
+def _ingest_group(run: _Run, group: list[_Input], carried: Carry, *, last: bool = False) -> Carry:
+    spans_store, turn_store, decode, state = run.spans_store, run.turn_store, run.decode, run.state
+    ingest_id, progress, reads = run.ingest_id, run.progress, run.reads
     fresh = _Group(spans=dict(carried.spans), decoded=dict(carried.decoded))
     for item in group:
         _read_one(item, fresh, state, None if reads is None else next(reads))
         state.bytes_done += item.size
         if progress is not None:
             progress(
-                Progress(len(state.files), files_total, state.bytes_done, bytes_total, state.spans)
+                Progress(
+                    len(state.files), run.files_total, state.bytes_done, run.bytes_total,
+                    state.spans,
+                )
             )
 
     touched = {k[1] for k in (*fresh.spans, *fresh.logs) if k[1] is not None}
@@ -385,7 +370,7 @@ def _ingest_group(
     state.errors.extend(_conflicts(fresh.spans, stored_spans))
 
     excluded = stored_traces | {lg.trace_id for lg in new_logs if lg.trace_id}
-    candidates = triage.candidates(new_spans, excluded, spans_store) if direct else {}
+    candidates = triage.candidates(new_spans, excluded, spans_store) if run.direct else {}
     held = {s.trace_id for traces in candidates.values() for t in traces for s in t[:1]}
     decoded, errors = decode(
         trace_order([*stored.spans, *(s for s in new_spans if s.trace_id not in held)]),
@@ -429,7 +414,7 @@ def _ingest_group(
         # Nothing here can join them: they are independent, one shard per process.
         shards = run_shards(
             candidates,
-            workers=workers,
+            workers=run.workers,
             store=spans_store,
             tag=f"-g{state.groups}",
             case_id_attribute=decode.case_id_attribute,
