@@ -535,22 +535,25 @@ def _conflicts(
     for key, span in fresh.items():
         old = stored.get(key)
         if old is not None and _content(old) != _content(span):
-            yield InputError(
-                span.source,
-                span.position,
-                f"span {span.span_id} of trace {span.trace_id} was already stored with "
-                f"different content (from {old.source}); kept the stored copy",
-                span_id=span.span_id,
-                trace_id=span.trace_id,
+            yield _copy_error(
+                span, f"was already stored with different content (from {old.source}); "
+                "kept the stored copy"
             )
 
 
 def _twice(span: RawSpan, first: RawSpan) -> InputError:
+    return _copy_error(
+        span, f"arrived twice with different content; kept the first copy (from "
+        f"{first.source}, {first.position})"
+    )
+
+
+def _copy_error(span: RawSpan, what: str) -> InputError:
+    """A copy of a span that differs from the one kept, and `what` was kept."""
     return InputError(
         span.source,
         span.position,
-        f"span {span.span_id} of trace {span.trace_id} arrived twice with different "
-        f"content; kept the first copy (from {first.source}, {first.position})",
+        f"span {span.span_id} of trace {span.trace_id} {what}",
         span_id=span.span_id,
         trace_id=span.trace_id,
     )
