@@ -251,6 +251,25 @@ def test_a_span_id_reused_with_other_content_is_reported(tmp_path: Path) -> None
     assert _turns(tmp_path / "out") == turns  # the stored copy wins
 
 
+def test_a_span_arriving_twice_with_other_content_in_one_batch_is_reported(
+    tmp_path: Path,
+) -> None:
+    src = CORPUS / "pydantic-ai" / "no_tool.json"
+    doc = json.loads(src.read_text())
+    _spans(doc)[0]["name"] = "renamed"
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.json").write_text(src.read_text())
+    (folder / "b.json").write_text(json.dumps(doc))
+    batch = ingest_paths([folder], tmp_path / "out")
+    [error] = batch.errors
+    assert "arrived twice with different content; kept the first copy" in error.message
+    assert error.span_id == _spans(doc)[0]["spanId"] and error.source.endswith("b.json")
+    ingest_paths([folder / "a.json"], tmp_path / "first-only")
+    only_first = [_content(t) for t in _turns(tmp_path / "first-only")]
+    assert [_content(t) for t in _turns(tmp_path / "out")] == only_first  # the first copy wins
+
+
 def test_an_unreadable_file_is_reported_not_recorded(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
