@@ -49,9 +49,9 @@ CONVENTIONS: tuple[Convention, ...] = (
 """Every decoder, in merge precedence."""
 
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
-MODEL_KEYS = (A.GEN_AI_RESPONSE_MODEL, A.GEN_AI_REQUEST_MODEL, A.OI_MODEL_NAME)
-INPUT_TOKEN_KEYS = (A.GEN_AI_USAGE_INPUT_TOKENS, A.GEN_AI_USAGE_PROMPT_TOKENS, A.OI_TOKEN_PROMPT)
-OUTPUT_TOKEN_KEYS = (
+_MODEL_KEYS = (A.GEN_AI_RESPONSE_MODEL, A.GEN_AI_REQUEST_MODEL, A.OI_MODEL_NAME)
+_INPUT_TOKEN_KEYS = (A.GEN_AI_USAGE_INPUT_TOKENS, A.GEN_AI_USAGE_PROMPT_TOKENS, A.OI_TOKEN_PROMPT)
+_OUTPUT_TOKEN_KEYS = (
     A.GEN_AI_USAGE_OUTPUT_TOKENS, A.GEN_AI_USAGE_COMPLETION_TOKENS, A.OI_TOKEN_COMPLETION,
 )
 
@@ -159,37 +159,12 @@ def decode_span(
         except Exception as exc:  # a decoder bug must not lose the span (STYLE 10)
             logger.exception("decoder %s failed on span %s", convention.name, raw.span_id)
             problems.append(f"{convention.name} decoder failed: {type(exc).__name__}: {exc}")
-    status, error = span_status(raw, merged.error)
-    tool = merged.tool_execution
-    if tool is not None and tool.error is None and error is not None:
-        tool = ToolExecution(tool.name, tool.call_id, tool.arguments, tool.result, error)
-    span = Span(
-        trace_id=raw.trace_id,
-        span_id=raw.span_id,
-        parent_span_id=raw.parent_span_id or None,
-        name=raw.name,
-        kind=merged.kind or (SpanKind.TOOL if tool is not None else SpanKind.OTHER),
-        start_unix_nano=raw.start_unix_nano,
-        end_unix_nano=raw.end_unix_nano,
-        status=status,
-        error=error,
-        convention="+".join(names) or "none",
-        service_name=as_str(raw.resource.get(A.SERVICE_NAME)),
-        agent_name=merged.agent_name or as_str(raw.attributes.get(A.GEN_AI_AGENT_NAME)),
-        model=merged.model or first_str(raw.attributes, MODEL_KEYS),
-        conversation_id=merged.conversation_id
-        or as_str(raw.attributes.get(A.GEN_AI_CONVERSATION_ID))
-        or as_str(raw.attributes.get(A.OI_SESSION_ID)),
-        case_id=as_str(raw.attributes.get(case_id_attribute)) if case_id_attribute else None,
-        input_messages=merged.input_messages,
-        output_messages=merged.output_messages,
-        system_instructions=merged.system_instructions,
-        tool_definitions=merged.tool_definitions,
-        tool_execution=tool,
-        input_tokens=first_int(merged.input_tokens, raw.attributes, INPUT_TOKEN_KEYS),
-        output_tokens=first_int(merged.output_tokens, raw.attributes, OUTPUT_TOKEN_KEYS),
-        attributes_json=attributes_json(raw.attributes, raw.resource),
-        source=raw.source,
+    span = build_span(
+        raw,
+        merged,
+        "+".join(names) or "none",
+        case_id_attribute=case_id_attribute,
+        attributes=attributes_json(raw.attributes, raw.resource),
     )
     if not problems:
         return span, None
@@ -199,7 +174,52 @@ def decode_span(
                             trace_id=raw.trace_id)
 
 
-def span_status(raw: RawSpan, decoded_error: str | None) -> tuple[str, str | None]:
+def build_span(
+    raw: RawSpan,
+    merged: Decoded,
+    convention: str,
+    *,
+    case_id_attribute: str | None,
+    attributes: str,
+) -> Span:
+    """The `Span` of a raw span and what its conventions decoded (`merged`): fields they
+    left unset fall back to the generic keys every convention shares. `attributes` is the
+    span's `attributes_json` (the direct path passes "{}" where nothing reads it)."""
+    status, error = _status(raw, merged.error)
+    tool = merged.tool_execution
+    if tool is not None and tool.error is None and error is not None:
+        tool = ToolExecution(tool.name, tool.call_id, tool.arguments, tool.result, error)
+    return Span(
+        trace_id=raw.trace_id,
+        span_id=raw.span_id,
+        parent_span_id=raw.parent_span_id or None,
+        name=raw.name,
+        kind=merged.kind or (SpanKind.TOOL if tool is not None else SpanKind.OTHER),
+        start_unix_nano=raw.start_unix_nano,
+        end_unix_nano=raw.end_unix_nano,
+        status=status,
+        error=error,
+        convention=convention,
+        service_name=as_str(raw.resource.get(A.SERVICE_NAME)),
+        agent_name=merged.agent_name or as_str(raw.attributes.get(A.GEN_AI_AGENT_NAME)),
+        model=merged.model or _first_str(raw.attributes, _MODEL_KEYS),
+        conversation_id=merged.conversation_id
+        or as_str(raw.attributes.get(A.GEN_AI_CONVERSATION_ID))
+        or as_str(raw.attributes.get(A.OI_SESSION_ID)),
+        case_id=as_str(raw.attributes.get(case_id_attribute)) if case_id_attribute else None,
+        input_messages=merged.input_messages,
+        output_messages=merged.output_messages,
+        system_instructions=merged.system_instructions,
+        tool_definitions=merged.tool_definitions,
+        tool_execution=tool,
+        input_tokens=_first_int(merged.input_tokens, raw.attributes, _INPUT_TOKEN_KEYS),
+        output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
+        attributes_json=attributes,
+        source=raw.source,
+    )
+
+
+def _status(raw: RawSpan, decoded_error: str | None) -> tuple[str, str | None]:
     """Status and error. An unset status with `error.type`, or a failure the convention
     reports itself (Strands `gen_ai.tool.status`), is an error too; an explicit OK wins
     over `error.type` but not over a decoder-reported failure."""
@@ -227,11 +247,11 @@ def _error(raw: RawSpan) -> str | None:
     return as_str(raw.attributes.get(A.ERROR_TYPE))
 
 
-def first_str(attributes: Attributes, keys: Sequence[str]) -> str | None:
+def _first_str(attributes: Attributes, keys: Sequence[str]) -> str | None:
     return next((v for v in (as_str(attributes.get(k)) for k in keys) if v), None)
 
 
-def first_int(preferred: int | None, attributes: Attributes, keys: Sequence[str]) -> int | None:
+def _first_int(preferred: int | None, attributes: Attributes, keys: Sequence[str]) -> int | None:
     if preferred is not None:
         return preferred
     return next((v for v in (as_int(attributes.get(k)) for k in keys) if v is not None), None)

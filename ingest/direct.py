@@ -35,16 +35,7 @@ from turnscore.ingest.conventions import otel_genai
 from turnscore.ingest.conventions.base import Decoded, SpanView
 from turnscore.ingest.conventions.messages import system_text
 from turnscore.ingest.conventions.values import as_str
-from turnscore.ingest.decode import (
-    CONVENTIONS,
-    INPUT_TOKEN_KEYS,
-    MODEL_KEYS,
-    OUTPUT_TOKEN_KEYS,
-    attributes_json,
-    first_int,
-    first_str,
-    span_status,
-)
+from turnscore.ingest.decode import CONVENTIONS, attributes_json, build_span
 from turnscore.ingest.grouping import newest_user
 from turnscore.ingest.links import SpanLinks, history_key
 from turnscore.ingest.model import Span, SpanKind, ToolDef, ToolExecution
@@ -341,37 +332,18 @@ class _Decoder:
         *,
         json: bool = False,
     ) -> Span:
-        attrs = raw.attributes
-        status, error = span_status(raw, None)
-        if tool is not None and tool.error is None and error is not None:
-            tool = ToolExecution(tool.name, tool.call_id, tool.arguments, tool.result, error)
-        return Span(
-            trace_id=raw.trace_id,
-            span_id=raw.span_id,
-            parent_span_id=raw.parent_span_id or None,
-            name=raw.name,
+        merged = Decoded(
             kind=kind,
-            start_unix_nano=raw.start_unix_nano,
-            end_unix_nano=raw.end_unix_nano,
-            status=status,
-            error=error,
-            convention=convention,
-            service_name=as_str(raw.resource.get(A.SERVICE_NAME)),
-            agent_name=as_str(attrs.get(A.GEN_AI_AGENT_NAME)),
-            model=first_str(attrs, MODEL_KEYS),
-            conversation_id=conversation_id(attrs),
-            case_id=as_str(attrs.get(self.case_attr)) if self.case_attr else None,
             input_messages=content.input_messages,
             output_messages=content.output_messages,
             system_instructions=content.system_instructions,
             tool_definitions=content.tool_definitions,
             tool_execution=tool,
-            input_tokens=first_int(None, attrs, INPUT_TOKEN_KEYS),
-            output_tokens=first_int(None, attrs, OUTPUT_TOKEN_KEYS),
-            attributes_json=attributes_json(attrs, raw.resource) if json else "{}",
-            source=raw.source,
         )
-
+        attributes = attributes_json(raw.attributes, raw.resource) if json else "{}"
+        return build_span(
+            raw, merged, convention, case_id_attribute=self.case_attr, attributes=attributes
+        )
 
 def _view(raw: RawSpan, *, without: str | None = None) -> SpanView:
     attrs = raw.attributes
