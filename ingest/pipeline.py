@@ -371,7 +371,7 @@ def _ingest_group(run: _Run, group: list[_Input], carried: Carry, *, last: bool 
 
     excluded = stored_traces | {lg.trace_id for lg in new_logs if lg.trace_id}
     candidates = triage.candidates(new_spans, excluded, spans_store) if run.direct else {}
-    held = {s.trace_id for traces in candidates.values() for t in traces for s in t[:1]}
+    held = _traces(candidates)
     decoded, errors = decode(
         trace_order([*stored.spans, *(s for s in new_spans if s.trace_id not in held)]),
         [*stored.logs, *new_logs],
@@ -393,25 +393,33 @@ def _ingest_group(run: _Run, group: list[_Input], carried: Carry, *, last: bool 
     # A conversation that traces here name goes the general way with them.
     named = {s.conversation_id for s in decoded if s.conversation_id}
     named |= {s.trace_id for s in decoded}
-    back = [s for cid in list(candidates) if cid in named for t in candidates.pop(cid) for s in t]
-    if back:
-        more, more_errors = decode(trace_order(back), [], fresh.decoded)
-        decoded.extend(more)
-        errors.extend(more_errors)
-    prefixes = triage.prefixes(decoded)
-    held = {s.trace_id for traces in candidates.values() for t in traces for s in t[:1]}
-    general_new = [s for s in new_spans if s.trace_id not in held]
+    for cid in named & candidates.keys():
+        del candidates[cid]
+    prefixes = triage.prefixes(decoded) if candidates else set()
     turns: list[Turn] = []
 
-    def general() -> None:
+    def general(spans: Sequence[RawSpan], direct: Sequence[DirectConversation] = ()) -> None:
+        """Store `spans` with their links, and assemble those the direct conversations do
+        not hold on the general path (decoding the ones not decoded yet)."""
+        held = {s.trace_id for s in decoded} | {t for c in direct for t in c.traces}
+        more, more_errors = decode(
+            trace_order(s for s in spans if s.trace_id not in held), [], fresh.decoded
+        )
+        decoded.extend(more)
+        errors.extend(more_errors)
         result = assemble_turns(decoded, ingest_id=ingest_id)
         errors.extend(result.errors)
         turns.extend(result.turns)
         links = span_links(decoded, result.trace_conversations)
-        spans_store.write([*general_new, *new_logs], links)
+        for conversation in direct:
+            links.update(conversation.links)
+            turns.extend(conversation.turns)
+            state.direct_turns += len(conversation.turns)
+        spans_store.write([*spans, *new_logs], links)
 
     if candidates and not prefixes:
         # Nothing here can join them: they are independent, one shard per process.
+        held = _traces(candidates)
         shards = run_shards(
             candidates,
             workers=run.workers,
@@ -419,34 +427,25 @@ def _ingest_group(run: _Run, group: list[_Input], carried: Carry, *, last: bool 
             tag=f"-g{state.groups}",
             case_id_attribute=decode.case_id_attribute,
             ingest_id=ingest_id,
-            meanwhile=general,
+            meanwhile=lambda: general([s for s in new_spans if s.trace_id not in held]),
         )
         for shard in shards:
             turns.extend(shard.turns)
             errors.extend(shard.errors)
             spans_store.index_parts((Path(path), rows) for path, rows in shard.parts)
             state.direct_turns += shard.direct_turns
-    elif candidates:
-        # A trace without a conversation id may chain into one by history: the direct
-        # path solves here, and what a general-path trace would join goes the general way.
-        solved = _solve_here(candidates, decode, ingest_id)
-        triage.clashes(solved, prefixes)
-        done = {t for c in solved.values() for t in c.traces}  # moved ones are out
-        rest = [s for ts in candidates.values() for t in ts for s in t if s.trace_id not in done]
-        more, more_errors = decode(trace_order(rest), [], fresh.decoded)
-        decoded.extend(more)
-        errors.extend(more_errors)
-        result = assemble_turns(decoded, ingest_id=ingest_id)
-        errors.extend(result.errors)
-        links = span_links(decoded, result.trace_conversations)
-        for conversation in solved.values():
-            links.update(conversation.links)
-            turns.extend(conversation.turns)
-            state.direct_turns += len(conversation.turns)
-        turns.extend(result.turns)
-        spans_store.write([*new_spans, *new_logs], links)
     else:
-        general()
+        # A trace without a conversation id may chain into a candidate by history: the
+        # direct path solves here, and what a general-path trace would join (or what does
+        # not fit) goes the general way.
+        solved = solve(
+            [t for ts in candidates.values() for t in ts],
+            case_id_attribute=decode.case_id_attribute,
+            ingest_id=ingest_id,
+            histories=True,
+        )
+        triage.clashes(solved, prefixes)
+        general(new_spans, list(solved.values()))
     state.groups += 1
     waited = {k[1] for k in carried.spans}
     state.errors.extend(_own_errors(errors, fresh.sources, waited))
@@ -473,15 +472,6 @@ def _ingest_group(run: _Run, group: list[_Input], carried: Carry, *, last: bool 
     return carry
 
 
-def _solve_here(
-    candidates: dict[str, list[list[RawSpan]]], decode: _Decoder, ingest_id: str
-) -> dict[str, DirectConversation]:
-    traces = [t for traces in candidates.values() for t in traces]
-    return solve(
-        traces, case_id_attribute=decode.case_id_attribute, ingest_id=ingest_id, histories=True
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class _Decoder:
     case_id_attribute: str | None
@@ -495,6 +485,10 @@ class _Decoder:
         return decode_spans(
             spans, logs, case_id_attribute=self.case_id_attribute, decoded_alone=decoded_alone
         )
+
+
+def _traces(candidates: dict[str, list[list[RawSpan]]]) -> set[str]:
+    return {trace[0].trace_id for traces in candidates.values() for trace in traces}
 
 
 def _read_one(item: _Input, fresh: _Group, state: _Totals, read: FileRead | None) -> None:
