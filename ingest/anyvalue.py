@@ -85,7 +85,8 @@ def _json_double(raw: object) -> float:
     raise AnyValueError(f"doubleValue is not a number: {str(raw)[:80]!r}")
 
 
-def _json_bytes(raw: object) -> bytes:
+def decode_json_bytes(raw: object) -> bytes:
+    """A JSON `bytesValue` (base64 text, either alphabet) as bytes, not yet capped."""
     if not isinstance(raw, str):
         raise AnyValueError(f"bytesValue is not base64 text: {str(raw)[:80]!r}")
     try:
@@ -128,7 +129,7 @@ def decode_json_any_value(value: object, on_truncate: OnTruncate | None = None) 
                 raise AnyValueError(f"boolValue is not a boolean: {str(raw)[:80]!r}")
             return raw
         if key in ("bytesValue", "bytes_value"):
-            return _cap_bytes(_json_bytes(raw), on_truncate)
+            return _cap_bytes(decode_json_bytes(raw), on_truncate)
         if key in ("arrayValue", "array_value"):
             items = _values_list(raw, "arrayValue")
             return [decode_json_any_value(item, on_truncate) for item in items]

@@ -305,7 +305,7 @@ def _check_key_values(lists: pa.ListArray) -> None:
 
 def _check_scalars(values: pa.StructArray) -> None:
     """At most one member set; strings and bytes within the limit; intValue an int64
-    written in decimal; doubleValue finite; bytesValue base64 as `_json_bytes` reads it."""
+    written in decimal; doubleValue finite; bytesValue base64 as `decode_json_bytes` reads it."""
     names = [f.name for f in values.type]
     members = values.flatten()
     set_count = reduce(pc.add, [pc.cast(member.is_valid(), pa.int8()) for member in members])
@@ -327,7 +327,7 @@ def _check_scalars(values: pa.StructArray) -> None:
         raise _Unfit  # NaN/Infinity tokens: the plain reader's NaN would never compare equal
     for raw in by_name["bytesValue"].drop_null().to_pylist():
         try:
-            decoded = anyvalue._json_bytes(raw)
+            decoded = anyvalue.decode_json_bytes(raw)
         except anyvalue.AnyValueError:
             raise _Unfit from None
         if len(decoded) > anyvalue.MAX_ATTRIBUTE_VALUE_CHARS:
@@ -431,7 +431,7 @@ def _member_values(name: str, member: pa.Array) -> list[AttrValue]:
     if name == "intValue":
         return pc.cast(member, pa.int64()).to_pylist()  # type: ignore[no-any-return]
     if name == "bytesValue":
-        return [anyvalue._json_bytes(raw) for raw in member.to_pylist()]
+        return [anyvalue.decode_json_bytes(raw) for raw in member.to_pylist()]
     if name == "arrayValue":
         items = _field(member, "values")
         flat = _any_values(pc.list_flatten(items))

@@ -203,9 +203,7 @@ def build_span(
         service_name=as_str(raw.resource.get(A.SERVICE_NAME)),
         agent_name=merged.agent_name or as_str(raw.attributes.get(A.GEN_AI_AGENT_NAME)),
         model=merged.model or _first_str(raw.attributes, _MODEL_KEYS),
-        conversation_id=merged.conversation_id
-        or as_str(raw.attributes.get(A.GEN_AI_CONVERSATION_ID))
-        or as_str(raw.attributes.get(A.OI_SESSION_ID)),
+        conversation_id=merged.conversation_id or conversation_id(raw.attributes),
         case_id=as_str(raw.attributes.get(case_id_attribute)) if case_id_attribute else None,
         input_messages=merged.input_messages,
         output_messages=merged.output_messages,
@@ -216,6 +214,14 @@ def build_span(
         output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
         attributes_json=attributes,
         source=raw.source,
+    )
+
+
+def conversation_id(attributes: Mapping[str, AttrValue]) -> str | None:
+    """A span's conversation id from the keys every convention shares (a convention's
+    decoder may know its own, which comes first)."""
+    return as_str(attributes.get(A.GEN_AI_CONVERSATION_ID)) or as_str(
+        attributes.get(A.OI_SESSION_ID)
     )
 
 

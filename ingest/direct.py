@@ -35,7 +35,7 @@ from turnscore.ingest.conventions import otel_genai
 from turnscore.ingest.conventions.base import Decoded, SpanView
 from turnscore.ingest.conventions.messages import system_text
 from turnscore.ingest.conventions.values import as_str
-from turnscore.ingest.decode import CONVENTIONS, attributes_json, build_span
+from turnscore.ingest.decode import CONVENTIONS, attributes_json, build_span, conversation_id
 from turnscore.ingest.grouping import newest_user
 from turnscore.ingest.links import SpanLinks, history_key
 from turnscore.ingest.model import Span, SpanKind, ToolDef, ToolExecution
@@ -45,7 +45,6 @@ from turnscore.ingest.turn import Turn
 __all__ = [
     "Conversations",
     "DirectConversation",
-    "conversation_id",
     "find_runs",
     "fits",
     "solve",
@@ -95,18 +94,12 @@ def solve(
         )
     return out
 
+
 _OTEL = otel_genai.NAME
 _FORBIDDEN = frozenset({A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.VERCEL_OPERATION_ID})
 """Deprecated whole-prompt content (decoded another way) and a key detected by value."""
 _NOT_ON_ROOT = frozenset({A.GEN_AI_INPUT_MESSAGES, A.GEN_AI_OUTPUT_MESSAGES})
 """Content that would make the root, or a tool span, decode another way."""
-
-
-def conversation_id(attributes: Mapping[str, AttrValue]) -> str | None:
-    """A span's own conversation id, as `decode_span` reads it for OTel GenAI spans."""
-    return as_str(attributes.get(A.GEN_AI_CONVERSATION_ID)) or as_str(
-        attributes.get(A.OI_SESSION_ID)
-    )
 
 
 def find_runs(

@@ -432,7 +432,7 @@ def _ingest_group(run: _Run, group: list[_Input], carried: Carry, *, last: bool 
         for shard in shards:
             turns.extend(shard.turns)
             errors.extend(shard.errors)
-            spans_store.index_parts((Path(path), rows) for path, rows in shard.parts)
+            spans_store.index_parts(shard.parts)
             state.direct_turns += shard.direct_turns
     else:
         # A trace without a conversation id may chain into a candidate by history: the

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import decode_spans, trace_order
@@ -62,8 +63,8 @@ class Shard:
     turns: list[Turn]
     direct_turns: int
     errors: list[InputError]
-    parts: list[tuple[str, list[KeyRow]]]
-    """Span files written (paths as text) and their key-index rows."""
+    parts: list[tuple[Path, list[KeyRow]]]
+    """Span files written and their key-index rows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,7 @@ class _Job:
             turns=[*result.turns, *solved_turns],
             direct_turns=len(solved_turns),
             errors=[*errors, *result.errors],
-            parts=[(str(path), rows) for path, rows in parts],
+            parts=parts,
         )
 
     def _tag(self, shard: int) -> str:
