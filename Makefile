@@ -26,6 +26,7 @@ lint: install
 bench: install
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/parsers.py
+	$(BIN)/python bench/ceiling.py
 	$(BIN)/python bench/score.py
 
 clean:
