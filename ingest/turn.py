@@ -74,33 +74,44 @@ class Turn:
         return replace(self, content_hash=content_hash(self))
 
 
-# What a scorer reads. Changing any of these makes the turn's scores stale.
-_HASHED = ("request", "system_instructions", "tools", "calls", "final_answer", "status", "case_id")
-
-
+# `content_hash` covers what a scorer reads: request, system instructions, tools, calls
+# (without their timing), final answer, status and case id. A change to any of them makes
+# the turn's scores stale; a change to the formula would make every stored turn's stale
+# (the test pins it).
 def content_hash(turn: Turn) -> str:
-    payload = {name: _plain(getattr(turn, name)) for name in _HASHED}
+    payload = {
+        "request": turn.request,
+        "system_instructions": turn.system_instructions,
+        "tools": [_tool_row(t) for t in turn.tools],
+        "calls": [_hashed_call(c) for c in turn.calls],
+        "final_answer": turn.final_answer,
+        "status": turn.status,
+        "case_id": turn.case_id,
+    }
     return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()[:32]
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_plain(v) for v in value]
-    if isinstance(value, (Tool, Call)):
-        d = _shallow(value)
-        d.pop("started_at", None)
-        d.pop("duration_ms", None)
-        return d
-    return value
+# Literal dicts, not dicts built from `fields()`: these run for every tool and call of
+# every turn, at ingest and at load.
+def _tool_row(t: Tool) -> dict[str, Any]:
+    return {"name": t.name, "description": t.description, "parameters": t.parameters}
 
 
-def _shallow(record: Tool | Call) -> dict[str, Any]:
-    # dataclasses.asdict deep-copies every value; these records hold only scalars.
-    return {name: getattr(record, name) for name in _FIELD_NAMES[type(record)]}
+def _hashed_call(c: Call) -> dict[str, Any]:
+    """A call as the hash sees it: when and how long it ran are not what scorers read."""
+    return {
+        "name": c.name,
+        "call_id": c.call_id,
+        "arguments": c.arguments,
+        "result": c.result,
+        "error": c.error,
+        "status": c.status,
+        "step": c.step,
+    }
 
 
-# `fields()` per record was most of `_shallow`'s time.
-_FIELD_NAMES = {cls: tuple(f.name for f in fields(cls)) for cls in (Tool, Call)}
+def _call_row(c: Call) -> dict[str, Any]:
+    return _hashed_call(c) | {"started_at": c.started_at, "duration_ms": c.duration_ms}
 
 
 def turn_id_for(trace_id: str, anchor_span_id: str, request: str) -> str:
@@ -113,13 +124,15 @@ _SCHEMA = arrow_schema()
 
 
 def turns_to_arrow(turns: Iterable[Turn]) -> pa.Table:
-    cols: dict[str, list[Any]] = {f.name: [] for f in _SCHEMA}
-    for t in turns:
-        for name in cols:
-            v = getattr(t, name)
-            if name in ("tools", "calls"):
-                v = [_shallow(x) for x in v]
-            cols[name].append(v)
+    turns = list(turns)
+    cols: dict[str, list[Any]] = {}
+    for f in _SCHEMA:
+        if f.name == "tools":
+            cols[f.name] = [[_tool_row(x) for x in t.tools] for t in turns]
+        elif f.name == "calls":
+            cols[f.name] = [[_call_row(x) for x in t.calls] for t in turns]
+        else:
+            cols[f.name] = [getattr(t, f.name) for t in turns]
     return pa.Table.from_pydict(cols, schema=_SCHEMA)
 
 
