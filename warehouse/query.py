@@ -15,6 +15,7 @@ tables are read.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +34,13 @@ from turnscore.warehouse.publish import PUBLISHED_DB, shipped_views
 
 log = logging.getLogger(__name__)
 
-# DESCRIBE, SHOW, SUMMARIZE, VALUES and WITH ... SELECT all parse as SELECT.
+# DESCRIBE, SHOW, SUMMARIZE, VALUES and WITH ... SELECT all parse as SELECT. EXPLAIN is
+# allowed for the statement it explains: EXPLAIN ANALYZE runs it (a COPY TO would write).
 _READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+_EXPLAIN = re.compile(
+    r"^(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?",
+    re.IGNORECASE | re.DOTALL,
+)
 SELECT_TABLE_NAMES = """
 SELECT table_name FROM duckdb_tables()
 WHERE NOT temporary AND database_name = current_database() AND schema_name = 'main'
@@ -126,6 +132,11 @@ def statement_for(con: duckdb.DuckDBPyConnection, text: str) -> tuple[str, str |
     if con.execute(FIND_RELATION, {"name": text.strip()}).fetchall():
         name = text.strip()
         return f"SELECT * FROM {quote_ident(name)}", name
+    _check_read_only(con, text)
+    return text, None
+
+
+def _check_read_only(con: duckdb.DuckDBPyConnection, text: str) -> None:
     try:
         statements = con.extract_statements(text)
     except duckdb.Error as exc:
@@ -133,12 +144,16 @@ def statement_for(con: duckdb.DuckDBPyConnection, text: str) -> tuple[str, str |
     if len(statements) != 1:
         raise QueryRejected(f"give one statement, not {len(statements)}")
     kind = statements[0].type
-    if kind not in _READ_ONLY:
+    if kind is duckdb.StatementType.EXPLAIN:
+        explained = _EXPLAIN.match(text)
+        if explained is None:
+            raise QueryRejected("could not tell which statement EXPLAIN explains")
+        _check_read_only(con, text[explained.end():])
+    elif kind not in _READ_ONLY:
         raise QueryRejected(
             f"only read-only queries (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN) are allowed; "
             f"got {kind.name}"
         )
-    return text, None
 
 
 def run_query(warehouse_dir: Path, text: str, *, published: bool = False) -> QueryResult:
@@ -147,6 +162,9 @@ def run_query(warehouse_dir: Path, text: str, *, published: bool = False) -> Que
     con, path, snapshot = open_for_reading(warehouse_dir, published=published)
     try:
         create_temp_views(con)
+        # The connection is read-only, but DuckDB can still read and write files by path
+        # (read_csv, COPY TO): a query reads the warehouse, nothing else. Cannot be undone.
+        con.execute("SET enable_external_access = false")
         sql, relation = statement_for(con, text)
         try:
             table = con.sql(sql).to_arrow_table()

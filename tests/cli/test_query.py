@@ -100,6 +100,9 @@ def test_a_hostile_view_name_and_file_name_stay_data(wh: Path, tmp_path: Path) -
     "DELETE FROM scores", "DROP TABLE scores", "SELECT 1; DELETE FROM scores",
     "COPY scores TO 'leak.csv'", "ATTACH 'other.duckdb'", "INSTALL httpfs",
     "CREATE TABLE t AS SELECT 1",
+    "EXPLAIN ANALYZE COPY scores TO 'leak.csv'",
+    "/* x */ explain analyse (format json) COPY scores TO 'leak.csv'",
+    "EXPLAIN ANALYZE DELETE FROM scores",
 ])
 def test_anything_but_one_query_is_rejected(wh: Path, sql: str) -> None:
     code, out, err = _query(wh, sql)
@@ -107,6 +110,21 @@ def test_anything_but_one_query_is_rejected(wh: Path, sql: str) -> None:
     assert "read-only" in err or "one statement" in err
     assert _scores_intact(wh)
     assert not (Path.cwd() / "leak.csv").exists()
+
+
+def test_explain_of_a_query_runs(wh: Path) -> None:
+    code, out, _ = _query(wh, "EXPLAIN ANALYZE SELECT count(*) FROM scores")
+    assert code == 0 and out
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT * FROM read_csv('/etc/hostname')",
+    "SELECT * FROM read_parquet('turns/*/*.parquet')",
+])
+def test_files_outside_the_warehouse_are_not_read(wh: Path, sql: str) -> None:
+    code, out, err = _query(wh, sql)
+    assert code == 2 and out == ""
+    assert "disabled" in err
 
 
 def test_not_sql_and_not_a_view(wh: Path) -> None:
