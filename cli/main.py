@@ -12,6 +12,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Markdown joins a docstring's wrapped lines; rich mode kept its line breaks.
+    rich_markup_mode="markdown",
 )
 
 

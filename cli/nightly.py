@@ -52,7 +52,7 @@ def nightly_cli(
         "--max-cost", min=0.0, help="Stop LLM judging at this spend in USD; the rest stays "
                                     "pending.")] = None,
     judge: Annotated[JudgeChoice, typer.Option(
-        "--judge", help="auto: the LLM judge when [judge] has a base_url, else the rules "
+        "--judge", help="auto: the LLM judge when \\[judge] has a base_url, else the rules "
                         "judge.")] = JudgeChoice.AUTO,
 ) -> None:
     """Run the whole nightly job from turnscore.toml: ingest, labels, score, views,

@@ -48,7 +48,7 @@ def score_cli(
         "--scorer", help="Run only this scorer (repeatable). Default: every registered one.")
     ] = None,
     judge: Annotated[JudgeMode, typer.Option(
-        "--judge", help="Judged scorers: the LLM judge configured in [judge] (llm), the "
+        "--judge", help="Judged scorers: the LLM judge configured in \\[judge] (llm), the "
                         "offline rules judge (rules), or the LLM judge when one is "
                         "configured (auto).")] = JudgeMode.AUTO,
     sample: Annotated[float | None, typer.Option(
