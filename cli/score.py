@@ -33,6 +33,8 @@ from turnscore.cli.options import (
 )
 from turnscore.scorers.judge.config import Budget
 from turnscore.warehouse.config import load_config
+from turnscore.warehouse.db import DB_FILE
+from turnscore.warehouse.errors import WarehouseMissing
 from turnscore.warehouse.judging import llm_judge_for
 from turnscore.warehouse.score_run import JudgeFactory, ScoreReport, score_turns
 
@@ -75,6 +77,8 @@ def score_cli(
     with exit_on_error(err):
         cfg = load_config(config)
         wh = warehouse_of(warehouse, cfg)
+        if not (wh / DB_FILE).is_file():  # a mistyped path must not score an empty warehouse
+            raise WarehouseMissing(wh / DB_FILE)
         factory = llm_judge_for(cfg.judge, judge.value,
                                 Budget(max_cost_usd=max_cost, max_calls=max_calls))
         try:
@@ -132,8 +136,9 @@ def print_summary(report: ScoreReport, console: Console) -> None:
                         if report.published else ""))
     console.print(table)
     if report.stopped_reason:
-        console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}; "
-                      "the rest stays pending for the next run")
+        pending = "" if "pending" in report.stopped_reason else (
+            "; the rest stays pending for the next run")
+        console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}{pending}")
     if report.publish_error:
         console.print(f"[red]not published:[/red] {escape(report.publish_error)}")
     if report.errors:

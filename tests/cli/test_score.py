@@ -98,3 +98,23 @@ def test_max_calls_stops_the_llm_judge_and_leaves_the_rest_pending(wh: Path) -> 
         result = runner.invoke(app, ["score", "--warehouse", str(wh), *args])
         assert result.exit_code == 0, result.stderr
         assert len(server.requests) == 5
+
+
+def test_a_missing_warehouse_is_an_error_not_a_new_one(tmp_path: Path) -> None:
+    missing = tmp_path / "typo"
+    code, out, err = _score(missing)
+    assert code == 1 and out == ""
+    assert "no warehouse at" in err
+    assert not missing.exists()
+
+
+def test_a_stop_says_once_that_the_rest_stays_pending(wh: Path) -> None:
+    with ScriptedJudge() as server:
+        config = wh / "turnscore.toml"
+        config.write_text(f'[judge]\nbase_url = "{server.url}"\nmodel = "scripted"\n'
+                          "timeout_s = 5\nmax_retries = 0\nconcurrency = 1\n")
+        result = runner.invoke(app, ["score", "--warehouse", str(wh), "--scorer", "tool_usage",
+                                     "--config", str(config), "--max-calls", "2"])
+    assert result.exit_code == 3, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "stopped early" in text and text.count("stays pending") == 1, text
