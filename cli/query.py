@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import sys
 from datetime import date, datetime, time, timedelta
@@ -137,8 +138,18 @@ def _rich_table_of(table: pa.Table, title: str | None = None) -> Table:
     for name in table.column_names:
         out.add_column(escape(name), overflow="fold")
     for row in table.to_pylist():
-        out.add_row(*(escape(_cell(v)) for v in row.values()))
+        out.add_row(*(escape(_shown(v)) for v in row.values()))
     return out
+
+
+def _shown(value: Any) -> str:
+    """A table cell for reading: floats to 4 decimals (2.5714, not 2.5714285714285716);
+    csv, json and jsonl keep every digit."""
+    if isinstance(value, float) and math.isfinite(value) and value != int(value):
+        if abs(value) < 0.001:
+            return f"{value:.3g}"
+        return f"{value:.4f}".rstrip("0").rstrip(".")
+    return _cell(value)
 
 
 def _atomic_write(path: Path, write: Any) -> None:

@@ -199,3 +199,18 @@ def test_published_reads_the_snapshot_as_of_the_last_run(wh: Path) -> None:
                               "WHERE table_name = 'turns_scored'", "--format", "json",
                           "--published")
     assert code == 0 and orjson.loads(out) == [{"table_type": "BASE TABLE"}]
+
+
+@pytest.mark.parametrize(("value", "shown", "exact"), [
+    ("18.0 / 7", "2.5714", 18.0 / 7), ("0.5", "0.5", 0.5), ("3.0", "3.0", 3.0),
+    ("0.0001234", "0.000123", 0.0001234), ("123456.789", "123456.789", 123456.789),
+    ("-1.0 / 3", "-0.3333", -1.0 / 3),
+])
+def test_the_table_rounds_floats_and_csv_keeps_them(
+    wh: Path, value: str, shown: str, exact: float
+) -> None:
+    sql = f"SELECT CAST({value} AS DOUBLE) AS x"
+    code, out, _ = _query(wh, sql)
+    assert code == 0 and shown in out.split()
+    code, out, _ = _query(wh, sql, "--format", "csv")
+    assert code == 0 and float(out.split()[1]) == exact
