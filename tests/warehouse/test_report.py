@@ -294,3 +294,23 @@ def test_long_data_quality_lists_are_cut_but_counted(tmp_path: Path) -> None:
     page = (tmp_path / "r.html").read_text()
     assert "Ingest errors (120)" in page and "Showing the first 50 of 120." in page
     assert "line 49" in page and "line 50<" not in page
+
+
+def test_agents_are_named_as_the_views_name_them(tmp_path: Path) -> None:
+    # Without an agent name a turn belongs to its service, in the report as in the views.
+    from dataclasses import replace
+
+    from turnscore.warehouse.query import create_temp_views
+
+    names = [("agent-x", "svc-a"), (None, "svc-a"), (None, "svc-b"), (None, None)]
+    turns = [replace(make_turn(i), agent_name=a, service_name=s).with_hash()
+             for i, (a, s) in enumerate(names)]
+    con = open_warehouse(tmp_path / "wh")
+    load_turns(con, turns)
+    create_temp_views(con)
+    viewed = {a for (a,) in con.execute("SELECT DISTINCT agent FROM turns_scored").fetchall()}
+    con.close()
+    day = turns[0].started_at.date()
+    data = _load(tmp_path / "wh", Period(day, day))
+    assert viewed == {"agent-x", "svc-a", "svc-b", None}  # None: a turn without either
+    assert data.totals.agents == len(viewed)

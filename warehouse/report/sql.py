@@ -8,8 +8,12 @@ query is parameterised by a half-open period `[$start, $end)` over `turns.starte
 
 from __future__ import annotations
 
-# The turns of the period; each query below starts from it.
-_PERIOD = "pt AS (SELECT * FROM turns WHERE started_at >= $start AND started_at < $end)"
+# The turns of the period; each query below starts from it. `agent` as the views name it:
+# the agent name, else the service name.
+_PERIOD = """pt AS (
+    SELECT *, coalesce(agent_name, service_name, '(no agent name)') AS agent
+    FROM turns WHERE started_at >= $start AND started_at < $end
+)"""
 
 DATA_RANGE = "SELECT min(started_at), max(started_at), count(*) FROM turns"
 
@@ -19,7 +23,7 @@ pc AS (SELECT unnest(calls) AS call FROM pt)
 SELECT
     (SELECT count(*) FROM pt) AS turns,
     (SELECT count(DISTINCT conversation_id) FROM pt) AS conversations,
-    (SELECT count(DISTINCT coalesce(agent_name, '')) FROM pt) AS agents,
+    (SELECT count(DISTINCT agent) FROM pt) AS agents,
     (SELECT count(*) FILTER (WHERE status = 'error') FROM pt) AS failed_turns,
     (SELECT count(*) FILTER (WHERE status = 'incomplete') FROM pt) AS incomplete_turns,
     (SELECT count(*) FROM pc) AS tool_calls,
@@ -45,7 +49,7 @@ SELECT
     count(*) FILTER (WHERE s.status = 'not_run') AS not_run,
     count(*) FILTER (WHERE s.status = 'error') AS errors
 FROM scores AS s
-JOIN (SELECT turn_id, coalesce(agent_name, '(no agent name)') AS agent FROM pt) AS t
+JOIN (SELECT turn_id, agent FROM pt) AS t
     ON t.turn_id = s.turn_id
 GROUP BY GROUPING SETS ((agent, s.scorer), (s.scorer))
 ORDER BY s.scorer, is_total DESC, agent
@@ -98,7 +102,7 @@ ORDER BY turns_called DESC, tt.tool
 # One row per turn with both judged scores: the quadrant chart's points.
 USAGE_VS_TRACTABILITY = f"""
 WITH {_PERIOD}
-SELECT pt.turn_id, coalesce(pt.agent_name, '(no agent name)') AS agent,
+SELECT pt.turn_id, pt.agent,
        u.value AS usage, r.value AS tractability
 FROM pt
 JOIN scores AS u ON u.turn_id = pt.turn_id AND u.scorer = $usage AND u.status = 'scored'
@@ -190,7 +194,7 @@ ranked AS (
     FROM judged
     QUALIFY rank <= $limit
 )
-SELECT r.rank, r.turn_id, coalesce(pt.agent_name, '(no agent name)') AS agent, pt.started_at,
+SELECT r.rank, r.turn_id, pt.agent, pt.started_at,
        pt.request, pt.calls, pt.final_answer, pt.status, r.usage, r.tractability,
        list(struct_pack(scorer := s.scorer, status := s.status, value := s.value,
                         explanation := s.explanation, details := CAST(s.details AS VARCHAR))
@@ -223,7 +227,7 @@ ORDER BY s.scorer, s.turn_id
 
 FAILED_TURNS = f"""
 WITH {_PERIOD}
-SELECT turn_id, coalesce(agent_name, '(no agent name)') AS agent, status, error
+SELECT turn_id, agent, status, error
 FROM pt WHERE status <> 'ok'
 ORDER BY started_at, turn_id
 """
