@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
 
 import jsonschema
 import orjson
@@ -176,16 +178,11 @@ def _check_arguments(call: Call, tool: Tool | None) -> tuple[object, list[str]]:
         return parsed, ["arguments are not a JSON object"]
     if tool is None or not tool.parameters:
         return parsed, []
-    try:
-        schema = orjson.loads(tool.parameters)
-        cls = jsonschema.validators.validator_for(schema)
-        cls.check_schema(schema)
-    except (orjson.JSONDecodeError, jsonschema.SchemaError, TypeError):
+    validator = _validator(tool.parameters)
+    if validator is None:
         return parsed, []  # a broken schema is call_validity's finding, not the agent's
     try:
-        # An empty registry: a `$ref` to a URL stays unresolved. Without one, jsonschema
-        # fetches it, so a tool schema in the telemetry could make the scorer call any host.
-        found = list(cls(schema, registry=NO_REMOTE_REFS).iter_errors(parsed))
+        found = list(validator.iter_errors(parsed))
     except Unresolvable:
         return parsed, []  # as a broken schema
     problems = []
@@ -193,6 +190,22 @@ def _check_arguments(call: Call, tool: Tool | None) -> tuple[object, list[str]]:
         where = "/".join(str(p) for p in err.path)
         problems.append(f"{where}: {err.message}" if where else err.message)
     return parsed, problems[:5]
+
+
+@lru_cache(maxsize=4096)
+def _validator(parameters: str) -> Any:
+    """A validator for a tool's schema text, None when the schema is broken. Cached: a tool
+    set repeats across turns, and checking a schema against its metaschema costs far more
+    than validating one call (it was most of this judge's time)."""
+    try:
+        schema = orjson.loads(parameters)
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+    except (orjson.JSONDecodeError, jsonschema.SchemaError, TypeError):
+        return None
+    # An empty registry: a `$ref` to a URL stays unresolved. Without one, jsonschema
+    # fetches it, so a tool schema in the telemetry could make the scorer call any host.
+    return cls(schema, registry=NO_REMOTE_REFS)
 
 
 def _canonical(parsed: object, raw: str | None) -> str:
