@@ -2,8 +2,10 @@
 
 Thin: parses options, shows progress and the summary; the work is
 `turnscore.warehouse.ingest_run.run_ingest`. Exit codes: 0 all ingested, 3 completed but
-some input was bad (see the summary and `ingest_errors`), 1 nothing could be done,
-2 nothing to ingest was given, 4 another run holds the warehouse.
+some input was bad (see the summary and `ingest_errors`), 1 failed (no input file gave a
+record, or the warehouse load failed), 2 nothing to ingest was given or a path does not
+exist, 4 another run holds the warehouse. `--quiet` drops the progress bar and the table,
+never the errors: those go to stderr.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from rich.table import Table
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
     EXIT_FOR_OUTCOME,
-    EXIT_USAGE,
     Config,
     Json,
     Quiet,
@@ -29,21 +30,22 @@ from turnscore.cli.options import (
     print_json,
     warehouse_of,
 )
+from turnscore.ingest.formats import INPUT_SUFFIXES_HELP
 from turnscore.ingest.pipeline import Progress as IngestProgress
 from turnscore.warehouse.config import load_config
+from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.ingest_run import IngestReport, run_ingest
 
 MAX_ERROR_LINES = 20
 """Error lines shown in the summary; the rest are in the `ingest_errors` table."""
 
 
-
 def ingest_cli(
     paths: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="OTLP files or folders (read recursively): .json .jsonl .pb, .gz/.zst "
-            "(default: `sources` in turnscore.toml)."
+            help="OTLP files, or folders read recursively for files named "
+            f"{INPUT_SUFFIXES_HELP} (default: `sources` in turnscore.toml)."
         ),
     ] = None,
     warehouse: Warehouse = DEFAULT_WAREHOUSE,
@@ -56,29 +58,28 @@ def ingest_cli(
 ) -> None:
     """Read OTLP trace and log files, write spans and turns, load turns into the warehouse.
 
-    Files already ingested (same content) are skipped; late spans rebuild their turns.
+    Files already ingested (same content) are skipped; late spans rebuild their turns. A
+    file that gave no record, only errors, is read and reported again on the next run.
     """
     err = Console(stderr=True)
-    with exit_on_error(err):
+    with exit_on_error(err, json_output=json_output):
         cfg = load_config(config)
         wh = warehouse_of(warehouse, cfg)
         files = list(paths or cfg.sources)
         if not files:
-            err.print(
-                "[red]error:[/red] nothing to ingest: pass PATH... or set `sources` in "
-                "turnscore.toml"
+            raise InvalidOption(
+                "nothing to ingest: pass PATH... or set `sources` in turnscore.toml"
             )
-            raise typer.Exit(EXIT_USAGE)
         if quiet or json_output or not err.is_terminal:
             report = run_ingest(files, wh, wait=wait, case_id_attribute=cfg.case_id_attribute)
         else:
             report = _with_progress(files, wh, wait, cfg.case_id_attribute, err)
     if json_output:
         print_json(report.to_json())
-    elif not quiet:
+    elif quiet:
+        _print_problems(report, err)
+    else:
         _print_summary(report, Console())
-    elif report.error:
-        err.print(f"[red]error:[/red] {escape(report.error)}")
     raise typer.Exit(EXIT_FOR_OUTCOME[report.outcome])
 
 
@@ -104,7 +105,7 @@ def _with_progress(
 
 
 def _print_summary(report: IngestReport, console: Console) -> None:
-    table = Table(title=f"ingest {report.run_id[:12]}: {report.outcome}", show_header=False)
+    table = Table(title=f"{report.run_id}: {report.outcome}", show_header=False)
     table.add_column("what")
     table.add_column("count", justify="right")
     rows = [
@@ -124,13 +125,25 @@ def _print_summary(report: IngestReport, console: Console) -> None:
         table.add_row(what, f"{count:,}")
     table.add_row("seconds", f"{report.seconds:.2f}")
     console.print(table)
+    _print_problems(report, console)
+
+
+def _print_problems(report: IngestReport, console: Console) -> None:
+    """Why the run failed, the first input errors, and the notes: all that `--quiet` keeps."""
+    # One line each, never wrapped: stderr of a scheduled run is read with grep.
+    for note in report.notes:
+        console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
     if report.error:
-        console.print(f"[red]failed:[/red] {escape(report.error)}")
+        console.print(
+            f"[red]failed:[/red] {escape(report.error)}", highlight=False, soft_wrap=True
+        )
     for line in report.errors[:MAX_ERROR_LINES]:
-        where = f"{line.source}:{line.position}" if line.position else line.source
-        console.print(f"[yellow]{escape(where)}[/yellow] {escape(line.message)}", highlight=False)
+        console.print(
+            f"[yellow]input error:[/yellow] {escape(str(line))}", highlight=False, soft_wrap=True
+        )
     if len(report.errors) > MAX_ERROR_LINES:
         console.print(
             f"... and {len(report.errors) - MAX_ERROR_LINES} more: "
-            f"SELECT * FROM ingest_errors WHERE run_id = '{report.run_id}'"
+            f"SELECT * FROM ingest_errors WHERE run_id = '{report.run_id}'",
+            soft_wrap=True,
         )

@@ -62,10 +62,10 @@ def labels_cli(
                              case_id_attribute=cfg.case_id_attribute, wait=wait)
     if json_output:
         print_json(report.to_json())
-    elif not quiet:
+    elif quiet:
+        _print_problems(report, err)  # -q drops the table, never the errors
+    else:
         _print_summary(report, Console())
-    elif report.error:
-        err.print(f"[red]error:[/red] {escape(report.error)}")
     raise typer.Exit(EXIT_FOR_OUTCOME[report.outcome])
 
 
@@ -80,14 +80,18 @@ def _print_summary(report: LabelsReport, console: Console) -> None:
                         ("turns matching two or more cases", report.ambiguous_turns)):
         table.add_row(what, f"{count:,}")
     console.print(table)
-    if report.error:
-        console.print(f"[red]failed:[/red] {escape(report.error)}")
-    for error in report.errors[:MAX_ERROR_LINES]:
-        console.print(f"[yellow]{escape(str(error))}[/yellow]", highlight=False)
-    if len(report.errors) > MAX_ERROR_LINES:
-        console.print(f"... and {len(report.errors) - MAX_ERROR_LINES} more (--json lists all)")
+    _print_problems(report, console)
     for turn in report.ambiguous[:5]:
         console.print(f"turn {turn.turn_id} matches cases {', '.join(turn.case_ids)}; "
                       f"scoring uses {turn.case_ids[0]}", highlight=False)
     if report.ambiguous_turns:
         console.print("Give such cases distinct inputs, or ids carried by the spans.")
+
+
+def _print_problems(report: LabelsReport, console: Console) -> None:
+    if report.error:
+        console.print(f"[red]failed:[/red] {escape(report.error)}")
+    for error in report.errors[:MAX_ERROR_LINES]:
+        console.print(f"[yellow]{escape(str(error))}[/yellow]", highlight=False, soft_wrap=True)
+    if len(report.errors) > MAX_ERROR_LINES:
+        console.print(f"... and {len(report.errors) - MAX_ERROR_LINES} more (--json lists all)")

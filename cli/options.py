@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import orjson
 import typer
@@ -33,6 +33,7 @@ Config = Annotated[
 ]
 Json = Annotated[bool, typer.Option("--json", help="Print a machine-readable summary.")]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or tables.")]
+"""Errors and why a run failed still go to stderr: a quiet nightly must not fail silently."""
 
 # Exit codes a scheduler can act on.
 EXIT_OK = 0
@@ -60,21 +61,28 @@ _USAGE_ERRORS = (ConfigError, InvalidOption, UnknownScorer, QueryRejected)
 
 
 @contextmanager
-def exit_on_error(err: Console) -> Iterator[None]:
+def exit_on_error(err: Console, *, json_output: bool = False) -> Iterator[None]:
     """Turn an expected failure into one line on stderr and the exit code a scheduler acts on:
-    busy 4, bad usage or configuration 2, anything else turnscore knows about 1. Other
-    exceptions are bugs and keep their traceback."""
+    busy 4, bad usage or configuration 2, anything else turnscore knows about 1. With
+    `json_output` (the command's `--json`), stdout also gets a JSON object, as a completed
+    run's summary does: `{"outcome": "failed", "error": ..., "exit_code": ...}`, so a
+    caller parsing stdout always finds one document. Other exceptions are bugs and keep
+    their traceback."""
     try:
         yield
     except WarehouseBusy as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_BUSY) from None
+        _fail(err, exc, EXIT_BUSY, json_output)
     except _USAGE_ERRORS as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_USAGE) from None
+        _fail(err, exc, EXIT_USAGE, json_output)
     except TurnscoreError as exc:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(EXIT_FAILED) from None
+        _fail(err, exc, EXIT_FAILED, json_output)
+
+
+def _fail(err: Console, exc: Exception, code: int, json_output: bool) -> NoReturn:
+    err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)  # one line, for grep
+    if json_output:
+        print_json({"outcome": "failed", "error": str(exc), "exit_code": code})
+    raise typer.Exit(code) from None
 
 
 def print_json(document: object) -> None:

@@ -1,7 +1,8 @@
 """Recognise what an OTLP file holds from its bytes: compression, JSON framing, protobuf kind.
 
 File names are only hints; exporters and people name files freely, so everything here
-looks at content:
+looks at content (a name decides only which files of a folder are input,
+`is_input_name`):
 - gzip (`1f 8b`) and zstd (`28 b5 2f fd`) are unwrapped by magic bytes, any number of
   members/frames, nested wrappers too. A damaged stream keeps what decoded before the damage.
 - Protobuf: an `Export{Trace,Logs}ServiceRequest` is a run of field-1 length-delimited
@@ -22,6 +23,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import zstandard
+
+INPUT_SUFFIXES = (".json", ".jsonl", ".ndjson", ".pb", ".binpb", ".protobuf")
+"""File name endings taken from a folder (any case), each also with a `COMPRESSED_SUFFIXES`
+ending. Only folders filter by name: a file named on the command line is read whatever
+its name, and its content decides the format either way."""
+COMPRESSED_SUFFIXES = (".gz", ".zst", ".zstd")
+INPUT_SUFFIXES_HELP = f"{' '.join(INPUT_SUFFIXES)}, each optionally {'/'.join(COMPRESSED_SUFFIXES)}"
+"""The endings as the CLI's help and the README say them."""
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -55,6 +64,19 @@ class JsonDocument:
     """'line 12' for a one-line document, else 'request 3 (line 120)'."""
 
 
+# --- file names -------------------------------------------------------------------------
+
+
+def is_input_name(name: str) -> bool:
+    """Whether a file called `name` in a folder is taken as input (`INPUT_SUFFIXES`)."""
+    lower = name.lower()
+    for suffix in COMPRESSED_SUFFIXES:
+        if lower.endswith(suffix):
+            lower = lower.removesuffix(suffix)
+            break
+    return lower.endswith(INPUT_SUFFIXES)
+
+
 # --- compression ----------------------------------------------------------------------
 
 
@@ -86,11 +108,7 @@ def _gunzip(data: bytes) -> tuple[bytes, Problem | None]:
             return b"".join(out), Problem(f"byte {consumed}", f"corrupt gzip stream: {exc}")
         if not inflater.eof:
             out.append(inflater.flush())
-            decoded = sum(map(len, out))
-            return b"".join(out), Problem(
-                f"byte {len(data)}",
-                f"truncated gzip stream (kept the {decoded} bytes decoded before the end)",
-            )
+            return b"".join(out), _cut_short("gzip", len(data), sum(map(len, out)))
         consumed = len(data) - len(inflater.unused_data)
         rest = inflater.unused_data
     return b"".join(out), None
@@ -108,14 +126,21 @@ def _unzstd(data: bytes) -> tuple[bytes, Problem | None]:
         except zstandard.ZstdError as exc:
             return b"".join(out), Problem(f"byte {consumed}", f"corrupt zstd stream: {exc}")
         if not frame.eof:
-            decoded = sum(map(len, out))
-            return b"".join(out), Problem(
-                f"byte {len(data)}",
-                f"truncated zstd stream (kept the {decoded} bytes decoded before the end)",
-            )
+            return b"".join(out), _cut_short("zstd", len(data), sum(map(len, out)))
         consumed = len(data) - len(frame.unused_data)
         rest = frame.unused_data
     return b"".join(out), None
+
+
+def _cut_short(codec: str, size: int, decoded: int) -> Problem:
+    """The stream ended before its end marker: a cut-off file, or damage the decoder took
+    for data (then nothing, or little, decodes)."""
+    if decoded == 0:
+        return Problem(f"byte {size}", f"truncated or corrupt {codec} stream: nothing decoded")
+    return Problem(
+        f"byte {size}",
+        f"truncated {codec} stream (kept the {decoded} bytes decoded before the end)",
+    )
 
 
 # --- text -------------------------------------------------------------------------------
@@ -226,8 +251,7 @@ def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
                 skipped = f"skipped to line {lines.at(resume)}"
             yield Problem(
                 _position(index, line, single),
-                f"malformed or truncated JSON: {exc.msg} at line {exc.lineno} column "
-                f"{exc.colno}; {skipped}",
+                f"malformed or truncated JSON: {_json_error(exc)}; {skipped}",
             )
             if resume < 0:
                 return
@@ -237,6 +261,12 @@ def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
         one_per_line = one_per_line and single
         yield JsonDocument(value, _position(index, line, single))
         pos = _skip_ws(text, end)
+
+
+def _json_error(exc: json.JSONDecodeError) -> str:
+    """What the parser found, and where. Some of its messages end in "at" before the
+    position it would append ("Unterminated string starting at"); we append our own."""
+    return f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}"
 
 
 def _next_document_start(text: str, pos: int) -> int:
@@ -257,8 +287,8 @@ def _iter_array(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
         except json.JSONDecodeError as exc:
             yield Problem(
                 f"request {index} (line {line})",
-                f"malformed or truncated JSON array element: {exc.msg} at line {exc.lineno} "
-                f"column {exc.colno}; the rest of the array is skipped",
+                f"malformed or truncated JSON array element: {_json_error(exc)}; the rest "
+                "of the array is skipped",
             )
             return
         yield JsonDocument(value, f"request {index} (line {line})")

@@ -35,7 +35,14 @@ from turnscore.ingest.otlp_pb import pb_resource_records
 from turnscore.ingest.otlp_shared import Record
 from turnscore.ingest.records import InputError
 
-__all__ = ["MAX_ATTRIBUTE_VALUE_CHARS", "Record", "iter_input_files", "read_bytes", "read_file"]
+__all__ = [
+    "MAX_ATTRIBUTE_VALUE_CHARS",
+    "Record",
+    "folders_without_input",
+    "iter_input_files",
+    "read_bytes",
+    "read_file",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +50,10 @@ logger = logging.getLogger(__name__)
 def iter_input_files(paths: Sequence[Path]) -> Iterator[Path]:
     """Files named in `paths`, folders expanded recursively; sorted, hidden entries skipped.
 
-    A path given explicitly is yielded even if hidden; a missing path raises
-    `FileNotFoundError` (a typo on the command line should stop the run, not yield nothing).
+    Of a folder, only files named as OTLP input are taken (`formats.is_input_name`: a
+    README or a CSV next to the exports is not bad input). A path given explicitly is
+    yielded whatever its name, even if hidden; a missing path raises `FileNotFoundError`
+    (a typo on the command line should stop the run, not yield nothing).
     """
     seen: set[Path] = set()
     for path in paths:
@@ -60,12 +69,28 @@ def iter_input_files(paths: Sequence[Path]) -> Iterator[Path]:
                 yield file
 
 
+def folders_without_input(paths: Sequence[Path]) -> list[Path]:
+    """The folders among `paths` that hold no input file: worth saying, since a run over
+    them reads nothing. Stops at a folder's first input file."""
+    return [p for p in paths if p.is_dir() and next(_walk(p), None) is None]
+
+
 def _walk(folder: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
+        ignored = 0
         for name in files:
-            if not name.startswith("."):
+            if name.startswith("."):
+                continue
+            if formats.is_input_name(name):
                 yield Path(root) / name
+            else:
+                ignored += 1
+        if ignored:
+            logger.info(
+                "%s: %d file(s) not named as OTLP input (%s) left alone",
+                root, ignored, formats.INPUT_SUFFIXES_HELP,
+            )
 
 
 def read_file(path: Path) -> Iterator[Record]:
@@ -83,18 +108,26 @@ def read_bytes(data: bytes, source: str) -> Iterator[Record]:
     payload, problems = formats.decompress(data)
     for problem in problems:
         yield InputError(source, problem.position, problem.message)
+    if problems and _blank(payload):
+        return  # the damaged stream is the whole story, not "an empty file" after it
     kind = formats.sniff_protobuf(payload, name_hint=os.path.basename(source))
     if kind is not None:
         yield from _read_protobuf(payload, kind, source)
     elif formats.looks_like_json(payload):
         yield from _read_json(payload, source)
+    elif _blank(payload):
+        yield InputError(source, "file", "the file is empty")
     else:
         yield InputError(
             source,
             "file",
-            "not an OTLP traces/logs file: found "
-            f"{formats.describe_non_otlp(payload)}; expected OTLP JSON or protobuf",
+            f"not an OTLP traces/logs file: {formats.describe_non_otlp(payload)}; expected "
+            "OTLP JSON or protobuf",
         )
+
+
+def _blank(payload: bytes) -> bool:
+    return not payload or payload.isspace()  # isspace stops at the first other byte
 
 
 def _read_json(payload: bytes, source: str) -> Iterator[Record]:

@@ -12,6 +12,12 @@ Crash safety: a file is recorded only in the transaction that loads its turns, s
 killed anywhere before the commit is redone by the next one; the Parquet stores dedup
 spans and keep one row per turn, and the load leaves unchanged rows alone, so the redo
 adds nothing twice.
+
+Bad input: a file that gave no span or log record, only input errors (not OTLP, cut off,
+corrupt compression, unreadable), is not recorded, so every run reads and reports it
+again until it is fixed or removed; a run skipping it as done would turn a nightly green
+on bad input. A file that gave records is recorded even when some of its lines were bad:
+its good records are in, and the same errors every night would be noise.
 """
 
 from __future__ import annotations
@@ -28,9 +34,12 @@ import duckdb
 import pyarrow as pa
 
 from turnscore.errors import TurnscoreError
-from turnscore.ingest.pipeline import IngestBatch, ProgressFn, ingest_paths
+from turnscore.ingest.formats import INPUT_SUFFIXES_HELP
+from turnscore.ingest.otlp import folders_without_input
+from turnscore.ingest.pipeline import IngestBatch, IngestedFile, ProgressFn, ingest_paths
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
+from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.runs import (
     Outcome,
     RunKind,
@@ -114,6 +123,10 @@ SELECT file_key, path, bytes, spans, logs, ?, ? FROM _new_files
 """
 
 
+WHOLE_FILE = "file"
+"""The position of a problem with a whole file (unreadable, not OTLP)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorLine:
     """One bad-input finding, as stored in `ingest_errors`."""
@@ -123,6 +136,12 @@ class ErrorLine:
     message: str
     trace_id: str | None = None
     span_id: str | None = None
+
+    def __str__(self) -> str:
+        """`source, position: message`; a whole-file problem has no position to show."""
+        if self.position in ("", WHOLE_FILE):
+            return f"{self.source}: {self.message}"
+        return f"{self.source}, {self.position}: {self.message}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +169,8 @@ class IngestReport:
     """Why the run failed, when it did."""
     skipped: tuple[str, ...] = field(default=())
     """Paths skipped, with the reason."""
+    notes: tuple[str, ...] = field(default=())
+    """What is worth saying but is no input error: a folder given with no input file."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -165,11 +186,15 @@ def run_ingest(
 ) -> IngestReport:
     """Ingest OTLP files/folders into the warehouse at `warehouse_dir`.
 
-    Raises `WarehouseBusy` when another run holds the lock (and `wait` is false). Any
-    other failure is recorded as a failed run and returned as a report with outcome
-    `failed`; nothing of the batch is then loaded.
+    Raises `InvalidOption` for a path that does not exist (before taking the lock: a typo
+    should not wait), `WarehouseBusy` when another run holds the lock (and `wait` is
+    false). Any other failure is recorded as a failed run and returned as a report with
+    outcome `failed`; nothing of the batch is then loaded.
     """
     started = time.monotonic()
+    for path in paths:
+        if not path.exists():
+            raise InvalidOption(f"no such file or folder: {path}")
     with writer_lock(warehouse_dir, wait=wait):
         con = open_warehouse(warehouse_dir)
         try:
@@ -180,6 +205,10 @@ def run_ingest(
                                                      "warehouse": str(warehouse_dir)})
             try:
                 known = {row[0] for row in con.execute(KNOWN_FILE_KEYS).fetchall()}
+                notes = tuple(
+                    f"{folder}: no input file in this folder (taken: {INPUT_SUFFIXES_HELP})"
+                    for folder in folders_without_input(paths)
+                )
                 batch = ingest_paths(
                     paths,
                     warehouse_dir,
@@ -188,7 +217,7 @@ def run_ingest(
                     ingest_id=run_id,
                     case_id_attribute=case_id_attribute,
                 )
-                return _load(con, batch, started)
+                return _load(con, batch, known, notes, started)
             except (TurnscoreError, OSError, duckdb.Error) as exc:
                 logger.error("ingest run %s failed: %s", run_id, exc)
                 report = IngestReport(
@@ -207,7 +236,13 @@ def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
     finish_run(con, report.run_id, Outcome(report.outcome), summary, report.error)
 
 
-def _load(con: duckdb.DuckDBPyConnection, batch: IngestBatch, started: float) -> IngestReport:
+def _load(
+    con: duckdb.DuckDBPyConnection,
+    batch: IngestBatch,
+    known: set[str],
+    notes: tuple[str, ...],
+    started: float,
+) -> IngestReport:
     errors = tuple(
         ErrorLine(e.source, e.position, e.message, e.trace_id, e.span_id) for e in batch.errors
     )
@@ -240,9 +275,10 @@ def _load(con: duckdb.DuckDBPyConnection, batch: IngestBatch, started: float) ->
             con.execute(DELETE_GONE_SCORES)
         con.execute(INSERT_ERRORS, [batch.ingest_id, now])
         con.execute(INSERT_FILES, [batch.ingest_id, now])
+        outcome, failure = _outcome(batch, errors, known)
         report = IngestReport(
             run_id=batch.ingest_id,
-            outcome=_outcome(batch, errors),
+            outcome=outcome,
             files_read=len(batch.files),
             files_skipped=len(batch.skipped),
             spans=batch.spans,
@@ -256,6 +292,8 @@ def _load(con: duckdb.DuckDBPyConnection, batch: IngestBatch, started: float) ->
             errors=errors,
             seconds=time.monotonic() - started,
             skipped=tuple(f"{s.path}: {s.reason}" for s in batch.skipped),
+            error=failure,
+            notes=notes,
         )
         _finish_run(con, report)
         con.execute("COMMIT")
@@ -283,12 +321,25 @@ def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _outcome(batch: IngestBatch, errors: tuple[ErrorLine, ...]) -> str:
+def _outcome(
+    batch: IngestBatch, errors: tuple[ErrorLine, ...], known: set[str]
+) -> tuple[str, str | None]:
+    """The run's outcome, and why when it failed. It failed when there were input errors
+    and no input file gave anything: no record read, none already ingested. A bad file
+    beside good ones (read now or before) is bad input in a completed run: partial."""
     if not errors:
-        return "ok"
-    if batch.files and batch.spans == 0 and batch.logs == 0:
-        return "failed"  # every file was unreadable: nothing to show for the run
-    return "partial"
+        return "ok", None
+    if batch.spans or batch.logs or any(s.file_key in known for s in batch.skipped):
+        return "partial", None
+    return "failed", (
+        f"no span or log record could be read from the input ({len(errors)} input "
+        "error(s), all in the ingest_errors table)"
+    )
+
+
+def _done(file: IngestedFile) -> bool:
+    """Whether a file read in this run is recorded as ingested (see the module doc)."""
+    return bool(file.spans or file.logs or not file.errors)
 
 
 def _errors_table(errors: Sequence[ErrorLine]) -> pa.Table:
@@ -304,12 +355,13 @@ def _errors_table(errors: Sequence[ErrorLine]) -> pa.Table:
 
 
 def _files_table(batch: IngestBatch) -> pa.Table:
+    done = [f for f in batch.files if _done(f)]
     return pa.table(
         {
-            "file_key": pa.array([f.file_key for f in batch.files], pa.string()),
-            "path": pa.array([str(f.path) for f in batch.files], pa.string()),
-            "bytes": pa.array([f.bytes for f in batch.files], pa.int64()),
-            "spans": pa.array([f.spans for f in batch.files], pa.int64()),
-            "logs": pa.array([f.logs for f in batch.files], pa.int64()),
+            "file_key": pa.array([f.file_key for f in done], pa.string()),
+            "path": pa.array([str(f.path) for f in done], pa.string()),
+            "bytes": pa.array([f.bytes for f in done], pa.int64()),
+            "spans": pa.array([f.spans for f in done], pa.int64()),
+            "logs": pa.array([f.logs for f in done], pa.int64()),
         }
     )

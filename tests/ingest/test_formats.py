@@ -17,6 +17,7 @@ from turnscore.ingest.formats import (
     decode_text,
     decompress,
     describe_non_otlp,
+    is_input_name,
     iter_json_documents,
     iter_protobuf_resources,
     looks_like_json,
@@ -25,6 +26,23 @@ from turnscore.ingest.formats import (
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 PAYLOAD = b'{"resourceSpans": []}\n' * 50
+
+
+# --- file names ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "taken"),
+    [
+        ("traces.json", True), ("x.JSONL", True), ("x.ndjson", True), ("x.pb", True),
+        ("x.binpb", True), ("x.protobuf", True), ("x.json.gz", True), ("x.jsonl.zst", True),
+        ("x.pb.zstd", True), ("x.JSON.GZ", True),
+        ("x.gz", False), ("x.zst", False), ("NOTES.md", False), ("x.csv", False),
+        ("x.json.bak", False), ("x.tar.gz", False), ("json", False), ("x.json.gz.zst", False),
+    ],
+)  # fmt: skip
+def test_is_input_name(name: str, taken: bool) -> None:
+    assert is_input_name(name) is taken
 
 
 # --- compression --------------------------------------------------------------------------
@@ -156,6 +174,21 @@ def test_jsonl_bad_line_resumes_on_the_next_line() -> None:
     assert got[1][1].startswith("malformed or truncated JSON: ")
     assert got[1][1].endswith("skipped to line 3")
     assert got[2] == ("line 3", {"a": 3})
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # The parser's message ends in "at"; the position follows it once.
+        ('{"a": "open', "Unterminated string starting at line 1 column 7; skipped the rest"),
+        ('{"a": "x\x01"}', "Invalid control character at line 1 column 9; skipped the rest"),
+        ('{"a": }', "Expecting value at line 1 column 7; skipped the rest"),
+        ('[{"a": "open', "Unterminated string starting at line 1 column 8; the rest of the"),
+    ],
+)
+def test_json_errors_say_where_once(text: str, message: str) -> None:
+    (problem,) = [d for d in documents(text) if isinstance(d[1], str)]
+    assert message in problem[1] and " at at " not in problem[1]
 
 
 def test_truncated_pretty_document_names_its_request() -> None:

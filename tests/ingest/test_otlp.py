@@ -15,6 +15,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from turnscore.ingest.otlp import (
     MAX_ATTRIBUTE_VALUE_CHARS,
+    folders_without_input,
     iter_input_files,
     read_bytes,
     read_file,
@@ -273,13 +274,45 @@ def test_logs_json_fields(otlp_json: Any) -> None:
 
 
 def test_iter_input_files_recursive_sorted_without_hidden(tmp_path: Path) -> None:
-    for name in ["b/2.json", "b/1.pb", "a.jsonl", "b/.hidden.json", ".git/x.json", "c/d/e.gz"]:
+    for name in ["b/2.json", "b/1.pb", "a.jsonl", "b/.hidden.json", ".git/x.json",
+                 "c/d/e.json.gz"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
     explicit = tmp_path / "b" / ".hidden.json"
     got = list(iter_input_files([tmp_path, explicit, tmp_path / "a.jsonl"]))
     rel = [p.relative_to(tmp_path).as_posix() for p in got]
-    assert rel == ["a.jsonl", "b/1.pb", "b/2.json", "c/d/e.gz", "b/.hidden.json"]
+    assert rel == ["a.jsonl", "b/1.pb", "b/2.json", "c/d/e.json.gz", "b/.hidden.json"]
+
+
+TAKEN = ["a.json", "b.JSONL", "c.ndjson", "d.pb", "e.binpb", "f.protobuf", "g.json.gz",
+         "h.jsonl.zst", "i.pb.zstd", "traces.2024-01-01.jsonl"]
+LEFT = ["NOTES.md", "x.csv", "e.gz", "f.zst", "archive.tar.gz", "json", "a.json.bak",
+        "a.json.gz.zst"]
+
+
+def test_a_folder_gives_only_files_named_as_input(tmp_path: Path) -> None:
+    for name in TAKEN + LEFT:
+        (tmp_path / "in" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "in" / name).write_text("{}")
+    got = [p.name for p in iter_input_files([tmp_path / "in"])]
+    assert got == sorted(TAKEN)
+    # A file named explicitly is read whatever its name.
+    named = [tmp_path / "in" / name for name in LEFT]
+    assert list(iter_input_files(named)) == named
+
+
+def test_folders_without_input(tmp_path: Path) -> None:
+    for name in ["empty/", "notes/README.md", "hidden/.x.json", "deep/a/b/c.jsonl", "mixed/x.csv",
+                 "mixed/y.json"]:
+        path = tmp_path / name
+        if name.endswith("/"):
+            path.mkdir(parents=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("{}")
+    folders = [tmp_path / n for n in ("empty", "notes", "hidden", "deep", "mixed")]
+    file = tmp_path / "notes" / "README.md"
+    assert folders_without_input([*folders, file]) == folders[:3]
 
 
 def test_iter_input_files_missing_path_raises(tmp_path: Path) -> None:
@@ -339,22 +372,46 @@ def test_jsonl_with_a_non_otlp_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("payload", "what"),
+    ("payload", "message"),
     [
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(40), "a PNG image"),
-        (b"trace_id,span_id,name\n1,2,chat\n", "text starting 'trace_id,span_id,name'"),
-        (b"", "an empty file"),
-        (bytes(range(7, 200)), "binary data"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(40),
+         "not an OTLP traces/logs file: a PNG image; expected OTLP JSON or protobuf"),
+        (b"trace_id,span_id,name\n1,2,chat\n",
+         "not an OTLP traces/logs file: text starting 'trace_id,span_id,name'; expected OTLP "
+         "JSON or protobuf"),
+        (bytes(range(7, 200)),
+         "not an OTLP traces/logs file: binary data starting 07 08 09 0a 0b 0c 0d 0e 0f 10 11 "
+         "12 13 14 15 16; expected OTLP JSON or protobuf"),
+        (b"", "the file is empty"),
+        (b" \n\n", "the file is empty"),
+        (gzip.compress(b""), "the file is empty"),
     ],
-)
-def test_wrong_file_type_is_one_clear_error(tmp_path: Path, payload: bytes, what: str) -> None:
+)  # fmt: skip
+def test_wrong_file_type_is_one_clear_error(tmp_path: Path, payload: bytes, message: str) -> None:
     path = tmp_path / "export.json"
     path.write_bytes(payload)
     (error,) = read_file(path)
     assert isinstance(error, InputError)
-    assert error.message.startswith("not an OTLP traces/logs file")
-    assert what in error.message
-    assert error.source == str(path)
+    assert (error.source, error.position, error.message) == (str(path), "file", message)
+
+
+@pytest.mark.parametrize(
+    ("packed", "message"),
+    [
+        (zstandard.ZstdCompressor().compress(JSON_FILES[0].read_bytes())[:40],
+         "truncated or corrupt zstd stream: nothing decoded"),
+        (gzip.compress(JSON_FILES[0].read_bytes())[:10],  # the header alone
+         "truncated or corrupt gzip stream: nothing decoded"),
+        (zstandard.ZstdCompressor().compress(b"{}")[:4] + bytes(range(200)),
+         "corrupt zstd stream: "),
+    ],
+)  # fmt: skip
+def test_damaged_compression_with_nothing_decoded_is_one_error(
+    packed: bytes, message: str
+) -> None:
+    # The damage is the whole story: no "the file is empty" about what decoded after it.
+    (error,) = read_bytes(packed, "x.json.zst")
+    assert isinstance(error, InputError) and error.message.startswith(message)
 
 
 def test_unreadable_path_is_an_error(tmp_path: Path) -> None:

@@ -190,11 +190,11 @@ def test_bad_input_is_reported_and_the_rest_ingested(tmp_path: Path) -> None:
     folder.mkdir()
     shutil.copy(CORPUS / "pydantic-ai" / "single_tool.json", folder / "good.json")
     (folder / "garbage.json").write_text('{"resourceSpans": [ this is not json')
-    (folder / "notes.txt").write_text("hello")
+    (folder / "notes.jsonl").write_text("hello")  # named as input: read, and not OTLP
     progress: list[Progress] = []
     batch = ingest_paths([folder], tmp_path / "out", progress=progress.append)
     sources = {Path(e.source).name for e in batch.errors}
-    assert {"garbage.json", "notes.txt"} <= sources
+    assert {"garbage.json", "notes.jsonl"} <= sources
     assert all(e.message for e in batch.errors)
     assert len(_turns(tmp_path / "out")) == 1
     assert [p.files_done for p in progress] == [1, 2, 3]
@@ -202,7 +202,7 @@ def test_bad_input_is_reported_and_the_rest_ingested(tmp_path: Path) -> None:
     assert {f.path.name: f.errors > 0 for f in batch.files} == {
         "garbage.json": True,
         "good.json": False,
-        "notes.txt": True,
+        "notes.jsonl": True,
     }
 
 

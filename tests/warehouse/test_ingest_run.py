@@ -13,10 +13,11 @@ from typing import Any
 
 import duckdb
 import pytest
+import zstandard
 
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import DB_FILE
-from turnscore.warehouse.errors import WarehouseBusy
+from turnscore.warehouse.errors import InvalidOption, WarehouseBusy
 from turnscore.warehouse.ingest_run import run_ingest
 from turnscore.warehouse.score_run import score_turns
 
@@ -73,7 +74,9 @@ def test_ingest_loads_every_turn_once_and_records_the_run(tmp_path: Path) -> Non
     assert turns == distinct == report.turns_new > 10
     assert (report.turns_rebuilt, report.turns_unchanged) == (0, 0)
     files = _query(wh, "SELECT path, spans, run_id FROM ingested_files ORDER BY path")
-    assert len(files) == report.files_read and {f[2] for f in files} == {report.run_id}
+    # Every file but the two that gave only errors, which the next run reads again.
+    assert len(files) == report.files_read - 2 and {f[2] for f in files} == {report.run_id}
+    assert not any(f[0].endswith("ground_truth.json") for f in files)
     assert sum(f[1] for f in files) == report.spans
     [(outcome, summary, ended)] = _query(
         wh, "SELECT outcome, summary, ended_at FROM runs WHERE run_id = ?", [report.run_id]
@@ -92,8 +95,11 @@ def test_a_second_ingest_of_the_same_files_changes_nothing(tmp_path: Path) -> No
     run_ingest([CORPUS / "otel-genai-openai"], wh)
     rows = _turn_rows(wh)
     again = run_ingest([CORPUS / "otel-genai-openai"], wh)
-    assert again.outcome == "ok"
-    assert again.files_read == 0 and again.files_skipped == 7
+    # ground_truth.json is no OTLP: never recorded, so it is read and reported again.
+    assert again.outcome == "partial"
+    assert [Path(e.source).name for e in again.errors] == ["ground_truth.json"]
+    assert again.files_read == 1 and again.files_skipped == 6
+    assert (again.turns_new, again.turns_rebuilt, again.turns_removed) == (0, 0, 0)
     assert _turn_rows(wh) == rows
 
 
@@ -217,9 +223,78 @@ def test_a_busy_warehouse_is_refused(tmp_path: Path) -> None:
     assert not (wh / DB_FILE).exists()  # refused before touching anything
 
 
-def test_a_missing_path_fails_the_run(tmp_path: Path) -> None:
-    report = run_ingest([tmp_path / "nope.json"], tmp_path / "wh")
-    assert report.outcome == "failed" and "nope.json" in (report.error or "")
+def test_a_missing_path_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    with pytest.raises(InvalidOption, match=r"no such file or folder: .*nope\.json"):
+        run_ingest([CORPUS / "pydantic-ai" / "no_tool.json", tmp_path / "nope.json"],
+                   tmp_path / "wh")
+    assert not (tmp_path / "wh").exists()
+
+
+GOOD = (CORPUS / "pydantic-ai" / "single_tool.json").read_bytes()
+OTHER = (CORPUS / "pydantic-ai" / "no_tool.json").read_bytes()
+BAD_LINE = json.dumps(json.loads(OTHER)).encode() + b"\n{oops\n"
+UNREADABLE = None
+"""A file listed in a folder that cannot be read (a symlink to nothing: root reads any
+mode, so permissions cannot stand in for it)."""
+INPUTS: dict[str, bytes | None] = {
+    "good.json": GOOD,
+    "other.json": OTHER,
+    "garbage.json": bytes(range(7, 200)),
+    "empty.json": b"",
+    "nototlp.json": b'{"hello": 1}',
+    "cut.json.zst": zstandard.ZstdCompressor().compress(GOOD)[:40],
+    "badline.jsonl": BAD_LINE,
+    "gone.json": UNREADABLE,
+    "nothing.json": b'{"resourceSpans": []}',
+}
+
+
+@pytest.mark.parametrize(
+    ("nights", "outcomes", "recorded"),
+    [
+        # Only files that gave records (or gave no error) are recorded; the rest come back.
+        ([["good.json"]], ["ok"], ["good.json"]),
+        ([["garbage.json"], ["garbage.json"]], ["failed", "failed"], []),
+        ([["empty.json"]], ["failed"], []),
+        ([["nototlp.json"]], ["failed"], []),
+        ([["cut.json.zst"]], ["failed"], []),
+        ([["gone.json"]], ["failed"], []),
+        ([["nothing.json"]], ["ok"], ["nothing.json"]),
+        # Bad files beside good ones, read now or on an earlier night: completed, partial.
+        ([["good.json", "garbage.json", "gone.json"]], ["partial"], ["good.json"]),
+        ([["good.json"], ["good.json", "garbage.json"]], ["ok", "partial"], ["good.json"]),
+        ([["good.json"], ["good.json", "gone.json"]], ["ok", "partial"], ["good.json"]),
+        # A file with some bad lines is in, and is not reported again.
+        ([["badline.jsonl"], ["badline.jsonl"]], ["partial", "ok"], ["badline.jsonl"]),
+        # Fixed overnight: the new content is read.
+        ([["garbage.json"], ["good.json"]], ["failed", "ok"], ["good.json"]),
+        # Only garbage, even if an empty-but-valid file came with it: nothing was read.
+        ([["nothing.json", "garbage.json"]], ["failed"], ["nothing.json"]),
+    ],
+)
+def test_what_is_recorded_and_each_run_outcome(
+    tmp_path: Path, nights: list[list[str]], outcomes: list[str], recorded: list[str]
+) -> None:
+    wh = tmp_path / "wh"
+    got = []
+    for night, names in enumerate(nights):
+        folder = tmp_path / f"night{night}"
+        folder.mkdir()
+        for name in names:
+            data = INPUTS[name]
+            if data is None:
+                (folder / name).symlink_to(tmp_path / "deleted")
+            else:
+                (folder / name).write_bytes(data)
+        report = run_ingest([folder], wh)
+        got.append(report.outcome)
+        bad = {n for n in names if INPUTS[n] is not GOOD and INPUTS[n] is not OTHER}
+        bad -= {"nothing.json"} | ({"badline.jsonl"} if night else set())
+        assert {Path(e.source).name for e in report.errors} == bad
+        assert (report.error is not None) == (report.outcome == "failed")
+    assert got == outcomes
+    rows = _query(wh, "SELECT path FROM ingested_files")
+    assert sorted({Path(r[0]).name for r in rows}) == recorded
 
 
 def test_hostile_file_names_stay_data(tmp_path: Path) -> None:
@@ -231,9 +306,8 @@ def test_hostile_file_names_stay_data(tmp_path: Path) -> None:
     wh = tmp_path / "wh"
     report = run_ingest([folder], wh)
     assert report.outcome == "partial"
-    assert sorted(_query(wh, "SELECT path FROM ingested_files")) == sorted(
-        [(str(folder / name),), (str(folder / "bad'name.json"),)]
-    )
+    # The bad file gave nothing, so it is not recorded (the next run reads it again).
+    assert _query(wh, "SELECT path FROM ingested_files") == [(str(folder / name),)]
     assert _query(wh, "SELECT count(*) FROM turns") == [(1,)]
     assert os.path.basename(_query(wh, "SELECT source FROM ingest_errors")[0][0]) == "bad'name.json"
 
