@@ -6,35 +6,50 @@ One row is one case. Fields (all but `input` optional):
 |---|---|
 | `id` (or `case_id`) | the case id turns carry; default: a stable hash of the normalised input |
 | `input` | the request text; turns without a case id join on it, normalised |
-| `canary` | a string or a list: values only a tool call can produce |
-| `ideal_response`, `match_mode` | the reference answer; `exact`, `normalized` or `contains` |
-| `expected_tools`, `expected_tools_mode` | tool names; `any`, `all`, `exact` or `ordered` |
+| `canary` | a string or a list of strings: values only a tool call can produce |
+| `ideal_response` | the reference answer (a string) |
+| `match_mode` | `exact`, `normalized` (the default) or `contains` (`correctness.MODES`) |
+| `expected_tools` | a list of tool names |
+| `expected_tools_mode` | `any`, `all` (the default), `exact` or `ordered` (`call_accuracy.MODES`) |
 | `should_decline` | true when the agent should decline (with no expected tools: no calls) |
-| `tags` | free labels |
+| `tags` | free labels: a string or a list of strings |
 
-In CSV, list fields are JSON arrays (`["a","b"]`) or `|`-separated (`a|b`). A malformed
-row becomes a `LabelError` naming the file and line (or row); the other rows load.
+Every value is checked here, at load, against what the scorers accept (modes in any
+case, stored lowercase); a scorer never meets a value it would have to guess about. In
+CSV, list fields are JSON arrays (`["a","b"]`) or `|`-separated (`a|b`). A malformed row
+(bad JSON or CSV, a bad value, a CSV row with more fields than the header) becomes a
+`LabelError` naming the file and line (or row) and what is wrong; the other rows load.
 """
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import orjson
 import polars as pl
 
+from turnscore.scorers import call_accuracy, correctness
 from turnscore.scorers.base import Case
 from turnscore.scorers.text import normalize_series
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 FIELDS = ("id", "case_id", "input", "canary", "ideal_response", "match_mode", "expected_tools",
           "expected_tools_mode", "should_decline", "tags")
 SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
+MODES: dict[str, tuple[str, ...]] = {
+    "match_mode": correctness.MODES,
+    "expected_tools_mode": call_accuracy.MODES,
+}
+"""The values each mode field may take: the modes its scorer knows."""
 _TRUE = frozenset({"true", "yes", "y", "1", "t"})
 _FALSE = frozenset({"false", "no", "n", "0", "f"})
 
@@ -73,7 +88,7 @@ def read_labels(path: str | Path) -> tuple[list[Case], list[LabelError]]:
     errors: list[LabelError] = []
     try:
         rows = list(_rows(path, suffix, errors))
-    except (OSError, pl.exceptions.PolarsError, orjson.JSONDecodeError) as exc:
+    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
         return [], [LabelError(str(path), None, f"cannot read: {exc}")]
 
     parsed: list[tuple[int, dict[str, object]]] = []
@@ -131,34 +146,124 @@ def _rows(path: Path, suffix: str, errors: list[LabelError]) -> Iterator[_Row]:
             else:
                 errors.append(LabelError(str(path), number,
                                          f"expected a JSON object, got {type(value).__name__}"))
+    elif suffix == ".csv":
+        yield from _csv_rows(path, errors)
     else:
-        frame = (pl.read_csv(path, infer_schema=False) if suffix == ".csv"
-                 else pl.read_parquet(path))
-        # CSV: line 1 is the header (a quoted field spanning lines shifts later numbers).
-        offset = 2 if suffix == ".csv" else 1
-        for number, value in enumerate(frame.iter_rows(named=True), start=offset):
+        for number, value in enumerate(pl.read_parquet(path).iter_rows(named=True), start=1):
             yield _Row(number, value)
 
 
+class _Lines:
+    """The file's lines, for `csv.reader`, with the position to restart from."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines, self.at = lines, 0
+
+    def __iter__(self) -> _Lines:
+        return self
+
+    def __next__(self) -> str:
+        if self.at >= len(self.lines):
+            raise StopIteration
+        self.at += 1
+        return self.lines[self.at - 1]
+
+
+def _csv_rows(path: Path, errors: list[LabelError]) -> Iterator[_Row]:
+    """CSV records, each with the line it starts on. Python's `csv`, record by record, not
+    one polars read: a bad record must cost that record only, and be named by its line.
+
+    A record is bad when `csv` (strict) cannot parse it, e.g. an unterminated quote, or
+    when it has more non-empty fields than the header (fewer: the missing trailing fields
+    are empty).
+    Reading then restarts on the line after the bad record's first: a stray quote may
+    have swallowed the lines after it.
+    """
+    # newline="": line ends stay in the lines, for quoted fields spanning lines.
+    lines = _Lines(io.StringIO(path.read_text(encoding="utf-8-sig"), newline="").readlines())
+    reader = csv.reader(lines, strict=True)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        raise ValueError(f"bad CSV header: {exc}") from exc
+    repeated = sorted({h for h in header if header.count(h) > 1})
+    if repeated:
+        raise ValueError(f"CSV header repeats column(s) {', '.join(repeated)}")
+    while True:
+        start = lines.at
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            message = f"not valid CSV: {exc}"
+        else:
+            if not any(field.strip() for field in record):
+                continue  # a blank line
+            # Empty fields past the header's (trailing commas) carry nothing: not an error.
+            if not any(field.strip() for field in record[len(header):]):
+                yield _Row(start + 1, dict(zip(header, record, strict=False)))
+                continue
+            message = (f"{len(record)} fields, the header has {len(header)} "
+                       f"(an unquoted comma?)")
+        errors.append(LabelError(str(path), start + 1, message))
+        lines.at = start + 1
+        reader = csv.reader(lines, strict=True)
+
+
 def _fields(values: dict[str, object], *, text_lists: bool) -> dict[str, object]:
+    """The row's fields, checked; every problem of the row is named in one `_RowError`."""
     unknown = sorted(k for k in values if k not in FIELDS)
     if unknown:
         log.debug("ignoring label fields %s", unknown)
-    text = _text(values.get("input"), "input")
-    if text is None or not text.strip():
-        raise _RowError("missing required field 'input'")
-    case_id = values.get("id", values.get("case_id"))
-    return {
-        "case_id": _text(case_id, "id"),
+    problems: list[str] = []
+
+    def checked(parse: Callable[[], _T]) -> _T | None:
+        try:
+            return parse()
+        except _RowError as exc:
+            problems.append(str(exc))
+            return None
+
+    text = checked(lambda: _text(values.get("input"), "input"))
+    if (text is None and not problems) or (text is not None and not text.strip()):
+        problems.append("missing required field 'input'")
+    case_id = checked(lambda: _text(values.get("id"), "id"))
+    other_id = checked(lambda: _text(values.get("case_id"), "case_id"))
+    if case_id is not None and other_id is not None and case_id != other_id:
+        problems.append(f"fields 'id' ({case_id!r}) and 'case_id' ({other_id!r}) differ")
+    out: dict[str, object] = {
+        "case_id": case_id if case_id is not None else other_id,
         "input": text,
-        "canary": _list(values.get("canary"), "canary", text_lists),
-        "ideal_response": _text(values.get("ideal_response"), "ideal_response"),
-        "match_mode": _text(values.get("match_mode"), "match_mode"),
-        "expected_tools": _list(values.get("expected_tools"), "expected_tools", text_lists),
-        "expected_tools_mode": _text(values.get("expected_tools_mode"), "expected_tools_mode"),
-        "should_decline": _bool(values.get("should_decline")),
-        "tags": _list(values.get("tags"), "tags", text_lists) or (),
+        "canary": checked(lambda: _list(values.get("canary"), "canary", text_lists)),
+        "ideal_response": checked(lambda: _text(values.get("ideal_response"),
+                                                "ideal_response")),
+        "match_mode": checked(lambda: _mode(values.get("match_mode"), "match_mode")),
+        "expected_tools": checked(lambda: _list(values.get("expected_tools"),
+                                                "expected_tools", text_lists,
+                                                one_string=False)),
+        "expected_tools_mode": checked(lambda: _mode(values.get("expected_tools_mode"),
+                                                     "expected_tools_mode")),
+        "should_decline": checked(lambda: _bool(values.get("should_decline"))),
+        "tags": checked(lambda: _list(values.get("tags"), "tags", text_lists)) or (),
     }
+    if problems:
+        raise _RowError("; ".join(problems))
+    return out
+
+
+def _mode(value: object, name: str) -> str | None:
+    """A mode field, lowercase; None (the scorer's default) when absent or blank."""
+    text = _text(value, name)
+    if text is None:
+        return None
+    mode = text.strip().lower()
+    if mode not in MODES[name]:
+        raise _RowError(f"field {name!r} must be one of {', '.join(MODES[name])}, "
+                        f"got {text!r}")
+    return mode
 
 
 def _text(value: object, name: str) -> str | None:
@@ -169,7 +274,11 @@ def _text(value: object, name: str) -> str | None:
     return str(value)
 
 
-def _list(value: object, name: str, text_lists: bool) -> tuple[str, ...] | None:
+def _list(value: object, name: str, text_lists: bool, *, one_string: bool = True
+          ) -> tuple[str, ...] | None:
+    """A list field. Outside CSV a plain string is a list of one only where `one_string`
+    (a canary, a tag); `expected_tools` must be a list, so that a string is never read
+    as its characters or silently as one tool."""
     if value is None:
         return None
     if isinstance(value, pl.Series):
@@ -185,8 +294,11 @@ def _list(value: object, name: str, text_lists: bool) -> tuple[str, ...] | None:
                 raise _RowError(f"field {name!r}: not a JSON array ({exc})") from exc
         elif text_lists:
             return tuple(p.strip() for p in stripped.split("|") if p.strip())
-        else:
+        elif one_string:
             return (value,)
+        else:
+            raise _RowError(f"field {name!r} must be a list of strings, got a string "
+                            f"(write [{orjson.dumps(value).decode()}])")
     if not isinstance(value, (list, tuple)):
         raise _RowError(f"field {name!r} must be a string or a list, got {type(value).__name__}")
     if not all(isinstance(v, str) for v in value):

@@ -10,6 +10,20 @@ id), records a `labels` run, and reports how the cases meet the turns already lo
   later);
 - a turn joined by text to two or more cases is *ambiguous*; scoring uses the case with
   the smallest case_id, so give such cases ids and put the ids on the spans.
+
+The join is SQL (`TURN_CASES`), so the score run can find, set-based, the turns whose
+case is new, changed or gone. Texts meet as md5s of the normalised text: `labels`
+keeps `input_norm`, and `request_norms` keeps each turn's normalised request, normalised
+by polars (`scorers.text`, the one implementation) once per turn content
+(`refresh_request_norms`, before each join).
+
+A case's `label_hash` is a fingerprint of what scorers read of it (`LABEL_FIELDS` and
+its id), computed in SQL from the row whenever the join is (so a case edited with SQL
+counts too). A scorer that reads labels folds the label_hash of its turn's case into the
+hash its score records (`scored_hash`: `<turn content_hash>:<label_hash>`, '' for no
+case): when the turn's case now has another hash, the score is stale like one of changed
+content (`score_run`, the `score_coverage` view). Rows written before this rule (no
+`:`) are rescored once by the runner.
 """
 
 from __future__ import annotations
@@ -23,10 +37,11 @@ from typing import Any
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from turnscore.scorers.base import Case
 from turnscore.scorers.labels import LabelError, read_labels
-from turnscore.scorers.text import normalize_expr
+from turnscore.scorers.text import normalize_expr, normalize_series
 from turnscore.warehouse.db import open_warehouse, writer_lock
 from turnscore.warehouse.runs import (
     Outcome,
@@ -41,6 +56,14 @@ log = logging.getLogger(__name__)
 MAX_LISTED = 50
 """Unmatched case ids and ambiguous turns listed in a report; the counts are complete."""
 
+LABEL_FIELDS = ("canary", "ideal_response", "match_mode", "expected_tools",
+                "expected_tools_mode", "should_decline")
+"""The label fields scorers may read (a scorer names those it reads in `reads`); with the
+case id, what `label_hash` covers. `input` only joins, `tags` are for people."""
+LABEL_HASH = ("md5(to_json(struct_pack(case_id := case_id, "
+              + ", ".join(f"{f} := {f}" for f in LABEL_FIELDS) + ")))")
+"""The fingerprint of a `labels` row (spelled out again in `queries/score_coverage.sql`;
+changing it makes every label-reading score of a turn with a case stale once)."""
 UPSERT_LABELS = """
 INSERT INTO labels (case_id, input, input_norm, canary, ideal_response, match_mode,
                     expected_tools, expected_tools_mode, should_decline, tags, source,
@@ -59,8 +82,63 @@ ON CONFLICT (case_id) DO UPDATE SET
 SELECT_EXISTING_IDS = """
 SELECT case_id FROM labels WHERE case_id IN (SELECT case_id FROM _new_labels)
 """
-SELECT_TURN_KEYS = "SELECT turn_id, case_id, request FROM turns"
-SELECT_LABEL_KEYS = "SELECT case_id, input_norm FROM labels"
+
+# Turns whose request_norms row is missing or from older content.
+SELECT_UNNORMED = """
+SELECT t.turn_id, t.content_hash, t.request FROM turns AS t
+WHERE NOT EXISTS (SELECT 1 FROM request_norms AS n
+                  WHERE n.turn_id = t.turn_id AND n.content_hash = t.content_hash)
+"""
+UPSERT_NORMS = """
+INSERT OR REPLACE INTO request_norms
+SELECT turn_id, content_hash, md5_number(norm) FROM _norms
+"""
+COUNT_NORMS_AND_TURNS = "SELECT (SELECT count(*) FROM request_norms), (SELECT count(*) FROM turns)"
+DELETE_ORPHAN_NORMS = """
+DELETE FROM request_norms WHERE turn_id NOT IN (SELECT turn_id FROM turns)
+"""
+_NORM_BATCH = 100_000
+
+# Every (turn, case) that joins by text: turns whose case_id names no case.
+_TEXT_MATCHES = """
+SELECT t.turn_id, x.case_id
+FROM turns AS t
+JOIN request_norms AS n ON n.turn_id = t.turn_id AND n.content_hash = t.content_hash
+JOIN (SELECT md5_number(input_norm) AS norm_md5, case_id FROM labels) AS x
+  ON x.norm_md5 = n.norm_md5
+WHERE NOT EXISTS (SELECT 1 FROM labels AS l WHERE l.case_id = t.case_id)
+"""
+LABEL_SEPARATOR = ":"
+"""Between a turn's content_hash (hex) and a label_hash in a label-reading score's hash."""
+
+
+def scored_hash(content_hash: str, label_hash: str) -> str:
+    """The hash a score of a label-reading scorer records ('' label_hash: no case)."""
+    return f"{content_hash}{LABEL_SEPARATOR}{label_hash}"
+
+
+_HASHED_LABELS = f"(SELECT case_id, {LABEL_HASH} AS label_hash FROM labels)"
+TURN_CASES = f"""
+SELECT t.turn_id, l.case_id, l.label_hash
+FROM turns AS t JOIN {_HASHED_LABELS} AS l ON l.case_id = t.case_id
+UNION ALL
+SELECT m.turn_id, l.case_id, l.label_hash
+FROM (SELECT turn_id, min(case_id) AS case_id FROM ({_TEXT_MATCHES}) GROUP BY turn_id) AS m
+JOIN {_HASHED_LABELS} AS l ON l.case_id = m.case_id
+"""
+"""Each turn that joins a case, once: `(turn_id, case_id, label_hash)` (the join rule of
+the module docstring). Needs `refresh_request_norms` first. Spelled out again in
+`queries/score_coverage.sql` (a view cannot use a Python constant; a test checks they
+agree)."""
+SELECT_MATCHED_IDS = f"""
+SELECT l.case_id FROM turns AS t JOIN labels AS l ON l.case_id = t.case_id
+UNION
+SELECT case_id FROM ({_TEXT_MATCHES})
+"""
+SELECT_AMBIGUOUS = f"""
+SELECT turn_id, list(case_id ORDER BY case_id) AS case_ids
+FROM ({_TEXT_MATCHES}) GROUP BY turn_id HAVING count(*) > 1 ORDER BY turn_id
+"""
 
 _LABEL_SCHEMA: dict[str, pl.DataType | type[pl.DataType]] = {
     "case_id": pl.String, "input": pl.String, "canary": pl.List(pl.String),
@@ -135,6 +213,7 @@ def load_labels(warehouse_dir: Path, paths: Sequence[Path], *, case_id_attribute
             run_id = start_run(con, RunKind.LABELS, config)
             try:
                 new, updated = _upsert(con, list(cases.values()), run_id)
+                refresh_request_norms(con)
                 matches = match_turns(con)
             except duckdb.Error as exc:
                 log.error("labels run %s failed: %s", run_id, exc)
@@ -200,24 +279,41 @@ def _list(values: tuple[str, ...] | None) -> list[str] | None:
     return None if values is None else list(values)
 
 
+def refresh_request_norms(con: duckdb.DuckDBPyConnection) -> int:
+    """Bring `request_norms` up to date with `turns`: normalise the requests of the turns
+    it lacks or has from older content, drop the rows of turns gone. Returns the number
+    of requests normalised (most runs: only the turns ingested since the last one)."""
+    done = 0
+    cur = con.cursor()  # a stream on `cur`, writes on `con`
+    try:
+        for batch in cur.sql(SELECT_UNNORMED).to_arrow_reader(_NORM_BATCH):
+            if batch.num_rows == 0:
+                continue
+            norms = pa.table({
+                "turn_id": batch.column("turn_id"),
+                "content_hash": batch.column("content_hash"),
+                "norm": normalize_series(pl.Series("r", batch.column("request"),
+                                                   dtype=pl.String)).to_arrow(),
+            })
+            con.register("_norms", norms)
+            try:
+                con.execute(UPSERT_NORMS)
+            finally:
+                con.unregister("_norms")
+            done += batch.num_rows
+    finally:
+        cur.close()
+    # Every turn has its row now, so any excess is rows of turns rebuilt away.
+    norms_count, turns_count = con.execute(COUNT_NORMS_AND_TURNS).fetchall()[0]
+    if norms_count > turns_count:
+        con.execute(DELETE_ORPHAN_NORMS)
+    return done
+
+
 def match_turns(con: duckdb.DuckDBPyConnection) -> TurnMatches:
-    """Join every turn to the labels: by case_id, else by normalised request text."""
-    turns = pl.DataFrame(con.sql(SELECT_TURN_KEYS).to_arrow_table())
-    labels = pl.DataFrame(con.sql(SELECT_LABEL_KEYS).to_arrow_table())
-    if turns.is_empty() or labels.is_empty():
-        return TurnMatches(frozenset(), ())
-    by_id = turns.join(labels.select("case_id"), on="case_id", how="inner")
-    by_text = (
-        turns.join(by_id.select("turn_id"), on="turn_id", how="anti")
-        .with_columns(normalize_expr(pl.col("request")).alias("input_norm"))
-        .join(labels.rename({"case_id": "label_id"}), on="input_norm", how="inner")
-    )
-    matched = set(by_id["case_id"].to_list()) | set(by_text["label_id"].to_list())
-    multi = (
-        by_text.group_by("turn_id")
-        .agg(pl.col("label_id").sort().alias("case_ids"))
-        .filter(pl.col("case_ids").list.len() > 1)
-        .sort("turn_id")
-    )
-    ambiguous = tuple(AmbiguousTurn(t, tuple(ids)) for t, ids in multi.iter_rows())
-    return TurnMatches(frozenset(matched), ambiguous)
+    """Join every turn to the labels: by case_id, else by normalised request text.
+    `request_norms` must be up to date (`refresh_request_norms`)."""
+    matched = frozenset(r[0] for r in con.execute(SELECT_MATCHED_IDS).fetchall())
+    ambiguous = tuple(AmbiguousTurn(turn_id, tuple(ids))
+                      for turn_id, ids in con.execute(SELECT_AMBIGUOUS).fetchall())
+    return TurnMatches(matched, ambiguous)

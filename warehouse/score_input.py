@@ -7,10 +7,12 @@ on the main connection, and the run holds the writer lock, so `turns` and `label
 cannot change underneath it. Batches come in scan order, not turn-id order: a killed
 run leaves the uncommitted pairs pending whatever their order.
 
-A turn's case is the label whose case_id equals the turn's (a join in the same query),
-else the label whose `input_norm` equals the turn's normalised request, the smallest
-case_id first (looked up per batch, and remembered for the run). Either way a case is
-decoded once per run and shared by its turns (`Case` is frozen).
+A turn's case was found by the runner (`_pending.case_id`, from `labels.TURN_CASES`: the
+label whose case_id equals the turn's, else the one whose `input_norm` equals the turn's
+normalised request, the smallest case_id first) with its `label_hash`, and is joined
+here in the same query: the scores record the fingerprint of the very case they read
+(the writer lock keeps `labels` as it was when the runner looked). A case is decoded once
+per run and shared by its turns (`Case` is frozen).
 
 A batch keeps its rows as Arrow. Scorers with a columnar entry point read them as a
 polars DataFrame (`PendingBatch.frame`); `Turn`s are decoded only when some scorer needs
@@ -35,13 +37,14 @@ import pyarrow.compute as pc
 
 from turnscore.ingest.turn import Call, Tool, Turn
 from turnscore.scorers.base import Case, nested_records
-from turnscore.scorers.text import normalize_series
 
 log = logging.getLogger(__name__)
 
 # The list's order does not matter (`_pending_rows`); an ordered aggregate costs more.
 PENDING_BY_TURN = """
-SELECT turn_id, list(scorer) AS scorers, bool_or(prior) AS prior
+SELECT turn_id, list(scorer) AS scorers, bool_or(prior) AS prior,
+       -- the same on every row of a turn:
+       any_value(case_id) AS case_id, any_value(label_hash) AS label_hash
 FROM _pending GROUP BY turn_id
 """
 _PENDING_TURNS = "_pending_turns"
@@ -49,17 +52,11 @@ _LABEL_COLUMNS = ("case_id", "input", "canary", "ideal_response", "match_mode",
                   "expected_tools", "expected_tools_mode", "should_decline", "tags")
 READ_PENDING = f"""
 SELECT t.*, p.scorers AS _scorers, p.prior AS _prior,
-       {", ".join(f"l.{c} AS _label_{c}" for c in _LABEL_COLUMNS)}
+       {", ".join(f"l.{c} AS _label_{c}" for c in _LABEL_COLUMNS)},
+       coalesce(p.label_hash, '') AS _label_hash
 FROM turns AS t
 JOIN {_PENDING_TURNS} AS p ON p.turn_id = t.turn_id
-LEFT JOIN labels AS l ON l.case_id = t.case_id
-"""
-SELECT_LABEL_NORMS = "SELECT DISTINCT input_norm FROM labels"
-SELECT_LABELS_BY_NORM = f"""
-SELECT input_norm, {", ".join(_LABEL_COLUMNS)}
-FROM labels
-WHERE input_norm IN (SELECT unnest($norms::VARCHAR[]))
-ORDER BY case_id
+LEFT JOIN labels AS l ON l.case_id = p.case_id
 """
 
 _TURN_NAMES = tuple(f.name for f in fields(Turn))
@@ -76,6 +73,12 @@ class PendingBatch:
     """Per scorer with pending pairs in the batch, the rows pending on it (ascending)."""
     replacing: bool
     """Some pending pair in the batch has a current score (to move to history)."""
+
+    @cached_property
+    def label_hashes(self) -> list[str]:
+        """Per row, the `label_hash` of the turn's case ('' for none): what the score of a
+        scorer that reads labels records."""
+        return self.rows.column("_label_hash").to_pylist()
 
     @cached_property
     def turns(self) -> list[Turn]:
@@ -99,20 +102,16 @@ def pending_batches(con: duckdb.DuckDBPyConnection, batch_size: int
     are independent connections).
     """
     cur = con.cursor()
-    lookup = con.cursor()  # label look-ups: a query on `cur` would end its stream
     try:
         cur.register(_PENDING_TURNS, con.sql(PENDING_BY_TURN).to_arrow_table())
         by_id: dict[str, Case] = {}
-        labels = _LabelsByText(lookup)
         for batch in cur.sql(READ_PENDING).to_arrow_reader(batch_size):
             if batch.num_rows == 0:
                 continue
             cases = _cases(batch, by_id)
-            labels.fill(batch.column("request"), cases)
             replacing = bool(pc.any(batch.column("_prior")).as_py())
             yield PendingBatch(batch, cases, _pending_rows(batch.column("_scorers")), replacing)
     finally:
-        lookup.close()
         cur.close()
 
 
@@ -208,36 +207,3 @@ def _case(row: Sequence[Any]) -> Case:
         expected_tools=None if expected is None else tuple(expected),
         expected_tools_mode=expected_mode, should_decline=decline, tags=tuple(tags or ()),
     )
-
-
-class _LabelsByText:
-    """Cases by normalised request text, for turns whose case_id found none.
-
-    Only texts that some label has are looked up: the labels' texts are read once (a few
-    per case), and most requests match none.
-    """
-
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con = con
-        self.found: dict[str, Case] = {}
-        # A Python set, built once: a polars `is_in` against every label's text would
-        # hash them all again for each batch (~50 ms a batch with 300k labels).
-        self.known: frozenset[str] | None = None
-
-    def fill(self, requests: pa.Array | pa.ChunkedArray, cases: list[Case | None]) -> None:
-        todo = [i for i, c in enumerate(cases) if c is None]
-        if self.known is None:
-            self.known = frozenset(row[0] for row in self.con.execute(SELECT_LABEL_NORMS)
-                                   .fetchall() if row[0] is not None)
-        if not todo or not self.known:  # nothing to match, or nothing to match with
-            return
-        wanted = pl.Series("r", requests.take(pa.array(todo, pa.int64())), dtype=pl.String)
-        known = self.known
-        matched = [(i, norm) for i, norm in zip(todo, normalize_series(wanted).to_list(),
-                                                strict=True) if norm in known]
-        unseen = sorted({norm for _, norm in matched} - self.found.keys())
-        if unseen:
-            for row in self.con.execute(SELECT_LABELS_BY_NORM, {"norms": unseen}).fetchall():
-                self.found.setdefault(row[0], _case(row[1:]))
-        for i, norm in matched:
-            cases[i] = self.found.get(norm)

@@ -2,7 +2,11 @@
 
 A (turn, scorer) pair is *pending* when the turn has no score from that scorer, or the
 score came from another scorer version, or the turn's content_hash changed since, or the
-score is an `error` (errors are retried). `rescore` makes every pair pending.
+score is an `error` (errors are retried). For a scorer that reads labels (`reads` names a
+`labels.LABEL_FIELDS` field) the hash a score records also covers the turn's case
+(`labels.scored_hash`), so a case new, changed or gone since makes it stale too; the
+turns' cases come from one set-based join at the start of the run (`labels.TURN_CASES`).
+`rescore` makes every pair pending.
 
 Pending turns are read in batches by one streaming query (`score_input`); each batch is
 scored by every scorer with pending pairs in it and written in one transaction
@@ -44,6 +48,13 @@ from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
 from turnscore.warehouse.db import bulk_writes, open_warehouse, writer_lock
 from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseError
 from turnscore.warehouse.judge_cache import DuckDBJudgeCache, JudgeCache
+from turnscore.warehouse.labels import (
+    LABEL_FIELDS,
+    LABEL_SEPARATOR,
+    TURN_CASES,
+    refresh_request_norms,
+    scored_hash,
+)
 from turnscore.warehouse.publish import PUBLISHED_DB, publish
 from turnscore.warehouse.runs import (
     Outcome,
@@ -61,15 +72,27 @@ log = logging.getLogger(__name__)
 _SAMPLE_BUCKETS = 1_000_000
 
 CREATE_PENDING = """
-CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR, prior BOOLEAN)
+CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR, prior BOOLEAN,
+                                       case_id VARCHAR, label_hash VARCHAR)
 """
+# The turns that join a case, with the case and its label_hash; none without labels.
+CREATE_TURN_CASES = f"CREATE OR REPLACE TEMP TABLE _turn_cases AS {TURN_CASES}"
+CREATE_NO_TURN_CASES = """
+CREATE OR REPLACE TEMP TABLE _turn_cases (turn_id VARCHAR, case_id VARCHAR, label_hash VARCHAR)
+"""
+HAS_LABELS = "SELECT EXISTS (SELECT 1 FROM labels)"
+# `$labels`: the scorer reads labels, so its score's hash covers the turn's case too
+# (`labels.scored_hash`, spelled in SQL).
 INSERT_PENDING = f"""
 INSERT INTO _pending
-SELECT t.turn_id, $scorer, s.turn_id IS NOT NULL FROM turns t
+SELECT t.turn_id, $scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash FROM turns t
+LEFT JOIN _turn_cases c ON c.turn_id = t.turn_id
 LEFT JOIN scores s ON s.turn_id = t.turn_id AND s.scorer = $scorer
 WHERE ($sample IS NULL OR md5_number(t.turn_id) % {_SAMPLE_BUCKETS} < $sample)
-  AND ($rescore OR s.turn_id IS NULL OR s.scorer_version <> $version
-       OR s.content_hash <> t.content_hash OR s.status = 'error')
+  AND ($rescore OR s.turn_id IS NULL OR s.scorer_version <> $version OR s.status = 'error'
+       OR s.content_hash <> CASE WHEN $labels
+           THEN t.content_hash || '{LABEL_SEPARATOR}' || coalesce(c.label_hash, '')
+           ELSE t.content_hash END)
 """
 # Per-agent scorer choice: drop the pairs whose scorer is not enabled for the turn's agent
 # (the agent is `coalesce(agent_name, service_name)`, as in the views).
@@ -291,11 +314,12 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     start = time.monotonic()
     bucket = None if sample is None else round(sample * _SAMPLE_BUCKETS)
     in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
+    _join_cases(con)
     con.execute(CREATE_PENDING)
     pending_before: dict[str, int] = {}
     for s in chosen:
         con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
-                                     "version": s.version})
+                                     "version": s.version, "labels": reads_labels(s)})
     if scorers_for_agent is not None:
         _drop_disabled(con, scorers_for_agent)
     for name, n in con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall():
@@ -339,6 +363,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                     break
             writer.flush()
         con.execute("DROP TABLE _pending")
+        con.execute("DROP TABLE _turn_cases")
         clock = time.perf_counter()
     tally.time("checkpoint", clock)
     counts = tuple(
@@ -356,6 +381,20 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                        write_seconds=seconds.get("write", 0.0),
                        write_wait_seconds=seconds.get("write wait", 0.0),
                        checkpoint_seconds=seconds.get("checkpoint", 0.0))
+
+
+def reads_labels(s: Scorer) -> bool:
+    """Whether `s` reads labels: its scores then record the case they read."""
+    return any(f in LABEL_FIELDS for f in s.reads)
+
+
+def _join_cases(con: duckdb.DuckDBPyConnection) -> None:
+    """`_turn_cases`: each turn's case now, set-based (see `labels.TURN_CASES`)."""
+    if con.execute(HAS_LABELS).fetchall()[0][0]:
+        refresh_request_norms(con)
+        con.execute(CREATE_TURN_CASES)
+    else:  # nothing to join: and no request needs normalising
+        con.execute(CREATE_NO_TURN_CASES)
 
 
 def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent
@@ -402,9 +441,12 @@ def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
                 stopped = outcome.stop.message
         else:
             results = s.score(sub_turns, sub_cases)
-        for t, score in zip(sub_turns, results, strict=False):
+        hashes = ([scored_hash(t.content_hash, batch.label_hashes[i])
+                   for t, i in zip(sub_turns, idx, strict=True)] if reads_labels(s)
+                  else [t.content_hash for t in sub_turns])
+        for t, score, content_hash in zip(sub_turns, results, hashes, strict=False):
             if score is not None:
-                rows.append(ScoreRow(t.turn_id, s.name, s.version, t.content_hash, score))
+                rows.append(ScoreRow(t.turn_id, s.name, s.version, content_hash, score))
         tally.time(name, clock)
     return rows, tables, stopped
 
@@ -420,8 +462,12 @@ def _columnar(s: Scorer, batch: PendingBatch, idx: list[int]) -> pa.Table | None
     except Exception:
         log.warning("columnar %s failed; scoring the batch row-wise", s.name, exc_info=True)
         return None
+    content_hash = frame.get_column("content_hash")
+    if reads_labels(s):
+        content_hash = content_hash + LABEL_SEPARATOR + pl.Series(
+            [batch.label_hashes[i] for i in idx], dtype=pl.String)
     keyed = out.with_columns(
-        frame.get_column("turn_id"), frame.get_column("content_hash"),
+        frame.get_column("turn_id"), content_hash.alias("content_hash"),
         scorer=pl.lit(s.name, pl.String), scorer_version=pl.lit(s.version, pl.String),
     )
     return keyed.select(COLUMNAR_SCHEMA.names).to_arrow().cast(COLUMNAR_SCHEMA)

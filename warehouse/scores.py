@@ -77,7 +77,9 @@ class ScoreRow:
     scorer: str
     scorer_version: str
     content_hash: str
-    """The turn's content_hash when scored; a different hash later makes the score stale."""
+    """What the score was computed from: the turn's content_hash when scored, and for a
+    scorer that reads labels, `:` and the label_hash of the turn's case ('' for none;
+    `labels.scored_hash`). A different one later makes the score stale."""
     score: Score
 
 

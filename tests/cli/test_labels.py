@@ -32,6 +32,18 @@ def test_json_summary_and_partial_exit(tmp_path: Path) -> None:
     assert summary["errors"] == [f"{cases}:2: missing required field 'input'"]
 
 
+def test_quiet_drops_the_table_but_not_the_bad_rows(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"id": "a", "input": "hi"}\n{"id": "b"}\n')
+    result = CliRunner().invoke(app, ["labels", str(cases), "-q"],
+                                env={"TURNSCORE_WAREHOUSE": str(tmp_path / "wh"),
+                                     "COLUMNS": "40"})
+    assert result.exit_code == EXIT_PARTIAL
+    assert result.stdout == ""
+    # One line, not wrapped at the terminal's width.
+    assert result.stderr == f"{cases}:2: missing required field 'input'\n"
+
+
 def test_labels_from_config_and_table_summary(tmp_path: Path) -> None:
     (tmp_path / "cases.csv").write_text("id,input\na,hello\n")
     config = tmp_path / "turnscore.toml"
@@ -52,3 +64,19 @@ def test_help_names_the_formats() -> None:
     result = CliRunner().invoke(app, ["labels", "--help"])
     assert result.exit_code == 0
     assert ".jsonl" in result.stdout and "--warehouse" in result.stdout
+
+
+def test_a_bad_csv_row_is_named_and_the_rest_load(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.csv"
+    cases.write_text('id,input,match_mode\na,hello,exact\nb,"unterminated\nc,bye,fuzzy\n'
+                     'd,x,contains,extra\ne,ciao,\n')
+    code, out = _run([str(cases), "--json"], tmp_path)
+    assert code == EXIT_PARTIAL
+    summary = json.loads(out)
+    assert (summary["outcome"], summary["cases_new"]) == ("partial", 2)
+    assert summary["errors"] == [
+        f"{cases}:3: not valid CSV: unexpected end of data",
+        f"{cases}:4: field 'match_mode' must be one of exact, normalized, contains, "
+        "got 'fuzzy'",
+        f"{cases}:5: 4 fields, the header has 3 (an unquoted comma?)",
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -89,3 +90,84 @@ def test_unreadable_or_unsupported_files_are_one_error(tmp_path: Path) -> None:
     broken.write_bytes(b"not parquet")
     cases, errors = read_labels(broken)
     assert cases == [] and errors[0].line is None
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_bad_csv_row_costs_that_row_only_and_is_named_by_its_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "cases.csv", (
+        'id,input,canary\n'
+        'a,"one, two",x\n'
+        'b,three,x,extra\n'          # more fields than the header
+        'c,"unterminated,x\n'        # a stray quote: the next lines still load
+        'd,four,y\n'
+        'e,"spans\ntwo lines",z\n'   # a quoted field may span lines
+        '\n'
+        'f,short\n'                  # fewer fields: the rest are empty
+        'h,trailing,w,,\n'           # empty fields past the header's: trailing commas
+        'g,"end of file\n'))
+    cases, errors = read_labels(path)
+    assert [(c.case_id, c.input, c.canary) for c in cases] == [
+        ("a", "one, two", ("x",)), ("d", "four", ("y",)), ("e", "spans\ntwo lines", ("z",)),
+        ("f", "short", None), ("h", "trailing", ("w",))]
+    assert [e.line for e in errors] == [3, 4, 11]
+    assert errors[0].message == "4 fields, the header has 3 (an unquoted comma?)"
+    assert errors[1].message.startswith("not valid CSV")
+    assert str(errors[2]) == f"{path}:11: not valid CSV: unexpected end of data"
+
+
+def test_a_csv_with_a_bad_header_is_one_error(tmp_path: Path) -> None:
+    cases, errors = read_labels(_write(tmp_path, "h.csv", "id,input,id\na,b,c\n"))
+    assert cases == [] and errors[0].line is None and "repeats column(s) id" in errors[0].message
+    assert read_labels(_write(tmp_path, "empty.csv", "")) == ([], [])
+
+
+def test_invalid_values_are_bad_rows_naming_the_valid_ones(tmp_path: Path) -> None:
+    path = _write(tmp_path, "v.jsonl", "\n".join(json.dumps(r) for r in [
+        {"id": "ok", "input": "x", "match_mode": " Exact ", "expected_tools_mode": "ORDERED",
+         "expected_tools": ["a", "b"]},
+        {"id": "fuzzy", "input": "x", "match_mode": "fuzzy"},
+        {"id": "sometimes", "input": "x", "expected_tools": "calculator",
+         "expected_tools_mode": "sometimes"},
+        {"id": "a", "case_id": "b", "input": "x"},
+        {"id": "same", "case_id": "same", "input": "x", "should_decline": "no"},
+        {"id": "mode-type", "input": "x", "match_mode": ["exact"]},
+        {"input": {"text": "x"}},
+    ]) + "\n")
+    cases, errors = read_labels(path)
+    assert [(c.case_id, c.match_mode, c.expected_tools_mode) for c in cases] == [
+        ("ok", "exact", "ordered"), ("same", None, None)]
+    assert cases[1].should_decline is False
+    assert [(e.line, e.message) for e in errors] == [
+        (2, "field 'match_mode' must be one of exact, normalized, contains, got 'fuzzy'"),
+        (3, "field 'expected_tools' must be a list of strings, got a string "
+            "(write [\"calculator\"]); field 'expected_tools_mode' must be one of any, all, "
+            "exact, ordered, got 'sometimes'"),
+        (4, "fields 'id' ('a') and 'case_id' ('b') differ"),
+        (6, "field 'match_mode' must be a string, got list"),
+        (7, "field 'input' must be a string, got dict"),
+    ]
+
+
+def test_csv_and_parquet_values_are_checked_the_same_way(tmp_path: Path) -> None:
+    csv_path = _write(tmp_path, "v.csv", "id,input,expected_tools,expected_tools_mode\n"
+                                         "a,x,calculator,all\nb,x,calculator,sometimes\n")
+    cases, errors = read_labels(csv_path)
+    assert [(c.case_id, c.expected_tools) for c in cases] == [("a", ("calculator",))]
+    assert [(e.line, "'sometimes'" in e.message) for e in errors] == [(3, True)]
+    parquet = tmp_path / "v.parquet"
+    pl.DataFrame({"id": ["a", "b"], "input": ["x", "y"],
+                  "match_mode": ["contains", "fuzzy"]}).write_parquet(parquet)
+    cases, errors = read_labels(parquet)
+    assert [c.case_id for c in cases] == ["a"] and [e.line for e in errors] == [2]
+
+
+def test_the_modes_accepted_are_the_scorers_modes() -> None:
+    from turnscore.scorers import call_accuracy, correctness
+    from turnscore.scorers.labels import MODES
+    assert MODES == {"match_mode": correctness.MODES,
+                     "expected_tools_mode": call_accuracy.MODES}

@@ -68,6 +68,11 @@ EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
     ],
     "scores": SCORE_COLUMNS,
     "scores_history": [*SCORE_COLUMNS, ("replaced_at", TS, False)],
+    "request_norms": [
+        ("turn_id", "VARCHAR", False),
+        ("content_hash", "VARCHAR", False),
+        ("norm_md5", "UHUGEINT", False),
+    ],
     "runs": [
         ("run_id", "VARCHAR", False),
         ("kind", "VARCHAR", False),
@@ -114,6 +119,7 @@ PRIMARY_KEYS = {
     "runs": ["run_id"],
     "ingested_files": ["file_key"],
     "judge_cache": ["cache_key"],
+    "request_norms": ["turn_id"],
     "_migrations": ["name"],
 }
 
