@@ -33,7 +33,7 @@ from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS
 from turnscore.ingest.otlp_json import json_request_records
 from turnscore.ingest.otlp_pb import pb_resource_records
 from turnscore.ingest.otlp_shared import Record
-from turnscore.ingest.records import InputError
+from turnscore.ingest.records import WHOLE_FILE, InputError
 
 __all__ = [
     "MAX_ATTRIBUTE_VALUE_CHARS",
@@ -42,6 +42,7 @@ __all__ = [
     "iter_input_files",
     "read_bytes",
     "read_file",
+    "unreadable",
 ]
 
 logger = logging.getLogger(__name__)
@@ -98,9 +99,14 @@ def read_file(path: Path) -> Iterator[Record]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        yield InputError(str(path), "file", f"cannot read file: {exc.strerror or exc}")
+        yield unreadable(path, exc)
         return
     yield from read_bytes(data, str(path))
+
+
+def unreadable(path: Path, exc: OSError) -> InputError:
+    """The input error of a file that cannot be opened or read."""
+    return InputError(str(path), WHOLE_FILE, f"cannot read file: {exc.strerror or exc}")
 
 
 def read_bytes(data: bytes, source: str) -> Iterator[Record]:
@@ -116,11 +122,11 @@ def read_bytes(data: bytes, source: str) -> Iterator[Record]:
     elif formats.looks_like_json(payload):
         yield from _read_json(payload, source)
     elif _blank(payload):
-        yield InputError(source, "file", "the file is empty")
+        yield InputError(source, WHOLE_FILE, "the file is empty")
     else:
         yield InputError(
             source,
-            "file",
+            WHOLE_FILE,
             f"not an OTLP traces/logs file: {formats.describe_non_otlp(payload)}; expected "
             "OTLP JSON or protobuf",
         )

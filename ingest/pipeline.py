@@ -51,7 +51,7 @@ from turnscore.ingest.direct import DirectConversation, solve
 from turnscore.ingest.fast_read import Decoded, FileRead, prefetch
 from turnscore.ingest.links import lookups, span_links
 from turnscore.ingest.model import Span
-from turnscore.ingest.otlp import Record, iter_input_files, read_file
+from turnscore.ingest.otlp import Record, iter_input_files, read_file, unreadable
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.shards import run_shards
 from turnscore.ingest.store import (
@@ -314,7 +314,7 @@ def _plan(
             key = file_key(path)
         except OSError as exc:
             # Not recorded as ingested: a later run retries it once it is readable.
-            errors.append(InputError(str(path), "file", f"cannot read file: {exc.strerror or exc}"))
+            errors.append(unreadable(path, exc))
             continue
         if key in known:
             skipped.append(SkippedFile(path, key, "already ingested"))

@@ -69,6 +69,10 @@ class RawLog:
     position: str = ""
 
 
+WHOLE_FILE = "file"
+"""`InputError.position` of a problem with a whole file (unreadable, empty, not OTLP)."""
+
+
 @dataclass(frozen=True, slots=True)
 class InputError:
     """Something in the input that could not be read. Becomes an `ingest_errors` row."""

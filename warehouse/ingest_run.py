@@ -37,6 +37,7 @@ from turnscore.errors import TurnscoreError
 from turnscore.ingest.formats import INPUT_SUFFIXES_HELP
 from turnscore.ingest.otlp import folders_without_input
 from turnscore.ingest.pipeline import IngestBatch, IngestedFile, ProgressFn, ingest_paths
+from turnscore.ingest.records import WHOLE_FILE
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
 from turnscore.warehouse.errors import InvalidOption
@@ -121,10 +122,6 @@ INSERT_FILES = """
 INSERT OR IGNORE INTO ingested_files (file_key, path, bytes, spans, logs, run_id, ingested_at)
 SELECT file_key, path, bytes, spans, logs, ?, ? FROM _new_files
 """
-
-
-WHOLE_FILE = "file"
-"""The position of a problem with a whole file (unreadable, not OTLP)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.warehouse.turn_factory import changed, load_turns, make_turn, query
+from tests.warehouse.turn_factory import changed, load_turns, make_turn, query, write_jsonl
 from turnscore.ingest.turn import Turn
 from turnscore.queries import load_views
 from turnscore.scorers.base import REGISTRY, Case
@@ -26,11 +26,6 @@ from turnscore.warehouse.score_run import ScoreReport, reads_labels, resolve_sco
 
 ATTR = "turnscore.case_id"
 LABEL_SCORERS = {"answer_correctness", "tool_call_accuracy", "tool_grounding"}
-
-
-def _jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
 
 
 @pytest.fixture
@@ -49,7 +44,7 @@ def wh(tmp_path: Path) -> Path:
 
 def _load(wh: Path, tmp_path: Path, rows: list[dict[str, object]], name: str = "c.jsonl"
           ) -> None:
-    report = load_labels(wh, [_jsonl(tmp_path / name, rows)], case_id_attribute=ATTR)
+    report = load_labels(wh, [write_jsonl(tmp_path / name, rows)], case_id_attribute=ATTR)
     assert report.outcome == "ok", report.errors
 
 

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from tests.lockholder import held_by_another_process
-from tests.warehouse.turn_factory import load_turns, make_turn
+from tests.warehouse.turn_factory import load_turns, make_turn, write_jsonl
 from turnscore.scorers.labels import default_case_id
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.labels import AmbiguousTurn, load_labels
 
 ATTR = "turnscore.case_id"
-
-
-def _jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
-    return path
 
 
 @pytest.fixture
@@ -37,7 +31,7 @@ def warehouse(tmp_path: Path) -> Path:
 
 
 def test_load_upserts_and_reports_matches(warehouse: Path, tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "cases.jsonl", [
+    path = write_jsonl(tmp_path / "cases.jsonl", [
         {"id": "by-id", "input": "anything", "canary": "x"},
         {"id": "paris", "input": "what's the weather in Paris", "expected_tools": ["get_weather"]},
         {"input": "Convert 10 USD!", "ideal_response": "9.31 EUR"},
@@ -70,9 +64,10 @@ def test_load_upserts_and_reports_matches(warehouse: Path, tmp_path: Path) -> No
 
 
 def test_reload_replaces_by_id_and_later_files_win(warehouse: Path, tmp_path: Path) -> None:
-    first = _jsonl(tmp_path / "a.jsonl", [{"id": "c1", "input": "Tell me a joke", "canary": "old"}])
-    second = _jsonl(tmp_path / "b.jsonl", [{"id": "c1", "input": "Tell me a joke", "canary": "new"},
-                                           {"id": "c2", "input": "other"}])
+    joke = {"id": "c1", "input": "Tell me a joke"}
+    first = write_jsonl(tmp_path / "a.jsonl", [joke | {"canary": "old"}])
+    second = write_jsonl(tmp_path / "b.jsonl", [joke | {"canary": "new"},
+                                                {"id": "c2", "input": "other"}])
     assert load_labels(warehouse, [first], case_id_attribute=ATTR).cases_new == 1
     report = load_labels(warehouse, [first, second], case_id_attribute=ATTR)
     assert (report.outcome, report.cases_new, report.cases_updated) == ("ok", 1, 1)
@@ -84,12 +79,12 @@ def test_reload_replaces_by_id_and_later_files_win(warehouse: Path, tmp_path: Pa
 
 
 def test_nothing_readable_is_a_failed_run(warehouse: Path, tmp_path: Path) -> None:
-    report = load_labels(warehouse, [_jsonl(tmp_path / "x.jsonl", ["{oops"])],
+    report = load_labels(warehouse, [write_jsonl(tmp_path / "x.jsonl", ["{oops"])],
                          case_id_attribute=ATTR)
     assert report.outcome == "failed" and report.errors[0].line == 1
 
 
 def test_busy_warehouse_raises(warehouse: Path, tmp_path: Path) -> None:
-    path = _jsonl(tmp_path / "c.jsonl", [{"input": "x"}])
+    path = write_jsonl(tmp_path / "c.jsonl", [{"input": "x"}])
     with held_by_another_process(warehouse), pytest.raises(WarehouseBusy):
         load_labels(warehouse, [path], case_id_attribute=ATTR)

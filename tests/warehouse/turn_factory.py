@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import duckdb
+import orjson
 
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
 from turnscore.scorers.base import REGISTRY, Case, Score, ScoreFn, scorer
@@ -90,3 +91,10 @@ def query(wh: Path, sql: str) -> list[tuple[object, ...]]:
         return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def write_jsonl(path: Path, rows: Sequence[object]) -> Path:
+    """A labels file: one JSON object per line; a str row is written as it is (bad rows)."""
+    path.write_text("".join((r if isinstance(r, str) else orjson.dumps(r).decode()) + "\n"
+                            for r in rows))
+    return path
