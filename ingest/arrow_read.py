@@ -68,7 +68,7 @@ class _Unfit(Exception):
     """The file needs the plain reader."""
 
 
-def read_span_table(path: Path) -> pa.Table | None:
+def read_span_table(path: Path, limits: formats.Limits = formats.DEFAULT_LIMITS) -> pa.Table | None:
     """The file's spans as a `SPAN_TABLE`, in `read_file` order; None when the file needs
     the plain reader (see the module docstring)."""
     try:
@@ -76,7 +76,7 @@ def read_span_table(path: Path) -> pa.Table | None:
     except OSError:
         return None
     try:
-        return _span_table(data, str(path))
+        return _span_table(data, str(path), limits)
     except (_Unfit, pa.ArrowInvalid):
         return None
     except Exception:  # a bug here must not lose the file: the plain reader reads it
@@ -87,8 +87,9 @@ def read_span_table(path: Path) -> pa.Table | None:
 # --- the bytes --------------------------------------------------------------------------
 
 
-def _span_table(data: bytes, source: str) -> pa.Table:
-    payload, problems = formats.decompress(data)
+def _span_table(data: bytes, source: str, limits: formats.Limits) -> pa.Table:
+    payload, problems = formats.decompress(data, limits)
+    del data
     if problems or formats.sniff_protobuf(payload, name_hint=Path(source).name) is not None:
         raise _Unfit
     payload = payload.removeprefix(_BOM)

@@ -110,11 +110,14 @@ class Limits:
         return min(self.max_expanded_mb << 20, ratio_cap)
 
 
+DEFAULT_LIMITS = Limits()
+
+
 class _OverCap(Exception):
     pass
 
 
-def decompress(data: bytes, limits: Limits = Limits()) -> tuple[bytes, list[Problem]]:
+def decompress(data: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[bytes, list[Problem]]:
     """Unwrap gzip/zstd layers detected by magic bytes; return the payload and any damage.
 
     Decompressed as a stream, at most `limits.cap(len(data))` bytes: a file that would
@@ -334,7 +337,9 @@ def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
 
 
 def _too_deep(resume: int, lines: _Lines) -> str:
-    skipped = "skipped the rest of the file" if resume < 0 else f"skipped to line {lines.at(resume)}"
+    skipped = (
+        "skipped the rest of the file" if resume < 0 else f"skipped to line {lines.at(resume)}"
+    )
     return f"JSON nested too deeply to read (over ~{sys.getrecursionlimit()} levels); {skipped}"
 
 

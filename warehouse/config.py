@@ -12,6 +12,10 @@ report = "turnscore-data/report.html"
 disable = ["tractability"]            # or: enable = [...] to list exactly which run
 
 [judge]                               # see README "Judges"; absent = offline rules judge
+
+[ingest]                              # how far one compressed input file may expand
+max_expanded_mb = 512                 # TURNSCORE_INGEST_MAX_EXPANDED_MB
+max_expansion_ratio = 200             # TURNSCORE_INGEST_MAX_EXPANSION_RATIO
 ```
 
 Relative paths are resolved against the config file's folder.
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from turnscore.errors import ConfigError
+from turnscore.ingest.formats import Limits
 
 DEFAULT_CASE_ID_ATTRIBUTE = "turnscore.case_id"
 _KNOWN_KEYS = {
@@ -37,7 +42,10 @@ _KNOWN_KEYS = {
     "report",
     "agents",
     "judge",
+    "ingest",
 }
+_INGEST_KEYS = {"max_expanded_mb": "MAX_EXPANDED_MB", "max_expansion_ratio": "MAX_EXPANSION_RATIO"}
+"""`[ingest]` keys and their `TURNSCORE_INGEST_*` environment overrides."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +67,8 @@ class Config:
     agents: Mapping[str, AgentScorers] = field(default_factory=dict)
     judge: Mapping[str, object] = field(default_factory=dict)
     """The raw `[judge]` table; `turnscore.scorers.judge.config` validates it."""
+    ingest: Limits = field(default_factory=Limits)
+    """How far a compressed input file may expand (`[ingest]`)."""
     path: Path | None = None
 
     def scorers_for(self, agent: str | None, registered: list[str]) -> list[str]:
@@ -126,6 +136,26 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
             names(rule.get("disable", []), f"[agents.{name}] disable"),
         )
     scorers = raw.get("scorers")
+    ingest = table("ingest")
+    unknown = set(ingest) - set(_INGEST_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown [ingest] keys {sorted(unknown)}; known: "
+                          f"{sorted(_INGEST_KEYS)}")
+    limits: dict[str, int] = {}
+    for key, suffix in _INGEST_KEYS.items():
+        name = f"TURNSCORE_INGEST_{suffix}"
+        value: object = env[name] if env.get(name) else ingest.get(key)
+        if value is None:
+            continue
+        where = name if env.get(name) else f"[ingest] {key}"
+        try:
+            number = int(value) if isinstance(value, str) else value
+        except ValueError:
+            number = None
+        if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+            raise ConfigError(f"{path}: {where} must be a whole number of at least 1, "
+                              f"not {value!r}")
+        limits[key] = number
     env_warehouse = env.get("TURNSCORE_WAREHOUSE")
     warehouse = base / (text("warehouse") or "turnscore-data")
     report = text("report")
@@ -138,5 +168,6 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
         report=base / report if report else None,
         agents=agents,
         judge=table("judge"),
+        ingest=Limits(**limits),
         path=path,
     )

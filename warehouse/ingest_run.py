@@ -34,7 +34,7 @@ import duckdb
 import pyarrow as pa
 
 from turnscore.errors import TurnscoreError
-from turnscore.ingest.formats import INPUT_SUFFIXES_HELP
+from turnscore.ingest.formats import DEFAULT_LIMITS, INPUT_SUFFIXES_HELP, Limits
 from turnscore.ingest.otlp import folders_without_input
 from turnscore.ingest.pipeline import IngestBatch, IngestedFile, ProgressFn, ingest_paths
 from turnscore.ingest.records import WHOLE_FILE
@@ -180,8 +180,10 @@ def run_ingest(
     progress: ProgressFn | None = None,
     wait: bool = False,
     case_id_attribute: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> IngestReport:
-    """Ingest OTLP files/folders into the warehouse at `warehouse_dir`.
+    """Ingest OTLP files/folders into the warehouse at `warehouse_dir`; `limits` bound how
+    far a compressed file may expand.
 
     Raises `InvalidOption` for a path that does not exist (before taking the lock: a typo
     should not wait), `WarehouseBusy` when another run holds the lock (and `wait` is
@@ -213,6 +215,7 @@ def run_ingest(
                     progress=progress,
                     ingest_id=run_id,
                     case_id_attribute=case_id_attribute,
+                    limits=limits,
                 )
                 return _load(con, batch, known, notes, started)
             except (TurnscoreError, OSError, duckdb.Error) as exc:

@@ -151,7 +151,7 @@ def _stages(config: Config, run: _Run, progress: NightlyProgress | None, judge: 
         tell("ingest")
         ingest = _guard("ingest", lambda: run_ingest(
             list(config.sources), warehouse, wait=wait,
-            case_id_attribute=config.case_id_attribute,
+            case_id_attribute=config.case_id_attribute, limits=config.ingest,
             progress=lambda p: _ingest_progress(tell, p)))
         run.report = replace(run.report, ingest=ingest)
         if ingest.outcome == "failed":
