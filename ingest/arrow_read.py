@@ -14,7 +14,7 @@ checks are cheap and conservative. Among what goes the plain way:
 - anything pyarrow refuses against `OTLP_JSON_SCHEMA` (unknown or snake_case field, value
   of another type, duplicate key, lone surrogate, AnyValue nested deeper), logs included;
 - a trace/span id that is not hex of its size or is zero, a malformed parent id, a time
-  that is not a decimal string in int64 range, a start time of 0 or an end before the
+  that is not a decimal string in int64 range, a start before 2000 or an end before the
   start (reported though kept), a kind or status code the protos don't
   name, an AnyValue with two members, a string or bytes value over
   `MAX_ATTRIBUTE_VALUE_CHARS`, an intValue beyond int64, a non-finite doubleValue,
@@ -39,7 +39,13 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from turnscore.ingest import anyvalue, formats
-from turnscore.ingest.otlp_shared import SPAN_ID_BYTES, SPAN_KINDS, STATUS_CODES, TRACE_ID_BYTES
+from turnscore.ingest.otlp_shared import (
+    EARLIEST_UNIX_NANO,
+    SPAN_ID_BYTES,
+    SPAN_KINDS,
+    STATUS_CODES,
+    TRACE_ID_BYTES,
+)
 from turnscore.ingest.records import AttrValue, RawEvent, RawSpan
 from turnscore.ingest.span_table import OTLP_JSON_SCHEMA, SPAN_TABLE
 
@@ -209,7 +215,9 @@ def _flatten(resource_spans: pa.ListArray, positions: list[str], source: str) ->
         _check_key_values(attrs)
 
     start, end = _uint(_field(spans, "startTimeUnixNano")), _uint(_field(spans, "endTimeUnixNano"))
-    if not _all(pc.greater(start, 0)) or not _all(pc.greater_equal(end, start)):
+    if not _all(pc.greater_equal(start, EARLIEST_UNIX_NANO)) or not _all(
+        pc.greater_equal(end, start)
+    ):
         raise _Unfit  # kept, but reported
     columns = {
         "trace_id": _id(_field(spans, "traceId"), TRACE_ID_BYTES, required=True),

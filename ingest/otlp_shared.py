@@ -6,8 +6,8 @@ and span id the span is skipped with an error naming it; a malformed parent id i
 reported and the span kept as a root. Only how an id is spelled differs.
 
 Both check times and enums the same way too: a time past `MAX_UNIX_NANO` (int64, what
-every store and clock downstream holds) makes the span unusable; an unset start time or
-an end before the start keeps the span, with a row saying so (`check_span_times`); an
+every store and clock downstream holds) makes the span unusable; a start time of 0 or
+before 2000, or an end before the start, keeps the span, with a row saying so (`check_span_times`); an
 enum value the protos do not name is reported and read as 0 (`known_enum`).
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 from opentelemetry.proto.trace.v1 import trace_pb2
@@ -33,6 +34,8 @@ SPAN_KINDS: Mapping[str, int] = dict(trace_pb2.Span.SpanKind.items())
 STATUS_CODES: Mapping[str, int] = dict(trace_pb2.Status.StatusCode.items())
 TRACE_ID_BYTES, SPAN_ID_BYTES = 16, 8
 MAX_UNIX_NANO = 2**63 - 1
+EARLIEST_UNIX_NANO = 946_684_800 * 10**9
+"""2000-01-01: a span starting before it has an unset or garbled clock (reported, kept)."""
 """Latest time a span may carry (2262-04-11): timestamps are int64 nanoseconds downstream."""
 
 
@@ -151,8 +154,12 @@ def check_span_times(head: SpanHead, start: int, end: int) -> None:
     """Report what is wrong with a usable span's times; the span keeps them as they are
     (the stored copy stays faithful) and turns read an end before the start as the start
     (`turnscore.ingest.decode.build_span`)."""
-    if start == 0:
-        head.report(f"{head.owner}: start time is 0 (unset); kept, so its turn is dated 1970")
+    if start < EARLIEST_UNIX_NANO:
+        what = "0 (unset)" if start == 0 else f"{start} ns, before 2000"
+        head.report(
+            f"{head.owner}: start time is {what}; kept, so its turn is dated "
+            f"{datetime.fromtimestamp(start / 1e9, UTC):%Y-%m-%d}"
+        )
     if end < start:
         head.report(
             f"{head.owner}: ends {(start - end) / 1e6:.3f} ms before it starts; kept, with "
