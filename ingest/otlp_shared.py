@@ -7,8 +7,9 @@ reported and the span kept as a root. Only how an id is spelled differs.
 
 Both check times and enums the same way too: a time past `MAX_UNIX_NANO` (int64, what
 every store and clock downstream holds) makes the span unusable; a start time of 0 or
-before 2000, or an end before the start, keeps the span, with a row saying so (`check_span_times`); an
-enum value the protos do not name is reported and read as 0 (`known_enum`).
+before 2000, or an end before the start, keeps the span, with a row saying so
+(`check_span_times`); an enum value the protos do not name is reported and read as 0
+(`known_enum`).
 """
 
 from __future__ import annotations

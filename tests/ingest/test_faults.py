@@ -428,7 +428,9 @@ def test_a_turn_whose_root_never_arrived_keeps_its_conversation_in_every_format(
     for n, i in enumerate(range(0, len(spans), 100)):
         part = spans[i : i + 100]
         (tmp_path / "json" / f"e{n}.json").write_bytes(orjson.dumps(bench._request_json(part)))
-        lines = [orjson.dumps(bench._request_json(part[j : j + 10])) for j in range(0, len(part), 10)]
+        lines = [
+            orjson.dumps(bench._request_json(part[j : j + 10])) for j in range(0, len(part), 10)
+        ]
         (tmp_path / "jsonl" / f"e{n}.jsonl").write_bytes(b"\n".join(lines))
         (tmp_path / "pb" / f"e{n}.pb").write_bytes(encode_spans(part).SerializeToString())
     out = tmp_path / "out"
