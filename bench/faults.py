@@ -14,7 +14,6 @@ Each run is a fresh process, so its peak RSS is its own. About a minute.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -31,18 +30,12 @@ import duckdb
 import orjson
 import zstandard
 
-HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(Path(__file__).parent))
+import ingest as bench  # bench/ingest.py: real OTel SDK agent traffic
+
 GOOD_FILES = 10
 SPANS_PER_FILE = 400
 CHUNK = 1 << 20
-
-
-def _bench_ingest() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_ingest", HERE / "ingest.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _zstd_bomb(path: Path, size: int) -> None:
@@ -80,7 +73,6 @@ def make_inputs(root: Path) -> tuple[Path, Path, dict[str, str]]:
     each bad file is."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    bench = _bench_ingest()
     good, faults = root / "good", root / "faults"
     good.mkdir(parents=True)
     gen = bench.Generator(seed=11)

@@ -95,7 +95,6 @@ def read_span_table(path: Path, limits: formats.Limits = formats.DEFAULT_LIMITS)
 
 def _span_table(data: bytes, source: str, limits: formats.Limits) -> pa.Table:
     payload, problems = formats.decompress(data, limits)
-    del data
     if problems or formats.sniff_protobuf(payload, name_hint=Path(source).name) is not None:
         raise _Unfit
     payload = payload.removeprefix(_BOM)

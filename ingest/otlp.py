@@ -115,7 +115,6 @@ def read_bytes(
 ) -> Iterator[Record]:
     """Like `read_file`, for content already in memory; `source` names it in records."""
     payload, problems = formats.decompress(data, limits)
-    del data  # a compressed file's bytes are not needed beside its payload
     for problem in problems:
         yield InputError(source, problem.position, problem.message)
     if problems and _blank(payload):
