@@ -57,6 +57,14 @@ def _cap_bytes(data: bytes, on_truncate: OnTruncate | None) -> bytes:
 
 
 def _json_int(raw: object) -> int:
+    value = _json_any_int(raw)
+    # int64 as in protobuf: every JSON writer downstream refuses wider integers.
+    if not -(2**63) <= value < 2**63:
+        raise AnyValueError(f"intValue {str(raw)[:40]} is beyond int64")
+    return value
+
+
+def _json_any_int(raw: object) -> int:
     if isinstance(raw, bool):
         raise AnyValueError(f"intValue is a boolean: {raw!r}")
     if isinstance(raw, int):

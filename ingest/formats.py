@@ -332,7 +332,7 @@ def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
             continue
         single = text.find("\n", pos, end) < 0
         one_per_line = one_per_line and single
-        yield checked_document(text[pos:end], value, _position(index, line, single))
+        yield from _document(text[pos:end], value, _position(index, line, single))
         pos = _skip_ws(text, end)
 
 
@@ -351,6 +351,60 @@ class _RepeatedKey(Exception):
     def __init__(self, key: str) -> None:
         super().__init__(key)
         self.key = key
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""What the standard parser leaves of an escaped surrogate without its pair (a pair
+becomes the character it encodes). Such a string is no Unicode: no writer takes it."""
+
+
+def _document(text: str, value: object, position: str) -> Iterator[JsonDocument | Problem]:
+    """A document the standard parser read: lone surrogates replaced with U+FFFD and
+    reported (orjson refuses them, so documents holding one come this way), then checked."""
+    if _SURROGATE_ESCAPE.search(text):
+        value, replaced = _without_lone_surrogates(value)
+        if replaced:
+            yield Problem(
+                position, f"{replaced} lone UTF-16 surrogate escape(s) replaced with U+FFFD"
+            )
+    yield checked_document(text, value, position)
+
+
+def _without_lone_surrogates(value: object) -> tuple[object, int]:
+    """`value` with every lone surrogate in its strings (keys too) replaced, in place, and
+    how many were; without recursion (any depth)."""
+    count = 0
+
+    def clean(text: str) -> str:
+        nonlocal count
+        fixed, n = _LONE_SURROGATE.subn("\ufffd", text)
+        count += n
+        return fixed
+
+    if isinstance(value, str):
+        return clean(value), count
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in list(item):
+                inner = item[key]
+                if isinstance(inner, str):
+                    inner = clean(inner)
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
+                if _LONE_SURROGATE.search(key):
+                    del item[key]
+                    key = clean(key)
+                item[key] = inner
+        elif isinstance(item, list):
+            for i, inner in enumerate(item):
+                if isinstance(inner, str):
+                    item[i] = clean(inner)
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
+    return value, count
 
 
 def checked_document(text: str, value: object, position: str) -> JsonDocument | Problem:
@@ -432,7 +486,7 @@ def _iter_array(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
                 "of the array is skipped",
             )
             return
-        yield checked_document(text[pos:end], value, f"request {index} (line {line})")
+        yield from _document(text[pos:end], value, f"request {index} (line {line})")
         pos = _skip_ws(text, end)
         if pos < len(text) and text[pos] == ",":
             pos = _skip_ws(text, pos + 1)

@@ -159,7 +159,10 @@ def _json_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
                     if len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
                         out[key] = raw
                         continue
-                elif kind == "intValue" and type(raw) is str and raw.isascii() and raw.isdigit():
+                elif (
+                    kind == "intValue" and type(raw) is str and len(raw) < 19  # within int64
+                    and raw.isascii() and raw.isdigit()
+                ):
                     out[key] = int(raw)
                     continue
                 elif kind == "boolValue" and type(raw) is bool:

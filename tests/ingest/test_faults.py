@@ -55,6 +55,12 @@ def _mutant(**fields: Any) -> bytes:
     return json.dumps(doc).encode()
 
 
+def _with_attribute(value: dict[str, Any], key: str = "extra") -> bytes:
+    doc = _export()
+    _first_span(doc)["attributes"].append({"key": key, "value": value})
+    return json.dumps(doc).encode()  # ASCII: a lone surrogate stays an escape
+
+
 def _protobuf(**fields: Any) -> bytes:
     """The export as protobuf, with fields of its first span set (the wire allows values
     JSON readers would refuse)."""
@@ -94,6 +100,8 @@ FAULTS: dict[str, tuple[str, bytes]] = {
     "protobuf start 2^63": ("bad.pb", _protobuf(start_time_unix_nano=2**63)),
     "protobuf end 10^19": ("bad.pb", _protobuf(end_time_unix_nano=10**19)),
     "protobuf kind 2^31-1": ("bad.pb", _protobuf(kind=2**31 - 1)),
+    "json intValue 10^29": ("bad.json", _with_attribute({"intValue": str(10**29)})),
+    "json lone surrogates": ("bad.json", _with_attribute({"stringValue": "a\ud800"}, "k\udc00")),
     "json nested 5000 deep": ("bad.json", b'{"resourceSpans": ' + b"[" * 5000 + b"]" * 5000 + b"}"),
     "zstd bomb": ("bad.json.zst", _bomb("zst", 8 << 20)),
     "gzip bomb": ("bad.json.gz", _bomb("gz", 8 << 20)),
