@@ -55,7 +55,7 @@ from turnscore.warehouse.labels import (
     refresh_request_norms,
     scored_hash,
 )
-from turnscore.warehouse.publish import PUBLISHED_DB, publish
+from turnscore.warehouse.publish import publish, snapshot_behind
 from turnscore.warehouse.runs import (
     Outcome,
     RunKind,
@@ -281,8 +281,10 @@ def score_turns(
                     judge_runner = judge_factory(DuckDBJudgeCache(con))
                 report = _run(con, run_id, chosen, rescore, sample, batch_size, progress,
                               judge_runner, scorers_for_agent)
-                stale = not report.nothing_to_do or not (warehouse_dir / PUBLISHED_DB).exists()
-                if publish_snapshot and stale:
+                # Nothing written now, but an earlier run may have died before or
+                # while publishing what it wrote.
+                if publish_snapshot and (not report.nothing_to_do
+                                         or snapshot_behind(warehouse_dir, con)):
                     report = _published(report, warehouse_dir, con)
             except BaseException as exc:
                 interrupted = isinstance(exc, KeyboardInterrupt)
