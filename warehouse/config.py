@@ -12,6 +12,10 @@ report = "turnscore-data/report.html"
 disable = ["tractability"]            # or: enable = [...] to list exactly which run
 
 [judge]                               # see README "Judges"; absent = offline rules judge
+
+[query]                               # limits of `turnscore query`
+memory_limit = "25%"                  # of the RAM, or a size: "4GB"
+timeout_s = 300
 ```
 
 Relative paths are resolved against the config file's folder.
@@ -37,7 +41,9 @@ _KNOWN_KEYS = {
     "report",
     "agents",
     "judge",
+    "query",
 }
+_QUERY_KEYS = {"memory_limit", "timeout_s"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +65,10 @@ class Config:
     agents: Mapping[str, AgentScorers] = field(default_factory=dict)
     judge: Mapping[str, object] = field(default_factory=dict)
     """The raw `[judge]` table; `turnscore.scorers.judge.config` validates it."""
+    query_memory_limit: str | None = None
+    """`[query] memory_limit`; None: the default (`warehouse.query.QueryLimits`)."""
+    query_timeout_s: float | None = None
+    """`[query] timeout_s`; None: the default."""
     path: Path | None = None
 
     def scorers_for(self, agent: str | None, registered: list[str]) -> list[str]:
@@ -125,6 +135,18 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
             names(enable, f"[agents.{name}] enable") if enable is not None else None,
             names(rule.get("disable", []), f"[agents.{name}] disable"),
         )
+    query = table("query")
+    if set(query) - _QUERY_KEYS:
+        raise ConfigError(f"{path}: [query] takes only {sorted(_QUERY_KEYS)}, not "
+                          f"{sorted(set(query) - _QUERY_KEYS)}")
+    memory_limit, timeout_s = query.get("memory_limit"), query.get("timeout_s")
+    if memory_limit is not None and not isinstance(memory_limit, str):
+        raise ConfigError(f"{path}: [query] memory_limit must be a string such as \"4GB\" "
+                          f"or \"25%\", not {memory_limit!r}")
+    if timeout_s is not None and (isinstance(timeout_s, bool)
+                                  or not isinstance(timeout_s, int | float) or timeout_s <= 0):
+        raise ConfigError(f"{path}: [query] timeout_s must be a positive number of seconds, "
+                          f"not {timeout_s!r}")
     scorers = raw.get("scorers")
     env_warehouse = env.get("TURNSCORE_WAREHOUSE")
     warehouse = base / (text("warehouse") or "turnscore-data")
@@ -138,5 +160,7 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
         report=base / report if report else None,
         agents=agents,
         judge=table("judge"),
+        query_memory_limit=memory_limit,
+        query_timeout_s=float(timeout_s) if timeout_s is not None else None,
         path=path,
     )
