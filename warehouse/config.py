@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from turnscore.errors import ConfigError
+from turnscore.warehouse.errors import UnknownScorer
 
 DEFAULT_CASE_ID_ATTRIBUTE = "turnscore.case_id"
 _KNOWN_KEYS = {
@@ -71,14 +72,54 @@ class Config:
     """`[query] timeout_s`; None: the default."""
     path: Path | None = None
 
-    def scorers_for(self, agent: str | None, registered: list[str]) -> list[str]:
-        chosen = list(self.scorers) if self.scorers is not None else registered
+    def scorers_for(self, agent: str | None, registered: Sequence[str]) -> list[str]:
+        chosen = list(self.scorers) if self.scorers is not None else list(registered)
         rule = self.agents.get(agent or "")
         if rule is None:
             return chosen
         if rule.enable is not None:
             return [s for s in rule.enable if s in registered]
         return [s for s in chosen if s not in rule.disable]
+
+    def scorer_selection(self, registered: Sequence[str],
+                         requested: Sequence[str] | None = None) -> ScorerSelection:
+        """Which scorers a run uses, per agent: the one rule for `turnscore score` and
+        `turnscore nightly`. `requested` (`score --scorer`) stands in for `scorers`; the
+        `[agents.*]` rules apply either way. Raises `UnknownScorer` for a name that is not
+        in `registered`: a misspelt `disable` entry would otherwise run the scorer it
+        meant to switch off, and a misspelt `enable` none."""
+        config = replace(self, scorers=tuple(requested)) if requested else self
+        named = {n for rule in config.agents.values()
+                 for n in (*(rule.enable or ()), *rule.disable)}
+        for name in sorted(named | set(config.scorers or ())):
+            if name not in registered:
+                raise UnknownScorer(name, list(registered))
+        chosen: tuple[str, ...] | None = None
+        if config.scorers is not None:
+            # An agent's `enable` list may name scorers beyond the default list.
+            extra = {n for rule in config.agents.values() for n in (rule.enable or ())}
+            chosen = tuple(sorted(set(config.scorers) | extra))
+        return ScorerSelection(config, tuple(registered), chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerSelection:
+    """`Config.scorer_selection`: what to pass to `score_turns`."""
+
+    config: Config
+    registered: tuple[str, ...]
+    scorers: tuple[str, ...] | None
+    """`score_turns(scorers=...)`: every scorer some agent runs; None for all registered."""
+
+    def for_agent(self, agent: str | None) -> list[str]:
+        """The scorers to run on `agent`'s turns."""
+        return self.config.scorers_for(agent, self.registered)
+
+    @property
+    def per_agent(self) -> Callable[[str | None], list[str]] | None:
+        """`score_turns(scorers_for_agent=...)`: None without `[agents.*]` rules, where
+        every agent runs `scorers` (and the run skips the per-agent filtering)."""
+        return self.for_agent if self.config.agents else None
 
 
 def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> Config:
