@@ -4,22 +4,19 @@ offered again: the next run (of other input) brings the warehouse back in line w
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from tests.warehouse.kills import sigkill_at
 from tests.warehouse.test_ingest_run import _split_last_span
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import DB_FILE
 from turnscore.warehouse.ingest_run import UNLOADED_DIR, run_ingest
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
-ROOT = Path(__file__).parents[2]
 COLUMNS = ", ".join(f'"{f.name}"' for f in TURN_FIELDS)
 
 # Writes `turns/` for its input, then stops before the warehouse load and waits to be
@@ -42,15 +39,7 @@ KILLED = textwrap.dedent("""
 
 
 def _kill_after_writing_turns(src: Path, wh: Path) -> None:
-    child = subprocess.Popen([sys.executable, "-c", KILLED, str(src), str(wh)],
-                             stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "written"
-    finally:
-        child.send_signal(signal.SIGKILL)
-        returncode = child.wait()
-    assert returncode == -signal.SIGKILL
+    sigkill_at(KILLED, [str(src), str(wh)], "written")
 
 
 def _rows(wh: Path, relation: str) -> list[tuple[Any, ...]]:

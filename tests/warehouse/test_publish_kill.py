@@ -3,20 +3,17 @@ killed run committed, and removes the half-written snapshot it left."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.warehouse.kills import sigkill_at
 from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, registered
 from turnscore.warehouse.db import open_readonly, open_warehouse
 from turnscore.warehouse.publish import PUBLISHED_DB
 from turnscore.warehouse.score_run import score_turns
 
-ROOT = Path(__file__).parents[2]
 N_TURNS = 30
 TMP = PUBLISHED_DB + ".tmp"
 
@@ -51,15 +48,7 @@ def _snapshot_versions(wh: Path) -> list[tuple[str, int]]:
 
 
 def _kill_while_publishing(wh: Path, version: str) -> None:
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(wh), version],
-                             stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "publishing"
-    finally:
-        child.send_signal(signal.SIGKILL)
-        returncode = child.wait()
-    assert returncode == -signal.SIGKILL
+    sigkill_at(CHILD, [str(wh), version], "publishing")
 
 
 @pytest.mark.slow
