@@ -16,6 +16,7 @@ from tests.scorers.judge.scripted import ScriptedJudge
 from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, registered
 from turnscore.cli.score import score_cli
 from turnscore.warehouse.db import open_warehouse
+from turnscore.warehouse.query import run_query
 
 app = typer.Typer()
 app.command("score")(score_cli)
@@ -180,3 +181,22 @@ def test_json_is_printed_on_failure_too(wh: Path, args: tuple[str, ...]) -> None
 def test_json_is_printed_for_a_missing_warehouse(tmp_path: Path) -> None:
     code, out, _ = _score(tmp_path / "typo", "--json")
     assert code == 1 and "no warehouse at" in orjson.loads(out)["error"]
+
+
+def test_score_coverage_counts_turns_of_agents_a_scorer_is_off_for_as_disabled(
+        wh: Path, tmp_path: Path) -> None:
+    _agent_turns(wh)
+    config = tmp_path / "turnscore.toml"
+    config.write_text('scorers = ["t_length"]\n[agents.billing]\ndisable = ["t_length"]\n')
+    result = runner.invoke(app, ["score", "--warehouse", str(wh), "--config", str(config)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    coverage = run_query(wh, "SELECT scorer, turns, scored, missing, disabled "
+                             "FROM score_coverage").table.to_pylist()
+    # 5 bot turns scored; billing's 3 are disabled, not missing.
+    assert coverage == [{"scorer": "t_length", "turns": 8, "scored": 5, "missing": 0,
+                         "disabled": 3}]
+    # Enabled again: they are pending (and scored), so neither missing nor disabled.
+    config.write_text('scorers = ["t_length"]\n')
+    runner.invoke(app, ["score", "--warehouse", str(wh), "--config", str(config)])
+    assert run_query(wh, "SELECT scored, missing, disabled FROM score_coverage"
+                     ).table.to_pylist() == [{"scored": 8, "missing": 0, "disabled": 0}]
