@@ -55,7 +55,7 @@ from turnscore.warehouse.labels import (
     refresh_request_norms,
     scored_hash,
 )
-from turnscore.warehouse.publish import PUBLISHED_DB, publish
+from turnscore.warehouse.publish import publish, snapshot_behind
 from turnscore.warehouse.runs import (
     Outcome,
     RunKind,
@@ -186,6 +186,10 @@ class ScoreReport:
     """Seconds the run spent waiting for (or doing) writes: the part not overlapped."""
     checkpoint_seconds: float = 0.0
     """Seconds of the checkpoint that ends the run (see `db.bulk_writes`; in `seconds`)."""
+    disabled: tuple[tuple[str | None, str], ...] = ()
+    """(agent, scorer) pairs the per-agent choice switched off, of every registered
+    scorer: the `score_coverage` view reads them from the latest score run's summary, so
+    their turns are `disabled` there, not `missing`."""
 
     @property
     def pending_before(self) -> int:
@@ -281,8 +285,10 @@ def score_turns(
                     judge_runner = judge_factory(DuckDBJudgeCache(con))
                 report = _run(con, run_id, chosen, rescore, sample, batch_size, progress,
                               judge_runner, scorers_for_agent)
-                stale = not report.nothing_to_do or not (warehouse_dir / PUBLISHED_DB).exists()
-                if publish_snapshot and stale:
+                # Nothing written now, but an earlier run may have died before or
+                # while publishing what it wrote.
+                if publish_snapshot and (not report.nothing_to_do
+                                         or snapshot_behind(warehouse_dir, con)):
                     report = _published(report, warehouse_dir, con)
             except BaseException as exc:
                 interrupted = isinstance(exc, KeyboardInterrupt)
@@ -320,8 +326,9 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     for s in chosen:
         con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
                                      "version": s.version, "labels": reads_labels(s)})
+    disabled: tuple[tuple[str | None, str], ...] = ()
     if scorers_for_agent is not None:
-        _drop_disabled(con, scorers_for_agent)
+        disabled = _drop_disabled(con, scorers_for_agent)
     for name, n in con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall():
         pending_before[name] = n
     total = sum(pending_before.values())
@@ -380,7 +387,8 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                        read_ahead_seconds=round(reader.seconds, 3),
                        write_seconds=seconds.get("write", 0.0),
                        write_wait_seconds=seconds.get("write wait", 0.0),
-                       checkpoint_seconds=seconds.get("checkpoint", 0.0))
+                       checkpoint_seconds=seconds.get("checkpoint", 0.0),
+                       disabled=disabled)
 
 
 def reads_labels(s: Scorer) -> bool:
@@ -398,9 +406,14 @@ def _join_cases(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent
-                   ) -> None:
+                   ) -> tuple[tuple[str | None, str], ...]:
+    """Drop the pending pairs of scorers not enabled for the turn's agent; returns the
+    (agent, scorer) pairs switched off, of every registered scorer."""
     agents: list[str | None] = [row[0] for row in con.execute(SELECT_AGENTS).fetchall()]
     enabled = [(agent, name) for agent in agents for name in scorers_for_agent(agent)]
+    on = set(enabled)
+    off = tuple((agent, name) for agent in agents for name in sorted(REGISTRY)
+                if (agent, name) not in on)
     con.register("_enabled", pa.table({
         "agent": pa.array([a for a, _ in enabled], pa.string()),
         "scorer": pa.array([n for _, n in enabled], pa.string()),
@@ -409,6 +422,7 @@ def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersFor
         con.execute(DELETE_DISABLED_PENDING)
     finally:
         con.unregister("_enabled")
+    return off
 
 
 def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
