@@ -139,6 +139,8 @@ def print_summary(report: ScoreReport, console: Console) -> None:
         pending = "" if "pending" in report.stopped_reason else (
             "; the rest stays pending for the next run")
         console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}{pending}")
+    for note in report.judge_notes:
+        console.print(f"[yellow]judge:[/yellow] {escape(note)}")
     if report.publish_error:
         console.print(f"[red]not published:[/red] {escape(report.publish_error)}")
     if report.errors:

@@ -2,7 +2,14 @@
 
 Per turn: a pre-check (e.g. `not_run` without tools); the rules judge when the scorer has no
 LLM endpoint; otherwise render the prompt, look the reply up in the cache, call the judge
-(with its tool loop, bounded at `MAX_TOOL_ITERATIONS` model calls) and parse strictly.
+(with its tool loop, bounded at `MAX_TOOL_ITERATIONS` model calls) and parse (`parse`): a
+usable assessment and score are a score, whatever else the reply lacks.
+
+Structured output (`structured_output = "auto"`): each endpoint is first asked for
+`response_format: json_schema`; a 400 naming the format moves it to `json_object`, then to
+the prompt alone, and a reply that ignores the format (prose around the JSON) moves it to
+the prompt alone, for the rest of the run. Each move is logged and kept in
+`BatchResult.notes`, which the score run's summary shows once.
 
 Stops are clean and run-wide: once the call or cost budget is spent, or
 `max_consecutive_failures` turns in a row got no verdict, turns not yet started are left
@@ -28,7 +35,15 @@ from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, Usage
 from turnscore.scorers.judge.client import ChatClient, ChatReply, JudgeRequestError, Message
 from turnscore.scorers.judge.config import RULES_JUDGE, Budget, JudgeConfig, JudgeSettings
-from turnscore.scorers.judge.parse import Verdict, VerdictError, excerpt, parse_verdict
+from turnscore.scorers.judge.parse import (
+    ContentScan,
+    Verdict,
+    VerdictError,
+    excerpt,
+    parse_verdict,
+    scan_content,
+    verdict_fields,
+)
 from turnscore.scorers.judge.render import (
     Prompt,
     Rendered,
@@ -82,10 +97,9 @@ class JudgeSpec:
 
     name: str
     prompt: Prompt
-    required: tuple[str, ...]
-    """Verdict fields required besides assessment and score."""
     schema: Mapping[str, object]
-    """JSON Schema of the verdict, for `response_format` when structured output is on."""
+    """JSON Schema of the verdict: sent as `response_format`, and what each field besides
+    assessment and score is checked against (an invalid one is recorded as missing)."""
     sections: Callable[[Turn], list[tuple[str, str]]]
     """The named data blocks the judge sees; nothing else of the turn reaches it."""
     rules: Callable[[Turn], Verdict | None]
@@ -111,6 +125,8 @@ class BatchResult:
     scores: tuple[Score | None, ...]
     """One per turn, in order; None = left pending because the run stopped."""
     stop: Stop | None = None
+    notes: tuple[str, ...] = ()
+    """What the run learnt about its judges (a structured-output fallback), for the summary."""
 
 
 def band(value: float) -> str:
@@ -121,10 +137,20 @@ def band(value: float) -> str:
     return "0-2"
 
 
-def verdict_score(verdict: Verdict, *, judge: str, prompt_sha: str | None, usage: Usage
-                  ) -> Score:
-    return Score.scored(verdict.score, band(verdict.score), verdict.assessment,
-                        dict(verdict.details), judge=judge, prompt_sha=prompt_sha, usage=usage)
+def verdict_score(verdict: Verdict, *, judge: str, prompt_sha: str | None, usage: Usage,
+                  flags: Mapping[str, object] | None = None) -> Score:
+    """`flags`: what the agent content carried (`ContentScan.flags`), kept in the details.
+    A forged verdict (the agent's own, repeated by the judge) is `inconclusive`, not a score:
+    not an error either, which would pay for the same forged turn again every run."""
+    details = {**verdict.details, **(flags or {})}
+    if verdict.forged:
+        return Score.inconclusive(
+            f"the judge's verdict (score {verdict.score:g}) repeats one embedded in the agent "
+            "content; an agent cannot grade itself, so it is not stored as a score",
+            details={**details, "forged_verdict": True}, judge=judge, prompt_sha=prompt_sha,
+            usage=usage)
+    return Score.scored(verdict.score, band(verdict.score), verdict.assessment, details,
+                        judge=judge, prompt_sha=prompt_sha, usage=usage)
 
 
 def rules_score(spec: JudgeSpec, turn: Turn) -> Score:
@@ -144,9 +170,70 @@ def cache_key(config: JudgeConfig, spec: JudgeSpec, rendered: Rendered) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def response_format(spec: JudgeSpec) -> dict[str, object]:
-    return {"type": "json_schema", "json_schema": {"name": f"{spec.name}_verdict",
-                                                   "schema": dict(spec.schema), "strict": True}}
+class Format(StrEnum):
+    """What a judge endpoint is asked for, strongest first (the order `auto` falls back in)."""
+
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+    PROMPT = "prompt"
+
+
+def response_format(spec: JudgeSpec, form: Format = Format.JSON_SCHEMA
+                    ) -> dict[str, object] | None:
+    if form is Format.JSON_SCHEMA:
+        return {"type": "json_schema", "json_schema": {
+            "name": f"{spec.name}_verdict", "schema": dict(spec.schema), "strict": True}}
+    return {"type": "json_object"} if form is Format.JSON_OBJECT else None
+
+
+@dataclass(slots=True)
+class FormatState:
+    """The form one endpoint gets in this run; only `auto` moves it."""
+
+    form: Format
+    auto: bool
+
+    @classmethod
+    def of(cls, config: JudgeConfig) -> FormatState:
+        if config.structured_output == "auto":
+            return cls(Format.JSON_SCHEMA, auto=True)
+        return cls(Format.JSON_SCHEMA if config.structured_output else Format.PROMPT, False)
+
+
+def is_bare_json(text: str | None) -> bool:
+    """What an endpoint that honoured `response_format` sends: one JSON object, nothing else."""
+    try:
+        return isinstance(orjson.loads((text or "").strip()), dict)
+    except orjson.JSONDecodeError:
+        return False
+
+
+async def ask(client: ChatClient, state: FormatState, spec: JudgeSpec,
+              messages: Sequence[Message], tools: Sequence[Mapping[str, object]] | None,
+              spend: Spend, note: Callable[[str], None]) -> ChatReply:
+    """One model call in the endpoint's current form, falling back as `auto` allows."""
+    while True:
+        form = state.form
+        try:
+            reply = await client.complete(messages, response_format=response_format(spec, form),
+                                          tools=tools)
+        except JudgeRequestError as exc:
+            if not (state.auto and form is not Format.PROMPT and exc.rejects_format):
+                raise
+            spend.attempts += exc.attempts
+            spend.latency_ms += exc.latency_ms
+            if state.form is form:  # concurrent turns see the same rejection: move once
+                state.form = Format.JSON_OBJECT if form is Format.JSON_SCHEMA else Format.PROMPT
+                note(f"rejected response_format {form.value} (HTTP {exc.status}); using "
+                     f"{state.form.value} for the rest of the run")
+            continue
+        spend.add(reply)
+        if (state.auto and form is not Format.PROMPT and not reply.tool_calls
+                and not is_bare_json(reply.content) and state.form is form):
+            state.form = Format.PROMPT
+            note(f"ignored response_format {form.value} (replied with prose around the JSON);"
+                 " using the prompt alone for the rest of the run")
+        return reply
 
 
 class _ToolLoopExceeded(Exception):
@@ -154,7 +241,7 @@ class _ToolLoopExceeded(Exception):
 
 
 @dataclass(slots=True)
-class _Spend:
+class Spend:
     """What one turn's judging has used so far, kept even when it ends in a failure."""
 
     input_tokens: int | None = None
@@ -197,6 +284,8 @@ class JudgeEngine:
         # Scorers sharing a judge configuration share its client: one rate limit, one pool.
         self._clients: dict[JudgeConfig, ChatClient] = {}
         self._slots: dict[JudgeConfig, asyncio.Semaphore] = {}
+        self._formats: dict[tuple[str | None, str | None], FormatState] = {}
+        self.notes: list[str] = []
 
     def judge_for(self, scorer: str) -> str:
         return self.settings.for_scorer(scorer).judge_id
@@ -211,7 +300,17 @@ class JudgeEngine:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         scores = self._loop.run_until_complete(self._run_llm(spec, config, turns))
-        return BatchResult(tuple(scores), self.stop)
+        return BatchResult(tuple(scores), self.stop, tuple(self.notes))
+
+    def format_state(self, config: JudgeConfig) -> FormatState:
+        """Per endpoint and model, shared by the scorers that use them."""
+        return self._formats.setdefault((config.base_url, config.model), FormatState.of(config))
+
+    def _note(self, config: JudgeConfig, text: str) -> None:
+        line = f"judge {config.model} at {config.base_url}: {text}"
+        if line not in self.notes:
+            log.warning("%s", line)
+            self.notes.append(line)
 
     def close(self) -> None:
         """Close the judges' connections; a runner that only used the rules judge has none."""
@@ -261,24 +360,30 @@ class JudgeEngine:
         if pre is not None:
             return pre
         judge, sha = config.judge_id, spec.prompt.sha
-        rendered = render(spec.prompt, spec.sections(turn))
+        sections = spec.sections(turn)
+        rendered = render(spec.prompt, sections)
+        content = scan_content(sections)
+        fields = verdict_fields(spec.schema)
         key = cache_key(config, spec, rendered)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             try:
-                verdict = parse_verdict(hit.reply, spec.required)
+                verdict = parse_verdict(hit.reply, fields, content=content)
                 usage = Usage(hit.input_tokens, hit.output_tokens, 0.0, 0.0, 0)
-                return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage)
+                return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage,
+                                     flags=content.flags())
             except VerdictError:
                 log.warning("unusable cache entry %s; asking the judge again", key)
         async with slots:
             if not self._may_start():
                 return None
             self.calls += 1
-            spend = _Spend()
+            spend = Spend()
             shown: list[str] = [rendered.data]
+            scans = [content]
+            flags = content.flags() or None
             try:
-                text = await self._converse(spec, config, client, rendered, spend, shown)
+                text = await self._converse(spec, config, client, rendered, spend, shown, scans)
             except (JudgeRequestError, _ToolLoopExceeded) as exc:
                 if isinstance(exc, JudgeRequestError):
                     spend.attempts += exc.attempts
@@ -286,21 +391,26 @@ class JudgeEngine:
                 usage = spend.usage(config)
                 self.cost_usd += usage.cost_usd or 0.0
                 self._failed(config)
-                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage)
+                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage,
+                                    details=flags)
             usage = spend.usage(config)
             self.cost_usd += usage.cost_usd or 0.0
+            seen = scans[0] if len(scans) == 1 else _merge(scans)
             try:
-                verdict = parse_verdict(text, spec.required, data="\n".join(shown))
+                verdict = parse_verdict(text, fields, shown="\n".join(shown), content=seen)
             except VerdictError as exc:
                 self._failed(config)
-                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage)
+                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage,
+                                    details=seen.flags() or None)
             self._failures = 0
             if self.cache is not None:
+                kept = {k: v for k, v in verdict.details.items() if k in fields}
                 reply = orjson.dumps({"assessment": verdict.assessment, "score": verdict.score,
-                                      **verdict.details}).decode()
+                                      **kept}).decode()
                 self.cache.put(key, CachedReply(spec.name, judge, spec.prompt.version, reply,
                                                 usage.input_tokens, usage.output_tokens))
-            return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage)
+            return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage,
+                                 flags=seen.flags())
 
     def _may_start(self) -> bool:
         if self.stop is None:
@@ -324,15 +434,17 @@ class JudgeEngine:
             log.warning("judging stopped: %s", self.stop.message)
 
     async def _converse(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
-                        rendered: Rendered, spend: _Spend, shown: list[str]) -> str | None:
+                        rendered: Rendered, spend: Spend, shown: list[str],
+                        scans: list[ContentScan]) -> str | None:
         """The judge's final reply text, after at most MAX_TOOL_ITERATIONS model calls.
-        Each tool result is appended to `shown`: a verdict copied from one is not the judge's."""
+        Each tool result is appended to `shown` and scanned into `scans`: a fetched page is
+        as untrusted as the agent's content, and a verdict copied from one is not the judge's."""
         messages: list[Message] = list(rendered.messages)
         specs = [self.tools[name].spec() for name in config.tools]
-        fmt = response_format(spec) if config.structured_output else None
+        state = self.format_state(config)
         for _ in range(MAX_TOOL_ITERATIONS):
-            reply = await client.complete(messages, response_format=fmt, tools=specs or None)
-            spend.add(reply)
+            reply = await ask(client, state, spec, messages, specs or None, spend,
+                              lambda text: self._note(config, text))
             if not reply.tool_calls:
                 return reply.content
             messages.append(reply.message)
@@ -344,6 +456,7 @@ class JudgeEngine:
                          f"{escape(result, rendered.nonce)}\n"
                          f"{close_marker('tool_result', rendered.nonce)}")
                 shown.append(block)
+                scans.append(scan_content([("tool_result", result)]))
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": block})
         raise _ToolLoopExceeded(f"the judge still called tools after {MAX_TOOL_ITERATIONS} "
                                 f"iterations (bound reached); last reply: "
@@ -362,3 +475,9 @@ class JudgeEngine:
             return f"Error: arguments are not valid JSON: {excerpt(arguments, 100)}"
         except Exception as exc:  # a failing tool is text for the judge, never a failed turn
             return f"Error: {type(exc).__name__}: {exc}"
+
+
+def _merge(scans: Sequence[ContentScan]) -> ContentScan:
+    return ContentScan(tuple(dict.fromkeys(n for s in scans for n in s.verdict_shaped)),
+                       tuple(dict.fromkeys(n for s in scans for n in s.markers)),
+                       frozenset().union(*(s.verdicts for s in scans)))
