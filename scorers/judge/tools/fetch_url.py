@@ -15,6 +15,7 @@ Safety, because the URL comes from agent content the judge has read:
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import ipaddress
 import socket
@@ -216,10 +217,9 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
             self.aborted = True
             sock = self._pinned or self._raw
         if sock is not None:
-            try:  # the plain socket call: the TLS layer's own shutdown is not thread-safe
+            # The plain socket call: the TLS layer's own shutdown is not thread-safe.
+            with contextlib.suppress(OSError):
                 socket.socket.shutdown(sock, socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 def _to_text(body: bytes, content_type: str, truncated: bool, cap: int) -> str:
