@@ -224,8 +224,10 @@ async def ask(client: ChatClient, state: FormatState, spec: JudgeSpec,
             spend.latency_ms += exc.latency_ms
             if state.form is form:  # concurrent turns see the same rejection: move once
                 state.form = Format.JSON_OBJECT if form is Format.JSON_SCHEMA else Format.PROMPT
+                now = ("the prompt alone" if state.form is Format.PROMPT
+                       else f"response_format {state.form.value}")
                 note(f"rejected response_format {form.value} (HTTP {exc.status}); using "
-                     f"{state.form.value} for the rest of the run")
+                     f"{now} for the rest of the run")
             continue
         spend.add(reply)
         if (state.auto and form is not Format.PROMPT and not reply.tool_calls

@@ -158,6 +158,14 @@ class ScriptedJudge:
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     self.send_header("Content-Type", "application/json")
+                    if "Transfer-Encoding" in reply.headers:  # chunked: no length declared
+                        self.end_headers()
+                        raw = data.encode()
+                        for i in range(0, len(raw), 4096):
+                            part = raw[i:i + 4096]
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                        self.wfile.write(b"0\r\n\r\n")
+                        return
                     self.send_header("Content-Length", str(len(data.encode())))
                     self.end_headers()
                     if reply.trickle_s:
