@@ -16,9 +16,10 @@ from dataclasses import dataclass, field, replace
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.judge.client import ChatClient, JudgeRequestError
 from turnscore.scorers.judge.config import JudgeConfig, JudgeSettings
-from turnscore.scorers.judge.engine import FormatState, JudgeSpec, Spend, ask
+from turnscore.scorers.judge.engine import JudgeSpec
 from turnscore.scorers.judge.parse import VerdictError, parse_verdict, verdict_fields
 from turnscore.scorers.judge.render import render
+from turnscore.scorers.judge.structured import FormatState, Spend, ask
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +66,8 @@ def _check(config: JudgeConfig, scorers: tuple[str, ...], spec: JudgeSpec, sampl
     async def go() -> tuple[str | None, str | None, float]:
         async with ChatClient(config, env=env) as client:
             spend = Spend()
-            reply = await ask(client, state, spec, rendered.messages, None, spend, notes.append)
+            reply = await ask(client, state, spec.name, spec.schema, rendered.messages, None,
+                              spend, notes.append)
             return reply.content, reply.model, spend.latency_ms
 
     try:

@@ -5,11 +5,8 @@ LLM endpoint; otherwise render the prompt, look the reply up in the cache, call 
 (with its tool loop, bounded at `MAX_TOOL_ITERATIONS` model calls) and parse (`parse`): a
 usable assessment and score are a score, whatever else the reply lacks.
 
-Structured output (`structured_output = "auto"`): each endpoint is first asked for
-`response_format: json_schema`; a 400 naming the format moves it to `json_object`, then to
-the prompt alone, and a reply that ignores the format (prose around the JSON) moves it to
-the prompt alone, for the rest of the run. Each move is logged and kept in
-`BatchResult.notes`, which the score run's summary shows once.
+Structured output is negotiated per endpoint and model (`structured`); each fallback is
+logged and kept in `BatchResult.notes`, which the score run's summary shows once.
 
 Stops are clean and run-wide: once the call or cost budget is spent, or
 `max_consecutive_failures` turns in a row got no verdict, turns not yet started are left
@@ -33,7 +30,7 @@ import orjson
 
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, Usage
-from turnscore.scorers.judge.client import ChatClient, ChatReply, JudgeRequestError, Message
+from turnscore.scorers.judge.client import ChatClient, JudgeRequestError, Message
 from turnscore.scorers.judge.config import RULES_JUDGE, Budget, JudgeConfig, JudgeSettings
 from turnscore.scorers.judge.parse import (
     ContentScan,
@@ -52,6 +49,7 @@ from turnscore.scorers.judge.render import (
     open_marker,
     render,
 )
+from turnscore.scorers.judge.structured import FormatState, Spend, ask
 from turnscore.scorers.judge.tools import TOOLS, JudgeTool
 
 log = logging.getLogger(__name__)
@@ -170,99 +168,8 @@ def cache_key(config: JudgeConfig, spec: JudgeSpec, rendered: Rendered) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-class Format(StrEnum):
-    """What a judge endpoint is asked for, strongest first (the order `auto` falls back in)."""
-
-    JSON_SCHEMA = "json_schema"
-    JSON_OBJECT = "json_object"
-    PROMPT = "prompt"
-
-
-def response_format(spec: JudgeSpec, form: Format = Format.JSON_SCHEMA
-                    ) -> dict[str, object] | None:
-    if form is Format.JSON_SCHEMA:
-        return {"type": "json_schema", "json_schema": {
-            "name": f"{spec.name}_verdict", "schema": dict(spec.schema), "strict": True}}
-    return {"type": "json_object"} if form is Format.JSON_OBJECT else None
-
-
-@dataclass(slots=True)
-class FormatState:
-    """The form one endpoint gets in this run; only `auto` moves it."""
-
-    form: Format
-    auto: bool
-
-    @classmethod
-    def of(cls, config: JudgeConfig) -> FormatState:
-        if config.structured_output == "auto":
-            return cls(Format.JSON_SCHEMA, auto=True)
-        return cls(Format.JSON_SCHEMA if config.structured_output else Format.PROMPT, False)
-
-
-def is_bare_json(text: str | None) -> bool:
-    """What an endpoint that honoured `response_format` sends: one JSON object, nothing else."""
-    try:
-        return isinstance(orjson.loads((text or "").strip()), dict)
-    except orjson.JSONDecodeError:
-        return False
-
-
-async def ask(client: ChatClient, state: FormatState, spec: JudgeSpec,
-              messages: Sequence[Message], tools: Sequence[Mapping[str, object]] | None,
-              spend: Spend, note: Callable[[str], None]) -> ChatReply:
-    """One model call in the endpoint's current form, falling back as `auto` allows."""
-    while True:
-        form = state.form
-        try:
-            reply = await client.complete(messages, response_format=response_format(spec, form),
-                                          tools=tools)
-        except JudgeRequestError as exc:
-            if not (state.auto and form is not Format.PROMPT and exc.rejects_format):
-                raise
-            spend.attempts += exc.attempts
-            spend.latency_ms += exc.latency_ms
-            if state.form is form:  # concurrent turns see the same rejection: move once
-                state.form = Format.JSON_OBJECT if form is Format.JSON_SCHEMA else Format.PROMPT
-                now = ("the prompt alone" if state.form is Format.PROMPT
-                       else f"response_format {state.form.value}")
-                note(f"rejected response_format {form.value} (HTTP {exc.status}); using "
-                     f"{now} for the rest of the run")
-            continue
-        spend.add(reply)
-        if (state.auto and form is not Format.PROMPT and not reply.tool_calls
-                and not is_bare_json(reply.content) and state.form is form):
-            state.form = Format.PROMPT
-            note(f"ignored response_format {form.value} (replied with prose around the JSON);"
-                 " using the prompt alone for the rest of the run")
-        return reply
-
-
 class _ToolLoopExceeded(Exception):
     pass
-
-
-@dataclass(slots=True)
-class Spend:
-    """What one turn's judging has used so far, kept even when it ends in a failure."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    latency_ms: float = 0.0
-    attempts: int = 0
-
-    def add(self, reply: ChatReply) -> None:
-        self.latency_ms += reply.latency_ms
-        self.attempts += reply.attempts
-        if reply.input_tokens is not None:
-            self.input_tokens = (self.input_tokens or 0) + reply.input_tokens
-        if reply.output_tokens is not None:
-            self.output_tokens = (self.output_tokens or 0) + reply.output_tokens
-
-    def usage(self, config: JudgeConfig) -> Usage:
-        return Usage(self.input_tokens, self.output_tokens,
-                     config.cost(self.input_tokens, self.output_tokens), self.latency_ms,
-                     self.attempts)
 
 
 class JudgeEngine:
@@ -445,8 +352,8 @@ class JudgeEngine:
         specs = [self.tools[name].spec() for name in config.tools]
         state = self.format_state(config)
         for _ in range(MAX_TOOL_ITERATIONS):
-            reply = await ask(client, state, spec, messages, specs or None, spend,
-                              lambda text: self._note(config, text))
+            reply = await ask(client, state, spec.name, spec.schema, messages, specs or None,
+                              spend, lambda text: self._note(config, text))
             if not reply.tool_calls:
                 return reply.content
             messages.append(reply.message)
