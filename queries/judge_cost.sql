@@ -7,8 +7,7 @@
 --   scored          rows with a verdict
 --   errors          rows where the judge gave no usable verdict
 --   partial         scored rows missing some verdict field (listed in details.missing)
---   flagged         rows whose agent content held verdict-shaped text or block markers, or
---                   whose verdict repeated one from that content (details.forged_verdict)
+--   flagged         rows whose agent content held verdict-shaped or marker text, or forged verdicts
 --   cache_hits      verdicts reused from the judge cache (no request made)
 --   requests        HTTP attempts made, retries included
 --   input_tokens    input tokens paid for
