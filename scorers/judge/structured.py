@@ -15,8 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-import orjson
-
 from turnscore.scorers.base import Usage
 from turnscore.scorers.judge.client import ChatClient, ChatReply, JudgeRequestError, Message
 from turnscore.scorers.judge.config import JudgeConfig
@@ -77,12 +75,11 @@ class FormatState:
         return cls(Format.JSON_SCHEMA if config.structured_output else Format.PROMPT, False)
 
 
-def is_bare_json(text: str | None) -> bool:
-    """What an endpoint that honoured `response_format` sends: one JSON object, nothing else."""
-    try:
-        return isinstance(orjson.loads((text or "").strip()), dict)
-    except orjson.JSONDecodeError:
-        return False
+def ignored_format(text: str | None) -> bool:
+    """A reply that shows the format was not applied: prose where the JSON object should
+    start. An empty or cut-off reply (max_tokens reached) says nothing about the format."""
+    text = (text or "").strip()
+    return bool(text) and not text.startswith("{")
 
 
 async def ask(client: ChatClient, state: FormatState, scorer: str,
@@ -109,7 +106,7 @@ async def ask(client: ChatClient, state: FormatState, scorer: str,
             continue
         spend.add(reply)
         if (state.auto and form is not Format.PROMPT and not reply.tool_calls
-                and not is_bare_json(reply.content) and state.form is form):
+                and ignored_format(reply.content) and state.form is form):
             state.form = Format.PROMPT
             note(f"ignored response_format {form.value} (replied with prose around the JSON);"
                  " using the prompt alone for the rest of the run")

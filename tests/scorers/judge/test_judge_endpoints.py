@@ -63,6 +63,19 @@ def test_auto_structured_output_settles_on_what_the_endpoint_takes(
                    for n in second.notes)
 
 
+def test_a_cut_off_or_empty_reply_does_not_drop_structured_output(
+        judge_server: ScriptedJudge, fast_config: JudgeConfig) -> None:
+    judge_server.script(Reply(body=chat('{"assessment": "The agent called get_wea')),
+                        Reply(body=chat("")))
+    with runner(fast_config) as r:
+        result = r.run("tool_usage", [weather_turn(i) for i in range(3)])
+    bad1, bad2, good = result.scores
+    assert bad1 is not None and bad1.status == Status.ERROR
+    assert bad2 is not None and bad2.status == Status.ERROR
+    assert good is not None and good.status == Status.SCORED
+    assert _formats(judge_server) == ["json_schema"] * 3 and result.notes == ()
+
+
 @pytest.mark.parametrize(("structured", "sent"), [(True, "json_schema"), (False, "prompt")])
 def test_structured_output_true_or_false_forces_one_form(
         judge_server: ScriptedJudge, fast_config: JudgeConfig, structured: bool,
