@@ -157,6 +157,8 @@ def print_problems(report: ScoreReport, console: Console) -> None:
             "; the rest stays pending for the next run")
         console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}{pending}",
                       soft_wrap=True)
+    for note in report.judge_notes:
+        console.print(f"[yellow]judge:[/yellow] {escape(note)}", soft_wrap=True)
     if report.publish_error:
         console.print(f"[red]not published:[/red] {escape(report.publish_error)}",
                       soft_wrap=True)

@@ -133,6 +133,10 @@ class JudgeBatch(Protocol):
     def stop(self) -> JudgeStop | None:
         """Set when the run must stop (budget reached, repeated failures)."""
 
+    @property
+    def notes(self) -> Sequence[str]:
+        """What the runner learnt about its judges so far (a structured-output fallback)."""
+
 
 JudgeRunner = Callable[[str, Sequence[Turn], Sequence[Case | None]], JudgeBatch]
 """Scores kind 'judge' scorers: `(scorer name, turns, cases) -> JudgeBatch`
@@ -166,6 +170,8 @@ class ScoreReport:
     seconds: float
     stopped_reason: str | None = None
     """Why the run stopped before scoring everything pending (a judge budget), or None."""
+    judge_notes: tuple[str, ...] = ()
+    """What the judges' runner reported once (an endpoint fell back to prompt-only replies)."""
     published: str | None = None
     """Path of the snapshot published at the end, if any."""
     publish_error: str | None = None
@@ -335,6 +341,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     log.info("run %s: %d pending (turn, scorer) pairs over %d turns", run_id, total, in_scope)
 
     tally, stopped = Tally(), None
+    notes: dict[str, None] = {}
     by_name = {s.name: s for s in chosen}
     done = 0
 
@@ -359,7 +366,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                 tally.time("read", clock)
                 if batch is None:
                     break
-                rows, tables, stopped = _score_batch(batch, by_name, judge_runner, tally)
+                rows, tables, stopped = _score_batch(batch, by_name, judge_runner, tally, notes)
                 writer.write(rows, tables, replacing=batch.replacing)
                 for r in rows:
                     tally.add(r.scorer, r.score.status)
@@ -382,6 +389,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     )
     seconds = {k: round(v, 3) for k, v in tally.seconds.items()}
     return ScoreReport(run_id, in_scope, counts, round(time.monotonic() - start, 3), stopped,
+                       judge_notes=tuple(notes),
                        scorer_seconds={s.name: seconds.get(s.name, 0.0) for s in chosen},
                        read_seconds=seconds.get("read", 0.0),
                        read_ahead_seconds=round(reader.seconds, 3),
@@ -426,7 +434,7 @@ def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersFor
 
 
 def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
-                 judge_runner: JudgeRunner | None, tally: Tally
+                 judge_runner: JudgeRunner | None, tally: Tally, notes: dict[str, None]
                  ) -> tuple[list[ScoreRow], list[pa.Table], str | None]:
     """The batch's scores: rows from row-wise scorers, tables from columnar ones."""
     cases = batch.cases
@@ -451,6 +459,7 @@ def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
             assert judge_runner is not None
             outcome = judge_runner(s.name, sub_turns, sub_cases)
             results = outcome.scores
+            notes.update(dict.fromkeys(outcome.notes))
             if outcome.stop is not None:
                 stopped = outcome.stop.message
         else:
