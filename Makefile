@@ -28,6 +28,7 @@ bench: install
 	$(BIN)/python bench/parsers.py
 	$(BIN)/python bench/ceiling.py
 	$(BIN)/python bench/score.py
+	$(BIN)/python bench/judge_quality.py
 
 clean:
 	rm -rf $(VENV) turnscore-data bench/out

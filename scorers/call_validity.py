@@ -24,16 +24,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import orjson
-from jsonschema import SchemaError
-from jsonschema.validators import validator_for
-from referencing import Registry
 
 from turnscore.ingest.turn import Turn
+from turnscore.scorers import schema_check
 from turnscore.scorers.base import (
     Case,
     Score,
@@ -41,8 +38,9 @@ from turnscore.scorers.base import (
 )
 
 NAME = "call_validity"
-VERSION = "1"
-_MAX_SCHEMA_ERRORS = 5
+# 2: one schema check shared with the rules judge (`schema_check`); a violation at the top
+# of the arguments reads as jsonschema's message alone (was "arguments: ...").
+VERSION = "2"
 
 
 @scorer(
@@ -133,8 +131,8 @@ def _checked(schema: str | None, arguments: str | None) -> _Outcome:
     canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     if not schema:
         return _made((), False, None, canonical)
-    found, unusable = _schema_violations(schema, value)
-    return _made(found, False, unusable, canonical)
+    checked = schema_check.check(schema, value)
+    return _made(checked.violations, False, checked.unusable, canonical)
 
 
 _cached = lru_cache(maxsize=65_536)(_checked)
@@ -237,52 +235,3 @@ def _notes_json(notes: list[str] | None) -> str:
 
 _PLAIN = _made((), False, None, "")
 """The outcome of arguments that are fine and leave nothing to note."""
-
-
-def _schema_violations(parameters: str, arguments: object) -> tuple[tuple[str, ...], str | None]:
-    """The violations of the parsed `arguments` under the schema `parameters`, or why the
-    schema cannot be applied."""
-    validator = _validator(parameters)
-    if isinstance(validator, _Unusable):
-        return (), f"{validator.why}: {validator.error[:120]}"
-    try:
-        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
-        return (), f"could not be applied: {str(exc)[:120]}"
-    violations = []
-    for err in errors[:_MAX_SCHEMA_ERRORS]:
-        where = "/".join(str(p) for p in err.absolute_path) or "arguments"
-        violations.append(f"{where}: {err.message}")
-    if len(errors) > _MAX_SCHEMA_ERRORS:
-        violations.append(f"... and {len(errors) - _MAX_SCHEMA_ERRORS} more schema errors")
-    return tuple(violations), None
-
-
-@dataclass(frozen=True, slots=True)
-class _Unusable:
-    why: str
-    error: str
-
-
-_UNREADABLE = "is unreadable, not checked"
-
-
-@lru_cache(maxsize=4096)
-def _validator(parameters: str) -> Any:
-    """A validator for a schema's text, or why it cannot be used.
-
-    Cached: a tool set repeats across turns, and checking a schema against its
-    metaschema costs far more than validating one call's arguments.
-    """
-    try:
-        schema = orjson.loads(parameters)
-        if not isinstance(schema, (dict, bool)):
-            raise SchemaError(f"a schema is an object or a boolean, not {type(schema).__name__}")
-        cls = validator_for(schema)
-        cls.check_schema(schema)
-        # An empty registry: a `$ref` to a URL in an agent's tool schema is never fetched.
-        return cls(schema, registry=Registry())
-    except (orjson.JSONDecodeError, SchemaError) as exc:
-        return _Unusable(_UNREADABLE, str(exc))
-    except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
-        return _Unusable("could not be applied", str(exc))
