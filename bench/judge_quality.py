@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -219,9 +220,12 @@ def _wrong_type(kind: str, value: Any) -> Any:
 # --- Data -----------------------------------------------------------------------------
 
 def _locate(given: str | None) -> Path | None:
-    for candidate in (given, _env()):
+    for candidate in (given, os.environ.get("BFCL_DATA")):
         if candidate:
-            return Path(candidate)
+            if Path(candidate).exists():
+                return Path(candidate)
+            print(f"{candidate}: no such file or folder")
+            return None
     spec = importlib.util.find_spec("bfcl_eval")
     if spec is not None and spec.submodule_search_locations:
         return Path(next(iter(spec.submodule_search_locations))) / "data"
@@ -233,11 +237,6 @@ def _locate(given: str | None) -> Path | None:
                                BFCL, "-d", str(folder)], check=False)
         wheels = sorted(folder.glob("bfcl_eval-*.whl")) if done.returncode == 0 else []
     return wheels[-1] if wheels else None
-
-
-def _env() -> str | None:
-    import os
-    return os.environ.get("BFCL_DATA")
 
 
 def _read(source: Path, name: str, *, answers: bool = False) -> list[dict[str, Any]]:
