@@ -121,6 +121,11 @@ def required_numbers(tool: Tool) -> int:
     return sum(1 for name in required if name in numeric)
 
 
+def is_enum_hit(hit: str) -> bool:
+    """Whether a `Match` hit is a parameter's enum value named in the request."""
+    return "=" in hit  # `param=value`: words and the other hits never hold one
+
+
 def _profile(tool: Tool) -> dict[str, float]:
     """Term -> points for the tool's own words (name, description, parameters)."""
     text = words(" ".join([tool.description or "", *(f"{p.name} {p.description}"

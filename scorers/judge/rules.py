@@ -179,17 +179,18 @@ def _misfit(tool: Tool, match: rel.Match, request: str) -> str | None:
 
     A tool fits when the request names what it is for and supplies what it needs: half the
     words of its name (or, when it uses none of them, two words of its description and
-    parameters; arithmetic for a calculator), and as many numbers as its required numeric
-    parameters. BFCL's irrelevance set is made of requests that share a topic with the one
-    tool offered ("What's the time right now?" with a `calculate_time(distance, speed)`).
+    parameters; arithmetic for a calculator; one of its enum values), and as many numbers as
+    its required numeric parameters. BFCL's irrelevance set is made of requests that share a
+    topic with the one tool offered ("What's the time right now?" with a
+    `calculate_time(distance, speed)`).
     """
     numeric = rel.required_numbers(tool)
     given = len(rel.numbers(request))
     if given < numeric:
         return (f"the request gives {given} of the {numeric} numbers it needs" if given
                 else f"the request gives none of the {numeric} numbers it needs")
-    if any(h.startswith(rel.ARITHMETIC_HIT) for h, _ in match.hits):
-        return None
+    if any(h.startswith(rel.ARITHMETIC_HIT) or rel.is_enum_hit(h) for h, _ in match.hits):
+        return None  # the request names an allowed value, or asks for arithmetic
     name = rel.words(re.sub(r"[_.]", " ", tool.name)) - rel.GENERIC
     named = len(name & rel.words(request))
     terms = sum(1 for _, p in match.hits if p >= rel.TEXT_POINTS)
