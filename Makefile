@@ -29,6 +29,7 @@ bench: install
 	$(BIN)/python bench/ceiling.py
 	$(BIN)/python bench/score.py
 	$(BIN)/python bench/faults.py
+	$(BIN)/python bench/judge_quality.py
 
 clean:
 	rm -rf $(VENV) turnscore-data bench/out

@@ -7,7 +7,6 @@ Importing this package registers every built-in scorer in `REGISTRY`.
 # import line (`judged`) sits in this sorted block.
 from turnscore.scorers import call_accuracy as _call_accuracy
 from turnscore.scorers import call_validity as _call_validity
-from turnscore.scorers import call_validity_batch as _call_validity_batch  # noqa: F401 (its columnar entry point)
 from turnscore.scorers import correctness as _correctness
 from turnscore.scorers import groundedness as _groundedness
 from turnscore.scorers import grounding as _grounding

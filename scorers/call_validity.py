@@ -4,45 +4,54 @@ Each call is checked, in order:
 1. the tool exists among the turn's declared tools (`tools_source = 'declared'`; with
    inferred tools the set comes from the calls themselves, so the check cannot fail);
 2. its arguments parse as JSON and validate against the tool's JSON Schema (required
-   fields, types, enums, `additionalProperties: false`, ...), when the tool declares one;
-   arguments that were not captured are noted, not counted against the call;
+   fields, types, enums, `additionalProperties: false`, ...; `scorers.schema_check`, the
+   rules judge's check too), when the tool declares one; arguments that were not captured
+   are noted, not counted against the call;
 3. it is not an exact duplicate (same tool, same canonical arguments) of an earlier call
    in the turn, unless that earlier call failed: retrying after an error is legitimate.
 
 The value is the share of valid calls; details name every violation. A turn without
 calls is `not_run`. An unreadable tool schema is a note, not the call's fault.
 
-Two entry points give the same verdicts: `call_validity` here walks each turn's calls
-(the reference, `_verdict`); `call_validity_batch.call_validity_columns` decides a whole
-batch at once with Arrow kernels, running Python only per distinct (schema, arguments)
-pair and per text that depends on a few small values, which is what makes scoring
-millions of turns affordable. Both use the checks (`_outcome`) and the texts
-(`_call_verdict`, `_details`, ...) defined here.
+One implementation, columnar: a whole batch is decided at once with Arrow kernels, running
+Python only per distinct (schema, arguments) pair (`_outcome`, cached across batches) and
+per text that depends on a few small values, which is what makes scoring millions of turns
+affordable. `call_validity` over `Turn`s goes through the same function. (Over ~400 lines:
+the checks, their texts and the kernels that apply them are one piece; split, the texts
+would be written in one module for another.) tests/scorers/call_validity_oracle.py keeps a
+call-by-call statement of the rules as a test oracle.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 import orjson
-from jsonschema import SchemaError
-from jsonschema.validators import validator_for
-from referencing import Registry
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from turnscore.ingest.turn import Turn
+from turnscore.ingest.turn import Turn, turns_to_arrow
+from turnscore.scorers import schema_check
 from turnscore.scorers.base import (
+    NO_DETAILS,
+    SCORE_COLUMNS,
     Case,
     Score,
+    Status,
+    columnar,
     scorer,
 )
 
 NAME = "call_validity"
-VERSION = "1"
-_MAX_SCHEMA_ERRORS = 5
+# 2: one schema check shared with the rules judge (`schema_check`); a violation at the top
+# of the arguments reads as jsonschema's message alone (was "arguments: ...").
+VERSION = "2"
 
 
 @scorer(
@@ -53,13 +62,11 @@ _MAX_SCHEMA_ERRORS = 5
     description="Share of calls naming a known tool with arguments valid against its JSON Schema.",
 )
 def call_validity(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    out = []
-    for t in turns:
-        verdict = _verdict([c.name for c in t.calls], [c.arguments for c in t.calls],
-                           [_failed(c.status, c.error) for c in t.calls],
-                           {tool.name: tool.parameters for tool in t.tools}, t.tools_source)
-        out.append(Score.not_run(_NO_CALLS) if verdict is None else Score.scored(*verdict))
-    return out
+    frame = pl.from_arrow(turns_to_arrow(turns))
+    assert isinstance(frame, pl.DataFrame)
+    return [Score(Status(r["status"]), r["value"], r["label"], r["explanation"],
+                  orjson.loads(r["details"]))
+            for r in call_validity_columns(frame, cases).iter_rows(named=True)]
 
 
 _NO_CALLS = "the turn made no tool calls"
@@ -133,52 +140,11 @@ def _checked(schema: str | None, arguments: str | None) -> _Outcome:
     canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
     if not schema:
         return _made((), False, None, canonical)
-    found, unusable = _schema_violations(schema, value)
-    return _made(found, False, unusable, canonical)
+    checked = schema_check.check(schema, value)
+    return _made(checked.violations, False, checked.unusable, canonical)
 
 
 _cached = lru_cache(maxsize=65_536)(_checked)
-
-
-def _verdict(names: Sequence[str], args: Sequence[str | None], failed: Sequence[bool],
-             tools: dict[str, str | None], tools_source: str
-             ) -> tuple[float, str, str, dict[str, object]] | None:
-    """Value, label, explanation and details of a turn, or None if it made no calls.
-    The calls come as parallel columns; `tools` maps each declared tool's name to its
-    schema's text (None: no schema)."""
-    if not names:
-        return None
-    declared = tools_source == _DECLARED
-    seen: dict[tuple[str, bytes], int] = {}
-    check_duplicates = len(names) > 1
-    verdicts: list[dict[str, object]] = []
-    problems: list[str] = []
-    for index, (name, arg) in enumerate(zip(names, args, strict=True)):
-        violations: list[str] = []
-        schema = None
-        if name in tools:
-            schema = tools[name]
-        elif declared:
-            violations.append(_unknown_tool(name, tools))
-        outcome = _outcome(schema, arg)
-        violations.extend(outcome.violations)
-        if check_duplicates:
-            key = (name, outcome.canonical)
-            earlier = seen.get(key)
-            if earlier is not None and not failed[earlier]:
-                violations.append(_duplicate_of(earlier))
-            seen[key] = index
-        verdict, problem = _call_verdict(index, name, violations, outcome)
-        verdicts.append(verdict)
-        if problem is not None:
-            problems.append(problem)
-
-    valid = len(verdicts) - len(problems)
-    value = valid / len(verdicts)
-    details = _details(verdicts, valid, len(problems), tools_source)
-    if not problems:
-        return value, "valid", _all_valid(valid), details
-    return value, "invalid", " | ".join(problems), details
 
 
 def _details(verdicts: list[dict[str, object]], valid: int, invalid: int, tools_source: str
@@ -209,9 +175,10 @@ def _duplicate_of(earlier: int) -> str:
 
 def _call_verdict(index: int, name: str, violations: list[str], outcome: _Outcome
                   ) -> tuple[dict[str, object], str | None]:
-    """One call's entry in details, and its problem for the explanation (None if valid).
-    The columnar path writes the entries and problems of calls with violations or notes
-    itself (`_odd_texts`): keep the two in step (a property test compares the paths)."""
+    """One call's entry in details, and its problem for the explanation (None if valid):
+    written here for valid calls without notes (`_Calls.plain_entries`); `_odd_texts`
+    writes the others as columns, in the same form (a property test holds both to the
+    oracle in tests/)."""
     verdict: dict[str, object] = {
         "index": index, "name": name, "valid": not violations, "violations": violations,
     }
@@ -239,50 +206,305 @@ _PLAIN = _made((), False, None, "")
 """The outcome of arguments that are fine and leave nothing to note."""
 
 
-def _schema_violations(parameters: str, arguments: object) -> tuple[tuple[str, ...], str | None]:
-    """The violations of the parsed `arguments` under the schema `parameters`, or why the
-    schema cannot be applied."""
-    validator = _validator(parameters)
-    if isinstance(validator, _Unusable):
-        return (), f"{validator.why}: {validator.error[:120]}"
-    try:
-        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
-        return (), f"could not be applied: {str(exc)[:120]}"
-    violations = []
-    for err in errors[:_MAX_SCHEMA_ERRORS]:
-        where = "/".join(str(p) for p in err.absolute_path) or "arguments"
-        violations.append(f"{where}: {err.message}")
-    if len(errors) > _MAX_SCHEMA_ERRORS:
-        violations.append(f"... and {len(errors) - _MAX_SCHEMA_ERRORS} more schema errors")
-    return tuple(violations), None
+@columnar(NAME)
+def call_validity_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+    # The batch's calls are decided at once, as Arrow columns: the tool each names,
+    # duplicates, each call's entry in details and its problem. Python runs per distinct
+    # (schema, arguments) pair (`_outcome`, cached across batches), per distinct text
+    # that depends only on a few small values (a valid call's entry, the end of details),
+    # and per call to an unknown tool or with an unusable schema.
+    calls = _Calls(turns)
+    outcomes = list(map(_outcome, *calls.pairs()))
+    checked = _PerCall(outcomes, calls.pair)
+    earlier = calls.earlier_duplicates(checked.canonical)
+    unknown = calls.unknown_tools()
+    notes = calls.notes(outcomes, checked.notes)
+    odd = pc.invert(pc.and_(
+        pc.and_(pc.is_null(unknown), pc.is_null(checked.text)),
+        pc.and_(pc.is_null(earlier), pc.equal(notes, _str("")))))
+    entry, problem = calls.plain_entries(), pa.nulls(len(calls.pair), _TEXT)
+    at = pc.indices_nonzero(odd)
+    if len(at):
+        odd_entry, odd_problem = _odd_texts(*(pc.take(column, at) for column in (
+            calls.index, calls.name, calls.name_json, unknown, checked.text, checked.json,
+            earlier, notes)))
+        entry = pc.replace_with_mask(entry, odd, odd_entry)
+        problem = pc.replace_with_mask(problem, odd, odd_problem)
+    return _per_turn(turns, calls, entry, problem)
 
 
-@dataclass(frozen=True, slots=True)
-class _Unusable:
-    why: str
-    error: str
+def _odd_texts(index: pa.Array, name: pa.Array, name_json: pa.Array, unknown: pa.Array,
+               schema_text: pa.Array, schema_json: pa.Array, earlier: pa.Array,
+               notes: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """`_call_verdict`'s entries (as orjson writes them) and problems, for calls with
+    violations or notes."""
+    # A call's violations, in this order: unknown tool, schema, duplicate.
+    duplicate = _concat(_DUPLICATE, earlier.cast(_TEXT))
+    valid = pc.and_(pc.and_(pc.is_null(unknown), pc.is_null(schema_text)), pc.is_null(earlier))
+    index_text = index.cast(_TEXT)
+    entry = _concat(
+        '{"index":', index_text, ',"name":', name_json,
+        ',"valid":', pc.if_else(valid, _str("true"), _str("false")),
+        ',"violations":[', _joined(",", _json_each(unknown), schema_json,
+                                   _concat('"', duplicate, '"')),
+        "]", notes, "}")
+    problem = pc.if_else(valid, pa.scalar(None, _TEXT), _concat(
+        "call ", index_text, " ", name, ": ", _joined("; ", unknown, schema_text, duplicate)))
+    return entry, problem
 
 
-_UNREADABLE = "is unreadable, not checked"
+_SCORED, _NOT_RUN = str(Status.SCORED), str(Status.NOT_RUN)
+_TEXT = pa.large_string()
+_CALLS_OPEN = '{"calls":['
 
 
-@lru_cache(maxsize=4096)
-def _validator(parameters: str) -> Any:
-    """A validator for a schema's text, or why it cannot be used.
+def _per_turn(turns: pl.DataFrame, calls: _Calls, entry: pa.Array, problem: pa.Array
+              ) -> pl.DataFrame:
+    """The score columns, from each call's details entry and problem (null if valid)."""
+    entries = pc.binary_join(pa.LargeListArray.from_arrays(calls.offsets, entry), _str(","))
+    # The invalid calls' problems, by turn: offsets counted over the invalid calls only.
+    invalid_before = _offsets(pc.is_valid(problem).cast(pa.int64()))
+    problems = pa.LargeListArray.from_arrays(pc.take(invalid_before, calls.offsets),
+                                             pc.drop_null(problem))
+    counts = calls.counts.cast(pa.int64())
+    invalid = problems.value_lengths().cast(pa.int64())
+    valid = pc.subtract(counts, invalid)
+    sources = turns.get_column("tools_source").to_arrow().cast(_TEXT).dictionary_encode()
+    source_names = sources.dictionary.to_pylist()
+    # What follows the calls in details depends on the counts and the source only:
+    # written once per distinct combination, by `_details` itself.
+    width = int(pc.max(counts).as_py() or 0) + 1
+    combination = _key(_key(sources.indices.cast(pa.int64()), width, valid), width, invalid)
+    distinct = pc.unique(combination)
+    tails, explained = [], []
+    for code in distinct.to_pylist():
+        source, rest = divmod(code, width * width)
+        ok, bad = divmod(rest, width)
+        written = orjson.dumps(_details([], ok, bad, source_names[source])).decode()
+        assert written.startswith(_CALLS_OPEN + "]")
+        tails.append(written[len(_CALLS_OPEN):])
+        explained.append(_all_valid(ok))
+    which = pc.index_in(combination, value_set=distinct)
+    none = pc.equal(counts, _int(0))
+    all_valid = pc.equal(invalid, _int(0))
+    out = pa.table({
+        "status": pc.if_else(none, _str(_NOT_RUN), _str(_SCORED)),
+        "value": pc.if_else(none, pa.scalar(None, pa.float64()),
+                            pc.divide(valid.cast(pa.float64()), counts.cast(pa.float64()))),
+        "label": pc.if_else(none, pa.scalar(None, _TEXT),
+                            pc.if_else(all_valid, _str("valid"), _str("invalid"))),
+        "explanation": pc.if_else(none, _str(_NO_CALLS), pc.if_else(
+            all_valid, pc.take(pa.array(explained, _TEXT), which),
+            pc.binary_join(problems, _str(" | ")))),
+        "details": pc.if_else(none, _str(NO_DETAILS), _concat(
+            _CALLS_OPEN, entries, pc.take(pa.array(tails, _TEXT), which))),
+    })
+    frame = pl.from_arrow(out)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.cast(SCORE_COLUMNS)  # type: ignore[arg-type]
 
-    Cached: a tool set repeats across turns, and checking a schema against its
-    metaschema costs far more than validating one call's arguments.
-    """
-    try:
-        schema = orjson.loads(parameters)
-        if not isinstance(schema, (dict, bool)):
-            raise SchemaError(f"a schema is an object or a boolean, not {type(schema).__name__}")
-        cls = validator_for(schema)
-        cls.check_schema(schema)
-        # An empty registry: a `$ref` to a URL in an agent's tool schema is never fetched.
-        return cls(schema, registry=Registry())
-    except (orjson.JSONDecodeError, SchemaError) as exc:
-        return _Unusable(_UNREADABLE, str(exc))
-    except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
-        return _Unusable("could not be applied", str(exc))
+
+class _Calls:
+    """A batch's calls as Arrow columns, in order (one item per call)."""
+
+    def __init__(self, turns: pl.DataFrame) -> None:
+        calls_arr, self._tools = _list_array(turns, "calls"), _list_array(turns, "tools")
+        items, tools = calls_arr.flatten(), self._tools.flatten()
+        self.counts = calls_arr.value_lengths().fill_null(0)
+        self.offsets = _offsets(self.counts)
+        self.row = pc.list_parent_indices(calls_arr)
+        self.index = pc.subtract(_positions(len(items)), pc.take(self.offsets, self.row))
+        # The texts stay string views (as polars hands them over): they are only compared
+        # and coded here, and only the (few) distinct ones are converted.
+        self.failed = pc.or_(
+            pc.fill_null(pc.equal(_field(items, "status"), _view("error")), _FALSE),
+            pc.fill_null(pc.not_equal(_field(items, "error"), _view("")), _FALSE))
+        call_names, tool_names = _field(items, "name"), _field(tools, "name")
+        sources = turns.get_column("tools_source")
+        if call_names.null_count or tool_names.null_count or sources.null_count():
+            raise ValueError("a null tool name or tools_source")
+        # Names coded over calls and tools together: a call's tool is the last of the
+        # turn's tools with the same (row, name code) (a later tool of a name wins); `index_in`
+        # finds the first match, so it searches the tools backwards.
+        names = pa.concat_arrays([call_names, tool_names]).dictionary_encode()
+        self._names: list[str] = names.dictionary.to_pylist()
+        codes = names.indices.cast(pa.int64())
+        self.name_code = codes[:len(items)]
+        self.name = pc.take(names.dictionary.cast(_TEXT), self.name_code)
+        self.name_json = pc.take(
+            pa.array([orjson.dumps(n).decode() for n in self._names], _TEXT), self.name_code)
+        self.key = _key(self.row, len(self._names), self.name_code)
+        tool_keys = _key(pc.list_parent_indices(self._tools), len(self._names),
+                         codes[len(items):])
+        tool_at = pc.subtract(_int(len(tools) - 1),
+                              pc.index_in(self.key, value_set=tool_keys[::-1]))
+        declared = pc.equal(sources.to_arrow().cast(_TEXT), _str(_DECLARED))
+        self.is_unknown = pc.and_(pc.take(declared, self.row), pc.is_null(tool_at))
+        # Each distinct (schema, arguments) pair is numbered: `pair`. Codes are shifted by
+        # one: 0 is no schema, or arguments not captured.
+        schemas = _field(tools, "parameters").dictionary_encode()
+        arguments = _field(items, "arguments").dictionary_encode()
+        schema = pc.fill_null(pc.add(pc.take(schemas.indices.cast(pa.int64()), tool_at),
+                                     _int(1)), _int(0))
+        argument = pc.fill_null(pc.add(arguments.indices.cast(pa.int64()), _int(1)), _int(0))
+        self._width = len(arguments.dictionary) + 1
+        pair_key = _key(schema, self._width, argument)
+        self._pair_keys = pc.unique(pair_key)
+        self.pair = pc.index_in(pair_key, value_set=self._pair_keys)
+        # Interned: every batch brings its own copy of the same schema texts; the cache of
+        # outcomes would otherwise keep one copy per entry, and hash each anew.
+        self._schemas = [None, *(sys.intern(s) for s in schemas.dictionary.to_pylist())]
+        self._arguments = pa.concat_arrays([pa.nulls(1, _TEXT), arguments.dictionary.cast(_TEXT)])
+
+    def pairs(self) -> tuple[list[str | None], list[str | None]]:
+        """The distinct (schema, arguments) texts, by pair number."""
+        schema = pc.divide(self._pair_keys, _int(self._width))
+        argument = pc.subtract(self._pair_keys, pc.multiply(schema, _int(self._width)))
+        schemas = self._schemas
+        return ([schemas[s] for s in schema.to_pylist()],
+                pc.take(self._arguments, argument).to_pylist())
+
+    def plain_entries(self) -> pa.Array:
+        """Per call, its entry in details were it valid and without notes: it depends only
+        on the call's index and name, so `_call_verdict` writes each distinct one once."""
+        width = len(self._names)
+        combination = _key(self.index, width, self.name_code)
+        distinct = pc.unique(combination)
+        written = [orjson.dumps(_call_verdict(code // width, self._names[code % width], [],
+                                              _PLAIN)[0]).decode()
+                   for code in distinct.to_pylist()]
+        return pc.take(pa.array(written, _TEXT), pc.index_in(combination, value_set=distinct))
+
+    def earlier_duplicates(self, canonical: pa.Array) -> pa.Array:
+        """Per call, the index of the earlier call it duplicates (the rule: the
+        latest earlier call with the same tool and canonical arguments, if it did not
+        fail), else null."""
+        n = len(self.key)
+        if n < 2:
+            return pa.nulls(n, pa.int64())
+        same = _key(self.key, int(pc.max(canonical).as_py()) + 1, canonical)
+        order = pc.sort_indices(pa.table({"same": same, "at": _positions(n)}),
+                                sort_keys=[("same", "ascending"), ("at", "ascending")])
+        keys = pc.take(same, order)
+        before = pc.and_(pc.equal(keys[1:], keys[:-1]),
+                         pc.invert(pc.take(self.failed, order[:-1])))
+        earlier = pc.if_else(before, pc.take(self.index, order[:-1]),
+                             pa.scalar(None, pa.int64()))
+        # Back from sorted order to call order.
+        return pc.take(pa.concat_arrays([pa.nulls(1, pa.int64()), earlier]),
+                       pc.sort_indices(order))
+
+    def unknown_tools(self) -> pa.Array:
+        """Per call, the violation of a call to a tool the turn does not declare, else null."""
+        at = pc.indices_nonzero(self.is_unknown)
+        if not len(at):
+            return pa.nulls(len(self.key), _TEXT)
+        found = [_unknown_tool(self._names[code], self._declared(row)) for row, code in zip(
+            pc.take(self.row, at).to_pylist(), pc.take(self.name_code, at).to_pylist(),
+            strict=True)]
+        return pc.replace_with_mask(pa.nulls(len(self.key), _TEXT), self.is_unknown,
+                                    pa.array(found, _TEXT))
+
+    def notes(self, outcomes: list[_Outcome], by_pair: pa.Array) -> pa.Array:
+        """Per call, its entry's notes as JSON (`,"notes":[...]`, or empty); the note on
+        an unusable schema names the tool, so it is written per call."""
+        missing = pc.is_null(by_pair)
+        at = pc.indices_nonzero(missing)
+        if not len(at):
+            return by_pair
+        found = [_notes_json(_notes(self._names[code], outcomes[pair].uncaptured,
+                                    outcomes[pair].unusable)) for code, pair in zip(
+            pc.take(self.name_code, at).to_pylist(), pc.take(self.pair, at).to_pylist(),
+            strict=True)]
+        return pc.replace_with_mask(by_pair, missing, pa.array(found, _TEXT))
+
+    def _declared(self, row: int) -> list[str]:
+        tools = self._tools[row].values
+        return [] if tools is None else tools.field("name").to_pylist()
+
+
+class _PerCall:
+    """Per call, what its pair's outcome holds for the columnar path."""
+
+    def __init__(self, outcomes: list[_Outcome], pair: pa.Array) -> None:
+        def column(field: str) -> pa.Array:
+            return pa.array(list(map(attrgetter(field), outcomes)), _TEXT)
+
+        self.text = pc.take(column("text"), pair)
+        self.json = pc.take(column("as_json"), pair)
+        self.notes = pc.take(column("notes_json"), pair)
+        canonical = pa.array(list(map(attrgetter("canonical"), outcomes)),
+                             pa.binary()).dictionary_encode()
+        self.canonical = pc.take(canonical.indices.cast(pa.int64()), pair)
+
+
+def _list_array(turns: pl.DataFrame, name: str) -> Any:
+    """A list-of-structs column (`calls`, `tools`) as one Arrow array."""
+    # At the newest compat level polars hands its string views over as they are; the
+    # default converts every text of the struct (call results too) to `large_string`,
+    # which costs more than checking the calls. Only the fields read are converted.
+    arr: Any = turns.get_column(name).to_arrow(compat_level=pl.CompatLevel.newest())
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _field(items: Any, name: str) -> pa.Array:
+    """A text field of the items, as string views."""
+    found = items.field(name)
+    return found if found.type == pa.string_view() else found.cast(pa.string_view())
+
+
+def _offsets(counts: pa.Array) -> pa.Array:
+    """Where each row's items start, and the last one ends, for rows of `counts` items."""
+    return pa.concat_arrays([pa.array([0], pa.int64()),
+                             pc.cumulative_sum(counts.cast(pa.int64()))])
+
+
+def _positions(n: int) -> pa.Array:
+    return pl.int_range(0, n, dtype=pl.Int64, eager=True).to_arrow()
+
+
+def _key(major: pa.Array, width: int, minor: pa.Array) -> pa.Array:
+    """`major * width + minor`: one integer for a pair of codes (`minor` < `width`).
+    Checked: an overflow raises (the batch's turns become error rows), never aliases."""
+    return pc.add_checked(pc.multiply_checked(major, _int(width)), minor)
+
+
+def _concat(*parts: str | pa.Array) -> pa.Array:
+    """Texts (columns, or literals) joined element-wise; null where a column is null."""
+    return pc.binary_join_element_wise(
+        *(_str(p) if isinstance(p, str) else p for p in parts), _str(""))
+
+
+def _joined(separator: str, *parts: pa.Array) -> pa.Array:
+    """The non-null texts of `parts` joined by `separator`, element-wise ("" if none)."""
+    # Each part brings its own separator, and the first is cut off.
+    prefixed = [pc.fill_null(_concat(separator, p), _str("")) for p in parts]
+    return pc.utf8_slice_codeunits(_concat(*prefixed), start=len(separator))
+
+
+def _json_each(texts: pa.Array) -> pa.Array:
+    """Each text as a JSON string (nulls stay null)."""
+    present = pc.is_valid(texts)
+    at = pc.indices_nonzero(present)
+    if not len(at):
+        return texts
+    encoded = [orjson.dumps(t).decode() for t in pc.take(texts, at).to_pylist()]
+    return pc.replace_with_mask(texts, present, pa.array(encoded, _TEXT))
+
+
+def _int(n: int) -> pa.Scalar:
+    # Typed scalars: given a bare Python value, pyarrow tries its optional converters
+    # (a failed import of dateutil on each call).
+    return pa.scalar(n, pa.int64())
+
+
+def _str(text: str) -> pa.Scalar:
+    return pa.scalar(text, _TEXT)
+
+
+def _view(text: str) -> pa.Scalar:
+    return pa.scalar(text, pa.string_view())
+
+
+_FALSE = pa.scalar(False, pa.bool_())
+

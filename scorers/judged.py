@@ -131,7 +131,9 @@ def _rules_fn(spec: JudgeSpec) -> ScoreFn:
 # The part before the slash is the rules judge's logic for the scorer: rows keep the judge id
 # `rules-v1`, so bumping it here is what makes `turnscore score` re-score rows the older rules
 # wrote (LLM-judged rows re-score from the judge cache at no cost).
-_RULES_VERSION = {"tool_usage": "2", "tractability": "2", "groundedness_judge": "1"}
+# tool_usage 3: invented arguments, no-call turns whose matching tool does not fit, one-word
+# needs and a looser weaker-tool bound (BFCL, bench/judge_quality.py).
+_RULES_VERSION = {"tool_usage": "3", "tractability": "2", "groundedness_judge": "1"}
 
 for _name, _spec in SPECS.items():
     _reads, _description = _ABOUT[_name]

@@ -35,7 +35,7 @@ _STOP = _wordset(
     "just also any some all about into up out more most very many much one e g eg"
 )
 # Verbs too generic to show what a tool is for.
-_GENERIC = _wordset(
+GENERIC = _wordset(
     "get fetch list search find lookup look query run call create make do check tool api data "
     "info by return returns given the current function"
 )
@@ -111,11 +111,26 @@ def params(tool: Tool) -> tuple[Param, ...]:
     return tuple(out)
 
 
+def required_numbers(tool: Tool) -> int:
+    """How many of the tool's required top-level parameters are numbers."""
+    schema = schema_of(tool)
+    required = schema.get("required") if schema else None
+    if not isinstance(required, list):
+        return 0
+    numeric = {p.name for p in params(tool) if p.type in ("integer", "number")}
+    return sum(1 for name in required if name in numeric)
+
+
+def is_enum_hit(hit: str) -> bool:
+    """Whether a `Match` hit is a parameter's enum value named in the request."""
+    return "=" in hit  # `param=value`: words and the other hits never hold one
+
+
 def _profile(tool: Tool) -> dict[str, float]:
     """Term -> points for the tool's own words (name, description, parameters)."""
     text = words(" ".join([tool.description or "", *(f"{p.name} {p.description}"
-                                                     for p in params(tool))])) - _GENERIC
-    name = words(tool.name.replace("_", " ")) - _GENERIC
+                                                     for p in params(tool))])) - GENERIC
+    name = words(tool.name.replace("_", " ")) - GENERIC
     return {w: (NAME_POINTS if w in name else 0.0) + (TEXT_POINTS if w in text else 0.0)
             for w in name | text}
 
@@ -128,6 +143,7 @@ _ARITH_WORD = re.compile(r"%|\b(percent(age)?|sum(s|med|ming)?|totals?|average|m
 # every comma made a long "1,2,3,..." take quadratic time, and can match nothing more.
 ARITH_OP = re.compile(r"(?<![\w.,])\d[\d,.]*+(\s*(\*\*|[+*/×÷^])\s*|\s+[-x]\s+)\(?-?\d[\d,.]*")
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(?![\w])")
+ARITHMETIC_HIT = "arithmetic: "
 _CALC_STEMS = ("arithmet", "calculat", "math", "formula", "python", "spreadsheet", "equation")
 
 
@@ -209,7 +225,7 @@ def rank(tools: Sequence[Tool], request: str) -> dict[str, Match]:
         hits += [(f"{p.name}={v}", ENUM_POINTS) for p in params(tool) for v in p.enum
                  if mentions(request, v)]
         if arith and arith_hit and is_calculator(tool):
-            hits.append((f"arithmetic: {arith_hit}", arith))
+            hits.append((f"{ARITHMETIC_HIT}{arith_hit}", arith))
         raw[tool.name] = hits
     specific = any(raw[t.name] for t in tools if not is_general_search(t))
     if not specific and fact_seeking(request):

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.recording_server import recording_server
+from tests.scorers.call_validity_oracle import oracle
 from tests.scorers.factory import make_turn
 from turnscore.ingest.turn import Turn, turns_to_arrow
 from turnscore.scorers import REGISTRY
@@ -35,8 +36,8 @@ def _frame(turns: list[Turn]) -> pl.DataFrame:
 
 
 def test_a_batch_checks_the_same_arguments_against_each_turns_own_schema() -> None:
-    # The columnar path parses and checks each distinct text once per batch: the memo
-    # must still tell apart the schemas (and the tools) the same arguments meet.
+    # The scorer parses and checks each distinct text once per batch: the memo must still
+    # tell apart the schemas (and the tools) the same arguments meet.
     strict = {"name": "weather", "parameters": {"type": "object", "required": ["city"]}}
     loose = {"name": "weather", "parameters": {"type": "object"}}
     bare = {"name": "weather"}
@@ -46,7 +47,7 @@ def test_a_batch_checks_the_same_arguments_against_each_turns_own_schema() -> No
     specs[1]["calls"] = [{**call, "status": "error"}, call]
     turns = [make_turn(s, turn_id=f"t{i}") for i, s in enumerate(specs)]
     scorer = REGISTRY["call_validity"]
-    want = score_columns(scorer.fn(turns, [None] * len(turns)))
+    want = score_columns(oracle(turns))
     got = scorer.score_frame(_frame(turns), [None] * len(turns))
     assert got.to_dicts() == want.to_dicts()
     assert got["label"].to_list() == ["invalid", "valid", "invalid", "invalid", "invalid"]
@@ -59,8 +60,8 @@ def test_a_batch_checks_the_same_arguments_against_each_turns_own_schema() -> No
     assert tail.to_dicts() == want[3:].to_dicts()
 
 
-# Small pools, so that a batch repeats names, arguments and schemas: the columnar path
-# decides duplicates, tool look-ups and outcomes over the batch, by distinct value.
+# Small pools, so that a batch repeats names, arguments and schemas: the scorer decides
+# duplicates, tool look-ups and outcomes over the batch, by distinct value.
 _NAMES = ("weather", "search", "Wé\"ird\n", "")
 _ARGUMENTS = ('{"city": "Paris"}', '{ "city":"Paris" }', '{"city": 3}', "{}", "{not json",
               "  ", None, '{"q": "\u00e9\u2028", "n": [1, 2.5e3]}', '{"b": 1, "a": 2}',
@@ -84,12 +85,11 @@ _turns = st.lists(st.fixed_dictionaries({
 
 @settings(max_examples=150, deadline=None)
 @given(_turns)
-def test_the_columnar_entry_point_agrees_with_the_row_wise_one(specs: list[dict[str, Any]]
-                                                               ) -> None:
+def test_the_batch_kernels_follow_the_rules_call_by_call(specs: list[dict[str, Any]]) -> None:
     turns = [make_turn(s, turn_id=f"t{i}") for i, s in enumerate(specs)]
     scorer = REGISTRY["call_validity"]
     assert scorer.columns is not None
-    want = score_columns(scorer.fn(turns, [None] * len(turns)))
+    want = score_columns(oracle(turns))
     # The columnar function itself, not `score_frame`: a failure must not fall back.
     got = scorer.columns(_frame(turns), [None] * len(turns))
     assert got.to_dicts() == want.to_dicts()
