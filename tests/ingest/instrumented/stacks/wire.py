@@ -1,0 +1,213 @@
+"""The scripted model server the stack recordings run against, and the wire records it keeps.
+
+One server on 127.0.0.1 speaks two model APIs:
+- OpenAI chat completions, `POST /<stack>/<scenario>/v1/chat/completions` (JSON or SSE),
+- Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON; `tool_use` blocks).
+
+Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), send tool
+results as user messages and drop a failed step's tool calls from the history, so the turn
+is the newest user message that contains a scenario's request, and the step is how many
+requests of that turn the server has answered before (each stack runs one scenario at a
+time, so the count is the conversation's own). A request that offers a
+`final_answer` tool (smolagents) gets its text answer as a call of that tool, as a real model
+told to answer through it does.
+
+Every exchange is kept as `Wire`: the request body as received and the response as answered
+(the whole JSON body; for a stream, the completion the chunks spell out and whether usage
+was sent). The recordings commit these, and the expectations are derived from them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import asdict, dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from tests.ingest.instrumented.scenarios import SCENARIOS, Call, Step
+from tests.ingest.instrumented.server import Exchange, _chunks, _completion, _message
+
+FINAL_ANSWER_TOOL = "final_answer"
+ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
+
+
+@dataclass(frozen=True)
+class Wire:
+    api: str
+    """'openai' or 'anthropic'."""
+    turn: int
+    step: int
+    request: dict[str, Any]
+    response: dict[str, Any]
+    usage_sent: bool
+    """False for a stream that did not ask for usage: the client never saw the counts."""
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    return ""
+
+
+def locate(scenario: str, messages: list[dict[str, Any]]) -> int:
+    """The turn of a request: the newest user message holding a scenario request."""
+    requests = [t.request for t in SCENARIOS[scenario].turns]
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") != "user":
+            continue
+        text = _text(messages[i].get("content"))
+        turn = next((k for k, r in enumerate(requests) if r in text), None)
+        if turn is not None:
+            return turn
+    raise ValueError(f"no scenario request in {scenario} messages")
+
+
+def _offers(body: dict[str, Any], name: str) -> bool:
+    for tool in body.get("tools") or ():
+        if (tool.get("function") or tool).get("name") == name:
+            return True
+    return False
+
+
+def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step:
+    steps = SCENARIOS[scenario].turns[turn].steps
+    planned = steps[min(step, len(steps) - 1)]
+    if planned.calls or not _offers(body, FINAL_ANSWER_TOOL):
+        return planned
+    return Step((Call(FINAL_ANSWER_TOOL, {"answer": planned.text}),))
+
+
+def _usage(body: dict[str, Any], message: dict[str, Any]) -> tuple[int, int]:
+    """Fake but deterministic token counts, as in the corpus: len(json) / 4."""
+    return len(json.dumps(body.get("messages"))) // 4, len(json.dumps(message)) // 4
+
+
+class StackServer:
+    def __init__(self) -> None:
+        self.wire: dict[tuple[str, str], list[Wire]] = {}
+        self._lock = threading.Lock()
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+
+    def __enter__(self) -> StackServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+        self._thread.join()
+
+    def base_url(self, stack: str, scenario: str) -> str:
+        """Without `/v1`: OpenAI clients add it to their base URL, Anthropic's adds it itself."""
+        host, port = self._http.server_address[:2]
+        return f"http://{host!s}:{port}/{stack}/{scenario}"
+
+    def of(self, stack: str, scenario: str) -> list[Wire]:
+        with self._lock:
+            return list(self.wire.get((stack, scenario), ()))
+
+    def _locate(self, stack: str, scenario: str, body: dict[str, Any]) -> tuple[int, int]:
+        turn = locate(scenario, body["messages"])
+        with self._lock:
+            step = sum(w.turn == turn for w in self.wire.get((stack, scenario), ()))
+        return turn, step
+
+    def _keep(self, stack: str, scenario: str, wire: Wire) -> None:
+        with self._lock:
+            self.wire.setdefault((stack, scenario), []).append(wire)
+
+    def openai(self, stack: str, scenario: str, body: dict[str, Any]) -> Exchange:
+        turn, step = self._locate(stack, scenario, body)
+        planned = _scripted(scenario, turn, step, body)
+        message = _message(planned, _prefix(stack, scenario, turn, step))
+        prompt, completion = _usage(body, message)
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion,
+                 "total_tokens": prompt + completion}  # fmt: skip
+        exchange = Exchange(stack, scenario, turn, step, body, message, usage)
+        sent = not body.get("stream") or bool(
+            (body.get("stream_options") or {}).get("include_usage")
+        )
+        self._keep(stack, scenario, Wire("openai", turn, step, body, _completion(exchange), sent))
+        return exchange
+
+    def anthropic(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        turn, step = self._locate(stack, scenario, body)
+        planned = _scripted(scenario, turn, step, body)
+        prefix = _prefix(stack, scenario, turn, step)
+        content: list[dict[str, Any]] = []
+        if planned.text is not None:
+            content.append({"type": "text", "text": planned.text})
+        content += [
+            {"type": "tool_use", "id": f"toolu_{prefix}{k}", "name": c.name, "input": c.arguments}
+            for k, c in enumerate(planned.calls)
+        ]
+        prompt, completion = _usage(body, {"content": content})
+        response = {
+            "id": f"msg_{prefix}",
+            "type": "message",
+            "role": "assistant",
+            "model": ANTHROPIC_MODEL,
+            "content": content,
+            "stop_reason": "tool_use" if planned.calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": completion},
+        }
+        self._keep(stack, scenario, Wire("anthropic", turn, step, body, response, True))
+        return response
+
+
+def _prefix(stack: str, scenario: str, turn: int, step: int) -> str:
+    return hashlib.sha256(f"{stack}/{scenario}/{turn}/{step}".encode()).hexdigest()[:12]
+
+
+def _handler(server: StackServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            parts = self.path.split("?")[0].strip("/").split("/")
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            route = parts[2:]
+            if len(parts) < 3:
+                self.send_error(404, f"no route {self.path}")
+            elif route == ["v1", "chat", "completions"]:
+                exchange = server.openai(parts[0], parts[1], body)
+                if body.get("stream"):
+                    usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                    self._stream(exchange, usage)
+                else:
+                    self._send(_completion(exchange))
+            elif route == ["v1", "messages"]:
+                if body.get("stream"):
+                    self.send_error(400, "the scripted Anthropic route does not stream")
+                    return
+                self._send(server.anthropic(parts[0], parts[1], body))
+            else:
+                self.send_error(404, f"no route {self.path}")
+
+        def _send(self, body: dict[str, Any]) -> None:
+            payload = json.dumps(body).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def _stream(self, exchange: Exchange, with_usage: bool) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for chunk in _chunks(exchange, with_usage):
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.write(b"data: [DONE]\n\n")
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
