@@ -59,8 +59,15 @@ class Gap:
     """A scenario, `scenario#turn`, or '*' for all."""
     field: str
     reason: str
-    absent: Callable[[dict[str, Any]], list[str]]
-    """Texts of the expected turn that must appear nowhere in the export for the gap to be real."""
+    absent: Callable[[Recording, int], list[str]]
+    """Texts of the recording's expected turn `int` that must appear nowhere in the export
+    for the gap to be real."""
+
+
+def _never_called(rec: Recording, index: int) -> list[str]:
+    """Descriptions of the tools no turn of the recording called."""
+    called = {c["name"] for x in rec.expected for c in x["calls"]}
+    return [d for name, d, _ in rec.expected[index]["tools"] if name not in called]
 
 
 CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")
@@ -70,7 +77,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("anthropic-openllmetry", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLLMetry's gen_ai.input.messages keep the "
         "tool_result's text but drop its is_error flag: the failure is only in the text",
-        lambda x: ["is_error", "exception.type"]),
+        lambda rec, index: ["is_error", "exception.type"]),
+    Gap("strands-latest", "*", "tools",
+        "Strands 1.62 with the latest opt-in names the agent's tools (gen_ai.agent.tools) but "
+        "defines only the called ones, on their execute_tool spans (gen_ai.tool.description, "
+        "gen_ai.tool.json_schema): the others' descriptions and schemas are nowhere",
+        _never_called),
 )  # fmt: skip
 
 
@@ -95,6 +107,11 @@ _SDK_CHILD = (
 _LLAMA_TOOLS = (
     "FunctionTool.acall TOOL spans have no call id and wrap the arguments in "
     '{"kwargs": ...}: each call appears twice (issue 13 item 5)'
+)
+_LANGGRAPH_TOOLS = (
+    "OpenLLMetry's tool spans sit under LangGraph task spans, have no call id and wrap the "
+    "arguments in {input_str, inputs, kwargs, ...} and the result in a serialized ToolMessage: "
+    "each call appears twice (item 5)"
 )
 _SMOL_TOOLS = (
     "TOOL spans without call id, arguments wrapped in {args, kwargs, sanitize_inputs_outputs}: "
@@ -124,6 +141,10 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("smolagents-openinference", ("*",), ("request",),
            "the model request wraps the task as 'New task:\\n<task>'; the AGENT span's input has "
            "the task itself"),
+    NotYet("langgraph-openllmetry", ("*",), ("turns",),
+           "the LangGraph workflow span before the first model call becomes an extra turn with no "
+           "model call (item 5)"),
+    NotYet("langgraph-openllmetry", WITH_TOOLS, CALLS, _LANGGRAPH_TOOLS),
 )  # fmt: skip
 
 
@@ -204,7 +225,7 @@ def test_turn_field_matches_the_wire(
         return
     assert ours != theirs, f"listed as a gap but ingested correctly: {known.reason}"
     text = export_text(rec)
-    for value in known.absent(rec.expected[index]):
+    for value in known.absent(rec, index):
         assert not in_raw(text, value), f"{value!r} is in the export after all"
 
 

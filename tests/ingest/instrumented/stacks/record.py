@@ -56,6 +56,11 @@ STACKS: dict[str, Stack] = {
         Stack("smolagents-openinference", "smolagents_agent", "openai",
               ("smolagents", "openai", "openinference-instrumentation-smolagents",
                "opentelemetry-sdk")),
+        Stack("langgraph-openllmetry", "langgraph_agent", "openai",
+              ("langgraph", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-instrumentation-langchain", "opentelemetry-sdk")),
+        Stack("strands-latest", "strands_agent", "openai",
+              ("strands-agents", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
