@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from turnscore.ingest import attributes as A
+from turnscore.ingest.calls import logical_spans
 from turnscore.ingest.grouping import (
     Conversation,
     Forest,
@@ -120,6 +121,7 @@ class _Draft:
 def assemble_turns(spans: Sequence[Span], *, ingest_id: str = "") -> AssemblyResult:
     """Every turn the spans hold, per conversation in order; errors name conflicting spans."""
     unique, errors = dedupe(spans)
+    unique = logical_spans(unique)
     forest = Forest(unique)
     leaf_calls = [s for s in unique if forest.is_leaf_model_call(s)]
     main = [c for c in leaf_calls if not forest.under_tool(c)]

@@ -117,15 +117,40 @@ def _plain_message(body: dict[str, Any]) -> dict[str, Any]:
     plain: dict[str, Any] = {
         k: body[k] for k in ("role", "name", "tool_call_id", "content") if k in body
     }
+    calls = body.get("tool_calls")
+    wrapped = [c.get("tool_call") for c in calls if isinstance(c, dict)] \
+        if isinstance(calls, list) else []
+    listed = [c for c in wrapped if isinstance(c, dict)]
     contents = body.get("contents")
     if isinstance(contents, list):
-        blocks = [c.get("message_content") for c in contents if isinstance(c, dict)]
-        plain["content"] = [b for b in blocks if isinstance(b, dict)]
-    calls = body.get("tool_calls")
-    if isinstance(calls, list):
-        wrapped = [c.get("tool_call") for c in calls if isinstance(c, dict)]
-        plain["tool_calls"] = [c for c in wrapped if isinstance(c, dict)]
+        plain["content"] = _content_blocks(contents, listed)
+    if listed:
+        plain["tool_calls"] = listed
     return plain
+
+
+def _content_blocks(contents: list[Any], listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`contents.N.message_content` blocks. A tool-use part keeps its call beside the
+    block (`contents.N.tool_call.*`, the Anthropic instrumentation): it becomes a call
+    block, or nothing when `tool_calls` lists the same call (by id) already."""
+    listed_ids = {c.get("id") for c in listed}
+    blocks: list[dict[str, Any]] = []
+    for item in contents:
+        if not isinstance(item, dict) or not isinstance(item.get("message_content"), dict):
+            continue
+        block = item["message_content"]
+        call = item.get("tool_call")
+        if isinstance(call, dict):
+            if (call.get("id") in listed_ids and call.get("id")) or (not call.get("id") and listed):
+                continue
+            block = {**call, "type": "tool_call"}
+        elif block.get("type") in _CALL_BLOCKS and not any(k in block for k in ("name", "id")):
+            continue  # a call part naming nothing: the call is in `tool_calls` or nowhere
+        blocks.append(block)
+    return blocks
+
+
+_CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call"})
 
 
 def _tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
@@ -158,14 +183,22 @@ def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Messa
     if not ok:
         return whole_messages(raw, role, key, problems) if role == "assistant" else None
     if isinstance(parsed, list):
-        is_payload = bool(parsed) and all(isinstance(m, dict) and "role" in m for m in parsed)
+        is_payload = _message_list(parsed)
     else:
         is_payload = isinstance(parsed, dict) and (
-            isinstance(parsed.get("messages"), list)
+            _message_list(parsed.get("messages"))
             or isinstance(parsed.get("choices"), list)
             or isinstance(parsed.get("text"), str)
         )
     return whole_messages(parsed, role, key, problems) if is_payload else None
+
+
+def _message_list(value: JsonValue) -> bool:
+    """A non-empty list of message objects (LlamaIndex puts Python reprs of its
+    ChatMessage objects in `output.value` of spans that are not model calls)."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(m, dict) and "role" in m for m in value
+    )
 
 
 def _tool(view: SpanView, problems: Problems) -> Decoded:
