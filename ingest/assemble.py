@@ -14,7 +14,8 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   agent spans and the other spans of the turn (some frameworks declare only the tools
   that ran, on the tool span); `declared` when any exist, else `inferred` from the calls'
   names (no schema), else `none`.
-- the **final answer** is the last model call's text when it requests no tool; when that
+- the **final answer** is the last model call's text when it requests no tool, or the
+  argument of the final-answer tool it calls (`turnscore.ingest.calls` rule 4); when that
   call's output was not captured, the agent span's output, under the same rule.
 - **status**: `ok` with a final answer and no failed agent span; else `error` when a span
   of the turn failed (its error text is kept); else `incomplete` (a parent never arrived,
@@ -32,8 +33,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from turnscore.ingest import attributes as A
-from turnscore.ingest.calls import logical_spans
+from turnscore.ingest.calls import FINAL_ANSWER_TOOLS, final_answer_of, logical_spans
+from turnscore.ingest.decode import CONTENT_KEYS
 from turnscore.ingest.grouping import (
     Conversation,
     Forest,
@@ -48,6 +49,7 @@ from turnscore.ingest.linking import (
     Requested,
     attach_results,
     build_calls,
+    execution_of,
     link_executions,
     requested_calls,
     results_by_id,
@@ -60,37 +62,6 @@ from turnscore.ingest.turn import Call, Tool, Turn, turn_id_for
 log = logging.getLogger(__name__)
 
 __all__ = ["AssemblyResult", "Run", "assemble_runs", "assemble_turns"]
-
-# Content that the turn already holds in typed fields: left out of `Turn.attributes`.
-_CONTENT_KEYS: tuple[str, ...] = (
-    A.GEN_AI_INPUT_MESSAGES,
-    A.GEN_AI_OUTPUT_MESSAGES,
-    A.GEN_AI_SYSTEM_INSTRUCTIONS,
-    A.GEN_AI_TOOL_DEFINITIONS,
-    A.GEN_AI_PROMPT,
-    A.GEN_AI_COMPLETION,
-    A.GEN_AI_TOOL_CALL_ARGUMENTS,
-    A.GEN_AI_TOOL_CALL_RESULT,
-    A.OI_INPUT_VALUE,
-    A.OI_OUTPUT_VALUE,
-    A.OI_INPUT_MESSAGES,
-    A.OI_OUTPUT_MESSAGES,
-    A.OI_TOOLS,
-    A.TL_ENTITY_INPUT,
-    A.TL_ENTITY_OUTPUT,
-    A.TL_REQUEST_FUNCTIONS,
-    A.PYDANTIC_AI_ALL_MESSAGES,
-    A.PYDANTIC_AI_FINAL_RESULT,
-    A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
-    A.MLFLOW_SPAN_INPUTS,
-    A.MLFLOW_SPAN_OUTPUTS,
-    A.MLFLOW_CHAT_TOOLS,
-    A.ADK_LLM_REQUEST,
-    A.ADK_LLM_RESPONSE,
-    A.ADK_TOOL_CALL_ARGS,
-    A.ADK_TOOL_RESPONSE,
-)
-
 
 @dataclass(frozen=True, slots=True)
 class AssemblyResult:
@@ -249,8 +220,12 @@ def _turn(
 ) -> Turn:
     members = _members(forest, d, root, exclusive)
     agents = [s for s in members if s.kind is SpanKind.AGENT]
-    calls = tuple(c for _, _, c in build_calls(d.requested, unclaimed, d.steps))
     final, pending = _final_answer(d, agents if exclusive else [])
+    answering = len(d.steps) - 1 if _answers_by_tool(d) else None
+    calls = tuple(
+        c for _, _, c in build_calls(d.requested, unclaimed, d.steps)
+        if not (c.step == answering and c.name in FINAL_ANSWER_TOOLS)
+    )
     own_agents = agents if exclusive else []  # a shared root may have failed in another turn
     status, error = _status(forest, d, root if exclusive else None, own_agents, final, pending)
     tools, source = _tools(d.steps, agents, members, calls)
@@ -286,11 +261,49 @@ def _turn(
         system_instructions=_system_instructions(d.steps, agents),
         case_id=_first(s.case_id for s in [root, *members]),
         convention=_conventions(members),
-        attributes=_root_attributes(root),
+        attributes=_root_attributes(
+            root, [request, final, *(c.result for c in calls), *(c.arguments for c in calls)]
+        ),
         ingest_id=ingest_id,
         source=",".join(sorted({s.source for s in members if s.source})),
+        issues=_issues(d, final, pending, calls, unclaimed),
     )
     return turn.with_hash()
+
+
+ISSUE_REQUEST = "request_not_captured"
+ISSUE_ANSWER = "answer_not_captured"
+ISSUE_EMPTY_CALL = "model_call_without_content"
+ISSUE_UNRECONCILED = "unreconciled_calls"
+ISSUES = (ISSUE_REQUEST, ISSUE_ANSWER, ISSUE_EMPTY_CALL, ISSUE_UNRECONCILED)
+"""What a turn's `issues` may hold, in this order (the `turns.issues` description says
+what each means)."""
+
+
+def _issues(
+    d: _Draft, final: str | None, pending: bool, calls: tuple[Call, ...], unclaimed: list[Span]
+) -> tuple[str, ...]:
+    """What assembly could not trust: a request or an answer not captured (a placeholder
+    counts as not captured: decoding drops it), a model call reporting usage but no
+    messages in any span of it (`turnscore.ingest.calls` rule 1), and a requested call left
+    without execution beside an unclaimed execution of the same tool (they may be one call
+    counted twice). A turn still waiting for a tool result is not missing its answer."""
+    found: set[str] = set()
+    if d.request is None or not d.request.text.strip():
+        found.add(ISSUE_REQUEST)
+    if final is None and not pending and d.steps and _answer_missing(d.steps[-1]):
+        found.add(ISSUE_ANSWER)
+    if any(s.input_messages is None and s.output_messages is None for s in [*d.steps, *d.side]):
+        found.add(ISSUE_EMPTY_CALL)
+    loose = {execution_of(s).name for s in unclaimed}
+    if any(c.status == "no_result" and c.name in loose for c in calls):
+        found.add(ISSUE_UNRECONCILED)
+    return tuple(i for i in ISSUES if i in found)
+
+
+def _answer_missing(last: Span) -> bool:
+    out = last.output_messages
+    return out is None or not any(m.parts for m in out)
 
 
 def _members(forest: Forest, d: _Draft, root: Span, exclusive: bool) -> list[Span]:
@@ -317,10 +330,22 @@ def _final_answer(d: _Draft, agents: list[Span]) -> tuple[str | None, bool]:
         last = next((a.output_messages for a in agents if a.output_messages is not None), None)
     if last is None:
         return None, False
+    if _answers_by_tool(d):
+        answer = next(
+            final_answer_of(p.arguments) for m in last for p in m.tool_calls
+            if p.name in FINAL_ANSWER_TOOLS
+        )
+        return (answer if answer and answer.strip() else None), False
     if any(m.tool_calls for m in last):
         return None, True
     text = "".join(m.text for m in last if m.role == "assistant")
     return (text if text.strip() else None), False
+
+
+def _answers_by_tool(d: _Draft) -> bool:
+    """The turn's last model call answers through a final-answer tool (calls rule 4)."""
+    last = d.steps[-1].output_messages if d.steps else None
+    return any(p.name in FINAL_ANSWER_TOOLS for m in last or () for p in m.tool_calls)
 
 
 def _status(
@@ -383,23 +408,42 @@ def _conventions(members: list[Span]) -> str:
     return ",".join(sorted(names))
 
 
-def _root_attributes(root: Span) -> str:
+def _root_attributes(root: Span, texts: Iterable[str | None]) -> str:
+    """The root span's attributes without message content (issue 17): no key a convention
+    declares as content (`decode.CONTENT_KEYS`, keys and their flattened `key.` children),
+    and, as a last line for keys no convention declares, no attribute whose value holds
+    the turn's request, answer or a tool result (`texts`; only texts of at least
+    `_LEAK_MIN` characters count, so a result like "18" does not hide `gen_ai.usage.*`)."""
     try:
         raw = orjson.loads(root.attributes_json)
     except orjson.JSONDecodeError:
-        return root.attributes_json
+        return "{}"
     if not isinstance(raw, dict):
-        return root.attributes_json
-    kept = {k: v for k, v in raw.items() if not _is_content(k)}
+        return "{}"
+    needles = {t.strip() for t in texts if t and len(t.strip()) >= _LEAK_MIN}
+    kept = {
+        k: v for k, v in raw.items() if not _is_content(k) and not _holds(v, needles)
+    }
     return orjson.dumps(kept, option=orjson.OPT_SORT_KEYS).decode()
 
 
-_CONTENT_SET = frozenset(_CONTENT_KEYS)
-_CONTENT_PREFIXES = tuple(c + "." for c in _CONTENT_KEYS)
+_CONTENT_SET = frozenset(CONTENT_KEYS)
+_CONTENT_PREFIXES = tuple(c + "." for c in CONTENT_KEYS)
+_LEAK_MIN = 8
 
 
 def _is_content(key: str) -> bool:
     return key in _CONTENT_SET or key.startswith(_CONTENT_PREFIXES)
+
+
+def _holds(value: object, needles: set[str]) -> bool:
+    if not needles or isinstance(value, bool | int | float) or value is None:
+        return False
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    if not isinstance(value, str):
+        # JSON escapes quotes and newlines: compare with the needles spelled the same way.
+        return any(orjson.dumps(n).decode()[1:-1] in text or n in text for n in needles)
+    return any(n in text for n in needles)
 
 
 def _sum(values: Iterable[int | None]) -> int | None:

@@ -1,4 +1,4 @@
-"""What counts as a model call, a tool and structure: one logical model call, many spans (DESIGN §3).
+"""What is a model call, a tool or structure: one logical model call, many spans (DESIGN §3).
 
 Conventions decide a span's kind from what it says about itself (`decode`); this module
 decides, over all the spans of a batch, which of them report the same model call and which
@@ -7,17 +7,20 @@ rest of assembly spans in which each logical model call is one `SpanKind.LLM` sp
 
 What each operation or span kind contributes to a turn:
 
-| OTel GenAI `gen_ai.operation.name` | OpenInference span kind | contributes |
+| GenAI operation | OpenInference kind | contributes to the turn |
 | --- | --- | --- |
-| `chat`, `text_completion`, `generate_content` | `LLM` | a model call (a step of the turn, or a sub-agent's call below a tool) |
-| `invoke_agent` | `AGENT` | the run: status, output when no model call has it, tools, agent name |
-| `invoke_workflow` | `CHAIN` | structure only (its tools and names count as the turn's members) |
-| `create_agent` | - | structure only: it declares an agent, it is not a run (no turn of its own) |
-| `execute_tool` | `TOOL` | a tool execution, linked to the call the model requested |
-| `embeddings` | `EMBEDDING` | nothing: embedding a text is not a step of the conversation |
-| `retrieval` | `RETRIEVER`, `RERANKER` | nothing of its own: what it found reaches the turn through the model input or a tool result |
-| - | `GUARDRAIL`, `EVALUATOR`, `PROMPT` | nothing: checks and templating around the calls |
-| (any other) | (any other) | structure only |
+| `chat` `text_completion` `generate_content` | `LLM` | a model call: a step, or a |
+| | | sub-agent's call when below a tool |
+| `invoke_agent` | `AGENT` | the run: status, its output when no model call has |
+| | | one, tools, agent name |
+| `invoke_workflow` | `CHAIN` | structure: its tools and names count as members |
+| `create_agent` | - | structure: it declares an agent, it is not a run |
+| `execute_tool` | `TOOL` | a tool execution, linked to the requested call |
+| `embeddings` | `EMBEDDING` | nothing: not a step of the conversation |
+| `retrieval` | `RETRIEVER` `RERANKER` | nothing of its own: what it found reaches the |
+| | | turn through a model input or a tool result |
+| - | `GUARDRAIL` `EVALUATOR` `PROMPT` | nothing: checks and templating |
+| (other) | (other) | structure |
 
 Rules, in order:
 
@@ -29,8 +32,9 @@ Rules, in order:
    which it is the only model-call child, and whose response id (when both carry one) is
    the parent's, reports the same call, whatever the two conventions: the child (the
    innermost span, nearest the wire) keeps its identity and its fields, and takes from its
-   ancestors every field it lacks (the Anthropic SDK's usage-only `anthropic.messages.create`
-   under OpenInference's LLM span; ADK's `generate_content` under `call_llm`). The parent
+   ancestors every field it lacks (None, or messages made only of placeholders): the
+   Anthropic SDK's usage-only `anthropic.messages.create` under OpenInference's LLM span;
+   ADK's `generate_content`, with `<elided>` message events, under `call_llm`. The parent
    stays an LLM span with a model call below it, so it is never a step itself. A parent
    with several model-call children (a framework span over a retry or a multi-call step)
    lends them nothing: which child its content belongs to is unknown.
@@ -42,7 +46,10 @@ Rules, in order:
    usage, so they give no turn and their tokens are not counted twice. Only spans of one
    batch are merged: a copy arriving in a later batch without content stays a usage-only
    model call (flagged `no_content`).
-4. **Synthetic spans.** ADK's `execute_tool (merged)` with `gen_ai.tool.name="(merged tools)"`
+4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
+   model call of a turn is how the agent answers: its argument is the final answer and
+   it is not listed among the turn's calls (its definition stays among the tools).
+5. **Synthetic spans.** ADK's `execute_tool (merged)` with `gen_ai.tool.name="(merged tools)"`
    wraps the parallel tool spans that did run: it is structure (`CHAIN`), never a call.
 """
 
@@ -52,12 +59,35 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 
-from turnscore.ingest.model import Span, SpanKind
+import orjson
 
-__all__ = ["SYNTHETIC_TOOL_NAMES", "carries_call", "logical_spans"]
+from turnscore.ingest.conventions.values import result_text
+from turnscore.ingest.model import Message, Span, SpanKind
+
+__all__ = ["FINAL_ANSWER_TOOLS", "SYNTHETIC_TOOL_NAMES", "carries_call", "final_answer_of",
+           "logical_spans"]
 
 SYNTHETIC_TOOL_NAMES: frozenset[str] = frozenset({"(merged tools)"})
 """Tool names that mark a span grouping other tool spans, not a tool (ADK)."""
+
+FINAL_ANSWER_TOOLS: frozenset[str] = frozenset({"final_answer"})
+"""Tools through which an agent gives its answer (smolagents): a call of one in the last
+model call's output is the turn's final answer, not a tool call of the turn."""
+
+
+def final_answer_of(arguments: str | None) -> str | None:
+    """The answer a final-answer call gives: its only argument (`{"answer": ...}`) as
+    text, or the arguments themselves when they are not an object of one value."""
+    if arguments is None:
+        return None
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return arguments
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    return value if isinstance(value, str) else result_text(value)
+
 
 _FILLED = (
     "input_messages",
@@ -87,7 +117,7 @@ def carries_call(span: Span) -> bool:
 
 
 def logical_spans(spans: Sequence[Span]) -> list[Span]:
-    """The spans, in the same order, with each logical model call one LLM span (rules 1-4)."""
+    """The spans, in the same order, with each logical model call one LLM span (rules 1-3, 5)."""
     out = [_structure(s) if _not_a_call(s) else s for s in spans]
     index = {(s.trace_id, s.span_id): i for i, s in enumerate(out)}
     llm_children: dict[SpanKey, list[int]] = defaultdict(list)
@@ -144,7 +174,8 @@ def _with_ancestors(
         if parent_at is None:
             break
         parent = spans[parent_at]
-        if parent.kind is not SpanKind.LLM or len(llm_children[(parent.trace_id, parent.span_id)]) != 1:
+        siblings = llm_children[(parent.trace_id, parent.span_id)]
+        if parent.kind is not SpanKind.LLM or len(siblings) != 1:
             break
         if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
             break
@@ -157,12 +188,22 @@ def _fill(span: Span, other: Span) -> Span:
     changes = {
         name: getattr(other, name)
         for name in _FILLED
-        if getattr(span, name) is None and getattr(other, name) is not None
+        if _missing(getattr(span, name)) and not _missing(getattr(other, name))
     }
     return replace(span, **changes) if changes else span
 
 
+def _missing(value: object) -> bool:
+    """Not carried: None, or messages none of which has a part left (every part was a
+    placeholder: ADK's `<elided>` events on `generate_content`)."""
+    if value is None:
+        return True
+    if isinstance(value, tuple) and value and all(isinstance(m, Message) for m in value):
+        return not any(m.parts for m in value)
+    return False
+
+
 def _richness(span: Span) -> tuple[int, int, int, str, str]:
-    captured = (span.input_messages is not None) + (span.output_messages is not None)
-    present = sum(getattr(span, name) is not None for name in _FILLED)
+    captured = (not _missing(span.input_messages)) + (not _missing(span.output_messages))
+    present = sum(not _missing(getattr(span, name)) for name in _FILLED)
     return (captured, present, -span.start_unix_nano, span.trace_id, span.span_id)

@@ -16,10 +16,11 @@ from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
-    block_result_text,
     parse_message,
     parse_tool_defs,
     system_text,
+    unwrap_tool_input,
+    unwrap_tool_output,
     whole_messages,
 )
 from turnscore.ingest.conventions.values import (
@@ -33,6 +34,12 @@ from turnscore.ingest.conventions.values import (
 from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
 
 NAME = "openinference"
+CONTENT_KEYS = (
+    A.OI_INPUT_VALUE, A.OI_OUTPUT_VALUE, A.OI_INPUT_MESSAGES, A.OI_OUTPUT_MESSAGES, A.OI_TOOLS,
+    A.OI_PROMPTS, A.OI_PROMPT_TEMPLATE, A.OI_RETRIEVAL_DOCUMENTS, A.OI_RERANKER_INPUT_DOCUMENTS,
+    A.OI_RERANKER_OUTPUT_DOCUMENTS, A.OI_RERANKER_QUERY, A.OI_EMBEDDING_EMBEDDINGS,
+)  # fmt: skip
+"""Message content this convention puts in attributes (`Convention.content_keys`)."""
 
 _KINDS = {
     "LLM": SpanKind.LLM,
@@ -204,17 +211,9 @@ def _message_list(value: JsonValue) -> bool:
 def _tool(view: SpanView, problems: Problems) -> Decoded:
     name = as_str(view.get(A.OI_TOOL_NAME)) or view.name
     call_id = as_str(view.get(A.OI_TOOL_CALL_ID)) or as_str(view.get(A.OI_TOOL_ID))
-    arguments = view.get(A.OI_INPUT_VALUE)
-    output = _json_value(view, A.OI_OUTPUT_VALUE)
-    result: str | None = None
-    if output is not None:
-        message = _tool_message(output)
-        if message is not None and message.parts:
-            part = message.parts[0]
-            result, call_id = part.text, call_id or part.call_id
-        else:
-            raw = view.get(A.OI_OUTPUT_VALUE)
-            result = raw if isinstance(raw, str) else block_result_text(output)
+    arguments, wrapped_id = unwrap_tool_input(view.get(A.OI_INPUT_VALUE))
+    raw_output = view.get(A.OI_OUTPUT_VALUE)
+    result, result_id, failed = unwrap_tool_output(raw_output)
     schema = view.get(A.OI_TOOL_PARAMETERS)
     definition = parse_tool_defs(
         {"name": name, "description": view.get(A.OI_TOOL_DESCRIPTION), "parameters": schema},
@@ -223,23 +222,11 @@ def _tool(view: SpanView, problems: Problems) -> Decoded:
     return Decoded(
         tool_execution=ToolExecution(
             name=name,
-            call_id=call_id,
+            call_id=call_id or result_id or wrapped_id,
             arguments=None if arguments is None else canonical_arguments(arguments),
             result=result,
+            error=result if failed else None,
         ),
         tool_definitions=definition if schema is not None or view.get(A.OI_TOOL_DESCRIPTION)
         else None,
     )
-
-
-def _tool_message(output: JsonValue) -> Message | None:
-    """A serialized LangChain ToolMessage (plain or `lc` constructor form), else None."""
-    if not isinstance(output, dict):
-        return None
-    is_plain = output.get("type") == "tool" and isinstance(output.get("data"), dict)
-    ident = output.get("id")
-    is_lc = output.get("lc") == 1 and isinstance(ident, list) and ident[-1:] == ["ToolMessage"]
-    if not (is_plain or is_lc):
-        return None
-    message = parse_message(output, A.OI_OUTPUT_VALUE, [])
-    return message if message is not None and message.role == "tool" else None

@@ -100,51 +100,18 @@ class NotYet:
     reason: str
 
 
-_SDK_CHILD = (
-    "the SDK's own content-less anthropic.messages.create span, a child of the OpenInference "
-    "LLM span that has the messages, is taken as the model call (issue 13 item 1)"
-)
-_LLAMA_TOOLS = (
-    "FunctionTool.acall TOOL spans have no call id and wrap the arguments in "
-    '{"kwargs": ...}: each call appears twice (issue 13 item 5)'
-)
-_LANGGRAPH_TOOLS = (
-    "OpenLLMetry's tool spans sit under LangGraph task spans, have no call id and wrap the "
-    "arguments in {input_str, inputs, kwargs, ...} and the result in a serialized ToolMessage: "
-    "each call appears twice (item 5)"
-)
-_SMOL_TOOLS = (
-    "TOOL spans without call id, arguments wrapped in {args, kwargs, sanitize_inputs_outputs}: "
-    "each call appears twice; the final_answer tool is counted as a call (items 5, 8)"
-)
 NOT_YET: tuple[NotYet, ...] = (
-    NotYet("anthropic-openinference", ("*",), ("turns", "request", "system_prompt", "final_answer"),
-           _SDK_CHILD),
-    NotYet("anthropic-openinference", WITH_TOOLS, CALLS, _SDK_CHILD),
-    NotYet("anthropic-openinference", ("multi_turn",), ("llm_calls", "usage"),
-           f"{_SDK_CHILD}; without requests both turns' model calls become one turn"),
-    NotYet("anthropic-openinference", ("multi_turn#1",), ("tools",),
-           f"{_SDK_CHILD}; without requests there is no second turn"),
-    NotYet("anthropic-openllmetry", ("*",), ("turns",),
-           "the SDK's anthropic.messages.create span, in a trace of its own beside OpenLLMetry's "
-           "anthropic.chat with the same gen_ai.response.id, becomes an extra empty turn (item 2)"),
-    NotYet("llamaindex-openinference", ("*",), ("turns", "llm_calls"),
-           "OpenAI._prepare_chat_with_tools is an LLM span with no messages and no tokens, "
-           "counted as a model call (item 6)"),
-    NotYet("llamaindex-openinference", WITH_TOOLS, CALLS, _LLAMA_TOOLS),
-    NotYet("llamaindex-openinference", ("multi_turn#0",), ("final_answer",),
-           "the Python repr in _prepare_chat_with_tools's output.value became the answer (item 6)"),
-    NotYet("smolagents-openinference", ("*",), ("turns", *CALLS), _SMOL_TOOLS),
-    NotYet("smolagents-openinference", ("*",), ("final_answer",),
-           "the answer is the final_answer tool call's argument and the AGENT span's output.value "
-           "(item 8)"),
-    NotYet("smolagents-openinference", ("*",), ("request",),
+    NotYet("anthropic-openinference", ("tool_error",), ("call.is_error",),
+           "OpenInference's flattened llm.input_messages drop the tool_result's is_error; only "
+           "the raw request in input.value keeps it, and it is read only without flattened "
+           "messages"),
+    NotYet("smolagents-openinference", ("*",), ("turns", "request"),
            "the model request wraps the task as 'New task:\\n<task>'; the AGENT span's input has "
            "the task itself"),
-    NotYet("langgraph-openllmetry", ("*",), ("turns",),
-           "the LangGraph workflow span before the first model call becomes an extra turn with no "
-           "model call (item 5)"),
-    NotYet("langgraph-openllmetry", WITH_TOOLS, CALLS, _LANGGRAPH_TOOLS),
+    NotYet("smolagents-openinference", ("parallel_tools", "tool_error", "multi_turn#0"),
+           ("call.result",),
+           "the model saw the tool's output as a Python repr inside a 'tool-response' message "
+           "(role not read as tool results); the TOOL span's output.value is JSON"),
 )  # fmt: skip
 
 
