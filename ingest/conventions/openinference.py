@@ -10,6 +10,7 @@ precedence backwards). LangChain TOOL spans serialize a `ToolMessage` as output;
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from turnscore.ingest import attributes as A
@@ -31,7 +32,7 @@ from turnscore.ingest.conventions.values import (
     try_json,
     unflatten,
 )
-from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
+from turnscore.ingest.model import Message, PartType, SpanKind, ToolDef, ToolExecution
 
 NAME = "openinference"
 CONTENT_KEYS = (
@@ -68,7 +69,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     outputs = _with_finish(_flat_messages(view, A.OI_OUTPUT_MESSAGES, problems),
                            as_str(view.get(A.OI_FINISH_REASON)))
     if kind is SpanKind.LLM:
-        inputs = inputs if inputs is not None else _raw(view, A.OI_INPUT_VALUE, "user", problems)
+        inputs = _failed_results(view, inputs) if inputs is not None \
+            else _raw(view, A.OI_INPUT_VALUE, "user", problems)
         outputs = (
             outputs if outputs is not None else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
         )
@@ -198,6 +200,31 @@ def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Messa
             or isinstance(parsed.get("text"), str)
         )
     return whole_messages(parsed, role, key, problems) if is_payload else None
+
+
+def _failed_results(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The flattened messages drop a tool result's `is_error` (the Anthropic
+    instrumentation); the raw request in `input.value` keeps it: results it marks as
+    failed, by call id, are failed here too."""
+    raw = view.get(A.OI_INPUT_VALUE)
+    if not isinstance(raw, str) or '"is_error"' not in raw:
+        return inputs
+    ok, parsed = try_json(raw)
+    messages = parsed.get("messages") if ok and isinstance(parsed, dict) else None
+    if not _message_list(messages):
+        return inputs
+    failed = {
+        p.call_id for m in whole_messages(messages, "user", A.OI_INPUT_VALUE, [])
+        for p in m.parts if p.type is PartType.TOOL_RESULT and p.is_error and p.call_id
+    }
+    if not failed:
+        return inputs
+    return tuple(
+        Message(m.role, tuple(
+            replace(p, is_error=True) if p.type is PartType.TOOL_RESULT and p.call_id in failed
+            else p for p in m.parts), m.finish_reason)
+        for m in inputs
+    )
 
 
 def _message_list(value: JsonValue) -> bool:

@@ -8,16 +8,15 @@ exports; these pin each rule on its own, including stacks not recorded there (Go
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from tests.ingest.outputs import load_module
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.conventions.messages import unwrap_tool_input, unwrap_tool_output
 from turnscore.ingest.conventions.values import is_placeholder
@@ -32,24 +31,19 @@ ANSWER = "17 * 23 + 4 = 395."
 SYSTEM = "You are terse."
 ARGS = {"expression": "17 * 23 + 4"}
 CALC = {"name": "calculator", "description": "Evaluate arithmetic.",
-        "inputSchema": {"json": {"type": "object", "properties": {"expression": {"type": "string"}}}}}
+        "inputSchema": {"json": {"type": "object", "properties": {"expression": {}}}}}
 WEATHER = {"name": "get_weather", "description": "Weather for a city.",
            "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "string"}}}}}
 
 
-def _build() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("conventions_build", BUILD)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-Recorder = _build().Recorder
+Recorder = load_module("conventions_build", BUILD).Recorder
 
 
 def _j(value: Any) -> str:
     return json.dumps(value)
+
+
+USER_IN = _j([{"role": "user", "content": REQUEST}])
 
 
 def turns_of(record: Callable[[Any], None], tmp_path: Path) -> list[Turn]:
@@ -133,16 +127,18 @@ def test_adk_legacy_generate_content_under_call_llm_with_elided_events(tmp_path:
 
     def record(r: Any) -> None:
         adk = {"gen_ai.system": "gcp.vertex.agent", "gcp.vertex.agent.session_id": "adk-s"}
-        with r.span("invoke_agent helper", {**adk, "gen_ai.operation.name": "invoke_agent"}):
-            with r.span("call_llm", {**adk, "gcp.vertex.agent.llm_request": _j(request),
-                                     "gcp.vertex.agent.llm_response": _j(response)}):
-                with r.span("generate_content gemini-2.0-flash", {
-                    "gen_ai.operation.name": "generate_content",
-                    "gen_ai.usage.input_tokens": 30, "gen_ai.usage.output_tokens": 9,
-                }):
-                    r.log("gen_ai.system.message", {"content": "<elided>"})
-                    r.log("gen_ai.user.message", {"content": "<elided>"})
-                    r.log("gen_ai.choice", {"index": 0, "message": {"content": "<elided>"}})
+        with (
+            r.span("invoke_agent helper", {**adk, "gen_ai.operation.name": "invoke_agent"}),
+            r.span("call_llm", {**adk, "gcp.vertex.agent.llm_request": _j(request),
+                                "gcp.vertex.agent.llm_response": _j(response)}),
+            r.span("generate_content gemini-2.0-flash", {
+                "gen_ai.operation.name": "generate_content",
+                "gen_ai.usage.input_tokens": 30, "gen_ai.usage.output_tokens": 9,
+            }),
+        ):
+            r.log("gen_ai.system.message", {"content": "<elided>"})
+            r.log("gen_ai.user.message", {"content": "<elided>"})
+            r.log("gen_ai.choice", {"index": 0, "message": {"content": "<elided>"}})
 
     [turn] = turns_of(record, tmp_path)
     assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
@@ -206,7 +202,7 @@ def test_adk_merged_tools_span_is_structure(tmp_path: Path) -> None:
             for i, e in enumerate(("1+1", "2+2"))]
         with root(r, "adk-m"):
             with r.span("chat", {"gen_ai.operation.name": "chat",
-                                 "gen_ai.input.messages": _j([{"role": "user", "content": REQUEST}]),
+                                 "gen_ai.input.messages": USER_IN,
                                  "gen_ai.output.messages": _j([{"role": "assistant",
                                                                 "tool_calls": calls}])}):
                 pass
@@ -339,12 +335,11 @@ def test_bedrock_shape_definitions_on_the_agent_keep_uncalled_tools(tmp_path: Pa
         with r.span("invoke_agent Strands Agents", {
             "gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "st",
             "gen_ai.tool.definitions": _j([CALC, WEATHER]),
-        }):
-            with r.span("chat", {"gen_ai.operation.name": "chat",
-                                 "gen_ai.input.messages": _j([{"role": "user", "content": REQUEST}]),
-                                 "gen_ai.output.messages": _j([{"role": "assistant",
-                                                                "content": ANSWER}])}):
-                pass
+        }), r.span("chat", {"gen_ai.operation.name": "chat",
+                             "gen_ai.input.messages": USER_IN,
+                             "gen_ai.output.messages": _j([{"role": "assistant",
+                                                            "content": ANSWER}])}):
+            pass
 
     [turn] = turns_of(record, tmp_path)
     weather = next(t for t in turn.tools if t.name == "get_weather")
@@ -422,7 +417,7 @@ def test_an_execution_left_beside_an_unanswered_call_is_flagged(tmp_path: Path) 
     def record(r: Any) -> None:
         with root(r, "un"):
             with r.span("chat", {"gen_ai.operation.name": "chat",
-                                 "gen_ai.input.messages": _j([{"role": "user", "content": REQUEST}]),
+                                 "gen_ai.input.messages": USER_IN,
                                  "gen_ai.output.messages": _j([{"role": "assistant", "tool_calls": [
                                      {"id": "c1", "type": "function", "function": {
                                          "name": "calculator", "arguments": _j(ARGS)}}]}])}):
@@ -448,14 +443,13 @@ def test_vercel_run_content_stays_out_of_attributes(tmp_path: Path) -> None:
             "ai.operationId": "ai.generateText", "ai.telemetry.metadata.sessionId": "v1",
             "ai.prompt": _j({"prompt": REQUEST}), "ai.response.text": ANSWER,
             "ai.model.id": "gpt-4o-mini",
+        }), r.span("ai.generateText.doGenerate", {
+            "ai.operationId": "ai.generateText.doGenerate",
+            "ai.prompt.messages": _j([{"role": "user", "content": [
+                {"type": "text", "text": REQUEST}]}]),
+            "ai.response.text": ANSWER,
         }):
-            with r.span("ai.generateText.doGenerate", {
-                "ai.operationId": "ai.generateText.doGenerate",
-                "ai.prompt.messages": _j([{"role": "user", "content": [
-                    {"type": "text", "text": REQUEST}]}]),
-                "ai.response.text": ANSWER,
-            }):
-                pass
+            pass
 
     [turn] = turns_of(record, tmp_path)
     attributes = json.loads(turn.attributes)
@@ -476,13 +470,12 @@ def test_crewai_results_and_undeclared_echoes_stay_out_of_attributes(tmp_path: P
             "crewai.crew.result": ANSWER, "crewai.crew.tasks_output": _j([{"raw": ANSWER}]),
             "myapp.echo": f"user asked: {REQUEST}", "myapp.nested": _j({"a": [ANSWER]}),
             "myapp.region": "eu-west-1",
+        }), r.span("openai.chat", {
+            "llm.request.type": "chat",
+            "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": REQUEST,
+            "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": ANSWER,
         }):
-            with r.span("openai.chat", {
-                "llm.request.type": "chat",
-                "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": REQUEST,
-                "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": ANSWER,
-            }):
-                pass
+            pass
 
     [turn] = turns_of(record, tmp_path)
     attributes = json.loads(turn.attributes)
@@ -502,3 +495,27 @@ def test_content_lists_are_derived_from_the_conventions() -> None:
     assert {"ai.prompt", "ai.response.text", "crewai.crew.result"} <= declared
     # The direct path declines content of its own convention that it does not decode.
     assert direct._FORBIDDEN - {"ai.operationId"} == set(otel_genai.CONTENT_KEYS) - direct._READ
+
+
+def test_an_execution_without_id_in_an_unknown_form_joins_by_order(tmp_path: Path) -> None:
+    """The last linking rule: same tool, no call id, arguments in a form no unwrapping
+    reads: joined in order, not kept as a second call."""
+
+    def record(r: Any) -> None:
+        with r.span("agent", {"openinference.span.kind": "AGENT", "session.id": "o"}):
+            with r.span("chat", _oi_llm([("user", REQUEST)], {
+                "role": "assistant",
+                "tool_calls.0.tool_call.id": "call_o",
+                "tool_calls.0.tool_call.function.name": "calculator",
+                "tool_calls.0.tool_call.function.arguments": _j(ARGS),
+            })):
+                pass
+            with r.span("calculator", {"openinference.span.kind": "TOOL",
+                                       "tool.name": "calculator",
+                                       "input.value": _j({"call": {"expr": "17 * 23 + 4"}}),
+                                       "output.value": "395"}):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert [(c.call_id, c.result) for c in turn.calls] == [("call_o", "395")]
+    assert turn.issues == ()  # pending a later model call: not an answer missing

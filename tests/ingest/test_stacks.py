@@ -101,10 +101,6 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
-    NotYet("anthropic-openinference", ("tool_error",), ("call.is_error",),
-           "OpenInference's flattened llm.input_messages drop the tool_result's is_error; only "
-           "the raw request in input.value keeps it, and it is read only without flattened "
-           "messages"),
     NotYet("smolagents-openinference", ("*",), ("turns", "request"),
            "the model request wraps the task as 'New task:\\n<task>'; the AGENT span's input has "
            "the task itself"),
