@@ -145,6 +145,23 @@ NOT_YET: tuple[NotYet, ...] = (
            "the LangGraph workflow span before the first model call becomes an extra turn with no "
            "model call (item 5)"),
     NotYet("langgraph-openllmetry", WITH_TOOLS, CALLS, _LANGGRAPH_TOOLS),
+    NotYet("adk-spans", ("*",), ("tools",),
+           "ADK's gen_ai.tool.definitions (a JSON string on generate_content) carries each tool's "
+           "parameters, but the tools are ingested without a schema"),
+    *(NotYet(stack, ("parallel_tools",), (*(("tools",) if stack != "adk-spans" else ()), *CALLS),
+             "ADK wraps parallel tool calls in an execute_tool (merged) span with "
+             "gen_ai.tool.name='(merged tools)': counted as a call and as a tool (item 4)")
+      for stack in ("adk-spans", "adk-events", "adk-legacy")),
+    NotYet("adk-legacy", ("*",), ("turns", "request", "system_prompt", "final_answer"),
+           "the legacy schema has the content on call_llm (gcp.vertex.agent.llm_request / "
+           "llm_response) and a generate_content child with usage and '<elided>' placeholders in "
+           "its message events: the child wins, the placeholder becomes the request (items 1, 3)"),
+    NotYet("adk-legacy", WITH_TOOLS, ("llm_calls", "usage"),
+           "each model call is split into two turns (call_llm and its generate_content child), "
+           "so a turn holds half of the calls and tokens (items 1, 3)"),
+    NotYet("adk-legacy", ("multi_turn#1",), CALLS,
+           "with the model calls split (items 1, 3), turn 2's call lands in a turn matched to "
+           "no request"),
 )  # fmt: skip
 
 

@@ -3,10 +3,11 @@
 Shared by `tests/ingest/test_stacks.py` and the recovery table
 (`python -m tests.ingest.instrumented.stacks.check`). Needs turnscore; the drivers do not.
 
-A field is one of `FIELDS` of one expected turn. The ingested turn it is compared with is
-the one whose request is the expected request (the first such, in start order), else the
-one at the same position: an extra empty turn then shows in the turn count, not in every
-field after it.
+A field is one of `FIELDS` of one expected turn; tool results are compared as JSON values
+where they are JSON (a structured result has no one text form). The ingested turn it is
+compared with is the one whose request is the expected request (the first such, in start
+order), else the one at the same position: an extra empty turn then shows in the turn
+count, not in every field after it.
 """
 
 from __future__ import annotations
@@ -81,10 +82,11 @@ def _calls(key: str) -> tuple[Callable[[Turn], Any], Callable[[dict[str, Any]], 
         "id": lambda c: c.call_id,
         "name": lambda c: c.name,
         "arguments": lambda c: as_json(c.arguments),
-        "result": lambda c: c.result,
+        "result": lambda c: as_json(c.result),
         "is_error": lambda c: c.status == "error",
     }[key]
-    return (lambda t: [ours(c) for c in t.calls]), (lambda x: [c[key] for c in x["calls"]])
+    theirs: Callable[[Any], Any] = as_json if key == "result" else (lambda v: v)
+    return (lambda t: [ours(c) for c in t.calls]), (lambda x: [theirs(c[key]) for c in x["calls"]])
 
 
 def _usage(t: Turn) -> list[int | None] | None:

@@ -1,8 +1,10 @@
 """The scripted model server the stack recordings run against, and the wire records it keeps.
 
-One server on 127.0.0.1 speaks two model APIs:
+One server on 127.0.0.1 speaks three model APIs:
 - OpenAI chat completions, `POST /<stack>/<scenario>/v1/chat/completions` (JSON or SSE),
-- Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON; `tool_use` blocks).
+- Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON; `tool_use` blocks),
+- Gemini, `POST /<stack>/<scenario>/<version>/models/<model>:generateContent` (JSON;
+  `functionCall` parts, with ids as the API may give them).
 
 Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), send tool
 results as user messages and drop a failed step's tool calls from the history, so the turn
@@ -31,12 +33,13 @@ from tests.ingest.instrumented.server import Exchange, _chunks, _completion, _me
 
 FINAL_ANSWER_TOOL = "final_answer"
 ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
+GEMINI_MODEL = "gemini-2.5-flash"
 
 
 @dataclass(frozen=True)
 class Wire:
     api: str
-    """'openai' or 'anthropic'."""
+    """'openai', 'anthropic' or 'gemini'."""
     turn: int
     step: int
     request: dict[str, Any]
@@ -84,9 +87,18 @@ def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step
     return Step((Call(FINAL_ANSWER_TOOL, {"answer": planned.text}),))
 
 
-def _usage(body: dict[str, Any], message: dict[str, Any]) -> tuple[int, int]:
+def _usage(history: Any, message: dict[str, Any]) -> tuple[int, int]:
     """Fake but deterministic token counts, as in the corpus: len(json) / 4."""
-    return len(json.dumps(body.get("messages"))) // 4, len(json.dumps(message)) // 4
+    return len(json.dumps(history)) // 4, len(json.dumps(message)) // 4
+
+
+def gemini_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Gemini `contents` as role/content messages (`model` is the assistant)."""
+    return [
+        {"role": "assistant" if c.get("role") == "model" else "user",
+         "content": "".join(p.get("text") or "" for p in c.get("parts") or ())}
+        for c in body.get("contents") or ()
+    ]  # fmt: skip
 
 
 class StackServer:
@@ -114,8 +126,8 @@ class StackServer:
         with self._lock:
             return list(self.wire.get((stack, scenario), ()))
 
-    def _locate(self, stack: str, scenario: str, body: dict[str, Any]) -> tuple[int, int]:
-        turn = locate(scenario, body["messages"])
+    def _locate(self, stack: str, scenario: str, messages: list[dict[str, Any]]) -> tuple[int, int]:
+        turn = locate(scenario, messages)
         with self._lock:
             step = sum(w.turn == turn for w in self.wire.get((stack, scenario), ()))
         return turn, step
@@ -125,10 +137,10 @@ class StackServer:
             self.wire.setdefault((stack, scenario), []).append(wire)
 
     def openai(self, stack: str, scenario: str, body: dict[str, Any]) -> Exchange:
-        turn, step = self._locate(stack, scenario, body)
+        turn, step = self._locate(stack, scenario, body["messages"])
         planned = _scripted(scenario, turn, step, body)
         message = _message(planned, _prefix(stack, scenario, turn, step))
-        prompt, completion = _usage(body, message)
+        prompt, completion = _usage(body["messages"], message)
         usage = {"prompt_tokens": prompt, "completion_tokens": completion,
                  "total_tokens": prompt + completion}  # fmt: skip
         exchange = Exchange(stack, scenario, turn, step, body, message, usage)
@@ -139,7 +151,7 @@ class StackServer:
         return exchange
 
     def anthropic(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
-        turn, step = self._locate(stack, scenario, body)
+        turn, step = self._locate(stack, scenario, body["messages"])
         planned = _scripted(scenario, turn, step, body)
         prefix = _prefix(stack, scenario, turn, step)
         content: list[dict[str, Any]] = []
@@ -149,7 +161,7 @@ class StackServer:
             {"type": "tool_use", "id": f"toolu_{prefix}{k}", "name": c.name, "input": c.arguments}
             for k, c in enumerate(planned.calls)
         ]
-        prompt, completion = _usage(body, {"content": content})
+        prompt, completion = _usage(body["messages"], {"content": content})
         response = {
             "id": f"msg_{prefix}",
             "type": "message",
@@ -161,6 +173,33 @@ class StackServer:
             "usage": {"input_tokens": prompt, "output_tokens": completion},
         }
         self._keep(stack, scenario, Wire("anthropic", turn, step, body, response, True))
+        return response
+
+    def gemini(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        turn, step = self._locate(stack, scenario, gemini_messages(body))
+        planned = _scripted(scenario, turn, step, body)
+        prefix = _prefix(stack, scenario, turn, step)
+        parts: list[dict[str, Any]] = []
+        if planned.text is not None:
+            parts.append({"text": planned.text})
+        parts += [
+            {"functionCall": {"id": f"call_{prefix}{k}", "name": c.name, "args": c.arguments}}
+            for k, c in enumerate(planned.calls)
+        ]
+        prompt, completion = _usage(body.get("contents"), {"parts": parts})
+        response = {
+            "candidates": [
+                {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": prompt,
+                "candidatesTokenCount": completion,
+                "totalTokenCount": prompt + completion,
+            },
+            "modelVersion": GEMINI_MODEL,
+            "responseId": f"resp_{prefix}",
+        }
+        self._keep(stack, scenario, Wire("gemini", turn, step, body, response, True))
         return response
 
 
@@ -183,6 +222,8 @@ def _handler(server: StackServer) -> type[BaseHTTPRequestHandler]:
                     self._stream(exchange, usage)
                 else:
                     self._send(_completion(exchange))
+            elif len(route) == 3 and route[1] == "models" and route[2].endswith(":generateContent"):
+                self._send(server.gemini(parts[0], parts[1], body))
             elif route == ["v1", "messages"]:
                 if body.get("stream"):
                     self.send_error(400, "the scripted Anthropic route does not stream")
