@@ -338,7 +338,7 @@ def test_live_run_gives_the_committed_wire(stack: str, tmp_path: Path) -> None:
     scenario = "single_tool"
     with StackServer() as server:
         proc = drive(server, STACKS[stack], scenario, tmp_path / "out")
-        wire = [w.as_json() for w in server.of(stack, scenario)]
+        wire = [w.as_json() for w in server.wire_of(stack, scenario)]
     assert proc.returncode == 0, proc.stderr[-3000:]
     committed = json.loads((FIXTURES / stack / scenario / "expected.json").read_text())
     assert expected_turns(scenario, wire) == committed

@@ -108,7 +108,7 @@ def record(stack: Stack, server: StackServer, into: Path, scenario: str) -> str 
         proc = drive(server, stack, scenario, folder)
         if proc.returncode != 0:
             return proc.stderr[-3000:]
-        wire = [w.as_json() for w in server.of(stack.name, scenario)]
+        wire = [w.as_json() for w in server.wire_of(stack.name, scenario)]
         (folder / "wire.json").write_text(json.dumps(wire, indent=1) + "\n")
         expected = expected_turns(scenario, wire)
         (folder / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")

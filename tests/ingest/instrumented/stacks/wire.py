@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from dataclasses import asdict, dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.ingest.instrumented.scenarios import SCENARIOS, Call, Step
-from tests.ingest.instrumented.server import Exchange, _chunks, _completion, _message
+from tests.ingest.instrumented.server import Exchange, ScriptedServer, _completion, _message
 
 FINAL_ANSWER_TOOL = "final_answer"
 ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
@@ -101,28 +100,22 @@ def gemini_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-class StackServer:
+class StackServer(ScriptedServer):
+    """`ScriptedServer`'s lifecycle and OpenAI route, with this module's turn finding,
+    wire records and the Anthropic and Gemini routes."""
+
     def __init__(self) -> None:
         self.wire: dict[tuple[str, str], list[Wire]] = {}
-        self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        super().__init__()
 
-    def __enter__(self) -> StackServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-        self._thread.join()
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self, super()._handler_class())
 
     def base_url(self, stack: str, scenario: str) -> str:
         """Without `/v1`: OpenAI clients add it to their base URL, Anthropic's adds it itself."""
-        host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}/{stack}/{scenario}"
+        return super().base_url(stack, scenario).removesuffix("/v1")
 
-    def of(self, stack: str, scenario: str) -> list[Wire]:
+    def wire_of(self, stack: str, scenario: str) -> list[Wire]:
         with self._lock:
             return list(self.wire.get((stack, scenario), ()))
 
@@ -136,7 +129,8 @@ class StackServer:
         with self._lock:
             self.wire.setdefault((stack, scenario), []).append(wire)
 
-    def openai(self, stack: str, scenario: str, body: dict[str, Any]) -> Exchange:
+    def answer(self, stack: str, scenario: str, body: dict[str, Any]) -> Exchange:
+        """The OpenAI chat-completions route (`ScriptedServer`'s handler serves it)."""
         turn, step = self._locate(stack, scenario, body["messages"])
         planned = _scripted(scenario, turn, step, body)
         message = _message(planned, _prefix(stack, scenario, turn, step))
@@ -207,48 +201,27 @@ def _prefix(stack: str, scenario: str, turn: int, step: int) -> str:
     return hashlib.sha256(f"{stack}/{scenario}/{turn}/{step}".encode()).hexdigest()[:12]
 
 
-def _handler(server: StackServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler(
+    server: StackServer, openai: type[BaseHTTPRequestHandler]
+) -> type[BaseHTTPRequestHandler]:
+    class Handler(openai):  # type: ignore[misc, valid-type]
         def do_POST(self) -> None:
             parts = self.path.split("?")[0].strip("/").split("/")
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             route = parts[2:]
-            if len(parts) < 3:
-                self.send_error(404, f"no route {self.path}")
-            elif route == ["v1", "chat", "completions"]:
-                exchange = server.openai(parts[0], parts[1], body)
-                if body.get("stream"):
-                    usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                    self._stream(exchange, usage)
-                else:
-                    self._send(_completion(exchange))
-            elif len(route) == 3 and route[1] == "models" and route[2].endswith(":generateContent"):
-                self._send(server.gemini(parts[0], parts[1], body))
-            elif route == ["v1", "messages"]:
-                if body.get("stream"):
-                    self.send_error(400, "the scripted Anthropic route does not stream")
-                    return
-                self._send(server.anthropic(parts[0], parts[1], body))
+            gemini = len(route) == 3 and route[1] == "models"
+            gemini = gemini and route[2].endswith(":generateContent")
+            if not gemini and route != ["v1", "messages"]:
+                super().do_POST()
+                return
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if gemini:
+                self._json(server.gemini(parts[0], parts[1], body))
+            elif body.get("stream"):
+                self.send_error(400, "the scripted Anthropic route does not stream")
             else:
-                self.send_error(404, f"no route {self.path}")
+                self._json(server.anthropic(parts[0], parts[1], body))
 
-        def _send(self, body: dict[str, Any]) -> None:
-            payload = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def _stream(self, exchange: Exchange, with_usage: bool) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            for chunk in _chunks(exchange, with_usage):
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+        def _json(self, body: dict[str, Any]) -> None:
+            self._send(json.dumps(body).encode())
 
     return Handler
