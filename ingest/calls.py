@@ -50,7 +50,8 @@ Rules, in order:
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
 5. **Synthetic spans.** ADK's `execute_tool (merged)` with `gen_ai.tool.name="(merged tools)"`
-   wraps the parallel tool spans that did run: it is structure (`CHAIN`), never a call.
+   (`conventions.values.SYNTHETIC_TOOL_NAMES`) wraps the parallel tool spans that did run:
+   it is structure (`CHAIN`), never a call nor a tool definition.
 """
 
 from __future__ import annotations
@@ -61,14 +62,11 @@ from dataclasses import replace
 
 import orjson
 
-from turnscore.ingest.conventions.values import result_text
+from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_text
 from turnscore.ingest.model import Message, Span, SpanKind
 
-__all__ = ["FINAL_ANSWER_TOOLS", "SYNTHETIC_TOOL_NAMES", "carries_call", "final_answer_of",
-           "logical_spans"]
+__all__ = ["FINAL_ANSWER_TOOLS", "carries_call", "final_answer_of", "logical_spans"]
 
-SYNTHETIC_TOOL_NAMES: frozenset[str] = frozenset({"(merged tools)"})
-"""Tool names that mark a span grouping other tool spans, not a tool (ADK)."""
 
 FINAL_ANSWER_TOOLS: frozenset[str] = frozenset({"final_answer"})
 """Tools through which an agent gives its answer (smolagents): a call of one in the last
@@ -153,7 +151,9 @@ def _not_a_call(span: Span) -> bool:
 
 
 def _structure(span: Span) -> Span:
-    return replace(span, kind=SpanKind.CHAIN, tool_execution=None)
+    defined = tuple(t for t in span.tool_definitions or () if t.name not in SYNTHETIC_TOOL_NAMES)
+    return replace(span, kind=SpanKind.CHAIN, tool_execution=None,
+                   tool_definitions=defined or None)
 
 
 def _hollow(span: Span) -> Span:

@@ -31,11 +31,10 @@ import orjson
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.assemble import Run, assemble_runs
-from turnscore.ingest.calls import SYNTHETIC_TOOL_NAMES
 from turnscore.ingest.conventions import otel_genai
 from turnscore.ingest.conventions.base import Decoded, SpanView
 from turnscore.ingest.conventions.messages import system_text
-from turnscore.ingest.conventions.values import as_str
+from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, as_str
 from turnscore.ingest.decode import CONVENTIONS, attributes_json, build_span, conversation_id
 from turnscore.ingest.grouping import newest_user
 from turnscore.ingest.links import SpanLinks, history_key

@@ -174,12 +174,37 @@ def current(view: SpanView, problems: Problems) -> Decoded:
             _remember_tools(tools_text, tools)
     else:
         tools = cached
+    own = view.get(A.GEN_AI_TOOL_DEFINITIONS)
+    if tools and own is not None and own is not tools_text:
+        # An event overlaid the span's own definitions (ADK's log records drop the schemas
+        # the span attribute has): what the event lacks comes from the span.
+        tools = _fill_definitions(tools, _span_definitions(own))
     return Decoded(
         input_messages=inputs,
         output_messages=outputs,
         system_instructions=instructions_text(raw_sys) or system_text(inputs),
         tool_definitions=tools,
     )
+
+
+def _span_definitions(value: AttrValue) -> tuple[ToolDef, ...]:
+    try:
+        return parse_tool_defs(structured(value, A.GEN_AI_TOOL_DEFINITIONS),
+                               A.GEN_AI_TOOL_DEFINITIONS, [])
+    except ContentError:
+        return ()
+
+
+def _fill_definitions(
+    tools: tuple[ToolDef, ...], other: tuple[ToolDef, ...]
+) -> tuple[ToolDef, ...]:
+    by_name = {t.name: t for t in other}
+    out = []
+    for t in tools:
+        o = by_name.get(t.name)
+        out.append(t if o is None else ToolDef(
+            t.name, t.description or o.description, t.parameters or o.parameters))
+    return tuple(out)
 
 
 _TOOLS_CACHE: dict[str, tuple[ToolDef, ...] | None] = {}

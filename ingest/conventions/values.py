@@ -38,6 +38,11 @@ says nothing; a request, answer or result made only of them is "not captured"). 
 string is not a placeholder: it is empty text, which no rule takes for a request."""
 
 
+SYNTHETIC_TOOL_NAMES: frozenset[str] = frozenset({"(merged tools)"})
+"""Tool names that mark a span grouping other tool spans, not a tool (ADK's
+`execute_tool (merged)` around parallel calls): structure (`turnscore.ingest.calls`)."""
+
+
 def is_placeholder(text: object) -> bool:
     """Whether `text` is one of `PLACEHOLDERS` (content not captured)."""
     return isinstance(text, str) and text.strip() in PLACEHOLDERS

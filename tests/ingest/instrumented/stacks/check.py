@@ -3,10 +3,11 @@
 Shared by `tests/ingest/test_stacks.py` and the recovery table
 (`python -m tests.ingest.instrumented.stacks.check`). Needs turnscore; the drivers do not.
 
-A field is one of `FIELDS` of one expected turn. The ingested turn it is compared with is
-the one whose request is the expected request (the first such, in start order), else the
-one at the same position: an extra empty turn then shows in the turn count, not in every
-field after it.
+A field is one of `FIELDS` of one expected turn; tool results are compared as JSON values
+where they are JSON (a structured result has no one text form). The ingested turn it is
+compared with is the one whose request is the expected request (the first such, in start
+order), else the one at the same position: an extra empty turn then shows in the turn
+count, not in every field after it.
 """
 
 from __future__ import annotations
@@ -81,10 +82,11 @@ def _calls(key: str) -> tuple[Callable[[Turn], Any], Callable[[dict[str, Any]], 
         "id": lambda c: c.call_id,
         "name": lambda c: c.name,
         "arguments": lambda c: as_json(c.arguments),
-        "result": lambda c: c.result,
+        "result": lambda c: as_json(c.result),
         "is_error": lambda c: c.status == "error",
     }[key]
-    return (lambda t: [ours(c) for c in t.calls]), (lambda x: [c[key] for c in x["calls"]])
+    theirs: Callable[[Any], Any] = as_json if key == "result" else (lambda v: v)
+    return (lambda t: [ours(c) for c in t.calls]), (lambda x: [theirs(c[key]) for c in x["calls"]])
 
 
 def _usage(t: Turn) -> list[int | None] | None:
@@ -123,35 +125,59 @@ def rederived(rec: Recording) -> list[dict[str, Any]]:
     return expected_turns(rec.scenario, rec.wire)
 
 
-def table() -> list[tuple[str, str, int, int]]:
-    """(stack, versions, fields recovered, fields expected) per committed stack."""
+def turns_right(rec: Recording) -> bool:
+    """One turn per user request, in order, holding every model call of the wire between
+    them, and no ingest error."""
+    return (
+        rec.batch.errors == ()
+        and [t.request for t in rec.turns] == [x["request"] for x in rec.expected]
+        and sum(t.llm_calls for t in rec.turns) == len(rec.wire)
+    )
+
+
+@dataclass(frozen=True)
+class Row:
+    stack: str
+    versions: str
+    fields: int
+    """Fields equal to the wire's."""
+    total: int
+    turn_lists: int
+    """Scenarios whose turn list is right (`turns_right`)."""
+    scenarios: int
+
+
+def table() -> list[Row]:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for stack in STACKS:
-            got = total = 0
-            for s, scenario in recorded():
-                if s != stack:
-                    continue
+            got = total = lists = scenarios = 0
+            for scenario in [n for s, n in recorded() if s == stack]:
                 rec = load(stack, scenario, Path(tmp) / stack / scenario)
+                scenarios += 1
+                lists += turns_right(rec)
                 for index in range(len(rec.expected)):
                     for field in FIELDS:
-                        total += 1
                         ours, theirs = compare(rec, index, field)
-                        got += ours == theirs
-            if total:
+                        got, total = got + (ours == theirs), total + 1
+            if scenarios:
                 versions = json.loads((FIXTURES / stack / "versions.json").read_text())
-                rows.append((stack, " ".join(f"{k} {v}" for k, v in versions.items()), got, total))
+                named = " ".join(f"{k} {v}" for k, v in versions.items())
+                rows.append(Row(stack, named, got, total, lists, scenarios))
     return rows
 
 
 def main() -> int:
     rows = table()
-    print("| stack | versions | fields recovered |")
-    print("| --- | --- | --- |")
-    for stack, versions, got, total in rows:
-        print(f"| {stack} | {versions} | {got} / {total} |")
-    got, total = sum(r[2] for r in rows), sum(r[3] for r in rows)
-    print(f"| all | | {got} / {total} ({100 * got / max(total, 1):.0f}%) |")
+    print("| stack | versions | fields recovered | right turn lists |")
+    print("| --- | --- | --- | --- |")
+    for r in rows:
+        lists = f"{r.turn_lists} / {r.scenarios}"
+        print(f"| {r.stack} | {r.versions} | {r.fields} / {r.total} | {lists} |")
+    got, total = sum(r.fields for r in rows), sum(r.total for r in rows)
+    lists, scenarios = sum(r.turn_lists for r in rows), sum(r.scenarios for r in rows)
+    share = f"{100 * got / max(total, 1):.0f}%"
+    print(f"| all | | {got} / {total} ({share}) | {lists} / {scenarios} |")
     return 0
 
 

@@ -36,15 +36,28 @@ def _system(wire: dict[str, Any]) -> str | None:
     request = wire["request"]
     if wire["api"] == "anthropic":
         return _text(request.get("system"))
+    if wire["api"] == "gemini":
+        return _text((request.get("systemInstruction") or {}).get("parts"))
     roles = ("system", "developer")
     texts = [_text(m["content"]) for m in request["messages"] if m["role"] in roles]
     return "\n".join(t for t in texts if t) or None
 
 
+def _gemini_schema(declaration: dict[str, Any]) -> Any:
+    for key in ("parametersJsonSchema", "parameters_json_schema", "parameters"):
+        if key in declaration:
+            return declaration[key]
+    return None
+
+
 def _tools(wire: dict[str, Any]) -> list[list[Any]]:
     tools = []
     for t in wire["request"].get("tools") or ():
-        if wire["api"] == "anthropic":
+        if wire["api"] == "gemini":
+            # google-genai sends its own field names (parameters_json_schema), not the API's.
+            declarations = t.get("functionDeclarations") or t.get("function_declarations") or ()
+            tools += [[f["name"], f.get("description"), _gemini_schema(f)] for f in declarations]
+        elif wire["api"] == "anthropic":
             tools.append([t["name"], t.get("description"), t.get("input_schema")])
         else:
             fn = t["function"]
@@ -54,6 +67,9 @@ def _tools(wire: dict[str, Any]) -> list[list[Any]]:
 
 def _asked(wire: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     """(id, name, arguments) of the calls a response asked for."""
+    if wire["api"] == "gemini":
+        return [(p["functionCall"].get("id"), p["functionCall"]["name"], p["functionCall"]["args"])
+                for p in _gemini_parts(wire) if "functionCall" in p]  # fmt: skip
     if wire["api"] == "anthropic":
         return [(b["id"], b["name"], b["input"])
                 for b in wire["response"]["content"] if b["type"] == "tool_use"]  # fmt: skip
@@ -62,7 +78,14 @@ def _asked(wire: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
             for c in message.get("tool_calls") or ()]  # fmt: skip
 
 
+def _gemini_parts(wire: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(wire["response"]["candidates"][0]["content"]["parts"])
+
+
 def _said(wire: dict[str, Any]) -> str | None:
+    if wire["api"] == "gemini":
+        texts = [p["text"] for p in _gemini_parts(wire) if "text" in p]
+        return "".join(texts) if texts else None
     if wire["api"] == "anthropic":
         texts = [b["text"] for b in wire["response"]["content"] if b["type"] == "text"]
         return "".join(texts) if texts else None
@@ -73,6 +96,13 @@ def _results(wire: dict[str, Any]) -> dict[str, str]:
     """Tool results a request tells the model, by call id. Frameworks that send them as
     user text (smolagents: `Call id: <id>\\nObservation:\\n<result>`) are read from that."""
     found: dict[str, str] = {}
+    if wire["api"] == "gemini":
+        for content in wire["request"].get("contents") or ():
+            for part in content.get("parts") or ():
+                if "functionResponse" in part:
+                    answer = part["functionResponse"]
+                    found[answer.get("id")] = json.dumps(answer.get("response"))
+        return found
     for m in wire["request"]["messages"]:
         content = m.get("content")
         if m["role"] == "tool":
@@ -95,7 +125,7 @@ def _text_results(wire: dict[str, Any]) -> dict[str, str]:
     user `Observation:\\n<results>` message, one line per call when there are as many lines
     as calls (parallel calls), else the whole text for each."""
     found: dict[str, str] = {}
-    messages = wire["request"]["messages"]
+    messages = wire["request"].get("messages") or ()
     for said, reply in itertools.pairwise(messages):
         text, answer = _text(said.get("content")) or "", _text(reply.get("content")) or ""
         if said["role"] != "assistant" or not text.startswith(_CALLING):
@@ -113,7 +143,7 @@ def _text_results(wire: dict[str, Any]) -> dict[str, str]:
 def _error_text(wire: dict[str, Any]) -> str | None:
     """smolagents drops a failed call from the history and tells the model in user text:
     `Error:\\n<what failed>\\nPlease try again...`; the first line is what failed."""
-    for m in wire["request"]["messages"]:
+    for m in wire["request"].get("messages") or ():
         text = _text(m.get("content")) or ""
         if m["role"] == "user" and _ERROR in text:
             return text.split(_ERROR, 1)[1].split("\n")[0]
@@ -121,7 +151,10 @@ def _error_text(wire: dict[str, Any]) -> str | None:
 
 
 def _usage(wire: dict[str, Any]) -> tuple[int, int]:
-    usage = wire["response"]["usage"]
+    usage = wire["response"].get("usage")
+    if wire["api"] == "gemini":
+        usage = wire["response"]["usageMetadata"]
+        return usage["promptTokenCount"], usage["candidatesTokenCount"]
     if wire["api"] == "anthropic":
         return usage["input_tokens"], usage["output_tokens"]
     return usage["prompt_tokens"], usage["completion_tokens"]

@@ -40,6 +40,13 @@ class Stack:
     """The model API the stack calls: 'openai' (base URL ends in /v1) or 'anthropic'."""
     distributions: tuple[str, ...]
     """Whose versions `versions.json` records."""
+    venv: str = ""
+    """The environment under .stacks/ (from requirements-<venv>.txt); the stack's name if
+    empty. Stacks that differ only in configuration share one."""
+
+    @property
+    def environment(self) -> str:
+        return self.venv or self.name
 
 
 STACKS: dict[str, Stack] = {
@@ -61,12 +68,15 @@ STACKS: dict[str, Stack] = {
                "opentelemetry-instrumentation-langchain", "opentelemetry-sdk")),
         Stack("strands-latest", "strands_agent", "openai",
               ("strands-agents", "openai", "opentelemetry-sdk")),
+        *(Stack(name, "adk_agent", "gemini",
+                ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk")
+          for name in ("adk-spans", "adk-events", "adk-legacy")),
     )
 }  # fmt: skip
 
 
 def python_of(stack: str) -> Path:
-    return VENVS / stack / "bin" / "python"
+    return VENVS / STACKS[stack].environment / "bin" / "python"
 
 
 def versions(stack: Stack) -> dict[str, str]:
@@ -82,6 +92,7 @@ def versions(stack: Stack) -> dict[str, str]:
 def drive(
     server: StackServer, stack: Stack, scenario: str, folder: Path
 ) -> subprocess.CompletedProcess[str]:
+    # OpenAI clients take the base URL with its /v1; Anthropic's and Gemini's add their own.
     base = server.base_url(stack.name, scenario) + ("/v1" if stack.api == "openai" else "")
     module = f"tests.ingest.instrumented.stacks.{stack.driver}"
     return subprocess.run(
@@ -97,7 +108,7 @@ def record(stack: Stack, server: StackServer, into: Path, scenario: str) -> str 
         proc = drive(server, stack, scenario, folder)
         if proc.returncode != 0:
             return proc.stderr[-3000:]
-        wire = [w.as_json() for w in server.of(stack.name, scenario)]
+        wire = [w.as_json() for w in server.wire_of(stack.name, scenario)]
         (folder / "wire.json").write_text(json.dumps(wire, indent=1) + "\n")
         expected = expected_turns(scenario, wire)
         (folder / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")

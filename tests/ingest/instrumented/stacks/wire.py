@@ -1,8 +1,10 @@
 """The scripted model server the stack recordings run against, and the wire records it keeps.
 
-One server on 127.0.0.1 speaks two model APIs:
+One server on 127.0.0.1 speaks three model APIs:
 - OpenAI chat completions, `POST /<stack>/<scenario>/v1/chat/completions` (JSON or SSE),
-- Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON; `tool_use` blocks).
+- Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON; `tool_use` blocks),
+- Gemini, `POST /<stack>/<scenario>/<version>/models/<model>:generateContent` (JSON;
+  `functionCall` parts, with ids as the API may give them).
 
 Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), send tool
 results as user messages and drop a failed step's tool calls from the history, so the turn
@@ -21,22 +23,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from dataclasses import asdict, dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.ingest.instrumented.scenarios import SCENARIOS, Call, Step
-from tests.ingest.instrumented.server import Exchange, _chunks, _completion, _message
+from tests.ingest.instrumented.server import Exchange, ScriptedServer, _completion, _message
 
 FINAL_ANSWER_TOOL = "final_answer"
 ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
+GEMINI_MODEL = "gemini-2.5-flash"
 
 
 @dataclass(frozen=True)
 class Wire:
     api: str
-    """'openai' or 'anthropic'."""
+    """'openai', 'anthropic' or 'gemini'."""
     turn: int
     step: int
     request: dict[str, Any]
@@ -84,38 +86,41 @@ def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step
     return Step((Call(FINAL_ANSWER_TOOL, {"answer": planned.text}),))
 
 
-def _usage(body: dict[str, Any], message: dict[str, Any]) -> tuple[int, int]:
+def _usage(history: Any, message: dict[str, Any]) -> tuple[int, int]:
     """Fake but deterministic token counts, as in the corpus: len(json) / 4."""
-    return len(json.dumps(body.get("messages"))) // 4, len(json.dumps(message)) // 4
+    return len(json.dumps(history)) // 4, len(json.dumps(message)) // 4
 
 
-class StackServer:
+def gemini_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Gemini `contents` as role/content messages (`model` is the assistant)."""
+    return [
+        {"role": "assistant" if c.get("role") == "model" else "user",
+         "content": "".join(p.get("text") or "" for p in c.get("parts") or ())}
+        for c in body.get("contents") or ()
+    ]  # fmt: skip
+
+
+class StackServer(ScriptedServer):
+    """`ScriptedServer`'s lifecycle and OpenAI route, with this module's turn finding,
+    wire records and the Anthropic and Gemini routes."""
+
     def __init__(self) -> None:
         self.wire: dict[tuple[str, str], list[Wire]] = {}
-        self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        super().__init__()
 
-    def __enter__(self) -> StackServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._http.shutdown()
-        self._http.server_close()
-        self._thread.join()
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self, super()._handler_class())
 
     def base_url(self, stack: str, scenario: str) -> str:
         """Without `/v1`: OpenAI clients add it to their base URL, Anthropic's adds it itself."""
-        host, port = self._http.server_address[:2]
-        return f"http://{host!s}:{port}/{stack}/{scenario}"
+        return super().base_url(stack, scenario).removesuffix("/v1")
 
-    def of(self, stack: str, scenario: str) -> list[Wire]:
+    def wire_of(self, stack: str, scenario: str) -> list[Wire]:
         with self._lock:
             return list(self.wire.get((stack, scenario), ()))
 
-    def _locate(self, stack: str, scenario: str, body: dict[str, Any]) -> tuple[int, int]:
-        turn = locate(scenario, body["messages"])
+    def _locate(self, stack: str, scenario: str, messages: list[dict[str, Any]]) -> tuple[int, int]:
+        turn = locate(scenario, messages)
         with self._lock:
             step = sum(w.turn == turn for w in self.wire.get((stack, scenario), ()))
         return turn, step
@@ -124,11 +129,12 @@ class StackServer:
         with self._lock:
             self.wire.setdefault((stack, scenario), []).append(wire)
 
-    def openai(self, stack: str, scenario: str, body: dict[str, Any]) -> Exchange:
-        turn, step = self._locate(stack, scenario, body)
+    def answer(self, stack: str, scenario: str, body: dict[str, Any]) -> Exchange:
+        """The OpenAI chat-completions route (`ScriptedServer`'s handler serves it)."""
+        turn, step = self._locate(stack, scenario, body["messages"])
         planned = _scripted(scenario, turn, step, body)
         message = _message(planned, _prefix(stack, scenario, turn, step))
-        prompt, completion = _usage(body, message)
+        prompt, completion = _usage(body["messages"], message)
         usage = {"prompt_tokens": prompt, "completion_tokens": completion,
                  "total_tokens": prompt + completion}  # fmt: skip
         exchange = Exchange(stack, scenario, turn, step, body, message, usage)
@@ -139,7 +145,7 @@ class StackServer:
         return exchange
 
     def anthropic(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
-        turn, step = self._locate(stack, scenario, body)
+        turn, step = self._locate(stack, scenario, body["messages"])
         planned = _scripted(scenario, turn, step, body)
         prefix = _prefix(stack, scenario, turn, step)
         content: list[dict[str, Any]] = []
@@ -149,7 +155,7 @@ class StackServer:
             {"type": "tool_use", "id": f"toolu_{prefix}{k}", "name": c.name, "input": c.arguments}
             for k, c in enumerate(planned.calls)
         ]
-        prompt, completion = _usage(body, {"content": content})
+        prompt, completion = _usage(body["messages"], {"content": content})
         response = {
             "id": f"msg_{prefix}",
             "type": "message",
@@ -163,51 +169,59 @@ class StackServer:
         self._keep(stack, scenario, Wire("anthropic", turn, step, body, response, True))
         return response
 
+    def gemini(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        turn, step = self._locate(stack, scenario, gemini_messages(body))
+        planned = _scripted(scenario, turn, step, body)
+        prefix = _prefix(stack, scenario, turn, step)
+        parts: list[dict[str, Any]] = []
+        if planned.text is not None:
+            parts.append({"text": planned.text})
+        parts += [
+            {"functionCall": {"id": f"call_{prefix}{k}", "name": c.name, "args": c.arguments}}
+            for k, c in enumerate(planned.calls)
+        ]
+        prompt, completion = _usage(body.get("contents"), {"parts": parts})
+        response = {
+            "candidates": [
+                {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": prompt,
+                "candidatesTokenCount": completion,
+                "totalTokenCount": prompt + completion,
+            },
+            "modelVersion": GEMINI_MODEL,
+            "responseId": f"resp_{prefix}",
+        }
+        self._keep(stack, scenario, Wire("gemini", turn, step, body, response, True))
+        return response
+
 
 def _prefix(stack: str, scenario: str, turn: int, step: int) -> str:
     return hashlib.sha256(f"{stack}/{scenario}/{turn}/{step}".encode()).hexdigest()[:12]
 
 
-def _handler(server: StackServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+def _handler(
+    server: StackServer, openai: type[BaseHTTPRequestHandler]
+) -> type[BaseHTTPRequestHandler]:
+    class Handler(openai):  # type: ignore[misc, valid-type]
         def do_POST(self) -> None:
             parts = self.path.split("?")[0].strip("/").split("/")
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             route = parts[2:]
-            if len(parts) < 3:
-                self.send_error(404, f"no route {self.path}")
-            elif route == ["v1", "chat", "completions"]:
-                exchange = server.openai(parts[0], parts[1], body)
-                if body.get("stream"):
-                    usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                    self._stream(exchange, usage)
-                else:
-                    self._send(_completion(exchange))
-            elif route == ["v1", "messages"]:
-                if body.get("stream"):
-                    self.send_error(400, "the scripted Anthropic route does not stream")
-                    return
-                self._send(server.anthropic(parts[0], parts[1], body))
+            gemini = len(route) == 3 and route[1] == "models"
+            gemini = gemini and route[2].endswith(":generateContent")
+            if not gemini and route != ["v1", "messages"]:
+                super().do_POST()
+                return
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if gemini:
+                self._json(server.gemini(parts[0], parts[1], body))
+            elif body.get("stream"):
+                self.send_error(400, "the scripted Anthropic route does not stream")
             else:
-                self.send_error(404, f"no route {self.path}")
+                self._json(server.anthropic(parts[0], parts[1], body))
 
-        def _send(self, body: dict[str, Any]) -> None:
-            payload = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def _stream(self, exchange: Exchange, with_usage: bool) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            for chunk in _chunks(exchange, with_usage):
-                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            self.wfile.write(b"data: [DONE]\n\n")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
+        def _json(self, body: dict[str, Any]) -> None:
+            self._send(json.dumps(body).encode())
 
     return Handler
