@@ -88,6 +88,13 @@ def _oi_llm(messages_in: list[tuple[str, str]], out: dict[str, Any]) -> dict[str
     return attrs
 
 
+def _oi_call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """An OpenInference output message requesting one tool call."""
+    return {"role": "assistant", "tool_calls.0.tool_call.id": call_id,
+            "tool_calls.0.tool_call.function.name": name,
+            "tool_calls.0.tool_call.function.arguments": _j(arguments)}
+
+
 _SDK = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic"}
 
 
@@ -259,12 +266,8 @@ def test_wrapped_executions_without_ids_join_their_calls(tmp_path: Path) -> None
 
     def record(r: Any) -> None:
         with r.span("FunctionAgent.run", {"openinference.span.kind": "AGENT", "session.id": "s"}):
-            with r.span("OpenAI.chat", _oi_llm([("user", REQUEST)], {
-                "role": "assistant",
-                "tool_calls.0.tool_call.id": "call_a",
-                "tool_calls.0.tool_call.function.name": "calculator",
-                "tool_calls.0.tool_call.function.arguments": _j(ARGS),
-            })):
+            asks = _oi_call("call_a", "calculator", ARGS)
+            with r.span("OpenAI.chat", _oi_llm([("user", REQUEST)], asks)):
                 pass
             with r.span("FunctionTool.acall", {
                 "openinference.span.kind": "TOOL", "tool.name": "calculator",
@@ -308,12 +311,8 @@ def test_final_answer_tool_gives_the_answer(tmp_path: Path) -> None:
     def record(r: Any) -> None:
         with r.span("agent.run", {"openinference.span.kind": "AGENT", "session.id": "s",
                                   "output.value": ANSWER}):
-            with r.span("OpenAIModel.generate", _oi_llm([("user", REQUEST)], {
-                "role": "assistant",
-                "tool_calls.0.tool_call.id": "call_f",
-                "tool_calls.0.tool_call.function.name": "final_answer",
-                "tool_calls.0.tool_call.function.arguments": _j({"answer": ANSWER}),
-            })):
+            asks = _oi_call("call_f", "final_answer", {"answer": ANSWER})
+            with r.span("OpenAIModel.generate", _oi_llm([("user", REQUEST)], asks)):
                 pass
             with r.span("FinalAnswerTool", {
                 "openinference.span.kind": "TOOL", "tool.name": "final_answer",
@@ -503,12 +502,8 @@ def test_an_execution_without_id_in_an_unknown_form_joins_by_order(tmp_path: Pat
 
     def record(r: Any) -> None:
         with r.span("agent", {"openinference.span.kind": "AGENT", "session.id": "o"}):
-            with r.span("chat", _oi_llm([("user", REQUEST)], {
-                "role": "assistant",
-                "tool_calls.0.tool_call.id": "call_o",
-                "tool_calls.0.tool_call.function.name": "calculator",
-                "tool_calls.0.tool_call.function.arguments": _j(ARGS),
-            })):
+            asks = _oi_call("call_o", "calculator", ARGS)
+            with r.span("chat", _oi_llm([("user", REQUEST)], asks)):
                 pass
             with r.span("calculator", {"openinference.span.kind": "TOOL",
                                        "tool.name": "calculator",
