@@ -7,6 +7,8 @@ same spans always give the same turns and turn ids, whatever their order.
 How spans become turns is specified in `turnscore.ingest.grouping` (conversations and turn
 boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per turn:
 
+- the **request** is the newest genuine user message of its first model call, or the run's
+  agent span's user text when the model got that text wrapped in a template.
 - the **steps** are its main-line model calls; `llm_calls` also counts sub-agent model calls
   (below a tool span), whose tokens are summed with the steps' (leaf model calls only:
   agent spans repeat the totals). Tokens are null when no model call reported them.
@@ -230,7 +232,7 @@ def _turn(
     status, error = _status(forest, d, root if exclusive else None, own_agents, final, pending)
     tools, source = _tools(d.steps, agents, members, calls)
     model_calls = d.steps + d.side
-    request = d.request.text if d.request is not None else ""
+    request = _request(d, own_agents)
     # The first model call anchors the id, not the root: a root that arrives late (or a
     # conversation id it carries) must not change the id of a turn already stored.
     anchor = d.anchor
@@ -304,6 +306,19 @@ def _issues(
 def _answer_missing(last: Span) -> bool:
     out = last.output_messages
     return out is None or not any(m.parts for m in out)
+
+
+def _request(d: _Draft, agents: list[Span]) -> str:
+    """The newest genuine user message of the turn's first model call; when the run's
+    agent span records the user's own text and the model was sent it inside a template
+    (smolagents' `New task:\n<task>`), that text."""
+    request = d.request.text if d.request is not None else ""
+    for agent in agents:
+        newest = newest_user(agent.input_messages)
+        task = newest[1].text.strip() if newest else ""
+        if task and task != request.strip() and task in request:
+            return task
+    return request
 
 
 def _members(forest: Forest, d: _Draft, root: Span, exclusive: bool) -> list[Span]:

@@ -32,7 +32,7 @@ from turnscore.ingest.conventions.values import (
     try_json,
     unflatten,
 )
-from turnscore.ingest.model import Message, PartType, SpanKind, ToolDef, ToolExecution
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
 
 NAME = "openinference"
 CONTENT_KEYS = (
@@ -74,6 +74,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         outputs = (
             outputs if outputs is not None else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
         )
+    elif kind is SpanKind.AGENT and inputs is None:
+        inputs = _task(view)
     tools = _tools(view, problems)
     return base.fill(Decoded(
         input_messages=inputs,
@@ -225,6 +227,23 @@ def _failed_results(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Messag
             else p for p in m.parts), m.finish_reason)
         for m in inputs
     )
+
+
+_TASK_KEYS = ("task", "input", "query", "question", "prompt", "message")
+
+
+def _task(view: SpanView) -> tuple[Message, ...] | None:
+    """An agent span's `input.value` recording the call that started the run (smolagents
+    `{"task": ..., "stream": ...}`, a query engine's `{"query": ...}`): the first of
+    `_TASK_KEYS` holding text is the user's message. Anything else is no message."""
+    raw = view.get(A.OI_INPUT_VALUE)
+    ok, parsed = try_json(raw) if isinstance(raw, str) else (False, None)
+    if not ok or not isinstance(parsed, dict):
+        return None
+    text = next((parsed[k] for k in _TASK_KEYS if isinstance(parsed.get(k), str)), None)
+    if not text or not text.strip():
+        return None
+    return (Message("user", (Part(PartType.TEXT, text=text),)),)
 
 
 def _message_list(value: JsonValue) -> bool:

@@ -102,9 +102,6 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
-    NotYet("smolagents-openinference", ("*",), ("turns", "request"),
-           "the model request wraps the task as 'New task:\\n<task>'; the AGENT span's input has "
-           "the task itself"),
     NotYet("smolagents-openinference", ("parallel_tools", "tool_error", "multi_turn#0"),
            ("call.result",),
            "the model saw the tool's output as a Python repr inside a 'tool-response' message "
