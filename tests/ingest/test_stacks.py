@@ -285,6 +285,9 @@ def test_live_run_gives_the_committed_wire(stack: str, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     committed = json.loads((FIXTURES / stack / scenario / "expected.json").read_text())
     assert expected_turns(scenario, wire) == committed
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(
-        p.name for p in (FIXTURES / stack / scenario).glob("*.pb")
-    )
+
+    # The batch processor's timing decides how many files a run writes, not their kinds.
+    def kinds(folder: Path) -> set[str]:
+        return {"".join(p.suffixes[-2:]) for p in folder.glob("*.pb")}
+
+    assert kinds(tmp_path / "out") == kinds(FIXTURES / stack / scenario)
