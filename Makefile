@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench clean stack-fixtures
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,20 @@ bench: install
 	$(BIN)/python bench/score.py
 	$(BIN)/python bench/faults.py
 	$(BIN)/python bench/judge_quality.py
+
+# Real exports of agent stacks (tests/fixtures/stacks/), each stack at its newest release in
+# its own environment under .stacks/; CI reads the committed files and installs none of them.
+STACK_REQS := $(wildcard tests/ingest/instrumented/stacks/requirements-*.txt)
+STACK_VENVS := $(STACK_REQS:tests/ingest/instrumented/stacks/requirements-%.txt=.stacks/%/.installed)
+
+.stacks/%/.installed: tests/ingest/instrumented/stacks/requirements-%.txt
+	$(PYTHON) -m venv .stacks/$*
+	.stacks/$*/bin/python -m pip install -q --upgrade pip
+	.stacks/$*/bin/python -m pip install -q --upgrade -r $<
+	touch $@
+
+stack-fixtures: install $(STACK_VENVS)
+	$(BIN)/python -m tests.ingest.instrumented.stacks.record
 
 clean:
 	rm -rf $(VENV) turnscore-data bench/out

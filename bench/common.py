@@ -292,6 +292,7 @@ class SyntheticTurns:
             "content_hash": pa.array([hashes[32 * k:32 * k + 32] for k in range(size)]),
             "attributes": pa.array(["{}"] * size), "ingest_id": pa.array(["bench"] * size),
             "source": pa.array(["bench"] * size),
+            "issues": pa.array([[]] * size, pa.list_(pa.string())),
         }
         schema = arrow_schema()
         return pa.table([cols[f.name] if f.name in cols else base[f.name] for f in schema],

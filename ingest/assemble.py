@@ -7,6 +7,8 @@ same spans always give the same turns and turn ids, whatever their order.
 How spans become turns is specified in `turnscore.ingest.grouping` (conversations and turn
 boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per turn:
 
+- the **request** is the newest genuine user message of its first model call, or the run's
+  agent span's user text when the model got that text wrapped in a template.
 - the **steps** are its main-line model calls; `llm_calls` also counts sub-agent model calls
   (below a tool span), whose tokens are summed with the steps' (leaf model calls only:
   agent spans repeat the totals). Tokens are null when no model call reported them.
@@ -14,7 +16,8 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   agent spans and the other spans of the turn (some frameworks declare only the tools
   that ran, on the tool span); `declared` when any exist, else `inferred` from the calls'
   names (no schema), else `none`.
-- the **final answer** is the last model call's text when it requests no tool; when that
+- the **final answer** is the last model call's text when it requests no tool, or the
+  argument of the final-answer tool it calls (`turnscore.ingest.calls` rule 4); when that
   call's output was not captured, the agent span's output, under the same rule.
 - **status**: `ok` with a final answer and no failed agent span; else `error` when a span
   of the turn failed (its error text is kept); else `incomplete` (a parent never arrived,
@@ -32,7 +35,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from turnscore.ingest import attributes as A
+from turnscore.ingest.calls import FINAL_ANSWER_TOOLS, final_answer_of, logical_spans
+from turnscore.ingest.decode import CONTENT_KEYS
 from turnscore.ingest.grouping import (
     Conversation,
     Forest,
@@ -47,6 +51,7 @@ from turnscore.ingest.linking import (
     Requested,
     attach_results,
     build_calls,
+    execution_of,
     link_executions,
     requested_calls,
     results_by_id,
@@ -59,37 +64,6 @@ from turnscore.ingest.turn import Call, Tool, Turn, turn_id_for
 log = logging.getLogger(__name__)
 
 __all__ = ["AssemblyResult", "Run", "assemble_runs", "assemble_turns"]
-
-# Content that the turn already holds in typed fields: left out of `Turn.attributes`.
-_CONTENT_KEYS: tuple[str, ...] = (
-    A.GEN_AI_INPUT_MESSAGES,
-    A.GEN_AI_OUTPUT_MESSAGES,
-    A.GEN_AI_SYSTEM_INSTRUCTIONS,
-    A.GEN_AI_TOOL_DEFINITIONS,
-    A.GEN_AI_PROMPT,
-    A.GEN_AI_COMPLETION,
-    A.GEN_AI_TOOL_CALL_ARGUMENTS,
-    A.GEN_AI_TOOL_CALL_RESULT,
-    A.OI_INPUT_VALUE,
-    A.OI_OUTPUT_VALUE,
-    A.OI_INPUT_MESSAGES,
-    A.OI_OUTPUT_MESSAGES,
-    A.OI_TOOLS,
-    A.TL_ENTITY_INPUT,
-    A.TL_ENTITY_OUTPUT,
-    A.TL_REQUEST_FUNCTIONS,
-    A.PYDANTIC_AI_ALL_MESSAGES,
-    A.PYDANTIC_AI_FINAL_RESULT,
-    A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
-    A.MLFLOW_SPAN_INPUTS,
-    A.MLFLOW_SPAN_OUTPUTS,
-    A.MLFLOW_CHAT_TOOLS,
-    A.ADK_LLM_REQUEST,
-    A.ADK_LLM_RESPONSE,
-    A.ADK_TOOL_CALL_ARGS,
-    A.ADK_TOOL_RESPONSE,
-)
-
 
 @dataclass(frozen=True, slots=True)
 class AssemblyResult:
@@ -120,6 +94,7 @@ class _Draft:
 def assemble_turns(spans: Sequence[Span], *, ingest_id: str = "") -> AssemblyResult:
     """Every turn the spans hold, per conversation in order; errors name conflicting spans."""
     unique, errors = dedupe(spans)
+    unique = logical_spans(unique)
     forest = Forest(unique)
     leaf_calls = [s for s in unique if forest.is_leaf_model_call(s)]
     main = [c for c in leaf_calls if not forest.under_tool(c)]
@@ -247,13 +222,17 @@ def _turn(
 ) -> Turn:
     members = _members(forest, d, root, exclusive)
     agents = [s for s in members if s.kind is SpanKind.AGENT]
-    calls = tuple(c for _, _, c in build_calls(d.requested, unclaimed, d.steps))
     final, pending = _final_answer(d, agents if exclusive else [])
+    answering = len(d.steps) - 1 if _answers_by_tool(d) else None
+    calls = tuple(
+        c for _, _, c in build_calls(d.requested, unclaimed, d.steps)
+        if not (c.step == answering and c.name in FINAL_ANSWER_TOOLS)
+    )
     own_agents = agents if exclusive else []  # a shared root may have failed in another turn
     status, error = _status(forest, d, root if exclusive else None, own_agents, final, pending)
     tools, source = _tools(d.steps, agents, members, calls)
     model_calls = d.steps + d.side
-    request = d.request.text if d.request is not None else ""
+    request = _request(d, own_agents)
     # The first model call anchors the id, not the root: a root that arrives late (or a
     # conversation id it carries) must not change the id of a turn already stored.
     anchor = d.anchor
@@ -284,11 +263,62 @@ def _turn(
         system_instructions=_system_instructions(d.steps, agents),
         case_id=_first(s.case_id for s in [root, *members]),
         convention=_conventions(members),
-        attributes=_root_attributes(root),
+        attributes=_root_attributes(
+            root, [request, final, *(c.result for c in calls), *(c.arguments for c in calls)]
+        ),
         ingest_id=ingest_id,
         source=",".join(sorted({s.source for s in members if s.source})),
+        issues=_issues(d, final, pending, calls, unclaimed),
     )
     return turn.with_hash()
+
+
+ISSUE_REQUEST = "request_not_captured"
+ISSUE_ANSWER = "answer_not_captured"
+ISSUE_EMPTY_CALL = "model_call_without_content"
+ISSUE_UNRECONCILED = "unreconciled_calls"
+ISSUES = (ISSUE_REQUEST, ISSUE_ANSWER, ISSUE_EMPTY_CALL, ISSUE_UNRECONCILED)
+"""What a turn's `issues` may hold, in this order (the `turns.issues` description says
+what each means)."""
+
+
+def _issues(
+    d: _Draft, final: str | None, pending: bool, calls: tuple[Call, ...], unclaimed: list[Span]
+) -> tuple[str, ...]:
+    """What assembly could not trust: a request or an answer not captured (a placeholder
+    counts as not captured: decoding drops it), a model call reporting usage but no
+    messages in any span of it (`turnscore.ingest.calls` rule 1), and a requested call left
+    without execution beside an unclaimed execution of the same tool (they may be one call
+    counted twice). A turn still waiting for a tool result is not missing its answer."""
+    found: set[str] = set()
+    if d.request is None or not d.request.text.strip():
+        found.add(ISSUE_REQUEST)
+    if final is None and not pending and d.steps and _answer_missing(d.steps[-1]):
+        found.add(ISSUE_ANSWER)
+    if any(s.input_messages is None and s.output_messages is None for s in [*d.steps, *d.side]):
+        found.add(ISSUE_EMPTY_CALL)
+    loose = {execution_of(s).name for s in unclaimed}
+    if any(c.status == "no_result" and c.name in loose for c in calls):
+        found.add(ISSUE_UNRECONCILED)
+    return tuple(i for i in ISSUES if i in found)
+
+
+def _answer_missing(last: Span) -> bool:
+    out = last.output_messages
+    return out is None or not any(m.parts for m in out)
+
+
+def _request(d: _Draft, agents: list[Span]) -> str:
+    """The newest genuine user message of the turn's first model call; when the run's
+    agent span records the user's own text and the model was sent it inside a template
+    (smolagents' `New task:\n<task>`), that text."""
+    request = d.request.text if d.request is not None else ""
+    for agent in agents:
+        newest = newest_user(agent.input_messages)
+        task = newest[1].text.strip() if newest else ""
+        if task and task != request.strip() and task in request:
+            return task
+    return request
 
 
 def _members(forest: Forest, d: _Draft, root: Span, exclusive: bool) -> list[Span]:
@@ -315,10 +345,22 @@ def _final_answer(d: _Draft, agents: list[Span]) -> tuple[str | None, bool]:
         last = next((a.output_messages for a in agents if a.output_messages is not None), None)
     if last is None:
         return None, False
+    if _answers_by_tool(d):
+        answer = next(
+            final_answer_of(p.arguments) for m in last for p in m.tool_calls
+            if p.name in FINAL_ANSWER_TOOLS
+        )
+        return (answer if answer and answer.strip() else None), False
     if any(m.tool_calls for m in last):
         return None, True
     text = "".join(m.text for m in last if m.role == "assistant")
     return (text if text.strip() else None), False
+
+
+def _answers_by_tool(d: _Draft) -> bool:
+    """The turn's last model call answers through a final-answer tool (calls rule 4)."""
+    last = d.steps[-1].output_messages if d.steps else None
+    return any(p.name in FINAL_ANSWER_TOOLS for m in last or () for p in m.tool_calls)
 
 
 def _status(
@@ -381,23 +423,42 @@ def _conventions(members: list[Span]) -> str:
     return ",".join(sorted(names))
 
 
-def _root_attributes(root: Span) -> str:
+def _root_attributes(root: Span, texts: Iterable[str | None]) -> str:
+    """The root span's attributes without message content (issue 17): no key a convention
+    declares as content (`decode.CONTENT_KEYS`, keys and their flattened `key.` children),
+    and, as a last line for keys no convention declares, no attribute whose value holds
+    the turn's request, answer or a tool result (`texts`; only texts of at least
+    `_LEAK_MIN` characters count, so a result like "18" does not hide `gen_ai.usage.*`)."""
     try:
         raw = orjson.loads(root.attributes_json)
     except orjson.JSONDecodeError:
-        return root.attributes_json
+        return "{}"
     if not isinstance(raw, dict):
-        return root.attributes_json
-    kept = {k: v for k, v in raw.items() if not _is_content(k)}
+        return "{}"
+    needles = {t.strip() for t in texts if t and len(t.strip()) >= _LEAK_MIN}
+    kept = {
+        k: v for k, v in raw.items() if not _is_content(k) and not _holds(v, needles)
+    }
     return orjson.dumps(kept, option=orjson.OPT_SORT_KEYS).decode()
 
 
-_CONTENT_SET = frozenset(_CONTENT_KEYS)
-_CONTENT_PREFIXES = tuple(c + "." for c in _CONTENT_KEYS)
+_CONTENT_SET = frozenset(CONTENT_KEYS)
+_CONTENT_PREFIXES = tuple(c + "." for c in CONTENT_KEYS)
+_LEAK_MIN = 8
 
 
 def _is_content(key: str) -> bool:
     return key in _CONTENT_SET or key.startswith(_CONTENT_PREFIXES)
+
+
+def _holds(value: object, needles: set[str]) -> bool:
+    if not needles or isinstance(value, bool | int | float) or value is None:
+        return False
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    if not isinstance(value, str):
+        # JSON escapes quotes and newlines: compare with the needles spelled the same way.
+        return any(orjson.dumps(n).decode()[1:-1] in text or n in text for n in needles)
+    return any(n in text for n in needles)
 
 
 def _sum(values: Iterable[int | None]) -> int | None:

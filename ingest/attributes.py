@@ -23,6 +23,7 @@ GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
 GEN_AI_SYSTEM: Final = "gen_ai.system"  # deprecated spelling of provider
 GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
 GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID: Final = "gen_ai.response.id"
 GEN_AI_RESPONSE_FINISH_REASONS: Final = "gen_ai.response.finish_reasons"
 GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
 GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
@@ -51,6 +52,8 @@ OP_INVOKE_AGENT: Final = "invoke_agent"
 OP_INVOKE_WORKFLOW: Final = "invoke_workflow"
 OP_CREATE_AGENT: Final = "create_agent"
 OP_EXECUTE_TOOL: Final = "execute_tool"
+OP_EMBEDDINGS: Final = "embeddings"
+OP_RETRIEVAL: Final = "retrieval"
 
 # Events (log records or span events)
 EV_OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"
@@ -85,6 +88,13 @@ OI_AGENT_NAME: Final = "agent.name"
 OI_GRAPH_NODE_ID: Final = "graph.node.id"
 OI_METADATA: Final = "metadata"
 OI_FINISH_REASON: Final = "llm.finish_reason"
+OI_PROMPTS: Final = "llm.prompts"
+OI_PROMPT_TEMPLATE: Final = "llm.prompt_template"
+OI_RETRIEVAL_DOCUMENTS: Final = "retrieval.documents"
+OI_RERANKER_INPUT_DOCUMENTS: Final = "reranker.input_documents"
+OI_RERANKER_OUTPUT_DOCUMENTS: Final = "reranker.output_documents"
+OI_RERANKER_QUERY: Final = "reranker.query"
+OI_EMBEDDING_EMBEDDINGS: Final = "embedding.embeddings"
 
 # --- OpenLLMetry (Traceloop) -------------------------------------------------------
 TL_SPAN_KIND: Final = "traceloop.span.kind"
@@ -95,6 +105,15 @@ TL_ASSOCIATION_PREFIX: Final = "traceloop.association.properties."
 TL_REQUEST_TYPE: Final = "llm.request.type"
 TL_REQUEST_FUNCTIONS: Final = "llm.request.functions"
 TL_USAGE_TOTAL: Final = "llm.usage.total_tokens"
+TL_TASK_INPUT: Final = "gen_ai.task.input"  # newer OpenLLMetry workflow/task spans
+TL_TASK_OUTPUT: Final = "gen_ai.task.output"
+CREWAI_CREW_RESULT: Final = "crewai.crew.result"  # OpenLLMetry's CrewAI instrumentation
+CREWAI_CREW_TASKS_OUTPUT: Final = "crewai.crew.tasks_output"
+CREWAI_CREW_TASKS: Final = "crewai.crew.tasks"
+CREWAI_TASK_DESCRIPTION: Final = "crewai.task.description"
+CREWAI_TASK_EXPECTED_OUTPUT: Final = "crewai.task.expected_output"
+CREWAI_AGENT_GOAL: Final = "crewai.agent.goal"
+CREWAI_AGENT_BACKSTORY: Final = "crewai.agent.backstory"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
@@ -131,6 +150,10 @@ VERCEL_PROMPT_MESSAGES: Final = "ai.prompt.messages"
 VERCEL_PROMPT_TOOLS: Final = "ai.prompt.tools"
 VERCEL_RESPONSE_TEXT: Final = "ai.response.text"
 VERCEL_RESPONSE_TOOL_CALLS: Final = "ai.response.toolCalls"
+VERCEL_RESPONSE_OBJECT: Final = "ai.response.object"  # generateObject
+VERCEL_RESPONSE_REASONING: Final = "ai.response.reasoning"
+VERCEL_VALUE: Final = "ai.value"  # embed
+VERCEL_VALUES: Final = "ai.values"  # embedMany
 VERCEL_RESPONSE_FINISH_REASON: Final = "ai.response.finishReason"
 VERCEL_TOOL_CALL_NAME: Final = "ai.toolCall.name"
 VERCEL_TOOL_CALL_ID: Final = "ai.toolCall.id"

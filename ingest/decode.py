@@ -42,11 +42,18 @@ CONVENTIONS: tuple[Convention, ...] = (
     frameworks.ADK,
     frameworks.STRANDS,
     vercel.VERCEL,
-    Convention(otel_genai.NAME, otel_genai.detect, otel_genai.decode),
-    Convention(openinference.NAME, openinference.detect, openinference.decode),
-    Convention(openllmetry.NAME, openllmetry.detect, openllmetry.decode),
+    Convention(otel_genai.NAME, otel_genai.detect, otel_genai.decode, otel_genai.CONTENT_KEYS),
+    Convention(openinference.NAME, openinference.detect, openinference.decode,
+               openinference.CONTENT_KEYS),
+    Convention(openllmetry.NAME, openllmetry.detect, openllmetry.decode,
+               openllmetry.CONTENT_KEYS),
 )
 """Every decoder, in merge precedence."""
+
+CONTENT_KEYS: tuple[str, ...] = tuple(
+    dict.fromkeys(k for c in CONVENTIONS for k in c.content_keys)
+)
+"""Every convention's content keys (`Convention.content_keys`), once each."""
 
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
 _MODEL_KEYS = (A.GEN_AI_RESPONSE_MODEL, A.GEN_AI_REQUEST_MODEL, A.OI_MODEL_NAME)
@@ -214,6 +221,7 @@ def build_span(
         tool_execution=tool,
         input_tokens=_first_int(merged.input_tokens, raw.attributes, _INPUT_TOKEN_KEYS),
         output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
+        response_id=as_str(raw.attributes.get(A.GEN_AI_RESPONSE_ID)),
         attributes_json=attributes,
         source=raw.source,
     )

@@ -34,7 +34,7 @@ from turnscore.ingest.assemble import Run, assemble_runs
 from turnscore.ingest.conventions import otel_genai
 from turnscore.ingest.conventions.base import Decoded, SpanView
 from turnscore.ingest.conventions.messages import system_text
-from turnscore.ingest.conventions.values import as_str
+from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, as_str
 from turnscore.ingest.decode import CONVENTIONS, attributes_json, build_span, conversation_id
 from turnscore.ingest.grouping import newest_user
 from turnscore.ingest.links import SpanLinks, history_key
@@ -104,8 +104,14 @@ def solve(
 
 
 _OTEL = otel_genai.NAME
-_FORBIDDEN = frozenset({A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.VERCEL_OPERATION_ID})
-"""Deprecated whole-prompt content (decoded another way) and a key detected by value."""
+_READ = frozenset({
+    A.GEN_AI_INPUT_MESSAGES, A.GEN_AI_OUTPUT_MESSAGES, A.GEN_AI_SYSTEM_INSTRUCTIONS,
+    A.GEN_AI_TOOL_DEFINITIONS, A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT,
+})  # fmt: skip
+"""The OTel GenAI content keys this path decodes (`otel_genai.current`, `tool_execution`)."""
+_FORBIDDEN = (frozenset(otel_genai.CONTENT_KEYS) - _READ) | {A.VERCEL_OPERATION_ID}
+"""OTel GenAI content this path does not decode (the deprecated whole-prompt keys), and a
+key another convention is detected by by value."""
 _NOT_ON_ROOT = frozenset({A.GEN_AI_INPUT_MESSAGES, A.GEN_AI_OUTPUT_MESSAGES})
 """Content that would make the root, or a tool span, decode another way."""
 
@@ -218,9 +224,21 @@ def _shape(spans: Sequence[RawSpan]) -> _Shape | None:
         return None
     if any(s.parent_span_id != root.span_id for s in (*chats, *tools, *others)):
         return None
+    if _merges(chats, tools):
+        return None
     for group in (chats, tools, others):
         group.sort(key=lambda s: (s.start_unix_nano, s.span_id))
     return _Shape(root, chats, tools, others)
+
+
+def _merges(chats: list[RawSpan], tools: list[RawSpan]) -> bool:
+    """Whether `turnscore.ingest.calls` would change these spans (two chats reporting one
+    response id, a synthetic tool span): such a trace goes the general way, where the
+    rules live, rather than have them written twice."""
+    ids = [r for s in chats if (r := s.attributes.get(A.GEN_AI_RESPONSE_ID)) is not None]
+    if len(ids) != len(set(map(str, ids))):
+        return True
+    return any(s.attributes.get(A.GEN_AI_TOOL_NAME) in SYNTHETIC_TOOL_NAMES for s in tools)
 
 
 _DETECTED: dict[frozenset[str], bool | None] = {}

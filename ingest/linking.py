@@ -12,7 +12,11 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    not to the turn): by call id across the conversation, preferring the tool span's own
    turn (ids may be synthesized per turn, like ADK's `{name}_{idx}`); then, within the
    turn, by tool name plus canonical arguments in request order (parallel calls may run in
-   any order); then by name alone when the span carries no arguments.
+   any order; decoders have unwrapped framework wrappers such as `{"kwargs": {...}}`,
+   `conventions.messages.unwrap_tool_input`); then by name alone when the span carries no
+   arguments; then, for executions without a call id, by name in order. An execution
+   joins one call at most, so a call is never counted twice; what no rule joins is kept
+   (4.) and the turn's `issues` say `unreconciled_calls`.
 4. Executions no requested call claims are kept as calls too (for example when no model
    spans exist): their step is the last model call that started before them.
 
@@ -135,7 +139,21 @@ def link_executions(
     for i, requested in enumerate(turns):
         _link_by_content(requested, unclaimed[i], with_arguments=True)
         _link_by_content(requested, unclaimed[i], with_arguments=False)
+        _link_by_order(requested, unclaimed[i])
     return unclaimed
+
+
+def _link_by_order(requested: list[Requested], spans: list[Span]) -> None:
+    """What is left, by tool name in order: an execution without a call id, of a call
+    that had no other execution (arguments recorded in a form no unwrapping reads)."""
+    for r in requested:
+        if r.execution is not None:
+            continue
+        named = (s for s in spans if execution_of(s).name == r.part.name)
+        span = next((s for s in named if not execution_of(s).call_id), None)
+        if span is not None:
+            r.execution = span
+            spans.remove(span)
 
 
 def _link_by_content(

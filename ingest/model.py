@@ -120,6 +120,8 @@ class Span:
     tool_execution: ToolExecution | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    response_id: str | None = None
+    """`gen_ai.response.id`: spans of two instrumentations reporting one model call share it."""
     attributes_json: str = "{}"
     """All raw attributes (and resource attributes under 'resource.'), JSON text, lossless."""
     source: str = ""

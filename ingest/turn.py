@@ -69,6 +69,8 @@ class Turn:
     attributes: str = "{}"
     ingest_id: str = ""
     source: str = ""
+    issues: tuple[str, ...] = ()
+    """What assembly could not trust (`turnscore.ingest.assemble.ISSUES`); not hashed."""
 
     def with_hash(self) -> Turn:
         return replace(self, content_hash=content_hash(self))
@@ -77,7 +79,8 @@ class Turn:
 # `content_hash` covers what a scorer reads: request, system instructions, tools, calls
 # (without their timing), final answer, status and case id. A change to any of them makes
 # the turn's scores stale; a change to the formula would make every stored turn's stale
-# (the test pins it).
+# (the test pins it). Not `issues`: they say how far assembly trusted the same content,
+# and a score of that content stands.
 def content_hash(turn: Turn) -> str:
     payload = {
         "request": turn.request,
@@ -131,6 +134,8 @@ def turns_to_arrow(turns: Iterable[Turn]) -> pa.Table:
             cols[f.name] = [[_tool_row(x) for x in t.tools] for t in turns]
         elif f.name == "calls":
             cols[f.name] = [[_call_row(x) for x in t.calls] for t in turns]
+        elif f.name == "issues":
+            cols[f.name] = [list(t.issues) for t in turns]
         else:
             cols[f.name] = [getattr(t, f.name) for t in turns]
     return pa.Table.from_pydict(cols, schema=_SCHEMA)
@@ -142,4 +147,5 @@ def turns_from_arrow(table: pa.Table | pa.RecordBatch) -> Iterator[Turn]:
         kw = {k: v for k, v in row.items() if k in names}
         kw["tools"] = tuple(Tool(**t) for t in kw.get("tools") or ())
         kw["calls"] = tuple(Call(**c) for c in kw.get("calls") or ())
+        kw["issues"] = tuple(kw.get("issues") or ())
         yield Turn(**kw)

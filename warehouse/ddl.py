@@ -4,7 +4,8 @@ The `turns` migration is generated from `TURN_FIELDS` with `create_table_sql` an
 as a `.sql` file, because a migration is history: once applied to someone's warehouse it
 must never change. `tests/warehouse/test_db.py` checks that the migrated `turns` table
 still matches `TURN_FIELDS`; when the contract changes, that test fails and the fix is a
-new migration (`python -m turnscore.warehouse.ddl` prints the current DDL to start from).
+new migration (`python -m turnscore.warehouse.ddl` prints the current DDL to start from),
+named in `ADDED_COLUMNS` when it adds a column.
 """
 
 from __future__ import annotations
@@ -56,8 +57,15 @@ def create_table_sql(table: str, fields: tuple[Field, ...], primary_key: str) ->
     return f"CREATE TABLE {quote_ident(table)} (\n" + ",\n".join(cols) + "\n);\n"
 
 
-def turns_ddl() -> str:
-    return create_table_sql("turns", TURN_FIELDS, "turn_id")
+ADDED_COLUMNS: dict[str, str] = {"issues": "0010_turn_issues.sql"}
+"""`turns` columns added after `0001_turns.sql`, each by the migration named."""
+
+
+def turns_ddl(*, first: bool = False) -> str:
+    """The `turns` DDL of the contract; with `first`, without `ADDED_COLUMNS` (what
+    `0001_turns.sql` froze)."""
+    fields = tuple(f for f in TURN_FIELDS if not (first and f.name in ADDED_COLUMNS))
+    return create_table_sql("turns", fields, "turn_id")
 
 
 if __name__ == "__main__":

@@ -174,6 +174,8 @@ def turns_of(batch: pa.RecordBatch | pa.Table) -> list[Turn]:
             columns.append(nested_records(batch.column(name), _TOOL_NAMES, Tool))
         elif name == "calls":
             columns.append(nested_records(batch.column(name), _CALL_NAMES, Call))
+        elif name == "issues":
+            columns.append([tuple(v or ()) for v in batch.column(name).to_pylist()])
         else:
             columns.append(batch.column(name).to_pylist())
     return [Turn(*row) for row in zip(*columns, strict=True)]

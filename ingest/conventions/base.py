@@ -86,3 +86,7 @@ class Convention:
     name: str
     detect: Callable[[SpanView], bool]
     decode: Callable[[SpanView, list[str]], Decoded]
+    content_keys: tuple[str, ...] = ()
+    """Attributes holding message content (requests, answers, prompts, tool arguments and
+    results, documents), each a key or a prefix of flattened keys (`key.`): kept out of
+    `Turn.attributes`, where redaction and "not captured" rules do not reach (issue 17)."""

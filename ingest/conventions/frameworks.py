@@ -25,6 +25,7 @@ from turnscore.ingest.conventions.messages import (
     system_text,
 )
 from turnscore.ingest.conventions.values import (
+    SYNTHETIC_TOOL_NAMES,
     ContentError,
     JsonValue,
     as_int,
@@ -132,7 +133,11 @@ def _pydantic_tool(view: SpanView, problems: Problems) -> ToolExecution | None:
     )
 
 
-PYDANTIC_AI = Convention("pydantic-ai", _pydantic_detect, _pydantic_decode)
+PYDANTIC_AI = Convention("pydantic-ai", _pydantic_detect, _pydantic_decode, content_keys=(
+    A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_FINAL_RESULT,
+    A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, A.PYDANTIC_AI_TOOL_ARGUMENTS,
+    A.PYDANTIC_AI_TOOL_RESPONSE,
+))
 
 # --- Strands ------------------------------------------------------------------------
 
@@ -256,7 +261,9 @@ def _merge_assistant(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     return (Message("assistant", parts),) if parts else messages
 
 
-MLFLOW = Convention("mlflow", _mlflow_detect, _mlflow_decode)
+MLFLOW = Convention("mlflow", _mlflow_detect, _mlflow_decode, content_keys=(
+    A.MLFLOW_SPAN_INPUTS, A.MLFLOW_SPAN_OUTPUTS, A.MLFLOW_CHAT_TOOLS, A.MLFLOW_CHAT_MESSAGES,
+))
 
 # --- Google ADK ---------------------------------------------------------------------
 
@@ -269,6 +276,9 @@ def _adk_detect(view: SpanView) -> bool:
 def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
     base = Decoded(conversation_id=as_str(view.get(A.ADK_SESSION_ID)))
     if A.ADK_TOOL_CALL_ARGS in view.attributes or A.ADK_TOOL_RESPONSE in view.attributes:
+        if view.get(A.GEN_AI_TOOL_NAME) in SYNTHETIC_TOOL_NAMES:
+            # The merged span's args and response are no call's (not even JSON).
+            return base.fill(Decoded(kind=SpanKind.CHAIN))
         args = _load(view, A.ADK_TOOL_CALL_ARGS, problems)
         response = _load(view, A.ADK_TOOL_RESPONSE, problems)
         return base.fill(Decoded(kind=SpanKind.TOOL, tool_execution=ToolExecution(
@@ -304,4 +314,6 @@ def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
     ))
 
 
-ADK = Convention("google-adk", _adk_detect, _adk_decode)
+ADK = Convention("google-adk", _adk_detect, _adk_decode, content_keys=(
+    A.ADK_LLM_REQUEST, A.ADK_LLM_RESPONSE, A.ADK_TOOL_CALL_ARGS, A.ADK_TOOL_RESPONSE,
+))

@@ -23,6 +23,7 @@ from turnscore.ingest.conventions.values import (
     as_str,
     canonical_arguments,
     canonical_json,
+    is_placeholder,
     result_text,
     try_json,
 )
@@ -75,7 +76,7 @@ def tool_result(
 ) -> Part:
     return Part(
         PartType.TOOL_RESULT,
-        text=None if value is None else block_result_text(value),
+        text=None if value is None or is_placeholder(value) else block_result_text(value),
         call_id=as_str(call_id),
         name=as_str(name),
         is_error=is_error,
@@ -197,7 +198,7 @@ _PART_TYPES: dict[str, Callable[[dict[str, Any]], Part]] = {
 
 def parse_content(content: JsonValue, role: str, call_id: JsonValue = None) -> tuple[Part, ...]:
     """A message's `content` (string, JSON-string blocks, block list or block) as parts."""
-    if content is None:
+    if content is None or is_placeholder(content):
         return ()
     if isinstance(content, str):
         ok, parsed = try_json(content)
@@ -213,7 +214,11 @@ def parse_content(content: JsonValue, role: str, call_id: JsonValue = None) -> t
     ):
         return (tool_result(call_id, content),)
     parts = (parse_part(b, role) for b in blocks)
-    return tuple(p for p in parts if p is not None)
+    return tuple(p for p in parts if p is not None and not _not_captured(p))
+
+
+def _not_captured(part: Part) -> bool:
+    return part.type is PartType.TEXT and is_placeholder(part.text)
 
 
 _RESULT_TYPES = frozenset(
@@ -242,7 +247,8 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
     finish = as_str(obj.get("finish_reason"))
     if isinstance(obj.get("parts"), list):
         parts = [parse_part(p, role) for p in obj["parts"]]
-        return Message(role, tuple(p for p in parts if p is not None), finish)
+        return Message(role, tuple(p for p in parts if p is not None and not _not_captured(p)),
+                       finish)
     call_id = obj.get("tool_call_id") or obj.get("id") if role == "tool" else None
     parts_list = list(parse_content(obj.get("content"), role, call_id))
     if role == "tool" and parts_list and obj.get("name"):
@@ -348,7 +354,7 @@ def whole_messages(
 
 def instructions_text(value: JsonValue) -> str | None:
     """System instructions from a string, a part, or a list of parts."""
-    if value is None:
+    if value is None or is_placeholder(value):
         return None
     if isinstance(value, str):
         return value
@@ -370,7 +376,7 @@ def system_text(messages: tuple[Message, ...] | None) -> str | None:
     """System instructions carried as system-role messages (OpenAI, OpenInference, Strands)."""
     if not messages:
         return None
-    texts = [m.text for m in messages if m.role == "system"]
+    texts = [m.text for m in messages if m.role == "system" and m.parts]
     return "\n".join(texts) if texts else None
 
 
@@ -425,3 +431,78 @@ def _tool_defs(obj: JsonValue, where: str, problems: Problems) -> list[ToolDef]:
             parameters=None if schema is None else canonical_json(schema),
         )
     ]
+
+
+# --- tool executions: framework wrappers ------------------------------------------------
+
+_INPUT_WRAPPER_KEYS = frozenset(
+    {"args", "kwargs", "inputs", "input_str", "tags", "metadata", "sanitize_inputs_outputs"}
+)
+
+
+def unwrap_tool_input(value: JsonValue) -> tuple[JsonValue, str | None]:
+    """A tool span's recorded input as the arguments the model gave, and the call id a
+    wrapper carries (else None).
+
+    Frameworks record the Python call, not the arguments: LlamaIndex `{"kwargs": {...}}`,
+    smolagents `{"args": [], "sanitize_inputs_outputs": true, "kwargs": {...}}`, LangChain's
+    callback (under OpenLLMetry) `{"input_str", "inputs": {...}, "tags", "metadata",
+    "kwargs": {"tool_call_id", ...}}`, decorated functions `{"args": [], "kwargs": {...}}`.
+    Only a JSON object whose every key is such a wrapper key is unwrapped: `inputs` when it
+    is an object, else `kwargs` when no positional `args` were given. A tool whose own
+    argument is named `kwargs` alone is indistinguishable from the wrapper, and unwrapped.
+    """
+    parsed = value
+    if isinstance(value, str):
+        ok, parsed = try_json(value)
+        if not ok:
+            return value, None
+    if not isinstance(parsed, dict) or not parsed or not set(parsed) <= _INPUT_WRAPPER_KEYS:
+        return value, None
+    kwargs = parsed.get("kwargs")
+    call_id = as_str(kwargs.get("tool_call_id")) if isinstance(kwargs, dict) else None
+    if isinstance(parsed.get("inputs"), dict):
+        return parsed["inputs"], call_id
+    if isinstance(kwargs, dict) and not parsed.get("args") and "inputs" not in parsed:
+        return kwargs, None
+    return value, None
+
+
+def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
+    """A tool span's recorded output as (the result the model saw, a call id it carries,
+    whether it reports a failure).
+
+    Unwrapped: LlamaIndex's `ToolOutput` (`{"blocks", "raw_output", "is_error", ...}`: the
+    raw output), a LangChain `ToolMessage` (plain or `lc` constructor form, bare or under
+    `{"output": ...}` as OpenLLMetry records it: its content, `tool_call_id`, `status`).
+    Anything else is the result as it is.
+    """
+    parsed = value
+    if isinstance(value, str):
+        ok, parsed = try_json(value)
+        if not ok:
+            return value, None, False
+    if isinstance(parsed, dict) and "raw_output" in parsed and "blocks" in parsed:
+        return block_result_text(parsed["raw_output"]), None, parsed.get("is_error") is True
+    wrapped = parsed.get("output") if isinstance(parsed, dict) and len(parsed) <= 2 else None
+    for candidate in (parsed, wrapped):
+        message = tool_message(candidate)
+        if message is not None and message.parts:
+            part = message.parts[0]
+            return part.text, part.call_id, part.is_error
+    if value is None:
+        return None, None, False
+    return (value if isinstance(value, str) else block_result_text(value)), None, False
+
+
+def tool_message(output: JsonValue) -> Message | None:
+    """A serialized LangChain ToolMessage (plain or `lc` constructor form), else None."""
+    if not isinstance(output, dict):
+        return None
+    is_plain = output.get("type") == "tool" and isinstance(output.get("data"), dict)
+    ident = output.get("id")
+    is_lc = output.get("lc") == 1 and isinstance(ident, list) and ident[-1:] == ["ToolMessage"]
+    if not (is_plain or is_lc):
+        return None
+    message = parse_message(output, "ToolMessage", [])
+    return message if message is not None and message.role == "tool" else None

@@ -10,16 +10,18 @@ precedence backwards). LangChain TOOL spans serialize a `ToolMessage` as output;
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
-    block_result_text,
     parse_message,
     parse_tool_defs,
     system_text,
+    unwrap_tool_input,
+    unwrap_tool_output,
     whole_messages,
 )
 from turnscore.ingest.conventions.values import (
@@ -30,9 +32,15 @@ from turnscore.ingest.conventions.values import (
     try_json,
     unflatten,
 )
-from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
 
 NAME = "openinference"
+CONTENT_KEYS = (
+    A.OI_INPUT_VALUE, A.OI_OUTPUT_VALUE, A.OI_INPUT_MESSAGES, A.OI_OUTPUT_MESSAGES, A.OI_TOOLS,
+    A.OI_PROMPTS, A.OI_PROMPT_TEMPLATE, A.OI_RETRIEVAL_DOCUMENTS, A.OI_RERANKER_INPUT_DOCUMENTS,
+    A.OI_RERANKER_OUTPUT_DOCUMENTS, A.OI_RERANKER_QUERY, A.OI_EMBEDDING_EMBEDDINGS,
+)  # fmt: skip
+"""Message content this convention puts in attributes (`Convention.content_keys`)."""
 
 _KINDS = {
     "LLM": SpanKind.LLM,
@@ -61,10 +69,13 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     outputs = _with_finish(_flat_messages(view, A.OI_OUTPUT_MESSAGES, problems),
                            as_str(view.get(A.OI_FINISH_REASON)))
     if kind is SpanKind.LLM:
-        inputs = inputs if inputs is not None else _raw(view, A.OI_INPUT_VALUE, "user", problems)
+        inputs = _failed_results(view, inputs) if inputs is not None \
+            else _raw(view, A.OI_INPUT_VALUE, "user", problems)
         outputs = (
             outputs if outputs is not None else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
         )
+    elif kind is SpanKind.AGENT and inputs is None:
+        inputs = _task(view)
     tools = _tools(view, problems)
     return base.fill(Decoded(
         input_messages=inputs,
@@ -117,15 +128,40 @@ def _plain_message(body: dict[str, Any]) -> dict[str, Any]:
     plain: dict[str, Any] = {
         k: body[k] for k in ("role", "name", "tool_call_id", "content") if k in body
     }
+    calls = body.get("tool_calls")
+    wrapped = [c.get("tool_call") for c in calls if isinstance(c, dict)] \
+        if isinstance(calls, list) else []
+    listed = [c for c in wrapped if isinstance(c, dict)]
     contents = body.get("contents")
     if isinstance(contents, list):
-        blocks = [c.get("message_content") for c in contents if isinstance(c, dict)]
-        plain["content"] = [b for b in blocks if isinstance(b, dict)]
-    calls = body.get("tool_calls")
-    if isinstance(calls, list):
-        wrapped = [c.get("tool_call") for c in calls if isinstance(c, dict)]
-        plain["tool_calls"] = [c for c in wrapped if isinstance(c, dict)]
+        plain["content"] = _content_blocks(contents, listed)
+    if listed:
+        plain["tool_calls"] = listed
     return plain
+
+
+def _content_blocks(contents: list[Any], listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`contents.N.message_content` blocks. A tool-use part keeps its call beside the
+    block (`contents.N.tool_call.*`, the Anthropic instrumentation): it becomes a call
+    block, or nothing when `tool_calls` lists the same call (by id) already."""
+    listed_ids = {c.get("id") for c in listed}
+    blocks: list[dict[str, Any]] = []
+    for item in contents:
+        if not isinstance(item, dict) or not isinstance(item.get("message_content"), dict):
+            continue
+        block = item["message_content"]
+        call = item.get("tool_call")
+        if isinstance(call, dict):
+            if (call.get("id") in listed_ids and call.get("id")) or (not call.get("id") and listed):
+                continue
+            block = {**call, "type": "tool_call"}
+        elif block.get("type") in _CALL_BLOCKS and not any(k in block for k in ("name", "id")):
+            continue  # a call part naming nothing: the call is in `tool_calls` or nowhere
+        blocks.append(block)
+    return blocks
+
+
+_CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call"})
 
 
 def _tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
@@ -158,30 +194,72 @@ def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Messa
     if not ok:
         return whole_messages(raw, role, key, problems) if role == "assistant" else None
     if isinstance(parsed, list):
-        is_payload = bool(parsed) and all(isinstance(m, dict) and "role" in m for m in parsed)
+        is_payload = _message_list(parsed)
     else:
         is_payload = isinstance(parsed, dict) and (
-            isinstance(parsed.get("messages"), list)
+            _message_list(parsed.get("messages"))
             or isinstance(parsed.get("choices"), list)
             or isinstance(parsed.get("text"), str)
         )
     return whole_messages(parsed, role, key, problems) if is_payload else None
 
 
+def _failed_results(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The flattened messages drop a tool result's `is_error` (the Anthropic
+    instrumentation); the raw request in `input.value` keeps it: results it marks as
+    failed, by call id, are failed here too."""
+    raw = view.get(A.OI_INPUT_VALUE)
+    if not isinstance(raw, str) or '"is_error"' not in raw:
+        return inputs
+    ok, parsed = try_json(raw)
+    messages = parsed.get("messages") if ok and isinstance(parsed, dict) else None
+    if not _message_list(messages):
+        return inputs
+    failed = {
+        p.call_id for m in whole_messages(messages, "user", A.OI_INPUT_VALUE, [])
+        for p in m.parts if p.type is PartType.TOOL_RESULT and p.is_error and p.call_id
+    }
+    if not failed:
+        return inputs
+    return tuple(
+        Message(m.role, tuple(
+            replace(p, is_error=True) if p.type is PartType.TOOL_RESULT and p.call_id in failed
+            else p for p in m.parts), m.finish_reason)
+        for m in inputs
+    )
+
+
+_TASK_KEYS = ("task", "input", "query", "question", "prompt", "message")
+
+
+def _task(view: SpanView) -> tuple[Message, ...] | None:
+    """An agent span's `input.value` recording the call that started the run (smolagents
+    `{"task": ..., "stream": ...}`, a query engine's `{"query": ...}`): the first of
+    `_TASK_KEYS` holding text is the user's message. Anything else is no message."""
+    raw = view.get(A.OI_INPUT_VALUE)
+    ok, parsed = try_json(raw) if isinstance(raw, str) else (False, None)
+    if not ok or not isinstance(parsed, dict):
+        return None
+    text = next((parsed[k] for k in _TASK_KEYS if isinstance(parsed.get(k), str)), None)
+    if not text or not text.strip():
+        return None
+    return (Message("user", (Part(PartType.TEXT, text=text),)),)
+
+
+def _message_list(value: JsonValue) -> bool:
+    """A non-empty list of message objects (LlamaIndex puts Python reprs of its
+    ChatMessage objects in `output.value` of spans that are not model calls)."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(m, dict) and "role" in m for m in value
+    )
+
+
 def _tool(view: SpanView, problems: Problems) -> Decoded:
     name = as_str(view.get(A.OI_TOOL_NAME)) or view.name
     call_id = as_str(view.get(A.OI_TOOL_CALL_ID)) or as_str(view.get(A.OI_TOOL_ID))
-    arguments = view.get(A.OI_INPUT_VALUE)
-    output = _json_value(view, A.OI_OUTPUT_VALUE)
-    result: str | None = None
-    if output is not None:
-        message = _tool_message(output)
-        if message is not None and message.parts:
-            part = message.parts[0]
-            result, call_id = part.text, call_id or part.call_id
-        else:
-            raw = view.get(A.OI_OUTPUT_VALUE)
-            result = raw if isinstance(raw, str) else block_result_text(output)
+    arguments, wrapped_id = unwrap_tool_input(view.get(A.OI_INPUT_VALUE))
+    raw_output = view.get(A.OI_OUTPUT_VALUE)
+    result, result_id, failed = unwrap_tool_output(raw_output)
     schema = view.get(A.OI_TOOL_PARAMETERS)
     definition = parse_tool_defs(
         {"name": name, "description": view.get(A.OI_TOOL_DESCRIPTION), "parameters": schema},
@@ -190,23 +268,11 @@ def _tool(view: SpanView, problems: Problems) -> Decoded:
     return Decoded(
         tool_execution=ToolExecution(
             name=name,
-            call_id=call_id,
+            call_id=call_id or result_id or wrapped_id,
             arguments=None if arguments is None else canonical_arguments(arguments),
             result=result,
+            error=result if failed else None,
         ),
         tool_definitions=definition if schema is not None or view.get(A.OI_TOOL_DESCRIPTION)
         else None,
     )
-
-
-def _tool_message(output: JsonValue) -> Message | None:
-    """A serialized LangChain ToolMessage (plain or `lc` constructor form), else None."""
-    if not isinstance(output, dict):
-        return None
-    is_plain = output.get("type") == "tool" and isinstance(output.get("data"), dict)
-    ident = output.get("id")
-    is_lc = output.get("lc") == 1 and isinstance(ident, list) and ident[-1:] == ["ToolMessage"]
-    if not (is_plain or is_lc):
-        return None
-    message = parse_message(output, A.OI_OUTPUT_VALUE, [])
-    return message if message is not None and message.role == "tool" else None

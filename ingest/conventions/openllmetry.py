@@ -20,18 +20,28 @@ from turnscore.ingest.conventions.messages import (
     parse_message,
     parse_tool_defs,
     system_text,
+    unwrap_tool_input,
+    unwrap_tool_output,
 )
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
     canonical_arguments,
-    result_text,
     try_json,
     unflatten,
 )
 from turnscore.ingest.model import Message, SpanKind, ToolExecution
 
 NAME = "openllmetry"
+CONTENT_KEYS = (
+    A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.TL_ENTITY_INPUT, A.TL_ENTITY_OUTPUT,
+    A.TL_REQUEST_FUNCTIONS, A.TL_TASK_INPUT, A.TL_TASK_OUTPUT,
+    # CrewAI's instrumentation copies the crew's and tasks' texts onto its spans.
+    A.CREWAI_CREW_RESULT, A.CREWAI_CREW_TASKS_OUTPUT, A.CREWAI_CREW_TASKS,
+    A.CREWAI_TASK_DESCRIPTION, A.CREWAI_TASK_EXPECTED_OUTPUT, A.CREWAI_AGENT_GOAL,
+    A.CREWAI_AGENT_BACKSTORY,
+)  # fmt: skip
+"""Message content this convention puts in attributes (`Convention.content_keys`)."""
 
 _KINDS = {
     "workflow": SpanKind.CHAIN,
@@ -132,9 +142,9 @@ def _entity(view: SpanView, key: str) -> JsonValue:
 def _tool(view: SpanView) -> ToolExecution:
     name = as_str(view.get(A.TL_ENTITY_NAME)) or view.name.removesuffix(".tool")
     entity_in = _entity(view, A.TL_ENTITY_INPUT)
-    arguments: JsonValue = entity_in
-    if isinstance(entity_in, dict):
-        # Decorated tools log {"args": [...], "kwargs": {...}}; LangChain {"inputs": {...}}.
+    arguments, wrapped_id = unwrap_tool_input(entity_in)
+    if isinstance(arguments, dict) and arguments is entity_in:
+        # LangChain's older callback records {"input": ...} alone.
         for key in ("inputs", "kwargs", "input"):
             if key in entity_in and entity_in[key] not in (None, {}, []):
                 arguments = entity_in[key]
@@ -142,10 +152,11 @@ def _tool(view: SpanView) -> ToolExecution:
     entity_out = _entity(view, A.TL_ENTITY_OUTPUT)
     if isinstance(entity_out, dict) and "output" in entity_out and len(entity_out) <= 2:
         entity_out = entity_out["output"]
-    result = entity_out if isinstance(entity_out, str) or entity_out is None \
-        else result_text(entity_out)
+    result, result_id, failed = unwrap_tool_output(entity_out)
     return ToolExecution(
         name=name,
+        call_id=result_id or wrapped_id,
         arguments=None if arguments is None else canonical_arguments(arguments),
         result=result,
+        error=result if failed else None,
     )

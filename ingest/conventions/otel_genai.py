@@ -18,12 +18,13 @@ from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import ContentEvent, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
-    block_result_text,
     instructions_text,
     parse_message,
     parse_messages,
     parse_tool_defs,
     system_text,
+    unwrap_tool_input,
+    unwrap_tool_output,
     whole_messages,
 )
 from turnscore.ingest.conventions.values import (
@@ -38,15 +39,25 @@ from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, T
 from turnscore.ingest.records import AttrValue
 
 NAME = "otel-genai"
+CONTENT_KEYS = (
+    A.GEN_AI_INPUT_MESSAGES, A.GEN_AI_OUTPUT_MESSAGES, A.GEN_AI_SYSTEM_INSTRUCTIONS,
+    A.GEN_AI_TOOL_DEFINITIONS, A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT,
+    A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION,
+)  # fmt: skip
+"""Message content this convention puts in attributes (`Convention.content_keys`)."""
 
 _KINDS = {
     A.OP_CHAT: SpanKind.LLM,
     A.OP_TEXT_COMPLETION: SpanKind.LLM,
     A.OP_GENERATE_CONTENT: SpanKind.LLM,
     A.OP_INVOKE_AGENT: SpanKind.AGENT,
-    A.OP_CREATE_AGENT: SpanKind.AGENT,
     A.OP_INVOKE_WORKFLOW: SpanKind.CHAIN,
     A.OP_EXECUTE_TOOL: SpanKind.TOOL,
+    # Declaring an agent is not running one; embeddings and retrieval are no steps of the
+    # conversation (the table in turnscore.ingest.calls).
+    A.OP_CREATE_AGENT: SpanKind.OTHER,
+    A.OP_EMBEDDINGS: SpanKind.OTHER,
+    A.OP_RETRIEVAL: SpanKind.OTHER,
 }
 _CONTENT_KEYS = (
     A.GEN_AI_INPUT_MESSAGES,
@@ -128,12 +139,22 @@ def _load(attrs: Mapping[str, AttrValue], key: str, problems: Problems) -> JsonV
         return None
 
 
+def _instructions(attrs: Mapping[str, AttrValue]) -> JsonValue:
+    """`gen_ai.system_instructions`: JSON parts by the convention; OpenLLMetry's LangGraph
+    instrumentation sends the plain text, which is the instructions as they are."""
+    value = attrs.get(A.GEN_AI_SYSTEM_INSTRUCTIONS)
+    if not isinstance(value, str):
+        return value
+    ok, parsed = try_json(value)
+    return parsed if ok else value
+
+
 def current(view: SpanView, problems: Problems) -> Decoded:
     """The current attributes (and operation-details events): messages, instructions, tools."""
     attrs = content_attributes(view)
     raw_in = _load(attrs, A.GEN_AI_INPUT_MESSAGES, problems)
     raw_out = _load(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
-    raw_sys = _load(attrs, A.GEN_AI_SYSTEM_INSTRUCTIONS, problems)
+    raw_sys = _instructions(attrs)
     tools_text = attrs.get(A.GEN_AI_TOOL_DEFINITIONS)
     cached = _TOOLS_CACHE.get(tools_text, _MISS) if isinstance(tools_text, str) else _MISS
     before = len(problems)
@@ -153,12 +174,37 @@ def current(view: SpanView, problems: Problems) -> Decoded:
             _remember_tools(tools_text, tools)
     else:
         tools = cached
+    own = view.get(A.GEN_AI_TOOL_DEFINITIONS)
+    if tools and own is not None and own is not tools_text:
+        # An event overlaid the span's own definitions (ADK's log records drop the schemas
+        # the span attribute has): what the event lacks comes from the span.
+        tools = _fill_definitions(tools, _span_definitions(own))
     return Decoded(
         input_messages=inputs,
         output_messages=outputs,
         system_instructions=instructions_text(raw_sys) or system_text(inputs),
         tool_definitions=tools,
     )
+
+
+def _span_definitions(value: AttrValue) -> tuple[ToolDef, ...]:
+    try:
+        return parse_tool_defs(structured(value, A.GEN_AI_TOOL_DEFINITIONS),
+                               A.GEN_AI_TOOL_DEFINITIONS, [])
+    except ContentError:
+        return ()
+
+
+def _fill_definitions(
+    tools: tuple[ToolDef, ...], other: tuple[ToolDef, ...]
+) -> tuple[ToolDef, ...]:
+    by_name = {t.name: t for t in other}
+    out = []
+    for t in tools:
+        o = by_name.get(t.name)
+        out.append(t if o is None else ToolDef(
+            t.name, t.description or o.description, t.parameters or o.parameters))
+    return tuple(out)
 
 
 _TOOLS_CACHE: dict[str, tuple[ToolDef, ...] | None] = {}
@@ -271,9 +317,12 @@ def tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
                 arguments, call_id = part.arguments, call_id or part.call_id
             elif part.type is PartType.TOOL_RESULT and result is None:
                 result, call_id = part.text, call_id or part.call_id
+    arguments, wrapped_id = unwrap_tool_input(arguments)
+    text, result_id, failed = unwrap_tool_output(result)
     return ToolExecution(
         name=name,
-        call_id=call_id,
+        call_id=call_id or result_id or wrapped_id,
         arguments=None if arguments is None else canonical_arguments(arguments),
-        result=None if result is None else block_result_text(result),
+        result=text,
+        error=text if failed else None,
     )

@@ -25,6 +25,29 @@ JsonValue = Any
 """A parsed JSON value; JSON by nature (see STYLE.md 'typed at the edge')."""
 
 
+PLACEHOLDERS: frozenset[str] = frozenset({
+    "<elided>",  # Google ADK, per message part, when content capture is off for it
+    "[REDACTED]", "<REDACTED>", "REDACTED", "[redacted]", "<redacted>",
+    "[CONTENT REDACTED]", "<content redacted>", "[omitted]", "<omitted>",
+    "[FILTERED]", "<filtered>", "[hidden]", "***",
+})
+"""Texts that stand for content that was not captured (capture off, redaction by the SDK
+or by a collector processor), never content. Compared after stripping whitespace, case
+sensitive except as listed. A part holding one is dropped (a message left without parts
+says nothing; a request, answer or result made only of them is "not captured"). An empty
+string is not a placeholder: it is empty text, which no rule takes for a request."""
+
+
+SYNTHETIC_TOOL_NAMES: frozenset[str] = frozenset({"(merged tools)"})
+"""Tool names that mark a span grouping other tool spans, not a tool (ADK's
+`execute_tool (merged)` around parallel calls): structure (`turnscore.ingest.calls`)."""
+
+
+def is_placeholder(text: object) -> bool:
+    """Whether `text` is one of `PLACEHOLDERS` (content not captured)."""
+    return isinstance(text, str) and text.strip() in PLACEHOLDERS
+
+
 class ContentError(ValueError):
     """Content that claims a shape and does not have it; the message says where and what."""
 

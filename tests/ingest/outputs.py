@@ -18,13 +18,18 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "ingest.py"
 
 
 @cache
-def bench_ingest() -> ModuleType:
-    """`bench/ingest.py` (real OTel SDK agent traffic: `Generator`, `generate`)."""
-    spec = importlib.util.spec_from_file_location("bench_ingest", BENCH)
+def load_module(name: str, path: Path) -> ModuleType:
+    """A script outside the packages (bench/, tests/fixtures/), imported from its path."""
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def bench_ingest() -> ModuleType:
+    """`bench/ingest.py` (real OTel SDK agent traffic: `Generator`, `generate`)."""
+    return load_module("bench_ingest", BENCH)
 
 
 def turn_rows(out: Path) -> list[tuple[Any, ...]]:

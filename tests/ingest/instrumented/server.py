@@ -37,7 +37,7 @@ class ScriptedServer:
     def __init__(self) -> None:
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
 
     def __enter__(self) -> ScriptedServer:
@@ -48,6 +48,10 @@ class ScriptedServer:
         self._http.shutdown()
         self._http.server_close()
         self._thread.join()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler; a server that speaks more routes extends it."""
+        return _handler(self)
 
     def base_url(self, library: str, scenario: str) -> str:
         host, port = self._http.server_address[:2]

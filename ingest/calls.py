@@ -1,0 +1,209 @@
+"""What is a model call, a tool or structure: one logical model call, many spans (DESIGN §3).
+
+Conventions decide a span's kind from what it says about itself (`decode`); this module
+decides, over all the spans of a batch, which of them report the same model call and which
+only claim to be one. It runs once, after deduplication and before grouping, and hands the
+rest of assembly spans in which each logical model call is one `SpanKind.LLM` span.
+
+What each operation or span kind contributes to a turn:
+
+| GenAI operation | OpenInference kind | contributes to the turn |
+| --- | --- | --- |
+| `chat` `text_completion` `generate_content` | `LLM` | a model call: a step, or a |
+| | | sub-agent's call when below a tool |
+| `invoke_agent` | `AGENT` | the run: status, its output when no model call has |
+| | | one, tools, agent name |
+| `invoke_workflow` | `CHAIN` | structure: its tools and names count as members |
+| `create_agent` | - | structure: it declares an agent, it is not a run |
+| `execute_tool` | `TOOL` | a tool execution, linked to the requested call |
+| `embeddings` | `EMBEDDING` | nothing: not a step of the conversation |
+| `retrieval` | `RETRIEVER` `RERANKER` | nothing of its own: what it found reaches the |
+| | | turn through a model input or a tool result |
+| - | `GUARDRAIL` `EVALUATOR` `PROMPT` | nothing: checks and templating |
+| (other) | (other) | structure |
+
+Rules, in order:
+
+1. **Not a model call.** A span claiming to be one (kind LLM) that carries no input
+   messages, no output messages and no token usage is structure (LlamaIndex's
+   `_prepare_chat_with_tools`): it is demoted to `CHAIN`. A span with usage only stays a
+   model call (its content was not captured; the turn says so in `issues`).
+2. **Nested reports of one call.** A model-call span whose parent is a model-call span of
+   which it is the only model-call child, and whose response id (when both carry one) is
+   the parent's, reports the same call, whatever the two conventions: the child (the
+   innermost span, nearest the wire) keeps its identity and its fields, and takes from its
+   ancestors every field it lacks (None, or messages made only of placeholders): the
+   Anthropic SDK's usage-only `anthropic.messages.create` under OpenInference's LLM span;
+   ADK's `generate_content`, with `<elided>` message events, under `call_llm`. The parent
+   stays an LLM span with a model call below it, so it is never a step itself. A parent
+   with several model-call children (a framework span over a retry or a multi-call step)
+   lends them nothing: which child its content belongs to is unknown.
+3. **One response id, several spans.** Model calls (after rule 2) sharing `gen_ai.response.id`
+   report one call, in one trace or in several (OpenLLMetry's `anthropic.chat` with
+   content and the SDK's own span without, each in a trace of its own). The richest one
+   (input and output captured, then most fields, then earliest) keeps its identity and
+   takes the others' missing fields; the others are demoted to `CHAIN` without content or
+   usage, so they give no turn and their tokens are not counted twice. Only spans of one
+   batch are merged: a copy arriving in a later batch without content stays a usage-only
+   model call (flagged `no_content`).
+4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
+   model call of a turn is how the agent answers: its argument is the final answer and
+   it is not listed among the turn's calls (its definition stays among the tools).
+5. **Synthetic spans.** ADK's `execute_tool (merged)` with `gen_ai.tool.name="(merged tools)"`
+   (`conventions.values.SYNTHETIC_TOOL_NAMES`) wraps the parallel tool spans that did run:
+   it is structure (`CHAIN`), never a call nor a tool definition.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+
+import orjson
+
+from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_text
+from turnscore.ingest.model import Message, Span, SpanKind
+
+__all__ = ["FINAL_ANSWER_TOOLS", "carries_call", "final_answer_of", "logical_spans"]
+
+
+FINAL_ANSWER_TOOLS: frozenset[str] = frozenset({"final_answer"})
+"""Tools through which an agent gives its answer (smolagents): a call of one in the last
+model call's output is the turn's final answer, not a tool call of the turn."""
+
+
+def final_answer_of(arguments: str | None) -> str | None:
+    """The answer a final-answer call gives: its only argument (`{"answer": ...}`) as
+    text, or the arguments themselves when they are not an object of one value."""
+    if arguments is None:
+        return None
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError:
+        return arguments
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    return value if isinstance(value, str) else result_text(value)
+
+
+_FILLED = (
+    "input_messages",
+    "output_messages",
+    "system_instructions",
+    "tool_definitions",
+    "input_tokens",
+    "output_tokens",
+    "model",
+    "agent_name",
+    "conversation_id",
+    "response_id",
+)
+"""Fields one report of a model call lends another that lacks them."""
+
+SpanKey = tuple[str, str]
+
+
+def carries_call(span: Span) -> bool:
+    """Whether a span claiming to be a model call carries anything of one (rule 1)."""
+    return not (
+        span.input_messages is None
+        and span.output_messages is None
+        and span.input_tokens is None
+        and span.output_tokens is None
+    )
+
+
+def logical_spans(spans: Sequence[Span]) -> list[Span]:
+    """The spans, in the same order, with each logical model call one LLM span (rules 1-3, 5)."""
+    out = [_structure(s) if _not_a_call(s) else s for s in spans]
+    index = {(s.trace_id, s.span_id): i for i, s in enumerate(out)}
+    llm_children: dict[SpanKey, list[int]] = defaultdict(list)
+    for i, s in enumerate(out):
+        if s.kind is SpanKind.LLM and s.parent_span_id is not None:
+            llm_children[(s.trace_id, s.parent_span_id)].append(i)
+    for i, s in enumerate(out):
+        if s.kind is SpanKind.LLM and not llm_children.get((s.trace_id, s.span_id)):
+            out[i] = _with_ancestors(s, out, index, llm_children)
+    by_response: dict[str, list[int]] = defaultdict(list)
+    for i, s in enumerate(out):
+        is_call = s.kind is SpanKind.LLM and not llm_children.get((s.trace_id, s.span_id))
+        if is_call and s.response_id:
+            by_response[s.response_id].append(i)
+    for group in by_response.values():
+        if len(group) < 2:
+            continue
+        keep = max(group, key=lambda i: _richness(out[i]))
+        merged = out[keep]
+        for i in sorted(group, key=lambda i: _richness(out[i]), reverse=True):
+            if i != keep:
+                merged = _fill(merged, out[i])
+                out[i] = _hollow(out[i])
+        out[keep] = merged
+    return out
+
+
+def _not_a_call(span: Span) -> bool:
+    if span.kind is SpanKind.LLM:
+        return not carries_call(span)
+    execution = span.tool_execution
+    return execution is not None and execution.name in SYNTHETIC_TOOL_NAMES
+
+
+def _structure(span: Span) -> Span:
+    defined = tuple(t for t in span.tool_definitions or () if t.name not in SYNTHETIC_TOOL_NAMES)
+    return replace(span, kind=SpanKind.CHAIN, tool_execution=None,
+                   tool_definitions=defined or None)
+
+
+def _hollow(span: Span) -> Span:
+    """A duplicate report of a call merged elsewhere: structure, nothing counted twice."""
+    return replace(
+        span, kind=SpanKind.CHAIN, input_messages=None, output_messages=None,
+        input_tokens=None, output_tokens=None,
+    )  # fmt: skip
+
+
+def _with_ancestors(
+    span: Span, spans: list[Span], index: dict[SpanKey, int], llm_children: dict[SpanKey, list[int]]
+) -> Span:
+    merged = span
+    cur = span
+    while cur.parent_span_id is not None:
+        parent_at = index.get((cur.trace_id, cur.parent_span_id))
+        if parent_at is None:
+            break
+        parent = spans[parent_at]
+        siblings = llm_children[(parent.trace_id, parent.span_id)]
+        if parent.kind is not SpanKind.LLM or len(siblings) != 1:
+            break
+        if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
+            break
+        merged = _fill(merged, parent)
+        cur = parent
+    return merged
+
+
+def _fill(span: Span, other: Span) -> Span:
+    changes = {
+        name: getattr(other, name)
+        for name in _FILLED
+        if _missing(getattr(span, name)) and not _missing(getattr(other, name))
+    }
+    return replace(span, **changes) if changes else span
+
+
+def _missing(value: object) -> bool:
+    """Not carried: None, or messages none of which has a part left (every part was a
+    placeholder: ADK's `<elided>` events on `generate_content`)."""
+    if value is None:
+        return True
+    if isinstance(value, tuple) and value and all(isinstance(m, Message) for m in value):
+        return not any(m.parts for m in value)
+    return False
+
+
+def _richness(span: Span) -> tuple[int, int, int, str, str]:
+    captured = (not _missing(span.input_messages)) + (not _missing(span.output_messages))
+    present = sum(not _missing(getattr(span, name)) for name in _FILLED)
+    return (captured, present, -span.start_unix_nano, span.trace_id, span.span_id)

@@ -1,0 +1,60 @@
+"""A Google ADK `LlmAgent` on ADK's native Gemini model (google-genai) against the scripted
+server's Gemini route, traced by ADK itself. Three stacks share this driver and one
+environment: content in spans, content in log records, and ADK's legacy schema (version 1:
+`call_llm` spans with `gcp.vertex.agent.*`). The agent's tool-error callback tells the model
+the error, as the other frameworks do (ADK's default raises it out of the run)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.ingest.instrumented.scenarios import SCENARIOS, SYSTEM_PROMPT
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+from tests.ingest.instrumented.stacks.wire import GEMINI_MODEL
+
+APP, USER = "corpus", "user"
+
+ENVS: dict[str, dict[str, str]] = {
+    "adk-spans": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
+    "adk-events": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "EVENT_ONLY"},
+    "adk-legacy": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"},
+}
+
+
+def _tool_error(
+    tool: Any, args: dict[str, Any], tool_context: Any, error: Exception
+) -> dict[str, Any]:
+    return {"error": f"{type(error).__name__}: {error}"}
+
+
+async def converse(base_url: str, stack: str, scenario: str) -> None:
+    from google.adk.agents import LlmAgent
+    from google.adk.models.google_llm import Gemini
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    agent = LlmAgent(
+        name=AGENT_NAME, model=Gemini(model=GEMINI_MODEL, base_url=base_url),
+        instruction=SYSTEM_PROMPT, tools=list(FUNCTIONS), on_tool_error_callback=_tool_error,
+    )  # fmt: skip
+    runner = InMemoryRunner(agent=agent, app_name=APP)
+    session = f"sess-{stack}-{scenario}"
+    await runner.session_service.create_session(app_name=APP, user_id=USER, session_id=session)
+    for turn in SCENARIOS[scenario].turns:
+        message = types.Content(role="user", parts=[types.Part(text=turn.request)])
+        async for _ in runner.run_async(user_id=USER, session_id=session, new_message=message):
+            pass
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with providers(stack, out, scenario):
+        asyncio.run(converse(base_url, stack, scenario))
+
+
+if __name__ == "__main__":
+    stack = sys.argv[1]
+    sys.exit(main(sys.argv[1:], {"GOOGLE_API_KEY": "test-key", **ENVS[stack]}, run))

@@ -1,0 +1,58 @@
+"""What every stack driver shares: the OTel SDK set up as an application would set it up
+(global tracer and logger providers, so spans a library makes on its own are exported too),
+exporting to OTLP protobuf files, and the command line.
+
+    <stack venv>/bin/python -m tests.ingest.instrumented.stacks.<driver> STACK SCENARIO BASE_URL OUT
+
+Each driver runs in its stack's own virtual environment, which has the stack and the OTel
+SDK but not turnscore: this package imports only the standard library, the OTel SDK and the
+scenario module.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from opentelemetry import trace
+from opentelemetry._logs import set_logger_provider
+from opentelemetry.sdk._logs import LoggerProvider
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from tests.ingest.instrumented.export import FileLogExporter, FileSpanExporter
+
+AGENT_NAME = "research_assistant"
+
+
+@contextmanager
+def providers(
+    stack: str, out: Path, scenario: str
+) -> Iterator[tuple[TracerProvider, LoggerProvider]]:
+    resource = Resource.create({"service.name": f"stack-{stack}"})
+    tracer_provider = TracerProvider(resource=resource)
+    tracer_provider.add_span_processor(BatchSpanProcessor(FileSpanExporter(out, scenario)))
+    logger_provider = LoggerProvider(resource=resource)
+    logger_provider.add_log_record_processor(
+        BatchLogRecordProcessor(FileLogExporter(out, scenario))
+    )
+    trace.set_tracer_provider(tracer_provider)
+    set_logger_provider(logger_provider)
+    try:
+        yield tracer_provider, logger_provider
+    finally:
+        tracer_provider.shutdown()
+        logger_provider.shutdown()
+
+
+def main(argv: list[str], env: dict[str, str], run: Callable[[str, str, str, Path], None]) -> int:
+    """Set the stack's environment before anything reads it, then run the scenario."""
+    stack, scenario, base_url, out = argv
+    os.environ.pop("OTEL_SEMCONV_STABILITY_OPT_IN", None)
+    os.environ.update(env)
+    run(stack, scenario, base_url, Path(out))
+    return 0

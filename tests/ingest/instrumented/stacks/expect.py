@@ -1,0 +1,195 @@
+"""The turns a recording should give, derived from its wire records (`wire.json`): what the
+scripted server received and answered, never what the export says.
+
+Per turn: the user's request (the scenario's text, which the wire holds, maybe wrapped by
+the framework), the system prompt and tool definitions of the turn's first request, every
+tool call the model asked for with the result the next request told the model, the final
+answer, the number of model calls and the summed token counts the client was sent (None
+when a stream never sent them). A call of the `final_answer` tool (smolagents) is how the
+agent answers, not a tool use: its `answer` argument is the final answer and it is not a
+call of the turn.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+from typing import Any
+
+from tests.ingest.instrumented.scenarios import SCENARIOS, run_tool
+from tests.ingest.instrumented.stacks.wire import FINAL_ANSWER_TOOL
+
+FIELDS = (
+    "request", "system_prompt", "tools", "call.id", "call.name", "call.arguments",
+    "call.result", "call.is_error", "final_answer", "llm_calls", "usage",
+)  # fmt: skip
+
+
+def _text(content: Any) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    return "".join(p.get("text") or "" for p in content if p.get("type") in ("text", None))
+
+
+def _system(wire: dict[str, Any]) -> str | None:
+    request = wire["request"]
+    if wire["api"] == "anthropic":
+        return _text(request.get("system"))
+    if wire["api"] == "gemini":
+        return _text((request.get("systemInstruction") or {}).get("parts"))
+    roles = ("system", "developer")
+    texts = [_text(m["content"]) for m in request["messages"] if m["role"] in roles]
+    return "\n".join(t for t in texts if t) or None
+
+
+def _gemini_schema(declaration: dict[str, Any]) -> Any:
+    for key in ("parametersJsonSchema", "parameters_json_schema", "parameters"):
+        if key in declaration:
+            return declaration[key]
+    return None
+
+
+def _tools(wire: dict[str, Any]) -> list[list[Any]]:
+    tools = []
+    for t in wire["request"].get("tools") or ():
+        if wire["api"] == "gemini":
+            # google-genai sends its own field names (parameters_json_schema), not the API's.
+            declarations = t.get("functionDeclarations") or t.get("function_declarations") or ()
+            tools += [[f["name"], f.get("description"), _gemini_schema(f)] for f in declarations]
+        elif wire["api"] == "anthropic":
+            tools.append([t["name"], t.get("description"), t.get("input_schema")])
+        else:
+            fn = t["function"]
+            tools.append([fn["name"], fn.get("description"), fn.get("parameters")])
+    return sorted(tools, key=lambda t: t[0])
+
+
+def _asked(wire: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(id, name, arguments) of the calls a response asked for."""
+    if wire["api"] == "gemini":
+        return [(p["functionCall"].get("id"), p["functionCall"]["name"], p["functionCall"]["args"])
+                for p in _gemini_parts(wire) if "functionCall" in p]  # fmt: skip
+    if wire["api"] == "anthropic":
+        return [(b["id"], b["name"], b["input"])
+                for b in wire["response"]["content"] if b["type"] == "tool_use"]  # fmt: skip
+    message = wire["response"]["choices"][0]["message"]
+    return [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+            for c in message.get("tool_calls") or ()]  # fmt: skip
+
+
+def _gemini_parts(wire: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(wire["response"]["candidates"][0]["content"]["parts"])
+
+
+def _said(wire: dict[str, Any]) -> str | None:
+    if wire["api"] == "gemini":
+        texts = [p["text"] for p in _gemini_parts(wire) if "text" in p]
+        return "".join(texts) if texts else None
+    if wire["api"] == "anthropic":
+        texts = [b["text"] for b in wire["response"]["content"] if b["type"] == "text"]
+        return "".join(texts) if texts else None
+    return wire["response"]["choices"][0]["message"]["content"]
+
+
+def _results(wire: dict[str, Any]) -> dict[str, str]:
+    """Tool results a request tells the model, by call id. Frameworks that send them as
+    user text (smolagents: `Call id: <id>\\nObservation:\\n<result>`) are read from that."""
+    found: dict[str, str] = {}
+    if wire["api"] == "gemini":
+        for content in wire["request"].get("contents") or ():
+            for part in content.get("parts") or ():
+                if "functionResponse" in part:
+                    answer = part["functionResponse"]
+                    found[answer.get("id")] = json.dumps(answer.get("response"))
+        return found
+    for m in wire["request"]["messages"]:
+        content = m.get("content")
+        if m["role"] == "tool":
+            found[m["tool_call_id"]] = _text(content) or ""
+        elif isinstance(content, list):
+            for block in content:
+                if block.get("type") == "tool_result":
+                    found[block["tool_use_id"]] = (
+                        block["content"] if isinstance(block["content"], str)
+                        else _text(block["content"]) or ""
+                    )  # fmt: skip
+    return found
+
+
+_CALLING, _OBSERVATION, _ERROR = "Calling tools:\n", "Observation:\n", "Error:\n"
+
+
+def _text_results(wire: dict[str, Any]) -> dict[str, str]:
+    """smolagents's form: an assistant `Calling tools:\\n<repr of the calls>` message, then a
+    user `Observation:\\n<results>` message, one line per call when there are as many lines
+    as calls (parallel calls), else the whole text for each."""
+    found: dict[str, str] = {}
+    messages = wire["request"].get("messages") or ()
+    for said, reply in itertools.pairwise(messages):
+        text, answer = _text(said.get("content")) or "", _text(reply.get("content")) or ""
+        if said["role"] != "assistant" or not text.startswith(_CALLING):
+            continue
+        ids = [c["id"] for c in ast.literal_eval(text[len(_CALLING) :])]
+        if reply["role"] != "user" or not answer.startswith(_OBSERVATION):
+            continue
+        observed = answer[len(_OBSERVATION) :].split("\nNew task:\n")[0]
+        lines = observed.split("\n")
+        for k, cid in enumerate(ids):
+            found[cid] = lines[k] if len(lines) == len(ids) else observed
+    return found
+
+
+def _error_text(wire: dict[str, Any]) -> str | None:
+    """smolagents drops a failed call from the history and tells the model in user text:
+    `Error:\\n<what failed>\\nPlease try again...`; the first line is what failed."""
+    for m in wire["request"].get("messages") or ():
+        text = _text(m.get("content")) or ""
+        if m["role"] == "user" and _ERROR in text:
+            return text.split(_ERROR, 1)[1].split("\n")[0]
+    return None
+
+
+def _usage(wire: dict[str, Any]) -> tuple[int, int]:
+    usage = wire["response"].get("usage")
+    if wire["api"] == "gemini":
+        usage = wire["response"]["usageMetadata"]
+        return usage["promptTokenCount"], usage["candidatesTokenCount"]
+    if wire["api"] == "anthropic":
+        return usage["input_tokens"], usage["output_tokens"]
+    return usage["prompt_tokens"], usage["completion_tokens"]
+
+
+def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    turns = []
+    for index, scripted in enumerate(SCENARIOS[scenario].turns):
+        mine = [w for w in wire if w["turn"] == index]
+        later = [w for w in wire if w["turn"] >= index]
+        results: dict[str, str] = {}
+        for w in later:
+            results.update(_results(w))
+            results.update(_text_results(w))
+        asked = [a for w in mine for a in _asked(w)]
+        calls = [
+            {"id": cid, "name": name, "arguments": args, "result": results.get(cid),
+             "is_error": run_tool(name, json.dumps(args))[1]}
+            for cid, name, args in asked if name != FINAL_ANSWER_TOOL
+        ]  # fmt: skip
+        failed = next((e for w in later if (e := _error_text(w))), None)
+        for call in calls:
+            if call["result"] is None and call["is_error"]:
+                call["result"] = failed
+        answers = [args.get("answer") for _, name, args in _asked(mine[-1])
+                   if name == FINAL_ANSWER_TOOL]  # fmt: skip
+        sent = all(w["usage_sent"] for w in mine)
+        usage = [sum(_usage(w)[k] for w in mine) for k in (0, 1)] if sent else None
+        turns.append({
+            "request": scripted.request,
+            "system_prompt": _system(mine[0]),
+            "tools": _tools(mine[0]),
+            "calls": calls,
+            "final_answer": answers[0] if answers else _said(mine[-1]),
+            "llm_calls": len(mine),
+            "usage": usage,
+        })  # fmt: skip
+    return turns

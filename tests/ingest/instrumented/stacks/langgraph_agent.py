@@ -1,0 +1,42 @@
+"""LangGraph's prebuilt ReAct agent on `ChatOpenAI`, under OpenLLMetry's LangChain
+instrumentation; a checkpointer thread carries the conversation across turns."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+
+
+def converse(base_url: str, stack: str, scenario: str) -> None:
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.prebuilt import ToolNode, create_react_agent
+
+    llm = ChatOpenAI(model=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
+    # LangGraph's default passes only invocation errors back to the model; the corpus's
+    # runs told the model every tool error, as `handle_tool_errors=True` does.
+    tools = ToolNode([tool(fn) for fn in FUNCTIONS], handle_tool_errors=True)
+    agent = create_react_agent(
+        llm, tools, prompt=SYSTEM_PROMPT, name=AGENT_NAME,
+        checkpointer=InMemorySaver(),
+    )  # fmt: skip
+    config = {"configurable": {"thread_id": f"sess-{stack}-{scenario}"}}
+    for turn in SCENARIOS[scenario].turns:
+        agent.invoke({"messages": [{"role": "user", "content": turn.request}]}, config)
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+
+        LangchainInstrumentor().instrument(tracer_provider=tracer_provider)
+        converse(base_url, stack, scenario)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], {"TRACELOOP_TRACE_CONTENT": "true"}, run))

@@ -1,0 +1,42 @@
+"""A LlamaIndex `FunctionAgent` (its default: streaming) on the OpenAI LLM, under
+OpenInference; one `Context` carries the conversation across a scenario's turns."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+
+
+async def converse(base_url: str, scenario: str) -> None:
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.tools import FunctionTool
+    from llama_index.core.workflow import Context
+    from llama_index.llms.openai import OpenAI
+
+    llm = OpenAI(model=MODEL, api_base=base_url, api_key="test-key", max_retries=0)
+    agent = FunctionAgent(
+        name=AGENT_NAME, description="Answers with the tools.", system_prompt=SYSTEM_PROMPT,
+        tools=[FunctionTool.from_defaults(fn) for fn in FUNCTIONS], llm=llm,
+    )  # fmt: skip
+    ctx = Context(agent)
+    for turn in SCENARIOS[scenario].turns:
+        await agent.run(turn.request, ctx=ctx)
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        from openinference.instrumentation import using_session
+        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+        LlamaIndexInstrumentor().instrument(tracer_provider=tracer_provider)
+        with using_session(f"sess-{stack}-{scenario}"):
+            asyncio.run(converse(base_url, scenario))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], {}, run))

@@ -1,0 +1,143 @@
+"""Record every stack's scenarios into `tests/fixtures/stacks/` (`make stack-fixtures`).
+
+    python -m tests.ingest.instrumented.stacks.record [STACK ...]
+
+For each stack whose virtual environment exists (`.stacks/<stack>/`, made by the Makefile
+from `requirements-<stack>.txt`), each scenario runs its driver in that environment against
+one `StackServer`. A scenario's folder gets the OTLP protobuf files the SDK exported, the
+wire records (`wire.json`) and the turns derived from them (`expected.json`); the stack's
+folder gets the versions that ran (`versions.json`). A folder is replaced whole, only after
+its driver succeeded, so a failed recording leaves the committed one as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.ingest.instrumented.scenarios import SCENARIOS
+from tests.ingest.instrumented.stacks.expect import expected_turns
+from tests.ingest.instrumented.stacks.wire import StackServer
+
+ROOT = Path(__file__).resolve().parents[4]
+VENVS = ROOT / ".stacks"
+FIXTURES = ROOT / "tests" / "fixtures" / "stacks"
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Stack:
+    name: str
+    driver: str
+    """Module under tests.ingest.instrumented.stacks."""
+    api: str
+    """The model API the stack calls: 'openai' (base URL ends in /v1) or 'anthropic'."""
+    distributions: tuple[str, ...]
+    """Whose versions `versions.json` records."""
+    venv: str = ""
+    """The environment under .stacks/ (from requirements-<venv>.txt); the stack's name if
+    empty. Stacks that differ only in configuration share one."""
+
+    @property
+    def environment(self) -> str:
+        return self.venv or self.name
+
+
+STACKS: dict[str, Stack] = {
+    s.name: s
+    for s in (
+        Stack("anthropic-openinference", "anthropic_loop", "anthropic",
+              ("anthropic", "openinference-instrumentation-anthropic",
+               "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("anthropic-openllmetry", "anthropic_loop", "anthropic",
+              ("anthropic", "opentelemetry-instrumentation-anthropic", "opentelemetry-sdk")),
+        Stack("llamaindex-openinference", "llamaindex_agent", "openai",
+              ("llama-index-core", "llama-index-llms-openai", "openai",
+               "openinference-instrumentation-llama-index", "opentelemetry-sdk")),
+        Stack("smolagents-openinference", "smolagents_agent", "openai",
+              ("smolagents", "openai", "openinference-instrumentation-smolagents",
+               "opentelemetry-sdk")),
+        Stack("langgraph-openllmetry", "langgraph_agent", "openai",
+              ("langgraph", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-instrumentation-langchain", "opentelemetry-sdk")),
+        Stack("strands-latest", "strands_agent", "openai",
+              ("strands-agents", "openai", "opentelemetry-sdk")),
+        *(Stack(name, "adk_agent", "gemini",
+                ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk")
+          for name in ("adk-spans", "adk-events", "adk-legacy")),
+    )
+}  # fmt: skip
+
+
+def python_of(stack: str) -> Path:
+    return VENVS / STACKS[stack].environment / "bin" / "python"
+
+
+def versions(stack: Stack) -> dict[str, str]:
+    code = (
+        "import importlib.metadata as m, json, sys; "
+        "print(json.dumps({d: m.version(d) for d in sys.argv[1:]}))"
+    )
+    out = subprocess.run([str(python_of(stack.name)), "-c", code, *stack.distributions],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    return json.loads(out.stdout)
+
+
+def drive(
+    server: StackServer, stack: Stack, scenario: str, folder: Path
+) -> subprocess.CompletedProcess[str]:
+    # OpenAI clients take the base URL with its /v1; Anthropic's and Gemini's add their own.
+    base = server.base_url(stack.name, scenario) + ("/v1" if stack.api == "openai" else "")
+    module = f"tests.ingest.instrumented.stacks.{stack.driver}"
+    return subprocess.run(
+        [str(python_of(stack.name)), "-m", module, stack.name, scenario, base, str(folder)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def record(stack: Stack, server: StackServer, into: Path, scenario: str) -> str | None:
+    """Record one scenario into `into/<scenario>`; the error text when the driver failed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / scenario
+        proc = drive(server, stack, scenario, folder)
+        if proc.returncode != 0:
+            return proc.stderr[-3000:]
+        wire = [w.as_json() for w in server.wire_of(stack.name, scenario)]
+        (folder / "wire.json").write_text(json.dumps(wire, indent=1) + "\n")
+        expected = expected_turns(scenario, wire)
+        (folder / "expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+        target = into / scenario
+        shutil.rmtree(target, ignore_errors=True)
+        shutil.copytree(folder, target)
+    return None
+
+
+def main(argv: list[str]) -> int:
+    names = argv or [s for s in STACKS if python_of(s).exists()]
+    failed = 0
+    with StackServer() as server:
+        for name in names:
+            stack = STACKS[name]
+            into = FIXTURES / name
+            into.mkdir(parents=True, exist_ok=True)
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                errors = dict(zip(SCENARIOS, pool.map(
+                    lambda s, stack=stack, into=into: record(stack, server, into, s), SCENARIOS
+                ), strict=True))  # fmt: skip
+            for scenario, error in errors.items():
+                if error:
+                    failed += 1
+                    print(f"{name}/{scenario}: driver failed\n{error}", file=sys.stderr)
+            (into / "versions.json").write_text(json.dumps(versions(stack), indent=1) + "\n")
+            print(f"{name}: {sum(e is None for e in errors.values())}/{len(errors)} recorded")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,38 @@
+"""A smolagents `ToolCallingAgent` on `OpenAIServerModel`, under OpenInference. The agent
+answers through its `final_answer` tool; a second turn continues the same memory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+
+
+def converse(base_url: str, scenario: str) -> None:
+    from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+
+    model = OpenAIServerModel(model_id=MODEL, api_base=base_url, api_key="test-key")
+    agent = ToolCallingAgent(
+        tools=[tool(fn) for fn in FUNCTIONS], model=model, name=AGENT_NAME,
+        description="Answers with the tools.", instructions=SYSTEM_PROMPT, max_steps=4,
+        verbosity_level=0,
+    )  # fmt: skip
+    for k, turn in enumerate(SCENARIOS[scenario].turns):
+        agent.run(turn.request, reset=k == 0)
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        from openinference.instrumentation import using_session
+        from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+
+        SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
+        with using_session(f"sess-{stack}-{scenario}"):
+            converse(base_url, scenario)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], {}, run))

@@ -1,0 +1,227 @@
+"""The scripted model server the stack recordings run against, and the wire records it keeps.
+
+One server on 127.0.0.1 speaks three model APIs:
+- OpenAI chat completions, `POST /<stack>/<scenario>/v1/chat/completions` (JSON or SSE),
+- Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON; `tool_use` blocks),
+- Gemini, `POST /<stack>/<scenario>/<version>/models/<model>:generateContent` (JSON;
+  `functionCall` parts, with ids as the API may give them).
+
+Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), send tool
+results as user messages and drop a failed step's tool calls from the history, so the turn
+is the newest user message that contains a scenario's request, and the step is how many
+requests of that turn the server has answered before (each stack runs one scenario at a
+time, so the count is the conversation's own). A request that offers a
+`final_answer` tool (smolagents) gets its text answer as a call of that tool, as a real model
+told to answer through it does.
+
+Every exchange is kept as `Wire`: the request body as received and the response as answered
+(the whole JSON body; for a stream, the completion the chunks spell out and whether usage
+was sent). The recordings commit these, and the expectations are derived from them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from tests.ingest.instrumented.scenarios import SCENARIOS, Call, Step
+from tests.ingest.instrumented.server import Exchange, ScriptedServer, _completion, _message
+
+FINAL_ANSWER_TOOL = "final_answer"
+ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
+GEMINI_MODEL = "gemini-2.5-flash"
+
+
+@dataclass(frozen=True)
+class Wire:
+    api: str
+    """'openai', 'anthropic' or 'gemini'."""
+    turn: int
+    step: int
+    request: dict[str, Any]
+    response: dict[str, Any]
+    usage_sent: bool
+    """False for a stream that did not ask for usage: the client never saw the counts."""
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    return ""
+
+
+def locate(scenario: str, messages: list[dict[str, Any]]) -> int:
+    """The turn of a request: the newest user message holding a scenario request."""
+    requests = [t.request for t in SCENARIOS[scenario].turns]
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].get("role") != "user":
+            continue
+        text = _text(messages[i].get("content"))
+        turn = next((k for k, r in enumerate(requests) if r in text), None)
+        if turn is not None:
+            return turn
+    raise ValueError(f"no scenario request in {scenario} messages")
+
+
+def _offers(body: dict[str, Any], name: str) -> bool:
+    for tool in body.get("tools") or ():
+        if (tool.get("function") or tool).get("name") == name:
+            return True
+    return False
+
+
+def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step:
+    steps = SCENARIOS[scenario].turns[turn].steps
+    planned = steps[min(step, len(steps) - 1)]
+    if planned.calls or not _offers(body, FINAL_ANSWER_TOOL):
+        return planned
+    return Step((Call(FINAL_ANSWER_TOOL, {"answer": planned.text}),))
+
+
+def _usage(history: Any, message: dict[str, Any]) -> tuple[int, int]:
+    """Fake but deterministic token counts, as in the corpus: len(json) / 4."""
+    return len(json.dumps(history)) // 4, len(json.dumps(message)) // 4
+
+
+def gemini_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Gemini `contents` as role/content messages (`model` is the assistant)."""
+    return [
+        {"role": "assistant" if c.get("role") == "model" else "user",
+         "content": "".join(p.get("text") or "" for p in c.get("parts") or ())}
+        for c in body.get("contents") or ()
+    ]  # fmt: skip
+
+
+class StackServer(ScriptedServer):
+    """`ScriptedServer`'s lifecycle and OpenAI route, with this module's turn finding,
+    wire records and the Anthropic and Gemini routes."""
+
+    def __init__(self) -> None:
+        self.wire: dict[tuple[str, str], list[Wire]] = {}
+        super().__init__()
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self, super()._handler_class())
+
+    def base_url(self, stack: str, scenario: str) -> str:
+        """Without `/v1`: OpenAI clients add it to their base URL, Anthropic's adds it itself."""
+        return super().base_url(stack, scenario).removesuffix("/v1")
+
+    def wire_of(self, stack: str, scenario: str) -> list[Wire]:
+        with self._lock:
+            return list(self.wire.get((stack, scenario), ()))
+
+    def _locate(self, stack: str, scenario: str, messages: list[dict[str, Any]]) -> tuple[int, int]:
+        turn = locate(scenario, messages)
+        with self._lock:
+            step = sum(w.turn == turn for w in self.wire.get((stack, scenario), ()))
+        return turn, step
+
+    def _keep(self, stack: str, scenario: str, wire: Wire) -> None:
+        with self._lock:
+            self.wire.setdefault((stack, scenario), []).append(wire)
+
+    def answer(self, stack: str, scenario: str, body: dict[str, Any]) -> Exchange:
+        """The OpenAI chat-completions route (`ScriptedServer`'s handler serves it)."""
+        turn, step = self._locate(stack, scenario, body["messages"])
+        planned = _scripted(scenario, turn, step, body)
+        message = _message(planned, _prefix(stack, scenario, turn, step))
+        prompt, completion = _usage(body["messages"], message)
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion,
+                 "total_tokens": prompt + completion}  # fmt: skip
+        exchange = Exchange(stack, scenario, turn, step, body, message, usage)
+        sent = not body.get("stream") or bool(
+            (body.get("stream_options") or {}).get("include_usage")
+        )
+        self._keep(stack, scenario, Wire("openai", turn, step, body, _completion(exchange), sent))
+        return exchange
+
+    def anthropic(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        turn, step = self._locate(stack, scenario, body["messages"])
+        planned = _scripted(scenario, turn, step, body)
+        prefix = _prefix(stack, scenario, turn, step)
+        content: list[dict[str, Any]] = []
+        if planned.text is not None:
+            content.append({"type": "text", "text": planned.text})
+        content += [
+            {"type": "tool_use", "id": f"toolu_{prefix}{k}", "name": c.name, "input": c.arguments}
+            for k, c in enumerate(planned.calls)
+        ]
+        prompt, completion = _usage(body["messages"], {"content": content})
+        response = {
+            "id": f"msg_{prefix}",
+            "type": "message",
+            "role": "assistant",
+            "model": ANTHROPIC_MODEL,
+            "content": content,
+            "stop_reason": "tool_use" if planned.calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": completion},
+        }
+        self._keep(stack, scenario, Wire("anthropic", turn, step, body, response, True))
+        return response
+
+    def gemini(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        turn, step = self._locate(stack, scenario, gemini_messages(body))
+        planned = _scripted(scenario, turn, step, body)
+        prefix = _prefix(stack, scenario, turn, step)
+        parts: list[dict[str, Any]] = []
+        if planned.text is not None:
+            parts.append({"text": planned.text})
+        parts += [
+            {"functionCall": {"id": f"call_{prefix}{k}", "name": c.name, "args": c.arguments}}
+            for k, c in enumerate(planned.calls)
+        ]
+        prompt, completion = _usage(body.get("contents"), {"parts": parts})
+        response = {
+            "candidates": [
+                {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": prompt,
+                "candidatesTokenCount": completion,
+                "totalTokenCount": prompt + completion,
+            },
+            "modelVersion": GEMINI_MODEL,
+            "responseId": f"resp_{prefix}",
+        }
+        self._keep(stack, scenario, Wire("gemini", turn, step, body, response, True))
+        return response
+
+
+def _prefix(stack: str, scenario: str, turn: int, step: int) -> str:
+    return hashlib.sha256(f"{stack}/{scenario}/{turn}/{step}".encode()).hexdigest()[:12]
+
+
+def _handler(
+    server: StackServer, openai: type[BaseHTTPRequestHandler]
+) -> type[BaseHTTPRequestHandler]:
+    class Handler(openai):  # type: ignore[misc, valid-type]
+        def do_POST(self) -> None:
+            parts = self.path.split("?")[0].strip("/").split("/")
+            route = parts[2:]
+            gemini = len(route) == 3 and route[1] == "models"
+            gemini = gemini and route[2].endswith(":generateContent")
+            if not gemini and route != ["v1", "messages"]:
+                super().do_POST()
+                return
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if gemini:
+                self._json(server.gemini(parts[0], parts[1], body))
+            elif body.get("stream"):
+                self.send_error(400, "the scripted Anthropic route does not stream")
+            else:
+                self._json(server.anthropic(parts[0], parts[1], body))
+
+        def _json(self, body: dict[str, Any]) -> None:
+            self._send(json.dumps(body).encode())
+
+    return Handler
