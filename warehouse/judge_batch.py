@@ -231,11 +231,13 @@ class BatchJudge:
         lines: list[tuple[int, Turn, dict[str, object], str]] = []
         used: list[tuple[str, str, str]] = []
         capture = self._capture(config)
+        awaiting = 0
         for i, turn in enumerate(turns):
             item = items.get(turn.turn_id)
             if item is not None and item.content_hash == turn.content_hash:
                 if not item.collected:
-                    continue  # submitted, not back yet: never sent twice
+                    awaiting += 1  # submitted, not back yet: never sent twice
+                    continue
                 if item.cache_key == self._key(config, scorer, turn):
                     self._replay(batch_priced(config)).current = item.replay
                     scores[i] = self.replayer.run(scorer, [turn]).scores[0]
@@ -245,6 +247,8 @@ class BatchJudge:
             scores[i] = self.engine.run(scorer, [turn]).scores[0]
             if len(capture.captured) > before:
                 lines.append((i, turn, capture.captured.pop(), self._key(config, scorer, turn)))
+        if awaiting:
+            log.info("%s: %d turns await batch results", scorer, awaiting)
         if used:
             self.con.executemany(MARK_USED, used)
         if lines:

@@ -35,6 +35,8 @@ class ScriptedBatches(ScriptedJudge):
         """Create the next batch but close the connection without answering (a crash)."""
         self.refuse_upload: int | None = None
         """Answer the next upload with this status."""
+        self.refuse_create: int | None = None
+        """Answer the next batch creation with this status, creating nothing."""
         self._counter = 0
         chat_handler = self.server.RequestHandlerClass
         server = self
@@ -83,6 +85,9 @@ class ScriptedBatches(ScriptedJudge):
                 if path == "/batches":
                     body = json.loads(raw)
                     server._record(self, body)
+                    if server.refuse_create is not None:
+                        status, server.refuse_create = server.refuse_create, None
+                        return self._send(status, {"error": {"message": "try later"}})
                     batch = server._create(body)
                     if server.drop_create_reply:
                         server.drop_create_reply = False

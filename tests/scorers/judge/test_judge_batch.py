@@ -212,6 +212,20 @@ def test_a_crash_around_creating_the_batch_is_reconciled_not_sent_twice(
     assert {st for (_, s), st in _scored(folder).items() if s == "tool_usage"} == {"scored"}
 
 
+def test_a_batch_never_created_is_abandoned_and_its_turns_sent_again(
+        batches: ScriptedBatches, folder: Path) -> None:
+    table = _table(batches, tractability={"batch": False})
+    batches.refuse_create = 503  # may or may not exist: the run cannot tell
+    _score(folder, table)
+    assert not batches.batches
+    assert _rows(folder, "SELECT state FROM judge_batches") == [("submitting",)]
+    _score(folder, table)  # not among the listed batches: abandoned, then sent again
+    assert len(batches.batches) == 1
+    assert sorted(_rows(folder, "SELECT state FROM judge_batches")) == [("abandoned",),
+                                                                      ("open",)]
+    assert len(batches.lines(next(iter(batches.batches)))) == len(TURNS)
+
+
 def test_a_refused_upload_gives_error_rows_retried_next_run(batches: ScriptedBatches,
                                                             folder: Path) -> None:
     table = _table(batches, tractability={"batch": False})
