@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -234,18 +234,22 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-class CaptureClient(ChatClient):
+class _OfflineClient(ChatClient):
+    """A `ChatClient` that opens no connection: its `complete` never reaches the endpoint."""
+
+    async def __aenter__(self) -> _OfflineClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        pass
+
+
+class CaptureClient(_OfflineClient):
     """Keeps each request body instead of sending it (see the module docstring)."""
 
     def __init__(self, config: JudgeConfig, *, env: Mapping[str, str] | None = None) -> None:
         super().__init__(config, env=env)
         self.captured: list[dict[str, object]] = []
-
-    async def __aenter__(self) -> CaptureClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        pass
 
     async def complete(self, messages: Sequence[Message], *,
                        response_format: Mapping[str, object] | None = None,
@@ -264,18 +268,12 @@ class Replay:
     turnaround_ms: float | None = None
 
 
-class ReplayClient(ChatClient):
+class ReplayClient(_OfflineClient):
     """Answers with `current`, the finished batch's result for the turn being scored."""
 
     def __init__(self, config: JudgeConfig, *, env: Mapping[str, str] | None = None) -> None:
         super().__init__(config, env=env)
         self.current: Replay | None = None
-
-    async def __aenter__(self) -> ReplayClient:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        pass
 
     async def complete(self, messages: Sequence[Message], *,
                        response_format: Mapping[str, object] | None = None,
@@ -286,9 +284,6 @@ class ReplayClient(ChatClient):
             why = result.error if result else "no batch result for this request"
             raise JudgeRequestError(f"batch request failed: {why}", attempts=1,
                                     latency_ms=latency)
+        # The synchronous client's own reading of a chat completion: one parser for both.
         reply = self._reply(httpx.Response(200, content=result.reply.encode()), 1, 0.0)
         return replace(reply, latency_ms=latency)
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
