@@ -285,5 +285,5 @@ class ReplayClient(_OfflineClient):
             raise JudgeRequestError(f"batch request failed: {why}", attempts=1,
                                     latency_ms=latency)
         # The synchronous client's own reading of a chat completion: one parser for both.
-        reply = self._reply(httpx.Response(200, content=result.reply.encode()), 1, 0.0)
+        reply = self._reply(result.reply.encode(), 1, 0.0)
         return replace(reply, latency_ms=latency)

@@ -162,7 +162,7 @@ class ChatClient:
                 problem = f"connection failed: {type(exc).__name__}: {exc}"
             else:
                 if resp.status_code == 200:
-                    return self._reply(resp, attempt, started)
+                    return self._reply(resp.content, attempt, started)
                 problem = f"HTTP {resp.status_code}: {resp.text[:200]}"
                 if resp.status_code != 429 and resp.status_code < 500:
                     raise JudgeRequestError(problem, attempts=attempt, latency_ms=_ms(started))
@@ -182,16 +182,17 @@ class ChatClient:
         base = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** (attempt - 1))
         return base * (0.5 + self._rng() / 2)
 
-    def _reply(self, resp: httpx.Response, attempt: int, started: float) -> ChatReply:
+    def _reply(self, raw: bytes, attempt: int, started: float) -> ChatReply:
         try:
-            data = orjson.loads(resp.content)
+            data = orjson.loads(raw)
             message = data["choices"][0]["message"]
             if not isinstance(message, dict):
                 raise TypeError("message is not an object")
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
-            raise JudgeRequestError(f"not a chat completion ({exc}): {resp.text[:200]}",
+            text = raw[:200].decode(errors="replace")
+            raise JudgeRequestError(f"not a chat completion ({exc}): {text}",
                                     attempts=attempt, latency_ms=_ms(started)) from None
-        calls = []
+        calls: list[ToolCallRequest] = []
         raw_calls = message.get("tool_calls") or []
         for raw in raw_calls if isinstance(raw_calls, list) else [raw_calls]:
             fn = raw.get("function") if isinstance(raw, dict) else None
