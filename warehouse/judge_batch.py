@@ -23,7 +23,9 @@
    turns `error` rows; a failure that may be transient abandons the batch before it exists
    (upload) or leaves it `submitting` to be reconciled (create).
 
-Everything sent stays in the engine's budget: each batched turn counts as one call.
+Budgets: each batched turn counts as one call when it is sent (`--max-calls`), and its cost
+counts towards `--max-cost` when its result is collected (the price is known only then);
+collecting is never stopped by a budget, as the results are already paid for.
 """
 
 from __future__ import annotations
@@ -240,7 +242,9 @@ class BatchJudge:
                     continue
                 if item.cache_key == self._key(config, scorer, turn):
                     self._replay(batch_priced(config)).current = item.replay
-                    scores[i] = self.replayer.run(scorer, [turn]).scores[0]
+                    scores[i] = score = self.replayer.run(scorer, [turn]).scores[0]
+                    # Spent when the batch ran: it counts towards the run's --max-cost.
+                    self.engine.cost_usd += (score.usage.cost_usd or 0.0) if score else 0.0
                     used.append((self.run_id, item.batch_key, item.custom_id))
                     continue
             before = len(capture.captured)

@@ -161,6 +161,9 @@ class BatchApi:
                                 files={"file": ("turnscore-batch.jsonl", content,
                                                 "application/jsonl")},
                                 timeout=UPLOAD_TIMEOUT_S)
+        if not isinstance(data.get("id"), str):
+            raise BatchApiError(f"POST /files: no file id in {excerpt(str(data), 200)}",
+                                definite=False)
         return str(data["id"])
 
     async def create(self, file_id: str, key: str) -> BatchStatus:
@@ -218,6 +221,9 @@ class BatchApi:
 
 
 def _status(data: Mapping[str, object]) -> BatchStatus:
+    if not isinstance(data.get("id"), str):
+        # Not definite: a batch may exist all the same (found again by its metadata key).
+        raise BatchApiError(f"not a batch object: {excerpt(str(data), 200)}", definite=False)
     errors = data.get("errors")
     listed = errors.get("data") if isinstance(errors, dict) else None
     message = "; ".join(f"{e.get('code')}: {e.get('message')}" for e in listed

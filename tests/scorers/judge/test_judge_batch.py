@@ -314,3 +314,17 @@ def test_result_lines_are_matched_by_custom_id_not_order(batches: ScriptedBatche
     got = dict(_rows(folder, "SELECT turn_id, value FROM scores WHERE scorer = 'tool_usage'"))
     want = {t.turn_id: next(v for k, v in values.items() if k in t.request) for t in TURNS}
     assert got == want
+
+
+def test_collected_cost_counts_towards_the_cost_budget(batches: ScriptedBatches,
+                                                       folder: Path) -> None:
+    _score(folder, _table(batches))  # both scorers batched
+    tool_usage = next(b for b in batches.batches
+                      if batches.lines(b)[0]["custom_id"].startswith("tool_usage/"))
+    batches.finish(tool_usage)
+    # tractability is synchronous now; the collected batch already spent $0.0028.
+    report = _score(folder, _table(batches, tractability={"batch": False}),
+                    Budget(max_cost_usd=0.001))
+    assert report.stopped_reason is not None and "--max-cost" in report.stopped_reason
+    assert _chat_posts(batches) == 0
+    assert {s for (_, s) in _scored(folder)} == {"tool_usage"}
