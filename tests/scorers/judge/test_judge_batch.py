@@ -166,17 +166,19 @@ def test_a_partly_failed_batch_scores_the_good_items_and_retries_the_rest(
     assert {st for (_, s), st in _scored(folder).items() if s == "tool_usage"} == {"scored"}
 
 
-def test_an_expired_batch_scores_what_finished_and_sends_the_rest_again(
-        batches: ScriptedBatches, folder: Path) -> None:
+@pytest.mark.parametrize(("status", "code"), [("expired", "batch_expired"),
+                                            ("cancelled", "batch_cancelled")])
+def test_an_expired_or_cancelled_batch_scores_what_finished_and_sends_the_rest_again(
+        batches: ScriptedBatches, folder: Path, status: str, code: str) -> None:
     table = _table(batches, tractability={"batch": False})
     _score(folder, table)
     (batch_id,) = batches.batches
-    batches.finish(batch_id, status="expired", done=1, error_code="batch_expired")
+    batches.finish(batch_id, status=status, done=1, error_code=code)
     _score(folder, table)
     got = _rows(folder, "SELECT status, error FROM scores WHERE scorer = 'tool_usage' "
                         "ORDER BY status DESC")
     assert [s for s, _ in got] == ["scored"] + ["error"] * (len(TURNS) - 1)
-    assert all("batch_expired" in e for _, e in got[1:])
+    assert all(code in e for _, e in got[1:])
     _score(folder, table)
     assert len(batches.batches) == 2
     newest = max(batches.batches, key=lambda b: batches.batches[b]["created_at"])
