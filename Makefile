@@ -28,6 +28,7 @@ bench: install
 	$(BIN)/python bench/parsers.py
 	$(BIN)/python bench/ceiling.py
 	$(BIN)/python bench/score.py
+	$(BIN)/python bench/faults.py
 
 clean:
 	rm -rf $(VENV) turnscore-data bench/out

@@ -30,8 +30,10 @@ from turnscore.cli.options import (
     print_json,
     warehouse_of,
 )
+from turnscore.errors import TurnscoreError
 from turnscore.ingest.formats import INPUT_SUFFIXES_HELP
 from turnscore.ingest.pipeline import Progress as IngestProgress
+from turnscore.warehouse.config import Config as LoadedConfig
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.ingest_run import IngestReport, run_ingest
@@ -70,10 +72,21 @@ def ingest_cli(
             raise InvalidOption(
                 "nothing to ingest: pass PATH... or set `sources` in turnscore.toml"
             )
-        if quiet or json_output or not err.is_terminal:
-            report = run_ingest(files, wh, wait=wait, case_id_attribute=cfg.case_id_attribute)
-        else:
-            report = _with_progress(files, wh, wait, cfg.case_id_attribute, err)
+        try:
+            if quiet or json_output or not err.is_terminal:
+                report = run_ingest(
+                    files, wh, wait=wait, case_id_attribute=cfg.case_id_attribute,
+                    limits=cfg.ingest,
+                )
+            else:
+                report = _with_progress(files, wh, wait, cfg, err)
+        except (TurnscoreError, typer.Exit):
+            raise
+        except Exception as exc:
+            # A bug: its traceback goes to stderr, and a --json caller still gets its object.
+            err.print_exception()
+            message = f"ingest failed unexpectedly: {type(exc).__name__}: {exc}"
+            raise TurnscoreError(message) from exc
     if json_output:
         print_json(report.to_json())
     elif quiet:
@@ -84,7 +97,7 @@ def ingest_cli(
 
 
 def _with_progress(
-    paths: list[Path], warehouse: Path, wait: bool, case_id_attribute: str, console: Console
+    paths: list[Path], warehouse: Path, wait: bool, cfg: LoadedConfig, console: Console
 ) -> IngestReport:
     columns = (
         TextColumn("ingest"),
@@ -100,7 +113,8 @@ def _with_progress(
             bar.update(task, completed=p.bytes_done, total=p.bytes_total, spans=p.spans)
 
         return run_ingest(
-            paths, warehouse, progress=update, wait=wait, case_id_attribute=case_id_attribute
+            paths, warehouse, progress=update, wait=wait,
+            case_id_attribute=cfg.case_id_attribute, limits=cfg.ingest,
         )
 
 

@@ -11,7 +11,7 @@ from turnscore.cli.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Config, Json
 from turnscore.errors import ConfigError
 from turnscore.scorers.judge.check import JudgeCheck, check_judges
 from turnscore.scorers.judge.config import load_judge_settings
-from turnscore.scorers.judged import SPECS
+from turnscore.scorers.judged import SAMPLE_TURN, SPECS
 from turnscore.warehouse.config import load_config
 
 app = typer.Typer(help="LLM judges: check their configuration.", no_args_is_help=True)
@@ -24,14 +24,14 @@ def _judge() -> None:
 
 @app.command("check")
 def check_cli(config: Config = None, json: Json = False) -> None:
-    """Send one tiny request to each configured judge; report model, latency, structured output."""
+    """Judge a sample turn with each configured judge; report model, latency, structured output."""
     try:
         table = load_config(config).judge
         settings = load_judge_settings(table, known_scorers=tuple(SPECS))
     except ConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from None
-    results = check_judges(settings, tuple(SPECS))
+    results = check_judges(settings, SPECS, SAMPLE_TURN)
     if json:
         typer.echo(orjson.dumps([asdict(r) for r in results]).decode())
     else:
@@ -44,8 +44,10 @@ def _line(r: JudgeCheck) -> str:
     who = f"{', '.join(r.scorers)}: {r.judge}"
     if r.base_url is None:
         return f"{who} (rules judge, offline; no endpoint configured)"
+    notes = "".join(f"\n  note: {n}" for n in r.notes)
     if not r.ok:
-        return f"{who} at {r.base_url}: FAILED: {r.error}"
-    structured = "works" if r.structured_output else "not supported"
-    return (f"{who} at {r.base_url}: ok in {r.latency_ms:.0f} ms; "
-            f"structured output {structured}")
+        return f"{who} at {r.base_url}: FAILED: {r.error}{notes}"
+    structured = ("not supported (prompt only)" if r.structured_output == "prompt"
+                  else f"works ({r.structured_output})")
+    return (f"{who} at {r.base_url}: ok in {r.latency_ms:.0f} ms; model {r.model}; "
+            f"structured output {structured}; sample verdict {r.verdict}{notes}")

@@ -76,6 +76,7 @@ def _print_summary(report: LabelsReport, console: Console) -> None:
     for what, count in (("files", report.files), ("cases read", report.cases_read),
                         ("cases new", report.cases_new), ("cases replaced", report.cases_updated),
                         ("bad rows", len(report.errors)),
+                        ("warnings", len(report.warnings)),
                         ("cases matching no turn", report.unmatched_cases),
                         ("turns matching two or more cases", report.ambiguous_turns)):
         table.add_row(what, f"{count:,}")
@@ -95,3 +96,9 @@ def _print_problems(report: LabelsReport, console: Console) -> None:
         console.print(f"[yellow]{escape(str(error))}[/yellow]", highlight=False, soft_wrap=True)
     if len(report.errors) > MAX_ERROR_LINES:
         console.print(f"... and {len(report.errors) - MAX_ERROR_LINES} more (--json lists all)")
+    for warning in report.warnings[:MAX_ERROR_LINES]:
+        console.print(f"[yellow]warning:[/yellow] {escape(str(warning))}", highlight=False,
+                      soft_wrap=True)
+    if len(report.warnings) > MAX_ERROR_LINES:
+        console.print(f"... and {len(report.warnings) - MAX_ERROR_LINES} more warnings "
+                      "(--json lists all)")

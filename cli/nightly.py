@@ -58,7 +58,7 @@ def nightly_cli(
     """Run the whole nightly job from turnscore.toml: ingest, labels, score, views,
     publish, HTML report; one summary at the end."""
     err = Console(stderr=True)
-    with exit_on_error(err):
+    with exit_on_error(err, json_output=json_output):
         cfg = load_config(config)
         if warehouse is not None:
             cfg = replace(cfg, warehouse=warehouse)
@@ -68,8 +68,11 @@ def nightly_cli(
             report = _with_progress(cfg, judge.value, max_cost, wait, err)
     if json_output:
         print_json(report.to_json())
-    elif not quiet:
+    elif quiet:
+        print_problems(report, err)
+    else:
         print_summary(report, Console())
+        print_problems(report, err)
     raise typer.Exit(EXIT_FOR_OUTCOME[report.outcome])
 
 
@@ -127,5 +130,17 @@ def print_summary(report: NightlyReport, console: Console) -> None:
     table.add_row("seconds", f"{report.seconds:.1f}")
     table.add_row("errors", escape("\n".join(report.problems)) or "none")
     console.print(table)
+
+
+def print_problems(report: NightlyReport, console: Console) -> None:
+    """The notes, what went wrong and where the run stopped: all that `--quiet` keeps (on
+    stderr), one line each."""
+    for note in report.notes:
+        console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+    if report.outcome.value != "ok":
+        for problem in report.problems:
+            console.print(f"[red]{report.outcome.value}:[/red] {escape(problem)}",
+                          soft_wrap=True)
     if report.failed_stage:
-        console.print(f"[red]failed at {report.failed_stage}[/red]; later stages did not run")
+        console.print(f"[red]failed at {report.failed_stage}[/red]; later stages did not run",
+                      soft_wrap=True)

@@ -3,7 +3,7 @@
 Thin: the work is `turnscore.warehouse.query.run_query`; this module renders the rows.
 `--format json` writes one array of objects; `jsonl` one object per line; `parquet`
 needs `--out`. Exit codes: 0 rows written, 2 the input was not a read-only query,
-1 no warehouse.
+1 no warehouse, or the query ran past its timeout or memory limit.
 """
 
 from __future__ import annotations
@@ -36,7 +36,14 @@ from turnscore.cli.options import (
     exit_on_error,
     warehouse_of,
 )
-from turnscore.warehouse.query import QueryResult, run_query
+from turnscore.warehouse.config import load_config
+from turnscore.warehouse.query import (
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_TIMEOUT_S,
+    QueryLimits,
+    QueryResult,
+    run_query,
+)
 
 
 class Format(StrEnum):
@@ -58,6 +65,14 @@ def query_cli(
         "--published", help="Read the snapshot the last run published (views are tables "
                             "there: fast on large warehouses) instead of the live "
                             "warehouse.")] = False,
+    memory_limit: Annotated[str | None, typer.Option(
+        "--memory-limit", envvar="TURNSCORE_QUERY_MEMORY_LIMIT",
+        help="Memory the query may use: a size (4GB) or a share of the RAM (25%). "
+             "Default: [query] memory_limit, else 25%.")] = None,
+    timeout: Annotated[float | None, typer.Option(
+        "--timeout", envvar="TURNSCORE_QUERY_TIMEOUT", min=0.001,
+        help="Seconds before the query is stopped. Default: [query] timeout_s, else 300.")
+    ] = None,
     warehouse: Warehouse = DEFAULT_WAREHOUSE,
     config: Config = None,
 ) -> None:
@@ -67,7 +82,12 @@ def query_cli(
         err.print("[red]error:[/red] --format parquet needs --out FILE")
         raise typer.Exit(EXIT_USAGE)
     with exit_on_error(err):
-        result = run_query(warehouse_of(warehouse, config), sql_or_view, published=published)
+        settings = load_config(config)
+        limits = QueryLimits(
+            memory_limit=memory_limit or settings.query_memory_limit or DEFAULT_MEMORY_LIMIT,
+            timeout_s=timeout or settings.query_timeout_s or DEFAULT_TIMEOUT_S)
+        result = run_query(warehouse_of(warehouse, settings), sql_or_view,
+                           published=published, limits=limits)
     if result.snapshot and not published:
         err.print(f"note: a run holds the live warehouse; read the snapshot {result.database}")
     if output_format is Format.PARQUET:

@@ -32,11 +32,16 @@ from turnscore.cli.options import (
     warehouse_of,
 )
 from turnscore.scorers.judge.config import Budget
-from turnscore.warehouse.config import load_config
+from turnscore.warehouse.config import ScorerSelection, load_config
 from turnscore.warehouse.db import DB_FILE
 from turnscore.warehouse.errors import WarehouseMissing
 from turnscore.warehouse.judging import llm_judge_for
-from turnscore.warehouse.score_run import JudgeFactory, ScoreReport, score_turns
+from turnscore.warehouse.score_run import (
+    JudgeFactory,
+    ScoreReport,
+    resolve_scorers,
+    score_turns,
+)
 
 
 class JudgeMode(StrEnum):
@@ -74,30 +79,36 @@ def score_cli(
     """Score every turn that has no current score (new turns, changed turns, new scorer
     versions, earlier errors), then publish a snapshot."""
     err = Console(stderr=True)
-    with exit_on_error(err):
+    with exit_on_error(err, json_output=json_output):
         cfg = load_config(config)
         wh = warehouse_of(warehouse, cfg)
         if not (wh / DB_FILE).is_file():  # a mistyped path must not score an empty warehouse
             raise WarehouseMissing(wh / DB_FILE)
+        # The same choice as `turnscore nightly`: turnscore.toml's `scorers` and
+        # `[agents.*]` rules, `--scorer` standing in for `scorers`.
+        selection = cfg.scorer_selection([s.name for s in resolve_scorers(None)], scorer)
         factory = llm_judge_for(cfg.judge, judge.value,
                                 Budget(max_cost_usd=max_cost, max_calls=max_calls))
         try:
             if quiet or json_output or not err.is_terminal:
-                report = score_turns(wh, scorers=scorer, rescore=rescore, sample=sample,
-                                     judge_factory=factory, wait=wait)
+                report = score_turns(wh, scorers=selection.scorers, rescore=rescore,
+                                     sample=sample, judge_factory=factory, wait=wait,
+                                     scorers_for_agent=selection.per_agent)
             else:
-                report = _with_progress(wh, scorer, rescore, sample, factory, wait, err)
+                report = _with_progress(wh, selection, rescore, sample, factory, wait, err)
         finally:
             if factory is not None:
                 factory.close()
     if json_output:
         print_json(report.to_json())
-    elif not quiet:
+    elif quiet:
+        print_problems(report, err)
+    else:
         print_summary(report, Console())
     raise typer.Exit(EXIT_OK if report.outcome.value == "ok" else EXIT_PARTIAL)
 
 
-def _with_progress(warehouse: Path, scorers: list[str] | None, rescore: bool,
+def _with_progress(warehouse: Path, selection: ScorerSelection, rescore: bool,
                    sample: float | None, factory: JudgeFactory | None, wait: bool,
                    console: Console) -> ScoreReport:
     columns = (TextColumn("score"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
@@ -107,8 +118,9 @@ def _with_progress(warehouse: Path, scorers: list[str] | None, rescore: bool,
         def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return score_turns(warehouse, scorers=scorers, rescore=rescore, sample=sample,
-                           progress=update, judge_factory=factory, wait=wait)
+        return score_turns(warehouse, scorers=selection.scorers, rescore=rescore,
+                           sample=sample, progress=update, judge_factory=factory, wait=wait,
+                           scorers_for_agent=selection.per_agent)
 
 
 def print_summary(report: ScoreReport, console: Console) -> None:
@@ -135,12 +147,21 @@ def print_summary(report: ScoreReport, console: Console) -> None:
                      + (f"; published in {report.publish_seconds:.1f}s"
                         if report.published else ""))
     console.print(table)
+    print_problems(report, console)
+
+
+def print_problems(report: ScoreReport, console: Console) -> None:
+    """Why the run is not `ok`: all that `--quiet` keeps (on stderr), one line each."""
     if report.stopped_reason:
         pending = "" if "pending" in report.stopped_reason else (
             "; the rest stays pending for the next run")
-        console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}{pending}")
+        console.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped_reason)}{pending}",
+                      soft_wrap=True)
+    for note in report.judge_notes:
+        console.print(f"[yellow]judge:[/yellow] {escape(note)}", soft_wrap=True)
     if report.publish_error:
-        console.print(f"[red]not published:[/red] {escape(report.publish_error)}")
+        console.print(f"[red]not published:[/red] {escape(report.publish_error)}",
+                      soft_wrap=True)
     if report.errors:
         console.print(f"{report.errors:,} errored scores (retried next run): SELECT turn_id, "
-                      f"scorer, error FROM scores WHERE status = 'error'")
+                      f"scorer, error FROM scores WHERE status = 'error'", soft_wrap=True)

@@ -24,6 +24,10 @@ from turnscore.ingest.records import AttrValue
 MAX_ATTRIBUTE_VALUE_CHARS = 1 << 20
 """Longest string (characters) or bytes value (bytes) kept from one attribute value."""
 
+MAX_ANY_VALUE_DEPTH = 64
+"""Deepest nesting of arrays and key-value lists in one value. Protobuf stops at some 50
+(its parser's limit); deeper JSON would only break the JSON writers downstream."""
+
 _DOUBLE_WORDS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 
 OnTruncate = Callable[[int], None]
@@ -53,6 +57,14 @@ def _cap_bytes(data: bytes, on_truncate: OnTruncate | None) -> bytes:
 
 
 def _json_int(raw: object) -> int:
+    value = _json_any_int(raw)
+    # int64 as in protobuf: every JSON writer downstream refuses wider integers.
+    if not -(2**63) <= value < 2**63:
+        raise AnyValueError(f"intValue {str(raw)[:40]} is beyond int64")
+    return value
+
+
+def _json_any_int(raw: object) -> int:
     if isinstance(raw, bool):
         raise AnyValueError(f"intValue is a boolean: {raw!r}")
     if isinstance(raw, int):
@@ -109,12 +121,17 @@ def _values_list(container: object, kind: str) -> Sequence[Any]:
     return values
 
 
-def decode_json_any_value(value: object, on_truncate: OnTruncate | None = None) -> AttrValue:
-    """Decode one OTLP JSON `AnyValue` object. Raises `AnyValueError` on malformed input."""
+def decode_json_any_value(
+    value: object, on_truncate: OnTruncate | None = None, depth: int = 0
+) -> AttrValue:
+    """Decode one OTLP JSON `AnyValue` object. Raises `AnyValueError` on malformed input,
+    and past `MAX_ANY_VALUE_DEPTH` levels of arrays and lists."""
     if value is None:
         return None
     if not isinstance(value, Mapping):
         raise AnyValueError(f"AnyValue is not an object: {str(value)[:80]!r}")
+    if depth > MAX_ANY_VALUE_DEPTH:
+        raise AnyValueError(f"AnyValue nested deeper than {MAX_ANY_VALUE_DEPTH} levels")
     for key, raw in value.items():
         if key in ("stringValue", "string_value"):
             if not isinstance(raw, str):
@@ -132,9 +149,9 @@ def decode_json_any_value(value: object, on_truncate: OnTruncate | None = None) 
             return _cap_bytes(decode_json_bytes(raw), on_truncate)
         if key in ("arrayValue", "array_value"):
             items = _values_list(raw, "arrayValue")
-            return [decode_json_any_value(item, on_truncate) for item in items]
+            return [decode_json_any_value(item, on_truncate, depth + 1) for item in items]
         if key in ("kvlistValue", "kvlist_value"):
-            return _json_kvlist(_values_list(raw, "kvlistValue"), on_truncate)
+            return _json_kvlist(_values_list(raw, "kvlistValue"), on_truncate, depth + 1)
     # No known kind: the empty AnyValue (OTLP says it represents an unset value).
     return None
 
@@ -154,8 +171,12 @@ def decode_json_key_values(
     }
 
 
-def _json_kvlist(items: object, on_truncate: OnTruncate | None) -> dict[str, AttrValue]:
-    return {key: decode_json_any_value(raw, on_truncate) for key, raw in _json_pairs(items)}
+def _json_kvlist(
+    items: object, on_truncate: OnTruncate | None, depth: int = 0
+) -> dict[str, AttrValue]:
+    return {
+        key: decode_json_any_value(raw, on_truncate, depth) for key, raw in _json_pairs(items)
+    }
 
 
 def _json_pairs(items: object) -> list[tuple[str, object]]:

@@ -14,7 +14,8 @@ checks are cheap and conservative. Among what goes the plain way:
 - anything pyarrow refuses against `OTLP_JSON_SCHEMA` (unknown or snake_case field, value
   of another type, duplicate key, lone surrogate, AnyValue nested deeper), logs included;
 - a trace/span id that is not hex of its size or is zero, a malformed parent id, a time
-  that is not a decimal string in int64 range, a kind or status code the protos don't
+  that is not a decimal string in int64 range, a start before 2000 or an end before the
+  start (reported though kept), a kind or status code the protos don't
   name, an AnyValue with two members, a string or bytes value over
   `MAX_ATTRIBUTE_VALUE_CHARS`, an intValue beyond int64, a non-finite doubleValue,
   bytesValue that is not base64, an attribute entry without a key.
@@ -25,6 +26,7 @@ The checks and the decoding mirror each other, hence one module of some length.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import reduce
@@ -37,11 +39,19 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from turnscore.ingest import anyvalue, formats
-from turnscore.ingest.otlp_shared import SPAN_ID_BYTES, SPAN_KINDS, STATUS_CODES, TRACE_ID_BYTES
+from turnscore.ingest.otlp_shared import (
+    EARLIEST_UNIX_NANO,
+    SPAN_ID_BYTES,
+    SPAN_KINDS,
+    STATUS_CODES,
+    TRACE_ID_BYTES,
+)
 from turnscore.ingest.records import AttrValue, RawEvent, RawSpan
 from turnscore.ingest.span_table import OTLP_JSON_SCHEMA, SPAN_TABLE
 
 __all__ = ["raw_spans", "read_span_table"]
+
+logger = logging.getLogger(__name__)
 
 _BOM = b"\xef\xbb\xbf"
 _WS = b" \t\r\n"
@@ -64,7 +74,7 @@ class _Unfit(Exception):
     """The file needs the plain reader."""
 
 
-def read_span_table(path: Path) -> pa.Table | None:
+def read_span_table(path: Path, limits: formats.Limits = formats.DEFAULT_LIMITS) -> pa.Table | None:
     """The file's spans as a `SPAN_TABLE`, in `read_file` order; None when the file needs
     the plain reader (see the module docstring)."""
     try:
@@ -72,16 +82,19 @@ def read_span_table(path: Path) -> pa.Table | None:
     except OSError:
         return None
     try:
-        return _span_table(data, str(path))
+        return _span_table(data, str(path), limits)
     except (_Unfit, pa.ArrowInvalid):
+        return None
+    except Exception:  # a bug here must not lose the file: the plain reader reads it
+        logger.exception("%s: the columnar reader failed; reading it the plain way", path)
         return None
 
 
 # --- the bytes --------------------------------------------------------------------------
 
 
-def _span_table(data: bytes, source: str) -> pa.Table:
-    payload, problems = formats.decompress(data)
+def _span_table(data: bytes, source: str, limits: formats.Limits) -> pa.Table:
+    payload, problems = formats.decompress(data, limits)
     if problems or formats.sniff_protobuf(payload, name_hint=Path(source).name) is not None:
         raise _Unfit
     payload = payload.removeprefix(_BOM)
@@ -200,14 +213,19 @@ def _flatten(resource_spans: pa.ListArray, positions: list[str], source: str) ->
     for attrs in (span_attrs, resource_attrs):
         _check_key_values(attrs)
 
+    start, end = _uint(_field(spans, "startTimeUnixNano")), _uint(_field(spans, "endTimeUnixNano"))
+    if not _all(pc.greater_equal(start, EARLIEST_UNIX_NANO)) or not _all(
+        pc.greater_equal(end, start)
+    ):
+        raise _Unfit  # kept, but reported
     columns = {
         "trace_id": _id(_field(spans, "traceId"), TRACE_ID_BYTES, required=True),
         "span_id": _id(_field(spans, "spanId"), SPAN_ID_BYTES, required=True),
         "parent_span_id": _id(_field(spans, "parentSpanId"), SPAN_ID_BYTES, required=False),
         "name": pc.fill_null(_field(spans, "name"), ""),
         "kind": _enum(_field(spans, "kind"), SPAN_KINDS.values()),
-        "start_unix_nano": _uint(_field(spans, "startTimeUnixNano")),
-        "end_unix_nano": _uint(_field(spans, "endTimeUnixNano")),
+        "start_unix_nano": start,
+        "end_unix_nano": end,
         "status_code": _enum(_field(status, "code"), STATUS_CODES.values()),
         "status_message": pc.fill_null(_field(status, "message"), ""),
         "attributes": span_attrs,

@@ -196,7 +196,9 @@ def build_span(
         name=raw.name,
         kind=merged.kind or (SpanKind.TOOL if tool is not None else SpanKind.OTHER),
         start_unix_nano=raw.start_unix_nano,
-        end_unix_nano=raw.end_unix_nano,
+        # An end before the start (reported by the readers) would give a negative
+        # duration: the span is taken to end where it starts.
+        end_unix_nano=max(raw.end_unix_nano, raw.start_unix_nano),
         status=status,
         error=error,
         convention=convention,

@@ -79,18 +79,26 @@ def solve(
     be solved in other processes."""
     out: dict[str, DirectConversation] = {}
     for cid, runs in find_runs(traces, case_id_attribute=case_id_attribute).items():
-        links = SpanLinks(conversation_id=cid)
-        keys = (history_key(step) for r in runs for step in r.steps) if histories else ()
+        # As `span_links` stores them: the conversation id (none for a conversation named
+        # after its trace) and each model call's history key.
+        named = SpanLinks(conversation_id=cid)
+        steps = {(s.trace_id, s.span_id): history_key(s) for r in runs for s in r.steps}
+        links = []
+        for r in runs:
+            conversation = cid if r.root.trace_id != cid else None
+            for s in (r.root, *r.steps, *r.tools, *r.others):
+                key = (s.trace_id, s.span_id)
+                found = steps.get(key)
+                if found is not None:
+                    links.append((key, SpanLinks(conversation_id=conversation, history_key=found)))
+                elif conversation is not None:
+                    links.append((key, named))
         out[cid] = DirectConversation(
             traces=frozenset(r.root.trace_id for r in runs),
             turns=tuple(assemble_runs(cid, runs, ingest_id=ingest_id)),
-            links=tuple(
-                ((s.trace_id, s.span_id), links)
-                for r in runs
-                if r.root.trace_id != cid  # a conversation named after its trace: no link
-                for s in (r.root, *r.steps, *r.tools, *r.others)
-            ),
-            histories=frozenset(k for k in keys if k is not None),
+            links=tuple(links),
+            histories=frozenset(k for k in steps.values() if k is not None) if histories
+            else frozenset(),
         )
     return out
 

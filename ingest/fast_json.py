@@ -62,7 +62,7 @@ def iter_json_documents(
     yield from rest
 
 
-def _lines(text: str, pos: int) -> Iterator[formats.JsonDocument | None]:
+def _lines(text: str, pos: int) -> Iterator[formats.JsonDocument | formats.Problem | None]:
     """One document per non-blank line; None where a line is not exactly one document."""
     line = text.count("\n", 0, pos)
     pos -= pos - (text.rfind("\n", 0, pos) + 1)  # back to the start of the first line
@@ -81,10 +81,10 @@ def _lines(text: str, pos: int) -> Iterator[formats.JsonDocument | None]:
         except orjson.JSONDecodeError:
             yield None
             return
-        yield formats.JsonDocument(value, f"line {line}")
+        yield formats.checked_document(chunk, value, f"line {line}")
 
 
-def _whole(text: str, start: int) -> formats.JsonDocument | None:
+def _whole(text: str, start: int) -> formats.JsonDocument | formats.Problem | None:
     """The file as one (pretty-printed) document, or None."""
     try:
         value = orjson.loads(text)
@@ -93,4 +93,6 @@ def _whole(text: str, start: int) -> formats.JsonDocument | None:
     line = text.count("\n", 0, start) + 1
     end = len(text.rstrip(_JSON_WS))
     single = text.find("\n", start, end) < 0
-    return formats.JsonDocument(value, f"line {line}" if single else f"request 1 (line {line})")
+    return formats.checked_document(
+        text, value, f"line {line}" if single else f"request 1 (line {line})"
+    )

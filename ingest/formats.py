@@ -16,13 +16,18 @@ looks at content (a name decides only which files of a folder are input,
 
 from __future__ import annotations
 
+import io
 import json
+import re
+import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
 import zstandard
+
+from turnscore.ingest.records import WHOLE_FILE
 
 INPUT_SUFFIXES = (".json", ".jsonl", ".ndjson", ".pb", ".binpb", ".protobuf")
 """File name endings taken from a folder (any case), each also with a `COMPRESSED_SUFFIXES`
@@ -79,57 +84,118 @@ def is_input_name(name: str) -> bool:
 
 # --- compression ----------------------------------------------------------------------
 
+DEFAULT_MAX_EXPANDED_MB = 512
+"""Largest payload (MiB) one compressed file may expand to; past it the file is an error."""
+DEFAULT_MAX_EXPANSION_RATIO = 200
+"""Largest expansion (payload bytes per file byte) allowed beyond `RATIO_FLOOR`."""
+RATIO_FLOOR = 16 << 20
+"""A payload this small is fine at any ratio: small files of repeated spans compress well."""
+_GZIP_OUT = 1 << 20
+"""Output bytes per inflate call."""
+_ZSTD_IN = 256
+"""Input bytes per zstd call. A zstd block can expand 32768-fold (an RLE block), so this
+bounds one call's output to some 8 MiB; the cap is checked between calls."""
 
-def decompress(data: bytes) -> tuple[bytes, list[Problem]]:
-    """Unwrap gzip/zstd layers detected by magic bytes; return the payload and any damage."""
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How far a compressed file may expand (`turnscore.toml` `[ingest]`)."""
+
+    max_expanded_mb: int = DEFAULT_MAX_EXPANDED_MB
+    max_expansion_ratio: int = DEFAULT_MAX_EXPANSION_RATIO
+
+    def cap(self, compressed: int) -> int:
+        """Payload bytes allowed for a file of `compressed` bytes."""
+        ratio_cap = max(self.max_expansion_ratio * compressed, RATIO_FLOOR)
+        return min(self.max_expanded_mb << 20, ratio_cap)
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class _OverCap(Exception):
+    pass
+
+
+def decompress(data: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[bytes, list[Problem]]:
+    """Unwrap gzip/zstd layers detected by magic bytes; return the payload and any damage.
+
+    Decompressed as a stream, at most `limits.cap(len(data))` bytes: a file that would
+    expand further is a problem and gives no payload (a decompression bomb must not take
+    the machine's memory)."""
     problems: list[Problem] = []
+    cap = limits.cap(len(data))
     for _ in range(_MAX_NESTED_WRAPPERS):
-        if data.startswith(GZIP_MAGIC):
-            data, problem = _gunzip(data)
-        elif data.startswith(ZSTD_MAGIC):
-            data, problem = _unzstd(data)
-        else:
-            break
+        try:
+            if data.startswith(GZIP_MAGIC):
+                data, problem = _gunzip(data, cap)
+            elif data.startswith(ZSTD_MAGIC):
+                data, problem = _unzstd(data, cap)
+            else:
+                break
+        except _OverCap:
+            problems.append(_over_cap(cap, limits))
+            return b"", problems
         if problem is not None:
             problems.append(problem)
             break
     return data, problems
 
 
-def _gunzip(data: bytes) -> tuple[bytes, Problem | None]:
-    out: list[bytes] = []
-    rest = data
+def _over_cap(cap: int, limits: Limits) -> Problem:
+    return Problem(
+        WHOLE_FILE,
+        f"decompresses to more than {cap:,} bytes (the cap: {limits.max_expanded_mb} MiB, "
+        f"or {limits.max_expansion_ratio}x the file beyond {RATIO_FLOOR >> 20} MiB); not "
+        "read. Raise [ingest] max_expanded_mb / max_expansion_ratio if the file is genuine",
+    )
+
+
+def _grow(out: io.BytesIO, piece: bytes, cap: int) -> None:
+    out.write(piece)
+    if out.tell() > cap:
+        raise _OverCap
+
+
+def _gunzip(data: bytes, cap: int) -> tuple[bytes, Problem | None]:
+    out = io.BytesIO()  # getvalue() shares its buffer: no second copy of the payload
+    view = memoryview(data)
     consumed = 0
-    while rest.startswith(GZIP_MAGIC):
+    while data.startswith(GZIP_MAGIC, consumed):
         inflater = zlib.decompressobj(wbits=31)
+        rest: memoryview | bytes = view[consumed:]
         try:
-            out.append(inflater.decompress(rest))
+            while not inflater.eof and rest:
+                _grow(out, inflater.decompress(rest, _GZIP_OUT), cap)
+                rest = inflater.unconsumed_tail
         except zlib.error as exc:
-            return b"".join(out), Problem(f"byte {consumed}", f"corrupt gzip stream: {exc}")
+            return out.getvalue(), Problem(f"byte {consumed}", f"corrupt gzip stream: {exc}")
         if not inflater.eof:
-            out.append(inflater.flush())
-            return b"".join(out), _cut_short("gzip", len(data), sum(map(len, out)))
+            _grow(out, inflater.flush(), cap)
+            return out.getvalue(), _cut_short("gzip", len(data), out.tell())
         consumed = len(data) - len(inflater.unused_data)
-        rest = inflater.unused_data
-    return b"".join(out), None
+    return out.getvalue(), None
 
 
-def _unzstd(data: bytes) -> tuple[bytes, Problem | None]:
-    out: list[bytes] = []
-    rest = data
+def _unzstd(data: bytes, cap: int) -> tuple[bytes, Problem | None]:
+    out = io.BytesIO()
+    view = memoryview(data)
     consumed = 0
     dctx = zstandard.ZstdDecompressor()
-    while rest.startswith(ZSTD_MAGIC):
+    while data.startswith(ZSTD_MAGIC, consumed):
         frame = dctx.decompressobj()
+        pos = consumed
         try:
-            out.append(frame.decompress(rest))
+            while not frame.eof and pos < len(data):
+                end = min(pos + _ZSTD_IN, len(data))
+                _grow(out, frame.decompress(view[pos:end]), cap)
+                pos = end
         except zstandard.ZstdError as exc:
-            return b"".join(out), Problem(f"byte {consumed}", f"corrupt zstd stream: {exc}")
+            return out.getvalue(), Problem(f"byte {consumed}", f"corrupt zstd stream: {exc}")
         if not frame.eof:
-            return b"".join(out), _cut_short("zstd", len(data), sum(map(len, out)))
-        consumed = len(data) - len(frame.unused_data)
-        rest = frame.unused_data
-    return b"".join(out), None
+            return out.getvalue(), _cut_short("zstd", len(data), out.tell())
+        consumed = pos - len(frame.unused_data)
+    return out.getvalue(), None
 
 
 def _cut_short(codec: str, size: int, decoded: int) -> Problem:
@@ -240,6 +306,13 @@ def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
         line = lines.at(pos)
         try:
             value, end = _DECODER.raw_decode(text, pos)
+        except RecursionError:
+            resume = _next_document_start(text, pos + 1)
+            yield Problem(_position(index, line, one_per_line), _too_deep(resume, lines))
+            if resume < 0:
+                return
+            pos = resume
+            continue
         except json.JSONDecodeError as exc:
             resume = _next_document_start(text, pos + 1)
             stop = len(text) if resume < 0 else resume
@@ -259,8 +332,127 @@ def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
             continue
         single = text.find("\n", pos, end) < 0
         one_per_line = one_per_line and single
-        yield JsonDocument(value, _position(index, line, single))
+        yield from _document(text[pos:end], value, _position(index, line, single))
         pos = _skip_ws(text, end)
+
+
+def _too_deep(resume: int, lines: _Lines) -> str:
+    skipped = (
+        "skipped the rest of the file" if resume < 0 else f"skipped to line {lines.at(resume)}"
+    )
+    return f"JSON nested too deeply to read (over ~{sys.getrecursionlimit()} levels); {skipped}"
+
+
+_KEY_END = re.compile(r'(?<!\\)"\s*:')
+"""The end of an object key: a quote no backslash escapes, then a colon."""
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""What the standard parser leaves of an escaped surrogate without its pair (a pair
+becomes the character it encodes). Such a string is no Unicode: no writer takes it."""
+
+
+def _document(text: str, value: object, position: str) -> Iterator[JsonDocument | Problem]:
+    """A document the standard parser read: lone surrogates replaced with U+FFFD and
+    reported (orjson refuses them, so documents holding one come this way), then checked."""
+    if _SURROGATE_ESCAPE.search(text):
+        value, replaced = _without_lone_surrogates(value)
+        if replaced:
+            yield Problem(
+                position, f"{replaced} lone UTF-16 surrogate escape(s) replaced with U+FFFD"
+            )
+    yield checked_document(text, value, position)
+
+
+def _without_lone_surrogates(value: object) -> tuple[object, int]:
+    """`value` with every lone surrogate in its strings (keys too) replaced, in place, and
+    how many were; without recursion (any depth)."""
+    count = 0
+
+    def clean(text: str) -> str:
+        nonlocal count
+        fixed, n = _LONE_SURROGATE.subn("\ufffd", text)
+        count += n
+        return fixed
+
+    if isinstance(value, str):
+        return clean(value), count
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in list(item):
+                inner = item[key]
+                if isinstance(inner, str):
+                    inner = clean(inner)
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
+                if _LONE_SURROGATE.search(key):
+                    del item[key]
+                    key = clean(key)
+                item[key] = inner
+        elif isinstance(item, list):
+            for i, inner in enumerate(item):
+                if isinstance(inner, str):
+                    item[i] = clean(inner)
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
+    return value, count
+
+
+def checked_document(text: str, value: object, position: str) -> JsonDocument | Problem:
+    """`value`, parsed from `text`, unless an object of it repeats a key. Parsers keep the
+    last value of a repeated key and drop the others without a word (a repeated
+    `resourceSpans` would drop a whole request), so such a document is a problem.
+
+    Cheap for the usual document: it holds as many key ends as its objects hold keys;
+    only when the text holds more (a repeat, or a key-like string that is no key) is it
+    parsed again to find the repeat."""
+    if len(_KEY_END.findall(text)) <= _count_keys(value):
+        return JsonDocument(value, position)
+    try:
+        json.loads(text, object_pairs_hook=_no_repeats)
+    except _RepeatedKey as exc:
+        return Problem(
+            position,
+            f"a JSON object repeats the key {exc.key[:80]!r}; JSON keeps only the last "
+            "value, so the request is ambiguous: skipped",
+        )
+    except (ValueError, RecursionError):
+        pass  # it parsed once: the first parse stands
+    return JsonDocument(value, position)
+
+
+def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return out
+
+
+def _count_keys(value: object) -> int:
+    """Keys of every object in `value`, counted without recursion (any depth)."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            count += len(item)
+            stack.extend(v for v in item.values() if type(v) in (dict, list))
+        elif type(item) is list:
+            stack.extend(v for v in item if type(v) in (dict, list))
+    return count
 
 
 def _json_error(exc: json.JSONDecodeError) -> str:
@@ -284,6 +476,9 @@ def _iter_array(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
         line = lines.at(pos)
         try:
             value, end = _DECODER.raw_decode(text, pos)
+        except RecursionError:
+            yield Problem(f"request {index} (line {line})", _too_deep(-1, lines))
+            return
         except json.JSONDecodeError as exc:
             yield Problem(
                 f"request {index} (line {line})",
@@ -291,7 +486,7 @@ def _iter_array(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
                 "of the array is skipped",
             )
             return
-        yield JsonDocument(value, f"request {index} (line {line})")
+        yield from _document(text[pos:end], value, f"request {index} (line {line})")
         pos = _skip_ws(text, end)
         if pos < len(text) and text[pos] == ",":
             pos = _skip_ws(text, pos + 1)

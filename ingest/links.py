@@ -13,9 +13,15 @@ So each stored span carries the keys that find it again (`SpanLinks`, columns of
 - **backward**: hashes of every prefix of each conversation-less trace's first model
   input, matched against stored calls' `history_key` (input + output): the stored
   trace this one continues;
-- **forward**: the `history_key` of each of its conversation-less model calls, matched
-  against stored first calls' `prefix_keys`: stored traces that continue this one (an
-  earlier trace arriving after the later ones).
+- **forward**: the `history_key` of each of its model calls, matched against stored
+  first calls' `prefix_keys`: stored traces that continue this one (an earlier trace
+  arriving after the later ones).
+
+Every model call with input and output carries a `history_key`, in traces with a
+conversation id too: grouping chains a conversation-less trace (an agent run whose root
+span never arrived, say) onto any earlier call, so a trace stored with its conversation
+id must be found by history as well, or such a trace would join it only when both come
+in one batch.
 
 Keys over-approximate (any shared prefix, any named trace): rebuilding an unrelated trace
 costs time, never correctness, since assembly is a pure function of the spans it gets.
@@ -67,7 +73,7 @@ def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Span
         conv = s.conversation_id or trace_conv.get(s.trace_id)
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
-            history_key=history_key(s) if _chains(s, firsts) else None,
+            history_key=history_key(s) if _chains(s) else None,
             prefix_keys=prefix_keys(s) if firsts.get(s.trace_id) is s else (),
         )
         if links != _NONE:
@@ -84,7 +90,7 @@ def lookups(decoded: Sequence[Span]) -> Lookups:
     for call in firsts.values():
         out.prefixes.update(prefix_keys(call))
     for s in decoded:
-        if _chains(s, firsts):
+        if _chains(s):
             key = history_key(s)
             if key is not None:
                 out.histories.add(key)
@@ -108,11 +114,11 @@ def _first_calls(decoded: Iterable[Span]) -> dict[str, Span]:
     return first
 
 
-def _chains(span: Span, firsts: dict[str, Span]) -> bool:
-    """A model call in a conversation-less trace, whose history a later trace may continue."""
+def _chains(span: Span) -> bool:
+    """A model call whose history a later conversation-less trace may continue (in any
+    trace: see the module doc)."""
     return (
-        span.trace_id in firsts
-        and span.kind is SpanKind.LLM
+        span.kind is SpanKind.LLM
         and span.input_messages is not None
         and span.output_messages is not None
     )

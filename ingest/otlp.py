@@ -94,14 +94,15 @@ def _walk(folder: Path) -> Iterator[Path]:
             )
 
 
-def read_file(path: Path) -> Iterator[Record]:
-    """Every span, log record and input error in one OTLP file."""
+def read_file(path: Path, limits: formats.Limits = formats.DEFAULT_LIMITS) -> Iterator[Record]:
+    """Every span, log record and input error in one OTLP file; `limits` bound how far a
+    compressed file may expand."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         yield unreadable(path, exc)
         return
-    yield from read_bytes(data, str(path))
+    yield from read_bytes(data, str(path), limits)
 
 
 def unreadable(path: Path, exc: OSError) -> InputError:
@@ -109,9 +110,11 @@ def unreadable(path: Path, exc: OSError) -> InputError:
     return InputError(str(path), WHOLE_FILE, f"cannot read file: {exc.strerror or exc}")
 
 
-def read_bytes(data: bytes, source: str) -> Iterator[Record]:
+def read_bytes(
+    data: bytes, source: str, limits: formats.Limits = formats.DEFAULT_LIMITS
+) -> Iterator[Record]:
     """Like `read_file`, for content already in memory; `source` names it in records."""
-    payload, problems = formats.decompress(data)
+    payload, problems = formats.decompress(data, limits)
     for problem in problems:
         yield InputError(source, problem.position, problem.message)
     if problems and _blank(payload):

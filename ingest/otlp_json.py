@@ -26,10 +26,14 @@ from turnscore.ingest.otlp_shared import (
     Record,
     Report,
     Where,
+    check_span_times,
     collect,
     decode_attrs,
     event_name,
+    known_enum,
     span_head,
+    text,
+    unix_nano,
 )
 from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLog, RawSpan
 
@@ -97,6 +101,10 @@ def _json_uint(raw: Any, what: str) -> int:
     raise BadInput(f"{what} is not an unsigned integer: {str(raw)[:40]!r}")
 
 
+def _json_time(raw: Any, what: str) -> int:
+    return unix_nano(_json_uint(raw, what), what)
+
+
 def _json_enum(
     raw: Any, names: Mapping[str, int], prefix: str, what: str, report: Report
 ) -> int:
@@ -109,7 +117,7 @@ def _json_enum(
             return value
     else:
         try:
-            return _json_uint(raw, what)
+            return known_enum(_json_uint(raw, what), names, what, report)
         except BadInput:
             pass
     report(f"{what} {str(raw)[:40]!r} is not a known value; read as 0 (unspecified)")
@@ -151,7 +159,10 @@ def _json_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
                     if len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
                         out[key] = raw
                         continue
-                elif kind == "intValue" and type(raw) is str and raw.isascii() and raw.isdigit():
+                elif (
+                    kind == "intValue" and type(raw) is str and len(raw) < 19  # within int64
+                    and raw.isascii() and raw.isdigit()
+                ):
                     out[key] = int(raw)
                     continue
                 elif kind == "boolValue" and type(raw) is bool:
@@ -221,8 +232,9 @@ def _json_span(
     if not isinstance(span, Mapping):
         yield where.error("span is not a JSON object; skipped")
         return
+    late: list[str] = []
     head = span_head(
-        str(_get(span, "name") or ""),
+        text(_get(span, "name"), "span name", late.append),
         where,
         (
             lambda: _json_id(_get(span, "traceId"), TRACE_ID_BYTES, "traceId"),
@@ -235,42 +247,47 @@ def _json_span(
         yield head
         return
     owner, report = head.owner, head.report
+    for message in late:
+        report(message)
     try:
         status = _mapping(_get(span, "status"), "status")
         events = tuple(_json_event(e, owner, report) for e in _list(span, "events"))
+        start = _json_time(_get(span, "startTimeUnixNano"), "startTimeUnixNano")
+        end = _json_time(_get(span, "endTimeUnixNano"), "endTimeUnixNano")
         record = RawSpan(
             trace_id=head.trace_id,
             span_id=head.span_id,
             parent_span_id=head.parent_span_id,
             name=head.name,
             kind=_json_enum(_get(span, "kind"), SPAN_KINDS, "SPAN_KIND_", "kind", report),
-            start_unix_nano=_json_uint(_get(span, "startTimeUnixNano"), "startTimeUnixNano"),
-            end_unix_nano=_json_uint(_get(span, "endTimeUnixNano"), "endTimeUnixNano"),
+            start_unix_nano=start,
+            end_unix_nano=end,
             status_code=_json_enum(
                 _get(status, "code"), STATUS_CODES, "STATUS_CODE_", "status.code", report
             ),
-            status_message=str(_get(status, "message") or ""),
+            status_message=text(_get(status, "message"), "status.message", report),
             attributes=_json_attrs(_get(span, "attributes"), owner, report),
             events=events,
             resource=resource,
-            scope_name=str(_get(scope, "name") or ""),
-            scope_version=str(_get(scope, "version") or ""),
+            scope_name=text(_get(scope, "name"), "scope.name", report),
+            scope_version=text(_get(scope, "version"), "scope.version", report),
             source=where.source,
             position=where.position,
         )
     except BadInput as exc:
         yield where.error(f"{owner} skipped: {exc}", span_id=head.span_id, trace_id=head.trace_id)
         return
+    check_span_times(head, start, end)
     yield record
     yield from head.errors
 
 
 def _json_event(event: Any, owner: str, report: Report) -> RawEvent:
     event = _mapping(event, "event")
-    name = str(_get(event, "name") or "")
+    name = text(_get(event, "name"), f"event name of {owner}", report)
     return RawEvent(
         name=name,
-        time_unix_nano=_json_uint(_get(event, "timeUnixNano"), "event timeUnixNano"),
+        time_unix_nano=_json_time(_get(event, "timeUnixNano"), "event timeUnixNano"),
         attributes=_json_attrs(_get(event, "attributes"), f"event {name!r} of {owner}", report),
     )
 
@@ -293,7 +310,7 @@ def _json_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iter
         report(f"log record body dropped: {exc}")
         body = None
     try:
-        time = _json_uint(_get(log, "timeUnixNano"), "timeUnixNano") or _json_uint(
+        time = _json_time(_get(log, "timeUnixNano"), "timeUnixNano") or _json_time(
             _get(log, "observedTimeUnixNano"), "observedTimeUnixNano"
         )
     except BadInput as exc:
@@ -302,7 +319,7 @@ def _json_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iter
     yield RawLog(
         trace_id=trace_id,
         span_id=span_id,
-        event_name=event_name(str(_get(log, "eventName") or ""), attributes),
+        event_name=event_name(text(_get(log, "eventName"), "eventName", report), attributes),
         time_unix_nano=time,
         body=body,
         attributes=attributes,

@@ -15,15 +15,20 @@ from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import decode_pb_any_value
 from turnscore.ingest.otlp_shared import (
     SPAN_ID_BYTES,
+    SPAN_KINDS,
+    STATUS_CODES,
     TRACE_ID_BYTES,
     BadInput,
     Record,
     Report,
     Where,
+    check_span_times,
     collect,
     decode_attrs,
     event_name,
+    known_enum,
     span_head,
+    unix_nano,
 )
 from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLog, RawSpan
 
@@ -91,23 +96,30 @@ def _pb_span(
         yield head
         return
     owner, report = head.owner, head.report
-    events = tuple(
-        RawEvent(
-            name=event.name,
-            time_unix_nano=event.time_unix_nano,
-            attributes=_pb_attrs(event.attributes, f"event {event.name!r} of {owner}", report),
+    try:
+        start = unix_nano(span.start_time_unix_nano, "start_time_unix_nano")
+        end = unix_nano(span.end_time_unix_nano, "end_time_unix_nano")
+        events = tuple(
+            RawEvent(
+                name=event.name,
+                time_unix_nano=unix_nano(event.time_unix_nano, "event time_unix_nano"),
+                attributes=_pb_attrs(event.attributes, f"event {event.name!r} of {owner}", report),
+            )
+            for event in span.events
         )
-        for event in span.events
-    )
+    except BadInput as exc:
+        yield where.error(f"{owner} skipped: {exc}", span_id=head.span_id, trace_id=head.trace_id)
+        return
+    check_span_times(head, start, end)
     yield RawSpan(
         trace_id=head.trace_id,
         span_id=head.span_id,
         parent_span_id=head.parent_span_id,
         name=head.name,
-        kind=span.kind,
-        start_unix_nano=span.start_time_unix_nano,
-        end_unix_nano=span.end_time_unix_nano,
-        status_code=span.status.code,
+        kind=known_enum(span.kind, SPAN_KINDS, "kind", report),
+        start_unix_nano=start,
+        end_unix_nano=end,
+        status_code=known_enum(span.status.code, STATUS_CODES, "status.code", report),
         status_message=span.status.message,
         attributes=_pb_attrs(span.attributes, owner, report),
         events=events,
@@ -141,11 +153,16 @@ def _pb_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iterat
         if log.HasField("body")
         else None
     )
+    try:
+        time = unix_nano(log.time_unix_nano or log.observed_time_unix_nano, "time_unix_nano")
+    except BadInput as exc:
+        yield where.error(f"log record skipped: {exc}")
+        return
     yield RawLog(
         trace_id=ids[0],
         span_id=ids[1],
         event_name=event_name(log.event_name, attributes),
-        time_unix_nano=log.time_unix_nano or log.observed_time_unix_nano,
+        time_unix_nano=time,
         body=body,
         attributes=attributes,
         resource=resource,

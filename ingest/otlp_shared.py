@@ -4,12 +4,19 @@ error reporting, attribute decoding, and how a span's ids are settled.
 Both readers settle a span's ids the same way (`span_head`): without a valid trace id
 and span id the span is skipped with an error naming it; a malformed parent id is
 reported and the span kept as a root. Only how an id is spelled differs.
+
+Both check times and enums the same way too: a time past `MAX_UNIX_NANO` (int64, what
+every store and clock downstream holds) makes the span unusable; a start time of 0 or
+before 2000, or an end before the start, keeps the span, with a row saying so
+(`check_span_times`); an enum value the protos do not name is reported and read as 0
+(`known_enum`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 from opentelemetry.proto.trace.v1 import trace_pb2
@@ -27,6 +34,10 @@ IdReader = Callable[[], str | None]
 SPAN_KINDS: Mapping[str, int] = dict(trace_pb2.Span.SpanKind.items())
 STATUS_CODES: Mapping[str, int] = dict(trace_pb2.Status.StatusCode.items())
 TRACE_ID_BYTES, SPAN_ID_BYTES = 16, 8
+MAX_UNIX_NANO = 2**63 - 1
+EARLIEST_UNIX_NANO = 946_684_800 * 10**9
+"""2000-01-01: a span starting before it has an unset or garbled clock (reported, kept)."""
+"""Latest time a span may carry (2262-04-11): timestamps are int64 nanoseconds downstream."""
 
 
 class BadInput(ValueError):
@@ -131,3 +142,43 @@ def span_head(
     except BadInput as exc:
         head.report(f"{head.owner}: {exc}; treated as a root span")
     return head
+
+
+def unix_nano(value: int, what: str) -> int:
+    """`value` when it fits the int64 nanoseconds every store holds; else `BadInput`."""
+    if value > MAX_UNIX_NANO:
+        raise BadInput(f"{what} {value} is past 2^63 - 1 ns (the year 2262)")
+    return value
+
+
+def check_span_times(head: SpanHead, start: int, end: int) -> None:
+    """Report what is wrong with a usable span's times; the span keeps them as they are
+    (the stored copy stays faithful) and turns read an end before the start as the start
+    (`turnscore.ingest.decode.build_span`)."""
+    if start < EARLIEST_UNIX_NANO:
+        what = "0 (unset)" if start == 0 else f"{start} ns, before 2000"
+        head.report(
+            f"{head.owner}: start time is {what}; kept, so its turn is dated "
+            f"{datetime.fromtimestamp(start / 1e9, UTC):%Y-%m-%d}"
+        )
+    if end < start:
+        head.report(
+            f"{head.owner}: ends {(start - end) / 1e6:.3f} ms before it starts; kept, with "
+            "a duration of 0"
+        )
+
+
+def known_enum(value: int, names: Mapping[str, int], what: str, report: Report) -> int:
+    """`value` when the protos name it; else reported and read as 0 (unspecified)."""
+    if value in names.values():
+        return value
+    report(f"{what} {str(value)[:40]!r} is not a known value; read as 0 (unspecified)")
+    return 0
+
+
+def text(raw: Any, what: str, report: Report) -> str:
+    """A string field; absent is "", any other JSON value is reported and kept as text."""
+    if raw is None or isinstance(raw, str):
+        return raw or ""
+    report(f"{what} is not a string: {str(raw)[:40]!r}; read as text")
+    return str(raw)

@@ -48,7 +48,8 @@ from turnscore.ingest.arrow_read import raw_spans, read_span_table
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import decode_spans, trace_order
 from turnscore.ingest.direct import DirectConversation, solve
-from turnscore.ingest.fast_read import Decoded, FileRead, prefetch
+from turnscore.ingest.fast_read import Decoded, FileRead, prefetch, read_whole
+from turnscore.ingest.formats import DEFAULT_LIMITS, Limits
 from turnscore.ingest.links import lookups, span_links
 from turnscore.ingest.model import Span
 from turnscore.ingest.otlp import Record, iter_input_files, read_file, unreadable
@@ -183,6 +184,7 @@ def ingest_paths(
     case_id_attribute: str | None = None,
     workers: int | None = None,
     direct: bool = True,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> IngestBatch:
     """Ingest OTLP files and folders into `out_dir/spans` and `out_dir/turns`.
 
@@ -193,6 +195,7 @@ def ingest_paths(
     independent conversations shared among `workers` processes (`shards`); without it,
     `workers - 1` processes read and decode files ahead (`fast_read`). The result is the
     same either way. Default workers: `$TURNSCORE_INGEST_WORKERS`, else the cores (up to 4).
+    `limits`: how far a compressed file may expand (`formats.Limits`).
     """
     ingest_id = ingest_id or uuid.uuid4().hex
     remove_stale_temp_files(out_dir)
@@ -204,13 +207,13 @@ def ingest_paths(
     decode = _Decoder(case_id_attribute)
     workers = default_workers() if workers is None else workers
     reads = (
-        prefetch((i.path for i in inputs), workers, case_id_attribute)
+        prefetch((i.path for i in inputs), workers, case_id_attribute, limits)
         if workers > 1 and not direct
         else None
     )
     run = _Run(
         spans_store, turn_store, decode, ingest_id, state, progress, len(inputs), total, reads,
-        direct, workers,
+        direct, workers, limits,
     )
     try:
         with _fewer_collections():
@@ -258,6 +261,7 @@ class _Run:
     """Worker processes reading and decoding ahead (`fast_read`), for the general path."""
     direct: bool
     workers: int
+    limits: Limits
 
 
 @contextmanager
@@ -312,6 +316,7 @@ def _plan(
     for path in iter_input_files(paths):
         try:
             key = file_key(path)
+            size = path.stat().st_size
         except OSError as exc:
             # Not recorded as ingested: a later run retries it once it is readable.
             errors.append(unreadable(path, exc))
@@ -322,7 +327,7 @@ def _plan(
             skipped.append(SkippedFile(path, key, f"same content as {seen[key]}"))
         else:
             seen[key] = path
-            inputs.append(_Input(path, key, path.stat().st_size))
+            inputs.append(_Input(path, key, size))
     return inputs, skipped
 
 
@@ -344,7 +349,7 @@ def _ingest_group(run: _Run, group: list[_Input], carried: Carry, *, last: bool 
     ingest_id, progress, reads = run.ingest_id, run.progress, run.reads
     fresh = _Group(spans=dict(carried.spans), decoded=dict(carried.decoded))
     for item in group:
-        _read_one(item, fresh, state, None if reads is None else next(reads))
+        _read_one(item, fresh, state, None if reads is None else next(reads), run.limits)
         state.bytes_done += item.size
         if progress is not None:
             progress(
@@ -491,7 +496,9 @@ def _traces(candidates: dict[str, list[list[RawSpan]]]) -> set[str]:
     return {trace[0].trace_id for traces in candidates.values() for trace in traces}
 
 
-def _read_one(item: _Input, fresh: _Group, state: _Totals, read: FileRead | None) -> None:
+def _read_one(
+    item: _Input, fresh: _Group, state: _Totals, read: FileRead | None, limits: Limits
+) -> None:
     spans = logs = errors = 0
     source = str(item.path)
     fresh.sources.add(source)
@@ -499,7 +506,7 @@ def _read_one(item: _Input, fresh: _Group, state: _Totals, read: FileRead | None
         assert read.path == item.path  # prefetch yields the inputs in order
         fresh.reads.append(read)
         fresh.decoded.update(read.by_record())
-    for rec in _records(item.path) if read is None else read.records:
+    for rec in _records(item.path, limits) if read is None else read.records:
         if isinstance(rec, RawSpan):
             spans += 1
             first = fresh.spans.setdefault(record_key(rec), rec)
@@ -516,11 +523,16 @@ def _read_one(item: _Input, fresh: _Group, state: _Totals, read: FileRead | None
     state.files.append(IngestedFile(item.key, item.path, item.size, spans, logs, errors))
 
 
-def _records(path: Path) -> Iterable[Record]:
+def _records(path: Path, limits: Limits) -> list[Record]:
     """The file's records: through pyarrow's reader when it can read the file exactly as
-    the plain reader would (`arrow_read`), else the plain way."""
-    table = read_span_table(path)
-    return read_file(path) if table is None else raw_spans(table)
+    the plain reader would (`arrow_read`), else the plain way. Reading one file is where
+    its failures stop (`read_whole`)."""
+
+    def read() -> Iterable[Record]:
+        table = read_span_table(path, limits)
+        return read_file(path, limits) if table is None else raw_spans(table)
+
+    return read_whole(path, read)
 
 
 def _conflicts(

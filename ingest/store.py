@@ -573,6 +573,11 @@ class TurnStore:
     def files(self) -> list[Path]:
         return _part_files(self.root)
 
+    def files_of(self, ingest_id: str) -> list[Path]:
+        """The part files ingest run `ingest_id` wrote that are still there."""
+        return sorted(p for p in self.root.glob(f"date=*/part-{ingest_id}-*.parquet")
+                      if not p.name.startswith("."))
+
     def read_all(self) -> Iterator[Turn]:
         for path in self.files():
             yield from turns_from_arrow(pq.read_table(path))

@@ -6,6 +6,8 @@
 --   scores          score rows written (current and replaced)
 --   scored          rows with a verdict
 --   errors          rows where the judge gave no usable verdict
+--   partial         scored rows missing some verdict field (listed in details.missing)
+--   flagged         rows whose agent content held verdict-shaped or marker text, or forged verdicts
 --   cache_hits      verdicts reused from the judge cache (no request made)
 --   requests        HTTP attempts made, retries included
 --   input_tokens    input tokens paid for
@@ -15,12 +17,12 @@
 --   p95_latency_ms  95th percentile of that latency
 WITH rows AS (
     SELECT scorer, judge, status, input_tokens, output_tokens, cost_usd, latency_ms, attempts,
-           scored_at
+           scored_at, details
     FROM scores
     WHERE judge IS NOT NULL
     UNION ALL
     SELECT scorer, judge, status, input_tokens, output_tokens, cost_usd, latency_ms, attempts,
-           scored_at
+           scored_at, details
     FROM scores_history
     WHERE judge IS NOT NULL
 )
@@ -31,6 +33,11 @@ SELECT
     count(*) AS scores,
     count(*) FILTER (WHERE status = 'scored') AS scored,
     count(*) FILTER (WHERE status = 'error') AS errors,
+    count(*) FILTER (WHERE status = 'scored'
+                     AND coalesce(json_array_length(details, '$.missing'), 0) > 0) AS partial,
+    count(*) FILTER (WHERE json_exists(details, '$.content_verdict_shaped')
+                     OR json_exists(details, '$.content_markers')
+                     OR json_exists(details, '$.forged_verdict')) AS flagged,
     count(*) FILTER (WHERE status = 'scored' AND attempts = 0 AND judge <> 'rules-v1')
         AS cache_hits,
     coalesce(sum(attempts), 0) AS requests,

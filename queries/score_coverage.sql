@@ -6,7 +6,8 @@
 --   inconclusive        turns the scorer could not judge
 --   not_run             turns the scorer does not apply to
 --   errors              turns where scoring failed
---   missing             turns with no row for this scorer yet
+--   missing             turns with no row for this scorer yet, of agents it runs for
+--   disabled            turns with no row because the last score run's per-agent choice (turnscore.toml [agents.*]) switched the scorer off for their agent
 --   stale               rows computed on an older version of the turn (content_hash differs) or, for a scorer that reads labels, on another case than the turn's now (new, changed or removed)
 --   scored_share        scored / turns
 --   inconclusive_share  inconclusive / turns
@@ -39,6 +40,22 @@ turn_cases AS (
     UNION ALL
     SELECT m.turn_id, l.label_hash FROM text_matches AS m JOIN hashed_labels AS l USING (case_id)
 ),
+-- The (agent, scorer) pairs the latest finished score run switched off
+-- (warehouse.score_run.ScoreReport.disabled).
+switched_off AS (
+    SELECT pair[1] AS agent, pair[2] AS scorer
+    FROM (SELECT unnest(from_json(summary->'disabled', '[["VARCHAR"]]')) AS pair
+          FROM (SELECT summary FROM runs
+                WHERE kind = 'score' AND summary IS NOT NULL AND ended_at IS NOT NULL
+                ORDER BY started_at DESC LIMIT 1))
+),
+disabled AS (
+    SELECT o.scorer, count(*) AS disabled
+    FROM turns AS t
+    JOIN switched_off AS o ON o.agent IS NOT DISTINCT FROM coalesce(t.agent_name, t.service_name)
+    WHERE NOT EXISTS (SELECT 1 FROM scores AS s WHERE s.turn_id = t.turn_id AND s.scorer = o.scorer)
+    GROUP BY o.scorer
+),
 per AS (
     SELECT
         s.scorer,
@@ -66,10 +83,12 @@ SELECT
     per.inconclusive,
     per.not_run,
     per.errors,
-    totals.turns - per.present AS missing,
+    totals.turns - per.present - coalesce(disabled.disabled, 0) AS missing,
+    coalesce(disabled.disabled, 0) AS disabled,
     per.stale,
     per.scored / nullif(totals.turns, 0) AS scored_share,
     per.inconclusive / nullif(totals.turns, 0) AS inconclusive_share,
     per.not_run / nullif(totals.turns, 0) AS not_run_share,
     per.errors / nullif(totals.turns, 0) AS error_share
 FROM per CROSS JOIN totals
+LEFT JOIN disabled ON disabled.scorer = per.scorer

@@ -10,11 +10,12 @@ sees tool results or the final answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 
 import orjson
 
 from turnscore.errors import ConfigError
-from turnscore.ingest.turn import Turn
+from turnscore.ingest.turn import Call, Tool, Turn
 from turnscore.scorers.base import Case, Score, ScoreFn, scorer
 from turnscore.scorers.judge import rules
 from turnscore.scorers.judge.config import Budget, JudgeSettings, load_judge_settings
@@ -95,15 +96,15 @@ def _schema(**props: object) -> dict[str, object]:
 
 
 SPECS: Mapping[str, JudgeSpec] = {s.name: s for s in (
-    JudgeSpec("tool_usage", load_prompt("tool_usage.md"), ("calls",),
+    JudgeSpec("tool_usage", load_prompt("tool_usage.md"),
               _schema(calls={"type": "array", "items": _CALL},
                       call_needed={"type": ["boolean", "null"]}),
               _tool_usage_sections, rules.tool_usage, _needs_tools),
-    JudgeSpec("tractability", load_prompt("tractability.md"), ("request_kind",),
+    JudgeSpec("tractability", load_prompt("tractability.md"),
               _schema(request_kind={"type": "string"}, missing_capability=_NULL_STR,
                       strain_signs={"type": "array", "items": {"type": "string"}}),
               _tractability_sections, rules.tractability),
-    JudgeSpec("groundedness_judge", load_prompt("groundedness.md"), ("claims",),
+    JudgeSpec("groundedness_judge", load_prompt("groundedness.md"),
               _schema(claims={"type": "array", "items": _CLAIM}),
               _groundedness_sections, rules.groundedness, _needs_answer),
 )}
@@ -136,6 +137,20 @@ for _name, _spec in SPECS.items():
     _reads, _description = _ABOUT[_name]
     scorer(name=_name, version=f"{_RULES_VERSION[_name]}/{_spec.prompt.version}", kind="judge",
            reads=_reads, description=_description)(_rules_fn(_spec))
+
+
+_WHEN = datetime(2026, 1, 1, tzinfo=UTC)
+SAMPLE_TURN = Turn(
+    turn_id="judge-check", trace_id="judge-check", conversation_id="judge-check",
+    turn_index=0, started_at=_WHEN, ended_at=_WHEN, duration_ms=0.0, status="ok",
+    request="What's the weather in Paris tomorrow?", tools_source="declared",
+    tools=(Tool("get_weather", "Weather forecast for a city and date.",
+                '{"type": "object", "required": ["city"], "properties": {'
+                '"city": {"type": "string"}, "date": {"type": "string"}}}'),),
+    calls=(Call("get_weather", "c1", '{"city": "Paris", "date": "tomorrow"}',
+                '{"forecast": "sunny, 21 C"}'),),
+    final_answer="Tomorrow Paris will be sunny, around 21 C.")
+"""What `turnscore judge check` has each judge score: every judged scorer judges it."""
 
 
 def make_judge_runner(config: JudgeSettings | Mapping[str, object] | None, budget: Budget,

@@ -15,10 +15,15 @@ One row is one case. Fields (all but `input` optional):
 | `tags` | free labels: a string or a list of strings |
 
 Every value is checked here, at load, against what the scorers accept (modes in any
-case, stored lowercase); a scorer never meets a value it would have to guess about. In
-CSV, list fields are JSON arrays (`["a","b"]`) or `|`-separated (`a|b`). A malformed row
-(bad JSON or CSV, a bad value, a CSV row with more fields than the header) becomes a
-`LabelError` naming the file and line (or row) and what is wrong; the other rows load.
+case, stored lowercase). In CSV, list fields are JSON arrays (`["a","b"]`) or
+`|`-separated (`a|b`). A malformed row (bad JSON or CSV, a value of the wrong type, a CSV
+row with more fields than the header) becomes a `LabelError` naming the file and line
+(or row) and what is wrong; the other rows load.
+
+Two things are warnings (`LabelWarning`), not bad rows, because the case is still
+usable: an unknown mode is loaded as written and its scorer falls back to its default
+(`normalized`, `all`) and says so, as the scorers' definitions promise; a field that is
+no label field (a typo such as `expected_tool`) is ignored, named once per file.
 """
 
 from __future__ import annotations
@@ -50,6 +55,11 @@ MODES: dict[str, tuple[str, ...]] = {
     "expected_tools_mode": call_accuracy.MODES,
 }
 """The values each mode field may take: the modes its scorer knows."""
+DEFAULT_MODES: dict[str, str] = {
+    "match_mode": correctness.DEFAULT_MODE,
+    "expected_tools_mode": call_accuracy.DEFAULT_MODE,
+}
+"""What each scorer uses for a mode it does not know."""
 _TRUE = frozenset({"true", "yes", "y", "1", "t"})
 _FALSE = frozenset({"false", "no", "n", "0", "f"})
 
@@ -68,6 +78,11 @@ class LabelError:
         return f"{where}: {self.message}"
 
 
+@dataclass(frozen=True, slots=True)
+class LabelWarning(LabelError):
+    """A label row loaded with something worth fixing: an unknown mode, an unknown field."""
+
+
 class _RowError(ValueError):
     pass
 
@@ -78,8 +93,10 @@ class _Row:
     values: dict[str, object]
 
 
-def read_labels(path: str | Path) -> tuple[list[Case], list[LabelError]]:
-    """Every well-formed case in `path`, and one error per malformed row."""
+def read_labels(path: str | Path, warnings: list[LabelWarning] | None = None
+                ) -> tuple[list[Case], list[LabelError]]:
+    """Every well-formed case in `path`, and one error per malformed row; the warnings
+    about loaded rows are appended to `warnings` when given."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
@@ -92,11 +109,22 @@ def read_labels(path: str | Path) -> tuple[list[Case], list[LabelError]]:
         return [], [LabelError(str(path), None, f"cannot read: {exc}")]
 
     parsed: list[tuple[int, dict[str, object]]] = []
+    found: list[LabelWarning] = []
+    unknown_fields: set[str] = set()
     for row in rows:
+        notes: list[str] = []
+        unknown = sorted(k for k in row.values if k not in FIELDS and k not in unknown_fields)
+        if unknown:
+            unknown_fields.update(unknown)
+            notes.append(f"not label field(s), ignored (here and in the rest of the file): "
+                         f"{', '.join(map(repr, unknown))}; label fields: {', '.join(FIELDS)}")
         try:
-            parsed.append((row.line, _fields(row.values, text_lists=suffix == ".csv")))
+            parsed.append((row.line, _fields(row.values, notes, text_lists=suffix == ".csv")))
         except _RowError as exc:
             errors.append(LabelError(str(path), row.line, str(exc)))
+        found.extend(LabelWarning(str(path), row.line, note) for note in notes)
+    if warnings is not None:
+        warnings.extend(found)
 
     inputs = pl.Series("input", [str(p["input"]) for _, p in parsed], dtype=pl.String)
     normalized = normalize_series(inputs).to_list()
@@ -213,11 +241,10 @@ def _csv_rows(path: Path, errors: list[LabelError]) -> Iterator[_Row]:
         reader = csv.reader(lines, strict=True)
 
 
-def _fields(values: dict[str, object], *, text_lists: bool) -> dict[str, object]:
-    """The row's fields, checked; every problem of the row is named in one `_RowError`."""
-    unknown = sorted(k for k in values if k not in FIELDS)
-    if unknown:
-        log.debug("ignoring label fields %s", unknown)
+def _fields(values: dict[str, object], notes: list[str], *, text_lists: bool
+            ) -> dict[str, object]:
+    """The row's fields, checked; every problem of the row is named in one `_RowError`,
+    and what is only worth a warning is appended to `notes`."""
     problems: list[str] = []
 
     def checked(parse: Callable[[], _T]) -> _T | None:
@@ -240,12 +267,12 @@ def _fields(values: dict[str, object], *, text_lists: bool) -> dict[str, object]
         "canary": checked(lambda: _list(values.get("canary"), "canary", text_lists)),
         "ideal_response": checked(lambda: _text(values.get("ideal_response"),
                                                 "ideal_response")),
-        "match_mode": checked(lambda: _mode(values.get("match_mode"), "match_mode")),
+        "match_mode": checked(lambda: _mode(values.get("match_mode"), "match_mode", notes)),
         "expected_tools": checked(lambda: _list(values.get("expected_tools"),
                                                 "expected_tools", text_lists,
                                                 one_string=False)),
         "expected_tools_mode": checked(lambda: _mode(values.get("expected_tools_mode"),
-                                                     "expected_tools_mode")),
+                                                     "expected_tools_mode", notes)),
         "should_decline": checked(lambda: _bool(values.get("should_decline"))),
         "tags": checked(lambda: _list(values.get("tags"), "tags", text_lists)) or (),
     }
@@ -254,15 +281,17 @@ def _fields(values: dict[str, object], *, text_lists: bool) -> dict[str, object]
     return out
 
 
-def _mode(value: object, name: str) -> str | None:
-    """A mode field, lowercase; None (the scorer's default) when absent or blank."""
+def _mode(value: object, name: str, notes: list[str]) -> str | None:
+    """A mode field, lowercase; None (the scorer's default) when absent or blank. An
+    unknown mode is kept as written, for its scorer to fall back from (and say so)."""
     text = _text(value, name)
     if text is None:
         return None
     mode = text.strip().lower()
     if mode not in MODES[name]:
-        raise _RowError(f"field {name!r} must be one of {', '.join(MODES[name])}, "
-                        f"got {text!r}")
+        notes.append(f"unknown {name} {text!r} (known: {', '.join(MODES[name])}); scored "
+                     f"as {DEFAULT_MODES[name]}")
+        return text.strip()
     return mode
 
 

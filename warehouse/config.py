@@ -12,6 +12,14 @@ report = "turnscore-data/report.html"
 disable = ["tractability"]            # or: enable = [...] to list exactly which run
 
 [judge]                               # see README "Judges"; absent = offline rules judge
+
+[ingest]                              # how far one compressed input file may expand
+max_expanded_mb = 512                 # TURNSCORE_INGEST_MAX_EXPANDED_MB
+max_expansion_ratio = 200             # TURNSCORE_INGEST_MAX_EXPANSION_RATIO
+
+[query]                               # limits of `turnscore query`
+memory_limit = "25%"                  # of the RAM, or a size: "4GB"
+timeout_s = 300
 ```
 
 Relative paths are resolved against the config file's folder.
@@ -21,11 +29,13 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from turnscore.errors import ConfigError
+from turnscore.ingest.formats import Limits
+from turnscore.warehouse.errors import UnknownScorer
 
 DEFAULT_CASE_ID_ATTRIBUTE = "turnscore.case_id"
 _KNOWN_KEYS = {
@@ -37,7 +47,12 @@ _KNOWN_KEYS = {
     "report",
     "agents",
     "judge",
+    "ingest",
+    "query",
 }
+_INGEST_KEYS = {"max_expanded_mb": "MAX_EXPANDED_MB", "max_expansion_ratio": "MAX_EXPANSION_RATIO"}
+"""`[ingest]` keys and their `TURNSCORE_INGEST_*` environment overrides."""
+_QUERY_KEYS = {"memory_limit", "timeout_s"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,16 +74,62 @@ class Config:
     agents: Mapping[str, AgentScorers] = field(default_factory=dict)
     judge: Mapping[str, object] = field(default_factory=dict)
     """The raw `[judge]` table; `turnscore.scorers.judge.config` validates it."""
+    ingest: Limits = field(default_factory=Limits)
+    """How far a compressed input file may expand (`[ingest]`)."""
+    query_memory_limit: str | None = None
+    """`[query] memory_limit`; None: the default (`warehouse.query.QueryLimits`)."""
+    query_timeout_s: float | None = None
+    """`[query] timeout_s`; None: the default."""
     path: Path | None = None
 
-    def scorers_for(self, agent: str | None, registered: list[str]) -> list[str]:
-        chosen = list(self.scorers) if self.scorers is not None else registered
+    def scorers_for(self, agent: str | None, registered: Sequence[str]) -> list[str]:
+        chosen = list(self.scorers) if self.scorers is not None else list(registered)
         rule = self.agents.get(agent or "")
         if rule is None:
             return chosen
         if rule.enable is not None:
             return [s for s in rule.enable if s in registered]
         return [s for s in chosen if s not in rule.disable]
+
+    def scorer_selection(self, registered: Sequence[str],
+                         requested: Sequence[str] | None = None) -> ScorerSelection:
+        """Which scorers a run uses, per agent: the one rule for `turnscore score` and
+        `turnscore nightly`. `requested` (`score --scorer`) stands in for `scorers`; the
+        `[agents.*]` rules apply either way. Raises `UnknownScorer` for a name that is not
+        in `registered`: a misspelt `disable` entry would otherwise run the scorer it
+        meant to switch off, and a misspelt `enable` none."""
+        config = replace(self, scorers=tuple(requested)) if requested else self
+        named = {n for rule in config.agents.values()
+                 for n in (*(rule.enable or ()), *rule.disable)}
+        for name in sorted(named | set(config.scorers or ())):
+            if name not in registered:
+                raise UnknownScorer(name, list(registered))
+        chosen: tuple[str, ...] | None = None
+        if config.scorers is not None:
+            # An agent's `enable` list may name scorers beyond the default list.
+            extra = {n for rule in config.agents.values() for n in (rule.enable or ())}
+            chosen = tuple(sorted(set(config.scorers) | extra))
+        return ScorerSelection(config, tuple(registered), chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class ScorerSelection:
+    """`Config.scorer_selection`: what to pass to `score_turns`."""
+
+    config: Config
+    registered: tuple[str, ...]
+    scorers: tuple[str, ...] | None
+    """`score_turns(scorers=...)`: every scorer some agent runs; None for all registered."""
+
+    def for_agent(self, agent: str | None) -> list[str]:
+        """The scorers to run on `agent`'s turns."""
+        return self.config.scorers_for(agent, self.registered)
+
+    @property
+    def per_agent(self) -> Callable[[str | None], list[str]] | None:
+        """`score_turns(scorers_for_agent=...)`: None without `[agents.*]` rules, where
+        every agent runs `scorers` (and the run skips the per-agent filtering)."""
+        return self.for_agent if self.config.agents else None
 
 
 def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> Config:
@@ -125,7 +186,39 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
             names(enable, f"[agents.{name}] enable") if enable is not None else None,
             names(rule.get("disable", []), f"[agents.{name}] disable"),
         )
+    query = table("query")
+    if set(query) - _QUERY_KEYS:
+        raise ConfigError(f"{path}: [query] takes only {sorted(_QUERY_KEYS)}, not "
+                          f"{sorted(set(query) - _QUERY_KEYS)}")
+    memory_limit, timeout_s = query.get("memory_limit"), query.get("timeout_s")
+    if memory_limit is not None and not isinstance(memory_limit, str):
+        raise ConfigError(f"{path}: [query] memory_limit must be a string such as \"4GB\" "
+                          f"or \"25%\", not {memory_limit!r}")
+    if timeout_s is not None and (isinstance(timeout_s, bool)
+                                  or not isinstance(timeout_s, int | float) or timeout_s <= 0):
+        raise ConfigError(f"{path}: [query] timeout_s must be a positive number of seconds, "
+                          f"not {timeout_s!r}")
     scorers = raw.get("scorers")
+    ingest = table("ingest")
+    unknown = set(ingest) - set(_INGEST_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: unknown [ingest] keys {sorted(unknown)}; known: "
+                          f"{sorted(_INGEST_KEYS)}")
+    limits: dict[str, int] = {}
+    for key, suffix in _INGEST_KEYS.items():
+        name = f"TURNSCORE_INGEST_{suffix}"
+        value: object = env[name] if env.get(name) else ingest.get(key)
+        if value is None:
+            continue
+        where = name if env.get(name) else f"[ingest] {key}"
+        try:
+            number = int(value) if isinstance(value, str) else value
+        except ValueError:
+            number = None
+        if not isinstance(number, int) or isinstance(number, bool) or number < 1:
+            raise ConfigError(f"{path}: {where} must be a whole number of at least 1, "
+                              f"not {value!r}")
+        limits[key] = number
     env_warehouse = env.get("TURNSCORE_WAREHOUSE")
     warehouse = base / (text("warehouse") or "turnscore-data")
     report = text("report")
@@ -138,5 +231,8 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
         report=base / report if report else None,
         agents=agents,
         judge=table("judge"),
+        ingest=Limits(**limits),
+        query_memory_limit=memory_limit,
+        query_timeout_s=float(timeout_s) if timeout_s is not None else None,
         path=path,
     )

@@ -41,6 +41,10 @@ class QueryRejected(WarehouseError):
     """`turnscore query` was given something other than one read-only query."""
 
 
+class QueryLimitReached(WarehouseError):
+    """`turnscore query` ran past its timeout or memory limit; the message names the knob."""
+
+
 class UnknownScorer(WarehouseError):
     """A scorer name that is not in the registry."""
 

@@ -13,6 +13,14 @@ killed anywhere before the commit is redone by the next one; the Parquet stores 
 spans and keep one row per turn, and the load leaves unchanged rows alone, so the redo
 adds nothing twice.
 
+`turns/` is written before that commit, so a run killed in between leaves turns in
+Parquet that the warehouse lacks (and turns removed from Parquet that it still has); if
+the same input is never offered again, no redo comes. So each run leaves a marker,
+`.unloaded-turns/<run id>`, before it writes anything and removes it after its commit.
+A later run that finds a dead run's marker loads that run's part files (those still
+there, as they are now) with its own, treating their traces as rebuilt, and removes the
+marker after committing: only dead runs' files are read, never the whole store.
+
 Bad input: a file that gave no span or log record, only input errors (not OTLP, cut off,
 corrupt compression, unreadable), is not recorded, so every run reads and reports it
 again until it is fixed or removed; a run skipping it as done would turn a nightly green
@@ -23,6 +31,7 @@ its good records are in, and the same errors every night would be noise.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -32,13 +41,15 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from turnscore.errors import TurnscoreError
-from turnscore.ingest.formats import INPUT_SUFFIXES_HELP
+from turnscore.ingest.formats import DEFAULT_LIMITS, INPUT_SUFFIXES_HELP, Limits
 from turnscore.ingest.otlp import folders_without_input
 from turnscore.ingest.pipeline import IngestBatch, IngestedFile, ProgressFn, ingest_paths
 from turnscore.ingest.records import WHOLE_FILE
 from turnscore.ingest.schema import TURN_FIELDS
+from turnscore.ingest.store import TurnStore
 from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
 from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.runs import (
@@ -62,6 +73,9 @@ _DIFFERS = " OR ".join(
     if f.name not in ("turn_id", "ingest_id")
 )
 
+UNLOADED_DIR = ".unloaded-turns"
+"""Under the warehouse folder: one marker per ingest run whose `turns/` writes are not
+(yet) committed to the warehouse (see the module doc)."""
 KNOWN_FILE_KEYS = "SELECT file_key FROM ingested_files"
 STAGE_TURNS = f"""
 CREATE OR REPLACE TEMP TABLE _staged_turns AS
@@ -160,6 +174,9 @@ class IngestReport:
     """Turns of rebuilt traces that the rebuild no longer produced."""
     turns_direct: int = 0
     """Turns built on ingest's direct path (plain OTel GenAI agent runs), of all it built."""
+    turns_recovered: int = 0
+    """Turns a killed earlier run wrote to `turns/` but never loaded, loaded now (new or
+    changed; removals count in `turns_removed`)."""
     errors: tuple[ErrorLine, ...] = ()
     seconds: float = 0.0
     error: str | None = None
@@ -180,8 +197,10 @@ def run_ingest(
     progress: ProgressFn | None = None,
     wait: bool = False,
     case_id_attribute: str | None = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> IngestReport:
-    """Ingest OTLP files/folders into the warehouse at `warehouse_dir`.
+    """Ingest OTLP files/folders into the warehouse at `warehouse_dir`; `limits` bound how
+    far a compressed file may expand.
 
     Raises `InvalidOption` for a path that does not exist (before taking the lock: a typo
     should not wait), `WarehouseBusy` when another run holds the lock (and `wait` is
@@ -200,6 +219,8 @@ def run_ingest(
             close_interrupted_runs(con)
             run_id = start_run(con, RunKind.INGEST, {"paths": [str(p) for p in paths],
                                                      "warehouse": str(warehouse_dir)})
+            dead = _unloaded_runs(warehouse_dir)
+            _mark_unloaded(warehouse_dir, run_id)
             try:
                 known = {row[0] for row in con.execute(KNOWN_FILE_KEYS).fetchall()}
                 notes = tuple(
@@ -213,8 +234,13 @@ def run_ingest(
                     progress=progress,
                     ingest_id=run_id,
                     case_id_attribute=case_id_attribute,
+                    limits=limits,
                 )
-                return _load(con, batch, known, notes, started)
+                report = _load(con, batch, known, notes, started,
+                               _recovered(warehouse_dir, dead))
+                for done in (*dead, run_id):
+                    (warehouse_dir / UNLOADED_DIR / done).unlink(missing_ok=True)
+                return report
             except (TurnscoreError, OSError, duckdb.Error) as exc:
                 logger.error("ingest run %s failed: %s", run_id, exc)
                 report = IngestReport(
@@ -224,6 +250,31 @@ def run_ingest(
                 return report
         finally:
             con.close()
+
+
+def _unloaded_runs(warehouse_dir: Path) -> list[str]:
+    """Earlier runs with a marker: they died (or failed) between writing `turns/` and
+    committing. Called under the writer lock, before this run leaves its own marker."""
+    folder = warehouse_dir / UNLOADED_DIR
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def _mark_unloaded(warehouse_dir: Path, run_id: str) -> None:
+    folder = warehouse_dir / UNLOADED_DIR
+    folder.mkdir(exist_ok=True)
+    marker = folder / run_id
+    with open(marker, "wb") as fh:  # durable before the first Parquet write
+        os.fsync(fh.fileno())
+
+
+def _recovered(warehouse_dir: Path, dead: Sequence[str]) -> tuple[Path, ...]:
+    if not dead:
+        return ()
+    store = TurnStore(warehouse_dir, "recover")
+    files = tuple(path for run_id in dead for path in store.files_of(run_id))
+    logger.warning("ingest runs %s died before loading their turns; loading their %d "
+                   "turns/ file(s) now", ", ".join(dead), len(files))
+    return files
 
 
 def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
@@ -239,31 +290,27 @@ def _load(
     known: set[str],
     notes: tuple[str, ...],
     started: float,
+    recovered: tuple[Path, ...] = (),
 ) -> IngestReport:
+    """Load the batch's turns (and `recovered`: part files of dead runs, see the module
+    doc) in one transaction with the run's errors, files and `runs` row."""
     errors = tuple(
         ErrorLine(e.source, e.position, e.message, e.trace_id, e.span_id) for e in batch.errors
     )
     now = datetime.now(UTC)
+    # A dead run wrote its traces' turns whole (it rebuilt them): what the warehouse holds
+    # of those traces beyond its files' rows is gone, as for this run's rebuilt traces.
+    traces = set(batch.rebuilt_traces) | _traces_of(recovered)
     con.register(
-        "_rebuilt_traces",
-        pa.table({"trace_id": pa.array(sorted(batch.rebuilt_traces), pa.string())}),
+        "_rebuilt_traces", pa.table({"trace_id": pa.array(sorted(traces), pa.string())})
     )
     con.register("_new_errors", _errors_table(errors))
     con.register("_new_files", _files_table(batch))
     con.execute("BEGIN TRANSACTION")
     try:
-        staged = new = rebuilt = 0
         con.execute(CREATE_STAGED_IDS)
-        files = [str(p) for p in batch.turn_files]
-        # A few files at a time: staging every turn at once costs memory for nothing.
-        for i in range(0, len(files), LOAD_FILES_PER_STEP):
-            con.execute(STAGE_TURNS, [files[i : i + LOAD_FILES_PER_STEP]])
-            con.execute(CLASSIFY_TURNS if _scalar(con, COUNT_KNOWN) else ALL_NEW_TURNS)
-            staged += _scalar(con, COUNT_STAGED)
-            step_new, step_rebuilt = con.execute(COUNT_CHANGED).fetchone() or (0, 0)
-            new, rebuilt = new + step_new, rebuilt + step_rebuilt
-            con.execute(UPSERT_TURNS)
-            con.execute(RECORD_STAGED_IDS)
+        _, recovered_new, recovered_changed = _upsert(con, recovered)
+        staged, new, rebuilt = _upsert(con, batch.turn_files)
         con.execute(FIND_GONE_TURNS)
         removed = []
         if _scalar(con, COUNT_GONE):
@@ -286,6 +333,7 @@ def _load(
             turns_unchanged=staged - new - rebuilt,
             turns_removed=len(removed),
             turns_direct=batch.direct_turns,
+            turns_recovered=recovered_new + recovered_changed,
             errors=errors,
             seconds=time.monotonic() - started,
             skipped=tuple(f"{s.path}: {s.reason}" for s in batch.skipped),
@@ -311,6 +359,29 @@ def _load(
         len(errors),
     )
     return report
+
+
+def _upsert(con: duckdb.DuckDBPyConnection, turn_files: Sequence[Path]
+            ) -> tuple[int, int, int]:
+    """Upsert the turns of `turn_files`, recording their ids in `_staged_ids`; returns
+    (staged, new, changed)."""
+    staged = new = changed = 0
+    files = [str(p) for p in turn_files]
+    # A few files at a time: staging every turn at once costs memory for nothing.
+    for i in range(0, len(files), LOAD_FILES_PER_STEP):
+        con.execute(STAGE_TURNS, [files[i : i + LOAD_FILES_PER_STEP]])
+        con.execute(CLASSIFY_TURNS if _scalar(con, COUNT_KNOWN) else ALL_NEW_TURNS)
+        staged += _scalar(con, COUNT_STAGED)
+        step_new, step_changed = con.execute(COUNT_CHANGED).fetchone() or (0, 0)
+        new, changed = new + step_new, changed + step_changed
+        con.execute(UPSERT_TURNS)
+        con.execute(RECORD_STAGED_IDS)
+    return staged, new, changed
+
+
+def _traces_of(turn_files: Sequence[Path]) -> set[str]:
+    return {t for path in turn_files
+            for t in pq.read_table(path, columns=["trace_id"])["trace_id"].to_pylist()}
 
 
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:

@@ -131,6 +131,8 @@ class BatchJudge:
         self._replays: dict[JudgeConfig, ReplayClient] = {}
         self._apis: dict[JudgeConfig, tuple[ChatClient, BatchApi]] = {}
         self._loop = asyncio.new_event_loop()
+        self.notes: list[str] = []
+        """Said once in the run's summary (`ScoreReport.judge_notes`)."""
         sync_client = engine.client_factory
         engine.client_factory = lambda c: self._capture(c) if c.batch else sync_client(c)
         settings = engine.settings
@@ -253,6 +255,8 @@ class BatchJudge:
                 lines.append((i, turn, capture.captured.pop(), self._key(config, scorer, turn)))
         if awaiting:
             log.info("%s: %d turns await batch results", scorer, awaiting)
+            self.notes.append(f"{scorer}: turns submitted in a batch stay pending until its "
+                              "results are in (up to 24 h); a later run collects them")
         if used:
             self.con.executemany(MARK_USED, used)
         if lines:
@@ -261,7 +265,8 @@ class BatchJudge:
                 for i, _, _, _ in lines:
                     scores[i] = Score.failed(refused, judge=config.judge_id,
                                              prompt_sha=spec.prompt.sha)
-        return BatchResult(tuple(scores), self.engine.stop)
+        return BatchResult(tuple(scores), self.engine.stop,
+                           tuple(dict.fromkeys([*self.engine.notes, *self.notes])))
 
     def _key(self, config: JudgeConfig, scorer: str, turn: Turn) -> str:
         spec = self.engine.specs[scorer]
@@ -320,6 +325,7 @@ class BatchJudge:
             return None
         self._opened(key, status, file_id)
         log.info("submitted batch %s for %s: %d requests", status.batch_id, scorer, len(lines))
+        self.notes.append(f"{scorer}: submitted batch {status.batch_id} ({len(lines)} requests)")
         return None
 
 

@@ -40,7 +40,7 @@ import polars as pl
 import pyarrow as pa
 
 from turnscore.scorers.base import Case
-from turnscore.scorers.labels import LabelError, read_labels
+from turnscore.scorers.labels import LabelError, LabelWarning, read_labels
 from turnscore.scorers.text import normalize_expr, normalize_series
 from turnscore.warehouse.db import open_warehouse, writer_lock
 from turnscore.warehouse.runs import (
@@ -165,6 +165,9 @@ class LabelsReport:
     cases_new: int = 0
     cases_updated: int = 0
     errors: tuple[LabelError, ...] = ()
+    warnings: tuple[LabelWarning, ...] = ()
+    """Rows loaded with something to fix: an unknown mode (scored with the scorer's
+    default), a field that is no label field (ignored). Not errors: the outcome stays."""
     unmatched_cases: int = 0
     """Loaded cases that no turn in the warehouse joins (yet)."""
     unmatched_case_ids: tuple[str, ...] = ()
@@ -178,6 +181,7 @@ class LabelsReport:
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["errors"] = [str(e) for e in self.errors]
+        out["warnings"] = [str(w) for w in self.warnings]
         return out
 
 
@@ -197,9 +201,10 @@ def load_labels(warehouse_dir: Path, paths: Sequence[Path], *, case_id_attribute
     started = time.monotonic()
     cases: dict[str, tuple[Case, str]] = {}
     errors: list[LabelError] = []
+    warnings: list[LabelWarning] = []
     read = 0
     for path in paths:
-        file_cases, file_errors = read_labels(path)
+        file_cases, file_errors = read_labels(path, warnings)
         errors.extend(file_errors)
         read += len(file_cases)
         for case in file_cases:
@@ -228,7 +233,8 @@ def load_labels(warehouse_dir: Path, paths: Sequence[Path], *, case_id_attribute
                 outcome = Outcome.PARTIAL if cases else Outcome.FAILED
             report = LabelsReport(
                 run_id, outcome.value, files=len(paths), cases_read=read, cases_new=new,
-                cases_updated=updated, errors=tuple(errors), unmatched_cases=len(unmatched),
+                cases_updated=updated, errors=tuple(errors), warnings=tuple(warnings),
+                unmatched_cases=len(unmatched),
                 unmatched_case_ids=tuple(unmatched[:MAX_LISTED]),
                 ambiguous_turns=len(matches.ambiguous), ambiguous=matches.ambiguous[:MAX_LISTED],
                 seconds=time.monotonic() - started,
@@ -242,6 +248,7 @@ def load_labels(warehouse_dir: Path, paths: Sequence[Path], *, case_id_attribute
 def _summary(report: LabelsReport) -> dict[str, object]:
     summary = report.to_json()
     summary["errors"] = len(report.errors)
+    summary["warnings"] = len(report.warnings)
     summary.pop("ambiguous")
     summary.pop("unmatched_case_ids")
     return summary

@@ -90,6 +90,8 @@ class NightlyReport:
     failed_stage: str | None = None
     problems: tuple[str, ...] = field(default=())
     """One line per thing that made the run partial or failed."""
+    notes: tuple[str, ...] = field(default=())
+    """What is worth saying and is no failure: no config file, so the defaults ran."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -102,7 +104,7 @@ class NightlyReport:
             "views": list(self.views),
             "report": self.report.to_json() if self.report else None,
             "published": self.published, "failed_stage": self.failed_stage,
-            "problems": list(self.problems),
+            "problems": list(self.problems), "notes": list(self.notes),
         }
 
 
@@ -128,7 +130,7 @@ def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
     with writer_lock(config.warehouse, wait=wait):
         started, clock = datetime.now(UTC), time.monotonic()
         run = _Run(NightlyReport(new_run_id(RunKind.NIGHTLY, started), Outcome.OK, started,
-                                 0.0, judge="rules"))
+                                 0.0, judge="rules", notes=_notes(config)))
         try:
             _stages(config, run, progress, judge, max_cost, wait)
         except _StageFailed as exc:
@@ -151,7 +153,7 @@ def _stages(config: Config, run: _Run, progress: NightlyProgress | None, judge: 
         tell("ingest")
         ingest = _guard("ingest", lambda: run_ingest(
             list(config.sources), warehouse, wait=wait,
-            case_id_attribute=config.case_id_attribute,
+            case_id_attribute=config.case_id_attribute, limits=config.ingest,
             progress=lambda p: _ingest_progress(tell, p)))
         run.report = replace(run.report, ingest=ingest)
         if ingest.outcome == "failed":
@@ -203,6 +205,15 @@ def _stages(config: Config, run: _Run, progress: NightlyProgress | None, judge: 
     run.report = replace(run.report, report=summary)
 
 
+def _notes(config: Config) -> tuple[str, ...]:
+    if config.path is not None:
+        return ()
+    # A nightly is a scheduled job: running on defaults is worth saying, not failing.
+    return (f"no config file (no --config, no ./turnscore.toml): ran on the defaults, "
+            f"warehouse {config.warehouse}, no sources to ingest, no labels, every "
+            f"registered scorer",)
+
+
 def _guard(stage: str, work: Callable[[], _T]) -> _T:
     """Run a stage; a library failure becomes `_StageFailed`, busy propagates."""
     try:
@@ -219,19 +230,10 @@ def _ingest_progress(tell: Callable[[str, int, int | None], None], p: Progress) 
 
 def _score(config: Config, factory: LlmJudge | None, wait: bool,
            progress: Callable[[int, int], None]) -> ScoreReport:
-    registered = [s.name for s in resolve_scorers(None)]
-    # Unknown names fail here, listing the known ones: a misspelt `disable` entry would
-    # otherwise run the scorer it meant to switch off, and a misspelt `enable` none.
-    named = {n for rule in config.agents.values() for n in (*(rule.enable or ()), *rule.disable)}
-    resolve_scorers(sorted(named | set(config.scorers or ())))
-    chosen: list[str] | None = None
-    if config.scorers is not None:
-        # An agent's `enable` list may name scorers beyond the default list.
-        extra = {n for rule in config.agents.values() for n in (rule.enable or ())}
-        chosen = sorted(set(config.scorers) | extra)
-    return score_turns(config.warehouse, scorers=chosen, judge_factory=factory, wait=wait,
-                       progress=progress, publish_snapshot=False,
-                       scorers_for_agent=lambda agent: config.scorers_for(agent, registered))
+    selection = config.scorer_selection([s.name for s in resolve_scorers(None)])
+    return score_turns(config.warehouse, scorers=selection.scorers, judge_factory=factory,
+                       wait=wait, progress=progress, publish_snapshot=False,
+                       scorers_for_agent=selection.per_agent)
 
 
 def _refresh_views(warehouse: Path, wait: bool) -> list[str]:

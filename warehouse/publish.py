@@ -18,6 +18,15 @@ half-finished run.
   (Renaming a folder over a non-empty folder is not possible, and removing then renaming
   leaves a moment with no folder.) The previous folder is kept for readers still in it;
   older ones are removed.
+
+Staleness: a run that wrote nothing still publishes when the snapshot is behind the live
+warehouse (`snapshot_behind`), or a publish killed midway (after the scores were
+committed) would leave dashboards stale for good. "Behind" compares a cheap fingerprint
+of each base table, computed by the same SQL on both files: its row count and the
+maximum of its lineage columns (`run_id`, `ingest_id`) and of its `..._at` timestamps. A
+write always adds a row or stamps one (scores carry `scored_at`, a rebuilt turn a new
+`ingest_id` and its file an `ingested_files` row). `runs` is left out: the snapshot holds
+the publishing run's own row as unfinished.
 """
 
 from __future__ import annotations
@@ -58,6 +67,27 @@ CREATE_TABLE_FROM_VIEW = "CREATE TABLE {table} AS SELECT * FROM {view}{order}"
 DROP_VIEW = "DROP VIEW {view}"
 RENAME_TABLE = "ALTER TABLE {table} RENAME TO {name}"
 SELECT_ALL = "SELECT * FROM {table}"
+
+# The snapshot's fingerprint (see the module doc); identifiers through quote_ident.
+SELECT_BASE_TABLES = """
+SELECT table_name FROM duckdb_tables()
+WHERE NOT temporary AND database_name = ? AND schema_name = 'main' AND table_name <> 'runs'
+ORDER BY table_name
+"""
+SELECT_STAMP_COLUMNS = """
+SELECT column_name FROM duckdb_columns()
+WHERE database_name = ? AND schema_name = 'main' AND table_name = ?
+  AND (column_name IN ('run_id', 'ingest_id')
+       OR (suffix(column_name, '_at') AND data_type LIKE 'TIMESTAMP%'))
+ORDER BY column_name
+"""
+HAS_TABLE = """
+SELECT 1 FROM duckdb_tables()
+WHERE database_name = ? AND schema_name = 'main' AND table_name = ?
+"""
+TABLE_FINGERPRINT = "SELECT count(*){stamps} FROM {database}.main.{table}"
+STAMP = ", max({column})::VARCHAR"
+ATTACH_READ_ONLY = "ATTACH ? AS {alias} (READ_ONLY)"
 
 SELECT_VIEW_NAMES = """
 SELECT view_name FROM duckdb_views()
@@ -207,9 +237,51 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
     return Published(target, tuple(views), seconds)
 
 
-def _remove(path: Path) -> None:
+def snapshot_behind(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether `published.duckdb` lacks something the live warehouse (`con`, the writer's
+    connection) holds, or is missing; removes what a killed publish left behind
+    (`published.duckdb.tmp` and its `.wal`)."""
+    tmp = warehouse_dir / (PUBLISHED_DB + ".tmp")
+    if _remove(tmp):
+        log.warning("removed %s, left by a publish that did not finish", tmp)
+    snapshot = warehouse_dir / PUBLISHED_DB
+    if not snapshot.is_file():
+        return True
+    live = con.execute("SELECT current_database()").fetchall()[0][0]
+    try:
+        con.execute(ATTACH_READ_ONLY.format(alias=quote_ident(_SNAPSHOT_ALIAS)), [str(snapshot)])
+    except duckdb.Error as exc:
+        log.warning("cannot open %s (%s); publishing again", snapshot, exc)
+        return True
+    try:
+        for (table,) in con.execute(SELECT_BASE_TABLES, [live]).fetchall():
+            if _fingerprint(con, live, table) != _fingerprint(con, _SNAPSHOT_ALIAS, table):
+                log.info("%s is behind the warehouse (table %s)", snapshot, table)
+                return True
+        return False
+    finally:
+        con.execute(f"DETACH {quote_ident(_SNAPSHOT_ALIAS)}")
+
+
+def _fingerprint(con: duckdb.DuckDBPyConnection, database: str, table: str
+                 ) -> tuple[object, ...] | None:
+    """`table`'s row count and lineage stamps in `database`; None when it has no such table."""
+    if not con.execute(HAS_TABLE, [database, table]).fetchall():
+        return None
+    columns = con.execute(SELECT_STAMP_COLUMNS, [database, table]).fetchall()
+    stamps = "".join(STAMP.format(column=quote_ident(c)) for (c,) in columns)
+    row = con.execute(TABLE_FINGERPRINT.format(
+        stamps=stamps, database=quote_ident(database), table=quote_ident(table))).fetchone()
+    return tuple(row) if row else None
+
+
+def _remove(path: Path) -> bool:
+    """Remove `path` and its WAL; whether there was anything to remove."""
+    found = False
     for p in (path, path.with_name(path.name + ".wal")):
+        found = p.exists() or found
         p.unlink(missing_ok=True)
+    return found
 
 
 def _has_wal(db_file: Path) -> bool:

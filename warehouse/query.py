@@ -10,21 +10,36 @@ The shipped views are (re)created as TEMP views on the read-only connection, so 
 can be queried by name before any run has published, and always with the installed
 definition; in the snapshot, where views are tables materialised at publish time, the
 tables are read.
+
+Limits: ad-hoc SQL runs with a memory limit (DuckDB's `memory_limit`; past it DuckDB
+spills or fails the query) and a timeout (a timer interrupts the connection), so one
+heavy SELECT cannot take a laptop down (`QueryLimits`; defaults a quarter of the RAM and
+five minutes).
+
+The statement check reads DuckDB's own parse tree (`json_serialize_sql`): a
+data-modifying CTE (`WITH x AS (DELETE ... RETURNING ...) SELECT ...`) parses as a
+SELECT, so the statement type alone does not show it. The read-only connection would
+refuse it too; the check says why, before anything runs.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import orjson
 import pyarrow as pa
 
 from turnscore.warehouse.db import DB_FILE, open_readonly, quote_ident
 from turnscore.warehouse.errors import (
+    InvalidOption,
+    QueryLimitReached,
     QueryRejected,
     WarehouseBusy,
     WarehouseError,
@@ -41,6 +56,14 @@ _EXPLAIN = re.compile(
     r"^(?:\s|--[^\n]*\n|/\*.*?\*/)*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?",
     re.IGNORECASE | re.DOTALL,
 )
+SERIALIZE_SQL = "SELECT json_serialize_sql(?)"
+# Query nodes of a parse tree that only read; any other (DELETE_QUERY_NODE,
+# INSERT_QUERY_NODE, UPDATE_QUERY_NODE, ...) would write.
+_READING_NODES = {"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"}
+SET_MEMORY_LIMIT = "SET memory_limit = ?"
+DEFAULT_MEMORY_LIMIT = "25%"
+"""Of the machine's RAM: DuckDB's own default (80%) leaves a laptop little."""
+DEFAULT_TIMEOUT_S = 300.0
 SELECT_TABLE_NAMES = """
 SELECT table_name FROM duckdb_tables()
 WHERE NOT temporary AND database_name = current_database() AND schema_name = 'main'
@@ -50,6 +73,16 @@ SELECT 1 FROM duckdb_views() WHERE NOT internal AND view_name = $name
 UNION ALL
 SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = $name
 """
+
+
+@dataclass(frozen=True, slots=True)
+class QueryLimits:
+    """What one `turnscore query` may use (config `[query]`, options, environment)."""
+
+    memory_limit: str = DEFAULT_MEMORY_LIMIT
+    """DuckDB's `memory_limit`: a size (`4GB`, `512MiB`) or a share of the RAM (`25%`)."""
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    """Seconds before the query is interrupted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,22 +187,79 @@ def _check_read_only(con: duckdb.DuckDBPyConnection, text: str) -> None:
             f"only read-only queries (SELECT, WITH, DESCRIBE, SHOW, EXPLAIN) are allowed; "
             f"got {kind.name}"
         )
+    else:
+        _check_query_nodes(con, text)
 
 
-def run_query(warehouse_dir: Path, text: str, *, published: bool = False) -> QueryResult:
+def _check_query_nodes(con: duckdb.DuckDBPyConnection, text: str) -> None:
+    """Refuse a SELECT whose parse tree holds a writing node (a data-modifying CTE)."""
+    rows = con.execute(SERIALIZE_SQL, [text]).fetchall()
+    tree = orjson.loads(rows[0][0]) if rows else {"error": True}
+    if tree.get("error"):
+        # Fail closed: a SELECT DuckDB cannot serialize is one this check cannot see into.
+        raise QueryRejected("only read-only queries are allowed; could not check this one: "
+                            f"{tree.get('error_message', 'no parse tree')}")
+    writing = sorted({n for n in _node_types(tree) if n not in _READING_NODES})
+    if writing:
+        kinds = ", ".join(n.removesuffix("_QUERY_NODE").removesuffix("_NODE") for n in writing)
+        raise QueryRejected(f"only read-only queries are allowed; this one holds {kinds} "
+                            "(a data-modifying WITH clause)")
+
+
+def _node_types(tree: object) -> Iterator[str]:
+    stack = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            kind = item.get("type")
+            if isinstance(kind, str) and kind.endswith("_NODE"):
+                yield kind
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def run_query(warehouse_dir: Path, text: str, *, published: bool = False,
+              limits: QueryLimits | None = None) -> QueryResult:
     """Run a view by name or one read-only statement; returns the rows as Arrow.
-    `published`: against the last published snapshot rather than the live warehouse."""
+    `published`: against the last published snapshot rather than the live warehouse.
+    Raises `QueryLimitReached` when the query needs more than `limits` allow."""
+    limits = limits or QueryLimits()
+    if not limits.timeout_s > 0:
+        raise InvalidOption(f"the query timeout must be a positive number of seconds, "
+                            f"got {limits.timeout_s}")
     con, path, snapshot = open_for_reading(warehouse_dir, published=published)
     try:
+        try:
+            con.execute(SET_MEMORY_LIMIT, [limits.memory_limit])
+        except duckdb.Error as exc:
+            raise InvalidOption(f"query memory limit {limits.memory_limit!r}: {exc}") from None
         create_temp_views(con)
         # The connection is read-only, but DuckDB can still read and write files by path
         # (read_csv, COPY TO): a query reads the warehouse, nothing else. Cannot be undone.
         con.execute("SET enable_external_access = false")
         sql, relation = statement_for(con, text)
-        try:
-            table = con.sql(sql).to_arrow_table()
-        except duckdb.Error as exc:
-            raise QueryRejected(f"query failed: {exc}") from None
+        table = _run_limited(con, sql, limits)
     finally:
         con.close()
     return QueryResult(sql, relation, path, snapshot, table)
+
+
+def _run_limited(con: duckdb.DuckDBPyConnection, sql: str, limits: QueryLimits) -> pa.Table:
+    timer = threading.Timer(limits.timeout_s, con.interrupt)
+    timer.daemon = True
+    timer.start()
+    try:
+        return con.sql(sql).to_arrow_table()
+    except duckdb.InterruptException:
+        raise QueryLimitReached(
+            f"query stopped after {limits.timeout_s:g} s, the query timeout (raise it with "
+            "--timeout, TURNSCORE_QUERY_TIMEOUT or [query] timeout_s)") from None
+    except duckdb.OutOfMemoryException:
+        raise QueryLimitReached(
+            f"query needs more memory than its limit, {limits.memory_limit} (raise it with "
+            "--memory-limit, TURNSCORE_QUERY_MEMORY_LIMIT or [query] memory_limit)") from None
+    except duckdb.Error as exc:
+        raise QueryRejected(f"query failed: {exc}") from None
+    finally:
+        timer.cancel()

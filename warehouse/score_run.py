@@ -55,7 +55,7 @@ from turnscore.warehouse.labels import (
     refresh_request_norms,
     scored_hash,
 )
-from turnscore.warehouse.publish import PUBLISHED_DB, publish
+from turnscore.warehouse.publish import publish, snapshot_behind
 from turnscore.warehouse.runs import (
     Outcome,
     RunKind,
@@ -133,6 +133,10 @@ class JudgeBatch(Protocol):
     def stop(self) -> JudgeStop | None:
         """Set when the run must stop (budget reached, repeated failures)."""
 
+    @property
+    def notes(self) -> Sequence[str]:
+        """What the runner learnt about its judges so far (a structured-output fallback)."""
+
 
 JudgeRunner = Callable[[str, Sequence[Turn], Sequence[Case | None]], JudgeBatch]
 """Scores kind 'judge' scorers: `(scorer name, turns, cases) -> JudgeBatch`
@@ -166,6 +170,8 @@ class ScoreReport:
     seconds: float
     stopped_reason: str | None = None
     """Why the run stopped before scoring everything pending (a judge budget), or None."""
+    judge_notes: tuple[str, ...] = ()
+    """What the judges' runner reported once (an endpoint fell back to prompt-only replies)."""
     published: str | None = None
     """Path of the snapshot published at the end, if any."""
     publish_error: str | None = None
@@ -186,6 +192,10 @@ class ScoreReport:
     """Seconds the run spent waiting for (or doing) writes: the part not overlapped."""
     checkpoint_seconds: float = 0.0
     """Seconds of the checkpoint that ends the run (see `db.bulk_writes`; in `seconds`)."""
+    disabled: tuple[tuple[str | None, str], ...] = ()
+    """(agent, scorer) pairs the per-agent choice switched off, of every registered
+    scorer: the `score_coverage` view reads them from the latest score run's summary, so
+    their turns are `disabled` there, not `missing`."""
 
     @property
     def pending_before(self) -> int:
@@ -281,8 +291,10 @@ def score_turns(
                     judge_runner = judge_factory(DuckDBJudgeCache(con, run_id))
                 report = _run(con, run_id, chosen, rescore, sample, batch_size, progress,
                               judge_runner, scorers_for_agent)
-                stale = not report.nothing_to_do or not (warehouse_dir / PUBLISHED_DB).exists()
-                if publish_snapshot and stale:
+                # Nothing written now, but an earlier run may have died before or
+                # while publishing what it wrote.
+                if publish_snapshot and (not report.nothing_to_do
+                                         or snapshot_behind(warehouse_dir, con)):
                     report = _published(report, warehouse_dir, con)
             except BaseException as exc:
                 interrupted = isinstance(exc, KeyboardInterrupt)
@@ -320,14 +332,16 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     for s in chosen:
         con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
                                      "version": s.version, "labels": reads_labels(s)})
+    disabled: tuple[tuple[str | None, str], ...] = ()
     if scorers_for_agent is not None:
-        _drop_disabled(con, scorers_for_agent)
+        disabled = _drop_disabled(con, scorers_for_agent)
     for name, n in con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall():
         pending_before[name] = n
     total = sum(pending_before.values())
     log.info("run %s: %d pending (turn, scorer) pairs over %d turns", run_id, total, in_scope)
 
     tally, stopped = Tally(), None
+    notes: dict[str, None] = {}
     by_name = {s.name: s for s in chosen}
     done = 0
 
@@ -352,7 +366,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                 tally.time("read", clock)
                 if batch is None:
                     break
-                rows, tables, stopped = _score_batch(batch, by_name, judge_runner, tally)
+                rows, tables, stopped = _score_batch(batch, by_name, judge_runner, tally, notes)
                 writer.write(rows, tables, replacing=batch.replacing)
                 for r in rows:
                     tally.add(r.scorer, r.score.status)
@@ -375,12 +389,14 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     )
     seconds = {k: round(v, 3) for k, v in tally.seconds.items()}
     return ScoreReport(run_id, in_scope, counts, round(time.monotonic() - start, 3), stopped,
+                       judge_notes=tuple(notes),
                        scorer_seconds={s.name: seconds.get(s.name, 0.0) for s in chosen},
                        read_seconds=seconds.get("read", 0.0),
                        read_ahead_seconds=round(reader.seconds, 3),
                        write_seconds=seconds.get("write", 0.0),
                        write_wait_seconds=seconds.get("write wait", 0.0),
-                       checkpoint_seconds=seconds.get("checkpoint", 0.0))
+                       checkpoint_seconds=seconds.get("checkpoint", 0.0),
+                       disabled=disabled)
 
 
 def reads_labels(s: Scorer) -> bool:
@@ -398,9 +414,14 @@ def _join_cases(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent
-                   ) -> None:
+                   ) -> tuple[tuple[str | None, str], ...]:
+    """Drop the pending pairs of scorers not enabled for the turn's agent; returns the
+    (agent, scorer) pairs switched off, of every registered scorer."""
     agents: list[str | None] = [row[0] for row in con.execute(SELECT_AGENTS).fetchall()]
     enabled = [(agent, name) for agent in agents for name in scorers_for_agent(agent)]
+    on = set(enabled)
+    off = tuple((agent, name) for agent in agents for name in sorted(REGISTRY)
+                if (agent, name) not in on)
     con.register("_enabled", pa.table({
         "agent": pa.array([a for a, _ in enabled], pa.string()),
         "scorer": pa.array([n for _, n in enabled], pa.string()),
@@ -409,10 +430,11 @@ def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersFor
         con.execute(DELETE_DISABLED_PENDING)
     finally:
         con.unregister("_enabled")
+    return off
 
 
 def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
-                 judge_runner: JudgeRunner | None, tally: Tally
+                 judge_runner: JudgeRunner | None, tally: Tally, notes: dict[str, None]
                  ) -> tuple[list[ScoreRow], list[pa.Table], str | None]:
     """The batch's scores: rows from row-wise scorers, tables from columnar ones."""
     cases = batch.cases
@@ -437,6 +459,7 @@ def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
             assert judge_runner is not None
             outcome = judge_runner(s.name, sub_turns, sub_cases)
             results = outcome.scores
+            notes.update(dict.fromkeys(outcome.notes))
             if outcome.stop is not None:
                 stopped = outcome.stop.message
         else:

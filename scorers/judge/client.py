@@ -5,6 +5,10 @@ exponential backoff and jitter, waiting what Retry-After says when the server sa
 `retry_after_max_s`); other 4xx fail at once. Requests are spaced to stay under requests and
 tokens per minute (tokens estimated from the request size plus `max_tokens`), and at most
 `concurrency` are in flight. Failures raise `JudgeRequestError` carrying the attempts made.
+
+`timeout_s` is one deadline per attempt over connecting, sending and reading the whole reply
+(a server trickling bytes cannot stretch it), and a reply over `max_reply_bytes` fails the
+attempt without being read further.
 """
 
 from __future__ import annotations
@@ -54,10 +58,26 @@ class ChatReply:
 class JudgeRequestError(Exception):
     """The judge could not be reached or kept failing; the message says how."""
 
-    def __init__(self, message: str, *, attempts: int, latency_ms: float) -> None:
+    def __init__(self, message: str, *, attempts: int, latency_ms: float,
+                 status: int | None = None) -> None:
         super().__init__(message)
         self.attempts = attempts
         self.latency_ms = latency_ms
+        self.status = status
+        """The HTTP status of a refused request (4xx other than 429), else None."""
+
+    @property
+    def rejects_format(self) -> bool:
+        """A 400/422 naming the structured-output request: the endpoint does not take it.
+        OpenAI and Azure set `param: response_format`; vLLM, llama.cpp and LM Studio only
+        say it in the message, naming `response_format`, `json_schema` or `json_object`."""
+        text = str(self).lower()
+        return self.status in (400, 422) and any(
+            word in text for word in ("response_format", "json_schema", "json_object"))
+
+
+class _ReplyTooLarge(Exception):
+    pass
 
 
 @dataclass(slots=True)
@@ -105,9 +125,14 @@ class ChatClient:
         self._http: httpx.AsyncClient | None = None
 
     async def __aenter__(self) -> ChatClient:
-        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
-        self._http = httpx.AsyncClient(headers=headers, timeout=self.config.timeout_s,
-                                       trust_env=False)
+        cfg = self.config
+        headers = dict(cfg.headers)
+        if self._key:
+            bearer = cfg.api_key_header.lower() == "authorization"
+            headers[cfg.api_key_header] = f"Bearer {self._key}" if bearer else self._key
+        # The per-operation timeout only backs up the deadline in `_attempt`.
+        self._http = httpx.AsyncClient(headers=headers, params=dict(cfg.query_params),
+                                       timeout=cfg.timeout_s, trust_env=False)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -154,19 +179,22 @@ class ChatClient:
             await self._limiter.acquire(estimate)
             retry_after: float | None = None
             try:
-                resp = await self._http.post(url, content=payload,
-                                             headers={"Content-Type": "application/json"})
-            except httpx.TimeoutException:
+                status, headers, content = await self._attempt(url, payload)
+            except (TimeoutError, httpx.TimeoutException):
                 problem = f"timed out after {cfg.timeout_s:g} s"
             except httpx.TransportError as exc:
                 problem = f"connection failed: {type(exc).__name__}: {exc}"
+            except _ReplyTooLarge:
+                problem = f"reply larger than max_reply_bytes ({cfg.max_reply_bytes})"
             else:
-                if resp.status_code == 200:
-                    return self._reply(resp.content, attempt, started)
-                problem = f"HTTP {resp.status_code}: {resp.text[:200]}"
-                if resp.status_code != 429 and resp.status_code < 500:
-                    raise JudgeRequestError(problem, attempts=attempt, latency_ms=_ms(started))
-                retry_after = parse_retry_after(resp.headers.get("retry-after"))
+                if status == 200:
+                    return self._reply(content, attempt, started)
+                text = content.decode(errors="replace")
+                problem = f"HTTP {status}: {text[:300]}"
+                if status != 429 and status < 500:
+                    raise JudgeRequestError(problem, attempts=attempt, latency_ms=_ms(started),
+                                            status=status)
+                retry_after = parse_retry_after(headers.get("retry-after"))
             if attempt > cfg.max_retries:
                 break
             if retry_after is not None and retry_after > cfg.retry_after_max_s:
@@ -177,6 +205,25 @@ class ChatClient:
             await self._sleep(delay)
         raise JudgeRequestError(f"{problem} (gave up after {attempt} attempts)",
                                 attempts=attempt, latency_ms=_ms(started))
+
+    async def _attempt(self, url: str, payload: bytes) -> tuple[int, httpx.Headers, bytes]:
+        """One request under one deadline; the body is read in chunks up to the size cap."""
+        assert self._http is not None
+        cap = self.config.max_reply_bytes
+        async with asyncio.timeout(self.config.timeout_s):
+            async with self._http.stream("POST", url, content=payload,
+                                         headers={"Content-Type": "application/json"}) as resp:
+                declared = resp.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > cap:
+                    raise _ReplyTooLarge
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in resp.aiter_bytes():  # decoded: the cap is on what is held
+                    size += len(chunk)
+                    if size > cap:
+                        raise _ReplyTooLarge
+                    chunks.append(chunk)
+                return resp.status_code, resp.headers, b"".join(chunks)
 
     def _backoff(self, attempt: int) -> float:
         base = min(self.config.backoff_max_s, self.config.backoff_s * 2 ** (attempt - 1))

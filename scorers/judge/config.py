@@ -9,6 +9,9 @@ api_key_env = "OPENAI_API_KEY"           # the key itself never goes in a file
 [judge.tractability]         # per-scorer override; unset keys inherit from [judge]
 model = "gpt-4.1"
 tools = ["fetch_url"]
+
+[judge.headers]              # extra request headers and query parameters (not scorers)
+[judge.query_params]         # e.g. api-version for an Azure deployment URL
 ```
 
 The environment overrides win over the file for every scorer, because they exist to point a
@@ -21,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+from typing import Literal
 
 from turnscore.errors import ConfigError
 from turnscore.scorers.judge.tools import TOOLS
@@ -28,6 +32,9 @@ from turnscore.scorers.judge.tools import TOOLS
 ENV_BASE_URL = "TURNSCORE_JUDGE_BASE_URL"
 ENV_MODEL = "TURNSCORE_JUDGE_MODEL"
 RULES_JUDGE = "rules-v1"
+MAPPING_KEYS = ("headers", "query_params")
+"""Keys of `[judge]` whose values are tables, so they are not per-scorer overrides."""
+StructuredOutput = Literal["auto"] | bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +55,18 @@ class JudgeConfig:
     price_output_per_mtok: float = 0.0
     tools: tuple[str, ...] = ()
     """Judge tools (names in `turnscore.scorers.judge.tools.TOOLS`) the judge may call."""
-    structured_output: bool = False
-    """Ask for `response_format: json_schema`; off by default as not every endpoint has it."""
+    structured_output: StructuredOutput = "auto"
+    """"auto": ask for `response_format` (json_schema, then json_object) and fall back to the
+    prompt alone where the endpoint rejects or ignores it; true/false force one form."""
+    api_key_header: str = "Authorization"
+    """Header carrying the key: `Authorization` sends `Bearer KEY`, any other (Azure's
+    `api-key`) the key alone."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """Extra request headers (`[judge.headers]`); never the key, which comes from the env."""
+    query_params: tuple[tuple[str, str], ...] = ()
+    """Query parameters on every request (`[judge.query_params]`, e.g. Azure's api-version)."""
+    max_reply_bytes: int = 4_000_000
+    """A longer reply body is a failed request: a judge cannot be made to fill the memory."""
     max_retries: int = 4
     """Retries of a 429, 5xx, timeout or connection failure, after the first attempt."""
     backoff_s: float = 1.0
@@ -108,10 +125,10 @@ class Budget:
 
 _FIELDS = {f.name: f for f in fields(JudgeConfig)}
 _INT = {"max_tokens", "concurrency", "requests_per_minute", "tokens_per_minute", "max_retries",
-        "max_consecutive_failures"}
+        "max_consecutive_failures", "max_reply_bytes"}
 _FLOAT = {"temperature", "timeout_s", "price_input_per_mtok", "price_output_per_mtok",
           "backoff_s", "backoff_max_s", "retry_after_max_s"}
-_STR = {"base_url", "model", "api_key_env"}
+_STR = {"base_url", "model", "api_key_env", "api_key_header"}
 
 _BATCH_FLOAT = {"batch_price_input_per_mtok", "batch_price_output_per_mtok"}
 
@@ -122,8 +139,10 @@ def load_judge_settings(table: Mapping[str, object] | None,
     """Validate the raw `[judge]` table and apply the environment overrides."""
     env = os.environ if env is None else env
     table = table or {}
-    scalars = {k: v for k, v in table.items() if not isinstance(v, Mapping)}
-    subtables = {k: v for k, v in table.items() if isinstance(v, Mapping)}
+    scalars = {k: v for k, v in table.items()
+               if not isinstance(v, Mapping) or k in MAPPING_KEYS}
+    subtables = {k: v for k, v in table.items()
+                 if k not in scalars and isinstance(v, Mapping)}
     default = _apply(JudgeConfig(), scalars, "[judge]")
     per_scorer: dict[str, JudgeConfig] = {}
     for name, sub in subtables.items():
@@ -157,6 +176,9 @@ def _apply(base: JudgeConfig, raw: Mapping[str, object], where: str) -> JudgeCon
     return config
 
 
+_KEY_HEADERS = {"authorization", "api-key", "x-api-key"}
+
+
 def _coerce(key: str, value: object, where: str) -> object:
     bad = ConfigError(f"{where}: {key} = {value!r} is not valid")
     if key == "batch" or key in _BATCH_FLOAT:
@@ -180,9 +202,17 @@ def _coerce(key: str, value: object, where: str) -> object:
             raise bad
         return float(value)
     if key == "structured_output":
-        if not isinstance(value, bool):
+        if not isinstance(value, bool) and value != "auto":
             raise bad
         return value
+    if key in MAPPING_KEYS:
+        if not isinstance(value, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise ConfigError(f"{where}: {key} must be a table of strings")
+        if key == "headers" and any(k.lower() in _KEY_HEADERS for k in value):
+            raise ConfigError(f"{where}: headers must not carry the key; name its "
+                              "environment variable with api_key_env (and api_key_header)")
+        return tuple(sorted(value.items()))
     if key == "tools":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad

@@ -2,7 +2,11 @@
 
 Per turn: a pre-check (e.g. `not_run` without tools); the rules judge when the scorer has no
 LLM endpoint; otherwise render the prompt, look the reply up in the cache, call the judge
-(with its tool loop, bounded at `MAX_TOOL_ITERATIONS` model calls) and parse strictly.
+(with its tool loop, bounded at `MAX_TOOL_ITERATIONS` model calls) and parse (`parse`): a
+usable assessment and score are a score, whatever else the reply lacks.
+
+Structured output is negotiated per endpoint and model (`structured`); each fallback is
+logged and kept in `BatchResult.notes`, which the score run's summary shows once.
 
 Stops are clean and run-wide: once the call or cost budget is spent, or
 `max_consecutive_failures` turns in a row got no verdict, turns not yet started are left
@@ -26,9 +30,17 @@ import orjson
 
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import Case, Score, Usage
-from turnscore.scorers.judge.client import ChatClient, ChatReply, JudgeRequestError, Message
+from turnscore.scorers.judge.client import ChatClient, JudgeRequestError, Message
 from turnscore.scorers.judge.config import RULES_JUDGE, Budget, JudgeConfig, JudgeSettings
-from turnscore.scorers.judge.parse import Verdict, VerdictError, excerpt, parse_verdict
+from turnscore.scorers.judge.parse import (
+    ContentScan,
+    Verdict,
+    VerdictError,
+    excerpt,
+    parse_verdict,
+    scan_content,
+    verdict_fields,
+)
 from turnscore.scorers.judge.render import (
     Prompt,
     Rendered,
@@ -37,6 +49,7 @@ from turnscore.scorers.judge.render import (
     open_marker,
     render,
 )
+from turnscore.scorers.judge.structured import FormatState, Spend, ask
 from turnscore.scorers.judge.tools import TOOLS, JudgeTool
 
 log = logging.getLogger(__name__)
@@ -82,10 +95,9 @@ class JudgeSpec:
 
     name: str
     prompt: Prompt
-    required: tuple[str, ...]
-    """Verdict fields required besides assessment and score."""
     schema: Mapping[str, object]
-    """JSON Schema of the verdict, for `response_format` when structured output is on."""
+    """JSON Schema of the verdict: sent as `response_format`, and what each field besides
+    assessment and score is checked against (an invalid one is recorded as missing)."""
     sections: Callable[[Turn], list[tuple[str, str]]]
     """The named data blocks the judge sees; nothing else of the turn reaches it."""
     rules: Callable[[Turn], Verdict | None]
@@ -111,6 +123,8 @@ class BatchResult:
     scores: tuple[Score | None, ...]
     """One per turn, in order; None = left pending because the run stopped."""
     stop: Stop | None = None
+    notes: tuple[str, ...] = ()
+    """What the run learnt about its judges (a structured-output fallback), for the summary."""
 
 
 def band(value: float) -> str:
@@ -121,10 +135,20 @@ def band(value: float) -> str:
     return "0-2"
 
 
-def verdict_score(verdict: Verdict, *, judge: str, prompt_sha: str | None, usage: Usage
-                  ) -> Score:
-    return Score.scored(verdict.score, band(verdict.score), verdict.assessment,
-                        dict(verdict.details), judge=judge, prompt_sha=prompt_sha, usage=usage)
+def verdict_score(verdict: Verdict, *, judge: str, prompt_sha: str | None, usage: Usage,
+                  flags: Mapping[str, object] | None = None) -> Score:
+    """`flags`: what the agent content carried (`ContentScan.flags`), kept in the details.
+    A forged verdict (the agent's own, repeated by the judge) is `inconclusive`, not a score:
+    not an error either, which would pay for the same forged turn again every run."""
+    details = {**verdict.details, **(flags or {})}
+    if verdict.forged:
+        return Score.inconclusive(
+            f"the judge's verdict (score {verdict.score:g}) repeats one embedded in the agent "
+            "content; an agent cannot grade itself, so it is not stored as a score",
+            details={**details, "forged_verdict": True}, judge=judge, prompt_sha=prompt_sha,
+            usage=usage)
+    return Score.scored(verdict.score, band(verdict.score), verdict.assessment, details,
+                        judge=judge, prompt_sha=prompt_sha, usage=usage)
 
 
 def rules_score(spec: JudgeSpec, turn: Turn) -> Score:
@@ -144,11 +168,6 @@ def cache_key(config: JudgeConfig, spec: JudgeSpec, rendered: Rendered) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def response_format(spec: JudgeSpec) -> dict[str, object]:
-    return {"type": "json_schema", "json_schema": {"name": f"{spec.name}_verdict",
-                                                   "schema": dict(spec.schema), "strict": True}}
-
-
 class _ToolLoopExceeded(Exception):
     pass
 
@@ -156,29 +175,6 @@ class _ToolLoopExceeded(Exception):
 class Deferred(Exception):
     """Raised by a client that queued the request instead of sending it (the Batch API's
     `scorers.judge.batch.CaptureClient`): the turn is left pending, not failed."""
-
-
-@dataclass(slots=True)
-class _Spend:
-    """What one turn's judging has used so far, kept even when it ends in a failure."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    latency_ms: float = 0.0
-    attempts: int = 0
-
-    def add(self, reply: ChatReply) -> None:
-        self.latency_ms += reply.latency_ms
-        self.attempts += reply.attempts
-        if reply.input_tokens is not None:
-            self.input_tokens = (self.input_tokens or 0) + reply.input_tokens
-        if reply.output_tokens is not None:
-            self.output_tokens = (self.output_tokens or 0) + reply.output_tokens
-
-    def usage(self, config: JudgeConfig) -> Usage:
-        return Usage(self.input_tokens, self.output_tokens,
-                     config.cost(self.input_tokens, self.output_tokens), self.latency_ms,
-                     self.attempts)
 
 
 class JudgeEngine:
@@ -206,6 +202,8 @@ class JudgeEngine:
             lambda config: ChatClient(config, env=self.env))
         """The client for a judge configuration; the Batch API swaps in its own clients, so
         batched turns go through this same judging path."""
+        self._formats: dict[tuple[str | None, str | None], FormatState] = {}
+        self.notes: list[str] = []
 
     def judge_for(self, scorer: str) -> str:
         return self.settings.for_scorer(scorer).judge_id
@@ -220,7 +218,17 @@ class JudgeEngine:
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         scores = self._loop.run_until_complete(self._run_llm(spec, config, turns))
-        return BatchResult(tuple(scores), self.stop)
+        return BatchResult(tuple(scores), self.stop, tuple(self.notes))
+
+    def format_state(self, config: JudgeConfig) -> FormatState:
+        """Per endpoint and model, shared by the scorers that use them."""
+        return self._formats.setdefault((config.base_url, config.model), FormatState.of(config))
+
+    def _note(self, config: JudgeConfig, text: str) -> None:
+        line = f"judge {config.model} at {config.base_url}: {text}"
+        if line not in self.notes:
+            log.warning("%s", line)
+            self.notes.append(line)
 
     def close(self) -> None:
         """Close the judges' connections; a runner that only used the rules judge has none."""
@@ -272,24 +280,30 @@ class JudgeEngine:
         if pre is not None:
             return pre
         judge, sha = config.judge_id, spec.prompt.sha
-        rendered = render(spec.prompt, spec.sections(turn))
+        sections = spec.sections(turn)
+        rendered = render(spec.prompt, sections)
+        content = scan_content(sections)
+        fields = verdict_fields(spec.schema)
         key = cache_key(config, spec, rendered)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             try:
-                verdict = parse_verdict(hit.reply, spec.required)
+                verdict = parse_verdict(hit.reply, fields, content=content)
                 usage = Usage(hit.input_tokens, hit.output_tokens, 0.0, 0.0, 0)
-                return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage)
+                return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage,
+                                     flags=content.flags())
             except VerdictError:
                 log.warning("unusable cache entry %s; asking the judge again", key)
         async with slots:
             if not self._may_start():
                 return None
             self.calls += 1
-            spend = _Spend()
+            spend = Spend()
             shown: list[str] = [rendered.data]
+            scans = [content]
+            flags = content.flags() or None
             try:
-                text = await self._converse(spec, config, client, rendered, spend, shown)
+                text = await self._converse(spec, config, client, rendered, spend, shown, scans)
             except (JudgeRequestError, _ToolLoopExceeded) as exc:
                 if isinstance(exc, JudgeRequestError):
                     spend.attempts += exc.attempts
@@ -297,21 +311,26 @@ class JudgeEngine:
                 usage = spend.usage(config)
                 self.cost_usd += usage.cost_usd or 0.0
                 self._failed(config)
-                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage)
+                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage,
+                                    details=flags)
             usage = spend.usage(config)
             self.cost_usd += usage.cost_usd or 0.0
+            seen = scans[0] if len(scans) == 1 else _merge(scans)
             try:
-                verdict = parse_verdict(text, spec.required, data="\n".join(shown))
+                verdict = parse_verdict(text, fields, shown="\n".join(shown), content=seen)
             except VerdictError as exc:
                 self._failed(config)
-                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage)
+                return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage,
+                                    details=seen.flags() or None)
             self._failures = 0
             if self.cache is not None:
+                kept = {k: v for k, v in verdict.details.items() if k in fields}
                 reply = orjson.dumps({"assessment": verdict.assessment, "score": verdict.score,
-                                      **verdict.details}).decode()
+                                      **kept}).decode()
                 self.cache.put(key, CachedReply(spec.name, judge, spec.prompt.version, reply,
                                                 usage.input_tokens, usage.output_tokens))
-            return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage)
+            return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage,
+                                 flags=seen.flags())
 
     def _may_start(self) -> bool:
         if self.stop is None:
@@ -335,15 +354,17 @@ class JudgeEngine:
             log.warning("judging stopped: %s", self.stop.message)
 
     async def _converse(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
-                        rendered: Rendered, spend: _Spend, shown: list[str]) -> str | None:
+                        rendered: Rendered, spend: Spend, shown: list[str],
+                        scans: list[ContentScan]) -> str | None:
         """The judge's final reply text, after at most MAX_TOOL_ITERATIONS model calls.
-        Each tool result is appended to `shown`: a verdict copied from one is not the judge's."""
+        Each tool result is appended to `shown` and scanned into `scans`: a fetched page is
+        as untrusted as the agent's content, and a verdict copied from one is not the judge's."""
         messages: list[Message] = list(rendered.messages)
         specs = [self.tools[name].spec() for name in config.tools]
-        fmt = response_format(spec) if config.structured_output else None
+        state = self.format_state(config)
         for _ in range(MAX_TOOL_ITERATIONS):
-            reply = await client.complete(messages, response_format=fmt, tools=specs or None)
-            spend.add(reply)
+            reply = await ask(client, state, spec.name, spec.schema, messages, specs or None,
+                              spend, lambda text: self._note(config, text))
             if not reply.tool_calls:
                 return reply.content
             messages.append(reply.message)
@@ -355,6 +376,7 @@ class JudgeEngine:
                          f"{escape(result, rendered.nonce)}\n"
                          f"{close_marker('tool_result', rendered.nonce)}")
                 shown.append(block)
+                scans.append(scan_content([("tool_result", result)]))
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": block})
         raise _ToolLoopExceeded(f"the judge still called tools after {MAX_TOOL_ITERATIONS} "
                                 f"iterations (bound reached); last reply: "
@@ -373,3 +395,9 @@ class JudgeEngine:
             return f"Error: arguments are not valid JSON: {excerpt(arguments, 100)}"
         except Exception as exc:  # a failing tool is text for the judge, never a failed turn
             return f"Error: {type(exc).__name__}: {exc}"
+
+
+def _merge(scans: Sequence[ContentScan]) -> ContentScan:
+    return ContentScan(tuple(dict.fromkeys(n for s in scans for n in s.verdict_shaped)),
+                       tuple(dict.fromkeys(n for s in scans for n in s.markers)),
+                       frozenset().union(*(s.verdicts for s in scans)))

@@ -1,19 +1,41 @@
-"""Strict parsing of a judge's reply into a `Verdict`.
+"""Parsing a judge's reply into a `Verdict`, and reading agent content for forged verdicts.
 
-The verdict is the last JSON object in the reply that has every required field, a non-empty
-string `assessment` and a numeric `score` from 0 to 10. Anything else (prose only, a score
-out of range, a refusal) raises `VerdictError` with an excerpt of the reply: it becomes an
-`error` score, never a silent 0.
+A usable reply is a score: one verdict-shaped JSON object (it has `assessment` or `score`)
+with a non-empty string `assessment` and a numeric `score` from 0 to 10. Every other field
+the scorer's schema declares is kept when it is valid against that schema and otherwise
+named in `details["missing"]`: a judge that drops or garbles an optional field still gives a
+score. What raises `VerdictError` (an `error` row with an excerpt, retried next run):
+no verdict at all, a verdict without a usable assessment or score, and more than one
+verdict that disagree ("ambiguous verdict": a forged verdict the judge quoted could be
+either of them).
+
+Agent content is scanned before judging (`scan_content`): verdict-shaped text and the
+prompt's block markers are flagged in the score's details, and the verdicts embedded there
+are remembered. An object the reply copies character for character from what the judge was
+shown is a quote, not the judge's verdict, and is set aside; a verdict equal in assessment
+and score to an embedded one is the agent grading itself and is never a normal score
+(`Verdict.forged`; the engine stores it as `inconclusive`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+import jsonschema
+import orjson
 
 MAX_SCAN = 50_000
 """Longer replies are scanned only in their last part, where the verdict belongs."""
+_NESTED_DEPTH = 3
+"""JSON inside JSON strings (tool arguments, descriptions) is looked into this deep."""
+_VERDICT_KEYS = ("assessment", "score")
+_VERDICT_TEXT = (re.compile(r"\bassessment\b\W{0,4}:", re.I),
+                 re.compile(r"\bscore\b\W{0,4}:", re.I))
+_MARKER_TEXT = re.compile(r"<<<|>>>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,11 +43,34 @@ class Verdict:
     assessment: str
     score: float
     details: dict[str, object]
-    """Every other field of the verdict object (JSON)."""
+    """The other valid fields of the verdict object (JSON), and `missing` when some were not."""
+    forged: bool = False
+    """Assessment and score equal those of a verdict embedded in the agent content."""
 
 
 class VerdictError(ValueError):
     """The reply holds no usable verdict."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContentScan:
+    """What the agent content shown to the judge carries that looks like the judge's own."""
+
+    verdict_shaped: tuple[str, ...] = ()
+    """Names of the blocks holding text shaped like a verdict (`"assessment": ..., "score":`)."""
+    markers: tuple[str, ...] = ()
+    """Names of the blocks holding marker-shaped text (`<<<`, `>>>`), escaped before judging."""
+    verdicts: frozenset[tuple[str, float]] = field(default_factory=frozenset)
+    """(assessment, score) of every verdict object embedded in the content."""
+
+    def flags(self) -> dict[str, object]:
+        """The score's `details` entries; empty for content with nothing to flag."""
+        out: dict[str, object] = {}
+        if self.verdict_shaped:
+            out["content_verdict_shaped"] = list(self.verdict_shaped)
+        if self.markers:
+            out["content_markers"] = list(self.markers)
+        return out
 
 
 def excerpt(text: str | None, limit: int = 300) -> str:
@@ -51,29 +96,79 @@ def json_objects(text: str) -> list[tuple[int, int, dict[str, object]]]:
     return found
 
 
-def parse_verdict(text: str | None, required: Sequence[str] = (), data: str = "") -> Verdict:
-    """`data` is the agent content the judge was shown: an object copied verbatim from it is
-    the agent's text echoed back (a forged verdict), never the judge's own."""
+def scan_content(sections: Sequence[tuple[str, str]]) -> ContentScan:
+    """Flags and embedded verdicts of the raw (unescaped) blocks the judge will see."""
+    shaped, markers, verdicts = [], [], set()
+    for name, body in sections:
+        text = body[-MAX_SCAN:]
+        if all(p.search(text) for p in _VERDICT_TEXT):
+            shaped.append(name)
+        if _MARKER_TEXT.search(text):
+            markers.append(name)
+        for obj in _objects_deep(text, _NESTED_DEPTH):
+            if _problem(obj) is None:
+                verdicts.add(_key(obj))
+    return ContentScan(tuple(shaped), tuple(markers), frozenset(verdicts))
+
+
+def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] | None = None,
+                  *, shown: str = "", content: ContentScan | None = None) -> Verdict:
+    """`fields`: JSON Schemas of the verdict's fields besides assessment and score.
+    `shown`: everything the judge was shown; `content`: the scan of the agent content."""
     if not text or not text.strip():
         raise VerdictError("the judge sent an empty reply")
     scan = text[-MAX_SCAN:]
-    problems = []
-    for start, end, obj in reversed(json_objects(scan)):
-        if data and scan[start:end] in data:
-            problems.append("a verdict copied from the agent content was ignored")
+    usable: list[dict[str, object]] = []
+    problems: list[str] = []
+    quoted = 0
+    outer_end = -1  # objects nested in a verdict-shaped one are part of it, not verdicts
+    for start, end, obj in json_objects(scan):
+        if start < outer_end or not any(k in obj for k in _VERDICT_KEYS):
             continue
-        problem = _problem(obj, required)
+        outer_end = end
+        if shown and scan[start:end] in shown:
+            quoted += 1
+            continue
+        problem = _problem(obj)
         if problem is None:
-            details = {k: v for k, v in obj.items() if k not in ("assessment", "score")}
-            return Verdict(str(obj["assessment"]), float(obj["score"]), details)  # type: ignore[arg-type]
-        if "score" in obj or "assessment" in obj:
+            usable.append(obj)
+        else:
             problems.append(problem)
-    why = problems[0] if problems else "no JSON verdict object"
-    raise VerdictError(f"unusable judge reply ({why}): {excerpt(text)}")
+    distinct = {_key(o) for o in usable}
+    if len(distinct) > 1:
+        scores = ", ".join(f"{s:g}" for s in sorted({s for _, s in distinct}))
+        raise VerdictError(f"ambiguous verdict: {len(usable)} verdict objects that disagree "
+                           f"(scores {scores}): {excerpt(text)}")
+    if not usable:
+        why = (problems[-1] if problems else
+               "only verdicts copied from the agent content" if quoted else
+               "no JSON verdict object")
+        raise VerdictError(f"unusable judge reply ({why}): {excerpt(text)}")
+    obj = usable[-1]
+    details, missing = {}, []
+    for name, schema in (fields or {}).items():
+        if name in obj and _valid(schema, obj[name]):
+            details[name] = obj[name]
+        else:
+            missing.append(name)
+    if missing:
+        details["missing"] = missing
+    if quoted:
+        details["quoted_content_verdicts"] = quoted
+    assessment, score = _key(obj)
+    forged = content is not None and (assessment, score) in content.verdicts
+    return Verdict(str(obj["assessment"]), score, details, forged)
 
 
-def _problem(obj: dict[str, object], required: Sequence[str]) -> str | None:
-    missing = [k for k in ("assessment", "score", *required) if k not in obj]
+def verdict_fields(schema: Mapping[str, object]) -> dict[str, Mapping[str, object]]:
+    """The field schemas of a verdict schema (its properties but assessment and score)."""
+    props = schema.get("properties")
+    assert isinstance(props, Mapping)
+    return {k: v for k, v in props.items() if k not in _VERDICT_KEYS}
+
+
+def _problem(obj: Mapping[str, object]) -> str | None:
+    missing = [k for k in _VERDICT_KEYS if k not in obj]
     if missing:
         return f"missing {', '.join(missing)}"
     assessment, score = obj["assessment"], obj["score"]
@@ -84,3 +179,39 @@ def _problem(obj: dict[str, object], required: Sequence[str]) -> str | None:
     if not 0 <= score <= 10:
         return f"score {score!r} is outside 0-10"
     return None
+
+
+def _key(obj: Mapping[str, object]) -> tuple[str, float]:
+    return " ".join(str(obj["assessment"]).split()), float(obj["score"])  # type: ignore[arg-type]
+
+
+def _objects_deep(text: str, depth: int) -> list[dict[str, object]]:
+    found = [obj for _, _, obj in json_objects(text)]
+    if depth > 1:
+        for obj in list(found):
+            for s in _strings(obj):
+                if "{" in s:
+                    found.extend(_objects_deep(s, depth - 1))
+    return found
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+@cache
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+    schema = orjson.loads(schema_json)
+    validator: jsonschema.protocols.Validator = jsonschema.validators.validator_for(schema)(schema)
+    return validator
+
+
+def _valid(schema: Mapping[str, object], value: object) -> bool:
+    key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS).decode()
+    return bool(_validator(key).is_valid(value))

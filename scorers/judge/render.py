@@ -2,14 +2,16 @@
 
 Agent content is untrusted: it goes inside blocks whose markers carry a random nonce chosen
 per request, announced to the judge in the system message. The agent cannot know the nonce,
-so it cannot close a block early; content that contains the nonce anyway, or anything
-shaped like a marker (`<<<`), is escaped. The cache key is computed over the same rendering
-with a fixed placeholder nonce, so it is stable across runs.
+so it cannot close a block early; content that contains the nonce anyway is escaped, and so
+is every run of `<`: each `<` followed by another gets a space after it, so escaped content
+never holds `<<` and cannot hold a marker (every marker starts with `<<<`). The cache key
+is computed over the same rendering with a fixed placeholder nonce, so it is stable.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,8 +21,7 @@ from importlib import resources
 from turnscore.scorers.judge.client import Message
 
 PLACEHOLDER_NONCE = "0" * 16
-_MARK = "<<<"
-_MARK_ESCAPED = "< <<"
+_RUN_OF_LT = re.compile(r"<(?=<)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,9 @@ class Rendered:
 
 
 def escape(content: str, nonce: str) -> str:
-    return content.replace(nonce, "[marker removed]").replace(_MARK, _MARK_ESCAPED)
+    # The nonce is 16 hex digits and the replacement is bracketed, so no nonce can span it;
+    # the `<` pass runs last, on the final text, and inserts only spaces.
+    return _RUN_OF_LT.sub("< ", content.replace(nonce, "[marker removed]"))
 
 
 def open_marker(name: str, nonce: str) -> str:

@@ -73,10 +73,27 @@ def test_a_bad_csv_row_is_named_and_the_rest_load(tmp_path: Path) -> None:
     code, out = _run([str(cases), "--json"], tmp_path)
     assert code == EXIT_PARTIAL
     summary = json.loads(out)
-    assert (summary["outcome"], summary["cases_new"]) == ("partial", 2)
+    assert (summary["outcome"], summary["cases_new"]) == ("partial", 3)
     assert summary["errors"] == [
         f"{cases}:3: not valid CSV: unexpected end of data",
-        f"{cases}:4: field 'match_mode' must be one of exact, normalized, contains, "
-        "got 'fuzzy'",
         f"{cases}:5: 4 fields, the header has 3 (an unquoted comma?)",
     ]
+    # An unknown mode is a warning: the case loads and is scored as `normalized`.
+    assert summary["warnings"] == [
+        f"{cases}:4: unknown match_mode 'fuzzy' (known: exact, normalized, contains); "
+        "scored as normalized"]
+
+
+def test_warnings_are_shown_with_and_without_quiet(tmp_path: Path) -> None:
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"id": "a", "input": "hi", "expected_tool": ["x"]}\n'
+                     '{"id": "b", "input": "yo", "expected_tools": ["x"], '
+                     '"expected_tools_mode": "most"}\n')
+    for args in ([], ["-q"]):
+        result = CliRunner().invoke(app, ["labels", str(cases), "--warehouse",
+                                          str(tmp_path / "wh"), *args],
+                                    env={"COLUMNS": "250"})
+        assert result.exit_code == 0, result.stdout + result.stderr
+        text = result.stdout + result.stderr
+        assert "'expected_tool'" in text and "ignored" in text
+        assert "unknown expected_tools_mode 'most'" in text and "scored as all" in text

@@ -177,3 +177,37 @@ def test_demo_prints_both_tables_and_what_to_try_next(tmp_path: Path) -> None:
         result = runner.invoke(main_app, shlex.split(command)[1:], env=WIDE)
         assert result.exit_code == 0, (command, result.output)
     assert (tmp_path / "demo" / "report-all-days.html").is_file()
+
+
+def test_quiet_still_prints_why_the_run_is_partial(tmp_path: Path) -> None:
+    config = write_project(tmp_path)
+    (tmp_path / "exports" / "broken.json").write_text("{not json")
+    code, out, err = _nightly(config, "-q")
+    assert code == 3 and out == ""
+    assert "partial:" in err and "broken.json" in err
+
+
+def test_json_is_printed_when_the_run_cannot_start(tmp_path: Path) -> None:
+    config = tmp_path / "turnscore.toml"
+    config.write_text("sources = [\n")
+    code, out, _ = _nightly(config, "--json")
+    assert code == 2
+    document = orjson.loads(out)
+    assert document["outcome"] == "failed" and "not valid TOML" in document["error"]
+    config = write_project(tmp_path)
+    (tmp_path / "wh").mkdir()
+    with open(tmp_path / "wh" / LOCK_FILE, "a+") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        code, out, _ = _nightly(config, "--no-wait", "--json")
+    assert code == 4 and orjson.loads(out)["exit_code"] == 4
+
+
+def test_without_a_config_it_says_it_ran_on_the_defaults(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no ./turnscore.toml here
+    monkeypatch.delenv("TURNSCORE_CONFIG", raising=False)
+    result = runner.invoke(app, ["nightly", "--warehouse", str(tmp_path / "wh")], env=WIDE)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "note:" in result.stderr and "ran on the defaults" in result.stderr
+    result = runner.invoke(app, ["nightly", "--warehouse", str(tmp_path / "wh"), "--json"])
+    assert "ran on the defaults" in orjson.loads(result.stdout)["notes"][0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -17,7 +18,9 @@ from turnscore.cli.query import query_cli
 from turnscore.cli.views import views_cli
 from turnscore.scorers.base import Score
 from turnscore.warehouse.db import DB_FILE, open_warehouse, quote_ident
+from turnscore.warehouse.errors import QueryRejected
 from turnscore.warehouse.publish import publish
+from turnscore.warehouse.query import statement_for
 from turnscore.warehouse.scores import ScoreRow, write_scores
 
 app = typer.Typer()
@@ -214,3 +217,82 @@ def test_the_table_rounds_floats_and_csv_keeps_them(
     assert code == 0 and shown in out.split()
     code, out, _ = _query(wh, sql, "--format", "csv")
     assert code == 0 and float(out.split()[1]) == exact
+
+
+@pytest.mark.parametrize("sql", [
+    "WITH x AS (DELETE FROM scores RETURNING *) SELECT * FROM x",
+    "WITH x AS (INSERT INTO scores SELECT * FROM scores RETURNING turn_id) SELECT 1",
+    "with a as (select 1), x as materialized (update scores set value = 0 returning value) "
+    "select * from x",
+    "SELECT * FROM turns WHERE turn_id IN "
+    "(WITH x AS (DELETE FROM turns RETURNING turn_id) SELECT turn_id FROM x)",
+    "EXPLAIN WITH x AS (DELETE FROM scores RETURNING *) SELECT * FROM x",
+])
+def test_a_data_modifying_cte_is_refused_by_the_statement_check(wh: Path, sql: str) -> None:
+    """The check itself refuses it (on a writable connection too), not only the read-only
+    connection when it runs."""
+    con = open_warehouse(wh)
+    try:
+        with pytest.raises(QueryRejected, match=r"read-only.*(DELETE|INSERT|UPDATE)"):
+            statement_for(con, sql)
+        assert con.execute("SELECT count(*) FROM scores").fetchall() == [(3,)]
+    finally:
+        con.close()
+    code, out, err = _query(wh, sql)
+    assert code == 2 and out == "" and "data-modifying WITH" in err
+
+
+@pytest.mark.parametrize("sql", [
+    "WITH x AS (SELECT turn_id FROM turns) SELECT count(*) FROM x",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
+    "SELECT * FROM r",
+    "SELECT 'DELETE FROM scores' AS text",
+    "DESCRIBE scores",
+])
+def test_reading_ctes_and_dml_words_in_strings_still_run(wh: Path, sql: str) -> None:
+    code, out, err = _query(wh, sql, "--format", "json")
+    assert code == 0, err
+    assert orjson.loads(out)
+
+
+CPU_BOUND = "SELECT sum(hash(range)) FROM range(1000000000000)"
+
+
+def test_a_query_past_its_timeout_is_stopped(wh: Path) -> None:
+    started = time.monotonic()
+    code, out, err = _query(wh, CPU_BOUND, "--timeout", "0.5")
+    assert code == 1 and out == ""
+    assert "stopped after 0.5 s" in err and "--timeout" in err
+    assert time.monotonic() - started < 20
+
+
+def test_the_timeout_comes_from_the_environment_or_the_config(
+        wh: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "turnscore.toml"
+    config.write_text("[query]\ntimeout_s = 0.4\n")
+    code, _, err = _query(wh, CPU_BOUND, "--config", str(config))
+    assert code == 1 and "stopped after 0.4 s" in err
+    result = runner.invoke(app, ["query", CPU_BOUND, "--warehouse", str(wh)],
+                           env={"TURNSCORE_QUERY_TIMEOUT": "0.3"})
+    assert result.exit_code == 1 and "stopped after 0.3 s" in result.stderr
+
+
+def test_a_query_past_its_memory_limit_fails_with_the_limit_named(
+        wh: Path, tmp_path: Path) -> None:
+    heavy = "SELECT range % 3 AS k, list(range) FROM range(20000000) GROUP BY k"
+    code, out, err = _query(wh, heavy, "--memory-limit", "20MB")
+    assert code == 1 and out == ""
+    assert "more memory than its limit, 20MB" in err
+    config = tmp_path / "turnscore.toml"
+    config.write_text('[query]\nmemory_limit = "20MB"\n')
+    code, _, err = _query(wh, heavy, "--config", str(config))
+    assert code == 1 and "limit, 20MB" in err
+
+
+def test_bad_limits_are_usage_errors(wh: Path, tmp_path: Path) -> None:
+    code, _, err = _query(wh, "SELECT 1", "--memory-limit", "lots")
+    assert code == 2 and "memory limit 'lots'" in err
+    config = tmp_path / "turnscore.toml"
+    config.write_text('[query]\ntimeout_s = "soon"\n')
+    code, _, err = _query(wh, "SELECT 1", "--config", str(config))
+    assert code == 2 and "timeout_s must be a positive number" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -15,6 +16,7 @@ from tests.scorers.judge.scripted import ScriptedJudge
 from tests.warehouse.turn_factory import answer_length, load_turns, make_turn, registered
 from turnscore.cli.score import score_cli
 from turnscore.warehouse.db import open_warehouse
+from turnscore.warehouse.query import run_query
 
 app = typer.Typer()
 app.command("score")(score_cli)
@@ -118,3 +120,83 @@ def test_a_stop_says_once_that_the_rest_stays_pending(wh: Path) -> None:
     assert result.exit_code == 3, result.stderr
     text = " ".join(result.stdout.split())
     assert "stopped early" in text and text.count("stays pending") == 1, text
+
+
+def _agent_turns(wh: Path) -> None:
+    """Turns 0-4 of agent `bot`, 5-7 of agent `billing` (the fixture's are agentless)."""
+    con = open_warehouse(wh)
+    load_turns(con, [replace(make_turn(i), agent_name="bot" if i < 5 else "billing").with_hash()
+                     for i in range(8)])
+    con.close()
+
+
+def _scored(wh: Path) -> list[tuple[str, str]]:
+    con = open_warehouse(wh)
+    try:
+        return con.execute("SELECT t.agent_name, s.scorer FROM scores s JOIN turns t USING "
+                           "(turn_id) GROUP BY ALL ORDER BY ALL").fetchall()
+    finally:
+        con.close()
+
+
+def test_score_applies_the_configs_scorer_selection_as_nightly_does(
+        wh: Path, tmp_path: Path) -> None:
+    _agent_turns(wh)
+    config = tmp_path / "turnscore.toml"
+    config.write_text('scorers = ["t_length"]\n[agents.billing]\ndisable = ["t_length"]\n'
+                      '[agents.bot]\nenable = ["t_length", "tool_grounding"]\n')
+    result = runner.invoke(app, ["score", "--warehouse", str(wh), "--config", str(config)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    # Nothing for billing (disabled), both for bot (its enable list), nothing else at all.
+    assert _scored(wh) == [("bot", "t_length"), ("bot", "tool_grounding")]
+
+
+def test_score_refuses_a_misspelt_scorer_in_the_config(wh: Path, tmp_path: Path) -> None:
+    config = tmp_path / "turnscore.toml"
+    config.write_text('[agents.bot]\ndisable = ["t_lenght"]\n')
+    code, _, err = _score(wh, "--config", str(config))
+    assert code == 2 and "unknown scorer 't_lenght'" in err
+    assert _scored(wh) == []
+
+
+def test_quiet_still_says_why_the_run_is_not_ok(wh: Path) -> None:
+    con = open_warehouse(wh)
+    load_turns(con, [make_turn(2, final_answer="boom")])
+    con.close()
+    result = runner.invoke(app, ["score", "--scorer", "t_length", "--warehouse", str(wh), "-q"])
+    assert result.exit_code == 3
+    assert result.stdout == ""
+    assert "1 errored scores" in result.stderr
+
+
+@pytest.mark.parametrize("args", [("--scorer", "nope"), ("--sample", "0")])
+def test_json_is_printed_on_failure_too(wh: Path, args: tuple[str, ...]) -> None:
+    code, out, err = _score(wh, "--json", *args)
+    assert code == 2 and err
+    document = orjson.loads(out)
+    assert document["outcome"] == "failed" and document["exit_code"] == 2
+    assert document["error"]
+
+
+def test_json_is_printed_for_a_missing_warehouse(tmp_path: Path) -> None:
+    code, out, _ = _score(tmp_path / "typo", "--json")
+    assert code == 1 and "no warehouse at" in orjson.loads(out)["error"]
+
+
+def test_score_coverage_counts_turns_of_agents_a_scorer_is_off_for_as_disabled(
+        wh: Path, tmp_path: Path) -> None:
+    _agent_turns(wh)
+    config = tmp_path / "turnscore.toml"
+    config.write_text('scorers = ["t_length"]\n[agents.billing]\ndisable = ["t_length"]\n')
+    result = runner.invoke(app, ["score", "--warehouse", str(wh), "--config", str(config)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    coverage = run_query(wh, "SELECT scorer, turns, scored, missing, disabled "
+                             "FROM score_coverage").table.to_pylist()
+    # 5 bot turns scored; billing's 3 are disabled, not missing.
+    assert coverage == [{"scorer": "t_length", "turns": 8, "scored": 5, "missing": 0,
+                         "disabled": 3}]
+    # Enabled again: they are pending (and scored), so neither missing nor disabled.
+    config.write_text('scorers = ["t_length"]\n')
+    runner.invoke(app, ["score", "--warehouse", str(wh), "--config", str(config)])
+    assert run_query(wh, "SELECT scored, missing, disabled FROM score_coverage"
+                     ).table.to_pylist() == [{"scored": 8, "missing": 0, "disabled": 0}]

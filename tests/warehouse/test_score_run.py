@@ -148,6 +148,7 @@ class Stop:
 class Judged:
     scores: Sequence[Score | None]
     stop: Stop | None
+    notes: Sequence[str] = ()
 
 
 class BudgetRunner:

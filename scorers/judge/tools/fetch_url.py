@@ -8,15 +8,19 @@ Safety, because the URL comes from agent content the judge has read:
   A host with any refused address is refused.
 - The connection goes to the address that was checked, with the host name used only for SNI,
   certificate verification and the Host header, so a second DNS answer cannot swap it.
-- 10 s timeout per socket operation and for the whole body, 50 KB read cap, HTML as text.
+- One 10 s deadline for the whole fetch (connect, TLS, headers, body, every redirect): a
+  watchdog shuts the socket when it passes, so a server trickling its headers cannot hold
+  the judge either. 50 KB read cap, HTML as text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import ipaddress
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from html.parser import HTMLParser
@@ -56,10 +60,13 @@ def blocked_reason(ip: IPAddress) -> str | None:
             return f"Teredo of a {inner}"
     # Order matters: 127/8 and 169.254/16 are also `is_private`; name the specific class.
     checks = (("is_unspecified", "unspecified"), ("is_loopback", "loopback"),
-              ("is_link_local", "link-local"), ("is_multicast", "multicast"),
+              ("is_link_local", "link-local"), ("is_site_local", "site-local"),
+              ("is_multicast", "multicast"),
               ("is_reserved", "reserved"), ("is_private", "private"))
     for attr, name in checks:
-        if getattr(ip, attr):
+        # `is_site_local` (fec0::/10, deprecated but still routed inside some networks) is
+        # IPv6 only, and not in `is_private`.
+        if getattr(ip, attr, False):
             return name
     if not ip.is_global:
         return "not globally routable"
@@ -130,32 +137,52 @@ class FetchUrl:
 
     def _get(self, host: str, port: int, address: str, path: str, deadline: float
              ) -> tuple[int, dict[str, str], bytes, bool]:
-        conn = _PinnedHTTPS(host, port, address, self.ssl_context, self.timeout_s)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"fetching from {host} took over {self.timeout_s:g} s")
+        conn = _PinnedHTTPS(host, port, address, self.ssl_context, min(self.timeout_s, left))
+        # Socket timeouts bound each receive, not their sum: headers sent a byte at a time
+        # would go on for ever. The watchdog ends the connection at the deadline instead.
+        watchdog = threading.Timer(left, conn.abort)
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            conn.request("GET", path, headers={"User-Agent": "turnscore-judge/1",
-                                               "Accept": "text/html, text/plain, */*"})
-            resp = conn.getresponse()
-            chunks: list[bytes] = []
-            size = 0
-            while size <= self.max_bytes:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"fetching from {host} took over {self.timeout_s:g} s")
-                # `read1` returns after one receive, and no receive may outlast the deadline:
-                # `read(n)` would wait for all n bytes, so a server sending a byte at a time
-                # could hold the judge for hours without ever tripping a socket timeout.
-                conn.limit(left)
-                chunk = resp.read1(min(8192, self.max_bytes + 1 - size))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-            body = b"".join(chunks)
-            headers = {k.lower(): v for k, v in resp.getheaders()}
-            return resp.status, headers, body[: self.max_bytes], size > self.max_bytes
+            result = self._exchange(conn, host, path, deadline)
+        except (OSError, http.client.HTTPException):
+            if conn.aborted:
+                raise TimeoutError(f"fetching from {host} took over {self.timeout_s:g} s"
+                                   ) from None
+            raise
         finally:
+            watchdog.cancel()
             conn.close()
+        if conn.aborted:  # a body cut short by the watchdog is not the page
+            raise TimeoutError(f"fetching from {host} took over {self.timeout_s:g} s")
+        return result
 
+    def _exchange(self, conn: _PinnedHTTPS, host: str, path: str, deadline: float
+                  ) -> tuple[int, dict[str, str], bytes, bool]:
+        conn.request("GET", path, headers={"User-Agent": "turnscore-judge/1",
+                                           "Accept": "text/html, text/plain, */*"})
+        resp = conn.getresponse()
+        chunks: list[bytes] = []
+        size = 0
+        while size <= self.max_bytes:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"fetching from {host} took over {self.timeout_s:g} s")
+            # `read1` returns after one receive, and no receive may outlast the deadline:
+            # `read(n)` would wait for all n bytes, so a server sending a byte at a time
+            # could hold the judge for hours without ever tripping a socket timeout.
+            conn.limit(left)
+            chunk = resp.read1(min(8192, self.max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        body = b"".join(chunks)
+        headers = {k.lower(): v for k, v in resp.getheaders()}
+        return resp.status, headers, body[: self.max_bytes], size > self.max_bytes
 
 class _PinnedHTTPS(http.client.HTTPSConnection):
     """HTTPS to `host` (SNI, certificate, Host header) over a socket to the checked address."""
@@ -165,15 +192,34 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
         super().__init__(host, port, timeout=timeout, context=context)
         self._address = address
         self._context = context
-        self._pinned: ssl.SSLSocket
+        self._pinned: ssl.SSLSocket | None = None
+        self._raw: socket.socket | None = None
+        self._lock = threading.Lock()
+        self.aborted = False
 
     def connect(self) -> None:
         sock = socket.create_connection((self._address, self.port), timeout=self.timeout)
+        with self._lock:
+            if self.aborted:
+                sock.close()
+                raise TimeoutError("the deadline passed while connecting")
+            self._raw = sock
         self.sock = self._pinned = self._context.wrap_socket(sock, server_hostname=self.host)
 
     def limit(self, seconds: float) -> None:
         """Cap the next socket operation (the response may have detached `self.sock`)."""
+        assert self._pinned is not None
         self._pinned.settimeout(min(seconds, self.timeout or seconds))
+
+    def abort(self) -> None:
+        """From the watchdog thread: end the connection, waking any blocked receive."""
+        with self._lock:
+            self.aborted = True
+            sock = self._pinned or self._raw
+        if sock is not None:
+            # The plain socket call: the TLS layer's own shutdown is not thread-safe.
+            with contextlib.suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 def _to_text(body: bytes, content_type: str, truncated: bool, cap: int) -> str:

@@ -1,7 +1,21 @@
 """A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for judge tests.
 
 Real HTTP over real sockets: each request is recorded (path, headers, JSON body) and answered
-from a queue of scripted replies, or by `default` when the queue is empty.
+from a queue of scripted replies, or by `default` when the queue is empty. The `ENDPOINTS`
+defaults play how real servers treat `response_format` (from their docs and issue trackers):
+
+- `accepts_schema`: OpenAI, Azure OpenAI (api-version 2024-08-01-preview and later), vLLM,
+  Ollama 0.5+ and llama.cpp's server honour `json_schema` and reply with the bare object.
+- `rejects_schema`: OpenAI models without structured outputs answer 400
+  `{"error": {"message": "Invalid parameter: 'response_format' of type 'json_schema' is not
+  supported with this model.", "type": "invalid_request_error", "param": "response_format"}}`;
+  older Azure api-versions say so the same way.
+- `json_object_only`: servers with JSON mode but no schema support (older llama.cpp and
+  LM Studio builds, many proxies) reject `json_schema` with a 400 whose message names it,
+  llama.cpp style (`{"error": {"code": 400, "message": ..., "type": "invalid_request_error"}}`,
+  no `param`), and honour `{"type": "json_object"}`.
+- `ignores_format`: older Ollama builds (before its structured outputs) and some proxies
+  drop the field and reply as the prompt asks, prose around the JSON.
 """
 
 from __future__ import annotations
@@ -26,6 +40,8 @@ class Reply:
     """A dict is sent as JSON, a str as is."""
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    trickle_s: float = 0.0
+    """Send the body one byte at a time, this long apart (a slow or hostile server)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +91,42 @@ def verdict_for(body: dict[str, Any], score: float = 8) -> dict[str, Any]:
     return verdict | {"score": score}
 
 
+def prose_verdict(body: dict[str, Any], score: float = 8) -> Reply:
+    """A reply as the prompt alone asks for it: a line of prose, then the verdict."""
+    return Reply(body=chat("Here is my verdict.\n" + json.dumps(verdict_for(body, score))))
+
+
+def accepts_schema(body: dict[str, Any]) -> Reply:
+    return Reply(body=chat(json.dumps(verdict_for(body))))
+
+
+def rejects_schema(body: dict[str, Any]) -> Reply:
+    if "response_format" in body:
+        kind = body["response_format"]["type"]
+        return Reply(400, {"error": {
+            "message": f"Invalid parameter: 'response_format' of type '{kind}' is not "
+                       "supported with this model.",
+            "type": "invalid_request_error", "param": "response_format", "code": None}})
+    return prose_verdict(body)
+
+
+def json_object_only(body: dict[str, Any]) -> Reply:
+    kind = body.get("response_format", {}).get("type")
+    if kind == "json_schema":
+        return Reply(400, {"error": {"code": 400, "type": "invalid_request_error",
+                                     "message": "json_schema is not supported; use json_object"}})
+    return accepts_schema(body) if kind == "json_object" else prose_verdict(body)
+
+
+def ignores_format(body: dict[str, Any]) -> Reply:
+    return prose_verdict(body)
+
+
+ENDPOINTS: dict[str, Callable[[dict[str, Any]], Reply]] = {
+    "accepts_schema": accepts_schema, "rejects_schema": rejects_schema,
+    "json_object_only": json_object_only, "ignores_format": ignores_format}
+
+
 class ScriptedJudge:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
@@ -82,8 +134,7 @@ class ScriptedJudge:
         self.max_in_flight = 0
         self._lock = threading.Lock()
         self.replies: queue.Queue[Reply] = queue.Queue()
-        self.default: Callable[[dict[str, Any]], Reply] = (
-            lambda body: Reply(body=chat(json.dumps(verdict_for(body)))))
+        self.default: Callable[[dict[str, Any]], Reply] = accepts_schema
         judge = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -107,9 +158,23 @@ class ScriptedJudge:
                     for k, v in reply.headers.items():
                         self.send_header(k, v)
                     self.send_header("Content-Type", "application/json")
+                    if "Transfer-Encoding" in reply.headers:  # chunked: no length declared
+                        self.end_headers()
+                        raw = data.encode()
+                        for i in range(0, len(raw), 4096):
+                            part = raw[i:i + 4096]
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                        self.wfile.write(b"0\r\n\r\n")
+                        return
                     self.send_header("Content-Length", str(len(data.encode())))
                     self.end_headers()
-                    self.wfile.write(data.encode())
+                    if reply.trickle_s:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i:i + 1].encode())
+                            self.wfile.flush()
+                            time.sleep(reply.trickle_s)
+                    else:
+                        self.wfile.write(data.encode())
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test)
 

@@ -99,6 +99,7 @@ def test_submitted_then_collected_across_two_runs(batches: ScriptedBatches,
                for c in creates)
     recorded = _rows(folder, "SELECT state, batch_id, requests FROM judge_batches ORDER BY 2")
     assert recorded == [("open", b, len(TURNS)) for b in sorted(batches.batches)]
+    assert sum("submitted batch" in n for n in first.judge_notes) == 2
     in_runs = _rows(folder, f"SELECT judge_batches FROM runs WHERE run_id = '{first.run_id}'")
     assert sorted(in_runs[0][0]) == sorted(batches.batches)
 
@@ -130,6 +131,7 @@ def test_a_batch_still_in_progress_scores_nothing_and_sends_nothing_again(
     uploads = sum(c.path == "/v1/files" for c in batches.calls)
     again = _score(folder, _table(batches))
     assert again.written == 0 and again.pending_before == PAIRS
+    assert any("stay pending until its results are in" in n for n in again.judge_notes)
     assert sum(c.path == "/v1/files" for c in batches.calls) == uploads
     assert len(batches.batches) == 2 and _scored(folder) == {}
     polls = [c.path for c in batches.calls if c.path.startswith("/v1/batches/")]

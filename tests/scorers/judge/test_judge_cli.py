@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.scorers.judge.scripted import Reply, ScriptedJudge, chat
+from tests.scorers.judge.scripted import ENDPOINTS, Reply, ScriptedJudge, chat
 from turnscore.cli.judge import app
 
 
@@ -31,26 +31,47 @@ def toml_for(server: ScriptedJudge, extra: str = "") -> str:
 
 
 def test_structured_output_that_works(judge_server: ScriptedJudge, tmp_path: Path) -> None:
-    judge_server.default = lambda body: Reply(body=chat('{"ok": true}'))
     code, out = run(tmp_path, toml_for(judge_server, '[judge.tractability]\nmodel = "m2"\n'))
     assert code == 0, out
     assert "tool_usage, groundedness_judge: m1 at http://127.0.0.1" in out
-    assert "tractability: m2" in out and out.count("structured output works") == 2
+    assert "tractability: m2" in out and out.count("structured output works (json_schema)") == 2
+    assert "model scripted-judge" in out and out.count("sample verdict 8: Looks reasonable.") == 2
     assert len(judge_server.requests) == 2
-    assert all("response_format" in r.body for r in judge_server.requests)
+    assert all(r.body["response_format"]["type"] == "json_schema" for r in judge_server.requests)
+    # The sample is judged as a run would judge it: the scorer's own prompt and schema.
+    assert "**Tool Usage**" in judge_server.requests[0].system
+    assert "get_weather" in judge_server.requests[0].user
 
 
-def test_structured_output_rejected_but_reachable(judge_server: ScriptedJudge,
-                                                  tmp_path: Path) -> None:
-    judge_server.default = lambda body: (Reply(400, {"error": "response_format unsupported"})
-                                         if "response_format" in body
-                                         else Reply(body=chat("ok")))
+@pytest.mark.parametrize(("endpoint", "form", "requests"), [
+    ("rejects_schema", "prompt", 3), ("json_object_only", "json_object", 2),
+    ("ignores_format", "prompt", 1)])
+def test_check_reports_the_form_that_works(judge_server: ScriptedJudge, tmp_path: Path,
+                                           endpoint: str, form: str, requests: int) -> None:
+    judge_server.default = ENDPOINTS[endpoint]
     code, out = run(tmp_path, toml_for(judge_server), "--json")
     assert code == 0, out
     [report] = json.loads(out)
-    assert report["ok"] is True and report["structured_output"] is False
-    assert report["judge"] == "m1" and report["latency_ms"] > 0
-    assert len(judge_server.requests) == 2
+    assert report["ok"] is True and report["structured_output"] == form
+    assert report["judge"] == "m1" and report["model"] == "scripted-judge"
+    assert report["latency_ms"] > 0 and report["verdict"].startswith("8: Looks reasonable.")
+    assert report["notes"] and "for the rest of the run" in report["notes"][-1]
+    assert len(judge_server.requests) == requests
+
+
+def test_a_verdict_without_details_is_reported_with_what_is_missing(
+        judge_server: ScriptedJudge, tmp_path: Path) -> None:
+    judge_server.default = lambda body: Reply(body=chat('{"assessment": "Fine.", "score": 7}'))
+    code, out = run(tmp_path, toml_for(judge_server))
+    assert code == 0, out
+    assert "sample verdict 7: Fine. (missing: calls, call_needed)" in out
+
+
+def test_an_unusable_sample_verdict_fails_the_check(judge_server: ScriptedJudge,
+                                                    tmp_path: Path) -> None:
+    judge_server.default = lambda body: Reply(body=chat("I cannot judge this."))
+    code, out = run(tmp_path, toml_for(judge_server))
+    assert code == 1 and "the sample verdict was unusable" in out
 
 
 def test_an_unreachable_judge_fails(judge_server: ScriptedJudge, tmp_path: Path) -> None:

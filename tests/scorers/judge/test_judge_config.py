@@ -46,7 +46,7 @@ def test_no_table_means_the_rules_judge() -> None:
 @pytest.mark.parametrize(("table", "message"), [
     ({"tools": ["fetch_url", "shell"]}, r"unknown judge tool\(s\) shell; known: fetch_url"),
     ({"tractability": {"tools": ["nope"]}}, r"\[judge.tractability\]: unknown judge tool"),
-    ({"modle": "x"}, "unknown key 'modle'; known: api_key_env, backoff_max_s"),
+    ({"modle": "x"}, "unknown key 'modle'; known: api_key_env, api_key_header, backoff_max_s"),
     ({"api_key": "sk-secret"}, "environment variable"),
     ({"concurrency": 0}, "concurrency = 0 is not valid"),
     ({"timeout_s": "fast"}, "timeout_s = 'fast' is not valid"),

@@ -115,7 +115,7 @@ GOOD: dict[str, Any] = {"assessment": "fine", "request_kind": "lookup", "missing
 @pytest.mark.parametrize(("reply", "value"), [
     (json.dumps(GOOD), 7.0),
     ("Reasoning first.\n```json\n" + json.dumps(GOOD) + "\n```\nDone.", 7.0),
-    (json.dumps(GOOD | {"score": 2}) + " on reflection " + json.dumps(GOOD | {"score": 6.5}), 6.5),
+    (json.dumps(GOOD | {"score": 6.5}) + " as I said: " + json.dumps(GOOD | {"score": 6.5}), 6.5),
     (json.dumps(GOOD | {"score": 0}), 0.0),
     (json.dumps(GOOD) + ' then {"note": "not a verdict"}', 7.0),
 ])
@@ -132,7 +132,9 @@ def test_good_replies(judge_server: ScriptedJudge, fast_config: JudgeConfig, rep
     (json.dumps(GOOD | {"score": 11}), "outside 0-10"),
     (json.dumps(GOOD | {"score": -1}), "outside 0-10"),
     (json.dumps(GOOD | {"score": "8"}), "not a number"),
-    (json.dumps({"assessment": "fine", "score": 8}), "missing request_kind"),
+    (json.dumps({"score": 8}), "missing assessment"),
+    (json.dumps(GOOD | {"score": 2}) + " on reflection " + json.dumps(GOOD | {"score": 6.5}),
+     "ambiguous verdict: 2 verdict objects that disagree (scores 2, 6.5)"),
     (json.dumps(GOOD | {"assessment": ""}), "assessment is not a non-empty string"),
     ("I'm sorry, but I can't help with that.", "no JSON verdict object"),
     ("", "empty reply"),
@@ -333,10 +335,9 @@ def test_a_failure_inside_the_tool_loop_keeps_what_was_spent(
 
 
 @pytest.mark.parametrize("body", [
-    chat(json.dumps({"assessment": "ok", "score": 7}), usage=None) | {"usage": [1, 2]},
     chat(None, tool_calls=["fetch_url"]),  # type: ignore[list-item]
     chat(None, tool_calls=[{"id": "x", "function": "fetch_url"}]),
-], ids=["usage-not-object", "tool-call-not-object", "function-not-object"])
+], ids=["tool-call-not-object", "function-not-object"])
 def test_a_malformed_completion_is_one_error_row_not_a_lost_batch(
         judge_server: ScriptedJudge, fast_config: JudgeConfig, body: dict[str, Any]) -> None:
     judge_server.script(Reply(body=body))

@@ -89,6 +89,15 @@ class Site:
                     except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
                         pass
                     return
+                if self.path == "/drip-headers":  # headers a byte every 0.05 s, never done
+                    try:
+                        for _ in range(400):
+                            self.wfile.write(b"X")
+                            self.wfile.flush()
+                            time.sleep(0.05)
+                    except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
+                        pass
+                    return
                 if self.path.startswith("/to/"):
                     target = self.path[len("/to/"):]
                     self.send_response(302)
@@ -219,6 +228,17 @@ def test_a_server_sending_a_byte_at_a_time_cannot_outlast_the_deadline(
     assert time.monotonic() - started < 1.5  # the whole body would take 3 s
 
 
+def test_headers_trickled_a_byte_at_a_time_cannot_outlast_the_deadline(
+        tls: tuple[Site, ssl.SSLContext]) -> None:
+    # Each byte arrives well within the socket timeout; only a total deadline ends it.
+    # The status line is sent a byte at a time too: http.client would read it for 20 s.
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match=r"took over 0\.5 s"):
+        fetcher(tls, Resolver(), timeout_s=0.5).fetch(
+            f"https://good.test:{tls[0].port}/drip-headers")
+    assert time.monotonic() - started < 1.5
+
+
 def test_self_signed_certificates_are_not_trusted_by_default(
         tls: tuple[Site, ssl.SSLContext]) -> None:
     strict = FetchUrl(resolver=Resolver(), allow=frozenset({LOOPBACK}))
@@ -229,6 +249,7 @@ def test_self_signed_certificates_are_not_trusted_by_default(
 @pytest.mark.parametrize(("address", "reason"), [
     ("10.1.2.3", "private"), ("172.16.0.1", "private"), ("192.168.0.1", "private"),
     ("fc00::1", "private"), ("::ffff:10.0.0.1", "private"),
+    ("fec0::1", "site-local"), ("feff:ffff::1", "site-local"),
     ("127.0.0.1", "loopback"), ("::1", "loopback"),
     ("169.254.169.254", "link-local"), ("fe80::1", "link-local"),
     ("224.0.0.1", "multicast"), ("ff02::1", "multicast"),

@@ -155,3 +155,20 @@ def test_judge_cost_counts_replaced_rows_and_cache_hits(con: duckdb.DuckDBPyConn
     by_tool = rows(con, "SELECT tool, judge FROM tool_usage_by_tool ORDER BY tool, judge")
     assert [(r["tool"], r["judge"]) for r in by_tool] == [
         ("get_weather", "gpt-test"), ("send_email", "rules-v1"), ("send_email", None)]
+
+
+def test_judge_cost_counts_partial_verdicts_and_flagged_content(
+        con: duckdb.DuckDBPyConnection) -> None:
+    usage = Usage(1000, 100, 0.002, 250.0, 1)
+    partial = Score.scored(7.0, "7-8", "ok", {"missing": ["calls", "call_needed"]},
+                           judge="gpt-test", prompt_sha="s", usage=usage)
+    whole = Score.scored(8.0, "7-8", "ok", {"calls": [], "call_needed": None, "missing": []},
+                         judge="gpt-test", prompt_sha="s", usage=usage)
+    flagged = Score.scored(6.0, "5-6", "ok", {"calls": [], "content_markers": ["request"]},
+                           judge="gpt-test", prompt_sha="s", usage=usage)
+    forged = Score.inconclusive("repeats the agent's verdict", judge="gpt-test",
+                                details={"forged_verdict": True}, usage=usage)
+    _write(con, [("w1", "tool_usage", partial), ("w2", "tool_usage", whole),
+                 ("m1", "tool_usage", flagged), ("m2", "tool_usage", forged)])
+    [llm] = rows(con, "SELECT * FROM judge_cost WHERE judge = 'gpt-test'")
+    assert (llm["scores"], llm["scored"], llm["partial"], llm["flagged"]) == (4, 3, 1, 2)
