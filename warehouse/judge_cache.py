@@ -26,10 +26,13 @@ __all__ = ["DuckDBJudgeCache", "JudgeCache"]
 
 
 class DuckDBJudgeCache:
-    """`JudgeCache` over the open warehouse connection."""
+    """`JudgeCache` over the open warehouse connection, for the score run `run_id`."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str | None = None) -> None:
         self._con = con
+        self.con = con
+        """For what a judge records besides replies (`judge_batch`: its batches)."""
+        self.run_id = run_id
 
     def get(self, key: str) -> CachedReply | None:
         rows = self._con.execute(GET, [key]).fetchall()

@@ -13,7 +13,8 @@ from turnscore.errors import ConfigError
 from turnscore.scorers.judge.config import Budget, load_judge_settings
 from turnscore.scorers.judge.engine import JudgeEngine
 from turnscore.scorers.judged import SPECS, make_judge_runner
-from turnscore.warehouse.judge_cache import JudgeCache
+from turnscore.warehouse.judge_batch import BatchJudge, batched
+from turnscore.warehouse.judge_cache import DuckDBJudgeCache
 from turnscore.warehouse.score_run import JudgeRunner
 
 JudgeMode = Literal["auto", "rules", "llm"]
@@ -21,18 +22,25 @@ JudgeMode = Literal["auto", "rules", "llm"]
 
 class LlmJudge:
     """A judge factory for `score_turns`: builds the LLM judge runner over the warehouse's
-    judge cache once the run has opened the database. Close it when the run is done."""
+    judge cache once the run has opened the database (with `BatchJudge` in front when some
+    judge is batched). Close it when the run is done."""
 
     def __init__(self, table: Mapping[str, object], budget: Budget) -> None:
         self.table, self.budget = dict(table), budget
         self.engine: JudgeEngine | None = None
+        self.batches: BatchJudge | None = None
 
-    def __call__(self, cache: JudgeCache) -> JudgeRunner:
+    def __call__(self, cache: DuckDBJudgeCache) -> JudgeRunner:
         engine = make_judge_runner(self.table, self.budget, cache)
         self.engine = engine
-        return engine.run
+        if not batched(engine.settings) or cache.run_id is None:
+            return engine.run
+        self.batches = BatchJudge(engine, cache, cache.con, cache.run_id)
+        return self.batches.run
 
     def close(self) -> None:
+        if self.batches is not None:
+            self.batches.close()
         if self.engine is not None:
             self.engine.close()
 

@@ -47,7 +47,7 @@ from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
 from turnscore.warehouse.db import bulk_writes, open_warehouse, writer_lock
 from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseError
-from turnscore.warehouse.judge_cache import DuckDBJudgeCache, JudgeCache
+from turnscore.warehouse.judge_cache import DuckDBJudgeCache
 from turnscore.warehouse.labels import (
     LABEL_FIELDS,
     LABEL_SEPARATOR,
@@ -141,9 +141,9 @@ class JudgeBatch(Protocol):
 JudgeRunner = Callable[[str, Sequence[Turn], Sequence[Case | None]], JudgeBatch]
 """Scores kind 'judge' scorers: `(scorer name, turns, cases) -> JudgeBatch`
 (`JudgeEngine.run`)."""
-JudgeFactory = Callable[[JudgeCache], JudgeRunner]
+JudgeFactory = Callable[[DuckDBJudgeCache], JudgeRunner]
 """Builds the runner once the warehouse is open, so its replies are cached in the
-warehouse's `judge_cache` table."""
+warehouse's `judge_cache` table (and its batches recorded there, `judge_batch`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +288,7 @@ def score_turns(
             run_id = start_run(con, RunKind.SCORE, config)
             try:
                 if judge_factory is not None:
-                    judge_runner = judge_factory(DuckDBJudgeCache(con))
+                    judge_runner = judge_factory(DuckDBJudgeCache(con, run_id))
                 report = _run(con, run_id, chosen, rescore, sample, batch_size, progress,
                               judge_runner, scorers_for_agent)
                 # Nothing written now, but an earlier run may have died before or

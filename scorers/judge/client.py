@@ -139,6 +139,13 @@ class ChatClient:
         if self._http is not None:
             await self._http.aclose()
 
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The endpoint's connection pool, with its auth headers and query parameters, for
+        the other OpenAI endpoints a judge uses (Files and Batches: `scorers.judge.batch`)."""
+        assert self._http is not None, "use ChatClient as an async context manager"
+        return self._http
+
     def request_body(self, messages: Sequence[Message], *,
                      response_format: Mapping[str, object] | None = None,
                      tools: Sequence[Mapping[str, object]] | None = None) -> dict[str, object]:

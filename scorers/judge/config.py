@@ -75,6 +75,13 @@ class JudgeConfig:
     """Longest Retry-After the client will honour; longer waits count as a failure."""
     max_consecutive_failures: int = 5
     """The run stops cleanly after this many turns in a row fail to get a verdict."""
+    batch: bool = False
+    """Send this judge's requests through the Batch API (`scorers.judge.batch`): results
+    within 24 h, at the batch price."""
+    batch_price_input_per_mtok: float | None = None
+    """Price per million input tokens of a batch request; None = half the synchronous price
+    (what OpenAI and Azure OpenAI charge for batches)."""
+    batch_price_output_per_mtok: float | None = None
 
     @property
     def is_llm(self) -> bool:
@@ -123,6 +130,8 @@ _FLOAT = {"temperature", "timeout_s", "price_input_per_mtok", "price_output_per_
           "backoff_s", "backoff_max_s", "retry_after_max_s"}
 _STR = {"base_url", "model", "api_key_env", "api_key_header"}
 
+_BATCH_FLOAT = {"batch_price_input_per_mtok", "batch_price_output_per_mtok"}
+
 
 def load_judge_settings(table: Mapping[str, object] | None,
                         env: Mapping[str, str] | None = None,
@@ -160,7 +169,11 @@ def _apply(base: JudgeConfig, raw: Mapping[str, object], where: str) -> JudgeCon
         if key not in _FIELDS:
             raise ConfigError(f"{where}: unknown key {key!r}; known: {', '.join(sorted(_FIELDS))}")
         changes[key] = _coerce(key, value, where)
-    return replace(base, **changes)  # type: ignore[arg-type]
+    config = replace(base, **changes)  # type: ignore[arg-type]
+    if config.batch and config.tools:
+        raise ConfigError(f"{where}: batch = true cannot be combined with tools: a batch "
+                          "request gets one reply, and a tool loop needs several")
+    return config
 
 
 _KEY_HEADERS = {"authorization", "api-key", "x-api-key"}
@@ -168,6 +181,12 @@ _KEY_HEADERS = {"authorization", "api-key", "x-api-key"}
 
 def _coerce(key: str, value: object, where: str) -> object:
     bad = ConfigError(f"{where}: {key} = {value!r} is not valid")
+    if key == "batch" or key in _BATCH_FLOAT:
+        ok = (isinstance(value, bool) if key == "batch" else
+              isinstance(value, int | float) and not isinstance(value, bool) and value >= 0)
+        if not ok:
+            raise bad
+        return value if key == "batch" else float(value)  # type: ignore[arg-type]
     if key in _STR:
         if not isinstance(value, str):
             raise bad

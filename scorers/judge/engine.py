@@ -172,6 +172,11 @@ class _ToolLoopExceeded(Exception):
     pass
 
 
+class Deferred(Exception):
+    """Raised by a client that queued the request instead of sending it (the Batch API's
+    `scorers.judge.batch.CaptureClient`): the turn is left pending, not failed."""
+
+
 class JudgeEngine:
     """Scores batches for the score runner; keeps budgets, stops and clients across batches."""
 
@@ -193,6 +198,10 @@ class JudgeEngine:
         # Scorers sharing a judge configuration share its client: one rate limit, one pool.
         self._clients: dict[JudgeConfig, ChatClient] = {}
         self._slots: dict[JudgeConfig, asyncio.Semaphore] = {}
+        self.client_factory: Callable[[JudgeConfig], ChatClient] = (
+            lambda config: ChatClient(config, env=self.env))
+        """The client for a judge configuration; the Batch API swaps in its own clients, so
+        batched turns go through this same judging path."""
         self._formats: dict[tuple[str | None, str | None], FormatState] = {}
         self.notes: list[str] = []
 
@@ -248,7 +257,7 @@ class JudgeEngine:
     async def _run_llm(self, spec: JudgeSpec, config: JudgeConfig, turns: Sequence[Turn]
                        ) -> list[Score | None]:
         if config not in self._clients:
-            self._clients[config] = await ChatClient(config, env=self.env).__aenter__()
+            self._clients[config] = await self.client_factory(config).__aenter__()
             self._slots[config] = asyncio.Semaphore(config.concurrency)
         client, slots = self._clients[config], self._slots[config]
         return list(await asyncio.gather(*(self._one(spec, config, client, slots, t)
@@ -258,6 +267,8 @@ class JudgeEngine:
                    slots: asyncio.Semaphore, turn: Turn) -> Score | None:
         try:
             return await self._judge_one(spec, config, client, slots, turn)
+        except Deferred:
+            return None
         except Exception as exc:  # one bad turn is one error row, never a lost batch
             log.exception("judging turn %s with %s failed", turn.turn_id, spec.name)
             return Score.failed(f"{type(exc).__name__}: {exc}", judge=config.judge_id,

@@ -82,6 +82,7 @@ EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
         ("summary", "JSON", True),
         ("config", "JSON", True),
         ("error", "VARCHAR", True),
+        ("judge_batches", "VARCHAR[]", True),
     ],
     "ingest_errors": [
         ("run_id", "VARCHAR", False),
@@ -111,6 +112,34 @@ EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
         ("output_tokens", "BIGINT", True),
         ("created_at", TS, False),
     ],
+    "judge_batches": [
+        ("batch_key", "VARCHAR", False),
+        ("scorer", "VARCHAR", False),
+        ("model", "VARCHAR", False),
+        ("base_url", "VARCHAR", False),
+        ("state", "VARCHAR", False),
+        ("batch_id", "VARCHAR", True),
+        ("input_file_id", "VARCHAR", True),
+        ("status", "VARCHAR", True),
+        ("requests", "INTEGER", False),
+        ("run_id", "VARCHAR", False),
+        ("submitted_at", TS, False),
+        ("collected_at", TS, True),
+        ("collected_run_id", "VARCHAR", True),
+        ("turnaround_ms", "DOUBLE", True),
+        ("error", "VARCHAR", True),
+    ],
+    "judge_batch_items": [
+        ("batch_key", "VARCHAR", False),
+        ("custom_id", "VARCHAR", False),
+        ("turn_id", "VARCHAR", False),
+        ("scorer", "VARCHAR", False),
+        ("content_hash", "VARCHAR", False),
+        ("cache_key", "VARCHAR", False),
+        ("reply", "VARCHAR", True),
+        ("error", "VARCHAR", True),
+        ("used_run_id", "VARCHAR", True),
+    ],
 }
 PRIMARY_KEYS = {
     "turns": ["turn_id"],
@@ -120,6 +149,8 @@ PRIMARY_KEYS = {
     "ingested_files": ["file_key"],
     "judge_cache": ["cache_key"],
     "request_norms": ["turn_id"],
+    "judge_batches": ["batch_key"],
+    "judge_batch_items": ["batch_key", "custom_id"],
     "_migrations": ["name"],
 }
 
