@@ -57,7 +57,7 @@ def create_table_sql(table: str, fields: tuple[Field, ...], primary_key: str) ->
     return f"CREATE TABLE {quote_ident(table)} (\n" + ",\n".join(cols) + "\n);\n"
 
 
-ADDED_COLUMNS: dict[str, str] = {"issues": "0010_turn_issues.sql"}
+ADDED_COLUMNS: dict[str, str] = {"issues": "0009_turn_issues.sql"}
 """`turns` columns added after `0001_turns.sql`, each by the migration named."""
 
 
