@@ -1,4 +1,4 @@
--- grain: one row per scorer that has written scores
+-- grain: one row per scorer that has written scores or that the last score run switched off for some agent
 -- columns:
 --   scorer              scorer name
 --   turns               turns in the warehouse
@@ -75,20 +75,24 @@ per AS (
     JOIN turns AS t ON t.turn_id = s.turn_id
     LEFT JOIN turn_cases AS c ON c.turn_id = s.turn_id
     GROUP BY s.scorer
-)
+),
+-- A scorer switched off for every agent has no score row: it is listed by its disabled
+-- count alone.
+names AS (SELECT scorer FROM per UNION SELECT scorer FROM disabled)
 SELECT
-    per.scorer,
+    names.scorer,
     totals.turns,
-    per.scored,
-    per.inconclusive,
-    per.not_run,
-    per.errors,
-    totals.turns - per.present - coalesce(disabled.disabled, 0) AS missing,
+    coalesce(per.scored, 0) AS scored,
+    coalesce(per.inconclusive, 0) AS inconclusive,
+    coalesce(per.not_run, 0) AS not_run,
+    coalesce(per.errors, 0) AS errors,
+    totals.turns - coalesce(per.present, 0) - coalesce(disabled.disabled, 0) AS missing,
     coalesce(disabled.disabled, 0) AS disabled,
-    per.stale,
-    per.scored / nullif(totals.turns, 0) AS scored_share,
-    per.inconclusive / nullif(totals.turns, 0) AS inconclusive_share,
-    per.not_run / nullif(totals.turns, 0) AS not_run_share,
-    per.errors / nullif(totals.turns, 0) AS error_share
-FROM per CROSS JOIN totals
-LEFT JOIN disabled ON disabled.scorer = per.scorer
+    coalesce(per.stale, 0) AS stale,
+    coalesce(per.scored, 0) / nullif(totals.turns, 0) AS scored_share,
+    coalesce(per.inconclusive, 0) / nullif(totals.turns, 0) AS inconclusive_share,
+    coalesce(per.not_run, 0) / nullif(totals.turns, 0) AS not_run_share,
+    coalesce(per.errors, 0) / nullif(totals.turns, 0) AS error_share
+FROM names CROSS JOIN totals
+LEFT JOIN per ON per.scorer = names.scorer
+LEFT JOIN disabled ON disabled.scorer = names.scorer

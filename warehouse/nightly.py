@@ -41,7 +41,7 @@ import orjson
 from turnscore.errors import TurnscoreError
 from turnscore.ingest.pipeline import Progress
 from turnscore.scorers.judge.config import Budget
-from turnscore.warehouse.config import Config
+from turnscore.warehouse.config import Config, ScorerSelection
 from turnscore.warehouse.db import open_warehouse, writer_lock
 from turnscore.warehouse.errors import WarehouseBusy
 from turnscore.warehouse.ingest_run import IngestReport, run_ingest
@@ -126,13 +126,16 @@ def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
                 judge: JudgeMode = "auto", max_cost: float | None = None,
                 wait: bool = False) -> NightlyReport:
     """Run every stage for `config`; raises `WarehouseBusy` when another nightly holds
-    the warehouse (and `wait` is false). Other failures come back as a `failed` report."""
+    the warehouse (and `wait` is false), and `UnknownScorer` for a misspelt scorer name in
+    the config, before anything is ingested: that is a usage error, as in `turnscore
+    score`, not a failed stage. Other failures come back as a `failed` report."""
+    selection = config.scorer_selection([s.name for s in resolve_scorers(None)])
     with writer_lock(config.warehouse, wait=wait):
         started, clock = datetime.now(UTC), time.monotonic()
         run = _Run(NightlyReport(new_run_id(RunKind.NIGHTLY, started), Outcome.OK, started,
                                  0.0, judge="rules", notes=_notes(config)))
         try:
-            _stages(config, run, progress, judge, max_cost, wait)
+            _stages(config, selection, run, progress, judge, max_cost, wait)
         except _StageFailed as exc:
             log.error("nightly %s: %s failed: %s", run.report.run_id, exc.stage, exc)
             run.problems.append(f"{exc.stage}: {exc}")
@@ -142,8 +145,9 @@ def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
     return run.report
 
 
-def _stages(config: Config, run: _Run, progress: NightlyProgress | None, judge: JudgeMode,
-            max_cost: float | None, wait: bool) -> None:
+def _stages(config: Config, selection: ScorerSelection, run: _Run,
+            progress: NightlyProgress | None, judge: JudgeMode, max_cost: float | None,
+            wait: bool) -> None:
     def tell(stage: str, done: int = 0, total: int | None = None) -> None:
         if progress is not None:
             progress(stage, done, total)
@@ -185,7 +189,7 @@ def _stages(config: Config, run: _Run, progress: NightlyProgress | None, judge: 
         raise _StageFailed("score", str(exc)) from exc
     run.report = replace(run.report, judge="llm" if factory is not None else "rules")
     try:
-        score = _guard("score", lambda: _score(config, factory, wait,
+        score = _guard("score", lambda: _score(config.warehouse, selection, factory, wait,
                                                lambda d, t: tell("score", d, t)))
     finally:
         if factory is not None:
@@ -228,10 +232,9 @@ def _ingest_progress(tell: Callable[[str, int, int | None], None], p: Progress) 
     tell("ingest", p.files_done, p.files_total)
 
 
-def _score(config: Config, factory: LlmJudge | None, wait: bool,
+def _score(warehouse: Path, selection: ScorerSelection, factory: LlmJudge | None, wait: bool,
            progress: Callable[[int, int], None]) -> ScoreReport:
-    selection = config.scorer_selection([s.name for s in resolve_scorers(None)])
-    return score_turns(config.warehouse, scorers=selection.scorers, judge_factory=factory,
+    return score_turns(warehouse, scorers=selection.scorers, judge_factory=factory,
                        wait=wait, progress=progress, publish_snapshot=False,
                        scorers_for_agent=selection.per_agent)
 

@@ -12,12 +12,13 @@ half-finished run.
   (turns, scores, labels, runs, ...) stay for ad-hoc SQL.
 * Each of those tables is exported to `<view>.parquet` in a fresh folder
   `.published-<stamp>`, so a view is computed once per publish, not once per output.
-* The snapshot is checkpointed, then `os.replace`d over `published.duckdb`. A reader that
-  has the old file open keeps reading the old inode; the next open sees the new snapshot.
 * `published` is a symlink to the new folder, swapped with `os.replace`, which is atomic.
   (Renaming a folder over a non-empty folder is not possible, and removing then renaming
   leaves a moment with no folder.) The previous folder is kept for readers still in it;
   older ones are removed.
+* Then the checkpointed snapshot is `os.replace`d over `published.duckdb`. A reader that
+  has the old file open keeps reading the old inode; the next open sees the new snapshot.
+  It goes last because it is what staleness is judged by (below).
 
 Staleness: a run that wrote nothing still publishes when the snapshot is behind the live
 warehouse (`snapshot_behind`), or a publish killed midway (after the scores were
@@ -230,8 +231,11 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
         _remove(tmp)
         raise
     target = warehouse_dir / PUBLISHED_DB
-    os.replace(tmp, target)
+    # The link first: `snapshot_behind` compares only `published.duckdb`, so a kill
+    # between the two steps must leave that file the stale one, and the rerun publishes
+    # both again. The other order left `published/` stale for good.
     _swap_link(warehouse_dir, version)
+    os.replace(tmp, target)
     log.info("published %s (%s)", target,
              ", ".join(f"{stage} {s:.1f} s" for stage, s in seconds.items()))
     return Published(target, tuple(views), seconds)
@@ -239,13 +243,18 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
 
 def snapshot_behind(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> bool:
     """Whether `published.duckdb` lacks something the live warehouse (`con`, the writer's
-    connection) holds, or is missing; removes what a killed publish left behind
-    (`published.duckdb.tmp` and its `.wal`)."""
+    connection) holds, or it or the `published` folder is missing; removes what a killed
+    publish left behind (`published.duckdb.tmp` and its `.wal`)."""
     tmp = warehouse_dir / (PUBLISHED_DB + ".tmp")
     if _remove(tmp):
         log.warning("removed %s, left by a publish that did not finish", tmp)
     snapshot = warehouse_dir / PUBLISHED_DB
     if not snapshot.is_file():
+        return True
+    if not (warehouse_dir / PUBLISHED_DIR).is_dir():
+        # No exports beside the snapshot (a kill while a hand-made folder was set aside,
+        # or a missing or dangling link): dashboards reading Parquet have nothing.
+        log.info("%s is missing; publishing again", warehouse_dir / PUBLISHED_DIR)
         return True
     live = con.execute("SELECT current_database()").fetchall()[0][0]
     try:

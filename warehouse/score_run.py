@@ -193,8 +193,8 @@ class ScoreReport:
     checkpoint_seconds: float = 0.0
     """Seconds of the checkpoint that ends the run (see `db.bulk_writes`; in `seconds`)."""
     disabled: tuple[tuple[str | None, str], ...] = ()
-    """(agent, scorer) pairs the per-agent choice switched off, of every registered
-    scorer: the `score_coverage` view reads them from the latest score run's summary, so
+    """(agent, scorer) pairs the per-agent choice switched off, of the scorers the run
+    chose: the `score_coverage` view reads them from the latest score run's summary, so
     their turns are `disabled` there, not `missing`."""
 
     @property
@@ -334,7 +334,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                                      "version": s.version, "labels": reads_labels(s)})
     disabled: tuple[tuple[str | None, str], ...] = ()
     if scorers_for_agent is not None:
-        disabled = _drop_disabled(con, scorers_for_agent)
+        disabled = _drop_disabled(con, scorers_for_agent, [s.name for s in chosen])
     for name, n in con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall():
         pending_before[name] = n
     total = sum(pending_before.values())
@@ -413,14 +413,16 @@ def _join_cases(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(CREATE_NO_TURN_CASES)
 
 
-def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent
-                   ) -> tuple[tuple[str | None, str], ...]:
+def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent,
+                   run: Sequence[str]) -> tuple[tuple[str | None, str], ...]:
     """Drop the pending pairs of scorers not enabled for the turn's agent; returns the
-    (agent, scorer) pairs switched off, of every registered scorer."""
+    (agent, scorer) pairs switched off, of the scorers the run chose (`run`): a scorer
+    nobody selected is not "disabled", and would otherwise be listed, all its turns
+    disabled, by `score_coverage`, which shows a scorer switched off for every agent."""
     agents: list[str | None] = [row[0] for row in con.execute(SELECT_AGENTS).fetchall()]
     enabled = [(agent, name) for agent in agents for name in scorers_for_agent(agent)]
     on = set(enabled)
-    off = tuple((agent, name) for agent in agents for name in sorted(REGISTRY)
+    off = tuple((agent, name) for agent in agents for name in sorted(run)
                 if (agent, name) not in on)
     con.register("_enabled", pa.table({
         "agent": pa.array([a for a, _ in enabled], pa.string()),

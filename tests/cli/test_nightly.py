@@ -113,6 +113,20 @@ def test_a_bad_config_exits_2(tmp_path: Path) -> None:
     assert code == 2 and "not valid TOML" in err
 
 
+def test_a_misspelt_scorer_exits_2_before_ingesting_anything(tmp_path: Path) -> None:
+    # As `turnscore score` does: a usage error, found before the first file is read.
+    config = write_project(tmp_path)
+    config.write_text(config.read_text().replace(
+        'labels = ["cases.jsonl"]\n', 'labels = ["cases.jsonl"]\nscorers = ["tool_usag"]\n'))
+    code, out, err = _nightly(config, "-q")
+    assert code == 2 and out == ""
+    assert "unknown scorer 'tool_usag'" in err and "failed at" not in err
+    assert not (tmp_path / "wh").exists()  # nothing ingested, not even a warehouse made
+    code, out, _ = _nightly(config, "--json")
+    assert code == 2 and "tool_usag" in orjson.loads(out)["error"]
+    assert not (tmp_path / "wh").exists()
+
+
 def test_warehouse_option_overrides_the_config(tmp_path: Path) -> None:
     config = write_project(tmp_path)
     code, _, _ = _nightly(config, "--quiet", "--warehouse", str(tmp_path / "elsewhere"))

@@ -200,3 +200,24 @@ def test_score_coverage_counts_turns_of_agents_a_scorer_is_off_for_as_disabled(
     runner.invoke(app, ["score", "--warehouse", str(wh), "--config", str(config)])
     assert run_query(wh, "SELECT scored, missing, disabled FROM score_coverage"
                      ).table.to_pylist() == [{"scored": 8, "missing": 0, "disabled": 0}]
+
+
+def test_score_coverage_shows_a_scorer_switched_off_for_every_agent(
+        wh: Path, tmp_path: Path) -> None:
+    # No agent runs tool_grounding, so it has no score row at all: its row comes from the
+    # disabled count alone.
+    _agent_turns(wh)
+    config = tmp_path / "turnscore.toml"
+    config.write_text('scorers = ["t_length", "tool_grounding"]\n'
+                      '[agents.bot]\ndisable = ["tool_grounding"]\n'
+                      '[agents.billing]\ndisable = ["tool_grounding"]\n')
+    result = runner.invoke(app, ["score", "--warehouse", str(wh), "--config", str(config)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert run_query(wh, "SELECT scorer, turns, scored, inconclusive, not_run, errors, "
+                         "missing, disabled, stale, scored_share FROM score_coverage "
+                         "ORDER BY scorer").table.to_pylist() == [
+        {"scorer": "t_length", "turns": 8, "scored": 8, "inconclusive": 0, "not_run": 0,
+         "errors": 0, "missing": 0, "disabled": 0, "stale": 0, "scored_share": 1.0},
+        {"scorer": "tool_grounding", "turns": 8, "scored": 0, "inconclusive": 0,
+         "not_run": 0, "errors": 0, "missing": 0, "disabled": 8, "stale": 0,
+         "scored_share": 0.0}]

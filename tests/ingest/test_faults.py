@@ -26,7 +26,7 @@ from turnscore.ingest import fast_read, formats
 from turnscore.ingest.formats import Limits, decompress
 from turnscore.ingest.otlp import read_bytes
 from turnscore.ingest.pipeline import ingest_paths
-from turnscore.ingest.records import InputError, RawLog, RawSpan
+from turnscore.ingest.records import WHOLE_FILE, InputError, RawLog, RawSpan
 from turnscore.ingest.store import TurnStore
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.ingest_run import IngestReport, run_ingest
@@ -337,6 +337,64 @@ def _wrong_types(value: Any) -> list[Any]:
     return [[], "x", 1]
 
 
+def _record_paths(doc: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
+    """Each span's path in `doc` by span id, and each log record's path in order."""
+    spans: dict[str, str] = {}
+    logs: list[str] = []
+    for outer, middle, leaf in (("resourceSpans", "scopeSpans", "spans"),
+                                ("resourceLogs", "scopeLogs", "logRecords")):
+        for i, block in enumerate(doc.get(outer, [])):
+            for j, scope in enumerate(block.get(middle, [])):
+                for k, item in enumerate(scope.get(leaf, [])):
+                    path = f"{outer}[{i}].{middle}[{j}].{leaf}[{k}]"
+                    if leaf == "spans":
+                        spans[item["spanId"]] = path
+                    else:
+                        logs.append(path)
+    return spans, logs
+
+
+def _names(error: InputError, request: str, span_id: str | None, path: str) -> bool:
+    """Whether `error` names the record at `path` of `request` (with `span_id`, for a
+    span): by its span id, by its path or the path of a block holding it, or as an error
+    of the whole request."""
+    if span_id is not None and error.span_id == span_id:
+        return True
+    if error.span_id is not None:
+        return False
+    at, _, where = error.position.partition(", ")
+    if at not in (request, WHOLE_FILE):
+        return False
+    return where == "" or path == where or path.startswith(where + ".")
+
+
+def _unreported(spans: list[RawSpan], logs: list[RawLog], paths: tuple[dict[str, str],
+                list[str]], got_spans: list[RawSpan], got_logs: list[RawLog],
+                got_errors: list[InputError]) -> list[str]:
+    """The records a mutant changed (dropped, altered or added) that no error names."""
+    before = {s.span_id: replace(s, position="") for s in spans}
+    after = {s.span_id: replace(s, position="") for s in got_spans}
+    request = spans[0].position if spans else logs[0].position
+    span_paths, log_paths = paths
+    missed = [
+        span_paths.get(k, k) for k in sorted(before.keys() | after.keys())
+        if before.get(k) != after.get(k)
+        and not any(_names(e, request, k, span_paths.get(k, "?")) for e in got_errors)
+    ]
+    # Log records have no id: one of the original's is changed when the mutant's
+    # records no longer hold it; one of the mutant's when the original's did not.
+    remaining = [replace(g, position="") for g in got_logs]
+    for log, path in zip(logs, log_paths, strict=True):
+        kept = replace(log, position="")
+        if kept in remaining:
+            remaining.remove(kept)
+        elif not any(_names(e, request, None, path) for e in got_errors):
+            missed.append(path)
+    if remaining and not got_errors:
+        missed.append(f"{len(remaining)} new log record(s)")
+    return missed
+
+
 @pytest.mark.parametrize(
     "export",
     [
@@ -348,13 +406,15 @@ def _wrong_types(value: Any) -> list[Any]:
 )
 def test_every_wrong_type_mutant_decodes_the_same_or_is_reported(export: Path) -> None:
     """Each value of a real SDK export replaced by one of another JSON type: the file reads
-    exactly as before, or an error names each span that changed (or, for a problem above
-    the spans, the place)."""
+    exactly as before (spans and log records), or each span and log record that changed is
+    named by an error: by its span id, its path or a block holding it, or a whole-request
+    error at the request's position."""
     doc = _export(export)
     spans, logs, errors = _records(json.dumps(doc).encode())
-    assert errors == []
-    before = {s.span_id: replace(s, position="") for s in spans}
-    mutants = silent = 0
+    assert errors == [] and (spans or logs)
+    paths = _record_paths(doc)
+    mutants = 0
+    silent: list[str] = []
     for path, value in list(_paths(doc)):
         for wrong in _wrong_types(value) if path else ():
             mutant = copy.deepcopy(doc)
@@ -364,15 +424,11 @@ def test_every_wrong_type_mutant_decodes_the_same_or_is_reported(export: Path) -
             target[path[-1]] = wrong
             mutants += 1
             got_spans, got_logs, got_errors = _records(json.dumps(mutant).encode())
-            after = {s.span_id: replace(s, position="") for s in got_spans}
-            if after == before and got_logs == logs and not got_errors:
-                continue
-            changed = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-            named = {e.span_id for e in got_errors}
-            if not got_errors or not (changed <= named or None in named):
-                silent += 1
+            missed = _unreported(spans, logs, paths, got_spans, got_logs, got_errors)
+            if missed:
+                silent.append(f"{'.'.join(map(str, path))} = {wrong!r}: {missed}")
     assert mutants > 300
-    assert silent == 0
+    assert silent == []
 
 
 def test_unknown_enums_and_non_string_names_are_reported() -> None:

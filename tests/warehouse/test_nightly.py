@@ -19,7 +19,7 @@ import pytest
 from tests.scorers.judge.scripted import ScriptedJudge
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.db import LOCK_FILE, open_readonly
-from turnscore.warehouse.errors import WarehouseBusy
+from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
 from turnscore.warehouse.nightly import run_nightly
 from turnscore.warehouse.query import open_for_reading
 from turnscore.warehouse.runs import Outcome
@@ -208,22 +208,22 @@ def test_a_failed_stage_stops_the_run_and_is_recorded(tmp_path: Path) -> None:
     assert row[0][0] == "failed" and "ingest" in str(row[0][1])
 
 
-def test_an_unknown_scorer_in_the_config_fails_the_score_stage(tmp_path: Path) -> None:
+def test_an_unknown_scorer_in_the_config_is_refused_before_ingest(tmp_path: Path) -> None:
     config_path = write_project(tmp_path)
     config_path.write_text('scorers = ["no_such_scorer"]\n' + config_path.read_text())
-    report = run_nightly(load_config(config_path, env={}))
-    assert report.failed_stage == "score"
-    assert any("no_such_scorer" in p and "tool_usage" in p for p in report.problems)
+    with pytest.raises(UnknownScorer, match=r"no_such_scorer.*tool_usage"):
+        run_nightly(load_config(config_path, env={}))
+    assert not (tmp_path / "wh").exists()
 
 
 @pytest.mark.parametrize("rule", ['disable = ["tractabilty"]', 'enable = ["tractabilty"]'])
-def test_an_unknown_scorer_in_an_agent_rule_fails_the_score_stage(tmp_path: Path,
-                                                                  rule: str) -> None:
+def test_an_unknown_scorer_in_an_agent_rule_is_refused_before_ingest(tmp_path: Path,
+                                                                     rule: str) -> None:
     config = tmp_path / "turnscore.toml"
     config.write_text(f'warehouse = "wh"\n[agents.bot]\n{rule}\n')
-    report = run_nightly(load_config(config, env={}))
-    assert report.failed_stage == "score"
-    assert any("tractabilty" in p and "tractability" in p for p in report.problems)
+    with pytest.raises(UnknownScorer, match=r"tractabilty.*tractability"):
+        run_nightly(load_config(config, env={}))
+    assert not (tmp_path / "wh").exists()
 
 
 def test_a_second_nightly_is_refused_while_one_holds_the_warehouse(tmp_path: Path) -> None:
