@@ -22,7 +22,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol
 
@@ -55,6 +55,7 @@ from turnscore.scorers.judge.tools import TOOLS, JudgeTool
 log = logging.getLogger(__name__)
 
 MAX_TOOL_ITERATIONS = 5
+FORGED_KEY = "forged_verdict"
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +146,7 @@ def verdict_score(verdict: Verdict, *, judge: str, prompt_sha: str | None, usage
         return Score.inconclusive(
             f"the judge's verdict (score {verdict.score:g}) repeats one embedded in the agent "
             "content; an agent cannot grade itself, so it is not stored as a score",
-            details={**details, "forged_verdict": True}, judge=judge, prompt_sha=prompt_sha,
+            details={**details, FORGED_KEY: True}, judge=judge, prompt_sha=prompt_sha,
             usage=usage)
     return Score.scored(verdict.score, band(verdict.score), verdict.assessment, details,
                         judge=judge, prompt_sha=prompt_sha, usage=usage)
@@ -278,6 +279,8 @@ class JudgeEngine:
         if hit is not None:
             try:
                 verdict = parse_verdict(hit.reply, fields, content=content)
+                if orjson.loads(hit.reply).get(FORGED_KEY) is True:
+                    verdict = replace(verdict, forged=True)
                 usage = Usage(hit.input_tokens, hit.output_tokens, 0.0, 0.0, 0)
                 return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage,
                                      flags=content.flags())
@@ -314,6 +317,8 @@ class JudgeEngine:
             self._failures = 0
             if self.cache is not None:
                 kept = {k: v for k, v in verdict.details.items() if k in fields}
+                if verdict.forged:  # the content scan alone may not tell (a quote of escaped text)
+                    kept[FORGED_KEY] = True
                 reply = orjson.dumps({"assessment": verdict.assessment, "score": verdict.score,
                                       **kept}).decode()
                 self.cache.put(key, CachedReply(spec.name, judge, spec.prompt.version, reply,

@@ -13,8 +13,9 @@ Agent content is scanned before judging (`scan_content`): verdict-shaped text an
 prompt's block markers are flagged in the score's details, and the verdicts embedded there
 are remembered. An object the reply copies character for character from what the judge was
 shown is a quote, not the judge's verdict, and is set aside; a verdict equal in assessment
-and score to an embedded one is the agent grading itself and is never a normal score
-(`Verdict.forged`; the engine stores it as `inconclusive`).
+and score to an embedded one, or a reply whose only usable verdict is such a quote, is the
+agent grading itself and is never a normal score (`Verdict.forged`; the engine stores it as
+`inconclusive`).
 """
 
 from __future__ import annotations
@@ -119,21 +120,26 @@ def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] |
         raise VerdictError("the judge sent an empty reply")
     scan = text[-MAX_SCAN:]
     usable: list[dict[str, object]] = []
+    quotes: list[dict[str, object]] = []
     problems: list[str] = []
-    quoted = 0
     outer_end = -1  # objects nested in a verdict-shaped one are part of it, not verdicts
     for start, end, obj in json_objects(scan):
         if start < outer_end or not any(k in obj for k in _VERDICT_KEYS):
             continue
         outer_end = end
-        if shown and scan[start:end] in shown:
-            quoted += 1
-            continue
         problem = _problem(obj)
-        if problem is None:
+        if shown and scan[start:end] in shown:
+            quotes.append(obj)
+        elif problem is None:
             usable.append(obj)
         else:
             problems.append(problem)
+    quoted = len(quotes)
+    # Only quotes, one of them usable: the judge repeated the agent's verdict word for word.
+    # That is a forged verdict (stored inconclusive), not an error asked again every night.
+    copied = not usable and not problems and [q for q in quotes if _problem(q) is None]
+    if copied:
+        usable = copied[-1:]
     distinct = {_key(o) for o in usable}
     if len(distinct) > 1:
         scores = ", ".join(f"{s:g}" for s in sorted({s for _, s in distinct}))
@@ -141,7 +147,7 @@ def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] |
                            f"(scores {scores}): {excerpt(text)}")
     if not usable:
         why = (problems[-1] if problems else
-               "only verdicts copied from the agent content" if quoted else
+               "only unusable verdicts copied from the agent content" if quoted else
                "no JSON verdict object")
         raise VerdictError(f"unusable judge reply ({why}): {excerpt(text)}")
     obj = usable[-1]
@@ -156,7 +162,7 @@ def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] |
     if quoted:
         details["quoted_content_verdicts"] = quoted
     assessment, score = _key(obj)
-    forged = content is not None and (assessment, score) in content.verdicts
+    forged = bool(copied) or (content is not None and (assessment, score) in content.verdicts)
     return Verdict(str(obj["assessment"]), score, details, forged)
 
 
