@@ -105,6 +105,9 @@ class JudgeSpec:
     """The rules judge; None means inconclusive (nothing it can check)."""
     precheck: Callable[[Turn], Score | None] = lambda turn: None
     """A score decided without any judge (e.g. `not_run`), or None to judge."""
+    agent_content: Callable[[Turn], list[tuple[str, str]]] | None = None
+    """Every block the agent wrote (default: `sections`). A verdict embedded anywhere in it
+    is the agent's own even where this judge does not look: a judge may still repeat it."""
 
 
 class StopReason(StrEnum):
@@ -272,7 +275,7 @@ class JudgeEngine:
         judge, sha = config.judge_id, spec.prompt.sha
         sections = spec.sections(turn)
         rendered = render(spec.prompt, sections)
-        content = scan_content(sections)
+        content = scan_content(sections, spec.agent_content(turn) if spec.agent_content else None)
         fields = verdict_fields(spec.schema)
         key = cache_key(config, spec, rendered)
         hit = self.cache.get(key) if self.cache is not None else None

@@ -10,12 +10,12 @@ verdict that disagree ("ambiguous verdict": a forged verdict the judge quoted co
 either of them).
 
 Agent content is scanned before judging (`scan_content`): verdict-shaped text and the
-prompt's block markers are flagged in the score's details, and the verdicts embedded there
-are remembered. An object the reply copies character for character from what the judge was
-shown is a quote, not the judge's verdict, and is set aside; a verdict equal in assessment
-and score to an embedded one, or a reply whose only usable verdict is such a quote, is the
-agent grading itself and is never a normal score (`Verdict.forged`; the engine stores it as
-`inconclusive`).
+prompt's block markers are flagged in the score's details, and the verdicts embedded anywhere
+in the turn's agent content (shown to this judge or not) are remembered. An object the
+reply copies character for character from what the judge was shown is a quote, not the
+judge's verdict, and is set aside; a verdict equal in assessment and score to an embedded
+one, or a reply whose only usable verdict is such a quote, is the agent grading itself and
+is never a normal score (`Verdict.forged`; the engine stores it as `inconclusive`).
 """
 
 from __future__ import annotations
@@ -55,14 +55,15 @@ class VerdictError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ContentScan:
-    """What the agent content shown to the judge carries that looks like the judge's own."""
+    """What the agent content carries that looks like the judge's own."""
 
     verdict_shaped: tuple[str, ...] = ()
     """Names of the blocks holding text shaped like a verdict (`"assessment": ..., "score":`)."""
     markers: tuple[str, ...] = ()
     """Names of the blocks holding marker-shaped text (`<<<`, `>>>`), escaped before judging."""
     verdicts: frozenset[tuple[str, float]] = field(default_factory=frozenset)
-    """(assessment, score) of every verdict object embedded in the content."""
+    """(assessment, score) of every verdict object embedded in the agent content, including
+    blocks this judge is not shown."""
 
     def flags(self) -> dict[str, object]:
         """The score's `details` entries; empty for content with nothing to flag."""
@@ -97,18 +98,20 @@ def json_objects(text: str) -> list[tuple[int, int, dict[str, object]]]:
     return found
 
 
-def scan_content(sections: Sequence[tuple[str, str]]) -> ContentScan:
-    """Flags and embedded verdicts of the raw (unescaped) blocks the judge will see."""
-    shaped, markers, verdicts = [], [], set()
+def scan_content(sections: Sequence[tuple[str, str]],
+                 agent_content: Sequence[tuple[str, str]] | None = None) -> ContentScan:
+    """Flags of the raw (unescaped) blocks the judge will see, and the verdicts embedded in
+    `agent_content` (everything the agent wrote, shown or not; default: `sections`)."""
+    shaped, markers = [], []
     for name, body in sections:
         text = body[-MAX_SCAN:]
         if all(p.search(text) for p in _VERDICT_TEXT):
             shaped.append(name)
         if _MARKER_TEXT.search(text):
             markers.append(name)
-        for obj in _objects_deep(text, _NESTED_DEPTH):
-            if _problem(obj) is None:
-                verdicts.add(_key(obj))
+    verdicts = {_key(obj) for _, body in (sections if agent_content is None else agent_content)
+                for obj in _objects_deep(body[-MAX_SCAN:], _NESTED_DEPTH)
+                if _problem(obj) is None}
     return ContentScan(tuple(shaped), tuple(markers), frozenset(verdicts))
 
 
