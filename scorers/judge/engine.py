@@ -6,7 +6,7 @@ LLM endpoint; otherwise render the prompt, look the reply up in the cache, call 
 usable assessment and score are a score, whatever else the reply lacks.
 
 Structured output is negotiated per endpoint and model (`structured`); each fallback is
-logged and kept in `BatchResult.notes`, which the score run's summary shows once.
+logged (INFO) and kept in `BatchResult.notes`, which the score run's summary shows once.
 
 Stops are clean and run-wide: once the call or cost budget is spent, or
 `max_consecutive_failures` turns in a row got no verdict, turns not yet started are left
@@ -222,7 +222,8 @@ class JudgeEngine:
     def _note(self, config: JudgeConfig, text: str) -> None:
         line = f"judge {config.model} at {config.base_url}: {text}"
         if line not in self.notes:
-            log.warning("%s", line)
+            # INFO: the run's summary says each note once; a warning here said it twice.
+            log.info("%s", line)
             self.notes.append(line)
 
     def close(self) -> None:
