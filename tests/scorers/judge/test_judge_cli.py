@@ -112,3 +112,16 @@ def test_a_fallback_is_said_once_on_stderr_by_score_quiet(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("ignored response_format json_schema") == 1, done.stderr
     assert "judge: judge m1 at" in " ".join(done.stderr.split())
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('headers = { Authorization = "Bearer sk-x" }\n', "[judge]: headers must not carry the key"),
+    ('modle = "m2"\n', "[judge]: unknown key 'modle'"),
+    ('[judge.tool_usgae]\nmodel = "m2"\n', "[judge.tool_usgae]: no judged scorer"),
+])
+def test_a_bad_judge_table_names_the_file(judge_server: ScriptedJudge, tmp_path: Path,
+                                          extra: str, message: str) -> None:
+    code, out = run(tmp_path, toml_for(judge_server, extra))
+    assert code == 2, out
+    assert f"error: {tmp_path / 'turnscore.toml'}: {message}" in " ".join(out.split())
+    assert judge_server.requests == []
