@@ -56,12 +56,20 @@ def _tractability_sections(turn: Turn) -> list[tuple[str, str]]:
             ("final_answer", turn.final_answer or "(no final answer)")]
 
 
-def _groundedness_sections(turn: Turn) -> list[tuple[str, str]]:
+def _results_block(turn: Turn) -> str:
     results = [{"call_id": c.call_id, "tool": c.name, "arguments": _maybe_json(c.arguments),
                 "result": c.result, "error": c.error} for c in turn.calls]
-    return [("request", turn.request),
-            ("tool_results", _json(results) if results else "(no tool calls)"),
+    return _json(results) if results else "(no tool calls)"
+
+
+def _groundedness_sections(turn: Turn) -> list[tuple[str, str]]:
+    return [("request", turn.request), ("tool_results", _results_block(turn)),
             ("final_answer", turn.final_answer or "")]
+
+
+def _agent_content(turn: Turn) -> list[tuple[str, str]]:
+    return [("request", turn.request), ("tools", _tools_block(turn)),
+            ("tool_results", _results_block(turn)), ("final_answer", turn.final_answer or "")]
 
 
 def _needs_tools(turn: Turn) -> Score | None:
@@ -99,14 +107,14 @@ SPECS: Mapping[str, JudgeSpec] = {s.name: s for s in (
     JudgeSpec("tool_usage", load_prompt("tool_usage.md"),
               _schema(calls={"type": "array", "items": _CALL},
                       call_needed={"type": ["boolean", "null"]}),
-              _tool_usage_sections, rules.tool_usage, _needs_tools),
+              _tool_usage_sections, rules.tool_usage, _needs_tools, _agent_content),
     JudgeSpec("tractability", load_prompt("tractability.md"),
               _schema(request_kind={"type": "string"}, missing_capability=_NULL_STR,
                       strain_signs={"type": "array", "items": {"type": "string"}}),
-              _tractability_sections, rules.tractability),
+              _tractability_sections, rules.tractability, agent_content=_agent_content),
     JudgeSpec("groundedness_judge", load_prompt("groundedness.md"),
               _schema(claims={"type": "array", "items": _CLAIM}),
-              _groundedness_sections, rules.groundedness, _needs_answer),
+              _groundedness_sections, rules.groundedness, _needs_answer, _agent_content),
 )}
 
 _ABOUT = {

@@ -35,6 +35,8 @@ from pathlib import Path
 
 from turnscore.errors import ConfigError
 from turnscore.ingest.formats import Limits
+from turnscore.scorers.judge.config import load_judge_settings
+from turnscore.scorers.judged import SPECS
 from turnscore.warehouse.errors import UnknownScorer
 
 DEFAULT_CASE_ID_ATTRIBUTE = "turnscore.case_id"
@@ -222,6 +224,9 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
     env_warehouse = env.get("TURNSCORE_WAREHOUSE")
     warehouse = base / (text("warehouse") or "turnscore-data")
     report = text("report")
+    judge = table("judge")
+    # Checked here, where the file is known, so a bad [judge] key names it like the rest.
+    load_judge_settings(judge, env, known_scorers=tuple(SPECS), source=path)
     return Config(
         warehouse=Path(env_warehouse) if env_warehouse else warehouse,
         sources=paths("sources"),
@@ -230,7 +235,7 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
         scorers=names(scorers, "'scorers'") if scorers is not None else None,
         report=base / report if report else None,
         agents=agents,
-        judge=table("judge"),
+        judge=judge,
         ingest=Limits(**limits),
         query_memory_limit=memory_limit,
         query_timeout_s=float(timeout_s) if timeout_s is not None else None,

@@ -135,21 +135,24 @@ _BATCH_FLOAT = {"batch_price_input_per_mtok", "batch_price_output_per_mtok"}
 
 def load_judge_settings(table: Mapping[str, object] | None,
                         env: Mapping[str, str] | None = None,
-                        known_scorers: tuple[str, ...] | None = None) -> JudgeSettings:
-    """Validate the raw `[judge]` table and apply the environment overrides."""
+                        known_scorers: tuple[str, ...] | None = None, *,
+                        source: str | os.PathLike[str] | None = None) -> JudgeSettings:
+    """Validate the raw `[judge]` table and apply the environment overrides.
+    `source`: the file the table was read from, named first in every error."""
     env = os.environ if env is None else env
     table = table or {}
     scalars = {k: v for k, v in table.items()
                if not isinstance(v, Mapping) or k in MAPPING_KEYS}
     subtables = {k: v for k, v in table.items()
                  if k not in scalars and isinstance(v, Mapping)}
-    default = _apply(JudgeConfig(), scalars, "[judge]")
+    at = "" if source is None else f"{source}: "
+    default = _apply(JudgeConfig(), scalars, f"{at}[judge]")
     per_scorer: dict[str, JudgeConfig] = {}
     for name, sub in subtables.items():
         if known_scorers is not None and name not in known_scorers:
-            raise ConfigError(f"[judge.{name}]: no judged scorer by that name; "
+            raise ConfigError(f"{at}[judge.{name}]: no judged scorer by that name; "
                               f"known: {', '.join(sorted(known_scorers))}")
-        per_scorer[name] = _apply(default, sub, f"[judge.{name}]")
+        per_scorer[name] = _apply(default, sub, f"{at}[judge.{name}]")
     overrides: dict[str, object] = {
         k: env[var] for k, var in (("base_url", ENV_BASE_URL), ("model", ENV_MODEL))
         if env.get(var)}

@@ -6,7 +6,7 @@ LLM endpoint; otherwise render the prompt, look the reply up in the cache, call 
 usable assessment and score are a score, whatever else the reply lacks.
 
 Structured output is negotiated per endpoint and model (`structured`); each fallback is
-logged and kept in `BatchResult.notes`, which the score run's summary shows once.
+logged (INFO) and kept in `BatchResult.notes`, which the score run's summary shows once.
 
 Stops are clean and run-wide: once the call or cost budget is spent, or
 `max_consecutive_failures` turns in a row got no verdict, turns not yet started are left
@@ -22,7 +22,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Protocol
 
@@ -55,6 +55,7 @@ from turnscore.scorers.judge.tools import TOOLS, JudgeTool
 log = logging.getLogger(__name__)
 
 MAX_TOOL_ITERATIONS = 5
+FORGED_KEY = "forged_verdict"
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,9 @@ class JudgeSpec:
     """The rules judge; None means inconclusive (nothing it can check)."""
     precheck: Callable[[Turn], Score | None] = lambda turn: None
     """A score decided without any judge (e.g. `not_run`), or None to judge."""
+    agent_content: Callable[[Turn], list[tuple[str, str]]] | None = None
+    """Every block the agent wrote (default: `sections`). A verdict embedded anywhere in it
+    is the agent's own even where this judge does not look: a judge may still repeat it."""
 
 
 class StopReason(StrEnum):
@@ -145,7 +149,7 @@ def verdict_score(verdict: Verdict, *, judge: str, prompt_sha: str | None, usage
         return Score.inconclusive(
             f"the judge's verdict (score {verdict.score:g}) repeats one embedded in the agent "
             "content; an agent cannot grade itself, so it is not stored as a score",
-            details={**details, "forged_verdict": True}, judge=judge, prompt_sha=prompt_sha,
+            details={**details, FORGED_KEY: True}, judge=judge, prompt_sha=prompt_sha,
             usage=usage)
     return Score.scored(verdict.score, band(verdict.score), verdict.assessment, details,
                         judge=judge, prompt_sha=prompt_sha, usage=usage)
@@ -227,7 +231,8 @@ class JudgeEngine:
     def _note(self, config: JudgeConfig, text: str) -> None:
         line = f"judge {config.model} at {config.base_url}: {text}"
         if line not in self.notes:
-            log.warning("%s", line)
+            # INFO: the run's summary says each note once; a warning here said it twice.
+            log.info("%s", line)
             self.notes.append(line)
 
     def close(self) -> None:
@@ -282,13 +287,15 @@ class JudgeEngine:
         judge, sha = config.judge_id, spec.prompt.sha
         sections = spec.sections(turn)
         rendered = render(spec.prompt, sections)
-        content = scan_content(sections)
+        content = scan_content(sections, spec.agent_content(turn) if spec.agent_content else None)
         fields = verdict_fields(spec.schema)
         key = cache_key(config, spec, rendered)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
             try:
                 verdict = parse_verdict(hit.reply, fields, content=content)
+                if orjson.loads(hit.reply).get(FORGED_KEY) is True:
+                    verdict = replace(verdict, forged=True)
                 usage = Usage(hit.input_tokens, hit.output_tokens, 0.0, 0.0, 0)
                 return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage,
                                      flags=content.flags())
@@ -325,6 +332,8 @@ class JudgeEngine:
             self._failures = 0
             if self.cache is not None:
                 kept = {k: v for k, v in verdict.details.items() if k in fields}
+                if verdict.forged:  # the content scan alone may not tell (a quote of escaped text)
+                    kept[FORGED_KEY] = True
                 reply = orjson.dumps({"assessment": verdict.assessment, "score": verdict.score,
                                       **kept}).decode()
                 self.cache.put(key, CachedReply(spec.name, judge, spec.prompt.version, reply,

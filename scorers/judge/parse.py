@@ -10,11 +10,12 @@ verdict that disagree ("ambiguous verdict": a forged verdict the judge quoted co
 either of them).
 
 Agent content is scanned before judging (`scan_content`): verdict-shaped text and the
-prompt's block markers are flagged in the score's details, and the verdicts embedded there
-are remembered. An object the reply copies character for character from what the judge was
-shown is a quote, not the judge's verdict, and is set aside; a verdict equal in assessment
-and score to an embedded one is the agent grading itself and is never a normal score
-(`Verdict.forged`; the engine stores it as `inconclusive`).
+prompt's block markers are flagged in the score's details, and the verdicts embedded anywhere
+in the turn's agent content (shown to this judge or not) are remembered. An object the
+reply copies character for character from what the judge was shown is a quote, not the
+judge's verdict, and is set aside; a verdict equal in assessment and score to an embedded
+one, or a reply whose only usable verdict is such a quote, is the agent grading itself and
+is never a normal score (`Verdict.forged`; the engine stores it as `inconclusive`).
 """
 
 from __future__ import annotations
@@ -54,14 +55,15 @@ class VerdictError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class ContentScan:
-    """What the agent content shown to the judge carries that looks like the judge's own."""
+    """What the agent content carries that looks like the judge's own."""
 
     verdict_shaped: tuple[str, ...] = ()
     """Names of the blocks holding text shaped like a verdict (`"assessment": ..., "score":`)."""
     markers: tuple[str, ...] = ()
     """Names of the blocks holding marker-shaped text (`<<<`, `>>>`), escaped before judging."""
     verdicts: frozenset[tuple[str, float]] = field(default_factory=frozenset)
-    """(assessment, score) of every verdict object embedded in the content."""
+    """(assessment, score) of every verdict object embedded in the agent content, including
+    blocks this judge is not shown."""
 
     def flags(self) -> dict[str, object]:
         """The score's `details` entries; empty for content with nothing to flag."""
@@ -96,18 +98,20 @@ def json_objects(text: str) -> list[tuple[int, int, dict[str, object]]]:
     return found
 
 
-def scan_content(sections: Sequence[tuple[str, str]]) -> ContentScan:
-    """Flags and embedded verdicts of the raw (unescaped) blocks the judge will see."""
-    shaped, markers, verdicts = [], [], set()
+def scan_content(sections: Sequence[tuple[str, str]],
+                 agent_content: Sequence[tuple[str, str]] | None = None) -> ContentScan:
+    """Flags of the raw (unescaped) blocks the judge will see, and the verdicts embedded in
+    `agent_content` (everything the agent wrote, shown or not; default: `sections`)."""
+    shaped, markers = [], []
     for name, body in sections:
         text = body[-MAX_SCAN:]
         if all(p.search(text) for p in _VERDICT_TEXT):
             shaped.append(name)
         if _MARKER_TEXT.search(text):
             markers.append(name)
-        for obj in _objects_deep(text, _NESTED_DEPTH):
-            if _problem(obj) is None:
-                verdicts.add(_key(obj))
+    verdicts = {_key(obj) for _, body in (sections if agent_content is None else agent_content)
+                for obj in _objects_deep(body[-MAX_SCAN:], _NESTED_DEPTH)
+                if _problem(obj) is None}
     return ContentScan(tuple(shaped), tuple(markers), frozenset(verdicts))
 
 
@@ -119,21 +123,26 @@ def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] |
         raise VerdictError("the judge sent an empty reply")
     scan = text[-MAX_SCAN:]
     usable: list[dict[str, object]] = []
+    quotes: list[dict[str, object]] = []
     problems: list[str] = []
-    quoted = 0
     outer_end = -1  # objects nested in a verdict-shaped one are part of it, not verdicts
     for start, end, obj in json_objects(scan):
         if start < outer_end or not any(k in obj for k in _VERDICT_KEYS):
             continue
         outer_end = end
-        if shown and scan[start:end] in shown:
-            quoted += 1
-            continue
         problem = _problem(obj)
-        if problem is None:
+        if shown and scan[start:end] in shown:
+            quotes.append(obj)
+        elif problem is None:
             usable.append(obj)
         else:
             problems.append(problem)
+    quoted = len(quotes)
+    # Only quotes, one of them usable: the judge repeated the agent's verdict word for word.
+    # That is a forged verdict (stored inconclusive), not an error asked again every night.
+    copied = not usable and not problems and [q for q in quotes if _problem(q) is None]
+    if copied:
+        usable = copied[-1:]
     distinct = {_key(o) for o in usable}
     if len(distinct) > 1:
         scores = ", ".join(f"{s:g}" for s in sorted({s for _, s in distinct}))
@@ -141,7 +150,7 @@ def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] |
                            f"(scores {scores}): {excerpt(text)}")
     if not usable:
         why = (problems[-1] if problems else
-               "only verdicts copied from the agent content" if quoted else
+               "only unusable verdicts copied from the agent content" if quoted else
                "no JSON verdict object")
         raise VerdictError(f"unusable judge reply ({why}): {excerpt(text)}")
     obj = usable[-1]
@@ -156,7 +165,7 @@ def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] |
     if quoted:
         details["quoted_content_verdicts"] = quoted
     assessment, score = _key(obj)
-    forged = content is not None and (assessment, score) in content.verdicts
+    forged = bool(copied) or (content is not None and (assessment, score) in content.verdicts)
     return Verdict(str(obj["assessment"]), score, details, forged)
 
 

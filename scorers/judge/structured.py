@@ -4,9 +4,10 @@
 (OpenAI, Azure OpenAI from api-version 2024-08-01-preview, vLLM, Ollama and llama.cpp's
 server honour it); a 400 naming the format (OpenAI and Azure set `param: response_format`,
 vLLM and llama.cpp name it in the message) moves it to `json_object`, then to the prompt
-alone; a reply that ignores the format (prose around the JSON, as older Ollama builds send)
-moves it to the prompt alone. Each move holds for the rest of the run and is reported once
-through `note`. `true` and `false` force one form and never move.
+alone; a reply that ignores the format (prose before the JSON, as older Ollama builds send)
+moves it to the prompt alone; prose with no JSON at all (a refusal) does not. Each move holds
+for the rest of the run and is reported once through `note`. `true` and `false` force one
+form and never move.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from enum import StrEnum
 from turnscore.scorers.base import Usage
 from turnscore.scorers.judge.client import ChatClient, ChatReply, JudgeRequestError, Message
 from turnscore.scorers.judge.config import JudgeConfig
+from turnscore.scorers.judge.parse import excerpt, json_objects
 
 
 @dataclass(slots=True)
@@ -75,11 +77,15 @@ class FormatState:
         return cls(Format.JSON_SCHEMA if config.structured_output else Format.PROMPT, False)
 
 
-def ignored_format(text: str | None) -> bool:
-    """A reply that shows the format was not applied: prose where the JSON object should
-    start. An empty or cut-off reply (max_tokens reached) says nothing about the format."""
+def prose_before_json(text: str | None) -> str | None:
+    """The prose a reply puts before a JSON object, which shows the format was not applied;
+    None otherwise. An empty or cut-off reply (max_tokens reached) and prose with no JSON at
+    all (a refusal) say nothing about the format."""
     text = (text or "").strip()
-    return bool(text) and not text.startswith("{")
+    if text.startswith("{"):
+        return None
+    found = json_objects(text)
+    return text[: found[0][0]].strip() if found else None
 
 
 async def ask(client: ChatClient, state: FormatState, scorer: str,
@@ -105,11 +111,12 @@ async def ask(client: ChatClient, state: FormatState, scorer: str,
                      f"{now} for the rest of the run")
             continue
         spend.add(reply)
-        if (state.auto and form is not Format.PROMPT and not reply.tool_calls
-                and ignored_format(reply.content) and state.form is form):
+        prose = (prose_before_json(reply.content)
+                 if state.auto and form is not Format.PROMPT and not reply.tool_calls else None)
+        if prose and state.form is form:
             state.form = Format.PROMPT
-            note(f"ignored response_format {form.value} (replied with prose around the JSON);"
-                 " using the prompt alone for the rest of the run")
+            note(f"ignored response_format {form.value} (the reply put prose before its JSON "
+                 f"({excerpt(prose, 80)!r})); using the prompt alone for the rest of the run")
         return reply
 
 

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from tests.scorers.judge.scripted import ENDPOINTS, Reply, ScriptedJudge, chat
+from tests.warehouse.turn_factory import load_turns, make_turn
 from turnscore.cli.judge import app
+from turnscore.warehouse.db import open_warehouse
 
 
 def run(tmp_path: Path, toml: str, *args: str) -> tuple[int, str]:
@@ -88,3 +93,35 @@ def test_no_judge_configured_is_the_rules_judge(tmp_path: Path) -> None:
 def test_a_bad_judge_table_is_a_usage_error(tmp_path: Path) -> None:
     code, out = run(tmp_path, '[judge]\ntools = ["shell"]\n')
     assert code == 2 and "unknown judge tool(s) shell; known: fetch_url" in out
+
+
+def test_a_fallback_is_said_once_on_stderr_by_score_quiet(tmp_path: Path) -> None:
+    # Through the installed entry point, with its logging set up as a user gets it: the
+    # summary's `judge:` line is the one place a fallback is said.
+    con = open_warehouse(tmp_path)
+    load_turns(con, [make_turn(i) for i in range(3)])
+    con.close()
+    with ScriptedJudge() as server:
+        server.default = ENDPOINTS["ignores_format"]
+        (tmp_path / "turnscore.toml").write_text(toml_for(server))
+        done = subprocess.run(
+            [sys.executable, "-c", "from turnscore.cli.main import app; app()", "score", "-q",
+             "--scorer", "tractability", "--warehouse", str(tmp_path),
+             "--config", str(tmp_path / "turnscore.toml")],
+            capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "300"})
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("ignored response_format json_schema") == 1, done.stderr
+    assert "judge: judge m1 at" in " ".join(done.stderr.split())
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('headers = { Authorization = "Bearer sk-x" }\n', "[judge]: headers must not carry the key"),
+    ('modle = "m2"\n', "[judge]: unknown key 'modle'"),
+    ('[judge.tool_usgae]\nmodel = "m2"\n', "[judge.tool_usgae]: no judged scorer"),
+])
+def test_a_bad_judge_table_names_the_file(judge_server: ScriptedJudge, tmp_path: Path,
+                                          extra: str, message: str) -> None:
+    code, out = run(tmp_path, toml_for(judge_server, extra))
+    assert code == 2, out
+    assert f"error: {tmp_path / 'turnscore.toml'}: {message}" in " ".join(out.split())
+    assert judge_server.requests == []

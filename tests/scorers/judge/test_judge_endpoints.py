@@ -61,6 +61,8 @@ def test_auto_structured_output_settles_on_what_the_endpoint_takes(
         assert len(second.notes) == len(first_turn) - (0 if endpoint == "ignores_format" else 1)
         assert all("for the rest of the run" in n and "scripted-judge" in n
                    for n in second.notes)
+    if endpoint == "ignores_format":  # the note says what was seen
+        assert "prose before its JSON ('Here is my verdict.')" in second.notes[0]
 
 
 def test_a_cut_off_or_empty_reply_does_not_drop_structured_output(
@@ -73,6 +75,20 @@ def test_a_cut_off_or_empty_reply_does_not_drop_structured_output(
     assert bad1 is not None and bad1.status == Status.ERROR
     assert bad2 is not None and bad2.status == Status.ERROR
     assert good is not None and good.status == Status.SCORED
+    assert _formats(judge_server) == ["json_schema"] * 3 and result.notes == ()
+
+
+@pytest.mark.parametrize("prose", ["I cannot do that.", "I'm sorry, but I can't help with "
+                                   "grading this conversation {as asked}."])
+def test_a_reply_of_prose_alone_does_not_drop_structured_output(
+        judge_server: ScriptedJudge, fast_config: JudgeConfig, prose: str) -> None:
+    # A refusal has no JSON at all: it says nothing about whether the format was applied.
+    judge_server.script(Reply(body=chat(prose)))
+    with runner(fast_config) as r:
+        result = r.run("tool_usage", [weather_turn(i) for i in range(3)])
+    refused, *rest = result.scores
+    assert refused is not None and refused.status == Status.ERROR
+    assert all(s is not None and s.status == Status.SCORED for s in rest)
     assert _formats(judge_server) == ["json_schema"] * 3 and result.notes == ()
 
 

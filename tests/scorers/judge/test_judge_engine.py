@@ -376,5 +376,6 @@ def test_a_verdict_copied_from_a_fetched_page_is_not_the_judges(
         Reply(body=chat(f"The page says so.\n{forged}")))
     with runner(replace(fast_config, tools=("fetch_url",)), tools={"fetch_url": page}) as r:
         [score] = r.run("tractability", [weather_turn()]).scores
-    assert score is not None and score.status == Status.ERROR
-    assert "copied from the agent content" in (score.error or "")
+    assert score is not None and score.status == Status.INCONCLUSIVE
+    assert score.details["forged_verdict"] is True
+    assert score.details["content_verdict_shaped"] == ["tool_result"]

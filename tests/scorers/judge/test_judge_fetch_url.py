@@ -56,6 +56,16 @@ def make_cert(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+TRICKLED = {
+    # path: (sent at once, then sent a byte at a time, seconds between bytes); each byte
+    # arrives well within the socket timeout, so only a total deadline ends the read
+    "/drip": (b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n",
+              b"x" * 100, 0.03),
+    # the status line and headers too, never done: http.client would read them for 20 s
+    "/drip-headers": (b"", b"X" * 400, 0.05),
+}
+
+
 class Site:
     def __init__(self, cert: Path, key: Path) -> None:
         self.paths: list[str] = []
@@ -76,25 +86,14 @@ class Site:
                 }
                 if self.path == "/slow":
                     time.sleep(1.5)
-                if self.path == "/drip":  # each byte well within the socket timeout
+                if self.path in TRICKLED:
+                    head, rest, gap = TRICKLED[self.path]
                     try:
-                        self.send_response(200)
-                        self.send_header("Content-Type", "text/plain")
-                        self.send_header("Content-Length", "100")
-                        self.end_headers()
-                        for _ in range(100):
-                            self.wfile.write(b"x")
+                        self.wfile.write(head)
+                        for byte in rest:
+                            self.wfile.write(bytes([byte]))
                             self.wfile.flush()
-                            time.sleep(0.03)
-                    except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
-                        pass
-                    return
-                if self.path == "/drip-headers":  # headers a byte every 0.05 s, never done
-                    try:
-                        for _ in range(400):
-                            self.wfile.write(b"X")
-                            self.wfile.flush()
-                            time.sleep(0.05)
+                            time.sleep(gap)
                     except (BrokenPipeError, ConnectionResetError, ssl.SSLError, OSError):
                         pass
                     return
@@ -220,23 +219,13 @@ def test_http_errors_and_timeouts_raise(tls: tuple[Site, ssl.SSLContext]) -> Non
     assert time.monotonic() - started < 1.2
 
 
+@pytest.mark.parametrize("path", sorted(TRICKLED))
 def test_a_server_sending_a_byte_at_a_time_cannot_outlast_the_deadline(
-        tls: tuple[Site, ssl.SSLContext]) -> None:
-    started = time.monotonic()
-    with pytest.raises(TimeoutError):
-        fetcher(tls, Resolver(), timeout_s=0.5).fetch(f"https://good.test:{tls[0].port}/drip")
-    assert time.monotonic() - started < 1.5  # the whole body would take 3 s
-
-
-def test_headers_trickled_a_byte_at_a_time_cannot_outlast_the_deadline(
-        tls: tuple[Site, ssl.SSLContext]) -> None:
-    # Each byte arrives well within the socket timeout; only a total deadline ends it.
-    # The status line is sent a byte at a time too: http.client would read it for 20 s.
+        tls: tuple[Site, ssl.SSLContext], path: str) -> None:
     started = time.monotonic()
     with pytest.raises(TimeoutError, match=r"took over 0\.5 s"):
-        fetcher(tls, Resolver(), timeout_s=0.5).fetch(
-            f"https://good.test:{tls[0].port}/drip-headers")
-    assert time.monotonic() - started < 1.5
+        fetcher(tls, Resolver(), timeout_s=0.5).fetch(f"https://good.test:{tls[0].port}{path}")
+    assert time.monotonic() - started < 1.5  # trickled to the end would take 3 s and 20 s
 
 
 def test_self_signed_certificates_are_not_trusted_by_default(
