@@ -137,6 +137,8 @@ def print_problems(report: NightlyReport, console: Console) -> None:
     stderr), one line each."""
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+    for note in report.score.judge_notes if report.score else ():
+        console.print(f"[yellow]judge:[/yellow] {escape(note)}", soft_wrap=True)
     if report.outcome.value != "ok":
         for problem in report.problems:
             console.print(f"[red]{report.outcome.value}:[/red] {escape(problem)}",

@@ -95,7 +95,8 @@ def test_a_bad_judge_table_is_a_usage_error(tmp_path: Path) -> None:
     assert code == 2 and "unknown judge tool(s) shell; known: fetch_url" in out
 
 
-def test_a_fallback_is_said_once_on_stderr_by_score_quiet(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["score", "nightly"])
+def test_a_fallback_is_said_once_on_stderr_by_quiet(tmp_path: Path, command: str) -> None:
     # Through the installed entry point, with its logging set up as a user gets it: the
     # summary's `judge:` line is the one place a fallback is said.
     con = open_warehouse(tmp_path)
@@ -105,8 +106,9 @@ def test_a_fallback_is_said_once_on_stderr_by_score_quiet(tmp_path: Path) -> Non
         server.default = ENDPOINTS["ignores_format"]
         (tmp_path / "turnscore.toml").write_text(toml_for(server))
         done = subprocess.run(
-            [sys.executable, "-c", "from turnscore.cli.main import app; app()", "score", "-q",
-             "--scorer", "tractability", "--warehouse", str(tmp_path),
+            [sys.executable, "-c", "from turnscore.cli.main import app; app()", command, "-q",
+             *(["--scorer", "tractability"] if command == "score" else []),
+             "--warehouse", str(tmp_path),
              "--config", str(tmp_path / "turnscore.toml")],
             capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "300"})
     assert done.returncode == 0, done.stderr
