@@ -83,6 +83,12 @@ def _snapshot_versions(wh: Path) -> list[tuple[str, int]]:
         con.close()
 
 
+def _load(wh: Path, indexes: range) -> None:
+    con = open_warehouse(wh)
+    load_turns(con, [make_turn(i) for i in indexes])
+    con.close()
+
+
 def _kill_while_publishing(wh: Path, version: str) -> None:
     sigkill_at(CHILD, [str(wh), version], "publishing")
 
@@ -90,9 +96,7 @@ def _kill_while_publishing(wh: Path, version: str) -> None:
 @pytest.mark.slow
 def test_a_rerun_with_nothing_to_score_publishes_what_a_killed_publish_left_out(
         tmp_path: Path) -> None:
-    con = open_warehouse(tmp_path)
-    load_turns(con, [make_turn(i) for i in range(N_TURNS)])
-    con.close()
+    _load(tmp_path, range(N_TURNS))
     with registered("t_len", answer_length, version="1"):
         assert score_turns(tmp_path, scorers=["t_len"]).published
     assert _snapshot_versions(tmp_path) == [("1", N_TURNS)]
@@ -115,14 +119,10 @@ def test_a_snapshot_behind_the_warehouse_is_published_by_a_run_with_nothing_to_d
         tmp_path: Path) -> None:
     """A run that committed and died before publishing (here: turns loaded and scored with
     publishing off) leaves the snapshot behind; a leftover WAL of a dead publish goes."""
-    con = open_warehouse(tmp_path)
-    load_turns(con, [make_turn(i) for i in range(N_TURNS)])
-    con.close()
+    _load(tmp_path, range(N_TURNS))
     with registered("t_len", answer_length, version="1"):
         score_turns(tmp_path, scorers=["t_len"])
-        con = open_warehouse(tmp_path)
-        load_turns(con, [make_turn(i) for i in range(N_TURNS, N_TURNS + 5)])
-        con.close()
+        _load(tmp_path, range(N_TURNS, N_TURNS + 5))
         assert score_turns(tmp_path, scorers=["t_len"], publish_snapshot=False).written == 5
         (tmp_path / (TMP + ".wal")).write_bytes(b"left by a killed publish")
         assert _snapshot_versions(tmp_path) == [("1", N_TURNS)]
@@ -147,16 +147,12 @@ def _turns_published(wh: Path) -> tuple[int, int]:
 @pytest.mark.slow
 def test_a_kill_between_the_snapshot_and_the_link_swap_is_published_by_the_rerun(
         tmp_path: Path) -> None:
-    con = open_warehouse(tmp_path)
-    load_turns(con, [make_turn(i) for i in range(N_TURNS)])
-    con.close()
+    _load(tmp_path, range(N_TURNS))
     with registered("t_len", answer_length, version="1"):
         assert score_turns(tmp_path, scorers=["t_len"]).published
     assert _turns_published(tmp_path) == (N_TURNS, N_TURNS)
 
-    con = open_warehouse(tmp_path)
-    load_turns(con, [make_turn(i) for i in range(N_TURNS, N_TURNS + 5)])
-    con.close()
+    _load(tmp_path, range(N_TURNS, N_TURNS + 5))
     sigkill_at(CHILD_BETWEEN_SWAPS, [str(tmp_path)], "between")
 
     with registered("t_len", answer_length, version="1"):
@@ -167,9 +163,7 @@ def test_a_kill_between_the_snapshot_and_the_link_swap_is_published_by_the_rerun
 
 
 def test_a_missing_published_folder_is_published_again(tmp_path: Path) -> None:
-    con = open_warehouse(tmp_path)
-    load_turns(con, [make_turn(i) for i in range(N_TURNS)])
-    con.close()
+    _load(tmp_path, range(N_TURNS))
     with registered("t_len", answer_length, version="1"):
         assert score_turns(tmp_path, scorers=["t_len"]).published
         (tmp_path / PUBLISHED_DIR).unlink()  # the link, as a kill mid-swap can leave it
