@@ -7,7 +7,8 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
 2. **Results the model saw**: tool-result parts in later model calls' inputs, by call id
    (the turn's own calls first, then the whole conversation's); parts without a usable id
    pair in order with the previous step's calls still lacking one (by name where given),
-   taking only the results after the input's last assistant message.
+   taking only the results after the input's last assistant message; one id-less result
+   for several such calls is split by lines (`_split_lines`).
 3. **Executions** (tool spans; a tool span inside another tool span belongs to that tool,
    not to the turn): by call id across the conversation, preferring the tool span's own
    turn (ids may be synthesized per turn, like ADK's `{name}_{idx}`); then, within the
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 import orjson
@@ -95,12 +96,25 @@ def attach_results(
     for k in range(1, len(steps)):
         loose = [p for p in _trailing_results(steps[k].input_messages) if p.call_id not in known]
         waiting = [r for r in requested if r.step == k - 1 and r.seen is None]
+        if len(loose) == 1 and not loose[0].name and len(waiting) > 1:
+            loose = _split_lines(loose[0], len(waiting))
         for p in loose:
             match = next((r for r in waiting if p.name and r.part.name == p.name), None)
             match = match or next((r for r in waiting if not p.name), None)
             if match is not None:
                 match.seen = p
                 waiting.remove(match)
+
+
+def _split_lines(result: Part, calls: int) -> list[Part]:
+    """One id-less result answering several parallel calls (results rendered as text, one
+    message for all, smolagents' `Observation:`): one line per call, in request order, when
+    it has as many lines as there are calls; else it stays one result, for the first call
+    (the others keep their tool spans' output)."""
+    lines = (result.text or "").split("\n")
+    if len(lines) != calls:
+        return [result]
+    return [replace(result, text=text) for text in lines]
 
 
 def _trailing_results(messages: Sequence[Message] | None) -> list[Part]:

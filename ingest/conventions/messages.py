@@ -43,6 +43,9 @@ _ROLES = {
     "tool": "tool",
     "function": "tool",
     "ipython": "tool",
+    # Framework roles for calls and results rendered as text (smolagents' MessageRole).
+    "tool-call": "assistant",
+    "tool-response": "tool",
 }
 _LC_CLASSES = {
     "HumanMessage": "user",
@@ -74,13 +77,31 @@ def tool_call(call_id: JsonValue, name: JsonValue, arguments: JsonValue) -> Part
 def tool_result(
     call_id: JsonValue, value: JsonValue, name: JsonValue = None, is_error: bool = False
 ) -> Part:
+    text = None if value is None or is_placeholder(value) else block_result_text(value)
+    if call_id is None and text is not None:
+        text, is_error = _unlabelled(text, is_error)
     return Part(
         PartType.TOOL_RESULT,
-        text=None if value is None or is_placeholder(value) else block_result_text(value),
+        text=text,
         call_id=as_str(call_id),
         name=as_str(name),
         is_error=is_error,
     )
+
+
+_OBSERVATION, _ERROR = "Observation:\n", "Error:\n"
+
+
+def _unlabelled(text: str, is_error: bool) -> tuple[str, bool]:
+    """A result rendered as text without a call id carries a ReAct label the framework
+    added, not the tool: `Observation:\n<output>` is the output; `Error:\n<what failed>`
+    is a failure, whose first line is what failed (the rest is the framework's advice to
+    the model, `Please try again...`)."""
+    if text.startswith(_OBSERVATION):
+        return text[len(_OBSERVATION) :], is_error
+    if text.startswith(_ERROR):
+        return text[len(_ERROR) :].split("\n", 1)[0], True
+    return text, is_error
 
 
 def block_result_text(value: JsonValue) -> str:

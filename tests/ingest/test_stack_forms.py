@@ -284,6 +284,67 @@ def test_wrapped_executions_without_ids_join_their_calls(tmp_path: Path) -> None
         ("calculator", "call_a", json.dumps(ARGS, separators=(",", ":")), "395", "ok")]
 
 
+def _two_calls() -> dict[str, Any]:
+    calls = [("call_w", "get_weather", {"city": "Paris"}), ("call_c", "calculator", ARGS)]
+    out: dict[str, Any] = {"role": "assistant"}
+    for i, (cid, name, args) in enumerate(calls):
+        out.update({f"tool_calls.{i}.tool_call.id": cid,
+                    f"tool_calls.{i}.tool_call.function.name": name,
+                    f"tool_calls.{i}.tool_call.function.arguments": _j(args)})
+    return out
+
+
+def test_results_rendered_as_text_in_framework_roles_are_what_the_model_saw(
+    tmp_path: Path,
+) -> None:
+    """smolagents' form: the calls come back to the model as a `tool-call` message and the
+    results as one `tool-response` message, `Observation:` and one line per parallel call
+    (Python reprs), while the TOOL spans' outputs are JSON: a call's result is the line the
+    model read."""
+    weather, sums = "{'city': 'Paris', 'temperature': 18}", "395"
+    seen = [("user", REQUEST), ("tool-call", "Calling tools:\n[...]"),
+            ("tool-response", f"Observation:\n{weather}\n{sums}")]
+
+    def record(r: Any) -> None:
+        with r.span("agent.run", {"openinference.span.kind": "AGENT", "session.id": "s"}):
+            with r.span("OpenAIModel.generate", _oi_llm([("user", REQUEST)], _two_calls())):
+                pass
+            for name, args, output in (("get_weather", {"city": "Paris"}, _j({"city": "Paris"})),
+                                       ("calculator", ARGS, "395")):
+                with r.span("SimpleTool", {"openinference.span.kind": "TOOL", "tool.name": name,
+                                           "input.value": _j({"kwargs": args}),
+                                           "output.value": output}):
+                    pass
+            with r.span("OpenAIModel.generate",
+                        _oi_llm(seen, {"role": "assistant", "content": ANSWER})):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert [(c.call_id, c.result, c.status) for c in turn.calls] == [
+        ("call_w", weather, "ok"), ("call_c", sums, "ok")]
+    assert turn.llm_calls == 2
+
+
+def test_an_error_rendered_as_text_is_the_call_s_failure(tmp_path: Path) -> None:
+    """`Error:` then what failed, then the framework's advice to the model: the call failed,
+    and its result is what failed."""
+    failed = "Error executing tool 'get_weather': ValueError: Unknown city: Atlantis"
+    asks = _oi_call("call_w", "get_weather", {"city": "Atlantis"})
+    seen = [("user", REQUEST), ("tool-response", f"Error:\n{failed}\nPlease try again.\n")]
+
+    def record(r: Any) -> None:
+        with r.span("agent.run", {"openinference.span.kind": "AGENT", "session.id": "s"}):
+            with r.span("OpenAIModel.generate", _oi_llm([("user", REQUEST)], asks)):
+                pass
+            with r.span("OpenAIModel.generate",
+                        _oi_llm(seen, {"role": "assistant", "content": "Sorry."})):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert [(c.call_id, c.result, c.status) for c in turn.calls] == [
+        ("call_w", failed, "error")]
+
+
 def test_openinference_tool_use_content_part_is_not_a_second_call(tmp_path: Path) -> None:
     """Item 7: `message.contents.N` with `message_content.type=tool_use` and the call
     beside it in `contents.N.tool_call.*`, plus the same call in `message.tool_calls.N`."""

@@ -101,12 +101,7 @@ class NotYet:
     reason: str
 
 
-NOT_YET: tuple[NotYet, ...] = (
-    NotYet("smolagents-openinference", ("parallel_tools", "tool_error", "multi_turn#0"),
-           ("call.result",),
-           "the model saw the tool's output as a Python repr inside a 'tool-response' message "
-           "(role not read as tool results); the TOOL span's output.value is JSON"),
-)  # fmt: skip
+NOT_YET: tuple[NotYet, ...] = ()
 
 
 def _cases(scenario: str, index: int | None) -> list[str]:
