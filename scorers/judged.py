@@ -140,8 +140,9 @@ def _rules_fn(spec: JudgeSpec) -> ScoreFn:
 # `rules-v1`, so bumping it here is what makes `turnscore score` re-score rows the older rules
 # wrote (LLM-judged rows re-score from the judge cache at no cost).
 # tool_usage 3: invented arguments, no-call turns whose matching tool does not fit, one-word
-# needs and a looser weaker-tool bound (BFCL, bench/judge_quality.py).
-_RULES_VERSION = {"tool_usage": "3", "tractability": "2", "groundedness_judge": "1"}
+# needs and a looser weaker-tool bound (BFCL, bench/judge_quality.py). tool_usage 4 and
+# tractability 3: relevance weighs a word by its rarity among the turn's tools (both read it).
+_RULES_VERSION = {"tool_usage": "4", "tractability": "3", "groundedness_judge": "1"}
 
 for _name, _spec in SPECS.items():
     _reads, _description = _ABOUT[_name]

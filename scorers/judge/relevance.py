@@ -3,11 +3,12 @@
 A tool's profile is what the model saw of it: the words of its name (3 points), of its
 description, parameter names and parameter descriptions (1 point), and its parameters' enum
 values (3 points: a request naming an allowed value points at that tool). A word several tools
-share is split between them, so only what tells the tools apart counts. Arithmetic in the
-request (numbers joined by operators, a percentage or a sum over numbers) points at a tool
-whose text speaks of arithmetic or calculation. A general search over documents, the web or a
-knowledge base is the fallback for a fact-seeking question that no other tool matches (2
-points); questions about the future are not facts a search can find.
+share counts by its rarity among them (smoothed inverse document frequency, 1 for a word one
+tool holds), so mostly what tells the tools apart counts. Arithmetic in the request (numbers
+joined by operators, a percentage or a sum over numbers) points at a tool whose text speaks of
+arithmetic or calculation, weighed the same way among the calculators. A general search
+over documents, the web or a knowledge base is the fallback for a fact-seeking question that
+no other tool matches (2 points); questions about the future are not facts a search can find.
 
 For Tractability, what the tools cannot take on: an expression longer than a calculator
 accepts, a count over items a search returns only a few at a time, periods a tool's enum lacks.
@@ -15,6 +16,7 @@ accepts, a count over items a search returns only a few at a time, periods a too
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -210,6 +212,12 @@ class Match:
         return ", ".join(h for h, _ in self.hits) or "nothing"
 
 
+def _rarity(holders: int, tools: int) -> float:
+    """Smoothed inverse document frequency over the turn's tools, 1 for a word one tool
+    holds: a word every tool shares tells them apart little (less than 1/holders)."""
+    return math.log((tools + 1) / holders) / math.log(tools + 1)
+
+
 def rank(tools: Sequence[Tool], request: str) -> dict[str, Match]:
     """Each tool's match with `request`, by tool name."""
     profiles = {t.name: _profile(t) for t in tools}
@@ -219,13 +227,16 @@ def rank(tools: Sequence[Tool], request: str) -> dict[str, Match]:
             shared[w] = shared.get(w, 0) + 1
     req = words(request)
     arith, arith_hit = arithmetic_signal(request)
+    calculators = {t.name for t in tools if is_calculator(t)}
     raw: dict[str, list[tuple[str, float]]] = {}
     for tool in tools:
-        hits = [(w, p / shared[w]) for w, p in sorted(profiles[tool.name].items()) if w in req]
+        hits = [(w, round(p * _rarity(shared[w], len(tools)), 2))
+                for w, p in sorted(profiles[tool.name].items()) if w in req]
         hits += [(f"{p.name}={v}", ENUM_POINTS) for p in params(tool) for v in p.enum
                  if mentions(request, v)]
-        if arith and arith_hit and is_calculator(tool):
-            hits.append((f"{ARITHMETIC_HIT}{arith_hit}", arith))
+        if arith and arith_hit and tool.name in calculators:
+            hits.append((f"{ARITHMETIC_HIT}{arith_hit}",
+                         round(arith * _rarity(len(calculators), len(tools)), 2)))
         raw[tool.name] = hits
     specific = any(raw[t.name] for t in tools if not is_general_search(t))
     if not specific and fact_seeking(request):

@@ -104,9 +104,12 @@ def _choice_problems(tool: Tool, parsed: object, matches: dict[str, rel.Match],
     """A much better matching tool left uncalled, or a call nothing in the request asks for."""
     own = matches[tool.name]
     better = rel.best(m for m in matches.values() if m.tool not in called)
-    # At most 60% of the better tool's match: on BFCL's multiple set no gold call is that
-    # far below another declared tool, and 9 in 10 wrong choices are.
-    if better is not None and better.score >= 2 and own.score <= 0.6 * better.score:
+    # At most 60% of the better tool's match and at least one distinctive word behind it
+    # (a fixed floor missed a wrong tool matching nothing against one matching one rare
+    # word): on BFCL's multiple set no gold call is that far below another declared tool,
+    # and 95 in 100 wrong choices are.
+    if (better is not None and better.score - own.score >= rel.TEXT_POINTS
+            and own.score <= 0.6 * better.score):
         return [f"weaker tool: {better.tool} matches the request much better "
                 f"({better.terms()}) than {tool.name} ({own.terms()})"]
     if own.score < rel.TEXT_POINTS and tool.description and not _grounded(parsed, request):

@@ -78,8 +78,8 @@ def test_judged_scorers_are_registered_as_judge_kind() -> None:
         assert set(scorer.reads) <= turn_fields
     assert "final_answer" not in REGISTRY["tool_usage"].reads
     # The relevance-based rules replaced the first ones: rows they wrote are re-scored.
-    assert REGISTRY["tool_usage"].version == "3/tool_usage-v1"
-    assert REGISTRY["tractability"].version == "2/tractability-v1"
+    assert REGISTRY["tool_usage"].version == "4/tool_usage-v1"
+    assert REGISTRY["tractability"].version == "3/tractability-v1"
     assert REGISTRY["groundedness_judge"].version == "1/groundedness-v1"
 
 

@@ -55,11 +55,27 @@ def test_requests_no_tool_points_at(request_text: str) -> None:
     assert all(m.score < 2 for m in matches.values()), matches
 
 
-def test_a_word_every_tool_shares_is_split_between_them() -> None:
+def test_a_word_every_tool_shares_counts_less_than_its_share() -> None:
     a = tool("alpha", "Reports on sales.")
     b = tool("beta", "Reports on staff.")
-    matches = rel.rank((a, b), "Show me the reports")
-    assert matches["alpha"].score == matches["beta"].score == 0.5
+    matches = rel.rank((a, b), "Show me the reports on sales")
+    # "report" is held by both (smoothed IDF: log(3/2)/log(3)); "sales" by alpha alone.
+    assert matches["beta"].score == 0.37
+    assert matches["alpha"].score == 1.37
+    # With more tools a word two of them hold counts for more than with two.
+    c, d = tool("gamma", "Charts."), tool("delta", "Maps.")
+    assert rel.rank((a, b, c, d), "the reports")["alpha"].score == 0.57
+
+
+def test_arithmetic_every_calculator_shares_tells_them_apart_little() -> None:
+    mean = tool("calculate_average", "Calculates the average of a list of scores.")
+    spread = tool("calculate_spread", "Calculates the standard deviation of scores.")
+    matches = rel.rank((mean, spread), "What is the average of 90, 75 and 82?")
+    [(_, alone)] = [h for h in rel.rank((mean,), "What is the average of 90, 75 and 82?")
+                    ["calculate_average"].hits if h[0].startswith(rel.ARITHMETIC_HIT)]
+    [(_, shared)] = [h for h in matches["calculate_spread"].hits
+                     if h[0].startswith(rel.ARITHMETIC_HIT)]
+    assert alone == 4.0 and shared < alone / 2
 
 
 def test_a_year_is_not_arithmetic_and_a_name_is_not_a_capability() -> None:
