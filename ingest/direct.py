@@ -238,7 +238,7 @@ def _merges(chats: list[RawSpan], tools: list[RawSpan]) -> bool:
     ids = [r for s in chats if (r := s.attributes.get(A.GEN_AI_RESPONSE_ID)) is not None]
     if len(ids) != len(set(map(str, ids))):
         return True
-    return any(s.attributes.get(A.GEN_AI_TOOL_NAME) in SYNTHETIC_TOOL_NAMES for s in tools)
+    return any(as_str(s.attributes.get(A.GEN_AI_TOOL_NAME)) in SYNTHETIC_TOOL_NAMES for s in tools)
 
 
 _DETECTED: dict[frozenset[str], bool | None] = {}

@@ -276,7 +276,7 @@ def _adk_detect(view: SpanView) -> bool:
 def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
     base = Decoded(conversation_id=as_str(view.get(A.ADK_SESSION_ID)))
     if A.ADK_TOOL_CALL_ARGS in view.attributes or A.ADK_TOOL_RESPONSE in view.attributes:
-        if view.get(A.GEN_AI_TOOL_NAME) in SYNTHETIC_TOOL_NAMES:
+        if as_str(view.get(A.GEN_AI_TOOL_NAME)) in SYNTHETIC_TOOL_NAMES:
             # The merged span's args and response are no call's (not even JSON).
             return base.fill(Decoded(kind=SpanKind.CHAIN))
         args = _load(view, A.ADK_TOOL_CALL_ARGS, problems)

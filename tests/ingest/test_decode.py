@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from turnscore.ingest.conventions.values import canonical_json
@@ -455,6 +455,8 @@ _content_keys = st.sampled_from([
                                        _attr_value | _attr_value.map(json.dumps),
                                        max_size=2)), max_size=3),
 )
+# Found by this test: a list tool name reached a set lookup (ADK's synthetic-span check).
+@example({"gcp.vertex.agent.tool_response": None, "gen_ai.tool.name": []}, None, None, [])
 def test_no_attribute_value_crashes_a_decoder(
     attributes: dict, operation: str | None, oi_kind: str | None, events: list
 ) -> None:
