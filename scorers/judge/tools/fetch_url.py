@@ -148,8 +148,10 @@ class FetchUrl:
         watchdog.start()
         try:
             result = self._exchange(conn, host, path, deadline)
-        except (OSError, http.client.HTTPException):
-            if conn.aborted:
+        except (OSError, http.client.HTTPException) as exc:
+            # Each receive is capped at the time left, so its socket timeout can fire just
+            # before the watchdog does: both are the deadline passing.
+            if conn.aborted or isinstance(exc, TimeoutError):
                 raise TimeoutError(f"fetching from {host} took over {self.timeout_s:g} s"
                                    ) from None
             raise
