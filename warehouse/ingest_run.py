@@ -265,6 +265,11 @@ def _mark_unloaded(warehouse_dir: Path, run_id: str) -> None:
     marker = folder / run_id
     with open(marker, "wb") as fh:  # durable before the first Parquet write
         os.fsync(fh.fileno())
+    fd = os.open(folder, os.O_RDONLY)  # the marker's name too, not only its (empty) content
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _recovered(warehouse_dir: Path, dead: Sequence[str]) -> tuple[Path, ...]:

@@ -227,7 +227,7 @@ class BatchJudge:
     def run(self, scorer: str, turns: Sequence[Turn], cases: Sequence[Case | None] = ()
             ) -> BatchResult:
         config = self.engine.settings.for_scorer(scorer)
-        if not (config.batch and config.is_llm):
+        if not _is_batched(config):
             return self.engine.run(scorer, turns, cases)
         spec = self.engine.specs[scorer]
         items = self._items(scorer, [t.turn_id for t in turns])
@@ -238,21 +238,23 @@ class BatchJudge:
         awaiting = 0
         for i, turn in enumerate(turns):
             item = items.get(turn.turn_id)
-            if item is not None and item.content_hash == turn.content_hash:
-                if not item.collected:
-                    awaiting += 1  # submitted, not back yet: never sent twice
-                    continue
-                if item.cache_key == self._key(config, scorer, turn):
-                    self._replay(batch_priced(config)).current = item.replay
-                    scores[i] = score = self.replayer.run(scorer, [turn]).scores[0]
-                    # Spent when the batch ran: it counts towards the run's --max-cost.
-                    self.engine.cost_usd += (score.usage.cost_usd or 0.0) if score else 0.0
-                    used.append((self.run_id, item.batch_key, item.custom_id))
-                    continue
+            if item is not None and item.content_hash != turn.content_hash:
+                item = None
+            if item is not None and not item.collected:
+                awaiting += 1  # submitted, not back yet: never sent twice
+                continue
+            key = self._key(config, scorer, turn)
+            if item is not None and item.cache_key == key:
+                self._replay(batch_priced(config)).current = item.replay
+                scores[i] = score = self.replayer.run(scorer, [turn]).scores[0]
+                # Spent when the batch ran: it counts towards the run's --max-cost.
+                self.engine.cost_usd += (score.usage.cost_usd or 0.0) if score else 0.0
+                used.append((self.run_id, item.batch_key, item.custom_id))
+                continue
             before = len(capture.captured)
             scores[i] = self.engine.run(scorer, [turn]).scores[0]
             if len(capture.captured) > before:
-                lines.append((i, turn, capture.captured.pop(), self._key(config, scorer, turn)))
+                lines.append((i, turn, capture.captured.pop(), key))
         if awaiting:
             log.info("%s: %d turns await batch results", scorer, awaiting)
             self.notes.append(f"{scorer}: turns submitted in a batch stay pending until its "
@@ -329,10 +331,13 @@ class BatchJudge:
         return None
 
 
+def _is_batched(config: JudgeConfig) -> bool:
+    return config.batch and config.is_llm
+
+
 def batched(settings: JudgeSettings) -> bool:
     """Whether any judged scorer's judge is batched."""
-    return any(settings.for_scorer(name).batch and settings.for_scorer(name).is_llm
-               for name in SPECS)
+    return any(_is_batched(settings.for_scorer(name)) for name in SPECS)
 
 
 __all__ = ["BatchJudge", "batched"]
