@@ -16,7 +16,7 @@ calls is `not_run`. An unreadable tool schema is a note, not the call's fault.
 One implementation, columnar: a whole batch is decided at once with Arrow kernels, running
 Python only per distinct (schema, arguments) pair (`_outcome`, cached across batches) and
 per text that depends on a few small values, which is what makes scoring millions of turns
-affordable. `call_validity` over `Turn`s goes through the same function. (Over ~400 lines:
+affordable. (Over ~400 lines:
 the checks, their texts and the kernels that apply them are one piece; split, the texts
 would be written in one module for another.) tests/scorers/call_validity_oracle.py keeps a
 call-by-call statement of the rules as a test oracle.
@@ -36,37 +36,13 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from turnscore.ingest.turn import Turn, turns_to_arrow
 from turnscore.scorers import schema_check
-from turnscore.scorers.base import (
-    NO_DETAILS,
-    SCORE_COLUMNS,
-    Case,
-    Score,
-    Status,
-    columnar,
-    scorer,
-)
+from turnscore.scorers.base import NO_DETAILS, SCORE_COLUMNS, Case, Status, Turns, scorer
 
 NAME = "call_validity"
 # 2: one schema check shared with the rules judge (`schema_check`); a violation at the top
 # of the arguments reads as jsonschema's message alone (was "arguments: ...").
 VERSION = "2"
-
-
-@scorer(
-    name=NAME,
-    version=VERSION,
-    kind="code",
-    reads=("calls", "tools", "tools_source"),
-    description="Share of calls naming a known tool with arguments valid against its JSON Schema.",
-)
-def call_validity(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    frame = pl.from_arrow(turns_to_arrow(turns))
-    assert isinstance(frame, pl.DataFrame)
-    return [Score(Status(r["status"]), r["value"], r["label"], r["explanation"],
-                  orjson.loads(r["details"]))
-            for r in call_validity_columns(frame, cases).iter_rows(named=True)]
 
 
 _NO_CALLS = "the turn made no tool calls"
@@ -206,14 +182,20 @@ _PLAIN = _made((), False, None, "")
 """The outcome of arguments that are fine and leave nothing to note."""
 
 
-@columnar(NAME)
-def call_validity_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+@scorer(
+    name=NAME,
+    version=VERSION,
+    kind="code",
+    reads=("calls", "tools", "tools_source"),
+    description="Share of calls naming a known tool with arguments valid against its JSON Schema.",
+)
+def call_validity(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
     # The batch's calls are decided at once, as Arrow columns: the tool each names,
     # duplicates, each call's entry in details and its problem. Python runs per distinct
     # (schema, arguments) pair (`_outcome`, cached across batches), per distinct text
     # that depends only on a few small values (a valid call's entry, the end of details),
     # and per call to an unknown tool or with an unusable schema.
-    calls = _Calls(turns)
+    calls = _Calls(turns.frame)
     outcomes = list(map(_outcome, *calls.pairs()))
     checked = _PerCall(outcomes, calls.pair)
     earlier = calls.earlier_duplicates(checked.canonical)
@@ -230,7 +212,7 @@ def call_validity_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> 
             earlier, notes)))
         entry = pc.replace_with_mask(entry, odd, odd_entry)
         problem = pc.replace_with_mask(problem, odd, odd_problem)
-    return _per_turn(turns, calls, entry, problem)
+    return _per_turn(turns.frame, calls, entry, problem)
 
 
 def _odd_texts(index: pa.Array, name: pa.Array, name_json: pa.Array, unknown: pa.Array,

@@ -4,11 +4,12 @@
 rows) is in the database or none of it is, so a run killed mid-batch leaves the previous
 scores current and the batch pending for the next run.
 
-A batch arrives as `ScoreRow`s (row-wise scorers) and as Arrow tables of score columns
-(columnar scorers, `COLUMNAR_SCHEMA`); both become one Arrow table, written by one
-statement. When the runner knows no pair of the batch has a current score, that
-statement is a plain INSERT: the upsert's conflict check and the copy to history, each a
-lookup per row in the primary-key index, are skipped.
+A batch arrives as Arrow tables of score columns (`COLUMNAR_SCHEMA`: what the runner
+gets from `Scorer.score`, with the keys) and, for callers outside the runner, as
+`ScoreRow`s; both become one Arrow table, written by one statement. When the runner
+knows no pair of the batch has a current score, that statement is a plain INSERT: the
+upsert's conflict check and the copy to history, each a lookup per row in the
+primary-key index, are skipped.
 """
 
 from __future__ import annotations
@@ -43,11 +44,10 @@ _INCOMING_SCHEMA = pa.schema([
     ("scored_at", pa.timestamp("us", tz="UTC")),
 ])
 _INCOMING = "_incoming_scores"
-COLUMNAR_SCHEMA = pa.schema([_INCOMING_SCHEMA.field(n) for n in (
-    "turn_id", "scorer", "scorer_version", "content_hash", "status", "value", "label",
-    "explanation", "details")])
-"""A columnar scorer's verdicts with their keys; every other column is filled in (a code
-scorer has no judge, usage nor error)."""
+COLUMNAR_SCHEMA = pa.schema([f for f in _INCOMING_SCHEMA
+                             if f.name not in ("run_id", "scored_at")])
+"""A scorer's verdicts with their keys (`base.VERDICT_COLUMNS` and turn_id, scorer,
+scorer_version, content_hash); the run id and time are filled in."""
 
 COPY_REPLACED_TO_HISTORY = f"""
 INSERT INTO scores_history ({_COLS}, replaced_at)
@@ -99,12 +99,12 @@ def _arrow(rows: Sequence[ScoreRow], run_id: str, now: datetime) -> pa.Table:
 
 
 def _filled(table: pa.Table, run_id: str, now: datetime) -> pa.Table:
-    """Columnar scores (`COLUMNAR_SCHEMA`) with the columns they lack filled in."""
+    """Scores (`COLUMNAR_SCHEMA`, or fewer columns) with the columns they lack filled in."""
     n = table.num_rows
     fill: dict[str, object] = {"attempts": 0, "run_id": run_id, "scored_at": now}
     columns = []
     for f in _INCOMING_SCHEMA:
-        if f.name in COLUMNAR_SCHEMA.names:
+        if f.name in table.column_names:
             columns.append(table.column(f.name).cast(f.type))
         elif f.name in fill:
             columns.append(pa.repeat(pa.scalar(fill[f.name], f.type), n))

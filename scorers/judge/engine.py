@@ -163,6 +163,15 @@ def rules_score(spec: JudgeSpec, turn: Turn) -> Score:
     return verdict_score(verdict, judge=RULES_JUDGE, prompt_sha=None, usage=Usage())
 
 
+def judge_by_rules(spec: JudgeSpec, turn: Turn) -> Score:
+    """`turn` judged by the rules judge (after the pre-check); a failure is an error row."""
+    try:
+        return spec.precheck(turn) or rules_score(spec, turn)
+    except Exception as exc:  # one bad turn is one error row
+        log.exception("rules judge failed on turn %s", turn.turn_id)
+        return Score.failed(f"{type(exc).__name__}: {exc}", judge=RULES_JUDGE)
+
+
 def cache_key(config: JudgeConfig, spec: JudgeSpec, rendered: Rendered) -> str:
     params = {"model": config.model, "temperature": config.temperature,
               "max_tokens": config.max_tokens, "structured_output": config.structured_output,
@@ -218,7 +227,7 @@ class JudgeEngine:
         spec = self.specs[scorer]
         config = self.settings.for_scorer(scorer)
         if not config.is_llm:
-            return BatchResult(tuple(self._rules_one(spec, t) for t in turns))
+            return BatchResult(tuple(judge_by_rules(spec, t) for t in turns))
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         scores = self._loop.run_until_complete(self._run_llm(spec, config, turns))
@@ -250,14 +259,6 @@ class JudgeEngine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @staticmethod
-    def _rules_one(spec: JudgeSpec, turn: Turn) -> Score:
-        try:
-            return spec.precheck(turn) or rules_score(spec, turn)
-        except Exception as exc:  # one bad turn is one error row
-            log.exception("rules judge failed on turn %s", turn.turn_id)
-            return Score.failed(f"{type(exc).__name__}: {exc}", judge=RULES_JUDGE)
 
     async def _run_llm(self, spec: JudgeSpec, config: JudgeConfig, turns: Sequence[Turn]
                        ) -> list[Score | None]:
