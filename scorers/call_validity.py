@@ -14,7 +14,8 @@ The value is the share of valid calls; details name every violation. A turn with
 calls is `not_run`. An unreadable tool schema is a note, not the call's fault.
 
 One implementation, columnar: a whole batch is decided at once with Arrow kernels, running
-Python only per distinct (schema, arguments) pair (`_outcome`, cached across batches) and
+Python only per distinct (schema, arguments) pair (`_outcome`, its check cached across
+batches) and
 per text that depends on a few small values, which is what makes scoring millions of turns
 affordable. (Over ~400 lines:
 the checks, their texts and the kernels that apply them are one piece; split, the texts
@@ -27,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Iterable, Sequence
-from functools import lru_cache
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -87,40 +87,19 @@ def _made(violations: tuple[str, ...], uncaptured: bool, unusable: str | None, c
     )
 
 
-_CACHED_ARGUMENTS = 2048
-"""Longer arguments are checked every time: the cache holds its keys' texts, and long
-arguments (a document to summarise, a file to write) rarely repeat."""
-
-
 def _outcome(schema: str | None, arguments: str | None) -> _Outcome:
     """The outcome of `arguments` (None: not captured) under the schema text `schema`
-    (None or empty: none to check).
-
-    Cached by the two texts when the arguments are short: agents repeat the same call
-    (tool and arguments) across turns, and validating costs more than the rest of the
-    scorer. At most 65,536 entries of at most 2 KB of arguments each (~150 MB).
-    """
-    if arguments is not None and len(arguments) > _CACHED_ARGUMENTS:
-        return _checked(schema, arguments)
-    return _cached(schema, arguments)
-
-
-def _checked(schema: str | None, arguments: str | None) -> _Outcome:
+    (None or empty: none to check); the parse and the check are `schema_check.check_text`'s
+    (cached, shared with the rules judge)."""
     if arguments is None:
         return _made((), True, None, "")
-    try:
-        value = orjson.loads(arguments)
-    except orjson.JSONDecodeError as exc:
-        problem = f"arguments are not valid JSON ({exc}): {arguments[:80]!r}"
-        return _made((problem,), False, None, arguments.strip())
-    canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    if not schema:
-        return _made((), False, None, canonical)
-    checked = schema_check.check(schema, value)
-    return _made(checked.violations, False, checked.unusable, canonical)
-
-
-_cached = lru_cache(maxsize=65_536)(_checked)
+    found = schema_check.check_text(schema or None, arguments)
+    if found.error is not None:
+        problem = f"arguments are not valid JSON ({found.error}): {arguments[:80]!r}"
+        return _made((problem,), False, None, found.canonical)
+    if found.checked is None:
+        return _made((), False, None, found.canonical)
+    return _made(found.checked.violations, False, found.checked.unusable, found.canonical)
 
 
 def _details(verdicts: list[dict[str, object]], valid: int, invalid: int, tools_source: str

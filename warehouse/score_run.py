@@ -25,6 +25,10 @@ the next batch is read on a reader thread (`score_input.ReadAhead`) while one is
 Sampling is deterministic: a turn is in a `sample` of fraction f when
 `md5_number(turn_id) % 1_000_000 < f * 1_000_000`, so the same fraction picks the same
 turns on every run and a larger fraction picks a superset.
+
+(Over ~400 lines: the run's SQL, its report record and the loop that ties reading,
+scoring and writing together; reading and writing already live in `score_input` and
+`score_write`.)
 """
 
 from __future__ import annotations

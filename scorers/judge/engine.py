@@ -14,6 +14,10 @@ pending (`None` in `BatchResult.scores`) and every later batch returns at once w
 `Stop`. Turns already in flight finish, so spend can pass `max_cost_usd` by at most
 `concurrency - 1` turns. Failed turns become `error` scores and are not cached, so the next
 run retries them; verdicts are cached, so an unchanged turn is never sent twice.
+
+(Over ~400 lines: one turn's judging is one piece, from the pre-check through the cache,
+the tool loop and the parse to the stop rules that span the run; split, the budget and
+failure counting would be shared state between modules.)
 """
 
 from __future__ import annotations
@@ -216,6 +220,8 @@ class JudgeEngine:
         """The client for a judge configuration; the Batch API swaps in its own clients, so
         batched turns go through this same judging path."""
         self._formats: dict[tuple[str | None, str | None], FormatState] = {}
+        self._fields: dict[str, dict[str, str]] = {}
+        """Per scorer, its verdict's field schemas as text (`verdict_fields`), made once."""
         self.notes: list[str] = []
 
     def judge_for(self, scorer: str) -> str:
@@ -289,7 +295,9 @@ class JudgeEngine:
         sections = spec.sections(turn)
         rendered = render(spec.prompt, sections)
         content = scan_content(sections, spec.agent_content(turn) if spec.agent_content else None)
-        fields = verdict_fields(spec.schema)
+        fields = self._fields.get(spec.name)
+        if fields is None:
+            fields = self._fields[spec.name] = verdict_fields(spec.schema)
         key = cache_key(config, spec, rendered)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:
