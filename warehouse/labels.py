@@ -44,6 +44,7 @@ from turnscore.scorers.base import Case
 from turnscore.scorers.labels import LabelError, LabelWarning, read_labels
 from turnscore.scorers.text import normalize_expr, normalize_series
 from turnscore.warehouse.db import open_warehouse, writer_lock
+from turnscore.warehouse.label_schema import LABEL_COLUMNS
 from turnscore.warehouse.runs import (
     Outcome,
     RunKind,
@@ -62,20 +63,15 @@ LABEL_FIELDS = ("canary", "ideal_response", "match_mode", "expected_tools",
 """The label fields scorers may read (a scorer names those it reads in `reads`); with the
 case id, what `label_hash` covers (the `label_hashes` macro spells them in SQL; a test
 checks they agree). `input` only joins, `tags` are for people."""
-UPSERT_LABELS = """
-INSERT INTO labels (case_id, input, input_norm, canary, ideal_response, match_mode,
-                    expected_tools, expected_tools_mode, should_decline, tags, source,
-                    run_id, loaded_at)
-SELECT case_id, input, input_norm, canary, ideal_response, match_mode, expected_tools,
-       expected_tools_mode, should_decline, tags, source, run_id, now()
+_COLUMNS = [f.name for f in LABEL_COLUMNS]
+_READ = [c for c in _COLUMNS if c != "loaded_at"]
+"""The columns written from `_new_labels` (all but `loaded_at`, stamped here)."""
+UPSERT_LABELS = f"""
+INSERT INTO labels ({", ".join(_COLUMNS)})
+SELECT {", ".join(_READ)}, now()
 FROM _new_labels
 ON CONFLICT (case_id) DO UPDATE SET
-    input = EXCLUDED.input, input_norm = EXCLUDED.input_norm, canary = EXCLUDED.canary,
-    ideal_response = EXCLUDED.ideal_response, match_mode = EXCLUDED.match_mode,
-    expected_tools = EXCLUDED.expected_tools,
-    expected_tools_mode = EXCLUDED.expected_tools_mode,
-    should_decline = EXCLUDED.should_decline, tags = EXCLUDED.tags, source = EXCLUDED.source,
-    run_id = EXCLUDED.run_id, loaded_at = EXCLUDED.loaded_at
+{", ".join(f"{c} = EXCLUDED.{c}" for c in _COLUMNS if c != "case_id")}
 """
 SELECT_EXISTING_IDS = """
 SELECT case_id FROM labels WHERE case_id IN (SELECT case_id FROM _new_labels)

@@ -47,8 +47,8 @@ SELECT turn_id, list(scorer) AS scorers, bool_or(prior) AS prior,
 FROM _pending GROUP BY turn_id
 """
 _PENDING_TURNS = "_pending_turns"
-_LABEL_COLUMNS = ("case_id", "input", "canary", "ideal_response", "match_mode",
-                  "expected_tools", "expected_tools_mode", "should_decline", "tags")
+_LABEL_COLUMNS = tuple(f.name for f in fields(Case))
+"""The `labels` columns a `Case` holds, in its order (`_case`)."""
 READ_PENDING = f"""
 SELECT t.*, p.scorers AS _scorers, p.prior AS _prior,
        {", ".join(f"l.{c} AS _label_{c}" for c in _LABEL_COLUMNS)},

@@ -23,26 +23,16 @@ import duckdb
 import pyarrow as pa
 
 from turnscore.scorers.base import Score, details_json
+from turnscore.warehouse.score_schema import JSON_COLUMNS, SCORE_FIELDS
 
 log = logging.getLogger(__name__)
 
-COLUMNS = (
-    "turn_id", "scorer", "scorer_version", "status", "value", "label", "explanation",
-    "details", "judge", "prompt_sha", "input_tokens", "output_tokens", "cost_usd",
-    "latency_ms", "attempts", "error", "content_hash", "run_id", "scored_at",
-)
+COLUMNS = tuple(f.name for f in SCORE_FIELDS)
 _KEY = ("turn_id", "scorer")
 _COLS = ", ".join(COLUMNS)
 
-_INCOMING_SCHEMA = pa.schema([
-    ("turn_id", pa.string()), ("scorer", pa.string()), ("scorer_version", pa.string()),
-    ("status", pa.string()), ("value", pa.float64()), ("label", pa.string()),
-    ("explanation", pa.string()), ("details", pa.string()), ("judge", pa.string()),
-    ("prompt_sha", pa.string()), ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
-    ("cost_usd", pa.float64()), ("latency_ms", pa.float64()), ("attempts", pa.int32()),
-    ("error", pa.string()), ("content_hash", pa.string()), ("run_id", pa.string()),
-    ("scored_at", pa.timestamp("us", tz="UTC")),
-])
+# Nullability is the table's to enforce (a bad batch fails its transaction whole).
+_INCOMING_SCHEMA = pa.schema([(f.name, f.type) for f in SCORE_FIELDS])
 _INCOMING = "_incoming_scores"
 COLUMNAR_SCHEMA = pa.schema([f for f in _INCOMING_SCHEMA
                              if f.name not in ("run_id", "scored_at")])
@@ -57,7 +47,7 @@ FROM scores s JOIN {_INCOMING} i USING (turn_id, scorer)
 # In key order: the primary-key index takes sorted keys faster (neighbouring keys share
 # its nodes; about a tenth of the writer's CPU), and a turn's rows stay together.
 _SELECT_INCOMING = f"""
-SELECT {", ".join("details::JSON" if c == "details" else c for c in COLUMNS)} FROM {_INCOMING}
+SELECT {", ".join(f"{c}::JSON" if c in JSON_COLUMNS else c for c in COLUMNS)} FROM {_INCOMING}
 ORDER BY {", ".join(_KEY)}"""
 UPSERT_SCORES = f"""
 INSERT INTO scores ({_COLS}){_SELECT_INCOMING}
