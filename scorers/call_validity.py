@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -90,7 +91,18 @@ def _made(violations: tuple[str, ...], uncaptured: bool, unusable: str | None, c
 def _outcome(schema: str | None, arguments: str | None) -> _Outcome:
     """The outcome of `arguments` (None: not captured) under the schema text `schema`
     (None or empty: none to check); the parse and the check are `schema_check.check_text`'s
-    (cached, shared with the rules judge)."""
+    (shared with the rules judge).
+
+    Cached by the two texts when the arguments are short, as `check_text` is: agents
+    repeat the same calls across turns, and an outcome's texts cost about what the check
+    does once the check is cached.
+    """
+    if arguments is not None and len(arguments) > schema_check.CACHED_ARGUMENTS:
+        return _made_outcome(schema, arguments)
+    return _cached_outcome(schema, arguments)
+
+
+def _made_outcome(schema: str | None, arguments: str | None) -> _Outcome:
     if arguments is None:
         return _made((), True, None, "")
     found = schema_check.check_text(schema or None, arguments)
@@ -100,6 +112,9 @@ def _outcome(schema: str | None, arguments: str | None) -> _Outcome:
     if found.checked is None:
         return _made((), False, None, found.canonical)
     return _made(found.checked.violations, False, found.checked.unusable, found.canonical)
+
+
+_cached_outcome = lru_cache(maxsize=65_536)(_made_outcome)
 
 
 def _details(verdicts: list[dict[str, object]], valid: int, invalid: int, tools_source: str

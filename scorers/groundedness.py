@@ -44,6 +44,7 @@ from turnscore.scorers.specifics import (
     dates_in,
     extract,
     times_in,
+    without_nul,
     words_of,
 )
 from turnscore.scorers.text import normalize_expr
@@ -96,9 +97,9 @@ def _sources(frame: pl.DataFrame) -> pl.DataFrame:
     # NUL marks matches in `specifics._spans`: read as U+FFFD, as in the answers.
     return frame.select("row", "request", texts=texts, uncaptured=uncaptured).select(
         "row",
-        source=pl.when(outputs == 0).then(pl.col("request").fill_null(""))
-        .otherwise(pl.col("request").fill_null("") + "\n" + pl.col("texts").list.join("\n"))
-        .str.replace_all("\x00", "\ufffd", literal=True),
+        source=without_nul(pl.when(outputs == 0).then(pl.col("request").fill_null(""))
+                           .otherwise(pl.col("request").fill_null("") + "\n"
+                                      + pl.col("texts").list.join("\n"))),
         outputs=outputs,
         uncaptured=pl.col("uncaptured").fill_null(0).cast(pl.Int64))
 

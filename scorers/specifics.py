@@ -247,7 +247,7 @@ def extract(texts: pl.DataFrame) -> pl.DataFrame:
     """The specifics of each answer (column `t`, rows numbered by `row`), in extraction
     order, each once: (row, kind, text, y, mo, d)."""
     # NUL marks matches in `_spans`: read as U+FFFD (one character, offsets unchanged).
-    texts = texts.with_columns(t=pl.col("t").str.replace_all("\x00", "\ufffd", literal=True))
+    texts = texts.with_columns(t=without_nul(pl.col("t")))
     cands = [
         _candidates(_spans(texts, _LIST_MARKER).with_columns(m=pl.col("m").str.slice(
             0, pl.col("m").str.len_chars() - 1)), LIST, None, yields=False),
@@ -274,6 +274,13 @@ def extract(texts: pl.DataFrame) -> pl.DataFrame:
     return (claimed.filter("yields").sort("row", "level", "start")
             .unique(["row", "kind", "text"], keep="first", maintain_order=True)
             .select("row", "kind", "text", "y", "mo", "d"))
+
+
+def without_nul(text: pl.Expr) -> pl.Expr:
+    """`text` with NUL (the match marker of `_spans`) read as U+FFFD: one character, so
+    offsets do not move. Only texts that hold one are rewritten."""
+    return (pl.when(text.str.contains("\x00", literal=True))
+            .then(text.str.replace_all("\x00", "\ufffd", literal=True)).otherwise(text))
 
 
 def specifics_of(answers: Sequence[str]) -> list[list[tuple[str, str]]]:

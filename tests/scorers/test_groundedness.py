@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.scorers.factory import make_turn
+from tests.scorers.specifics_oracle import specifics as oracle
 from turnscore.ingest.turn import Turn
 from turnscore.scorers import REGISTRY
 from turnscore.scorers.base import Score, Status
@@ -129,3 +130,17 @@ def test_a_turn_scores_alike_alone_and_in_a_batch(rows: list[tuple[str, str]]) -
              for i, (answer, result) in enumerate(rows)]
     batch = groundedness(turns, [None] * len(turns))
     assert batch == [groundedness([t], [None])[0] for t in turns]
+
+
+# Characters Python's `re` and Rust regex read alike (word, digit, space, case): where the
+# oracle's lookarounds and the shipped rewrite without them must agree.
+_ALIKE = st.sampled_from([chr(c) for c in range(0x20, 0x7f)]
+                         + list("\n\t\u00e9\u00c9\u00fc\u201c\u201d\u2019"))
+_ALIKE_PIECES = _PIECES.filter(lambda p: p != "\x00" and (p.isascii() or p.isalpha()))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_ALIKE_PIECES, st.lists(_ALIKE, max_size=6).map("".join)),
+                max_size=14).map("".join))
+def test_the_extraction_finds_what_the_lookaround_patterns_find(text: str) -> None:
+    assert specifics_of([text]) == [oracle(text)]
