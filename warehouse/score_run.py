@@ -206,7 +206,7 @@ class ScoreReport:
 
 DEFAULT_BATCH_SIZE = 10_000
 """Turns per batch: a read, a scoring pass per scorer and a write transaction each. The
-columnar scorers pay a fixed cost per batch (hundreds of polars steps for groundedness),
+scorers pay a fixed cost per batch (hundreds of polars steps for groundedness),
 so small batches cost CPU; three batches are in memory at once (read ahead, scored,
 being written)."""
 JUDGED_BATCH_SIZE = 500
