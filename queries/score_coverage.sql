@@ -38,7 +38,7 @@ per AS (
         count(*) FILTER (WHERE s.status = 'not_run') AS not_run,
         count(*) FILTER (WHERE s.status = 'error') AS errors,
         count(*) AS present,
-        -- The one staleness rule (migration 0010), the score runner's too.
+        -- The one staleness rule (migration 0011), the score runner's too.
         count(*) FILTER (WHERE st.stale) AS stale
     FROM scores AS s
     -- Scores of turns no longer in the warehouse (rebuilt away) do not count.

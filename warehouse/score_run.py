@@ -2,7 +2,7 @@
 
 A (turn, scorer) pair is *pending* when the turn has no score from that scorer, or the
 score came from another scorer version, or is an `error` (errors are retried), or is
-stale: the `score_staleness` table macro (migration 0010) says so, the one statement of the
+stale: the `score_staleness` table macro (migration 0011) says so, the one statement of the
 rule that `score_coverage` counts by too. A scorer that reads labels (`reads` names a
 `labels.LABEL_FIELDS` field) records the case it read in its hash (the `scored_hash`
 macro), so a case new, changed or gone since makes its score stale. The turns' cases
@@ -79,7 +79,7 @@ CREATE_NO_TURN_CASES = """
 CREATE OR REPLACE TEMP TABLE _turn_cases (turn_id VARCHAR, case_id VARCHAR, label_hash VARCHAR)
 """
 HAS_LABELS = "SELECT EXISTS (SELECT 1 FROM labels)"
-# Staleness is the `score_staleness` macro (migration 0010), the rule `score_coverage`
+# Staleness is the `score_staleness` macro (migration 0011), the rule `score_coverage`
 # counts by. `$labels` (the scorer reads labels) adds only the rows such a scorer wrote
 # before scores recorded the case they read (no ':' in the hash): rescored once.
 INSERT_PENDING = f"""

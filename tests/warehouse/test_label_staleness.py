@@ -189,7 +189,7 @@ def test_the_label_scorers_are_the_ones_reading_label_fields() -> None:
 
 
 def test_the_label_hash_covers_the_label_fields_and_the_case_id() -> None:
-    """The `label_hashes` view (migration 0010) spells the fingerprint in SQL."""
+    """The `label_hashes` macro (migration 0010) spells the fingerprint in SQL."""
     view = next(m for m in migrations() if m.name == "0010_turn_cases.sql").sql
     packed = re.search(r"struct_pack\((.*?)\)\)\)", view, re.S)
     assert packed is not None

@@ -1,7 +1,7 @@
--- The label-aware staleness rule, once (issue 15). The score runner and the
--- `score_coverage` view both read these; nothing else spells the rule. Table macros,
--- not views: they are the rule, not data a reader browses (a published snapshot
--- materialises every view as a table).
+-- Each turn's labelled case, once (issue 15): the score runner and the staleness rule
+-- (0011_score_staleness.sql) read these; nothing else spells the join. Table macros, not
+-- views: they are rules, not data a reader browses (a published snapshot materialises
+-- every view as a table).
 --
 -- label_hashes: a case's fingerprint, its id and the label fields scorers read
 -- (warehouse.labels.LABEL_FIELDS; a test checks they agree). Changing it makes every
@@ -32,21 +32,3 @@ FROM (SELECT t.turn_id, min(x.case_id) AS case_id
       WHERE NOT EXISTS (SELECT 1 FROM labels AS l WHERE l.case_id = t.case_id)
       GROUP BY t.turn_id) AS m
 JOIN label_hashes() AS l ON l.case_id = m.case_id;
-
--- scored_hash: what a score records as computed from. A scorer that reads labels
--- records `<turn content_hash>:<label_hash of its case>` ('' for none), any other the
--- content_hash alone (hex: it never holds ':').
-CREATE MACRO scored_hash(content_hash, label_hash, reads_labels) AS
-    CASE WHEN reads_labels THEN content_hash || ':' || coalesce(label_hash, '')
-         ELSE content_hash END;
-
--- score_staleness: per current score of a turn still in the warehouse, whether it was
--- computed on other content than the turn's now, or (a row that recorded a case) on
--- another case than the turn's now (new, changed or removed).
-CREATE MACRO score_staleness() AS TABLE
-SELECT s.turn_id, s.scorer,
-       s.content_hash <> scored_hash(t.content_hash, c.label_hash,
-                                     contains(s.content_hash, ':')) AS stale
-FROM scores AS s
-JOIN turns AS t ON t.turn_id = s.turn_id
-LEFT JOIN turn_cases() AS c ON c.turn_id = s.turn_id;
