@@ -8,6 +8,10 @@ Layout of a warehouse folder::
     published.duckdb     the last consistent snapshot, for readers (see `publish`)
     published/           Parquet exports of every view (a symlink swapped atomically)
 
+The SQL macros (`MACROS`: the agent rule) are (re)created by every writer's open, so the
+views and the runners' SQL can call them on any migrated warehouse, always with the
+installed definition; they are copied into the snapshot with the tables.
+
 Migrations are `migrations/NNNN_name.sql`, applied in number order, each in its own
 transaction together with its row in `_migrations`, so a crash leaves the database at
 the previous migration, never half-way through one.
@@ -63,6 +67,38 @@ def quote_ident(name: str) -> str:
     if "\x00" in name:
         raise ValueError(f"identifier contains a NUL byte: {name!r}")
     return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class Macro:
+    """A DuckDB scalar macro the views (and the package's other SQL) call."""
+
+    name: str
+    parameters: tuple[str, ...]
+    body: str
+    """The expression, over the parameters."""
+    description: str
+
+    def create_sql(self, *, temp: bool = False) -> str:
+        params = ", ".join(quote_ident(p) for p in self.parameters)
+        kind = "TEMP MACRO" if temp else "MACRO"
+        return f"CREATE OR REPLACE {kind} {quote_ident(self.name)}({params}) AS {self.body}"
+
+
+AGENT_MACRO = Macro(
+    "turn_agent", ("agent_name", "service_name"), "coalesce(agent_name, service_name)",
+    "a turn's agent: its agent name, else its resource's service.name")
+"""The agent rule (DESIGN §4 `agent_name, service_name`): the one place it is spelled."""
+
+MACROS: tuple[Macro, ...] = (AGENT_MACRO,)
+
+
+def create_macros(con: duckdb.DuckDBPyConnection, *, temp: bool = False) -> list[str]:
+    """(Re)create `MACROS` on `con`: in its database, or as TEMP macros (allowed on a
+    read-only connection, and found before the database's own); returns the names."""
+    for macro in MACROS:
+        con.execute(macro.create_sql(temp=temp))
+    return [m.name for m in MACROS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,11 +168,14 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
 
 
 def open_warehouse(directory: Path) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) the live warehouse for writing, migrated to the latest."""
+    """Open (creating if needed) the live warehouse for writing, migrated to the latest,
+    with the installed SQL macros (`turnscore.queries.MACROS`: the agent rule), which the
+    views and the runners' SQL call."""
     directory.mkdir(parents=True, exist_ok=True)
     con = _connect(directory / DB_FILE, read_only=False)
     try:
         migrate(con)
+        create_macros(con)
     except BaseException:
         con.close()
         raise

@@ -48,7 +48,7 @@ from typing import Protocol
 import duckdb
 import pyarrow.parquet as pq
 
-from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
+from turnscore.warehouse.db import create_macros, open_warehouse, quote_ident, writer_lock
 from turnscore.warehouse.errors import WarehouseError
 
 log = logging.getLogger(__name__)
@@ -118,26 +118,31 @@ def shipped_views() -> Sequence[ViewDef]:
     return views
 
 
-def _create_view_sql(view: ViewDef) -> str:
+def create_view_sql(view: ViewDef, *, temp: bool = False) -> str:
+    """`CREATE OR REPLACE [TEMP] VIEW` for `view` (a shipped `View` orders its rows as its
+    header says; any other object's `sql` is its SELECT, or already a CREATE)."""
     create = getattr(view, "create_sql", None)
     if callable(create):
-        return str(create())
+        return str(create(temp=temp))
     body = view.sql.strip().rstrip(";")
     if body.upper().startswith("CREATE"):
         return body
-    return f"CREATE OR REPLACE VIEW {quote_ident(view.name)} AS\n{body}"
+    kind = "TEMP VIEW" if temp else "VIEW"
+    return f"CREATE OR REPLACE {kind} {quote_ident(view.name)} AS\n{body}"
 
 
 def refresh_views(con: duckdb.DuckDBPyConnection,
                   views: Sequence[ViewDef] | None = None) -> list[str]:
-    """(Re)create the shipped views; a view may use another, in any file order."""
+    """(Re)create the SQL macros and the shipped views; a view may use another, in any
+    file order."""
+    create_macros(con)
     remaining = list(shipped_views() if views is None else views)
     created: list[str] = []
     while remaining:
         failed: list[tuple[ViewDef, str]] = []
         for view in remaining:
             try:
-                con.execute(_create_view_sql(view))
+                con.execute(create_view_sql(view))
                 created.append(view.name)
             except duckdb.Error as exc:
                 failed.append((view, str(exc)))
@@ -308,13 +313,17 @@ def materialise_views(con: duckdb.DuckDBPyConnection,
     one not yet materialised is still a view until its turn, so the order only affects
     speed, never the rows.
 
-    A view with a `day` column is stored sorted by day: dashboards filter on dates, and
+    A view that declares its row order (`-- order:`) is stored in that order; the views
+    that do and have a `day` column order by day first. Any other view with a `day`
+    column is stored sorted by day: dashboards filter on dates, and
     DuckDB skips the row groups whose min/max day is outside the filter (one day of
     `turns_scored` at 1M turns: ~80 ms instead of ~1 s cold, when turns were not
     ingested in time order), for about the same publish time.
     """
     present = [name for (name,) in con.execute(SELECT_VIEW_NAMES).fetchall()]
-    rank = {v.name: i for i, v in enumerate(shipped_views())}
+    shipped = shipped_views()
+    rank = {v.name: i for i, v in enumerate(shipped)}
+    declared = {v.name: getattr(v, "order", None) for v in shipped}
     order = sorted(present, key=lambda n: (rank.get(n, len(rank)), n))
     for name in order:
         view = quote_ident(name)
@@ -322,9 +331,9 @@ def materialise_views(con: duckdb.DuckDBPyConnection,
         try:
             con.execute("BEGIN")
             columns = {c for (c,) in con.execute(VIEW_COLUMNS.format(view=view)).fetchall()}
-            by_day = f" ORDER BY {quote_ident(_CLUSTER_BY)}" if _CLUSTER_BY in columns else ""
             table = quote_ident(_MATERIALISING)
-            con.execute(CREATE_TABLE_FROM_VIEW.format(table=table, view=view, order=by_day))
+            con.execute(CREATE_TABLE_FROM_VIEW.format(
+                table=table, view=view, order=_stored_order(declared.get(name), columns)))
             con.execute(DROP_VIEW.format(view=view))
             con.execute(RENAME_TABLE.format(table=table, name=view))
             con.execute("COMMIT")
@@ -334,6 +343,14 @@ def materialise_views(con: duckdb.DuckDBPyConnection,
         if seconds is not None:
             seconds[f"view {name}"] = time.perf_counter() - started
     return order
+
+
+def _stored_order(declared: str | None, columns: set[str]) -> str:
+    """The ORDER BY a view's table is written in: the view's own (its rows, in its order,
+    from a table scan), else by day when it has a `day` column, else none."""
+    if declared:
+        return f" ORDER BY {declared}"
+    return f" ORDER BY {quote_ident(_CLUSTER_BY)}" if _CLUSTER_BY in columns else ""
 
 
 def _export_tables(con: duckdb.DuckDBPyConnection, warehouse_dir: Path,

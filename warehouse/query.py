@@ -36,7 +36,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from turnscore.warehouse.db import DB_FILE, open_readonly, quote_ident
+from turnscore.warehouse.db import DB_FILE, create_macros, open_readonly, quote_ident
 from turnscore.warehouse.errors import (
     InvalidOption,
     QueryLimitReached,
@@ -45,7 +45,7 @@ from turnscore.warehouse.errors import (
     WarehouseError,
     WarehouseMissing,
 )
-from turnscore.warehouse.publish import PUBLISHED_DB, shipped_views
+from turnscore.warehouse.publish import PUBLISHED_DB, create_view_sql, shipped_views
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,14 @@ def open_for_reading(warehouse_dir: Path, *, published: bool = False
                      ) -> tuple[duckdb.DuckDBPyConnection, Path, bool]:
     """A read-only connection to the live warehouse, else to the published snapshot;
     `published` reads the snapshot only (its views are tables: fast at any size)."""
+    con, path, is_snapshot = _open_for_reading(warehouse_dir, published)
+    # The installed agent rule, whatever version wrote the file (the report's SQL calls it).
+    create_macros(con, temp=True)
+    return con, path, is_snapshot
+
+
+def _open_for_reading(warehouse_dir: Path, published: bool
+                      ) -> tuple[duckdb.DuckDBPyConnection, Path, bool]:
     live, snapshot = warehouse_dir / DB_FILE, warehouse_dir / PUBLISHED_DB
     if published:
         if not snapshot.is_file():
@@ -147,13 +155,13 @@ def create_temp_views(con: duckdb.DuckDBPyConnection) -> list[str]:
     are materialised tables, computed at publish time, and a TEMP view would shadow them
     and recompute every query."""
     tables = {name for (name,) in con.execute(SELECT_TABLE_NAMES).fetchall()}
+    create_macros(con, temp=True)
     created = []
     for view in shipped_views():
         if view.name in tables:
             continue
-        body = view.sql.strip().rstrip(";")
         try:
-            con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(view.name)} AS\n{body}")
+            con.execute(create_view_sql(view, temp=True))
             created.append(view.name)
         except duckdb.Error as exc:  # e.g. an old snapshot without a newer table
             log.warning("view %s is not available here: %s", view.name, exc)
