@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
@@ -47,6 +48,12 @@ CREATE TABLE IF NOT EXISTS _migrations (
 """
 SELECT_APPLIED = "SELECT name FROM _migrations ORDER BY name"
 RECORD_MIGRATION = "INSERT INTO _migrations (name) VALUES (?)"
+RECORD_COMMIT = "INSERT INTO _commits (run_id, committed_at) VALUES (?, ?)"
+SELECT_COMMIT_STAMP = """
+SELECT (SELECT count(*) FROM {database}.main._commits),
+       (SELECT max(name) FROM {database}.main._migrations)
+"""
+SELECT_CURRENT_DATABASE = "SELECT current_database()"
 SELECT_CHECKPOINT_THRESHOLD = "SELECT current_setting('checkpoint_threshold')"
 SET_CHECKPOINT_THRESHOLD = "SET checkpoint_threshold = $threshold"
 
@@ -151,6 +158,33 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
         log.info("applied migration %s", mig.name)
         done.append(mig.name)
     return done
+
+
+def record_commit(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Stamp the open write transaction as a commit readers must see (see
+    the `_commits` migration). Every writer of `turns`, `ingest_errors`,
+    `ingested_files`, `scores`, `scores_history` and `labels` calls it before its COMMIT;
+    bookkeeping only a run reads (`runs`, the judge cache and batches, `request_norms`,
+    which follows `turns`) does not."""
+    con.execute(RECORD_COMMIT, [run_id, datetime.now(UTC)])
+
+
+CommitStamp = tuple[int, str | None]
+"""Commits recorded, and the last migration applied: equal stamps, equal data."""
+
+
+def commit_stamp(con: duckdb.DuckDBPyConnection, database: str | None = None) -> CommitStamp:
+    """The commit stamp of `database` (an attached database's name; default `con`'s own).
+    Raises `duckdb.CatalogException` for a database from before `_commits`."""
+    if database is None:
+        database = current_database(con)
+    row = con.execute(SELECT_COMMIT_STAMP.format(database=quote_ident(database))).fetchall()[0]
+    return int(row[0]), row[1]
+
+
+def current_database(con: duckdb.DuckDBPyConnection) -> str:
+    name: str = con.execute(SELECT_CURRENT_DATABASE).fetchall()[0][0]
+    return name
 
 
 def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:

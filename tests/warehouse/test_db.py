@@ -50,6 +50,7 @@ SCORE_COLUMNS = [
 # (name, type, nullable) per table, in column order: the schema other code relies on.
 EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
     "_migrations": [("name", "VARCHAR", False), ("applied_at", TS, False)],
+    "_commits": [("run_id", "VARCHAR", False), ("committed_at", TS, False)],
     "turns": [],  # derived from the contract in `_expected`
     "labels": [
         ("case_id", "VARCHAR", False),
