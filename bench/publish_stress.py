@@ -142,7 +142,7 @@ def no_op_runs(args: argparse.Namespace) -> int:
     first = score_run.score_turns(wh, scorers=["call_validity"])
     assert first.published, first
     print(f"warehouse: {args.no_op_turns:,} turns scored, {args.extra_tables} extra tables "
-          f"of as many rows, {wh.stat().st_size if wh.is_file() else _size(wh) / 1e6:.0f} MB")
+          f"of as many rows, {_size(wh) / 1e6:.0f} MB")
     con = open_warehouse(wh)
     try:
         checks = {"fingerprint (before)": fingerprint_behind,
