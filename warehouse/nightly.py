@@ -190,7 +190,9 @@ def _labels(config: Config, report: NightlyReport, tell: Tell, wait: bool) -> Ni
         wait=wait))
     report = replace(report, labels=labels)
     if labels.outcome == Outcome.FAILED.value:
-        raise _StageFailed("labels", labels.error or "no labelled case could be read", report)
+        first = f" (first error: {labels.errors[0]})" if labels.errors else ""
+        raise _StageFailed("labels", labels.error or f"no labelled case could be read{first}",
+                           report)
     if labels.errors:
         report = _problem(report, f"labels: {len(labels.errors)} bad row(s), first: "
                                   f"{labels.errors[0]}")

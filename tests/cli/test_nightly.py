@@ -113,6 +113,28 @@ def test_a_bad_config_exits_2(tmp_path: Path) -> None:
     assert code == 2 and "not valid TOML" in err
 
 
+def test_a_config_folder_or_an_empty_scorer_list_exits_2_with_one_line(tmp_path: Path) -> None:
+    """A scheduler gets a usage error with --json, not a traceback (a folder) or a night
+    that scores with every scorer (`scorers = []`)."""
+    code, out, err = _nightly(tmp_path, "--json")
+    assert code == 2 and "cannot read the config file" in err and "Traceback" not in err
+    assert orjson.loads(out)["exit_code"] == 2
+    config = tmp_path / "turnscore.toml"
+    config.write_text('warehouse = "wh"\nscorers = []\n')
+    code, _, err = _nightly(config)
+    assert code == 2 and "'scorers' is empty" in err
+    assert not (tmp_path / "wh").exists()
+
+
+def test_help_lists_the_exit_codes() -> None:
+    result = runner.invoke(app, ["nightly", "--help"], env=WIDE)
+    text = " ".join(result.stdout.split())
+    assert result.exit_code == 0
+    for code in ("0 every stage worked", "3 completed with errors", "1 a stage failed",
+                 "2 bad options or config", "4 another run holds the warehouse"):
+        assert code in text, code
+
+
 def test_a_misspelt_scorer_exits_2_before_ingesting_anything(tmp_path: Path) -> None:
     # As `turnscore score` does: a usage error, found before the first file is read.
     config = write_project(tmp_path)

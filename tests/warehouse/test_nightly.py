@@ -286,3 +286,11 @@ def test_judge_rules_ignores_a_configured_judge(tmp_path: Path) -> None:
         config = load_config(with_judge(write_project(tmp_path), server), env={})
         report = run_nightly(config, judge="rules")
         assert report.judge == "rules" and not server.requests
+
+
+def test_a_failed_labels_stage_says_why(tmp_path: Path) -> None:
+    config = tmp_path / "turnscore.toml"
+    config.write_text('warehouse = "wh"\nlabels = ["missing.jsonl"]\n')
+    report = run_nightly(load_config(config, env={}))
+    assert report.outcome is Outcome.FAILED and report.failed_stage == "labels"
+    assert "missing.jsonl" in report.problems[-1], report.problems
