@@ -117,7 +117,8 @@ def print_summary(report: NightlyReport, console: Console) -> None:
     table = Table(title=f"nightly {report.run_id}: [{colour}]{report.outcome.value}[/{colour}]",
                   show_header=False)
     table.add_column("stage", style="bold")
-    table.add_column("result")
+    # Folded, not cut: a cron log must show the whole published and report paths.
+    table.add_column("result", overflow="fold")
     ingest, labels = report.ingest, report.labels
     table.add_row("files", f"{ingest.files_read} read, {ingest.files_skipped} already ingested"
                   if ingest else "no sources configured")

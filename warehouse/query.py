@@ -57,6 +57,7 @@ _EXPLAIN = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 SERIALIZE_SQL = "SELECT json_serialize_sql(?)"
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Query nodes of a parse tree that only read; any other (DELETE_QUERY_NODE,
 # INSERT_QUERY_NODE, UPDATE_QUERY_NODE, ...) would write.
 _READING_NODES = {"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"}
@@ -173,6 +174,10 @@ def statement_for(con: duckdb.DuckDBPyConnection, text: str) -> tuple[str, str |
     if con.execute(FIND_RELATION, {"name": text.strip()}).fetchall():
         name = text.strip()
         return f"SELECT * FROM {quote_ident(name)}", name
+    if _NAME.match(text.strip()):  # one word: a misspelt view, not SQL
+        views = sorted(v.name for v in shipped_views())
+        raise QueryRejected(f"no view or table named {text.strip()!r}; the views: "
+                            f"{', '.join(views)} (`turnscore views` describes them)")
     _check_read_only(con, text)
     return text, None
 

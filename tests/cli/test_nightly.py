@@ -67,6 +67,16 @@ def test_ok_exits_0_with_one_summary_table(tmp_path: Path) -> None:
     assert str(tmp_path / "wh" / "report.html") in out.replace("\n", "")
 
 
+def test_a_narrow_log_still_shows_the_whole_paths(tmp_path: Path) -> None:
+    """Cron's output is no terminal (80 columns): the paths fold rather than end in '...'."""
+    config = write_project(tmp_path)
+    result = runner.invoke(app, ["nightly", "--config", str(config)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    flat = "".join(ch for ch in result.stdout if ch not in " \n│┃|")
+    assert str(tmp_path / "wh" / PUBLISHED_DB) in flat
+    assert str(tmp_path / "wh" / "report.html") in flat
+
+
 def test_json_summary_and_the_views_agree_with_ground_truth(tmp_path: Path) -> None:
     code, out, _ = _nightly(write_project(tmp_path), "--json")
     assert code == 0
