@@ -176,7 +176,8 @@ def statement_for(con: duckdb.DuckDBPyConnection, text: str) -> tuple[str, str |
         return f"SELECT * FROM {quote_ident(name)}", name
     if _NAME.match(text.strip()):  # one word: a misspelt view, not SQL
         views = sorted(v.name for v in shipped_views())
-        raise QueryRejected(f"no view or table named {text.strip()!r}; the views: "
+        raise QueryRejected(f"not a view name and not valid SQL: no view or table named "
+                            f"{text.strip()!r}; the views: "
                             f"{', '.join(views)} (`turnscore views` describes them)")
     _check_read_only(con, text)
     return text, None
