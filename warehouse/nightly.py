@@ -127,17 +127,19 @@ def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
                 judge: JudgeMode = "auto", max_cost: float | None = None,
                 wait: bool = False) -> NightlyReport:
     """Run every stage for `config`; raises `WarehouseBusy` when another nightly holds
-    the warehouse (and `wait` is false), and `UnknownScorer` for a misspelt scorer name in
-    the config, before anything is ingested: that is a usage error, as in `turnscore
-    score`, not a failed stage. Other failures come back as a `failed` report."""
+    the warehouse (and `wait` is false), and `UnknownScorer` for a misspelt scorer name or
+    `ConfigError` for a judge it cannot use (`--judge llm` with no `[judge]`), before
+    anything is ingested: those are usage errors, as in `turnscore score`, not a failed
+    stage. Other failures come back as a `failed` report."""
     selection = config.scorer_selection([s.name for s in resolve_scorers(None)])
+    factory = llm_judge_for(config.judge, judge, Budget(max_cost_usd=max_cost))
     with writer_lock(config.warehouse, wait=wait):
         started, clock = datetime.now(UTC), time.monotonic()
         report = NightlyReport(new_run_id(RunKind.NIGHTLY, started), Outcome.OK, started,
                                0.0, judge="rules", notes=_notes(config))
         tell: Tell = progress or _silent
         try:
-            for stage in _stages(config, selection, tell, judge, max_cost, wait):
+            for stage in _stages(config, selection, tell, factory, wait):
                 report = stage(report)
         except _StageFailed as exc:
             log.error("nightly %s: %s failed: %s", report.run_id, exc.stage, exc)
@@ -150,15 +152,15 @@ def _silent(stage: str, done: int, total: int | None) -> None:
     return None
 
 
-def _stages(config: Config, selection: ScorerSelection, tell: Tell, judge: JudgeMode,
-            max_cost: float | None, wait: bool) -> list[Stage]:
+def _stages(config: Config, selection: ScorerSelection, tell: Tell,
+            factory: LlmJudge | None, wait: bool) -> list[Stage]:
     """The stages to run, in order: ingest and labels only when configured."""
     stages: list[Stage] = []
     if config.sources:
         stages.append(lambda r: _ingest(config, r, tell, wait))
     if config.labels:
         stages.append(lambda r: _labels(config, r, tell, wait))
-    stages.append(lambda r: _scoring(config, selection, r, tell, judge, max_cost, wait))
+    stages.append(lambda r: _scoring(config, selection, r, tell, factory, wait))
     stages.append(lambda r: _views_and_report(config, r, tell, wait))
     return stages
 
@@ -200,12 +202,8 @@ def _labels(config: Config, report: NightlyReport, tell: Tell, wait: bool) -> Ni
 
 
 def _scoring(config: Config, selection: ScorerSelection, report: NightlyReport, tell: Tell,
-             judge: JudgeMode, max_cost: float | None, wait: bool) -> NightlyReport:
+             factory: LlmJudge | None, wait: bool) -> NightlyReport:
     tell("score", 0, None)
-    try:
-        factory = llm_judge_for(config.judge, judge, Budget(max_cost_usd=max_cost))
-    except TurnscoreError as exc:
-        raise _StageFailed("score", str(exc), report) from exc
     report = replace(report, judge="llm" if factory is not None else "rules")
     try:
         score = _guard("score", report, lambda: _score(
