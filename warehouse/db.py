@@ -32,7 +32,12 @@ from pathlib import Path
 
 import duckdb
 
-from turnscore.warehouse.errors import MigrationError, WarehouseBusy, WarehouseMissing
+from turnscore.warehouse.errors import (
+    InvalidOption,
+    MigrationError,
+    WarehouseBusy,
+    WarehouseMissing,
+)
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +210,7 @@ def open_warehouse(directory: Path) -> duckdb.DuckDBPyConnection:
     """Open (creating if needed) the live warehouse for writing, migrated to the latest,
     with the installed SQL macros (`turnscore.queries.MACROS`: the agent rule), which the
     views and the runners' SQL call."""
-    directory.mkdir(parents=True, exist_ok=True)
+    _make_folder(directory)
     con = _connect(directory / DB_FILE, read_only=False)
     try:
         migrate(con)
@@ -246,6 +251,14 @@ def bulk_writes(con: duckdb.DuckDBPyConnection,
     con.execute(SET_CHECKPOINT_THRESHOLD, {"threshold": previous})
 
 
+def _make_folder(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission: the option is wrong
+        raise InvalidOption(f"warehouse {directory} cannot be a folder: "
+                            f"{exc.strerror or exc}") from None
+
+
 def _holder(directory: Path) -> str | None:
     try:
         pid = (directory / LOCK_FILE).read_text().strip()
@@ -267,7 +280,7 @@ def writer_lock(directory: Path, *, wait: bool = False) -> Iterator[Path]:
     so a killed run never leaves the warehouse locked. Re-entrant within one process, so
     `turnscore nightly` holds it across stages that each take it again.
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    _make_folder(directory)
     lock_path = directory / LOCK_FILE
     # Keyed by pid too: a forked child inherits the dict but not the lock.
     key = (os.getpid(), lock_path.resolve())

@@ -257,3 +257,12 @@ def test_without_a_config_it_says_it_ran_on_the_defaults(
     assert "note:" in result.stderr and "ran on the defaults" in result.stderr
     result = runner.invoke(app, ["nightly", "--warehouse", str(tmp_path / "wh"), "--json"])
     assert "ran on the defaults" in orjson.loads(result.stdout)["notes"][0]
+
+
+def test_a_warehouse_path_that_is_a_file_exits_2_with_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "turnscore.toml"
+    config.write_text('warehouse = "wh"\n')
+    (tmp_path / "wh").write_text("not a folder")
+    code, out, err = _nightly(config, "--json")
+    assert code == 2 and "cannot be a folder" in err and "Traceback" not in err
+    assert orjson.loads(out)["exit_code"] == 2
