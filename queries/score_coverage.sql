@@ -1,4 +1,5 @@
 -- grain: one row per scorer that has written scores or that the last score run switched off for some agent
+-- order: scorer
 -- columns:
 --   scorer              scorer name
 --   turns               turns in the warehouse
@@ -26,7 +27,7 @@ switched_off AS (
 disabled AS (
     SELECT o.scorer, count(*) AS disabled
     FROM turns AS t
-    JOIN switched_off AS o ON o.agent IS NOT DISTINCT FROM coalesce(t.agent_name, t.service_name)
+    JOIN switched_off AS o ON o.agent IS NOT DISTINCT FROM turn_agent(t.agent_name, t.service_name)
     WHERE NOT EXISTS (SELECT 1 FROM scores AS s WHERE s.turn_id = t.turn_id AND s.scorer = o.scorer)
     GROUP BY o.scorer
 ),

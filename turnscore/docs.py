@@ -50,10 +50,11 @@ def scorers_table() -> str:
 
 
 def views_table() -> str:
-    rows = ["| view | grain | columns |", "|---|---|---|"]
+    rows = ["| view | grain | row order | columns |", "|---|---|---|---|"]
     for v in sorted(load_views(), key=lambda v: v.name):
         cols = ", ".join(f"`{c.name}`" for c in v.columns)
-        rows.append(f"| `{v.name}` | {_cell(v.grain)} | {cols} |")
+        order = f"`{v.order}`" if v.order else "unspecified"
+        rows.append(f"| `{v.name}` | {_cell(v.grain)} | {order} | {cols} |")
     return "\n".join(rows)
 
 

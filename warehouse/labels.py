@@ -43,7 +43,7 @@ import pyarrow as pa
 from turnscore.scorers.base import Case
 from turnscore.scorers.labels import LabelError, LabelWarning, read_labels
 from turnscore.scorers.text import normalize_expr, normalize_series
-from turnscore.warehouse.db import open_warehouse, writer_lock
+from turnscore.warehouse.db import open_warehouse, record_commit, writer_lock
 from turnscore.warehouse.label_schema import LABEL_COLUMNS
 from turnscore.warehouse.runs import (
     Outcome,
@@ -245,6 +245,7 @@ def _upsert(con: duckdb.DuckDBPyConnection, cases: list[tuple[Case, str]],
         try:
             existing = len(con.execute(SELECT_EXISTING_IDS).fetchall())
             con.execute(UPSERT_LABELS)
+            record_commit(con, run_id)
             con.execute("COMMIT")
         except duckdb.Error:
             con.execute("ROLLBACK")

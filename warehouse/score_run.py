@@ -94,13 +94,13 @@ WHERE ($sample IS NULL OR md5_number(t.turn_id) % {_SAMPLE_BUCKETS} < $sample)
        OR st.stale OR ($labels AND NOT contains(s.content_hash, ':')))
 """
 # Per-agent scorer choice: drop the pairs whose scorer is not enabled for the turn's agent
-# (the agent is `coalesce(agent_name, service_name)`, as in the views).
-SELECT_AGENTS = "SELECT DISTINCT coalesce(agent_name, service_name) FROM turns"
+# (the agent is the warehouse's `turn_agent` macro, as in the views).
+SELECT_AGENTS = "SELECT DISTINCT turn_agent(agent_name, service_name) FROM turns"
 DELETE_DISABLED_PENDING = """
 DELETE FROM _pending AS p
 WHERE NOT EXISTS (
     SELECT 1 FROM turns AS t
-    JOIN _enabled AS e ON e.agent IS NOT DISTINCT FROM coalesce(t.agent_name, t.service_name)
+    JOIN _enabled AS e ON e.agent IS NOT DISTINCT FROM turn_agent(t.agent_name, t.service_name)
     WHERE t.turn_id = p.turn_id AND e.scorer = p.scorer
 )
 """

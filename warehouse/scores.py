@@ -23,6 +23,7 @@ import duckdb
 import pyarrow as pa
 
 from turnscore.scorers.base import Score, details_json
+from turnscore.warehouse.db import record_commit
 from turnscore.warehouse.score_schema import JSON_COLUMNS, SCORE_FIELDS
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_i
             if replacing:
                 con.execute(COPY_REPLACED_TO_HISTORY, [now])
             con.execute(UPSERT_SCORES if replacing else INSERT_SCORES)
+            record_commit(con, run_id)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

@@ -34,6 +34,7 @@ SCORE_COLUMNS = columns_of(SCORE_FIELDS, JSON_COLUMNS)
 # (name, type, nullable) per table, in column order: the schema other code relies on.
 EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
     "_migrations": [("name", "VARCHAR", False), ("applied_at", TS, False)],
+    "_commits": [("run_id", "VARCHAR", False), ("committed_at", TS, False)],
     "turns": [],  # derived from the contract in `_expected`
     "labels": columns_of(LABEL_COLUMNS),
     "scores": SCORE_COLUMNS,
