@@ -28,9 +28,9 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from turnscore.ingest import fast_json, formats
+from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS
-from turnscore.ingest.otlp_json import json_request_records
+from turnscore.ingest.otlp_json import json_request_records, parse_request
 from turnscore.ingest.otlp_pb import pb_resource_records
 from turnscore.ingest.otlp_shared import Record
 from turnscore.ingest.records import WHOLE_FILE, InputError
@@ -143,8 +143,10 @@ def _read_json(payload: bytes, source: str) -> Iterator[Record]:
     text, problem = formats.decode_text(payload)
     if problem is not None:
         yield InputError(source, problem.position, problem.message)
+    # The fast framing reads bytes: the payload itself, unless decoding changed the text.
+    clean = problem is None and not payload.startswith(b"\xef\xbb\xbf")
     documents = 0
-    for item in fast_json.iter_json_documents(text, payload):
+    for item in formats.iter_json_documents(text, payload if clean else None, parse_request):
         if isinstance(item, formats.Problem):
             yield InputError(source, item.position, item.message)
             continue

@@ -2,6 +2,18 @@
 ids, integer enums, int64 as decimal strings, lowerCamelCase) and in protobuf's default
 JSON mapping (base64 ids, enum names, snake_case keys). The entry point for files is
 `turnscore.ingest.otlp`.
+
+A request is decoded once, by msgspec, into the typed structs below (`parse_request`):
+C-speed, no dict per object, and only the shape is checked there. Every field a format
+lets exporters get wrong (ids, times, enums, names, attribute values) is typed `Any` and
+checked here in Python, so a wrong value costs that span or that attribute, with a row
+naming it, not the request. A container of the wrong JSON type (a span that is a string,
+a `spans` that is an object) fails the request's decode; the request is then one error
+naming the path msgspec reports. Absent fields are `UNSET` (not None), so the keys a
+request holds can be counted for `formats`' repeated-key check.
+
+Both spellings of a field (lowerCamelCase and snake_case) are fields of the structs;
+where both are present the lowerCamelCase one wins, as in protobuf's JSON parser.
 """
 
 from __future__ import annotations
@@ -9,18 +21,24 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterator, Mapping
-from functools import cache
 from typing import Any
 
+import msgspec
+from msgspec import UNSET, Struct
+from msgspec.structs import astuple
+
+from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import (
     MAX_ATTRIBUTE_VALUE_CHARS,
     AnyValueError,
     decode_json_any_value,
 )
 from turnscore.ingest.otlp_shared import (
+    KIND_VALUES,
     SPAN_ID_BYTES,
     SPAN_KINDS,
     STATUS_CODES,
+    STATUS_VALUES,
     TRACE_ID_BYTES,
     BadInput,
     Record,
@@ -37,40 +55,310 @@ from turnscore.ingest.otlp_shared import (
 )
 from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLog, RawSpan
 
-__all__ = ["json_request_records"]
+__all__ = ["json_request_records", "parse_request"]
+
+_INT64_MAX = str(2**63 - 1)
 
 
-@cache
-def _snake(camel: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+class _KeyValue(Struct, gc=False):
+    key: Any = UNSET
+    value: Any = UNSET
 
 
-def _get(obj: Mapping[str, Any], camel: str) -> Any:
-    """A field by its lowerCamelCase name, or its snake_case protobuf name."""
-    value = obj.get(camel)
-    return obj.get(_snake(camel)) if value is None else value
+_Attrs = list[_KeyValue] | None
 
 
-def _list(obj: Mapping[str, Any], camel: str) -> list[Any]:
-    value = _get(obj, camel)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise BadInput(f"{camel} is not a list")
-    return value
+class _Status(Struct, gc=False):
+    code: Any = UNSET
+    message: Any = UNSET
 
 
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise BadInput(f"{what} is not a JSON object")
-    return value
+class _Event(Struct, gc=False):
+    name: Any = UNSET
+    timeUnixNano: Any = UNSET
+    time_unix_nano: Any = UNSET
+    attributes: _Attrs = UNSET  # type: ignore[assignment]
+    droppedAttributesCount: Any = UNSET
+    dropped_attributes_count: Any = UNSET
+
+
+class _Span(Struct, gc=False):
+    traceId: Any = UNSET
+    trace_id: Any = UNSET
+    spanId: Any = UNSET
+    span_id: Any = UNSET
+    parentSpanId: Any = UNSET
+    parent_span_id: Any = UNSET
+    traceState: Any = UNSET
+    trace_state: Any = UNSET
+    flags: Any = UNSET
+    name: Any = UNSET
+    kind: Any = UNSET
+    startTimeUnixNano: Any = UNSET
+    start_time_unix_nano: Any = UNSET
+    endTimeUnixNano: Any = UNSET
+    end_time_unix_nano: Any = UNSET
+    attributes: _Attrs = UNSET  # type: ignore[assignment]
+    droppedAttributesCount: Any = UNSET
+    dropped_attributes_count: Any = UNSET
+    events: list[_Event] | None = UNSET  # type: ignore[assignment]
+    droppedEventsCount: Any = UNSET
+    dropped_events_count: Any = UNSET
+    links: Any = UNSET
+    droppedLinksCount: Any = UNSET
+    dropped_links_count: Any = UNSET
+    status: _Status | None = UNSET  # type: ignore[assignment]
+
+
+class _Log(Struct, gc=False):
+    timeUnixNano: Any = UNSET
+    time_unix_nano: Any = UNSET
+    observedTimeUnixNano: Any = UNSET
+    observed_time_unix_nano: Any = UNSET
+    severityNumber: Any = UNSET
+    severity_number: Any = UNSET
+    severityText: Any = UNSET
+    severity_text: Any = UNSET
+    body: Any = UNSET
+    attributes: _Attrs = UNSET  # type: ignore[assignment]
+    droppedAttributesCount: Any = UNSET
+    dropped_attributes_count: Any = UNSET
+    flags: Any = UNSET
+    traceId: Any = UNSET
+    trace_id: Any = UNSET
+    spanId: Any = UNSET
+    span_id: Any = UNSET
+    eventName: Any = UNSET
+    event_name: Any = UNSET
+
+
+class _Scope(Struct, gc=False):
+    name: Any = UNSET
+    version: Any = UNSET
+    attributes: Any = UNSET
+    droppedAttributesCount: Any = UNSET
+    dropped_attributes_count: Any = UNSET
+
+
+class _Resource(Struct, gc=False):
+    attributes: _Attrs = UNSET  # type: ignore[assignment]
+    droppedAttributesCount: Any = UNSET
+    dropped_attributes_count: Any = UNSET
+    entityRefs: Any = UNSET
+    entity_refs: Any = UNSET
+
+
+class _ScopeSpans(Struct, gc=False):
+    scope: _Scope | None = UNSET  # type: ignore[assignment]
+    spans: list[_Span] | None = UNSET  # type: ignore[assignment]
+    schemaUrl: Any = UNSET
+    schema_url: Any = UNSET
+
+
+class _ScopeLogs(Struct, gc=False):
+    scope: _Scope | None = UNSET  # type: ignore[assignment]
+    logRecords: list[_Log] | None = UNSET  # type: ignore[assignment]
+    log_records: list[_Log] | None = UNSET  # type: ignore[assignment]
+    schemaUrl: Any = UNSET
+    schema_url: Any = UNSET
+
+
+class _ResourceSpans(Struct, gc=False):
+    resource: _Resource | None = UNSET  # type: ignore[assignment]
+    scopeSpans: list[_ScopeSpans] | None = UNSET  # type: ignore[assignment]
+    scope_spans: list[_ScopeSpans] | None = UNSET  # type: ignore[assignment]
+    schemaUrl: Any = UNSET
+    schema_url: Any = UNSET
+
+
+class _ResourceLogs(Struct, gc=False):
+    resource: _Resource | None = UNSET  # type: ignore[assignment]
+    scopeLogs: list[_ScopeLogs] | None = UNSET  # type: ignore[assignment]
+    scope_logs: list[_ScopeLogs] | None = UNSET  # type: ignore[assignment]
+    schemaUrl: Any = UNSET
+    schema_url: Any = UNSET
+
+
+class _Request(Struct, gc=False):
+    resourceSpans: list[_ResourceSpans] | None = UNSET  # type: ignore[assignment]
+    resource_spans: list[_ResourceSpans] | None = UNSET  # type: ignore[assignment]
+    resourceLogs: list[_ResourceLogs] | None = UNSET  # type: ignore[assignment]
+    resource_logs: list[_ResourceLogs] | None = UNSET  # type: ignore[assignment]
+
+
+_DECODER = msgspec.json.Decoder(_Request)
+_ANY = msgspec.json.Decoder()
+_SHAPE_ERRORS = (msgspec.ValidationError, TypeError)
+
+
+def _get(camel: Any, snake: Any = UNSET) -> Any:
+    """A field by either spelling; absent and null are None."""
+    if camel is not UNSET and camel is not None:
+        return camel
+    return None if snake is UNSET else snake
+
+
+# --- decoding and counting keys -----------------------------------------------------------
+
+
+def parse_request(data: bytes) -> tuple[object, int]:
+    """One OTLP/JSON request's bytes as a `_Request` and the object keys it holds (for
+    `formats.iter_json_documents`). A document of another shape comes back as plain JSON
+    values, so `json_request_records` can say what it is. Raises msgspec's errors (or
+    RecursionError) for what only the careful framing reads: NaN, lone surrogates, numbers
+    beyond a double, malformed JSON."""
+    try:
+        request = _DECODER.decode(data)
+    except msgspec.ValidationError:
+        request = None
+    if request is None or (
+        _get(request.resourceSpans, request.resource_spans) is None
+        and _get(request.resourceLogs, request.resource_logs) is None
+    ):
+        value = _ANY.decode(data)  # no request (or an empty one): say what it is
+        return value, formats.count_keys(value)
+    return request, _request_keys(request)
+
+
+def _present(struct: Struct) -> int:
+    fields = astuple(struct)
+    return len(fields) - fields.count(UNSET)
+
+
+def _request_keys(request: _Request) -> int:
+    """The object keys of a decoded request, counted without recursion into Python."""
+    count = _present(request)
+    for blocks in (request.resourceSpans, request.resource_spans):
+        for block in blocks or ():
+            count += _present(block) + _resource_keys(block.resource)
+            for scopes in (block.scopeSpans, block.scope_spans):
+                for scope in scopes or ():
+                    count += _present(scope) + _scope_keys(scope.scope)
+                    for span in scope.spans or ():
+                        count += _span_keys(span)
+    for log_blocks in (request.resourceLogs, request.resource_logs):
+        for log_block in log_blocks or ():
+            count += _present(log_block) + _resource_keys(log_block.resource)
+            for log_scopes in (log_block.scopeLogs, log_block.scope_logs):
+                for log_scope in log_scopes or ():
+                    count += _present(log_scope) + _scope_keys(log_scope.scope)
+                    for records in (log_scope.logRecords, log_scope.log_records):
+                        for log in records or ():
+                            count += (
+                                _present(log) + _attr_keys(log.attributes)
+                                + _value_keys(log.body)
+                            )  # fmt: skip
+    return count
+
+
+def _value_keys(value: Any) -> int:
+    return formats.count_keys(value) if type(value) in (dict, list) else 0
+
+
+def _resource_keys(resource: Any) -> int:
+    if not isinstance(resource, _Resource):
+        return 0
+    return (
+        _present(resource) + _attr_keys(resource.attributes) + _value_keys(resource.entityRefs)
+        + _value_keys(resource.entity_refs)
+    )  # fmt: skip
+
+
+def _scope_keys(scope: Any) -> int:
+    return _present(scope) + _value_keys(scope.attributes) if isinstance(scope, _Scope) else 0
+
+
+def _span_keys(span: _Span) -> int:
+    count = _present(span) + _attr_keys(span.attributes) + _value_keys(span.links)
+    status = span.status
+    if isinstance(status, _Status):
+        count += _present(status)
+    for event in span.events or ():
+        count += _present(event) + _attr_keys(event.attributes)
+    return count
+
+
+def _attr_keys(items: Any) -> int:
+    if not items:
+        return 0
+    count = 0
+    for kv in items:
+        value = kv.value
+        count += (kv.key is not UNSET) + (value is not UNSET)
+        if type(value) is dict:
+            if len(value) == 1 and type(next(iter(value.values()))) not in (dict, list):
+                count += 1
+            else:
+                count += formats.count_keys(value)
+    return count
+
+
+# --- records ------------------------------------------------------------------------------
+
+
+def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
+    """Records of one OTLP/JSON export request (traces or logs): a `_Request` from
+    `parse_request`, or plain JSON values (what the careful framing reads)."""
+    where = Where(source, position)
+    if not isinstance(doc, _Request):
+        if not isinstance(doc, Mapping):
+            yield where.error(f"not an OTLP traces/logs request: a JSON {type(doc).__name__}")
+            return
+        spans = doc.get("resourceSpans", doc.get("resource_spans"))
+        if spans is None and doc.get("resourceLogs", doc.get("resource_logs")) is None:
+            if doc:  # `{}` is a valid empty request
+                keys = ", ".join(sorted(map(str, doc))[:6])
+                yield where.error(
+                    "not an OTLP traces/logs request: a JSON object with keys "
+                    f"{keys}; expected resourceSpans or resourceLogs"
+                )
+            return
+        try:
+            doc = msgspec.convert(doc, _Request)
+        except _SHAPE_ERRORS as exc:
+            yield where.error(f"malformed request: {exc}; skipped")
+            return
+    yield from _request_records(doc, where)
+
+
+def _request_records(request: _Request, where: Where) -> Iterator[Record]:
+    for i, block in enumerate(_get(request.resourceSpans, request.resource_spans) or ()):
+        block_where = where.at(f"resourceSpans[{i}]")
+        resource, errors = _resource(block.resource, f"resourceSpans[{i}]", block_where)
+        yield from errors
+        for j, scope_block in enumerate(_get(block.scopeSpans, block.scope_spans) or ()):
+            scope_where = block_where.at(f"scopeSpans[{j}]")
+            scope = scope_block.scope if isinstance(scope_block.scope, _Scope) else _Scope()
+            for k, span in enumerate(scope_block.spans or ()):
+                yield from _json_span(span, scope_where.at(f"spans[{k}]"), resource, scope)
+    for i, log_block in enumerate(_get(request.resourceLogs, request.resource_logs) or ()):
+        block_where = where.at(f"resourceLogs[{i}]")
+        resource, errors = _resource(log_block.resource, f"resourceLogs[{i}]", block_where)
+        yield from errors
+        for j, log_scope in enumerate(_get(log_block.scopeLogs, log_block.scope_logs) or ()):
+            scope_where = block_where.at(f"scopeLogs[{j}]")
+            for k, log in enumerate(_get(log_scope.logRecords, log_scope.log_records) or ()):
+                yield from _json_log(log, scope_where.at(f"logRecords[{k}]"), resource)
+
+
+def _resource(
+    resource: _Resource | None, block: str, where: Where
+) -> tuple[dict[str, AttrValue], list[InputError]]:
+    errors: list[InputError] = []
+    items = resource.attributes if isinstance(resource, _Resource) else None
+    return _json_attrs(items, f"the resource of {block}", collect(errors, where)), errors
+
+
+def _as_text(raw: Any) -> str:
+    """`text` without the report: a span's name is read before its ids settle who to blame."""
+    if raw is None or raw is UNSET:
+        return ""
+    return raw if isinstance(raw, str) else str(raw)
 
 
 def _json_id(raw: Any, size: int, what: str) -> str | None:
     """Lowercase hex of an id given as hex (spec) or base64 (protobuf JSON); None if unset."""
-    if raw is None or raw == "":
+    if raw is None or raw == "" or raw is UNSET:
         return None
     if not isinstance(raw, str):
         raise BadInput(f"{what} is not a string: {str(raw)[:40]!r}")
@@ -84,11 +372,13 @@ def _json_id(raw: Any, size: int, what: str) -> str | None:
         value = b""
     if len(value) != size:
         raise BadInput(f"{what} {raw[:64]!r} is not {size} bytes of hex or base64")
-    return value.hex() if any(value) else None
+    return value.hex() if value.count(0) != size else None
 
 
 def _json_uint(raw: Any, what: str) -> int:
-    if raw is None or raw == "":
+    if type(raw) is str and raw.isdigit() and raw.isascii():  # the spec dialect's form
+        return int(raw)
+    if raw is None or raw == "" or raw is UNSET:
         return 0
     if isinstance(raw, int) and not isinstance(raw, bool):
         return raw
@@ -106,212 +396,155 @@ def _json_time(raw: Any, what: str) -> int:
 
 
 def _json_enum(
-    raw: Any, names: Mapping[str, int], prefix: str, what: str, report: Report
+    raw: Any,
+    names: Mapping[str, int],
+    values: frozenset[int],
+    prefix: str,
+    what: str,
+    report: Report,
 ) -> int:
     """An enum given as a number or a name ('SPAN_KIND_CLIENT', also 'CLIENT'); unknown -> 0."""
-    if raw is None:
+    if type(raw) is int and raw in values:
+        return raw
+    if raw is None or raw is UNSET:
         return 0
     if isinstance(raw, str) and not raw.strip().isdigit():
         value = names.get(raw, names.get(prefix + raw.upper()))
         if value is not None:
             return value
+        number: int | None = None
     else:
         try:
-            return known_enum(_json_uint(raw, what), names, what, report)
+            number = _json_uint(raw, what)
         except BadInput:
-            pass
-    report(f"{what} {str(raw)[:40]!r} is not a known value; read as 0 (unspecified)")
-    return 0
-
-
-def _json_pairs(items: Any, report: Report) -> Iterator[tuple[str, Any]]:
-    if items is None:
-        return
-    if not isinstance(items, list):
-        report("attributes are not a list; dropped")
-        return
-    for item in items:
-        # proto3 JSON omits default values, so a missing key is the empty key.
-        key = item.get("key", "") if isinstance(item, Mapping) else None
-        if isinstance(key, str):
-            yield key, item.get("value")
-        else:
-            report(f"attribute entry without a string key dropped: {str(item)[:80]!r}")
-
-
-def _json_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
-    """`decode_attrs` over `_json_pairs`, with the common entries decoded inline.
-
-    Nearly every attribute is `{"key": str, "value": {<one scalar kind>: x}}`; those skip
-    the generic decoder (a closure and a dispatch loop per value, a tenth of reading).
-    Anything else goes the generic way, in order, so values and reports are the same.
-    """
-    if type(items) is not list:
-        return decode_attrs(_json_pairs(items, report), decode_json_any_value, owner, report)
-    out: dict[str, AttrValue] = {}
-    for item in items:
-        if type(item) is dict:
-            key = item.get("key", "")
-            value = item.get("value")
-            if type(key) is str and type(value) is dict and len(value) == 1:
-                ((kind, raw),) = value.items()
-                if kind == "stringValue" and type(raw) is str:
-                    if len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
-                        out[key] = raw
-                        continue
-                elif (
-                    kind == "intValue" and type(raw) is str and len(raw) < 19  # within int64
-                    and raw.isascii() and raw.isdigit()
-                ):
-                    out[key] = int(raw)
-                    continue
-                elif kind == "boolValue" and type(raw) is bool:
-                    out[key] = raw
-                    continue
-        out.update(
-            decode_attrs(_json_pairs([item], report), decode_json_any_value, owner, report)
-        )
-    return out
-
-
-def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
-    """Records of one decoded OTLP/JSON export request (traces or logs)."""
-    where = Where(source, position)
-    if not isinstance(doc, Mapping):
-        yield InputError(
-            source, position, f"not an OTLP traces/logs request: a JSON {type(doc).__name__}"
-        )
-        return
-    resource_spans, resource_logs = _get(doc, "resourceSpans"), _get(doc, "resourceLogs")
-    if resource_spans is None and resource_logs is None:
-        if doc:  # `{}` is a valid empty request
-            keys = ", ".join(sorted(map(str, doc))[:6])
-            yield InputError(
-                source,
-                position,
-                "not an OTLP traces/logs request: a JSON object with keys "
-                f"{keys}; expected resourceSpans or resourceLogs",
-            )
-        return
-    try:
-        yield from _json_containers(doc, "resourceSpans", "scopeSpans", "spans", where)
-        yield from _json_containers(doc, "resourceLogs", "scopeLogs", "logRecords", where)
-    except BadInput as exc:
-        yield where.error(f"malformed request: {exc}")
-
-
-def _json_containers(
-    doc: Mapping[str, Any], outer: str, middle: str, leaf: str, where: Where
-) -> Iterator[Record]:
-    for i, resource_block in enumerate(_list(doc, outer)):
-        block_where = where.at(f"{outer}[{i}]")
-        errors: list[InputError] = []
-        block = _mapping(resource_block, f"{outer}[{i}]")
-        resource_obj = _mapping(_get(block, "resource"), "resource")
-        resource = _json_attrs(
-            _get(resource_obj, "attributes"),
-            f"the resource of {outer}[{i}]",
-            collect(errors, block_where),
-        )
-        yield from errors
-        for j, scope_block in enumerate(_list(block, middle)):
-            scope_where = block_where.at(f"{middle}[{j}]")
-            scope_obj = _mapping(scope_block, f"{middle}[{j}]")
-            scope = _mapping(_get(scope_obj, "scope"), "scope")
-            for k, item in enumerate(_list(scope_obj, leaf)):
-                item_where = scope_where.at(f"{leaf}[{k}]")
-                if leaf == "spans":
-                    yield from _json_span(item, item_where, resource, scope)
-                else:
-                    yield from _json_log(item, item_where, resource)
+            number = None
+    return known_enum(raw if number is None else number, values, what, report)
 
 
 def _json_span(
-    span: Any, where: Where, resource: Mapping[str, AttrValue], scope: Mapping[str, Any]
+    span: _Span, where: Where, resource: Mapping[str, AttrValue], scope: _Scope
 ) -> Iterator[Record]:
-    if not isinstance(span, Mapping):
-        yield where.error("span is not a JSON object; skipped")
-        return
-    late: list[str] = []
+    raw_name = span.name
     head = span_head(
-        text(_get(span, "name"), "span name", late.append),
+        _as_text(raw_name),
         where,
+        _json_id,
         (
-            lambda: _json_id(_get(span, "traceId"), TRACE_ID_BYTES, "traceId"),
-            lambda: _json_id(_get(span, "spanId"), SPAN_ID_BYTES, "spanId"),
-            lambda: _json_id(_get(span, "parentSpanId"), SPAN_ID_BYTES, "parentSpanId"),
+            _get(span.traceId, span.trace_id),
+            _get(span.spanId, span.span_id),
+            _get(span.parentSpanId, span.parent_span_id),
         ),
-        ("traceId", "spanId"),
+        ("traceId", "spanId", "parentSpanId"),
     )
     if isinstance(head, InputError):
         yield head
         return
     owner, report = head.owner, head.report
-    for message in late:
-        report(message)
+    if type(raw_name) is not str:
+        text(_get(raw_name), "span name", report)
     try:
-        status = _mapping(_get(span, "status"), "status")
-        events = tuple(_json_event(e, owner, report) for e in _list(span, "events"))
-        start = _json_time(_get(span, "startTimeUnixNano"), "startTimeUnixNano")
-        end = _json_time(_get(span, "endTimeUnixNano"), "endTimeUnixNano")
-        record = RawSpan(
-            trace_id=head.trace_id,
-            span_id=head.span_id,
-            parent_span_id=head.parent_span_id,
-            name=head.name,
-            kind=_json_enum(_get(span, "kind"), SPAN_KINDS, "SPAN_KIND_", "kind", report),
-            start_unix_nano=start,
-            end_unix_nano=end,
-            status_code=_json_enum(
-                _get(status, "code"), STATUS_CODES, "STATUS_CODE_", "status.code", report
-            ),
-            status_message=text(_get(status, "message"), "status.message", report),
-            attributes=_json_attrs(_get(span, "attributes"), owner, report),
-            events=events,
-            resource=resource,
-            scope_name=text(_get(scope, "name"), "scope.name", report),
-            scope_version=text(_get(scope, "version"), "scope.version", report),
-            source=where.source,
-            position=where.position,
-        )
+        status = span.status if isinstance(span.status, _Status) else _Status()
+        events = tuple(_json_event(e, owner, report) for e in span.events or ())
+        start = _json_time(_get(span.startTimeUnixNano, span.start_time_unix_nano),
+                           "startTimeUnixNano")  # fmt: skip
+        end = _json_time(_get(span.endTimeUnixNano, span.end_time_unix_nano), "endTimeUnixNano")
     except BadInput as exc:
         yield where.error(f"{owner} skipped: {exc}", span_id=head.span_id, trace_id=head.trace_id)
         return
+    record = RawSpan(
+        trace_id=head.trace_id,
+        span_id=head.span_id,
+        parent_span_id=head.parent_span_id,
+        name=head.name,
+        kind=_json_enum(span.kind, SPAN_KINDS, KIND_VALUES, "SPAN_KIND_", "kind", report),
+        start_unix_nano=start,
+        end_unix_nano=end,
+        status_code=_json_enum(
+            status.code, STATUS_CODES, STATUS_VALUES, "STATUS_CODE_", "status.code", report
+        ),
+        status_message=text(_get(status.message), "status.message", report),
+        attributes=_json_attrs(span.attributes, owner, report),
+        events=events,
+        resource=resource,
+        scope_name=text(_get(scope.name), "scope.name", report),
+        scope_version=text(_get(scope.version), "scope.version", report),
+        source=where.source,
+        position=where.position,
+    )
     check_span_times(head, start, end)
     yield record
     yield from head.errors
 
 
-def _json_event(event: Any, owner: str, report: Report) -> RawEvent:
-    event = _mapping(event, "event")
-    name = text(_get(event, "name"), f"event name of {owner}", report)
+def _json_event(event: _Event, owner: str, report: Report) -> RawEvent:
+    name = text(_get(event.name), f"event name of {owner}", report)
     return RawEvent(
         name=name,
-        time_unix_nano=_json_time(_get(event, "timeUnixNano"), "event timeUnixNano"),
-        attributes=_json_attrs(_get(event, "attributes"), f"event {name!r} of {owner}", report),
+        time_unix_nano=_json_time(
+            _get(event.timeUnixNano, event.time_unix_nano), "event timeUnixNano"
+        ),
+        attributes=_json_attrs(event.attributes, f"event {name!r} of {owner}", report),
     )
 
 
-def _json_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iterator[Record]:
-    if not isinstance(log, Mapping):
-        yield where.error("log record is not a JSON object; skipped")
-        return
+def _json_attrs(items: list[_KeyValue] | None, owner: str, report: Report) -> dict[str, AttrValue]:
+    """Attributes as a dict (a later repeated key wins); a bad value is dropped and an
+    over-long one cut, each reported (`decode_attrs`).
+
+    Nearly every attribute is `{"key": str, "value": {<one scalar kind>: x}}`; those skip
+    the generic decoder (a closure and a dispatch loop per value, a tenth of reading).
+    Anything else goes the generic way, in order, so values and reports are the same.
+    """
+    out: dict[str, AttrValue] = {}
+    if not items:
+        return out
+    for item in items:
+        key, value = item.key, item.value
+        if type(key) is str and type(value) is dict and len(value) == 1:
+            ((kind, raw),) = value.items()
+            if kind == "stringValue" and type(raw) is str:
+                if len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
+                    out[key] = raw
+                    continue
+            elif (
+                kind == "intValue" and type(raw) is str and raw.isdigit() and raw.isascii()
+                and (len(raw) < 19 or (len(raw) == 19 and raw <= _INT64_MAX))
+            ):  # fmt: skip
+                out[key] = int(raw)
+                continue
+            elif kind == "boolValue" and type(raw) is bool:
+                out[key] = raw
+                continue
+        if key is UNSET:
+            key = ""  # proto3 JSON omits default values, so a missing key is the empty key
+        if not isinstance(key, str):
+            report(f"attribute entry without a string key dropped: {str(key)[:80]!r}")
+            continue
+        pair = (key, None if value is UNSET else value)
+        out.update(decode_attrs(iter((pair,)), decode_json_any_value, owner, report))
+    return out
+
+
+def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue]) -> Iterator[Record]:
     errors: list[InputError] = []
     report = collect(errors, where)
-    trace_id = _optional_id(log, "traceId", TRACE_ID_BYTES, report)
-    span_id = _optional_id(log, "spanId", SPAN_ID_BYTES, report)
-    attributes = _json_attrs(_get(log, "attributes"), "log record", report)
+    trace_id = _optional_id(_get(log.traceId, log.trace_id), "traceId", TRACE_ID_BYTES, report)
+    span_id = _optional_id(_get(log.spanId, log.span_id), "spanId", SPAN_ID_BYTES, report)
+    attributes = _json_attrs(log.attributes, "log record", report)
     try:
         body = decode_json_any_value(
-            _get(log, "body"),
+            _get(log.body),
             lambda n: report(f"log record body is {n} characters long; truncated"),
         )
     except AnyValueError as exc:
         report(f"log record body dropped: {exc}")
         body = None
     try:
-        time = _json_time(_get(log, "timeUnixNano"), "timeUnixNano") or _json_time(
-            _get(log, "observedTimeUnixNano"), "observedTimeUnixNano"
+        time = _json_time(_get(log.timeUnixNano, log.time_unix_nano), "timeUnixNano") or (
+            _json_time(
+                _get(log.observedTimeUnixNano, log.observed_time_unix_nano),
+                "observedTimeUnixNano",
+            )
         )
     except BadInput as exc:
         yield where.error(f"log record skipped: {exc}")
@@ -319,7 +552,9 @@ def _json_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iter
     yield RawLog(
         trace_id=trace_id,
         span_id=span_id,
-        event_name=event_name(text(_get(log, "eventName"), "eventName", report), attributes),
+        event_name=event_name(
+            text(_get(log.eventName, log.event_name), "eventName", report), attributes
+        ),
         time_unix_nano=time,
         body=body,
         attributes=attributes,
@@ -330,12 +565,9 @@ def _json_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iter
     yield from errors
 
 
-def _optional_id(
-    obj: Mapping[str, Any], camel: str, size: int, report: Report
-) -> str | None:
+def _optional_id(raw: Any, what: str, size: int, report: Report) -> str | None:
     try:
-        return _json_id(_get(obj, camel), size, camel)
+        return _json_id(raw, size, what)
     except BadInput as exc:
         report(f"log record {exc}; kept without it")
         return None
-

@@ -14,9 +14,9 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import decode_pb_any_value
 from turnscore.ingest.otlp_shared import (
+    KIND_VALUES,
     SPAN_ID_BYTES,
-    SPAN_KINDS,
-    STATUS_CODES,
+    STATUS_VALUES,
     TRACE_ID_BYTES,
     BadInput,
     Record,
@@ -85,12 +85,9 @@ def _pb_span(
     head = span_head(
         span.name,
         where,
-        (
-            lambda: _pb_id(span.trace_id, TRACE_ID_BYTES, "trace_id"),
-            lambda: _pb_id(span.span_id, SPAN_ID_BYTES, "span_id"),
-            lambda: _pb_id(span.parent_span_id, SPAN_ID_BYTES, "parent_span_id"),
-        ),
-        ("trace_id", "span_id"),
+        _pb_id,
+        (span.trace_id, span.span_id, span.parent_span_id),
+        ("trace_id", "span_id", "parent_span_id"),
     )
     if isinstance(head, InputError):
         yield head
@@ -116,10 +113,10 @@ def _pb_span(
         span_id=head.span_id,
         parent_span_id=head.parent_span_id,
         name=head.name,
-        kind=known_enum(span.kind, SPAN_KINDS, "kind", report),
+        kind=known_enum(span.kind, KIND_VALUES, "kind", report),
         start_unix_nano=start,
         end_unix_nano=end,
-        status_code=known_enum(span.status.code, STATUS_CODES, "status.code", report),
+        status_code=known_enum(span.status.code, STATUS_VALUES, "status.code", report),
         status_message=span.status.message,
         attributes=_pb_attrs(span.attributes, owner, report),
         events=events,
