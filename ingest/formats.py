@@ -270,15 +270,15 @@ def describe_non_otlp(data: bytes) -> str:
 # --- JSON framing -----------------------------------------------------------------------
 
 
-Parse = Callable[[bytes], tuple[object, int]]
-"""Decodes one JSON document's bytes: its value and how many object keys it holds (for the
-repeated-key check). Raises msgspec's errors, or RecursionError, where the careful framing
-must read the document."""
+Parse = Callable[[bytes, str], tuple[object, int]]
+"""Decodes one JSON document's bytes, found at a position ('line 3'): its value and how
+many object keys it holds (for the repeated-key check). Raises msgspec's errors, or
+RecursionError, where the careful framing must read the document."""
 _PARSE_ERRORS = (msgspec.MsgspecError, ValueError, RecursionError)
 _GENERIC = msgspec.json.Decoder()
 
 
-def parse_plain(data: bytes) -> tuple[object, int]:
+def parse_plain(data: bytes, position: str = "") -> tuple[object, int]:
     """`Parse` into plain JSON values (dict, list, str, int, float, bool, None)."""
     value = _GENERIC.decode(data)
     return value, count_keys(value)
@@ -332,24 +332,25 @@ def _lines(data: bytes, parse: Parse) -> Iterator[JsonDocument | Problem | None]
         pos = end + 1
         if chunk.isspace() or not chunk:
             continue
+        position = f"line {line}"
         try:
-            value, keys = parse(chunk)
+            value, keys = parse(chunk, position)
         except _PARSE_ERRORS:
             yield None
             return
-        yield _unrepeated(chunk, value, keys, f"line {line}")
+        yield _unrepeated(chunk, value, keys, position)
 
 
 def _whole(data: bytes, parse: Parse) -> JsonDocument | Problem | None:
     """The file as one (pretty-printed) document, or None."""
-    try:
-        value, keys = parse(data)
-    except _PARSE_ERRORS:
-        return None
     body = data.strip()
     line = data.count(b"\n", 0, data.index(body[:1])) + 1
-    single = b"\n" not in body
-    return _unrepeated(data, value, keys, f"line {line}" if single else f"request 1 (line {line})")
+    position = f"line {line}" if b"\n" not in body else f"request 1 (line {line})"
+    try:
+        value, keys = parse(data, position)
+    except _PARSE_ERRORS:
+        return None
+    return _unrepeated(data, value, keys, position)
 
 
 def _key_ends(data: bytes) -> int:

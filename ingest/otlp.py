@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
 from turnscore.ingest import formats
@@ -146,7 +147,8 @@ def _read_json(payload: bytes, source: str) -> Iterator[Record]:
     # The fast framing reads bytes: the payload itself, unless decoding changed the text.
     clean = problem is None and not payload.startswith(b"\xef\xbb\xbf")
     documents = 0
-    for item in formats.iter_json_documents(text, payload if clean else None, parse_request):
+    parse = partial(parse_request, source)
+    for item in formats.iter_json_documents(text, payload if clean else None, parse):
         if isinstance(item, formats.Problem):
             yield InputError(source, item.position, item.message)
             continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterator, Mapping
+from contextlib import suppress
 from typing import Any
 
 import msgspec
@@ -55,7 +56,7 @@ from turnscore.ingest.otlp_shared import (
 )
 from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLog, RawSpan
 
-__all__ = ["json_request_records", "parse_request"]
+__all__ = ["Read", "json_request_records", "parse_request"]
 
 _INT64_MAX = str(2**63 - 1)
 
@@ -198,15 +199,26 @@ def _get(camel: Any, snake: Any = UNSET) -> Any:
     return None if snake is UNSET else snake
 
 
-# --- decoding and counting keys -----------------------------------------------------------
+# --- one request: records, and the object keys they were read from ----------------------
 
 
-def parse_request(data: bytes) -> tuple[object, int]:
-    """One OTLP/JSON request's bytes as a `_Request` and the object keys it holds (for
-    `formats.iter_json_documents`). A document of another shape comes back as plain JSON
-    values, so `json_request_records` can say what it is. Raises msgspec's errors (or
-    RecursionError) for what only the careful framing reads: NaN, lone surrogates, numbers
-    beyond a double, malformed JSON."""
+class Read:
+    """The records of one request `parse_request` decoded."""
+
+    __slots__ = ("keys", "records")
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.keys = 0
+        """Object keys the records were read from (`formats`' repeated-key check)."""
+
+
+def parse_request(source: str, data: bytes, position: str) -> tuple[object, int]:
+    """One OTLP/JSON request's bytes (from `source`, at `position`) as its records and the
+    object keys it holds: a `formats.Parse` for `formats.iter_json_documents`. A document
+    of another shape comes back as plain JSON values, for `json_request_records` to say
+    what it is. Raises msgspec's errors for what only the careful framing reads (NaN, lone
+    surrogates, numbers beyond a double, malformed JSON)."""
     try:
         request = _DECODER.decode(data)
     except msgspec.ValidationError:
@@ -217,136 +229,101 @@ def parse_request(data: bytes) -> tuple[object, int]:
     ):
         value = _ANY.decode(data)  # no request (or an empty one): say what it is
         return value, formats.count_keys(value)
-    return request, _request_keys(request)
+    read = Read()
+    _request_records(request, Where(source, position), read)
+    return read, read.keys
+
+
+def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
+    """Records of one OTLP/JSON export request (traces or logs): what `parse_request`
+    read, or plain JSON values (what the careful framing reads)."""
+    if isinstance(doc, Read):
+        yield from doc.records
+        return
+    if not isinstance(doc, Mapping):
+        yield InputError(
+            source, position, f"not an OTLP traces/logs request: a JSON {type(doc).__name__}"
+        )
+        return
+    spans = doc.get("resourceSpans", doc.get("resource_spans"))
+    if spans is None and doc.get("resourceLogs", doc.get("resource_logs")) is None:
+        if doc:  # `{}` is a valid empty request
+            keys = ", ".join(sorted(map(str, doc))[:6])
+            yield InputError(
+                source,
+                position,
+                "not an OTLP traces/logs request: a JSON object with keys "
+                f"{keys}; expected resourceSpans or resourceLogs",
+            )
+        return
+    try:
+        request = msgspec.convert(doc, _Request)
+    except _SHAPE_ERRORS as exc:
+        yield InputError(source, position, f"malformed request: {exc}; skipped")
+        return
+    read = Read()
+    _request_records(request, Where(source, position), read)
+    yield from read.records
 
 
 def _present(struct: Struct) -> int:
+    """How many of the struct's fields the JSON object held (absent ones are UNSET)."""
     fields = astuple(struct)
     return len(fields) - fields.count(UNSET)
 
 
-def _request_keys(request: _Request) -> int:
-    """The object keys of a decoded request, counted without recursion into Python."""
-    count = _present(request)
-    for blocks in (request.resourceSpans, request.resource_spans):
-        for block in blocks or ():
-            count += _present(block) + _resource_keys(block.resource)
-            for scopes in (block.scopeSpans, block.scope_spans):
-                for scope in scopes or ():
-                    count += _present(scope) + _scope_keys(scope.scope)
-                    for span in scope.spans or ():
-                        count += _span_keys(span)
-    for log_blocks in (request.resourceLogs, request.resource_logs):
-        for log_block in log_blocks or ():
-            count += _present(log_block) + _resource_keys(log_block.resource)
-            for log_scopes in (log_block.scopeLogs, log_block.scope_logs):
-                for log_scope in log_scopes or ():
-                    count += _present(log_scope) + _scope_keys(log_scope.scope)
-                    for records in (log_scope.logRecords, log_scope.log_records):
-                        for log in records or ():
-                            count += (
-                                _present(log) + _attr_keys(log.attributes)
-                                + _value_keys(log.body)
-                            )  # fmt: skip
-    return count
-
-
-def _value_keys(value: Any) -> int:
+def _plain_keys(value: Any) -> int:
     return formats.count_keys(value) if type(value) in (dict, list) else 0
 
 
-def _resource_keys(resource: Any) -> int:
-    if not isinstance(resource, _Resource):
-        return 0
-    return (
-        _present(resource) + _attr_keys(resource.attributes) + _value_keys(resource.entityRefs)
-        + _value_keys(resource.entity_refs)
-    )  # fmt: skip
-
-
-def _scope_keys(scope: Any) -> int:
-    return _present(scope) + _value_keys(scope.attributes) if isinstance(scope, _Scope) else 0
-
-
-def _span_keys(span: _Span) -> int:
-    count = _present(span) + _attr_keys(span.attributes) + _value_keys(span.links)
-    status = span.status
-    if isinstance(status, _Status):
-        count += _present(status)
-    for event in span.events or ():
-        count += _present(event) + _attr_keys(event.attributes)
-    return count
-
-
-def _attr_keys(items: Any) -> int:
-    if not items:
-        return 0
-    count = 0
-    for kv in items:
-        value = kv.value
-        count += (kv.key is not UNSET) + (value is not UNSET)
-        if type(value) is dict:
-            if len(value) == 1 and type(next(iter(value.values()))) not in (dict, list):
-                count += 1
-            else:
-                count += formats.count_keys(value)
-    return count
-
-
-# --- records ------------------------------------------------------------------------------
-
-
-def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
-    """Records of one OTLP/JSON export request (traces or logs): a `_Request` from
-    `parse_request`, or plain JSON values (what the careful framing reads)."""
-    where = Where(source, position)
-    if not isinstance(doc, _Request):
-        if not isinstance(doc, Mapping):
-            yield where.error(f"not an OTLP traces/logs request: a JSON {type(doc).__name__}")
-            return
-        spans = doc.get("resourceSpans", doc.get("resource_spans"))
-        if spans is None and doc.get("resourceLogs", doc.get("resource_logs")) is None:
-            if doc:  # `{}` is a valid empty request
-                keys = ", ".join(sorted(map(str, doc))[:6])
-                yield where.error(
-                    "not an OTLP traces/logs request: a JSON object with keys "
-                    f"{keys}; expected resourceSpans or resourceLogs"
-                )
-            return
-        try:
-            doc = msgspec.convert(doc, _Request)
-        except _SHAPE_ERRORS as exc:
-            yield where.error(f"malformed request: {exc}; skipped")
-            return
-    yield from _request_records(doc, where)
-
-
-def _request_records(request: _Request, where: Where) -> Iterator[Record]:
+def _request_records(request: _Request, where: Where, read: Read) -> None:
+    read.keys += _present(request)
     for i, block in enumerate(_get(request.resourceSpans, request.resource_spans) or ()):
         block_where = where.at(f"resourceSpans[{i}]")
-        resource, errors = _resource(block.resource, f"resourceSpans[{i}]", block_where)
-        yield from errors
+        resource = _resource(block.resource, f"resourceSpans[{i}]", block_where, read)
+        read.keys += _present(block)
         for j, scope_block in enumerate(_get(block.scopeSpans, block.scope_spans) or ()):
             scope_where = block_where.at(f"scopeSpans[{j}]")
-            scope = scope_block.scope if isinstance(scope_block.scope, _Scope) else _Scope()
+            scope = _scope(scope_block.scope, read)
+            read.keys += _present(scope_block)
             for k, span in enumerate(scope_block.spans or ()):
-                yield from _json_span(span, scope_where.at(f"spans[{k}]"), resource, scope)
+                _json_span(span, scope_where.at(f"spans[{k}]"), resource, scope, read)
     for i, log_block in enumerate(_get(request.resourceLogs, request.resource_logs) or ()):
         block_where = where.at(f"resourceLogs[{i}]")
-        resource, errors = _resource(log_block.resource, f"resourceLogs[{i}]", block_where)
-        yield from errors
+        resource = _resource(log_block.resource, f"resourceLogs[{i}]", block_where, read)
+        read.keys += _present(log_block)
         for j, log_scope in enumerate(_get(log_block.scopeLogs, log_block.scope_logs) or ()):
             scope_where = block_where.at(f"scopeLogs[{j}]")
+            _scope(log_scope.scope, read)
+            read.keys += _present(log_scope)
             for k, log in enumerate(_get(log_scope.logRecords, log_scope.log_records) or ()):
-                yield from _json_log(log, scope_where.at(f"logRecords[{k}]"), resource)
+                _json_log(log, scope_where.at(f"logRecords[{k}]"), resource, read)
 
 
 def _resource(
-    resource: _Resource | None, block: str, where: Where
-) -> tuple[dict[str, AttrValue], list[InputError]]:
+    resource: _Resource | None, block: str, where: Where, read: Read
+) -> dict[str, AttrValue]:
+    if not isinstance(resource, _Resource):
+        return {}
     errors: list[InputError] = []
-    items = resource.attributes if isinstance(resource, _Resource) else None
-    return _json_attrs(items, f"the resource of {block}", collect(errors, where)), errors
+    attributes = _json_attrs(
+        resource.attributes, f"the resource of {block}", collect(errors, where), read
+    )
+    read.keys += (
+        _present(resource) + _plain_keys(resource.entityRefs) + _plain_keys(resource.entity_refs)
+    )
+    read.records.extend(errors)
+    return attributes
+
+
+def _scope(scope: _Scope | None, read: Read) -> _Scope:
+    if not isinstance(scope, _Scope):
+        return _NO_SCOPE
+    read.keys += _present(scope) + _plain_keys(scope.attributes)
+    return scope
+
+
+_NO_SCOPE = _Scope()
 
 
 def _as_text(raw: Any) -> str:
@@ -358,18 +335,20 @@ def _as_text(raw: Any) -> str:
 
 def _json_id(raw: Any, size: int, what: str) -> str | None:
     """Lowercase hex of an id given as hex (spec) or base64 (protobuf JSON); None if unset."""
-    if raw is None or raw == "" or raw is UNSET:
+    if type(raw) is str and len(raw) == 2 * size:
+        try:
+            value = bytes.fromhex(raw)
+        except ValueError:
+            value = b""
+    elif raw is None or raw == "" or raw is UNSET:
         return None
-    if not isinstance(raw, str):
+    elif not isinstance(raw, str):
         raise BadInput(f"{what} is not a string: {str(raw)[:40]!r}")
-    try:
-        value = (
-            bytes.fromhex(raw)
-            if len(raw) == 2 * size
-            else base64.b64decode(raw.replace("-", "+").replace("_", "/"), validate=True)
-        )
-    except (ValueError, binascii.Error):
-        value = b""
+    else:
+        try:
+            value = base64.b64decode(raw.replace("-", "+").replace("_", "/"), validate=True)
+        except (ValueError, binascii.Error):
+            value = b""
     if len(value) != size:
         raise BadInput(f"{what} {raw[:64]!r} is not {size} bytes of hex or base64")
     return value.hex() if value.count(0) != size else None
@@ -408,22 +387,20 @@ def _json_enum(
         return raw
     if raw is None or raw is UNSET:
         return 0
+    number: int | None = None
     if isinstance(raw, str) and not raw.strip().isdigit():
         value = names.get(raw, names.get(prefix + raw.upper()))
         if value is not None:
             return value
-        number: int | None = None
     else:
-        try:
+        with suppress(BadInput):
             number = _json_uint(raw, what)
-        except BadInput:
-            number = None
     return known_enum(raw if number is None else number, values, what, report)
 
 
 def _json_span(
-    span: _Span, where: Where, resource: Mapping[str, AttrValue], scope: _Scope
-) -> Iterator[Record]:
+    span: _Span, where: Where, resource: Mapping[str, AttrValue], scope: _Scope, read: Read
+) -> None:
     raw_name = span.name
     head = span_head(
         _as_text(raw_name),
@@ -436,20 +413,25 @@ def _json_span(
         ),
         ("traceId", "spanId", "parentSpanId"),
     )
+    status = span.status if isinstance(span.status, _Status) else _NO_STATUS
+    read.keys += _present(span) + _present(status) + _plain_keys(span.links)
     if isinstance(head, InputError):
-        yield head
+        read.records.append(head)
         return
     owner, report = head.owner, head.report
     if type(raw_name) is not str:
         text(_get(raw_name), "span name", report)
+    attributes = _json_attrs(span.attributes, owner, report, read)
     try:
-        status = span.status if isinstance(span.status, _Status) else _Status()
-        events = tuple(_json_event(e, owner, report) for e in span.events or ())
-        start = _json_time(_get(span.startTimeUnixNano, span.start_time_unix_nano),
-                           "startTimeUnixNano")  # fmt: skip
+        events = tuple(_json_event(e, owner, report, read) for e in span.events or ())
+        start = _json_time(
+            _get(span.startTimeUnixNano, span.start_time_unix_nano), "startTimeUnixNano"
+        )
         end = _json_time(_get(span.endTimeUnixNano, span.end_time_unix_nano), "endTimeUnixNano")
     except BadInput as exc:
-        yield where.error(f"{owner} skipped: {exc}", span_id=head.span_id, trace_id=head.trace_id)
+        read.records.append(
+            where.error(f"{owner} skipped: {exc}", span_id=head.span_id, trace_id=head.trace_id)
+        )
         return
     record = RawSpan(
         trace_id=head.trace_id,
@@ -463,7 +445,7 @@ def _json_span(
             status.code, STATUS_CODES, STATUS_VALUES, "STATUS_CODE_", "status.code", report
         ),
         status_message=text(_get(status.message), "status.message", report),
-        attributes=_json_attrs(span.attributes, owner, report),
+        attributes=attributes,
         events=events,
         resource=resource,
         scope_name=text(_get(scope.name), "scope.name", report),
@@ -472,32 +454,40 @@ def _json_span(
         position=where.position,
     )
     check_span_times(head, start, end)
-    yield record
-    yield from head.errors
+    read.records.append(record)
+    if head.errors:
+        read.records.extend(head.errors)
 
 
-def _json_event(event: _Event, owner: str, report: Report) -> RawEvent:
+_NO_STATUS = _Status()
+
+
+def _json_event(event: _Event, owner: str, report: Report, read: Read) -> RawEvent:
+    read.keys += _present(event)
     name = text(_get(event.name), f"event name of {owner}", report)
     return RawEvent(
         name=name,
         time_unix_nano=_json_time(
             _get(event.timeUnixNano, event.time_unix_nano), "event timeUnixNano"
         ),
-        attributes=_json_attrs(event.attributes, f"event {name!r} of {owner}", report),
+        attributes=_json_attrs(event.attributes, f"event {name!r} of {owner}", report, read),
     )
 
 
-def _json_attrs(items: list[_KeyValue] | None, owner: str, report: Report) -> dict[str, AttrValue]:
+def _json_attrs(
+    items: list[_KeyValue] | None, owner: str, report: Report, read: Read
+) -> dict[str, AttrValue]:
     """Attributes as a dict (a later repeated key wins); a bad value is dropped and an
     over-long one cut, each reported (`decode_attrs`).
 
-    Nearly every attribute is `{"key": str, "value": {<one scalar kind>: x}}`; those skip
-    the generic decoder (a closure and a dispatch loop per value, a tenth of reading).
-    Anything else goes the generic way, in order, so values and reports are the same.
+    Nearly every attribute is `{"key": str, "value": {<one scalar kind>: x}}` (three
+    object keys); those skip the generic decoder (a closure and a dispatch loop per
+    value). Anything else goes the generic way, in order, so values and reports are the same.
     """
     out: dict[str, AttrValue] = {}
     if not items:
         return out
+    keys = 3 * len(items)
     for item in items:
         key, value = item.key, item.value
         if type(key) is str and type(value) is dict and len(value) == 1:
@@ -515,6 +505,7 @@ def _json_attrs(items: list[_KeyValue] | None, owner: str, report: Report) -> di
             elif kind == "boolValue" and type(raw) is bool:
                 out[key] = raw
                 continue
+        keys += (key is not UNSET) + (value is not UNSET) + _plain_keys(value) - 3
         if key is UNSET:
             key = ""  # proto3 JSON omits default values, so a missing key is the empty key
         if not isinstance(key, str):
@@ -522,15 +513,17 @@ def _json_attrs(items: list[_KeyValue] | None, owner: str, report: Report) -> di
             continue
         pair = (key, None if value is UNSET else value)
         out.update(decode_attrs(iter((pair,)), decode_json_any_value, owner, report))
+    read.keys += keys
     return out
 
 
-def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue]) -> Iterator[Record]:
+def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue], read: Read) -> None:
+    read.keys += _present(log) + _plain_keys(log.body)
     errors: list[InputError] = []
     report = collect(errors, where)
     trace_id = _optional_id(_get(log.traceId, log.trace_id), "traceId", TRACE_ID_BYTES, report)
     span_id = _optional_id(_get(log.spanId, log.span_id), "spanId", SPAN_ID_BYTES, report)
-    attributes = _json_attrs(log.attributes, "log record", report)
+    attributes = _json_attrs(log.attributes, "log record", report, read)
     try:
         body = decode_json_any_value(
             _get(log.body),
@@ -547,22 +540,24 @@ def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue]) -> Ite
             )
         )
     except BadInput as exc:
-        yield where.error(f"log record skipped: {exc}")
+        read.records.append(where.error(f"log record skipped: {exc}"))
         return
-    yield RawLog(
-        trace_id=trace_id,
-        span_id=span_id,
-        event_name=event_name(
-            text(_get(log.eventName, log.event_name), "eventName", report), attributes
-        ),
-        time_unix_nano=time,
-        body=body,
-        attributes=attributes,
-        resource=resource,
-        source=where.source,
-        position=where.position,
+    read.records.append(
+        RawLog(
+            trace_id=trace_id,
+            span_id=span_id,
+            event_name=event_name(
+                text(_get(log.eventName, log.event_name), "eventName", report), attributes
+            ),
+            time_unix_nano=time,
+            body=body,
+            attributes=attributes,
+            resource=resource,
+            source=where.source,
+            position=where.position,
+        )
     )
-    yield from errors
+    read.records.extend(errors)
 
 
 def _optional_id(raw: Any, what: str, size: int, report: Report) -> str | None:

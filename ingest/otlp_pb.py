@@ -126,7 +126,7 @@ def _pb_span(
         source=where.source,
         position=where.position,
     )
-    yield from head.errors
+    yield from head.errors or ()
 
 
 def _pb_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iterator[Record]:

@@ -15,9 +15,9 @@ before 2000, or an end before the start, keeps the span, with a row saying so
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from opentelemetry.proto.trace.v1 import trace_pb2
 
@@ -47,9 +47,9 @@ class BadInput(ValueError):
     """A field that makes the span or log record unusable; becomes an InputError."""
 
 
-@dataclass(frozen=True, slots=True)
-class Where:
-    """Where a record sits: the file, the request's position and the path inside it."""
+class Where(NamedTuple):
+    """Where a record sits: the file, the request's position and the path inside it.
+    (A tuple: one is made per span, and a tuple is made in C.)"""
 
     source: str
     position: str
@@ -115,14 +115,19 @@ class SpanHead:
     span_id: str
     where: Where
     parent_span_id: str | None = None
-    errors: list[InputError] = field(default_factory=list)
+    errors: list[InputError] | None = None
+    """None until something is reported (most spans have nothing to report)."""
 
     @property
     def owner(self) -> str:
         return f"span {self.name!r}"
 
     def report(self, message: str) -> None:
-        self.errors.append(self.where.error(message, span_id=self.span_id, trace_id=self.trace_id))
+        error = self.where.error(message, span_id=self.span_id, trace_id=self.trace_id)
+        if self.errors is None:
+            self.errors = [error]
+        else:
+            self.errors.append(error)
 
 
 def span_head(
