@@ -12,7 +12,7 @@ from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 from turnscore.ingest import formats
-from turnscore.ingest.anyvalue import decode_pb_any_value
+from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS, decode_pb_any_value
 from turnscore.ingest.otlp_shared import (
     KIND_VALUES,
     SPAN_ID_BYTES,
@@ -67,8 +67,28 @@ def pb_resource_records(
 
 
 def _pb_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
-    pairs = ((kv.key, kv.value) for kv in items)
-    return decode_attrs(pairs, decode_pb_any_value, owner, report)
+    """Attributes as a dict (a later repeated key wins). Scalars are read inline; arrays,
+    key-value lists and over-long values go through `decode_attrs`, which cuts and reports."""
+    out: dict[str, AttrValue] = {}
+    for kv in items:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        if kind == "string_value":
+            text = value.string_value
+            if len(text) <= MAX_ATTRIBUTE_VALUE_CHARS:
+                out[kv.key] = text
+                continue
+        elif kind == "int_value":
+            out[kv.key] = value.int_value
+            continue
+        elif kind == "bool_value":
+            out[kv.key] = value.bool_value
+            continue
+        elif kind == "double_value":
+            out[kv.key] = value.double_value
+            continue
+        out.update(decode_attrs(iter(((kv.key, value),)), decode_pb_any_value, owner, report))
+    return out
 
 
 def _pb_id(raw: bytes, size: int, what: str) -> str | None:
