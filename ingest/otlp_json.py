@@ -12,8 +12,9 @@ a `spans` that is an object) fails the request's decode; the request is then one
 naming the path msgspec reports. Absent fields are `UNSET` (not None), so the keys a
 request holds can be counted for `formats`' repeated-key check.
 
-Both spellings of a field (lowerCamelCase and snake_case) are fields of the structs;
-where both are present the lowerCamelCase one wins, as in protobuf's JSON parser.
+The structs name fields in lowerCamelCase; a document in snake_case (protobuf's
+`preserving_proto_field_name`) has its field names respelled first (`_camel_case`), a
+lowerCamelCase one winning where both are given, as in protobuf's JSON parser.
 """
 
 from __future__ import annotations
@@ -77,60 +78,41 @@ class _Status(Struct, gc=False):
 class _Event(Struct, gc=False):
     name: Any = UNSET
     timeUnixNano: Any = UNSET
-    time_unix_nano: Any = UNSET
     attributes: _Attrs = UNSET  # type: ignore[assignment]
     droppedAttributesCount: Any = UNSET
-    dropped_attributes_count: Any = UNSET
 
 
 class _Span(Struct, gc=False):
     traceId: Any = UNSET
-    trace_id: Any = UNSET
     spanId: Any = UNSET
-    span_id: Any = UNSET
     parentSpanId: Any = UNSET
-    parent_span_id: Any = UNSET
     traceState: Any = UNSET
-    trace_state: Any = UNSET
     flags: Any = UNSET
     name: Any = UNSET
     kind: Any = UNSET
     startTimeUnixNano: Any = UNSET
-    start_time_unix_nano: Any = UNSET
     endTimeUnixNano: Any = UNSET
-    end_time_unix_nano: Any = UNSET
     attributes: _Attrs = UNSET  # type: ignore[assignment]
     droppedAttributesCount: Any = UNSET
-    dropped_attributes_count: Any = UNSET
     events: list[_Event] | None = UNSET  # type: ignore[assignment]
     droppedEventsCount: Any = UNSET
-    dropped_events_count: Any = UNSET
     links: Any = UNSET
     droppedLinksCount: Any = UNSET
-    dropped_links_count: Any = UNSET
     status: _Status | None = UNSET  # type: ignore[assignment]
 
 
 class _Log(Struct, gc=False):
     timeUnixNano: Any = UNSET
-    time_unix_nano: Any = UNSET
     observedTimeUnixNano: Any = UNSET
-    observed_time_unix_nano: Any = UNSET
     severityNumber: Any = UNSET
-    severity_number: Any = UNSET
     severityText: Any = UNSET
-    severity_text: Any = UNSET
     body: Any = UNSET
     attributes: _Attrs = UNSET  # type: ignore[assignment]
     droppedAttributesCount: Any = UNSET
-    dropped_attributes_count: Any = UNSET
     flags: Any = UNSET
     traceId: Any = UNSET
-    trace_id: Any = UNSET
     spanId: Any = UNSET
-    span_id: Any = UNSET
     eventName: Any = UNSET
-    event_name: Any = UNSET
 
 
 class _Scope(Struct, gc=False):
@@ -138,65 +120,59 @@ class _Scope(Struct, gc=False):
     version: Any = UNSET
     attributes: Any = UNSET
     droppedAttributesCount: Any = UNSET
-    dropped_attributes_count: Any = UNSET
 
 
 class _Resource(Struct, gc=False):
     attributes: _Attrs = UNSET  # type: ignore[assignment]
     droppedAttributesCount: Any = UNSET
-    dropped_attributes_count: Any = UNSET
     entityRefs: Any = UNSET
-    entity_refs: Any = UNSET
 
 
 class _ScopeSpans(Struct, gc=False):
     scope: _Scope | None = UNSET  # type: ignore[assignment]
     spans: list[_Span] | None = UNSET  # type: ignore[assignment]
     schemaUrl: Any = UNSET
-    schema_url: Any = UNSET
 
 
 class _ScopeLogs(Struct, gc=False):
     scope: _Scope | None = UNSET  # type: ignore[assignment]
     logRecords: list[_Log] | None = UNSET  # type: ignore[assignment]
-    log_records: list[_Log] | None = UNSET  # type: ignore[assignment]
     schemaUrl: Any = UNSET
-    schema_url: Any = UNSET
 
 
 class _ResourceSpans(Struct, gc=False):
     resource: _Resource | None = UNSET  # type: ignore[assignment]
     scopeSpans: list[_ScopeSpans] | None = UNSET  # type: ignore[assignment]
-    scope_spans: list[_ScopeSpans] | None = UNSET  # type: ignore[assignment]
     schemaUrl: Any = UNSET
-    schema_url: Any = UNSET
 
 
 class _ResourceLogs(Struct, gc=False):
     resource: _Resource | None = UNSET  # type: ignore[assignment]
     scopeLogs: list[_ScopeLogs] | None = UNSET  # type: ignore[assignment]
-    scope_logs: list[_ScopeLogs] | None = UNSET  # type: ignore[assignment]
     schemaUrl: Any = UNSET
-    schema_url: Any = UNSET
 
 
 class _Request(Struct, gc=False):
     resourceSpans: list[_ResourceSpans] | None = UNSET  # type: ignore[assignment]
-    resource_spans: list[_ResourceSpans] | None = UNSET  # type: ignore[assignment]
     resourceLogs: list[_ResourceLogs] | None = UNSET  # type: ignore[assignment]
-    resource_logs: list[_ResourceLogs] | None = UNSET  # type: ignore[assignment]
 
 
 _DECODER = msgspec.json.Decoder(_Request)
+_CAMEL = {
+    "".join(f"_{c.lower()}" if c.isupper() else c for c in field.name): field.name
+    for struct in (_Event, _Span, _Log, _Scope, _Resource, _ScopeSpans, _ScopeLogs,
+                   _ResourceSpans, _ResourceLogs, _Request)
+    for field in msgspec.structs.fields(struct)
+    if not field.name.islower()
+}  # fmt: skip
+"""snake_case -> lowerCamelCase of every field name above that has two spellings."""
 _ANY = msgspec.json.Decoder()
 _SHAPE_ERRORS = (msgspec.ValidationError, TypeError)
 
 
-def _get(camel: Any, snake: Any = UNSET) -> Any:
-    """A field by either spelling; absent and null are None."""
-    if camel is not UNSET and camel is not None:
-        return camel
-    return None if snake is UNSET else snake
+def _get(value: Any) -> Any:
+    """A field's value; absent is None, like null."""
+    return None if value is UNSET else value
 
 
 # --- one request: records, and the object keys they were read from ----------------------
@@ -224,8 +200,7 @@ def parse_request(source: str, data: bytes, position: str) -> tuple[object, int]
     except msgspec.ValidationError:
         request = None
     if request is None or (
-        _get(request.resourceSpans, request.resource_spans) is None
-        and _get(request.resourceLogs, request.resource_logs) is None
+        _get(request.resourceSpans) is None and _get(request.resourceLogs) is None
     ):
         value = _ANY.decode(data)  # no request (or an empty one): say what it is
         return value, formats.count_keys(value)
@@ -245,8 +220,8 @@ def json_request_records(doc: object, source: str, position: str) -> Iterator[Re
             source, position, f"not an OTLP traces/logs request: a JSON {type(doc).__name__}"
         )
         return
-    spans = doc.get("resourceSpans", doc.get("resource_spans"))
-    if spans is None and doc.get("resourceLogs", doc.get("resource_logs")) is None:
+    _camel_case(doc)
+    if doc.get("resourceSpans") is None and doc.get("resourceLogs") is None:
         if doc:  # `{}` is a valid empty request
             keys = ", ".join(sorted(map(str, doc))[:6])
             yield InputError(
@@ -266,6 +241,20 @@ def json_request_records(doc: object, source: str, position: str) -> Iterator[Re
     yield from read.records
 
 
+def _camel_case(value: Any) -> None:
+    """Respell, in place, the snake_case OTLP field names in `value` (plain JSON values).
+    Attribute keys are values (`KeyValue.key`), not names: they stay as they are."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            for key in [k for k in item if k in _CAMEL]:
+                item.setdefault(_CAMEL[key], item.pop(key))
+            stack.extend(v for v in item.values() if type(v) in (dict, list))
+        elif type(item) is list:
+            stack.extend(v for v in item if type(v) in (dict, list))
+
+
 def _present(struct: Struct) -> int:
     """How many of the struct's fields the JSON object held (absent ones are UNSET)."""
     fields = astuple(struct)
@@ -278,25 +267,25 @@ def _plain_keys(value: Any) -> int:
 
 def _request_records(request: _Request, where: Where, read: Read) -> None:
     read.keys += _present(request)
-    for i, block in enumerate(_get(request.resourceSpans, request.resource_spans) or ()):
+    for i, block in enumerate(_get(request.resourceSpans) or ()):
         block_where = where.at(f"resourceSpans[{i}]")
         resource = _resource(block.resource, f"resourceSpans[{i}]", block_where, read)
         read.keys += _present(block)
-        for j, scope_block in enumerate(_get(block.scopeSpans, block.scope_spans) or ()):
+        for j, scope_block in enumerate(_get(block.scopeSpans) or ()):
             scope_where = block_where.at(f"scopeSpans[{j}]")
             scope = _scope(scope_block.scope, read)
             read.keys += _present(scope_block)
             for k, span in enumerate(scope_block.spans or ()):
                 _json_span(span, scope_where.at(f"spans[{k}]"), resource, scope, read)
-    for i, log_block in enumerate(_get(request.resourceLogs, request.resource_logs) or ()):
+    for i, log_block in enumerate(_get(request.resourceLogs) or ()):
         block_where = where.at(f"resourceLogs[{i}]")
         resource = _resource(log_block.resource, f"resourceLogs[{i}]", block_where, read)
         read.keys += _present(log_block)
-        for j, log_scope in enumerate(_get(log_block.scopeLogs, log_block.scope_logs) or ()):
+        for j, log_scope in enumerate(_get(log_block.scopeLogs) or ()):
             scope_where = block_where.at(f"scopeLogs[{j}]")
             _scope(log_scope.scope, read)
             read.keys += _present(log_scope)
-            for k, log in enumerate(_get(log_scope.logRecords, log_scope.log_records) or ()):
+            for k, log in enumerate(_get(log_scope.logRecords) or ()):
                 _json_log(log, scope_where.at(f"logRecords[{k}]"), resource, read)
 
 
@@ -309,9 +298,7 @@ def _resource(
     attributes = _json_attrs(
         resource.attributes, f"the resource of {block}", collect(errors, where), read
     )
-    read.keys += (
-        _present(resource) + _plain_keys(resource.entityRefs) + _plain_keys(resource.entity_refs)
-    )
+    read.keys += _present(resource) + _plain_keys(resource.entityRefs)
     read.records.extend(errors)
     return attributes
 
@@ -407,9 +394,9 @@ def _json_span(
         where,
         _json_id,
         (
-            _get(span.traceId, span.trace_id),
-            _get(span.spanId, span.span_id),
-            _get(span.parentSpanId, span.parent_span_id),
+            _get(span.traceId),
+            _get(span.spanId),
+            _get(span.parentSpanId),
         ),
         ("traceId", "spanId", "parentSpanId"),
     )
@@ -424,10 +411,8 @@ def _json_span(
     attributes = _json_attrs(span.attributes, owner, report, read)
     try:
         events = tuple(_json_event(e, owner, report, read) for e in span.events or ())
-        start = _json_time(
-            _get(span.startTimeUnixNano, span.start_time_unix_nano), "startTimeUnixNano"
-        )
-        end = _json_time(_get(span.endTimeUnixNano, span.end_time_unix_nano), "endTimeUnixNano")
+        start = _json_time(_get(span.startTimeUnixNano), "startTimeUnixNano")
+        end = _json_time(_get(span.endTimeUnixNano), "endTimeUnixNano")
     except BadInput as exc:
         read.records.append(
             where.error(f"{owner} skipped: {exc}", span_id=head.span_id, trace_id=head.trace_id)
@@ -467,9 +452,7 @@ def _json_event(event: _Event, owner: str, report: Report, read: Read) -> RawEve
     name = text(_get(event.name), f"event name of {owner}", report)
     return RawEvent(
         name=name,
-        time_unix_nano=_json_time(
-            _get(event.timeUnixNano, event.time_unix_nano), "event timeUnixNano"
-        ),
+        time_unix_nano=_json_time(_get(event.timeUnixNano), "event timeUnixNano"),
         attributes=_json_attrs(event.attributes, f"event {name!r} of {owner}", report, read),
     )
 
@@ -521,8 +504,8 @@ def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue], read: 
     read.keys += _present(log) + _plain_keys(log.body)
     errors: list[InputError] = []
     report = collect(errors, where)
-    trace_id = _optional_id(_get(log.traceId, log.trace_id), "traceId", TRACE_ID_BYTES, report)
-    span_id = _optional_id(_get(log.spanId, log.span_id), "spanId", SPAN_ID_BYTES, report)
+    trace_id = _optional_id(_get(log.traceId), "traceId", TRACE_ID_BYTES, report)
+    span_id = _optional_id(_get(log.spanId), "spanId", SPAN_ID_BYTES, report)
     attributes = _json_attrs(log.attributes, "log record", report, read)
     try:
         body = decode_json_any_value(
@@ -533,9 +516,9 @@ def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue], read: 
         report(f"log record body dropped: {exc}")
         body = None
     try:
-        time = _json_time(_get(log.timeUnixNano, log.time_unix_nano), "timeUnixNano") or (
+        time = _json_time(_get(log.timeUnixNano), "timeUnixNano") or (
             _json_time(
-                _get(log.observedTimeUnixNano, log.observed_time_unix_nano),
+                _get(log.observedTimeUnixNano),
                 "observedTimeUnixNano",
             )
         )
@@ -546,9 +529,7 @@ def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue], read: 
         RawLog(
             trace_id=trace_id,
             span_id=span_id,
-            event_name=event_name(
-                text(_get(log.eventName, log.event_name), "eventName", report), attributes
-            ),
+            event_name=event_name(text(_get(log.eventName), "eventName", report), attributes),
             time_unix_nano=time,
             body=body,
             attributes=attributes,
