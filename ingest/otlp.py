@@ -16,9 +16,11 @@ U+FFFD and reported once per file.
 
 Records are yielded as each request is decoded; one file's bytes are held at a time.
 
-The JSON reader is `turnscore.ingest.otlp_json`, the protobuf one
-`turnscore.ingest.otlp_pb`; what they share (positions, reporting, how a span's ids are
-settled) is `turnscore.ingest.otlp_shared`. This module finds the format and the requests.
+There is one reader per encoding, each decoding a request once: OTLP/JSON (both dialects)
+is `turnscore.ingest.otlp_json` (msgspec structs, framed by `formats.iter_json_documents`),
+protobuf `turnscore.ingest.otlp_pb` (upb messages); what they share (positions, reporting,
+how a span's ids are settled) is `turnscore.ingest.otlp_shared`. This module finds the
+format and the requests.
 """
 
 from __future__ import annotations
