@@ -354,16 +354,17 @@ def _whole(data: bytes, parse: Parse) -> JsonDocument | Problem | None:
 
 
 def _key_ends(data: bytes) -> int:
-    """How many object keys `data` (one JSON document) holds, or more: every `":` outside
-    a string ends a key, and inside one the quote is escaped. (A key ending in an escaped
-    backslash, or with blanks before its colon, is not counted, as by `_KEY_END`.)"""
+    """The object keys `data` (one compact JSON document) holds, as its text says: every
+    `":` outside a string ends a key (inside one the quote is escaped). A key ending in an
+    escaped backslash, or with blanks before its colon, is missed."""
     return data.count(b'":') - data.count(b'\\":')
 
 
 def _unrepeated(data: bytes, value: object, keys: int, position: str) -> JsonDocument | Problem:
-    """`checked_document` for the fast path: only a document holding more key ends than
-    its parse holds keys is parsed again, to find the repeat."""
-    if _key_ends(data) <= keys:
+    """`checked_document` for the fast path. Only a document whose text and parse disagree
+    on its keys is parsed again to find a repeat: more in the text is a repeat or a
+    key-like string; fewer, a key `_key_ends` missed, which could hide a repeat."""
+    if _key_ends(data) == keys:
         return JsonDocument(value, position)
     problem = _repeated_key(data.decode("utf-8", "replace"), position)
     return JsonDocument(value, position) if problem is None else problem
