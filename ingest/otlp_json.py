@@ -488,6 +488,12 @@ def _json_attrs(
             elif kind == "boolValue" and type(raw) is bool:
                 out[key] = raw
                 continue
+            elif kind == "arrayValue" and type(raw) is dict and len(raw) == 1:
+                strings = _strings(raw.get("values"))  # finish reasons, stop sequences
+                if strings is not None:
+                    out[key] = strings
+                    keys += 1 + len(strings)  # values, and one kind per element
+                    continue
         keys += (key is not UNSET) + (value is not UNSET) + _plain_keys(value) - 3
         if key is UNSET:
             key = ""  # proto3 JSON omits default values, so a missing key is the empty key
@@ -497,6 +503,19 @@ def _json_attrs(
         pair = (key, None if value is UNSET else value)
         out.update(decode_attrs(iter((pair,)), decode_json_any_value, owner, report))
     read.keys += keys
+    return out
+
+
+def _strings(values: Any) -> list[AttrValue] | None:
+    """An arrayValue's values when each is a short `{"stringValue": str}`, else None."""
+    if type(values) is not list:
+        return None
+    out: list[AttrValue] = []
+    for value in values:
+        text = value.get("stringValue") if type(value) is dict and len(value) == 1 else None
+        if type(text) is not str or len(text) > MAX_ATTRIBUTE_VALUE_CHARS:
+            return None
+        out.append(text)
     return out
 
 
