@@ -276,7 +276,7 @@ def _request_records(request: _Request, where: Where, read: Read) -> None:
             scope = _scope(scope_block.scope, read)
             read.keys += _present(scope_block)
             for k, span in enumerate(scope_block.spans or ()):
-                _json_span(span, scope_where.at(f"spans[{k}]"), resource, scope, read)
+                _json_span(span, scope_where, k, resource, scope, read)
     for i, log_block in enumerate(_get(request.resourceLogs) or ()):
         block_where = where.at(f"resourceLogs[{i}]")
         resource = _resource(log_block.resource, f"resourceLogs[{i}]", block_where, read)
@@ -386,8 +386,14 @@ def _json_enum(
 
 
 def _json_span(
-    span: _Span, where: Where, resource: Mapping[str, AttrValue], scope: _Scope, read: Read
+    span: _Span,
+    where: Where,
+    index: int,
+    resource: Mapping[str, AttrValue],
+    scope: _Scope,
+    read: Read,
 ) -> None:
+    """Span `index` of the scope block at `where`: its record, then its errors."""
     raw_name = span.name
     head = span_head(
         _as_text(raw_name),
@@ -399,6 +405,7 @@ def _json_span(
             _get(span.parentSpanId),
         ),
         ("traceId", "spanId", "parentSpanId"),
+        f"spans[{index}]",
     )
     status = span.status if isinstance(span.status, _Status) else _NO_STATUS
     read.keys += _present(span) + _present(status) + _plain_keys(span.links)

@@ -136,9 +136,11 @@ def span_head(
     read_id: IdReader,
     ids: tuple[Any, Any, Any],
     fields: tuple[str, str, str],
+    path: str = "",
 ) -> SpanHead | InputError:
     """Read (trace id, span id, parent id), as given in `ids`, with `read_id`; `fields`
-    names them as the format spells them. An InputError when the span must be skipped."""
+    names them as the format spells them. An InputError when the span must be skipped,
+    at `path` under `where` (the span's other errors name it by its id)."""
     trace, span, parent = ids
     try:
         trace_id = read_id(trace, TRACE_ID_BYTES, fields[0])
@@ -146,7 +148,7 @@ def span_head(
         if trace_id is None or span_id is None:
             raise BadInput(f"{fields[0] if trace_id is None else fields[1]} is missing or zero")
     except BadInput as exc:
-        return where.error(f"span {name!r} skipped: {exc}")
+        return (where.at(path) if path else where).error(f"span {name!r} skipped: {exc}")
     head = SpanHead(name, trace_id, span_id, where)
     if parent is None or parent in ("", b""):
         return head
