@@ -19,6 +19,9 @@ plain values, the OTLP reader's into its typed structs), line by line. Whatever 
 refuses (a pretty-printed document spanning lines, several on a line, NaN, lone
 surrogates, numbers beyond a double, malformed or too-deep JSON) is read from there on by
 the standard parser, which reports problems with their lines.
+
+One module past the ~400-line guide: each part answers "what do this file's bytes hold"
+and reports in the same `Problem`s and positions, which the reader turns into rows.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ request holds can be counted for `formats`' repeated-key check.
 The structs name fields in lowerCamelCase; a document in snake_case (protobuf's
 `preserving_proto_field_name`) has its field names respelled first (`_camel_case`), a
 lowerCamelCase one winning where both are given, as in protobuf's JSON parser.
+
+Past the ~400-line guide because the schema (the structs), the record builders and the
+key count must change together: a field added to a struct is a field counted and read.
 """
 
 from __future__ import annotations
