@@ -163,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("machine: " + ", ".join(f"{k}={v}" for k, v in machine().items()), flush=True)
     if args.reuse:
         files = {fmt: sorted((args.out / fmt).glob("*")) for fmt in ("jsonl", "pb")}
+        args.spans = protobuf_parse(files["pb"])  # what the files hold, not --spans
     else:
         files = generate(args.out, args.spans, args.spans_per_file, formats=("jsonl", "pb"))
     mb = {fmt: sum(f.stat().st_size for f in paths) / 1e6 for fmt, paths in files.items()}
