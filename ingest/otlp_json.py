@@ -8,9 +8,13 @@ C-speed, no dict per object, and only the shape is checked there. Every field a 
 lets exporters get wrong (ids, times, enums, names, attribute values) is typed `Any` and
 checked here in Python, so a wrong value costs that span or that attribute, with a row
 naming it, not the request. A container of the wrong JSON type (a span that is a string,
-a `spans` that is an object) fails the request's decode; the request is then one error
-naming the path msgspec reports. Absent fields are `UNSET` (not None), so the keys a
-request holds can be counted for `formats`' repeated-key check.
+a `spans` or `attributes` that is an object) fails the request's decode; only then is the
+request converted again piece by piece with the same structs (`_granular`), and the piece
+that fails is left as a `_Misshapen` where its struct would be: a bad span, scope or
+resource block is skipped, a bad attribute entry dropped, a bad event or status skips its
+span, each with a row naming it (by span id where one reads), and the rest is kept.
+Absent fields are `UNSET` (not None), so the keys a request holds can be counted for
+`formats`' repeated-key check.
 
 The structs name fields in lowerCamelCase; a document in snake_case (protobuf's
 `preserving_proto_field_name`) has its field names respelled first (`_camel_case`), a
@@ -160,6 +164,21 @@ class _Request(Struct, gc=False):
     resourceLogs: list[_ResourceLogs] | None = UNSET  # type: ignore[assignment]
 
 
+class _Misshapen:
+    """A piece of a request of the wrong JSON type, where its struct would be (`_granular`)."""
+
+    __slots__ = ("error", "path")
+
+    def __init__(self, path: str, error: str) -> None:
+        self.path = path
+        """Where it sits in its container: 'spans[3]', or 'attributes' for a whole list."""
+        self.error = error
+        """What msgspec said of it ('Expected `object`, got `str`')."""
+
+    def __str__(self) -> str:
+        return f"{self.path} is malformed ({self.error})"
+
+
 _DECODER = msgspec.json.Decoder(_Request)
 _CAMEL = {
     "".join(f"_{c.lower()}" if c.isupper() else c for c in field.name): field.name
@@ -234,14 +253,62 @@ def json_request_records(doc: object, source: str, position: str) -> Iterator[Re
                 f"{keys}; expected resourceSpans or resourceLogs",
             )
         return
-    try:
-        request = msgspec.convert(doc, _Request)
-    except _SHAPE_ERRORS as exc:
-        yield InputError(source, position, f"malformed request: {exc}; skipped")
-        return
     read = Read()
-    _request_records(request, Where(source, position), read)
+    _request_records(_granular(doc, _Request, "request"), Where(source, position), read)
     yield from read.records
+
+
+def _children(cls: type[Struct]) -> tuple[tuple[str, type[Struct], bool], ...]:
+    """The fields of `cls` that hold structs: (name, struct type, whether a list of them)."""
+    out = []
+    for field in msgspec.inspect.type_info(cls).fields:  # type: ignore[attr-defined]
+        kinds = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else ()
+        for kind in kinds:
+            if isinstance(kind, msgspec.inspect.ListType) and isinstance(
+                kind.item_type, msgspec.inspect.StructType
+            ):
+                out.append((field.name, kind.item_type.cls, True))
+            elif isinstance(kind, msgspec.inspect.StructType):
+                out.append((field.name, kind.cls, False))
+    return tuple(out)
+
+
+_CHILDREN = {
+    struct: _children(struct)
+    for struct in (_KeyValue, _Status, _Event, _Span, _Log, _Scope, _Resource, _ScopeSpans,
+                   _ScopeLogs, _ResourceSpans, _ResourceLogs, _Request)
+}  # fmt: skip
+
+
+def _granular(value: Any, cls: type[Struct], path: str) -> Any:
+    """`value` (plain JSON values) as a `cls`; where that fails, the same piece by piece:
+    the struct without its struct-holding fields, then each of those alone, so only the
+    piece of the wrong JSON type becomes a `_Misshapen` (for an attribute entry, the key of
+    a `_KeyValue`, so that `_json_attrs` reports and drops it). Only for a request the
+    whole decode refused: good pieces convert whole, once."""
+    try:
+        return msgspec.convert(value, cls)
+    except _SHAPE_ERRORS as exc:
+        error = str(exc)
+    children = _CHILDREN.get(cls, ())
+    if type(value) is not dict or not children:
+        return _Misshapen(path, error)
+    names = {name for name, _, _ in children}
+    struct = msgspec.convert({k: v for k, v in value.items() if k not in names}, cls)
+    for name, child, many in children:
+        raw = value.get(name)
+        if raw is None:
+            continue
+        if not many:
+            piece = _granular(raw, child, name)
+        elif type(raw) is list:
+            piece = [_granular(item, child, f"{name}[{i}]") for i, item in enumerate(raw)]
+        else:
+            piece = [_granular(raw, list, name)]  # msgspec's words for "not a list"
+        if many and child is _KeyValue:
+            piece = [_KeyValue(key=p) if type(p) is _Misshapen else p for p in piece]
+        setattr(struct, name, piece)
+    return struct
 
 
 def _camel_case(value: Any) -> None:
@@ -270,32 +337,62 @@ def _plain_keys(value: Any) -> int:
 
 def _request_records(request: _Request, where: Where, read: Read) -> None:
     read.keys += _present(request)
+    # A `_Misshapen` in a list (only after `_granular`) is skipped with a row saying so.
     for i, block in enumerate(_get(request.resourceSpans) or ()):
+        if type(block) is _Misshapen:
+            _skipped(block, where, read)
+            continue
         block_where = where.at(f"resourceSpans[{i}]")
         resource = _resource(block.resource, f"resourceSpans[{i}]", block_where, read)
         read.keys += _present(block)
         for j, scope_block in enumerate(_get(block.scopeSpans) or ()):
+            if type(scope_block) is _Misshapen:
+                _skipped(scope_block, block_where, read)
+                continue
             scope_where = block_where.at(f"scopeSpans[{j}]")
-            scope = _scope(scope_block.scope, read)
+            scope = _scope(scope_block.scope, scope_where, read)
             read.keys += _present(scope_block)
             for k, span in enumerate(scope_block.spans or ()):
-                _json_span(span, scope_where, k, resource, scope, read)
+                if type(span) is _Misshapen:
+                    _skipped(span, scope_where, read)
+                else:
+                    _json_span(span, scope_where, k, resource, scope, read)
     for i, log_block in enumerate(_get(request.resourceLogs) or ()):
+        if type(log_block) is _Misshapen:
+            _skipped(log_block, where, read)
+            continue
         block_where = where.at(f"resourceLogs[{i}]")
         resource = _resource(log_block.resource, f"resourceLogs[{i}]", block_where, read)
         read.keys += _present(log_block)
         for j, log_scope in enumerate(_get(log_block.scopeLogs) or ()):
+            if type(log_scope) is _Misshapen:
+                _skipped(log_scope, block_where, read)
+                continue
             scope_where = block_where.at(f"scopeLogs[{j}]")
-            _scope(log_scope.scope, read)
+            _scope(log_scope.scope, scope_where, read)
             read.keys += _present(log_scope)
             for k, log in enumerate(_get(log_scope.logRecords) or ()):
-                _json_log(log, scope_where.at(f"logRecords[{k}]"), resource, read)
+                if type(log) is _Misshapen:
+                    _skipped(log, scope_where, read)
+                else:
+                    _json_log(log, scope_where.at(f"logRecords[{k}]"), resource, read)
+
+
+def _skipped(piece: _Misshapen, container: Where, read: Read) -> None:
+    read.records.append(container.at(piece.path).error(f"{piece}; skipped"))
 
 
 def _resource(
     resource: _Resource | None, block: str, where: Where, read: Read
 ) -> dict[str, AttrValue]:
     if not isinstance(resource, _Resource):
+        if type(resource) is _Misshapen:  # its spans are kept, as when its attributes are
+            read.records.append(
+                where.error(
+                    f"the resource of {block} is malformed ({resource.error}); its "
+                    "attributes dropped"
+                )
+            )
         return {}
     errors: list[InputError] = []
     attributes = _json_attrs(
@@ -306,8 +403,10 @@ def _resource(
     return attributes
 
 
-def _scope(scope: _Scope | None, read: Read) -> _Scope:
+def _scope(scope: _Scope | None, where: Where, read: Read) -> _Scope:
     if not isinstance(scope, _Scope):
+        if type(scope) is _Misshapen:  # its records are kept, without the scope's name
+            read.records.append(where.error(f"{scope}; read as no scope"))
         return _NO_SCOPE
     read.keys += _present(scope) + _plain_keys(scope.attributes)
     return scope
@@ -420,6 +519,8 @@ def _json_span(
         text(_get(raw_name), "span name", report)
     attributes = _json_attrs(span.attributes, owner, report, read)
     try:
+        if type(span.status) is _Misshapen:
+            raise BadInput(str(span.status))
         events = tuple(_json_event(e, owner, report, read) for e in span.events or ())
         start = _json_time(_get(span.startTimeUnixNano), "startTimeUnixNano")
         end = _json_time(_get(span.endTimeUnixNano), "endTimeUnixNano")
@@ -458,6 +559,8 @@ _NO_STATUS = _Status()
 
 
 def _json_event(event: _Event, owner: str, report: Report, read: Read) -> RawEvent:
+    if type(event) is _Misshapen:
+        raise BadInput(str(event))
     read.keys += _present(event)
     name = text(_get(event.name), f"event name of {owner}", report)
     return RawEvent(
@@ -508,7 +611,10 @@ def _json_attrs(
         if key is UNSET:
             key = ""  # proto3 JSON omits default values, so a missing key is the empty key
         if not isinstance(key, str):
-            report(f"attribute entry without a string key dropped: {str(key)[:80]!r}")
+            if type(key) is _Misshapen:  # `_granular` put it there
+                report(f"{key.path} of {owner} is malformed ({key.error}); dropped")
+            else:
+                report(f"attribute entry without a string key dropped: {str(key)[:80]!r}")
             continue
         pair = (key, None if value is UNSET else value)
         out.update(decode_attrs(iter((pair,)), decode_json_any_value, owner, report))

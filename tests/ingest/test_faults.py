@@ -356,8 +356,8 @@ def _record_paths(doc: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
 
 def _names(error: InputError, request: str, span_id: str | None, path: str) -> bool:
     """Whether `error` names the record at `path` of `request` (with `span_id`, for a
-    span): by its span id, by its path or the path of a block holding it, or as an error
-    of the whole request."""
+    span): by its span id, by its path or the path of a block or list holding it, or as
+    an error of the whole request."""
     if span_id is not None and error.span_id == span_id:
         return True
     if error.span_id is not None:
@@ -365,7 +365,7 @@ def _names(error: InputError, request: str, span_id: str | None, path: str) -> b
     at, _, where = error.position.partition(", ")
     if at not in (request, WHOLE_FILE):
         return False
-    return where == "" or path == where or path.startswith(where + ".")
+    return where == "" or path == where or path.startswith((where + ".", where + "["))
 
 
 def _unreported(spans: list[RawSpan], logs: list[RawLog], paths: tuple[dict[str, str],
