@@ -273,14 +273,14 @@ def _children(cls: type[Struct]) -> tuple[tuple[str, type[Struct], bool], ...]:
     return tuple(out)
 
 
-_CHILDREN = {
+_CHILDREN: dict[type, tuple[tuple[str, type[Struct], bool], ...]] = {
     struct: _children(struct)
     for struct in (_KeyValue, _Status, _Event, _Span, _Log, _Scope, _Resource, _ScopeSpans,
                    _ScopeLogs, _ResourceSpans, _ResourceLogs, _Request)
 }  # fmt: skip
 
 
-def _granular(value: Any, cls: type[Struct], path: str) -> Any:
+def _granular(value: Any, cls: type, path: str) -> Any:
     """`value` (plain JSON values) as a `cls`; where that fails, the same piece by piece:
     the struct without its struct-holding fields, then each of those alone, so only the
     piece of the wrong JSON type becomes a `_Misshapen` (for an attribute entry, the key of
@@ -294,7 +294,7 @@ def _granular(value: Any, cls: type[Struct], path: str) -> Any:
     if type(value) is not dict or not children:
         return _Misshapen(path, error)
     names = {name for name, _, _ in children}
-    struct = msgspec.convert({k: v for k, v in value.items() if k not in names}, cls)
+    struct: Struct = msgspec.convert({k: v for k, v in value.items() if k not in names}, cls)
     for name, child, many in children:
         raw = value.get(name)
         if raw is None:
