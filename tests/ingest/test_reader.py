@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from turnscore.ingest.formats import JsonDocument, iter_json_documents
 from turnscore.ingest.otlp import read_bytes
-from turnscore.ingest.records import InputError, RawSpan
+from turnscore.ingest.records import InputError, RawEvent, RawSpan
 
 REPEATED = "a JSON object repeats the key {!r}; JSON keeps only the last value, so the request is ambiguous: skipped"  # noqa: E501
 
@@ -160,3 +161,159 @@ def test_json_dialects_and_protobuf_give_the_same_records(otlp_json: Any, drawn:
         assert _read(mapped.encode(), "mapped.json") == spec
         compact = json.dumps(json.loads(mapped), separators=(",", ":"))  # one line: fast path
         assert _read(compact.encode(), "mapped.jsonl") == spec
+
+
+# --- a piece of the wrong JSON type costs that piece ----------------------------------
+
+TRACE = "0af7651916cd43dd8448eb211c80319c"
+
+
+def _id(n: int) -> str:
+    return f"b7ad6b71692033{n:02x}"
+
+
+def _kv(key: str, value: dict[str, Any]) -> dict[str, Any]:
+    return {"key": key, "value": value}
+
+
+def _wrong_shape_span(n: int) -> dict[str, Any]:
+    start = 1_700_000_000_000_000_000 + n
+    return {
+        "traceId": TRACE, "spanId": _id(n), "name": f"span {n}", "kind": 3,
+        "startTimeUnixNano": str(start), "endTimeUnixNano": str(start + 10**9),
+        "attributes": [_kv("gen_ai.operation.name", {"stringValue": "chat"}),
+                       _kv("n", {"intValue": str(n)})],
+        "events": [{"name": "ev", "timeUnixNano": str(start),
+                    "attributes": [_kv("e", {"boolValue": True})]}],
+        "links": [{"traceId": TRACE, "spanId": _id(9)}],
+        "status": {"code": 2, "message": "boom"},
+    }  # fmt: skip
+
+
+def _wrong_shape_request() -> dict[str, Any]:
+    """Three spans in one scope block, one resource block."""
+    return {"resourceSpans": [{
+        "resource": {"attributes": [_kv("service.name", {"stringValue": "svc"})]},
+        "scopeSpans": [{"scope": {"name": "sc", "version": "1"},
+                        "spans": [_wrong_shape_span(n) for n in (1, 2, 3)]}],
+    }]}  # fmt: skip
+
+
+SCOPE = ("resourceSpans", 0, "scopeSpans", 0)
+SPAN_2 = (*SCOPE, "spans", 1)
+AT_2 = f"span {_id(2)}"
+"""Where an error naming span 2 by its id sits, after the request's position."""
+NO_SCOPE = {"scope_name": "", "scope_version": ""}
+EVENT_2 = (RawEvent(name="ev", time_unix_nano=1_700_000_000_000_000_002, attributes={}),)
+"""Span 2's event without its attribute."""
+
+WRONG_SHAPES: dict[str, tuple[tuple[Any, ...], Any, list[int], dict[int, dict[str, Any]],
+                              list[tuple[str, str]]]] = {
+    # case: (path of the piece, its wrong value, spans kept, fields changed per span,
+    #        error rows as (where after the request's position, message))
+    "span not an object": (
+        SPAN_2, "span 2", [1, 3], {},
+        [("resourceSpans[0].scopeSpans[0].spans[1]",
+          "spans[1] is malformed (Expected `object`, got `str`); skipped")],
+    ),
+    "spans not a list": (
+        (*SCOPE, "spans"), {"0": 1}, [], {},
+        [("resourceSpans[0].scopeSpans[0].spans",
+          "spans is malformed (Expected `array`, got `object`); skipped")],
+    ),
+    "attributes not a list": (
+        (*SPAN_2, "attributes"), {"n": 2}, [1, 2, 3], {2: {"attributes": {}}},
+        [(AT_2, "attributes of span 'span 2' is malformed (Expected `array`, got `object`); "
+                "dropped")],
+    ),
+    "attribute entry not an object": (
+        (*SPAN_2, "attributes", 0), "chat", [1, 2, 3], {2: {"attributes": {"n": 2}}},
+        [(AT_2, "attributes[0] of span 'span 2' is malformed (Expected `object`, got `str`); "
+                "dropped")],
+    ),
+    "status not an object": (
+        (*SPAN_2, "status"), "ERROR", [1, 3], {},
+        [(AT_2, "span 'span 2' skipped: status is malformed (Expected `object`, got `str`)")],
+    ),
+    "event not an object": (
+        (*SPAN_2, "events", 0), "ev", [1, 3], {},
+        [(AT_2, "span 'span 2' skipped: events[0] is malformed (Expected `object`, got `str`)")],
+    ),
+    "events not a list": (
+        (*SPAN_2, "events"), {"name": "ev"}, [1, 3], {},
+        [(AT_2, "span 'span 2' skipped: events is malformed (Expected `array`, got `object`)")],
+    ),
+    "event attribute entry not an object": (
+        (*SPAN_2, "events", 0, "attributes", 0), 7, [1, 2, 3], {2: {"events": EVENT_2}},
+        [(AT_2, "attributes[0] of event 'ev' of span 'span 2' is malformed (Expected `object`, "
+                "got `int`); dropped")],
+    ),
+    "link not an object": ((*SPAN_2, "links", 0), "link", [1, 2, 3], {}, []),  # links unread
+    "links not a list": ((*SPAN_2, "links"), {"a": 1}, [1, 2, 3], {}, []),
+    "scope not an object": (
+        (*SCOPE, "scope"), 3, [1, 2, 3], {1: NO_SCOPE, 2: NO_SCOPE, 3: NO_SCOPE},
+        [("resourceSpans[0].scopeSpans[0]",
+          "scope is malformed (Expected `object`, got `int`); read as no scope")],
+    ),
+    "resource not an object": (
+        ("resourceSpans", 0, "resource"), ["svc"], [1, 2, 3],
+        {1: {"resource": {}}, 2: {"resource": {}}, 3: {"resource": {}}},
+        [("resourceSpans[0]", "the resource of resourceSpans[0] is malformed (Expected "
+                              "`object`, got `array`); its attributes dropped")],
+    ),
+}  # fmt: skip
+
+
+def _records_of(request: dict[str, Any], framing: str) -> tuple[list[RawSpan], list[InputError]]:
+    """The request read from a file of one line (msgspec's fast path) or as the element of
+    an array (the careful framing, which hands the reader plain values)."""
+    line = json.dumps(request, separators=(",", ":"))
+    records = list(read_bytes(f"[{line}]".encode() if framing == "array" else line.encode(), "f"))
+    spans = [r for r in records if isinstance(r, RawSpan)]
+    return spans, [r for r in records if isinstance(r, InputError)]
+
+
+@pytest.mark.parametrize("framing", ["line", "array"])
+@pytest.mark.parametrize("case", list(WRONG_SHAPES))
+def test_a_piece_of_the_wrong_json_type_costs_only_that_piece(case: str, framing: str) -> None:
+    path, wrong, kept, changed, rows = WRONG_SHAPES[case]
+    base, errors = _records_of(_wrong_shape_request(), framing)
+    assert errors == [] and len(base) == 3
+    mutant = _wrong_shape_request()
+    target: Any = mutant
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = wrong
+    spans, errors = _records_of(mutant, framing)
+    assert [s.span_id for s in spans] == [_id(n) for n in kept]
+    for n, span in zip(kept, spans, strict=True):
+        assert span == replace(base[n - 1], **changed.get(n, {}))
+    at = "request 1 (line 1)" if framing == "array" else "line 1"
+    assert [(e.source, e.position, e.message) for e in errors] == [
+        ("f", f"{at}, {where}", message) for where, message in rows
+    ]
+    assert all(e.span_id == _id(2) for e in errors if e.position.endswith(AT_2))
+
+
+@pytest.mark.parametrize("framing", ["line", "array"])
+def test_a_log_record_of_the_wrong_json_type_costs_only_that_record(framing: str) -> None:
+    def log(body: str) -> dict[str, Any]:
+        return {"timeUnixNano": "1700000000000000000", "body": {"stringValue": body},
+                "attributes": [_kv("k", {"stringValue": body})]}  # fmt: skip
+
+    records = [log("a"), "b", log("c")]
+    records[2]["attributes"].insert(0, ["k"])
+    request = {"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]}
+    line = json.dumps(request, separators=(",", ":"))
+    got = list(read_bytes(f"[{line}]".encode() if framing == "array" else line.encode(), "f"))
+    at = "request 1 (line 1)" if framing == "array" else "line 1"
+    where = f"{at}, resourceLogs[0].scopeLogs[0].logRecords"
+    assert [(type(r).__name__, r.position, getattr(r, "body", None)) for r in got] == [
+        ("RawLog", at, "a"), ("InputError", f"{where}[1]", None), ("RawLog", at, "c"),
+        ("InputError", f"{where}[2]", None),
+    ]  # fmt: skip
+    assert [r.message for r in got if isinstance(r, InputError)] == [
+        "logRecords[1] is malformed (Expected `object`, got `str`); skipped",
+        "attributes[0] of log record is malformed (Expected `object`, got `array`); dropped",
+    ]
+    assert [r.attributes for r in got if not isinstance(r, InputError)] == [{"k": "a"}, {"k": "c"}]
