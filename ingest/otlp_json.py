@@ -262,7 +262,8 @@ def _children(cls: type[Struct]) -> tuple[tuple[str, type[Struct], bool], ...]:
     """The fields of `cls` that hold structs: (name, struct type, whether a list of them)."""
     out = []
     for field in msgspec.inspect.type_info(cls).fields:  # type: ignore[attr-defined]
-        kinds = field.type.types if isinstance(field.type, msgspec.inspect.UnionType) else ()
+        union = isinstance(field.type, msgspec.inspect.UnionType)
+        kinds = field.type.types if union else (field.type,)  # type: ignore[attr-defined]
         for kind in kinds:
             if isinstance(kind, msgspec.inspect.ListType) and isinstance(
                 kind.item_type, msgspec.inspect.StructType
