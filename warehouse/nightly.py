@@ -156,8 +156,7 @@ def _stages(config: Config, selection: ScorerSelection, run: _Run,
     if config.sources:
         tell("ingest")
         ingest = _guard("ingest", lambda: run_ingest(
-            list(config.sources), warehouse, wait=wait,
-            case_id_attribute=config.case_id_attribute, limits=config.ingest,
+            list(config.sources), warehouse, config.ingest_settings, wait=wait,
             progress=lambda p: _ingest_progress(tell, p)))
         run.report = replace(run.report, ingest=ingest)
         if ingest.outcome == "failed":
