@@ -24,6 +24,9 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   a tool call is pending, or the answer was not captured: `error` says which).
 - a trace with no model call but an agent span (an agent bridge without model spans) gives
   one turn per outermost agent span, from the agent span's own messages.
+
+Slightly past the ~400-line guide: each rule above reads the same drafts, and the helpers
+it needs (grouping, calls, linking) already live apart.
 """
 
 from __future__ import annotations

@@ -33,7 +33,6 @@ rows and leaves unchanged turns alone. The caller holds the warehouse writer loc
 from __future__ import annotations
 
 import gc
-import hashlib
 import logging
 import os
 import uuid
@@ -45,10 +44,19 @@ from pathlib import Path
 from turnscore.ingest import shards
 from turnscore.ingest.decode import decode_spans, trace_order
 from turnscore.ingest.formats import Limits
+from turnscore.ingest.inputs import (
+    Fresh,
+    IngestedFile,
+    SkippedFile,
+    conflicts,
+    file_key,
+    groups,
+    plan,
+    read_into,
+)
 from turnscore.ingest.links import Lookups, lookups
-from turnscore.ingest.otlp import Record, iter_input_files, read_file, unreadable
 from turnscore.ingest.partition import Partition, Solved, assemble, clashes, merge, split
-from turnscore.ingest.records import WHOLE_FILE, InputError, RawLog, RawSpan
+from turnscore.ingest.records import InputError, RawSpan
 from turnscore.ingest.settings import DEFAULT_GROUP_BYTES, IngestSettings
 from turnscore.ingest.store import (
     RecordKey,
@@ -95,26 +103,6 @@ ProgressFn = Callable[[Progress], None]
 
 
 @dataclass(frozen=True, slots=True)
-class IngestedFile:
-    """A file read in this batch: an `ingested_files` row once the warehouse load commits."""
-
-    file_key: str
-    """sha256 of the file's bytes: the same content under another name is the same file."""
-    path: Path
-    bytes: int
-    spans: int
-    logs: int
-    errors: int
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedFile:
-    path: Path
-    file_key: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class IngestBatch:
     """What `ingest_paths` read and wrote."""
 
@@ -134,21 +122,6 @@ class IngestBatch:
     """Traces rebuilt from all their spans: their turns not in `turn_files` are gone."""
     removed_turn_ids: tuple[str, ...]
     errors: tuple[InputError, ...]
-
-
-def file_key(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class _Input:
-    path: Path
-    key: str
-    size: int
 
 
 def ingest_paths(
@@ -184,19 +157,22 @@ def ingest_paths(
     run = _Run(SpanStore(out_dir, ingest_id), settings, ingest_id)
     turn_store = TurnStore(out_dir, ingest_id)
     totals = _Totals()
-    inputs, skipped = _plan(paths, known_file_keys, totals.errors)
+    inputs, skipped = plan(paths, known_file_keys, totals.errors)
     bytes_total = sum(i.size for i in inputs)
     try:
         with _fewer_collections():
             carry: dict[RecordKey, RawSpan] = {}
-            groups = [*_groups(inputs, settings.group_bytes), []]
-            for n, group in enumerate(groups):
-                last = n == len(groups) - 1
+            cuts = [*groups(inputs, settings.group_bytes), []]
+            for n, group in enumerate(cuts):
+                last = n == len(cuts) - 1
                 if last and not carry:
                     break
-                fresh = _Fresh(spans=dict(carry))
+                fresh = Fresh(spans=dict(carry))
                 for item in group:
-                    _read_one(item, fresh, totals, settings.limits)
+                    read = read_into(item, fresh, totals.errors, settings.limits)
+                    totals.files.append(read)
+                    totals.spans += read.spans
+                    totals.logs += read.logs
                     totals.bytes_done += item.size
                     if progress is not None:
                         progress(Progress(len(totals.files), len(inputs), totals.bytes_done,
@@ -245,15 +221,6 @@ def _fewer_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
-
-
-@dataclass(slots=True)
-class _Fresh:
-    """One group's records as read, deduplicated, first copy kept."""
-
-    spans: dict[RecordKey, RawSpan] = field(default_factory=dict)
-    logs: dict[RecordKey, RawLog] = field(default_factory=dict)
-    sources: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,45 +274,8 @@ def default_workers() -> int:
         return 1
 
 
-def _plan(
-    paths: Sequence[Path], known: Collection[str], errors: list[InputError]
-) -> tuple[list[_Input], list[SkippedFile]]:
-    inputs: list[_Input] = []
-    skipped: list[SkippedFile] = []
-    seen: dict[str, Path] = {}
-    for path in iter_input_files(paths):
-        try:
-            key = file_key(path)
-            size = path.stat().st_size
-        except OSError as exc:
-            # Not recorded as ingested: a later run retries it once it is readable.
-            errors.append(unreadable(path, exc))
-            continue
-        if key in known:
-            skipped.append(SkippedFile(path, key, "already ingested"))
-        elif key in seen:
-            skipped.append(SkippedFile(path, key, f"same content as {seen[key]}"))
-        else:
-            seen[key] = path
-            inputs.append(_Input(path, key, size))
-    return inputs, skipped
-
-
-def _groups(inputs: Sequence[_Input], budget: int) -> Iterator[list[_Input]]:
-    group: list[_Input] = []
-    size = 0
-    for item in inputs:
-        if group and size + item.size > budget:
-            yield group
-            group, size = [], 0
-        group.append(item)
-        size += item.size
-    if group:
-        yield group
-
-
 def _solve_group(
-    run: _Run, fresh: _Fresh, waited: set[str], n: int, *, last: bool
+    run: _Run, fresh: Fresh, waited: set[str], n: int, *, last: bool
 ) -> _GroupResult:
     """Steps 2-4 of the module doc for one group's fresh records."""
     store, settings = run.store, run.settings
@@ -358,7 +288,7 @@ def _solve_group(
     stored_logs = stored.keys() - set(stored_spans)
     new_spans = [s for k, s in fresh.spans.items() if k not in stored_spans]
     new_logs = [lg for k, lg in fresh.logs.items() if k not in stored_logs]
-    errors = list(_conflicts(fresh.spans, stored_spans))
+    errors = list(conflicts(fresh.spans, stored_spans))
 
     spans = [*stored.spans, *new_spans]
     logs = [lg for lg in (*stored.logs, *new_logs) if lg.trace_id]
@@ -429,7 +359,7 @@ def _solve_linked(run: _Run, part: Partition, rebuilt: set[str]) -> Solved:
     return assemble(decoded, errors, ingest_id=run.ingest_id)
 
 
-def _rootless(fresh: _Fresh, waited: set[str], stored: set[str]) -> dict[RecordKey, RawSpan]:
+def _rootless(fresh: Fresh, waited: set[str], stored: set[str]) -> dict[RecordKey, RawSpan]:
     """Take out of `fresh` the spans of new traces without a root span yet (not carried
     before, no log records, nothing stored: a late part of a stored trace is solved now)."""
     rooted = {s.trace_id for s in fresh.spans.values() if s.parent_span_id is None}
@@ -445,74 +375,6 @@ def _rootless(fresh: _Fresh, waited: set[str], stored: set[str]) -> dict[RecordK
 
 def _traces(records: dict[RecordKey, RawSpan]) -> Iterator[str]:
     return (k[1] for k in records if k[1] is not None)
-
-
-def _read_one(item: _Input, fresh: _Fresh, totals: _Totals, limits: Limits) -> None:
-    spans = logs = errors = 0
-    source = str(item.path)
-    fresh.sources.add(source)
-    for rec in _records(item.path, limits):
-        if isinstance(rec, RawSpan):
-            spans += 1
-            first = fresh.spans.setdefault(record_key(rec), rec)
-            if first is not rec and _content(first) != _content(rec):
-                totals.errors.append(_twice(rec, first))
-        elif isinstance(rec, RawLog):
-            logs += 1
-            fresh.logs.setdefault(record_key(rec), rec)
-        else:
-            errors += 1
-            totals.errors.append(rec)
-    totals.spans += spans
-    totals.logs += logs
-    totals.files.append(IngestedFile(item.key, item.path, item.size, spans, logs, errors))
-
-
-def _records(path: Path, limits: Limits) -> list[Record]:
-    """Every record of the file, or, when reading it fails in a way the reader does not
-    report (a bug, memory), one error naming the file and the failure, and none of its
-    records: one file never stops an ingest. The traceback is logged, so a bug stays
-    visible."""
-    try:
-        return list(read_file(path, limits))
-    except Exception as exc:
-        logger.exception("%s: reading the file failed", path)
-        failure = f"{type(exc).__name__}: {exc}"[:300]
-        return [InputError(str(path), WHOLE_FILE, f"reading the file failed: {failure}")]
-
-
-def _conflicts(
-    fresh: dict[RecordKey, RawSpan], stored: dict[RecordKey, RawSpan]
-) -> Iterator[InputError]:
-    for key, span in fresh.items():
-        old = stored.get(key)
-        if old is not None and _content(old) != _content(span):
-            yield _copy_error(
-                span, f"was already stored with different content (from {old.source}); "
-                "kept the stored copy"
-            )
-
-
-def _twice(span: RawSpan, first: RawSpan) -> InputError:
-    return _copy_error(
-        span, f"arrived twice with different content; kept the first copy (from "
-        f"{first.source}, {first.position})"
-    )
-
-
-def _copy_error(span: RawSpan, what: str) -> InputError:
-    """A copy of a span that differs from the one kept, and `what` was kept."""
-    return InputError(
-        span.source,
-        span.position,
-        f"span {span.span_id} of trace {span.trace_id} {what}",
-        span_id=span.span_id,
-        trace_id=span.trace_id,
-    )
-
-
-def _content(span: RawSpan) -> RawSpan:
-    return replace(span, source="", position="")
 
 
 def _own_errors(

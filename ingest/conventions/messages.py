@@ -9,6 +9,10 @@ serialized messages all turn up inside OTel, OpenInference and framework attribu
 Rules: arguments become canonical JSON text (sorted keys); a tool result stays a string
 when it is one and becomes compact JSON in its own key order when structured; a malformed
 item is skipped and reported, never the whole list (Phoenix drops the list; we do better).
+
+One module past the ~400-line guide: every shape above feeds every other (a Bedrock block
+inside an OTel part, a LangChain message inside OpenInference), and the memos of parsed
+messages and histories must see all of them to stay exact.
 """
 
 from __future__ import annotations

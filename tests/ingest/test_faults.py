@@ -22,7 +22,7 @@ import zstandard
 from typer.testing import CliRunner
 
 from turnscore.errors import ConfigError
-from turnscore.ingest import formats, pipeline
+from turnscore.ingest import formats, inputs
 from turnscore.ingest.formats import Limits, decompress
 from turnscore.ingest.otlp import read_bytes
 from turnscore.ingest.pipeline import ingest_paths
@@ -166,14 +166,14 @@ def test_a_failure_inside_a_reader_is_that_files_error_with_its_type(
 def test_a_failure_the_reader_does_not_report_is_that_files_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = pipeline.read_file
+    real = inputs.read_file
 
     def fails_on_bad(path: Path, limits: Limits = formats.DEFAULT_LIMITS) -> Iterator[Any]:
         if path.name == "bad.json":
             raise RuntimeError("reader bug")
         return real(path, limits)
 
-    monkeypatch.setattr(pipeline, "read_file", fails_on_bad)
+    monkeypatch.setattr(inputs, "read_file", fails_on_bad)
     folder = _inputs(tmp_path, "bad.json", OTHER.read_bytes())
     batch = ingest_paths([folder], tmp_path / "out", workers=2)
     (error,) = batch.errors
