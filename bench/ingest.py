@@ -18,10 +18,10 @@ Each format is ingested into a fresh warehouse in its own process (`run_ingest`:
 decode, assemble, write Parquet, load DuckDB), which reports spans/s, MB/s and its peak
 RSS; the same files are also just parsed (orjson.loads / ParseFromString), in the same
 run, and the ingest's throughput is given as a share of that parse-only throughput (the
-targets: JSON >= 1.3x, protobuf >= 0.4x). `--workers` (default: ingest's, the cores up
-to 4) sets `TURNSCORE_INGEST_WORKERS` for the ingest: processes sharing its independent
-conversations (`turnscore.ingest.shards`; 1 = this process alone). The output says how
-many turns took the direct path (`turnscore.ingest.direct`).
+target, issue 15: JSON >= 0.6x on 2 workers; protobuf ingest at least as many spans/s as
+JSON ingest of the same spans). `--workers` (default: ingest's, the cores up to 4) sets
+`TURNSCORE_INGEST_WORKERS` for the ingest: processes sharing its partitions of
+conversations (`turnscore.ingest.shards`; 1 = this process alone).
 Machine details are printed first. Results are printed and written to
 `<out>/results.json`.
 """
@@ -507,8 +507,9 @@ def parse_only(fmt: str, files: Sequence[Path]) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-TARGETS = {"json": 1.3, "jsonl": 1.3, "pb": 0.4}
-"""Ingest throughput over parse-only throughput each format should reach."""
+TARGETS = {"json": 0.6, "jsonl": 0.6, "pb": 0.0}
+"""Ingest throughput over parse-only throughput each format should reach (protobuf's
+target is JSON's spans/s, printed beside it)."""
 
 
 def machine() -> dict[str, Any]:
@@ -542,7 +543,6 @@ def ingest_child(folder: Path, warehouse: Path) -> None:
                 "seconds": seconds,
                 "spans": report.spans,
                 "turns": report.turns_new,
-                "direct_turns": report.turns_direct,
                 "errors": len(report.errors),
                 "outcome": report.outcome,
                 "peak_rss_mib": peak_kib / 1024,
@@ -623,7 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{row['parse_spans_per_s']:10,.0f} {row['throughput_ratio']:6.3f} "
             f"{'met' if row['throughput_ratio'] >= TARGETS[fmt] else 'NOT met':>7}"
             f"  (>= {TARGETS[fmt]}; cpu {r['cpu_seconds']:.0f}s, cpu ratio {row['cpu_ratio']:.3f}; "
-            f"{r['turns']:,} turns ({r['direct_turns']:,} direct), {r['errors']} errors, "
+            f"{r['turns']:,} turns, {r['errors']} errors, "
             f"{r['outcome']})",
             flush=True,
         )

@@ -74,10 +74,7 @@ def ingest_cli(
             )
         try:
             if quiet or json_output or not err.is_terminal:
-                report = run_ingest(
-                    files, wh, wait=wait, case_id_attribute=cfg.case_id_attribute,
-                    limits=cfg.ingest,
-                )
+                report = run_ingest(files, wh, cfg.ingest_settings, wait=wait)
             else:
                 report = _with_progress(files, wh, wait, cfg, err)
         except (TurnscoreError, typer.Exit):
@@ -112,10 +109,7 @@ def _with_progress(
         def update(p: IngestProgress) -> None:
             bar.update(task, completed=p.bytes_done, total=p.bytes_total, spans=p.spans)
 
-        return run_ingest(
-            paths, warehouse, progress=update, wait=wait,
-            case_id_attribute=cfg.case_id_attribute, limits=cfg.ingest,
-        )
+        return run_ingest(paths, warehouse, cfg.ingest_settings, progress=update, wait=wait)
 
 
 def _print_summary(report: IngestReport, console: Console) -> None:
@@ -132,7 +126,6 @@ def _print_summary(report: IngestReport, console: Console) -> None:
         ("turns rebuilt", report.turns_rebuilt),
         ("turns unchanged", report.turns_unchanged),
         ("turns removed", report.turns_removed),
-        ("turns built directly", report.turns_direct),
         ("input errors", len(report.errors)),
     ]
     for what, count in rows:

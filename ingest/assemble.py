@@ -24,6 +24,9 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   a tool call is pending, or the answer was not captured: `error` says which).
 - a trace with no model call but an agent span (an agent bridge without model spans) gives
   one turn per outermost agent span, from the agent span's own messages.
+
+Slightly past the ~400-line guide: each rule above reads the same drafts, and the helpers
+it needs (grouping, calls, linking) already live apart.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ from turnscore.ingest.turn import Call, Tool, Turn, turn_id_for
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AssemblyResult", "Run", "assemble_runs", "assemble_turns"]
+__all__ = ["AssemblyResult", "assemble_turns"]
 
 @dataclass(frozen=True, slots=True)
 class AssemblyResult:
@@ -134,42 +137,6 @@ def assemble_turns(spans: Sequence[Span], *, ingest_id: str = "") -> AssemblyRes
             exclusive = shared[key_of(root)] == 1  # the root span holds this turn only
             turns.append(_turn(forest, conv, d, loose, index, root, exclusive, ingest_id))
     return AssemblyResult(turns=turns, errors=errors, trace_conversations=trace_conv)
-
-
-@dataclass(frozen=True, slots=True)
-class Run:
-    """An agent run known to be one turn (`turnscore.ingest.direct` decides which are)."""
-
-    root: Span
-    steps: tuple[Span, ...]
-    """Its model calls, in start order."""
-    request: Message
-    tools: tuple[Span, ...]
-    """Its tool spans, in start order."""
-    others: tuple[Span, ...] = ()
-    """Its other spans."""
-
-
-def assemble_runs(conversation_id: str, runs: Sequence[Run], *, ingest_id: str = "") -> list[Turn]:
-    """The turns of one conversation made of runs that are one turn each, in order, none
-    overlapping the next: what `assemble_turns` gives for their spans, without the grouping
-    (conversations, turn boundaries, which tool span belongs to which turn) it would redo."""
-    forest = Forest([s for r in runs for s in (r.root, *r.steps, *r.tools, *r.others)])
-    calls = [c for r in runs for c in r.steps]
-    conv = Conversation(conversation_id, [r.root.trace_id for r in runs], calls)
-    drafts = [
-        _Draft(steps=list(r.steps), request=r.request, anchor=r.steps[0], tools=list(r.tools))
-        for r in runs
-    ]
-    results = results_by_id(calls)
-    for d in drafts:
-        d.requested = requested_calls(d.steps)
-        attach_results(d.requested, d.steps, results)
-    unclaimed = link_executions([d.requested for d in drafts], [d.tools for d in drafts])
-    return [
-        _turn(forest, conv, d, loose, index, r.root, True, ingest_id)
-        for index, (d, loose, r) in enumerate(zip(drafts, unclaimed, runs, strict=True))
-    ]
 
 
 def _is_tool(span: Span) -> bool:

@@ -29,6 +29,7 @@ the call failed.
 from __future__ import annotations
 
 import logging
+from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -160,14 +161,19 @@ def link_executions(
 def _link_by_order(requested: list[Requested], spans: list[Span]) -> None:
     """What is left, by tool name in order: an execution without a call id, of a call
     that had no other execution (arguments recorded in a form no unwrapping reads)."""
+    waiting: dict[str | None, deque[Span]] = defaultdict(deque)
+    for s in spans:
+        ex = execution_of(s)
+        if not ex.call_id:
+            waiting[ex.name].append(s)
+    taken: set[int] = set()
     for r in requested:
-        if r.execution is not None:
-            continue
-        named = (s for s in spans if execution_of(s).name == r.part.name)
-        span = next((s for s in named if not execution_of(s).call_id), None)
-        if span is not None:
-            r.execution = span
-            spans.remove(span)
+        queue = waiting.get(r.part.name)
+        if r.execution is None and queue:
+            r.execution = queue.popleft()
+            taken.add(id(r.execution))
+    if taken:
+        spans[:] = [s for s in spans if id(s) not in taken]
 
 
 def _link_by_content(

@@ -127,7 +127,20 @@ def _chains(span: Span) -> bool:
 def history_key(span: Span) -> str | None:
     if span.input_messages is None or span.output_messages is None:
         return None
-    return _hash(normalize(span.input_messages) + normalize(span.output_messages))
+    hit = _HISTORY_KEYS.get(id(span))
+    if hit is not None and hit[0] is span:
+        return hit[1]
+    key = _hash(normalize(span.input_messages) + normalize(span.output_messages))
+    if len(_HISTORY_KEYS) >= _HISTORY_KEYS_SIZE:
+        _HISTORY_KEYS.clear()
+    _HISTORY_KEYS[id(span)] = (span, key)  # holding `span` keeps its id from being reused
+    return key
+
+
+_HISTORY_KEYS: dict[int, tuple[Span, str]] = {}
+_HISTORY_KEYS_SIZE = 16_384
+"""A group asks for a call's key up to three times (store lookups, the links it stores,
+the partition's join keys): hashed once. Bounded."""
 
 
 def prefix_keys(call: Span) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from turnscore.errors import ConfigError
 from turnscore.ingest.formats import Limits
+from turnscore.ingest.settings import IngestSettings
 from turnscore.scorers.judge.config import load_judge_settings
 from turnscore.scorers.judged import SPECS
 from turnscore.warehouse.errors import UnknownScorer
@@ -83,6 +84,10 @@ class Config:
     query_timeout_s: float | None = None
     """`[query] timeout_s`; None: the default."""
     path: Path | None = None
+
+    @property
+    def ingest_settings(self) -> IngestSettings:
+        return IngestSettings(case_id_attribute=self.case_id_attribute, limits=self.ingest)
 
     def scorers_for(self, agent: str | None, registered: Sequence[str]) -> list[str]:
         chosen = list(self.scorers) if self.scorers is not None else list(registered)

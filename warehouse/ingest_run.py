@@ -41,14 +41,14 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from turnscore.errors import TurnscoreError
-from turnscore.ingest.formats import DEFAULT_LIMITS, INPUT_SUFFIXES_HELP, Limits
+from turnscore.ingest.formats import INPUT_SUFFIXES_HELP, Limits
 from turnscore.ingest.otlp import folders_without_input
 from turnscore.ingest.pipeline import IngestBatch, IngestedFile, ProgressFn, ingest_paths
 from turnscore.ingest.records import WHOLE_FILE
 from turnscore.ingest.schema import TURN_FIELDS
+from turnscore.ingest.settings import IngestSettings
 from turnscore.ingest.store import TurnStore
 from turnscore.warehouse.db import open_warehouse, quote_ident, record_commit, writer_lock
 from turnscore.warehouse.errors import InvalidOption
@@ -105,6 +105,10 @@ INSERT OR REPLACE INTO turns ({_COLUMNS})
 SELECT {_COLUMNS} FROM _staged_turns WHERE turn_id IN (SELECT turn_id FROM _changed_turns)
 """
 CREATE_STAGED_IDS = "CREATE OR REPLACE TEMP TABLE _staged_ids (turn_id VARCHAR NOT NULL)"
+CREATE_REBUILT_TRACES = """
+CREATE OR REPLACE TEMP TABLE _rebuilt_traces AS SELECT trace_id FROM _batch_rebuilt_traces
+"""
+RECORD_STAGED_TRACES = "INSERT INTO _rebuilt_traces SELECT DISTINCT trace_id FROM _staged_turns"
 RECORD_STAGED_IDS = "INSERT INTO _staged_ids SELECT turn_id FROM _staged_turns"
 FIND_GONE_TURNS = """
 CREATE OR REPLACE TEMP TABLE _gone_turns AS
@@ -172,8 +176,6 @@ class IngestReport:
     turns_unchanged: int = 0
     turns_removed: int = 0
     """Turns of rebuilt traces that the rebuild no longer produced."""
-    turns_direct: int = 0
-    """Turns built on ingest's direct path (plain OTel GenAI agent runs), of all it built."""
     turns_recovered: int = 0
     """Turns a killed earlier run wrote to `turns/` but never loaded, loaded now (new or
     changed; removals count in `turns_removed`)."""
@@ -193,14 +195,14 @@ class IngestReport:
 def run_ingest(
     paths: Sequence[Path],
     warehouse_dir: Path,
+    settings: IngestSettings | None = None,
     *,
     progress: ProgressFn | None = None,
     wait: bool = False,
-    case_id_attribute: str | None = None,
-    limits: Limits = DEFAULT_LIMITS,
+    limits: Limits | None = None,
 ) -> IngestReport:
-    """Ingest OTLP files/folders into the warehouse at `warehouse_dir`; `limits` bound how
-    far a compressed file may expand.
+    """Ingest OTLP files/folders into the warehouse at `warehouse_dir` as `settings` say;
+    `limits`, when given, override theirs (how far a compressed file may expand).
 
     Raises `InvalidOption` for a path that does not exist (before taking the lock: a typo
     should not wait), `WarehouseBusy` when another run holds the lock (and `wait` is
@@ -233,7 +235,7 @@ def run_ingest(
                     known_file_keys=known,
                     progress=progress,
                     ingest_id=run_id,
-                    case_id_attribute=case_id_attribute,
+                    settings=settings,
                     limits=limits,
                 )
                 report = _load(con, batch, known, notes, started,
@@ -305,16 +307,17 @@ def _load(
     now = datetime.now(UTC)
     # A dead run wrote its traces' turns whole (it rebuilt them): what the warehouse holds
     # of those traces beyond its files' rows is gone, as for this run's rebuilt traces.
-    traces = set(batch.rebuilt_traces) | _traces_of(recovered)
     con.register(
-        "_rebuilt_traces", pa.table({"trace_id": pa.array(sorted(traces), pa.string())})
+        "_batch_rebuilt_traces",
+        pa.table({"trace_id": pa.array(sorted(batch.rebuilt_traces), pa.string())}),
     )
     con.register("_new_errors", _errors_table(errors))
     con.register("_new_files", _files_table(batch))
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute(CREATE_STAGED_IDS)
-        _, recovered_new, recovered_changed = _upsert(con, recovered)
+        con.execute(CREATE_REBUILT_TRACES)
+        _, recovered_new, recovered_changed = _upsert(con, recovered, rebuilt=True)
         staged, new, rebuilt = _upsert(con, batch.turn_files)
         con.execute(FIND_GONE_TURNS)
         removed = []
@@ -337,7 +340,6 @@ def _load(
             turns_rebuilt=rebuilt,
             turns_unchanged=staged - new - rebuilt,
             turns_removed=len(removed),
-            turns_direct=batch.direct_turns,
             turns_recovered=recovered_new + recovered_changed,
             errors=errors,
             seconds=time.monotonic() - started,
@@ -352,7 +354,7 @@ def _load(
         con.execute("ROLLBACK")
         raise
     finally:
-        for name in ("_rebuilt_traces", "_new_errors", "_new_files"):
+        for name in ("_batch_rebuilt_traces", "_new_errors", "_new_files"):
             con.unregister(name)
     logger.info(
         "ingest %s: %d file(s), %d span(s), turns %d new / %d rebuilt / %d unchanged, %d error(s)",
@@ -367,15 +369,17 @@ def _load(
     return report
 
 
-def _upsert(con: duckdb.DuckDBPyConnection, turn_files: Sequence[Path]
-            ) -> tuple[int, int, int]:
-    """Upsert the turns of `turn_files`, recording their ids in `_staged_ids`; returns
-    (staged, new, changed)."""
+def _upsert(con: duckdb.DuckDBPyConnection, turn_files: Sequence[Path], *,
+            rebuilt: bool = False) -> tuple[int, int, int]:
+    """Upsert the turns of `turn_files`, recording their ids in `_staged_ids` (and with
+    `rebuilt`, their traces in `_rebuilt_traces`); returns (staged, new, changed)."""
     staged = new = changed = 0
     files = [str(p) for p in turn_files]
     # A few files at a time: staging every turn at once costs memory for nothing.
     for i in range(0, len(files), LOAD_FILES_PER_STEP):
         con.execute(STAGE_TURNS, [files[i : i + LOAD_FILES_PER_STEP]])
+        if rebuilt:
+            con.execute(RECORD_STAGED_TRACES)
         con.execute(CLASSIFY_TURNS if _scalar(con, COUNT_KNOWN) else ALL_NEW_TURNS)
         staged += _scalar(con, COUNT_STAGED)
         step_new, step_changed = con.execute(COUNT_CHANGED).fetchone() or (0, 0)
@@ -383,11 +387,6 @@ def _upsert(con: duckdb.DuckDBPyConnection, turn_files: Sequence[Path]
         con.execute(UPSERT_TURNS)
         con.execute(RECORD_STAGED_IDS)
     return staged, new, changed
-
-
-def _traces_of(turn_files: Sequence[Path]) -> set[str]:
-    return {t for path in turn_files
-            for t in pq.read_table(path, columns=["trace_id"])["trace_id"].to_pylist()}
 
 
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:

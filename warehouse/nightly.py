@@ -168,8 +168,7 @@ def _stages(config: Config, selection: ScorerSelection, tell: Tell,
 def _ingest(config: Config, report: NightlyReport, tell: Tell, wait: bool) -> NightlyReport:
     tell("ingest", 0, None)
     ingest = _guard("ingest", report, lambda: run_ingest(
-        list(config.sources), config.warehouse, wait=wait,
-        case_id_attribute=config.case_id_attribute, limits=config.ingest,
+        list(config.sources), config.warehouse, config.ingest_settings, wait=wait,
         progress=lambda p: _ingest_progress(tell, p)))
     report = replace(report, ingest=ingest)
     if ingest.outcome == "failed":

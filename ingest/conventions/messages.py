@@ -9,6 +9,10 @@ serialized messages all turn up inside OTel, OpenInference and framework attribu
 Rules: arguments become canonical JSON text (sorted keys); a tool result stays a string
 when it is one and becomes compact JSON in its own key order when structured; a malformed
 item is skipped and reported, never the whole list (Phoenix drops the list; we do better).
+
+One module past the ~400-line guide: every shape above feeds every other (a Bedrock block
+inside an OTel part, a LangChain message inside OpenInference), and the memos of parsed
+messages and histories must see all of them to stay exact.
 """
 
 from __future__ import annotations
@@ -342,6 +346,65 @@ def _cached_message(obj: JsonValue, where: str, index: int, problems: Problems) 
             _MESSAGE_CACHE.clear()
         _MESSAGE_CACHE[key] = message
     return message
+
+
+_HISTORIES: dict[str, list[tuple[str, tuple[Message, ...]]]] = {}
+"""Message arrays parsed cleanly, by their first `_HISTORY_HEAD` characters (one
+conversation's inputs share their start), the latest `_HISTORY_DEPTH` each. Bounded;
+cleared whole when full.
+
+A model call's input is the conversation so far: the previous call's input plus what
+followed. So when a text continues a message array parsed before (its text without the
+closing `]`, then `,`), only the new elements are parsed and decoded, and appended to the
+earlier messages (`continued_messages`); messages are parsed element by element, so the
+result is the whole parse's. Anything else, or new elements with a problem (whose
+positions must count from the start), takes the whole parse."""
+_HISTORY_HEAD = 64
+"""Shorter arrays are not kept: a later one shares this many characters only with a longer."""
+_HISTORY_DEPTH = 4
+_HISTORY_KEYS = 256
+
+
+def continued_messages(text: str, where: str) -> tuple[Message, ...] | None:
+    """The messages of the JSON text `text` when it continues an array seen before."""
+    messages = _continued(text, where)
+    if messages is not None:
+        remember_history(text, messages)
+    return messages
+
+
+def _continued(text: str, where: str) -> tuple[Message, ...] | None:
+    for earlier, messages in reversed(_HISTORIES.get(text[:_HISTORY_HEAD], ())):
+        head = earlier.rstrip()[:-1].rstrip()  # `earlier` ends with its array's `]`
+        if head == "[" or not text.startswith(head):
+            continue
+        rest = text[len(head) :].lstrip()
+        if rest.rstrip() == "]":
+            return messages
+        if not rest.startswith(","):
+            continue
+        try:
+            value = orjson.loads("[" + rest[1:])
+        except orjson.JSONDecodeError:
+            return None
+        new: Problems = []
+        more = parse_messages(value, where, new) if isinstance(value, list) else None
+        return None if more is None or new else messages + more
+    return None
+
+
+def remember_history(text: str, messages: tuple[Message, ...]) -> None:
+    """Keep the clean parse `messages` of the JSON array `text` for `continued_messages`."""
+    if len(text) <= _HISTORY_HEAD + 2 or not text.rstrip().endswith("]"):
+        return
+    key = text[:_HISTORY_HEAD]
+    entries = _HISTORIES.get(key)
+    if entries is None:
+        if len(_HISTORIES) >= _HISTORY_KEYS:
+            _HISTORIES.clear()
+        entries = _HISTORIES[key] = []
+    entries.append((text, messages))
+    del entries[:-_HISTORY_DEPTH]
 
 
 def whole_messages(

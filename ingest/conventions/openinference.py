@@ -173,14 +173,6 @@ def _tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
     return parse_tool_defs([s for s in schemas if s is not None], A.OI_TOOLS, problems)
 
 
-def _json_value(view: SpanView, key: str) -> JsonValue:
-    raw = view.get(key)
-    if not isinstance(raw, str):
-        return raw
-    ok, parsed = try_json(raw)
-    return parsed if ok else raw
-
-
 def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Message, ...] | None:
     """Messages from raw `input.value` / `output.value`, when they hold messages at all.
 

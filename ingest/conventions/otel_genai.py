@@ -18,10 +18,12 @@ from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import ContentEvent, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
+    continued_messages,
     instructions_text,
     parse_message,
     parse_messages,
     parse_tool_defs,
+    remember_history,
     system_text,
     unwrap_tool_input,
     unwrap_tool_output,
@@ -152,7 +154,12 @@ def _instructions(attrs: Mapping[str, AttrValue]) -> JsonValue:
 def current(view: SpanView, problems: Problems) -> Decoded:
     """The current attributes (and operation-details events): messages, instructions, tools."""
     attrs = content_attributes(view)
-    raw_in = _load(attrs, A.GEN_AI_INPUT_MESSAGES, problems)
+    text_in = attrs.get(A.GEN_AI_INPUT_MESSAGES)
+    known = (
+        continued_messages(text_in, A.GEN_AI_INPUT_MESSAGES) if isinstance(text_in, str)
+        else None
+    )
+    raw_in = None if known is not None else _load(attrs, A.GEN_AI_INPUT_MESSAGES, problems)
     raw_out = _load(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
     raw_sys = _instructions(attrs)
     tools_text = attrs.get(A.GEN_AI_TOOL_DEFINITIONS)
@@ -160,7 +167,12 @@ def current(view: SpanView, problems: Problems) -> Decoded:
     before = len(problems)
     raw_tools = _load(attrs, A.GEN_AI_TOOL_DEFINITIONS, problems) if cached is _MISS else None
     clean = len(problems) == before
-    inputs = None if raw_in is None else parse_messages(raw_in, A.GEN_AI_INPUT_MESSAGES, problems)
+    inputs = known
+    if raw_in is not None:
+        before_in = len(problems)
+        inputs = parse_messages(raw_in, A.GEN_AI_INPUT_MESSAGES, problems)
+        if isinstance(text_in, str) and len(problems) == before_in:
+            remember_history(text_in, inputs)
     outputs = (
         None if raw_out is None else parse_messages(raw_out, A.GEN_AI_OUTPUT_MESSAGES, problems)
     )

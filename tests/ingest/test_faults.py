@@ -22,7 +22,7 @@ import zstandard
 from typer.testing import CliRunner
 
 from turnscore.errors import ConfigError
-from turnscore.ingest import fast_read, formats
+from turnscore.ingest import formats, inputs
 from turnscore.ingest.formats import Limits, decompress
 from turnscore.ingest.otlp import read_bytes
 from turnscore.ingest.pipeline import ingest_paths
@@ -163,19 +163,19 @@ def test_a_failure_inside_a_reader_is_that_files_error_with_its_type(
     assert report.turns_new >= _good_alone(tmp_path)
 
 
-def test_a_failure_on_a_prefetch_worker_is_that_files_error(
+def test_a_failure_the_reader_does_not_report_is_that_files_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = fast_read.read_file
+    real = inputs.read_file
 
     def fails_on_bad(path: Path, limits: Limits = formats.DEFAULT_LIMITS) -> Iterator[Any]:
         if path.name == "bad.json":
             raise RuntimeError("reader bug")
         return real(path, limits)
 
-    monkeypatch.setattr(fast_read, "read_file", fails_on_bad)  # forked workers inherit it
+    monkeypatch.setattr(inputs, "read_file", fails_on_bad)
     folder = _inputs(tmp_path, "bad.json", OTHER.read_bytes())
-    batch = ingest_paths([folder], tmp_path / "out", workers=2, direct=False)
+    batch = ingest_paths([folder], tmp_path / "out", workers=2)
     (error,) = batch.errors
     assert error.source == str(folder / "bad.json")
     assert "RuntimeError: reader bug" in error.message

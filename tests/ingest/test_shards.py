@@ -1,4 +1,4 @@
-"""Shards on forked workers give what one process gives, and a failed worker loses nothing.
+"""Partitions on forked workers give what one process gives, and a failed worker loses nothing.
 
 The input is the benchmark's generated agent traffic (real OTel SDK spans); the share
 threshold is lowered so that small inputs are split among processes.
@@ -28,8 +28,7 @@ def traffic(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _summary(batch: IngestBatch) -> tuple[Any, ...]:
-    return (batch.spans, batch.new_spans, batch.turns, batch.direct_turns,
-            sorted(batch.errors, key=repr))
+    return (batch.spans, batch.new_spans, batch.turns, sorted(batch.errors, key=repr))
 
 
 def _shard_files(out: Path) -> set[str]:
@@ -43,7 +42,7 @@ def test_shards_on_workers_give_what_one_process_gives(
     monkeypatch.setattr(shards, "MIN_SHARED_SPANS", 1)
     one = ingest_paths([traffic], tmp_path / "one", ingest_id="i", workers=1)
     many = ingest_paths([traffic], tmp_path / "many", ingest_id="i", workers=workers)
-    assert many.direct_turns > many.turns // 2
+    assert many.turns > 100
     assert _summary(many) == _summary(one)
     assert turn_rows(tmp_path / "many") == turn_rows(tmp_path / "one")
     assert span_rows(tmp_path / "many") == span_rows(tmp_path / "one")

@@ -546,15 +546,12 @@ def test_crewai_results_and_undeclared_echoes_stay_out_of_attributes(tmp_path: P
 
 
 def test_content_lists_are_derived_from_the_conventions() -> None:
-    from turnscore.ingest import assemble, direct
-    from turnscore.ingest.conventions import otel_genai
+    from turnscore.ingest import assemble
     from turnscore.ingest.decode import CONTENT_KEYS, CONVENTIONS
 
     declared = {k for c in CONVENTIONS for k in c.content_keys}
     assert declared == set(CONTENT_KEYS) == set(assemble._CONTENT_SET)
     assert {"ai.prompt", "ai.response.text", "crewai.crew.result"} <= declared
-    # The direct path declines content of its own convention that it does not decode.
-    assert direct._FORBIDDEN - {"ai.operationId"} == set(otel_genai.CONTENT_KEYS) - direct._READ
 
 
 def test_an_execution_without_id_in_an_unknown_form_joins_by_order(tmp_path: Path) -> None:

@@ -1,0 +1,172 @@
+"""The per-partition work of ingest, as pure functions (DESIGN §7).
+
+A *partition* is every record of some traces: their spans and content log records, stored
+and new. Its work is one function, `solve`: decode (`decode_spans`), assemble
+(`assemble_turns`), and the keys to store with each span (`span_links`). The same
+records give the same turns, errors and links, whichever process runs it, so the local
+engine's worker processes (`turnscore.ingest.shards`) and a Ray task can run it alike.
+
+Partitions must hold whole conversations: assembly joins traces by conversation id, by
+history (a conversation-less trace continues an earlier call's input + output) and by
+`gen_ai.response.id` (two instrumentations of one call in separate traces). `split` cuts
+by a cheap key read from the raw spans (the conversation id they name, else the trace);
+each solved partition reports the keys it joins by (`JoinKeys`), and `clashes` finds
+partitions that share one, which the caller solves again together. Keys over-approximate:
+a needless merge costs time, never a different result.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from turnscore.ingest.assemble import assemble_turns
+from turnscore.ingest.decode import conversation_id, decode_spans, trace_order
+from turnscore.ingest.links import SpanKey, SpanLinks, history_key, prefix_keys, span_links
+from turnscore.ingest.model import Span, SpanKind
+from turnscore.ingest.records import InputError, RawLog, RawSpan
+from turnscore.ingest.turn import Turn
+
+__all__ = ["JoinKeys", "Partition", "Solved", "clashes", "join_keys", "solve", "split"]
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """Every record of some traces, and which of them to store (the new ones)."""
+
+    spans: list[RawSpan] = field(default_factory=list)
+    logs: list[RawLog] = field(default_factory=list)
+    new: list[RawSpan | RawLog] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class JoinKeys:
+    """What joins a partition's traces to traces elsewhere (`turnscore.ingest.links`)."""
+
+    conversations: frozenset[str] = frozenset()
+    """Conversation ids its spans name, and its trace ids (a conversation chained by
+    history is named after its first trace)."""
+    prefixes: frozenset[str] = frozenset()
+    """Every prefix of every model input of its conversation-less traces."""
+    histories: frozenset[str] = frozenset()
+    """Input + output of each of its model calls."""
+    responses: frozenset[str] = frozenset()
+    """Response ids of its model calls."""
+
+    def meets(self, other: JoinKeys) -> bool:
+        return bool(
+            self.conversations & other.conversations
+            or self.prefixes & other.histories
+            or self.histories & other.prefixes
+            or self.responses & other.responses
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Solved:
+    """A partition's turns, the errors found in it, its spans' links and its join keys."""
+
+    turns: list[Turn]
+    errors: list[InputError]
+    links: dict[SpanKey, SpanLinks]
+    keys: JoinKeys
+
+
+def solve(
+    part: Partition, *, case_id_attribute: str | None, ingest_id: str
+) -> Solved:
+    """Decode, assemble and link one partition's records."""
+    decoded, errors = decode_spans(
+        trace_order(part.spans), part.logs, case_id_attribute=case_id_attribute
+    )
+    return assemble(decoded, errors, ingest_id=ingest_id)
+
+
+def assemble(decoded: Sequence[Span], errors: Sequence[InputError], *, ingest_id: str) -> Solved:
+    """`solve` from decoded spans (and the errors their decoding gave)."""
+    result = assemble_turns(decoded, ingest_id=ingest_id)
+    return Solved(
+        turns=result.turns,
+        errors=[*errors, *result.errors],
+        links=span_links(decoded, result.trace_conversations),
+        keys=join_keys(decoded),
+    )
+
+
+def join_keys(decoded: Sequence[Span]) -> JoinKeys:
+    with_id = {s.trace_id for s in decoded if s.conversation_id}
+    calls = [s for s in decoded if s.kind is SpanKind.LLM]
+    # Grouping chains a conversation-less trace by its first main-line call; every call
+    # with input stands in for it here (a needless merge only costs time).
+    prefixes = {
+        key
+        for s in calls
+        if s.input_messages is not None and s.trace_id not in with_id
+        for key in prefix_keys(s)
+    }
+    histories = {k for s in calls if (k := history_key(s)) is not None}
+    return JoinKeys(
+        conversations=frozenset(
+            {s.conversation_id for s in decoded if s.conversation_id}
+            | {s.trace_id for s in decoded}
+        ),
+        prefixes=frozenset(prefixes),
+        histories=frozenset(histories),
+        responses=frozenset(s.response_id for s in calls if s.response_id),
+    )
+
+
+def split(
+    spans: Iterable[RawSpan],
+    logs: Iterable[RawLog],
+    new: Iterable[RawSpan | RawLog],
+    count: int,
+) -> list[Partition]:
+    """The records in `count` partitions, a trace's records together, traces that name
+    the same conversation id together (by a stable hash of it)."""
+    spans, logs = list(spans), list(logs)
+    key: dict[str, str] = {}
+    for s in spans:
+        if s.trace_id not in key or key[s.trace_id] == s.trace_id:
+            key[s.trace_id] = conversation_id(s.attributes) or s.trace_id
+    parts = [Partition() for _ in range(count)]
+
+    def of(trace_id: str | None) -> Partition:
+        k = key.get(trace_id or "", trace_id or "")
+        return parts[zlib.crc32(k.encode()) % count]
+
+    for s in spans:
+        of(s.trace_id).spans.append(s)
+    for lg in logs:
+        of(lg.trace_id).logs.append(lg)
+    for r in new:
+        of(r.trace_id).new.append(r)
+    return parts
+
+
+def clashes(keys: Sequence[JoinKeys]) -> list[list[int]]:
+    """Indexes of `keys` in groups that must be solved together (singletons included)."""
+    parent = list(range(len(keys)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for i in range(len(keys)):
+        for j in range(i + 1, len(keys)):
+            if find(i) != find(j) and keys[i].meets(keys[j]):
+                parent[find(j)] = find(i)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(keys)):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+def merge(parts: Sequence[Partition]) -> Partition:
+    return Partition(
+        spans=[s for p in parts for s in p.spans],
+        logs=[lg for p in parts for lg in p.logs],
+        new=[r for p in parts for r in p.new],
+    )
