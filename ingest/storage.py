@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -159,9 +159,10 @@ class StoredFile:
     size: int
 
 
-def list_files(root: Location, suffixes: Sequence[str] = ()) -> list[StoredFile]:
+def list_files(root: Location, keep: Callable[[str], bool] | None = None) -> list[StoredFile]:
     """Every file under `root` (recursively; `root` may be one file), hidden names and
-    folders (`.`, `_`) skipped, sorted by path; only names ending in `suffixes` if given.
+    folders (`.`) skipped, sorted by path; only those whose base name `keep` accepts, if
+    given (a file named as `root` itself is always kept, as a path given explicitly is).
     Raises `StorageError` when `root` does not exist."""
     try:
         info = root.fs.get_file_info(root.path)
@@ -177,9 +178,9 @@ def list_files(root: Location, suffixes: Sequence[str] = ()) -> list[StoredFile]
         if entry.type != pafs.FileType.File:
             continue
         rel = posixpath.relpath(entry.path, root.path)
-        if any(part.startswith((".", "_")) for part in rel.split("/")):
+        if any(part.startswith(".") for part in rel.split("/")):
             continue
-        if suffixes and not entry.path.endswith(tuple(suffixes)):
+        if keep is not None and not keep(entry.base_name):
             continue
         out.append(StoredFile(root.child(rel), entry.size or 0))
     return sorted(out, key=lambda f: f.location.path)

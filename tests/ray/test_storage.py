@@ -34,12 +34,12 @@ def test_write_list_read_round_trip(root: Location) -> None:
     root.child("in/a.json").write_bytes(b'{"resourceSpans": []}')
     root.child("in/sub/b.jsonl").write_bytes(b"x")
     root.child("in/.hidden.json").write_bytes(b"hidden")
-    root.child("in/_skip/c.json").write_bytes(b"skipped")
+    root.child("in/.skip/c.json").write_bytes(b"skipped")
     files = list_files(root.child("in"))
     assert [(f.location.uri.removeprefix(root.uri), f.size) for f in files] == [
         ("/in/a.json", 21), ("/in/sub/b.jsonl", 1)]
     assert files[0].location.read_bytes() == b'{"resourceSpans": []}'
-    assert [f.location.uri for f in list_files(root.child("in"), (".jsonl",))] == [
+    assert [f.location.uri for f in list_files(root.child("in"), lambda n: n.endswith(".jsonl"))] == [
         f"{root.uri}/in/sub/b.jsonl"]
     one = list_files(root.child("in/a.json"))
     assert [f.size for f in one] == [21]
