@@ -97,7 +97,8 @@ def connect(address: str | None, *, num_cpus: int | None = None) -> Iterator[Any
     if address:
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
     else:
-        ray.init(num_cpus=num_cpus or min(os.cpu_count() or 1, 4), include_dashboard=False,
+        # "local": a new Ray for this run, never one that happens to run on the machine.
+        ray.init(address="local", num_cpus=num_cpus or min(os.cpu_count() or 1, 4), include_dashboard=False,
                  object_store_memory=LOCAL_OBJECT_STORE, log_to_driver=False,
                  logging_level=logging.WARNING)
     try:

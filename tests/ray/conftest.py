@@ -1,3 +1,5 @@
+"""Fixtures of the Ray tests: a moto S3 server and a two-node Ray cluster, real processes."""
+
 from __future__ import annotations
 
 import itertools
@@ -5,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.ray.cluster import Cluster, ray_cluster
 from tests.ray.s3server import make_bucket, s3_server
 
 _buckets = itertools.count()
@@ -22,3 +25,12 @@ def bucket(s3_endpoint: str) -> str:
     name = f"turnscore-test-{next(_buckets)}"
     make_bucket(s3_endpoint, name)
     return name
+
+
+@pytest.fixture(scope="session")
+def cluster(s3_endpoint: str) -> Iterator[Cluster]:
+    """A head and a second node, started as separate processes with `ray start`, after
+    the S3 server: the nodes' workers take its endpoint and credentials from their
+    environment, as a real cluster's nodes do."""
+    with ray_cluster(workers=1) as running:
+        yield running

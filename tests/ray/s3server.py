@@ -23,6 +23,8 @@ CREDENTIALS = {
     "AWS_SECRET_ACCESS_KEY": "testing",
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_REGION": "us-east-1",
+    # Never ask an instance metadata service for credentials: there is none here.
+    "AWS_EC2_METADATA_DISABLED": "true",
 }
 
 
