@@ -198,7 +198,10 @@ def ingest_job(
               *(e for row in written for e in pickle.loads(row["errors"]))]
     manifest = Manifest(run_id, {"spans": tuple(span_files), "turns": tuple(turn_files)},
                         {"engine": "ray", "inputs": list(inputs),
-                         "file_keys": sorted(f.file_key for f in plan.files),
+                         # As `ingested_files` records them: a file that gave only
+                         # errors is read (and reported) again by the next run.
+                         "file_keys": sorted(f.file_key for f in plan.files
+                                             if f.spans or f.logs or not f.errors),
                          "turns": sum(int(row["turns"]) for row in written)})
     commit(store, manifest)
     return RayIngest(

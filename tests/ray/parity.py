@@ -35,8 +35,9 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str, prefix: str) -> list[tuple[A
 
 
 def warehouse_rows(warehouse: Path, prefix: str) -> dict[str, list[tuple[Any, ...]]]:
-    """Every turn (all columns but the run id), input error and ingested file, with
-    `prefix` (where the input was read from) cut off the paths; and every score."""
+    """Every turn (all columns but the run id), input error (once: a file that gave only
+    errors is reported again by every run, by either engine) and ingested file, with
+    `prefix` (where the input was read from) cut out of the paths; and every score."""
     con = duckdb.connect(str(warehouse / DB_FILE), read_only=True)
     try:
         cols = [c[0] for c in con.execute("DESCRIBE turns").fetchall() if c[0] != "ingest_id"]
@@ -44,7 +45,7 @@ def warehouse_rows(warehouse: Path, prefix: str) -> dict[str, list[tuple[Any, ..
                       if c[0] not in ("run_id", "scored_at", "latency_ms")]
         return {
             "turns": _rows(con, f"SELECT {', '.join(cols)} FROM turns", prefix),
-            "errors": _rows(con, "SELECT source, position, trace_id, span_id, message "
+            "errors": _rows(con, "SELECT DISTINCT source, position, trace_id, span_id, message "
                                  "FROM ingest_errors", prefix),
             "files": _rows(con, "SELECT file_key, path, bytes, spans, logs "
                                 "FROM ingested_files", prefix),
