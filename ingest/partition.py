@@ -29,6 +29,7 @@ import heapq
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeAlias
 
 from turnscore.ingest.links import lookups
 from turnscore.ingest.model import Span, SpanKind
@@ -37,7 +38,7 @@ from turnscore.ingest.store import record_key
 
 __all__ = ["TraceKeys", "assign", "components", "dedup_records", "trace_keys"]
 
-Record = RawSpan | RawLog
+Record: TypeAlias = RawSpan | RawLog
 
 
 def dedup_records(records: Iterable[Record]) -> tuple[list[Record], list[InputError]]:

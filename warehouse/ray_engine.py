@@ -28,10 +28,11 @@ import logging
 import os
 import pickle
 import tempfile
+import time
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -83,7 +84,7 @@ def require_ray() -> Any:
     """The `ray` module, or `RayMissing` saying how to install it."""
     try:
         import ray
-        import ray.data  # noqa: F401  (the [data] extra, not just core)
+        import ray.data  # the [data] extra, not just core
     except ImportError as exc:
         raise RayMissing(str(exc)) from exc
     return ray
@@ -98,9 +99,9 @@ def connect(address: str | None, *, num_cpus: int | None = None) -> Iterator[Any
         ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
     else:
         # "local": a new Ray for this run, never one that happens to run on the machine.
-        ray.init(address="local", num_cpus=num_cpus or min(os.cpu_count() or 1, 4), include_dashboard=False,
-                 object_store_memory=LOCAL_OBJECT_STORE, log_to_driver=False,
-                 logging_level=logging.WARNING)
+        ray.init(address="local", num_cpus=num_cpus or min(os.cpu_count() or 1, 4),
+                 include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE,
+                 log_to_driver=False, logging_level=logging.WARNING)
     try:
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
@@ -131,6 +132,11 @@ class RayIngest:
     manifest: Manifest | None
     """The committed run, or None when no file was read."""
     partitions: int = 0
+    seconds: Mapping[str, float] = field(default_factory=dict)
+    """Wall seconds per stage (`read`, `plan`, `trace pass`, `partition` on the driver,
+    `assemble`, `commit`): what `bench/scale.py` models scaling from."""
+    shuffled_bytes: int = 0
+    """Bytes of records the two shuffles moved (by trace bucket, then by partition)."""
 
 
 def input_files(inputs: Sequence[str]) -> list[Location]:
@@ -164,6 +170,7 @@ def ingest_job(
     """Ingest the OTLP files under `inputs` into `store` as run `run_id`, on the Ray
     cluster this process is connected to (`connect`); commits the run's manifest."""
     ray = require_ray()
+    clock = _Clock()
     files = input_files(inputs)
     n = partitions or max(1, PARTITIONS_PER_CPU * int(ray.cluster_resources().get("CPU", 1)))
     read = ray.data.from_items(
@@ -171,10 +178,12 @@ def ingest_job(
         override_num_blocks=max(1, min(len(files), FILE_BLOCKS_PER_PARTITION * n)),
     ).map_batches(_read_files, batch_size=1, batch_format="pyarrow",
                   fn_kwargs={"limits": limits, "buckets": n}).materialize()
+    clock.lap("read")
     plan = _plan(read, files, known_file_keys)
+    clock.lap("plan")
     if not plan.files:
         return RayIngest(run_id, (), plan.skipped, 0, 0, 0, 0, 0, frozenset(),
-                         plan.read_errors, None)
+                         plan.read_errors, None, seconds=clock.seconds)
     records = read.map_batches(_select, batch_format="pyarrow", fn_kwargs={
         "kinds": ("span", "log"), "files": tuple(sorted(plan.file_index))})
     # Grouped by trace bucket, not by trace: a group is a task's call, and one call per
@@ -182,16 +191,19 @@ def ingest_job(
     traces = records.groupby("bucket", num_partitions=n).map_groups(
         _trace_pass, batch_format="pyarrow",
         fn_kwargs={"case_id_attribute": case_id_attribute}).materialize()
+    clock.lap("trace pass")
     keys, sizes, dup_errors = _keys(traces)
     component_of = components(keys)
     part_of_component = assign(component_of, sizes, n)
     part_of = ray.put({t: part_of_component[c] for t, c in component_of.items()})
+    clock.lap("partition")
     parts = traces.map_batches(_with_partition, batch_format="pyarrow",
                                fn_kwargs={"part_of": part_of})
     written = parts.groupby("partition", num_partitions=n).map_groups(
         _assemble_partition, batch_format="pyarrow",
         fn_kwargs={"store_uri": store.uri, "run_id": run_id,
                    "case_id_attribute": case_id_attribute}).take_all()
+    clock.lap("assemble")
     span_files = sorted(p for row in written for p in row["span_files"])
     turn_files = sorted(p for row in written for p in row["turn_files"])
     errors = [*plan.read_errors, *dup_errors,
@@ -204,6 +216,7 @@ def ingest_job(
                                              if f.spans or f.logs or not f.errors),
                          "turns": sum(int(row["turns"]) for row in written)})
     commit(store, manifest)
+    clock.lap("commit")
     return RayIngest(
         run_id=run_id,
         files=plan.files,
@@ -217,7 +230,20 @@ def ingest_job(
         errors=tuple(errors),
         manifest=manifest,
         partitions=len(written),
+        seconds=clock.seconds,
+        shuffled_bytes=int(read.size_bytes()) + int(traces.size_bytes()),
     )
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.seconds[stage] = round(now - self._last, 3)
+        self._last = now
 
 
 # --- stage 1: read ------------------------------------------------------------------------
@@ -291,7 +317,9 @@ def _plan(read: Any, files: Sequence[Location], known: frozenset[str]) -> _Plan:
     small = read.map_batches(_select, batch_format="pyarrow",
                              fn_kwargs={"kinds": ("file", "error")}).take_all()
     stats = {r["file_index"]: pickle.loads(r["payload"]) for r in small if r["kind"] == "file"}
-    ingested, skipped, seen = [], [], {}
+    ingested: list[tuple[int, IngestedFile]] = []
+    skipped: list[SkippedFile] = []
+    seen: dict[str, str] = {}
     for index in sorted(stats):
         key, size, spans, logs, errors = stats[index]
         uri = files[index].uri

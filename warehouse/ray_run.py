@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import duckdb
@@ -68,11 +68,13 @@ def run_ray_ingest(
     case_id_attribute: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     partitions: int | None = None,
+    on_job: Callable[[RayIngest], None] | None = None,
 ) -> IngestReport:
     """Ingest `inputs` (URIs or paths) through Ray into `data_root`, then load the turns
     into the warehouse at `warehouse_dir`. Raises `RayMissing` without Ray, `InvalidOption`
     for an input that does not exist, `WarehouseBusy` as local ingest does; any other
-    failure is a failed run's report."""
+    failure is a failed run's report. `on_job` is given the job's own account (stage
+    times, shuffle volume: `bench/scale.py`)."""
     started = time.monotonic()
     require_ray()
     store = location(data_root)
@@ -98,6 +100,10 @@ def run_ray_ingest(
                     job = ingest_job(inputs, store, run_id, known_file_keys=frozenset(known),
                                      case_id_attribute=case_id_attribute, limits=limits,
                                      partitions=partitions)
+                log.info("ray ingest %s: stages %s, %d bytes shuffled, %d partition(s)",
+                         run_id, job.seconds, job.shuffled_bytes, job.partitions)
+                if on_job is not None:
+                    on_job(job)
                 with tempfile.TemporaryDirectory(prefix="turnscore-load-") as tmp:
                     recovered = _download(store, dead, Path(tmp))
                     mine = _download(store, [job.manifest] if job.manifest else [], Path(tmp))

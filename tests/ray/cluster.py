@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,10 +99,8 @@ class Cluster:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             pids = self.pids()
             for pid in pids:
-                try:
+                with suppress(ProcessLookupError):
                     os.kill(pid, sig)
-                except ProcessLookupError:
-                    pass
             deadline = time.monotonic() + 10
             while pids and time.monotonic() < deadline:
                 pids = [p for p in pids if Path(f"/proc/{p}").exists() and not _zombie(p)]

@@ -39,8 +39,8 @@ def test_write_list_read_round_trip(root: Location) -> None:
     assert [(f.location.uri.removeprefix(root.uri), f.size) for f in files] == [
         ("/in/a.json", 21), ("/in/sub/b.jsonl", 1)]
     assert files[0].location.read_bytes() == b'{"resourceSpans": []}'
-    assert [f.location.uri for f in list_files(root.child("in"), lambda n: n.endswith(".jsonl"))] == [
-        f"{root.uri}/in/sub/b.jsonl"]
+    jsonl = list_files(root.child("in"), lambda name: name.endswith(".jsonl"))
+    assert [f.location.uri for f in jsonl] == [f"{root.uri}/in/sub/b.jsonl"]
     one = list_files(root.child("in/a.json"))
     assert [f.size for f in one] == [21]
 
