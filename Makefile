@@ -30,6 +30,7 @@ bench: install
 	$(BIN)/python bench/score.py
 	$(BIN)/python bench/faults.py
 	$(BIN)/python bench/judge_quality.py
+	$(BIN)/python bench/scale.py
 
 # Real exports of agent stacks (tests/fixtures/stacks/), each stack at its newest release in
 # its own environment under .stacks/; CI reads the committed files and installs none of them.

@@ -31,6 +31,8 @@ from turnscore.ingest.storage import committed, committed_files, location
 from turnscore.warehouse.db import DB_FILE
 from turnscore.warehouse.ingest_run import run_ingest
 from turnscore.warehouse.labels import load_labels
+from turnscore.warehouse.ray_engine import RayIngest
+from turnscore.warehouse.ray_run import run_ray_ingest
 from turnscore.warehouse.score_run import score_turns
 
 pytestmark = pytest.mark.ray
@@ -182,3 +184,31 @@ def test_a_worker_killed_mid_job_then_a_rerun_lose_and_duplicate_nothing(
     if victim == "raylet":
         cluster.nodes.remove(node)
         cluster.add_node()  # the cluster as the other tests found it
+
+
+class _DriverDied(BaseException):
+    """Stands for the driver process dying: not an error any layer handles."""
+
+
+def test_a_run_committed_but_never_loaded_is_loaded_by_the_next(
+        cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    source = str(FIXTURES / "corpus")
+    expected = tmp_path / "expected"
+    run_ingest([FIXTURES / "corpus"], expected)
+    wh, root = tmp_path / "wh", f"file://{tmp_path}/data"
+
+    def die(job: RayIngest) -> None:  # after the manifest, before the DuckDB load
+        raise _DriverDied
+
+    with pytest.raises(_DriverDied):
+        run_ray_ingest([source], wh, root, ray_address=cluster.address, on_job=die)
+    [dead] = committed(location(root))
+    rerun = run_ray_ingest([source], wh, root, ray_address=cluster.address)
+    assert rerun.turns_recovered == len(warehouse_rows(expected, source)["turns"])
+    assert rerun.turns_new == 0  # its files were the dead run's: not read twice
+    rows, want = warehouse_rows(wh, source), warehouse_rows(expected, source)
+    assert rows["turns"] == want["turns"]
+    turn_files = list(committed_files(location(root), "turns"))
+    assert {f.path for f in turn_files} == {location(root).child(p).path
+                                            for p in dead.files["turns"]}
