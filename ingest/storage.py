@@ -38,7 +38,7 @@ __all__ = [
     "StoredFile",
     "commit",
     "committed",
-    "is_uri",
+    "exists",
     "list_files",
     "location",
     "sweep_uncommitted",
@@ -52,11 +52,6 @@ _REMOTE_SCHEMES = ("s3://", "gs://", "gcs://")
 
 class StorageError(TurnscoreError):
     """A location that cannot be resolved, listed, read or written."""
-
-
-def is_uri(text: str) -> bool:
-    """Whether `text` names object storage or a `file://` URI rather than a plain path."""
-    return text.startswith((*_REMOTE_SCHEMES, "file://"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +146,14 @@ def _remote_fs(scheme: str) -> pafs.FileSystem:
         return pafs.GcsFileSystem()
     except (OSError, ValueError) as exc:
         raise StorageError(f"cannot open {scheme}:// storage: {exc}") from exc
+
+
+def exists(loc: Location) -> bool:
+    """Whether `loc` names a file or a folder (a prefix holding objects)."""
+    try:
+        return loc.fs.get_file_info(loc.path).type != pafs.FileType.NotFound
+    except OSError as exc:
+        raise StorageError(f"cannot look up {loc.uri}: {exc}") from exc
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,10 +34,12 @@ from turnscore.ingest.storage import (
     Location,
     Manifest,
     committed,
+    exists,
     location,
     sweep_uncommitted,
 )
 from turnscore.warehouse.db import open_warehouse, writer_lock
+from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.ingest_run import (
     KNOWN_FILE_KEYS,
     LOAD_MEMORY_LIMIT,
@@ -78,6 +80,9 @@ def run_ray_ingest(
     started = time.monotonic()
     require_ray()
     store = location(data_root)
+    for raw in inputs:  # before the lock, as locally: a typo should not wait
+        if not exists(location(raw)):
+            raise InvalidOption(f"no such file or folder: {raw}")
     with writer_lock(warehouse_dir, wait=wait):
         con = open_warehouse(warehouse_dir)
         try:

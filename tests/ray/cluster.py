@@ -24,6 +24,7 @@ from tests.ray.s3server import free_port
 
 RAY = str(Path(sys.executable).with_name("ray"))
 OBJECT_STORE = 100_000_000
+START_ATTEMPTS = 3
 
 
 @dataclass
@@ -48,6 +49,17 @@ class Cluster:
         return f"127.0.0.1:{self.port}"
 
     def add_node(self, *, head: bool = False) -> Node:
+        """Start a node; on a loaded machine `ray start` can time out (Ray waits 30 s for
+        a raylet), so a failed start is cleaned up and tried again, twice."""
+        for attempt in range(START_ATTEMPTS):
+            try:
+                return self._start(head)
+            except RuntimeError:
+                if attempt == START_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start(self, head: bool) -> Node:
         node = Node(free_port(), free_port())
         low = free_port()
         ports = [
@@ -67,11 +79,23 @@ class Cluster:
         else:
             args = [RAY, "start", f"--address={self.address}", *common]
         env = dict(os.environ, RAY_AUTH_MODE="disabled")
-        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+        self.nodes.append(node)  # before it runs: `stop` must find its processes
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=180)
         if done.returncode:
+            if head:
+                self.stop()
+            else:
+                self._kill(node)
+            self.nodes.remove(node)
             raise RuntimeError(f"ray start failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-        self.nodes.append(node)
         return node
+
+    def _kill(self, node: Node) -> None:
+        mark = str(node.node_manager_port)
+        for pid, cmd in _processes():
+            if mark in cmd and "ray" in cmd and pid != os.getpid():
+                with suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
 
     def pids(self) -> list[int]:
         """Every process of this cluster (its temp folder or one of its ports in argv)."""

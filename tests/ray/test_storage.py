@@ -13,6 +13,7 @@ from turnscore.ingest.storage import (
     commit,
     committed,
     committed_files,
+    exists,
     list_files,
     location,
     run_prefix,
@@ -43,6 +44,12 @@ def test_write_list_read_round_trip(root: Location) -> None:
     assert [f.location.uri for f in jsonl] == [f"{root.uri}/in/sub/b.jsonl"]
     one = list_files(root.child("in/a.json"))
     assert [f.size for f in one] == [21]
+
+
+def test_exists(root: Location) -> None:
+    root.child("in/sub/a.json").write_bytes(b"{}")
+    assert exists(root.child("in")) and exists(root.child("in/sub/a.json"))
+    assert not exists(root.child("nowhere"))
 
 
 def test_missing_folder_and_bad_scheme_are_clear_errors(root: Location) -> None:
