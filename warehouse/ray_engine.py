@@ -30,7 +30,7 @@ import pickle
 import tempfile
 import time
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,9 +166,13 @@ def ingest_job(
     case_id_attribute: str | None = None,
     limits: Limits = DEFAULT_LIMITS,
     partitions: int | None = None,
+    check_keys: Callable[[frozenset[str]], None] | None = None,
 ) -> RayIngest:
     """Ingest the OTLP files under `inputs` into `store` as run `run_id`, on the Ray
-    cluster this process is connected to (`connect`); commits the run's manifest."""
+    cluster this process is connected to (`connect`); commits the run's manifest.
+
+    `check_keys` is given every trace id and conversation id of the input once they are
+    known, before anything is committed; it raises to stop the run."""
     ray = require_ray()
     clock = _Clock()
     files = input_files(inputs)
@@ -193,6 +197,8 @@ def ingest_job(
         fn_kwargs={"case_id_attribute": case_id_attribute}).materialize()
     clock.lap("trace pass")
     keys, sizes, dup_errors = _keys(traces)
+    if check_keys is not None:
+        check_keys(frozenset(c for k in keys.values() for c in k.conversations if c))
     component_of = components(keys)
     part_of_component = assign(component_of, sizes, n)
     part_of = ray.put({t: part_of_component[c] for t, c in component_of.items()})
