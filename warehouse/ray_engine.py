@@ -19,6 +19,9 @@ so a task Ray retries after losing a worker overwrites its own files, never adds
 
 Records travel between stages pickled in a binary column: they are the reader's frozen
 records, and decoding again in the assemble stage costs less than shipping decoded spans.
+
+One module past the ~400-line guide: the stages' Arrow schemas (what one stage's rows
+carry to the next) and the driver's plan between them must change together.
 """
 
 from __future__ import annotations
