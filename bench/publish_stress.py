@@ -2,6 +2,7 @@
 
     python bench/publish_stress.py [--publishes 2000] [--readers 2] [--turns 300]
                                    [--batch 5] [--out bench/out]
+    python bench/publish_stress.py --no-op-runs 20 [--no-op-turns 200000] [--extra-tables 20]
 
 A small synthetic warehouse (`bench/common.py`) is published over and over with the real
 `publish_snapshot`, as runs publish it; before each publish, --batch turns are added with
@@ -11,6 +12,14 @@ snapshot: `turns`, `scores` and the materialised `turns_scored` table hold the s
 of rows. Prints publishes, publish time, reads, errors (with the first messages) and torn
 reads; exits 1 when a reader met any error or torn read, so it can gate a change to how
 snapshots are written or swapped.
+
+`--no-op-runs N` measures instead what a score run with nothing to do pays to learn whether
+the snapshot is current, on a bigger warehouse (--no-op-turns turns, each scored, plus
+--extra-tables tables of that many rows, as a warehouse with more history has): the
+commit-stamp check (`publish.snapshot_behind`, two counts) against the fingerprint it
+replaced (count and max of every lineage column of every table in both databases, kept
+below as `fingerprint_behind`, the baseline), each N times in the same run, then a whole
+no-op `score_turns` with each check. Prints medians and the ratio.
 
 Not a timed test: it takes long (0.8-1.5 s per publish on a busy 2-core machine, the
 readers competing: 2,000 publishes ~30-50 min). Seen here with DuckDB 2.0.1: table-by-
@@ -30,11 +39,20 @@ import textwrap
 import time
 from pathlib import Path
 
+import duckdb
+
 sys.path.insert(0, str(Path(__file__).parent))
 from common import SyntheticTurns, machine
 
-from turnscore.warehouse.db import open_warehouse
-from turnscore.warehouse.publish import PUBLISHED_DB, publish_snapshot
+from turnscore.warehouse import score_run
+from turnscore.warehouse.db import open_warehouse, quote_ident
+from turnscore.warehouse.publish import (
+    ATTACH_READ_ONLY,
+    DETACH,
+    PUBLISHED_DB,
+    publish_snapshot,
+    snapshot_behind,
+)
 
 # One judge-free score for each turn that has none: scores and turns grow together.
 SCORE_NEW_TURNS = """
@@ -66,9 +84,112 @@ READER = textwrap.dedent("""
 """)
 
 
+# The baseline of --no-op-runs: `snapshot_behind` before the commit stamp (session 6).
+BASE_TABLES = """
+SELECT table_name FROM duckdb_tables()
+WHERE NOT temporary AND database_name = ? AND schema_name = 'main' AND table_name <> 'runs'
+ORDER BY table_name
+"""
+STAMP_COLUMNS = """
+SELECT column_name FROM duckdb_columns()
+WHERE database_name = ? AND schema_name = 'main' AND table_name = ?
+  AND (column_name IN ('run_id', 'ingest_id')
+       OR (suffix(column_name, '_at') AND data_type LIKE 'TIMESTAMP%'))
+ORDER BY column_name
+"""
+HAS_TABLE = """
+SELECT 1 FROM duckdb_tables()
+WHERE database_name = ? AND schema_name = 'main' AND table_name = ?
+"""
+ALIAS = "_bench_snapshot"
+
+
+def fingerprint_behind(wh: Path, con: duckdb.DuckDBPyConnection) -> bool:
+    """The check the commit stamp replaced: per table, count and max stamps, both sides."""
+    live = con.execute("SELECT current_database()").fetchall()[0][0]
+    con.execute(ATTACH_READ_ONLY.format(alias=quote_ident(ALIAS)), [str(wh / PUBLISHED_DB)])
+    try:
+        for (table,) in con.execute(BASE_TABLES, [live]).fetchall():
+            if _fingerprint(con, live, table) != _fingerprint(con, ALIAS, table):
+                return True
+        return False
+    finally:
+        con.execute(DETACH.format(alias=quote_ident(ALIAS)))
+
+
+def _fingerprint(con: duckdb.DuckDBPyConnection, database: str, table: str
+                 ) -> tuple[object, ...] | None:
+    if not con.execute(HAS_TABLE, [database, table]).fetchall():
+        return None
+    columns = con.execute(STAMP_COLUMNS, [database, table]).fetchall()
+    stamps = "".join(f", max({quote_ident(c)})::VARCHAR" for (c,) in columns)
+    row = con.execute(f"SELECT count(*){stamps} FROM {quote_ident(database)}.main."
+                      f"{quote_ident(table)}").fetchone()
+    return tuple(row) if row else None
+
+
+def no_op_runs(args: argparse.Namespace) -> int:
+    """Median seconds of the two checks, and of a whole no-op score run with each."""
+    wh = Path(args.out) / "no-op-warehouse"
+    shutil.rmtree(wh, ignore_errors=True)
+    print("machine:", json.dumps(machine()))
+    con = open_warehouse(wh)
+    SyntheticTurns(1000).insert(con, args.no_op_turns)
+    for i in range(args.extra_tables):  # more history: tables the old check scanned too
+        con.execute(f"CREATE TABLE {quote_ident(f'history_{i:02d}')} AS "
+                    "SELECT turn_id, ingest_id, started_at AS recorded_at FROM turns")
+    con.close()
+    first = score_run.score_turns(wh, scorers=["call_validity"])
+    assert first.published, first
+    print(f"warehouse: {args.no_op_turns:,} turns scored, {args.extra_tables} extra tables "
+          f"of as many rows, {_size(wh) / 1e6:.0f} MB")
+    con = open_warehouse(wh)
+    try:
+        checks = {"fingerprint (before)": fingerprint_behind,
+                  "commit stamp (after)": snapshot_behind}
+        timings = {name: _timed(lambda f=fn: f(wh, con), args.no_op_runs, expect=False)
+                   for name, fn in checks.items()}
+    finally:
+        con.close()
+    runs = {}
+    for name, fn in checks.items():
+        score_run.snapshot_behind = fn  # type: ignore[attr-defined]
+        runs[name] = _timed(lambda: score_run.score_turns(wh, scorers=["call_validity"]),
+                            max(3, args.no_op_runs // 5), expect=None)
+    score_run.snapshot_behind = snapshot_behind  # type: ignore[attr-defined]
+    before, after = (timings[n] for n in checks)
+    print(f"check, median of {args.no_op_runs}: " + ", ".join(
+        f"{n} {t * 1000:.1f} ms" for n, t in timings.items()) + f"; ratio {before / after:.1f}x")
+    run_before, run_after = (runs[n] for n in checks)
+    print("whole no-op score run, median: " + ", ".join(
+        f"{n} {t:.3f} s" for n, t in runs.items()) + f"; ratio {run_before / run_after:.2f}x")
+    if not args.keep:
+        shutil.rmtree(wh, ignore_errors=True)
+    return 0
+
+
+def _timed(work: object, times: int, *, expect: bool | None) -> float:
+    seconds = []
+    for _ in range(times):
+        started = time.perf_counter()
+        result = work()  # type: ignore[operator]
+        seconds.append(time.perf_counter() - started)
+        if expect is not None:
+            assert result is expect, "the snapshot should be current"
+        elif getattr(result, "published", None):
+            raise AssertionError("a no-op run published: the snapshot was not current")
+    return statistics.median(seconds)
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
 def main(argv: list[str] | None = None) -> int:
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     args = _options(argv)
+    if args.no_op_runs:
+        return no_op_runs(args)
     wh = Path(args.out) / "stress-warehouse"
     shutil.rmtree(wh, ignore_errors=True)
     print("machine:", json.dumps(machine()))
@@ -119,6 +240,12 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--batch", type=int, default=5, help="turns added before each publish")
     p.add_argument("--out", default="bench/out")
     p.add_argument("--keep", action="store_true", help="keep the stress warehouse")
+    p.add_argument("--no-op-runs", type=int, default=0,
+                   help="instead: time the no-op run's staleness check this many times")
+    p.add_argument("--no-op-turns", type=int, default=200_000,
+                   help="turns in the --no-op-runs warehouse")
+    p.add_argument("--extra-tables", type=int, default=20,
+                   help="extra tables of --no-op-turns rows in the --no-op-runs warehouse")
     return p.parse_args(argv)
 
 

@@ -56,7 +56,11 @@ def nightly_cli(
                         "judge.")] = JudgeChoice.AUTO,
 ) -> None:
     """Run the whole nightly job from turnscore.toml: ingest, labels, score, views,
-    publish, HTML report; one summary at the end."""
+    publish, HTML report; one summary at the end.
+
+    Exit codes: 0 every stage worked; 3 completed with errors (bad input, errored scores,
+    a judge stop); 1 a stage failed; 2 bad options or config; 4 another run holds the
+    warehouse (with --no-wait)."""
     err = Console(stderr=True)
     with exit_on_error(err, json_output=json_output):
         cfg = load_config(config)
@@ -113,7 +117,8 @@ def print_summary(report: NightlyReport, console: Console) -> None:
     table = Table(title=f"nightly {report.run_id}: [{colour}]{report.outcome.value}[/{colour}]",
                   show_header=False)
     table.add_column("stage", style="bold")
-    table.add_column("result")
+    # Folded, not cut: a cron log must show the whole published and report paths.
+    table.add_column("result", overflow="fold")
     ingest, labels = report.ingest, report.labels
     table.add_row("files", f"{ingest.files_read} read, {ingest.files_skipped} already ingested"
                   if ingest else "no sources configured")

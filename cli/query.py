@@ -36,6 +36,7 @@ from turnscore.cli.options import (
     exit_on_error,
     warehouse_of,
 )
+from turnscore.errors import TurnscoreError
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.query import (
     DEFAULT_MEMORY_LIMIT,
@@ -90,6 +91,11 @@ def query_cli(
                            published=published, limits=limits)
     if result.snapshot and not published:
         err.print(f"note: a run holds the live warehouse; read the snapshot {result.database}")
+    with exit_on_error(err):
+        _write(result, output_format, out)
+
+
+def _write(result: QueryResult, output_format: Format, out: Path | None) -> None:
     if output_format is Format.PARQUET:
         assert out is not None
         _atomic_write(out, lambda tmp: pq.write_table(result.table, tmp))
@@ -177,5 +183,7 @@ def _atomic_write(path: Path, write: Any) -> None:
     try:
         write(tmp)
         os.replace(tmp, path)
+    except OSError as exc:  # a missing folder, no permission, a full disk
+        raise TurnscoreError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         tmp.unlink(missing_ok=True)

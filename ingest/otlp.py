@@ -16,9 +16,11 @@ U+FFFD and reported once per file.
 
 Records are yielded as each request is decoded; one file's bytes are held at a time.
 
-The JSON reader is `turnscore.ingest.otlp_json`, the protobuf one
-`turnscore.ingest.otlp_pb`; what they share (positions, reporting, how a span's ids are
-settled) is `turnscore.ingest.otlp_shared`. This module finds the format and the requests.
+There is one reader per encoding, each decoding a request once: OTLP/JSON (both dialects)
+is `turnscore.ingest.otlp_json` (msgspec structs, framed by `formats.iter_json_documents`),
+protobuf `turnscore.ingest.otlp_pb` (upb messages); what they share (positions, reporting,
+how a span's ids are settled) is `turnscore.ingest.otlp_shared`. This module finds the
+format and the requests.
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator, Sequence
+from functools import partial
 from pathlib import Path
 
-from turnscore.ingest import fast_json, formats
+from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS
-from turnscore.ingest.otlp_json import json_request_records
+from turnscore.ingest.otlp_json import json_request_records, parse_request
 from turnscore.ingest.otlp_pb import pb_resource_records
 from turnscore.ingest.otlp_shared import Record
 from turnscore.ingest.records import WHOLE_FILE, InputError
@@ -143,8 +146,11 @@ def _read_json(payload: bytes, source: str) -> Iterator[Record]:
     text, problem = formats.decode_text(payload)
     if problem is not None:
         yield InputError(source, problem.position, problem.message)
+    # The fast framing reads bytes: the payload itself, unless decoding changed the text.
+    clean = problem is None and not payload.startswith(b"\xef\xbb\xbf")
     documents = 0
-    for item in fast_json.iter_json_documents(text, payload):
+    parse = partial(parse_request, source)
+    for item in formats.iter_json_documents(text, payload if clean else None, parse):
         if isinstance(item, formats.Problem):
             yield InputError(source, item.position, item.message)
             continue

@@ -2,6 +2,22 @@
 ids, integer enums, int64 as decimal strings, lowerCamelCase) and in protobuf's default
 JSON mapping (base64 ids, enum names, snake_case keys). The entry point for files is
 `turnscore.ingest.otlp`.
+
+A request is decoded once, by msgspec, into the typed structs below (`parse_request`):
+C-speed, no dict per object, and only the shape is checked there. Every field a format
+lets exporters get wrong (ids, times, enums, names, attribute values) is typed `Any` and
+checked here in Python, so a wrong value costs that span or that attribute, with a row
+naming it, not the request. A container of the wrong JSON type (a span that is a string,
+a `spans` that is an object) fails the request's decode; the request is then one error
+naming the path msgspec reports. Absent fields are `UNSET` (not None), so the keys a
+request holds can be counted for `formats`' repeated-key check.
+
+The structs name fields in lowerCamelCase; a document in snake_case (protobuf's
+`preserving_proto_field_name`) has its field names respelled first (`_camel_case`), a
+lowerCamelCase one winning where both are given, as in protobuf's JSON parser.
+
+Past the ~400-line guide because the schema (the structs), the record builders and the
+key count must change together: a field added to a struct is a field counted and read.
 """
 
 from __future__ import annotations
@@ -9,18 +25,25 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Iterator, Mapping
-from functools import cache
+from contextlib import suppress
 from typing import Any
 
+import msgspec
+from msgspec import UNSET, Struct
+from msgspec.structs import astuple
+
+from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import (
     MAX_ATTRIBUTE_VALUE_CHARS,
     AnyValueError,
     decode_json_any_value,
 )
 from turnscore.ingest.otlp_shared import (
+    KIND_VALUES,
     SPAN_ID_BYTES,
     SPAN_KINDS,
     STATUS_CODES,
+    STATUS_VALUES,
     TRACE_ID_BYTES,
     BadInput,
     Record,
@@ -37,58 +60,294 @@ from turnscore.ingest.otlp_shared import (
 )
 from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLog, RawSpan
 
-__all__ = ["json_request_records"]
+__all__ = ["Read", "json_request_records", "parse_request"]
+
+_INT64_MAX = str(2**63 - 1)
 
 
-@cache
-def _snake(camel: str) -> str:
-    return "".join(f"_{c.lower()}" if c.isupper() else c for c in camel)
+class _KeyValue(Struct, gc=False):
+    key: Any = UNSET
+    value: Any = UNSET
 
 
-def _get(obj: Mapping[str, Any], camel: str) -> Any:
-    """A field by its lowerCamelCase name, or its snake_case protobuf name."""
-    value = obj.get(camel)
-    return obj.get(_snake(camel)) if value is None else value
+_Attrs = list[_KeyValue] | None
 
 
-def _list(obj: Mapping[str, Any], camel: str) -> list[Any]:
-    value = _get(obj, camel)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise BadInput(f"{camel} is not a list")
-    return value
+class _Status(Struct, gc=False):
+    code: Any = UNSET
+    message: Any = UNSET
 
 
-def _mapping(value: Any, what: str) -> Mapping[str, Any]:
-    if value is None:
+class _Event(Struct, gc=False):
+    name: Any = UNSET
+    timeUnixNano: Any = UNSET
+    attributes: _Attrs = UNSET  # type: ignore[assignment]
+    droppedAttributesCount: Any = UNSET
+
+
+class _Span(Struct, gc=False):
+    traceId: Any = UNSET
+    spanId: Any = UNSET
+    parentSpanId: Any = UNSET
+    traceState: Any = UNSET
+    flags: Any = UNSET
+    name: Any = UNSET
+    kind: Any = UNSET
+    startTimeUnixNano: Any = UNSET
+    endTimeUnixNano: Any = UNSET
+    attributes: _Attrs = UNSET  # type: ignore[assignment]
+    droppedAttributesCount: Any = UNSET
+    events: list[_Event] | None = UNSET  # type: ignore[assignment]
+    droppedEventsCount: Any = UNSET
+    links: Any = UNSET
+    droppedLinksCount: Any = UNSET
+    status: _Status | None = UNSET  # type: ignore[assignment]
+
+
+class _Log(Struct, gc=False):
+    timeUnixNano: Any = UNSET
+    observedTimeUnixNano: Any = UNSET
+    severityNumber: Any = UNSET
+    severityText: Any = UNSET
+    body: Any = UNSET
+    attributes: _Attrs = UNSET  # type: ignore[assignment]
+    droppedAttributesCount: Any = UNSET
+    flags: Any = UNSET
+    traceId: Any = UNSET
+    spanId: Any = UNSET
+    eventName: Any = UNSET
+
+
+class _Scope(Struct, gc=False):
+    name: Any = UNSET
+    version: Any = UNSET
+    attributes: Any = UNSET
+    droppedAttributesCount: Any = UNSET
+
+
+class _Resource(Struct, gc=False):
+    attributes: _Attrs = UNSET  # type: ignore[assignment]
+    droppedAttributesCount: Any = UNSET
+    entityRefs: Any = UNSET
+
+
+class _ScopeSpans(Struct, gc=False):
+    scope: _Scope | None = UNSET  # type: ignore[assignment]
+    spans: list[_Span] | None = UNSET  # type: ignore[assignment]
+    schemaUrl: Any = UNSET
+
+
+class _ScopeLogs(Struct, gc=False):
+    scope: _Scope | None = UNSET  # type: ignore[assignment]
+    logRecords: list[_Log] | None = UNSET  # type: ignore[assignment]
+    schemaUrl: Any = UNSET
+
+
+class _ResourceSpans(Struct, gc=False):
+    resource: _Resource | None = UNSET  # type: ignore[assignment]
+    scopeSpans: list[_ScopeSpans] | None = UNSET  # type: ignore[assignment]
+    schemaUrl: Any = UNSET
+
+
+class _ResourceLogs(Struct, gc=False):
+    resource: _Resource | None = UNSET  # type: ignore[assignment]
+    scopeLogs: list[_ScopeLogs] | None = UNSET  # type: ignore[assignment]
+    schemaUrl: Any = UNSET
+
+
+class _Request(Struct, gc=False):
+    resourceSpans: list[_ResourceSpans] | None = UNSET  # type: ignore[assignment]
+    resourceLogs: list[_ResourceLogs] | None = UNSET  # type: ignore[assignment]
+
+
+_DECODER = msgspec.json.Decoder(_Request)
+_CAMEL = {
+    "".join(f"_{c.lower()}" if c.isupper() else c for c in field.name): field.name
+    for struct in (_Event, _Span, _Log, _Scope, _Resource, _ScopeSpans, _ScopeLogs,
+                   _ResourceSpans, _ResourceLogs, _Request)
+    for field in msgspec.structs.fields(struct)
+    if not field.name.islower()
+}  # fmt: skip
+"""snake_case -> lowerCamelCase of every field name above that has two spellings."""
+_ANY = msgspec.json.Decoder()
+_SHAPE_ERRORS = (msgspec.ValidationError, TypeError)
+
+
+def _get(value: Any) -> Any:
+    """A field's value; absent is None, like null."""
+    return None if value is UNSET else value
+
+
+# --- one request: records, and the object keys they were read from ----------------------
+
+
+class Read:
+    """The records of one request `parse_request` decoded."""
+
+    __slots__ = ("keys", "records")
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.keys = 0
+        """Object keys the records were read from (`formats`' repeated-key check)."""
+
+
+def parse_request(source: str, data: bytes, position: str) -> tuple[object, int]:
+    """One OTLP/JSON request's bytes (from `source`, at `position`) as its records and the
+    object keys it holds: a `formats.Parse` for `formats.iter_json_documents`. A document
+    of another shape comes back as plain JSON values, for `json_request_records` to say
+    what it is. Raises msgspec's errors for what only the careful framing reads (NaN, lone
+    surrogates, numbers beyond a double, malformed JSON)."""
+    try:
+        request = _DECODER.decode(data)
+    except msgspec.ValidationError:
+        request = None
+    if request is None or (
+        _get(request.resourceSpans) is None and _get(request.resourceLogs) is None
+    ):
+        value = _ANY.decode(data)  # no request (or an empty one): say what it is
+        return value, formats.count_keys(value)
+    read = Read()
+    _request_records(request, Where(source, position), read)
+    return read, read.keys
+
+
+def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
+    """Records of one OTLP/JSON export request (traces or logs): what `parse_request`
+    read, or plain JSON values (what the careful framing reads)."""
+    if isinstance(doc, Read):
+        yield from doc.records
+        return
+    if not isinstance(doc, Mapping):
+        yield InputError(
+            source, position, f"not an OTLP traces/logs request: a JSON {type(doc).__name__}"
+        )
+        return
+    _camel_case(doc)
+    if doc.get("resourceSpans") is None and doc.get("resourceLogs") is None:
+        if doc:  # `{}` is a valid empty request
+            keys = ", ".join(sorted(map(str, doc))[:6])
+            yield InputError(
+                source,
+                position,
+                "not an OTLP traces/logs request: a JSON object with keys "
+                f"{keys}; expected resourceSpans or resourceLogs",
+            )
+        return
+    try:
+        request = msgspec.convert(doc, _Request)
+    except _SHAPE_ERRORS as exc:
+        yield InputError(source, position, f"malformed request: {exc}; skipped")
+        return
+    read = Read()
+    _request_records(request, Where(source, position), read)
+    yield from read.records
+
+
+def _camel_case(value: Any) -> None:
+    """Respell, in place, the snake_case OTLP field names in `value` (plain JSON values).
+    Attribute keys are values (`KeyValue.key`), not names: they stay as they are."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            for key in [k for k in item if k in _CAMEL]:
+                item.setdefault(_CAMEL[key], item.pop(key))
+            stack.extend(v for v in item.values() if type(v) in (dict, list))
+        elif type(item) is list:
+            stack.extend(v for v in item if type(v) in (dict, list))
+
+
+def _present(struct: Struct) -> int:
+    """How many of the struct's fields the JSON object held (absent ones are UNSET)."""
+    fields = astuple(struct)
+    return len(fields) - fields.count(UNSET)
+
+
+def _plain_keys(value: Any) -> int:
+    return formats.count_keys(value) if type(value) in (dict, list) else 0
+
+
+def _request_records(request: _Request, where: Where, read: Read) -> None:
+    read.keys += _present(request)
+    for i, block in enumerate(_get(request.resourceSpans) or ()):
+        block_where = where.at(f"resourceSpans[{i}]")
+        resource = _resource(block.resource, f"resourceSpans[{i}]", block_where, read)
+        read.keys += _present(block)
+        for j, scope_block in enumerate(_get(block.scopeSpans) or ()):
+            scope_where = block_where.at(f"scopeSpans[{j}]")
+            scope = _scope(scope_block.scope, read)
+            read.keys += _present(scope_block)
+            for k, span in enumerate(scope_block.spans or ()):
+                _json_span(span, scope_where, k, resource, scope, read)
+    for i, log_block in enumerate(_get(request.resourceLogs) or ()):
+        block_where = where.at(f"resourceLogs[{i}]")
+        resource = _resource(log_block.resource, f"resourceLogs[{i}]", block_where, read)
+        read.keys += _present(log_block)
+        for j, log_scope in enumerate(_get(log_block.scopeLogs) or ()):
+            scope_where = block_where.at(f"scopeLogs[{j}]")
+            _scope(log_scope.scope, read)
+            read.keys += _present(log_scope)
+            for k, log in enumerate(_get(log_scope.logRecords) or ()):
+                _json_log(log, scope_where.at(f"logRecords[{k}]"), resource, read)
+
+
+def _resource(
+    resource: _Resource | None, block: str, where: Where, read: Read
+) -> dict[str, AttrValue]:
+    if not isinstance(resource, _Resource):
         return {}
-    if not isinstance(value, Mapping):
-        raise BadInput(f"{what} is not a JSON object")
-    return value
+    errors: list[InputError] = []
+    attributes = _json_attrs(
+        resource.attributes, f"the resource of {block}", collect(errors, where), read
+    )
+    read.keys += _present(resource) + _plain_keys(resource.entityRefs)
+    read.records.extend(errors)
+    return attributes
+
+
+def _scope(scope: _Scope | None, read: Read) -> _Scope:
+    if not isinstance(scope, _Scope):
+        return _NO_SCOPE
+    read.keys += _present(scope) + _plain_keys(scope.attributes)
+    return scope
+
+
+_NO_SCOPE = _Scope()
+
+
+def _as_text(raw: Any) -> str:
+    """`text` without the report: a span's name is read before its ids settle who to blame."""
+    if raw is None or raw is UNSET:
+        return ""
+    return raw if isinstance(raw, str) else str(raw)
 
 
 def _json_id(raw: Any, size: int, what: str) -> str | None:
     """Lowercase hex of an id given as hex (spec) or base64 (protobuf JSON); None if unset."""
-    if raw is None or raw == "":
+    if type(raw) is str and len(raw) == 2 * size:
+        try:
+            value = bytes.fromhex(raw)
+        except ValueError:
+            value = b""
+    elif raw is None or raw == "" or raw is UNSET:
         return None
-    if not isinstance(raw, str):
+    elif not isinstance(raw, str):
         raise BadInput(f"{what} is not a string: {str(raw)[:40]!r}")
-    try:
-        value = (
-            bytes.fromhex(raw)
-            if len(raw) == 2 * size
-            else base64.b64decode(raw.replace("-", "+").replace("_", "/"), validate=True)
-        )
-    except (ValueError, binascii.Error):
-        value = b""
+    else:
+        try:
+            value = base64.b64decode(raw.replace("-", "+").replace("_", "/"), validate=True)
+        except (ValueError, binascii.Error):
+            value = b""
     if len(value) != size:
         raise BadInput(f"{what} {raw[:64]!r} is not {size} bytes of hex or base64")
-    return value.hex() if any(value) else None
+    return value.hex() if value.count(0) != size else None
 
 
 def _json_uint(raw: Any, what: str) -> int:
-    if raw is None or raw == "":
+    if type(raw) is str and raw.isdigit() and raw.isascii():  # the spec dialect's form
+        return int(raw)
+    if raw is None or raw == "" or raw is UNSET:
         return 0
     if isinstance(raw, int) and not isinstance(raw, bool):
         return raw
@@ -106,236 +365,214 @@ def _json_time(raw: Any, what: str) -> int:
 
 
 def _json_enum(
-    raw: Any, names: Mapping[str, int], prefix: str, what: str, report: Report
+    raw: Any,
+    names: Mapping[str, int],
+    values: frozenset[int],
+    prefix: str,
+    what: str,
+    report: Report,
 ) -> int:
     """An enum given as a number or a name ('SPAN_KIND_CLIENT', also 'CLIENT'); unknown -> 0."""
-    if raw is None:
+    if type(raw) is int and raw in values:
+        return raw
+    if raw is None or raw is UNSET:
         return 0
+    number: int | None = None
     if isinstance(raw, str) and not raw.strip().isdigit():
         value = names.get(raw, names.get(prefix + raw.upper()))
         if value is not None:
             return value
     else:
-        try:
-            return known_enum(_json_uint(raw, what), names, what, report)
-        except BadInput:
-            pass
-    report(f"{what} {str(raw)[:40]!r} is not a known value; read as 0 (unspecified)")
-    return 0
-
-
-def _json_pairs(items: Any, report: Report) -> Iterator[tuple[str, Any]]:
-    if items is None:
-        return
-    if not isinstance(items, list):
-        report("attributes are not a list; dropped")
-        return
-    for item in items:
-        # proto3 JSON omits default values, so a missing key is the empty key.
-        key = item.get("key", "") if isinstance(item, Mapping) else None
-        if isinstance(key, str):
-            yield key, item.get("value")
-        else:
-            report(f"attribute entry without a string key dropped: {str(item)[:80]!r}")
-
-
-def _json_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
-    """`decode_attrs` over `_json_pairs`, with the common entries decoded inline.
-
-    Nearly every attribute is `{"key": str, "value": {<one scalar kind>: x}}`; those skip
-    the generic decoder (a closure and a dispatch loop per value, a tenth of reading).
-    Anything else goes the generic way, in order, so values and reports are the same.
-    """
-    if type(items) is not list:
-        return decode_attrs(_json_pairs(items, report), decode_json_any_value, owner, report)
-    out: dict[str, AttrValue] = {}
-    for item in items:
-        if type(item) is dict:
-            key = item.get("key", "")
-            value = item.get("value")
-            if type(key) is str and type(value) is dict and len(value) == 1:
-                ((kind, raw),) = value.items()
-                if kind == "stringValue" and type(raw) is str:
-                    if len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
-                        out[key] = raw
-                        continue
-                elif (
-                    kind == "intValue" and type(raw) is str and len(raw) < 19  # within int64
-                    and raw.isascii() and raw.isdigit()
-                ):
-                    out[key] = int(raw)
-                    continue
-                elif kind == "boolValue" and type(raw) is bool:
-                    out[key] = raw
-                    continue
-        out.update(
-            decode_attrs(_json_pairs([item], report), decode_json_any_value, owner, report)
-        )
-    return out
-
-
-def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
-    """Records of one decoded OTLP/JSON export request (traces or logs)."""
-    where = Where(source, position)
-    if not isinstance(doc, Mapping):
-        yield InputError(
-            source, position, f"not an OTLP traces/logs request: a JSON {type(doc).__name__}"
-        )
-        return
-    resource_spans, resource_logs = _get(doc, "resourceSpans"), _get(doc, "resourceLogs")
-    if resource_spans is None and resource_logs is None:
-        if doc:  # `{}` is a valid empty request
-            keys = ", ".join(sorted(map(str, doc))[:6])
-            yield InputError(
-                source,
-                position,
-                "not an OTLP traces/logs request: a JSON object with keys "
-                f"{keys}; expected resourceSpans or resourceLogs",
-            )
-        return
-    try:
-        yield from _json_containers(doc, "resourceSpans", "scopeSpans", "spans", where)
-        yield from _json_containers(doc, "resourceLogs", "scopeLogs", "logRecords", where)
-    except BadInput as exc:
-        yield where.error(f"malformed request: {exc}")
-
-
-def _json_containers(
-    doc: Mapping[str, Any], outer: str, middle: str, leaf: str, where: Where
-) -> Iterator[Record]:
-    for i, resource_block in enumerate(_list(doc, outer)):
-        block_where = where.at(f"{outer}[{i}]")
-        errors: list[InputError] = []
-        block = _mapping(resource_block, f"{outer}[{i}]")
-        resource_obj = _mapping(_get(block, "resource"), "resource")
-        resource = _json_attrs(
-            _get(resource_obj, "attributes"),
-            f"the resource of {outer}[{i}]",
-            collect(errors, block_where),
-        )
-        yield from errors
-        for j, scope_block in enumerate(_list(block, middle)):
-            scope_where = block_where.at(f"{middle}[{j}]")
-            scope_obj = _mapping(scope_block, f"{middle}[{j}]")
-            scope = _mapping(_get(scope_obj, "scope"), "scope")
-            for k, item in enumerate(_list(scope_obj, leaf)):
-                item_where = scope_where.at(f"{leaf}[{k}]")
-                if leaf == "spans":
-                    yield from _json_span(item, item_where, resource, scope)
-                else:
-                    yield from _json_log(item, item_where, resource)
+        with suppress(BadInput):
+            number = _json_uint(raw, what)
+    return known_enum(raw if number is None else number, values, what, report)
 
 
 def _json_span(
-    span: Any, where: Where, resource: Mapping[str, AttrValue], scope: Mapping[str, Any]
-) -> Iterator[Record]:
-    if not isinstance(span, Mapping):
-        yield where.error("span is not a JSON object; skipped")
-        return
-    late: list[str] = []
+    span: _Span,
+    where: Where,
+    index: int,
+    resource: Mapping[str, AttrValue],
+    scope: _Scope,
+    read: Read,
+) -> None:
+    """Span `index` of the scope block at `where`: its record, then its errors."""
+    raw_name = span.name
     head = span_head(
-        text(_get(span, "name"), "span name", late.append),
+        _as_text(raw_name),
         where,
+        _json_id,
         (
-            lambda: _json_id(_get(span, "traceId"), TRACE_ID_BYTES, "traceId"),
-            lambda: _json_id(_get(span, "spanId"), SPAN_ID_BYTES, "spanId"),
-            lambda: _json_id(_get(span, "parentSpanId"), SPAN_ID_BYTES, "parentSpanId"),
+            _get(span.traceId),
+            _get(span.spanId),
+            _get(span.parentSpanId),
         ),
-        ("traceId", "spanId"),
+        ("traceId", "spanId", "parentSpanId"),
+        f"spans[{index}]",
     )
+    status = span.status if isinstance(span.status, _Status) else _NO_STATUS
+    read.keys += _present(span) + _present(status) + _plain_keys(span.links)
     if isinstance(head, InputError):
-        yield head
+        read.records.append(head)
         return
     owner, report = head.owner, head.report
-    for message in late:
-        report(message)
+    if type(raw_name) is not str:
+        text(_get(raw_name), "span name", report)
+    attributes = _json_attrs(span.attributes, owner, report, read)
     try:
-        status = _mapping(_get(span, "status"), "status")
-        events = tuple(_json_event(e, owner, report) for e in _list(span, "events"))
-        start = _json_time(_get(span, "startTimeUnixNano"), "startTimeUnixNano")
-        end = _json_time(_get(span, "endTimeUnixNano"), "endTimeUnixNano")
-        record = RawSpan(
-            trace_id=head.trace_id,
-            span_id=head.span_id,
-            parent_span_id=head.parent_span_id,
-            name=head.name,
-            kind=_json_enum(_get(span, "kind"), SPAN_KINDS, "SPAN_KIND_", "kind", report),
-            start_unix_nano=start,
-            end_unix_nano=end,
-            status_code=_json_enum(
-                _get(status, "code"), STATUS_CODES, "STATUS_CODE_", "status.code", report
-            ),
-            status_message=text(_get(status, "message"), "status.message", report),
-            attributes=_json_attrs(_get(span, "attributes"), owner, report),
-            events=events,
-            resource=resource,
-            scope_name=text(_get(scope, "name"), "scope.name", report),
-            scope_version=text(_get(scope, "version"), "scope.version", report),
-            source=where.source,
-            position=where.position,
-        )
+        events = tuple(_json_event(e, owner, report, read) for e in span.events or ())
+        start = _json_time(_get(span.startTimeUnixNano), "startTimeUnixNano")
+        end = _json_time(_get(span.endTimeUnixNano), "endTimeUnixNano")
     except BadInput as exc:
-        yield where.error(f"{owner} skipped: {exc}", span_id=head.span_id, trace_id=head.trace_id)
+        read.records.append(
+            where.error(f"{owner} skipped: {exc}", span_id=head.span_id, trace_id=head.trace_id)
+        )
         return
+    record = RawSpan(
+        trace_id=head.trace_id,
+        span_id=head.span_id,
+        parent_span_id=head.parent_span_id,
+        name=head.name,
+        kind=_json_enum(span.kind, SPAN_KINDS, KIND_VALUES, "SPAN_KIND_", "kind", report),
+        start_unix_nano=start,
+        end_unix_nano=end,
+        status_code=_json_enum(
+            status.code, STATUS_CODES, STATUS_VALUES, "STATUS_CODE_", "status.code", report
+        ),
+        status_message=text(_get(status.message), "status.message", report),
+        attributes=attributes,
+        events=events,
+        resource=resource,
+        scope_name=text(_get(scope.name), "scope.name", report),
+        scope_version=text(_get(scope.version), "scope.version", report),
+        source=where.source,
+        position=where.position,
+    )
     check_span_times(head, start, end)
-    yield record
-    yield from head.errors
+    read.records.append(record)
+    if head.errors:
+        read.records.extend(head.errors)
 
 
-def _json_event(event: Any, owner: str, report: Report) -> RawEvent:
-    event = _mapping(event, "event")
-    name = text(_get(event, "name"), f"event name of {owner}", report)
+_NO_STATUS = _Status()
+
+
+def _json_event(event: _Event, owner: str, report: Report, read: Read) -> RawEvent:
+    read.keys += _present(event)
+    name = text(_get(event.name), f"event name of {owner}", report)
     return RawEvent(
         name=name,
-        time_unix_nano=_json_time(_get(event, "timeUnixNano"), "event timeUnixNano"),
-        attributes=_json_attrs(_get(event, "attributes"), f"event {name!r} of {owner}", report),
+        time_unix_nano=_json_time(_get(event.timeUnixNano), "event timeUnixNano"),
+        attributes=_json_attrs(event.attributes, f"event {name!r} of {owner}", report, read),
     )
 
 
-def _json_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iterator[Record]:
-    if not isinstance(log, Mapping):
-        yield where.error("log record is not a JSON object; skipped")
-        return
+def _json_attrs(
+    items: list[_KeyValue] | None, owner: str, report: Report, read: Read
+) -> dict[str, AttrValue]:
+    """Attributes as a dict (a later repeated key wins); a bad value is dropped and an
+    over-long one cut, each reported (`decode_attrs`).
+
+    Nearly every attribute is `{"key": str, "value": {<one scalar kind>: x}}` (three
+    object keys); those skip the generic decoder (a closure and a dispatch loop per
+    value). Anything else goes the generic way, in order, so values and reports are the same.
+    """
+    out: dict[str, AttrValue] = {}
+    if not items:
+        return out
+    keys = 3 * len(items)
+    for item in items:
+        key, value = item.key, item.value
+        if type(key) is str and type(value) is dict and len(value) == 1:
+            ((kind, raw),) = value.items()
+            if kind == "stringValue" and type(raw) is str:
+                if len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
+                    out[key] = raw
+                    continue
+            elif (
+                kind == "intValue" and type(raw) is str and raw.isdigit() and raw.isascii()
+                and (len(raw) < 19 or (len(raw) == 19 and raw <= _INT64_MAX))
+            ):  # fmt: skip
+                out[key] = int(raw)
+                continue
+            elif kind == "boolValue" and type(raw) is bool:
+                out[key] = raw
+                continue
+            elif kind == "arrayValue" and type(raw) is dict and len(raw) == 1:
+                strings = _strings(raw.get("values"))  # finish reasons, stop sequences
+                if strings is not None:
+                    out[key] = strings
+                    keys += 1 + len(strings)  # values, and one kind per element
+                    continue
+        keys += (key is not UNSET) + (value is not UNSET) + _plain_keys(value) - 3
+        if key is UNSET:
+            key = ""  # proto3 JSON omits default values, so a missing key is the empty key
+        if not isinstance(key, str):
+            report(f"attribute entry without a string key dropped: {str(key)[:80]!r}")
+            continue
+        pair = (key, None if value is UNSET else value)
+        out.update(decode_attrs(iter((pair,)), decode_json_any_value, owner, report))
+    read.keys += keys
+    return out
+
+
+def _strings(values: Any) -> list[AttrValue] | None:
+    """An arrayValue's values when each is a short `{"stringValue": str}`, else None."""
+    if type(values) is not list:
+        return None
+    out: list[AttrValue] = []
+    for value in values:
+        text = value.get("stringValue") if type(value) is dict and len(value) == 1 else None
+        if type(text) is not str or len(text) > MAX_ATTRIBUTE_VALUE_CHARS:
+            return None
+        out.append(text)
+    return out
+
+
+def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue], read: Read) -> None:
+    read.keys += _present(log) + _plain_keys(log.body)
     errors: list[InputError] = []
     report = collect(errors, where)
-    trace_id = _optional_id(log, "traceId", TRACE_ID_BYTES, report)
-    span_id = _optional_id(log, "spanId", SPAN_ID_BYTES, report)
-    attributes = _json_attrs(_get(log, "attributes"), "log record", report)
+    trace_id = _optional_id(_get(log.traceId), "traceId", TRACE_ID_BYTES, report)
+    span_id = _optional_id(_get(log.spanId), "spanId", SPAN_ID_BYTES, report)
+    attributes = _json_attrs(log.attributes, "log record", report, read)
     try:
         body = decode_json_any_value(
-            _get(log, "body"),
+            _get(log.body),
             lambda n: report(f"log record body is {n} characters long; truncated"),
         )
     except AnyValueError as exc:
         report(f"log record body dropped: {exc}")
         body = None
     try:
-        time = _json_time(_get(log, "timeUnixNano"), "timeUnixNano") or _json_time(
-            _get(log, "observedTimeUnixNano"), "observedTimeUnixNano"
+        time = _json_time(_get(log.timeUnixNano), "timeUnixNano") or (
+            _json_time(
+                _get(log.observedTimeUnixNano),
+                "observedTimeUnixNano",
+            )
         )
     except BadInput as exc:
-        yield where.error(f"log record skipped: {exc}")
+        read.records.append(where.error(f"log record skipped: {exc}"))
         return
-    yield RawLog(
-        trace_id=trace_id,
-        span_id=span_id,
-        event_name=event_name(text(_get(log, "eventName"), "eventName", report), attributes),
-        time_unix_nano=time,
-        body=body,
-        attributes=attributes,
-        resource=resource,
-        source=where.source,
-        position=where.position,
+    read.records.append(
+        RawLog(
+            trace_id=trace_id,
+            span_id=span_id,
+            event_name=event_name(text(_get(log.eventName), "eventName", report), attributes),
+            time_unix_nano=time,
+            body=body,
+            attributes=attributes,
+            resource=resource,
+            source=where.source,
+            position=where.position,
+        )
     )
-    yield from errors
+    read.records.extend(errors)
 
 
-def _optional_id(
-    obj: Mapping[str, Any], camel: str, size: int, report: Report
-) -> str | None:
+def _optional_id(raw: Any, what: str, size: int, report: Report) -> str | None:
     try:
-        return _json_id(_get(obj, camel), size, camel)
+        return _json_id(raw, size, what)
     except BadInput as exc:
         report(f"log record {exc}; kept without it")
         return None
-

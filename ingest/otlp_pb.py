@@ -12,11 +12,11 @@ from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 from turnscore.ingest import formats
-from turnscore.ingest.anyvalue import decode_pb_any_value
+from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS, decode_pb_any_value
 from turnscore.ingest.otlp_shared import (
+    KIND_VALUES,
     SPAN_ID_BYTES,
-    SPAN_KINDS,
-    STATUS_CODES,
+    STATUS_VALUES,
     TRACE_ID_BYTES,
     BadInput,
     Record,
@@ -67,8 +67,28 @@ def pb_resource_records(
 
 
 def _pb_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
-    pairs = ((kv.key, kv.value) for kv in items)
-    return decode_attrs(pairs, decode_pb_any_value, owner, report)
+    """Attributes as a dict (a later repeated key wins). Scalars are read inline; arrays,
+    key-value lists and over-long values go through `decode_attrs`, which cuts and reports."""
+    out: dict[str, AttrValue] = {}
+    for kv in items:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        if kind == "string_value":
+            text = value.string_value
+            if len(text) <= MAX_ATTRIBUTE_VALUE_CHARS:
+                out[kv.key] = text
+                continue
+        elif kind == "int_value":
+            out[kv.key] = value.int_value
+            continue
+        elif kind == "bool_value":
+            out[kv.key] = value.bool_value
+            continue
+        elif kind == "double_value":
+            out[kv.key] = value.double_value
+            continue
+        out.update(decode_attrs(iter(((kv.key, value),)), decode_pb_any_value, owner, report))
+    return out
 
 
 def _pb_id(raw: bytes, size: int, what: str) -> str | None:
@@ -85,12 +105,9 @@ def _pb_span(
     head = span_head(
         span.name,
         where,
-        (
-            lambda: _pb_id(span.trace_id, TRACE_ID_BYTES, "trace_id"),
-            lambda: _pb_id(span.span_id, SPAN_ID_BYTES, "span_id"),
-            lambda: _pb_id(span.parent_span_id, SPAN_ID_BYTES, "parent_span_id"),
-        ),
-        ("trace_id", "span_id"),
+        _pb_id,
+        (span.trace_id, span.span_id, span.parent_span_id),
+        ("trace_id", "span_id", "parent_span_id"),
     )
     if isinstance(head, InputError):
         yield head
@@ -116,10 +133,10 @@ def _pb_span(
         span_id=head.span_id,
         parent_span_id=head.parent_span_id,
         name=head.name,
-        kind=known_enum(span.kind, SPAN_KINDS, "kind", report),
+        kind=known_enum(span.kind, KIND_VALUES, "kind", report),
         start_unix_nano=start,
         end_unix_nano=end,
-        status_code=known_enum(span.status.code, STATUS_CODES, "status.code", report),
+        status_code=known_enum(span.status.code, STATUS_VALUES, "status.code", report),
         status_message=span.status.message,
         attributes=_pb_attrs(span.attributes, owner, report),
         events=events,
@@ -129,7 +146,7 @@ def _pb_span(
         source=where.source,
         position=where.position,
     )
-    yield from head.errors
+    yield from head.errors or ()
 
 
 def _pb_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iterator[Record]:

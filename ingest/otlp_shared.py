@@ -15,9 +15,9 @@ before 2000, or an end before the start, keeps the span, with a row saying so
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from opentelemetry.proto.trace.v1 import trace_pb2
 
@@ -28,25 +28,28 @@ from turnscore.ingest.records import AttrValue, InputError, RawLog, RawSpan
 Record: TypeAlias = RawSpan | RawLog | InputError
 Report = Callable[[str], None]
 """Records one problem with the record being read."""
-IdReader = Callable[[], str | None]
-"""Reads one id field: lowercase hex, None when unset; raises `BadInput` when malformed."""
+IdReader = Callable[[Any, int, str], str | None]
+"""Reads one id field as (raw value, size in bytes, field name): lowercase hex, None when
+unset; raises `BadInput` when malformed."""
 
 SPAN_KINDS: Mapping[str, int] = dict(trace_pb2.Span.SpanKind.items())
 STATUS_CODES: Mapping[str, int] = dict(trace_pb2.Status.StatusCode.items())
+KIND_VALUES = frozenset(SPAN_KINDS.values())
+STATUS_VALUES = frozenset(STATUS_CODES.values())
 TRACE_ID_BYTES, SPAN_ID_BYTES = 16, 8
 MAX_UNIX_NANO = 2**63 - 1
+"""Latest time a span may carry (2262-04-11): timestamps are int64 nanoseconds downstream."""
 EARLIEST_UNIX_NANO = 946_684_800 * 10**9
 """2000-01-01: a span starting before it has an unset or garbled clock (reported, kept)."""
-"""Latest time a span may carry (2262-04-11): timestamps are int64 nanoseconds downstream."""
 
 
 class BadInput(ValueError):
     """A field that makes the span or log record unusable; becomes an InputError."""
 
 
-@dataclass(frozen=True, slots=True)
-class Where:
-    """Where a record sits: the file, the request's position and the path inside it."""
+class Where(NamedTuple):
+    """Where a record sits: the file, the request's position and the path inside it.
+    (A tuple: one is made per span, and a tuple is made in C.)"""
 
     source: str
     position: str
@@ -58,7 +61,9 @@ class Where:
     def error(
         self, message: str, span_id: str | None = None, trace_id: str | None = None
     ) -> InputError:
-        where = f"{self.position}, span {span_id}" if span_id else f"{self.position}, {self.path}"
+        where = f"{self.position}, span {span_id}" if span_id else self.position
+        if self.path and not span_id:
+            where = f"{where}, {self.path}"
         return InputError(self.source, where, message, span_id=span_id, trace_id=trace_id)
 
 
@@ -101,7 +106,6 @@ def event_name(explicit: str, attributes: Mapping[str, AttrValue]) -> str:
     return named if isinstance(named, str) else ""
 
 
-
 @dataclass(slots=True)
 class SpanHead:
     """A span's settled ids, and the problems found reading it (reported after it)."""
@@ -111,34 +115,45 @@ class SpanHead:
     span_id: str
     where: Where
     parent_span_id: str | None = None
-    errors: list[InputError] = field(default_factory=list)
+    errors: list[InputError] | None = None
+    """None until something is reported (most spans have nothing to report)."""
 
     @property
     def owner(self) -> str:
         return f"span {self.name!r}"
 
     def report(self, message: str) -> None:
-        self.errors.append(self.where.error(message, span_id=self.span_id, trace_id=self.trace_id))
+        error = self.where.error(message, span_id=self.span_id, trace_id=self.trace_id)
+        if self.errors is None:
+            self.errors = [error]
+        else:
+            self.errors.append(error)
 
 
 def span_head(
     name: str,
     where: Where,
-    ids: tuple[IdReader, IdReader, IdReader],
-    fields: tuple[str, str],
+    read_id: IdReader,
+    ids: tuple[Any, Any, Any],
+    fields: tuple[str, str, str],
+    path: str = "",
 ) -> SpanHead | InputError:
-    """Read (trace id, span id, parent id) with `ids`; `fields` names the first two as the
-    format spells them. An InputError when the span must be skipped."""
+    """Read (trace id, span id, parent id), as given in `ids`, with `read_id`; `fields`
+    names them as the format spells them. An InputError when the span must be skipped,
+    at `path` under `where` (the span's other errors name it by its id)."""
     trace, span, parent = ids
     try:
-        trace_id, span_id = trace(), span()
+        trace_id = read_id(trace, TRACE_ID_BYTES, fields[0])
+        span_id = read_id(span, SPAN_ID_BYTES, fields[1])
         if trace_id is None or span_id is None:
             raise BadInput(f"{fields[0] if trace_id is None else fields[1]} is missing or zero")
     except BadInput as exc:
-        return where.error(f"span {name!r} skipped: {exc}")
+        return (where.at(path) if path else where).error(f"span {name!r} skipped: {exc}")
     head = SpanHead(name, trace_id, span_id, where)
+    if parent is None or parent in ("", b""):
+        return head
     try:
-        head.parent_span_id = parent()
+        head.parent_span_id = read_id(parent, SPAN_ID_BYTES, fields[2])
     except BadInput as exc:
         head.report(f"{head.owner}: {exc}; treated as a root span")
     return head
@@ -168,9 +183,10 @@ def check_span_times(head: SpanHead, start: int, end: int) -> None:
         )
 
 
-def known_enum(value: int, names: Mapping[str, int], what: str, report: Report) -> int:
-    """`value` when the protos name it; else reported and read as 0 (unspecified)."""
-    if value in names.values():
+def known_enum(value: Any, values: frozenset[int], what: str, report: Report) -> int:
+    """`value` when the protos name it (`KIND_VALUES`, `STATUS_VALUES`); else reported and
+    read as 0 (unspecified)."""
+    if type(value) is int and value in values:
         return value
     report(f"{what} {str(value)[:40]!r} is not a known value; read as 0 (unspecified)")
     return 0

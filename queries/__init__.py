@@ -13,6 +13,21 @@ The view's name is the file's stem. A column named `*` means "and more columns" 
 example one per registered scorer); `turnscore views` shows it as such, and the test
 that pins declared against actual columns treats it as open-ended.
 
+Row order: a view whose header has an `-- order: day, scorer` line returns its rows in
+that order (the ORDER BY is added around the file's SELECT, from that line, so the order
+is declared once and `turnscore views` and the README show it); the snapshot stores its
+table in that order too. A view without one (the per-turn and per-call views, where
+sorting a million rows on every read would cost more than it gives) returns rows in no
+particular order: sort in the query that reads it.
+
+The agent rule, once: a turn's agent is its `agent_name`, else its resource's
+`service.name` (`service_name`). Every view and every other query of the package spells
+it `turn_agent(agent_name, service_name)`, a DuckDB macro defined once in
+`turnscore.warehouse.db.MACROS` (re-exported here) and created with the views
+(`create_macros`: by every writer's `open_warehouse` and by `refresh_views`, as TEMP
+macros on the package's read-only connections); a test fails when a copy of the rule
+appears anywhere else.
+
 `turn_scores` (one row per turn, one column per scorer) is generated from the scorer
 registry by `turn_scores_sql`, because DuckDB cannot PIVOT on data values inside a view.
 Scorer names are literals inside that generated SQL: a view definition cannot take
@@ -29,7 +44,7 @@ from pathlib import Path
 from typing import Protocol
 
 from turnscore.errors import TurnscoreError
-from turnscore.warehouse.db import quote_ident
+from turnscore.warehouse.db import AGENT_MACRO, MACROS, Macro, create_macros, quote_ident
 
 TURN_SCORES = "turn_scores"
 
@@ -45,7 +60,7 @@ DESIGN_SCORERS: tuple[tuple[str, str], ...] = (
 """The scorers DESIGN §4 names: `turn_scores` always has their columns, registered or not,
 so views over them bind before any judged score exists."""
 
-_HEADER_KEY = re.compile(r"^--\s*(grain|columns)\s*:\s*(.*)$")
+_HEADER_KEY = re.compile(r"^--\s*(grain|columns|order)\s*:\s*(.*)$")
 _COLUMN = re.compile(r"^--\s+(\*|[A-Za-z_][A-Za-z0-9_]*)\s+(.*\S)\s*$")
 
 
@@ -76,9 +91,21 @@ class View:
     """The SELECT, header included; `CREATE OR REPLACE VIEW name AS` goes in front."""
     path: Path | None
     """The `.sql` file; None for generated views."""
+    order: str | None = None
+    """The header's `-- order:` line (an ORDER BY list over the view's columns); None:
+    rows come in no particular order."""
 
-    def create_sql(self) -> str:
-        return f"CREATE OR REPLACE VIEW {quote_ident(self.name)} AS\n{self.sql.strip().rstrip(';')}"
+    def select_sql(self) -> str:
+        """The view's SELECT, ordered by `order` when it has one."""
+        body = self.sql.strip().rstrip(";")
+        if self.order is None:
+            return body
+        # Around the file's SELECT, so its ORDER BY can only name the view's own columns.
+        return f"SELECT * FROM (\n{body}\n) AS {quote_ident(self.name)}\nORDER BY {self.order}"
+
+    def create_sql(self, *, temp: bool = False) -> str:
+        kind = "TEMP VIEW" if temp else "VIEW"
+        return f"CREATE OR REPLACE {kind} {quote_ident(self.name)} AS\n{self.select_sql()}"
 
 
 def load_views(scorers: Iterable[ScorerLike] | None = None) -> list[View]:
@@ -100,6 +127,7 @@ def parse_view(name: str, text: str, path: Path | None = None) -> View:
     """A view from its file text; raises `ViewHeaderError` naming the file and line."""
     where = str(path or name)
     grain: str | None = None
+    order: str | None = None
     columns: list[ViewColumn] = []
     in_columns = False
     for number, line in enumerate(text.splitlines(), start=1):
@@ -113,6 +141,8 @@ def parse_view(name: str, text: str, path: Path | None = None) -> View:
             in_columns = key.group(1) == "columns"
             if key.group(1) == "grain":
                 grain = key.group(2).strip()
+            elif key.group(1) == "order":
+                order = key.group(2).strip() or None
             continue
         if in_columns:
             col = _COLUMN.match(stripped)
@@ -124,7 +154,7 @@ def parse_view(name: str, text: str, path: Path | None = None) -> View:
         raise ViewHeaderError(f"{where}: the header has no '-- grain: ...' line")
     if not columns:
         raise ViewHeaderError(f"{where}: the header lists no columns under '-- columns:'")
-    return View(name, grain, tuple(columns), text, path)
+    return View(name, grain, tuple(columns), text, path, order)
 
 
 def _scorer_columns(scorers: Iterable[ScorerLike]) -> list[tuple[str, str]]:
@@ -190,5 +220,6 @@ def _literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-__all__ = ["DESIGN_SCORERS", "TURN_SCORES", "View", "ViewColumn", "ViewHeaderError",
-           "load_views", "parse_view", "turn_scores_sql", "turn_scores_view"]
+__all__ = ["AGENT_MACRO", "DESIGN_SCORERS", "MACROS", "TURN_SCORES", "Macro", "View",
+           "ViewColumn", "ViewHeaderError", "create_macros", "load_views", "parse_view",
+           "turn_scores_sql", "turn_scores_view"]

@@ -1,4 +1,5 @@
 -- grain: one row per UTC day and scorer
+-- order: day, scorer
 -- columns:
 --   day            UTC date the turns started
 --   scorer         scorer name

@@ -1,4 +1,5 @@
 -- grain: one row per agent and UTC day
+-- order: day, agent
 -- columns:
 --   agent                        agent name, else service name
 --   day                          UTC date the turns started
@@ -17,7 +18,7 @@
 --   hallucination_rate           share of scored turns with an unsupported specific
 WITH days AS (
     SELECT
-        coalesce(agent_name, service_name) AS agent,
+        turn_agent(agent_name, service_name) AS agent,
         CAST(timezone('UTC', started_at) AS DATE) AS day,
         count(*) AS turns
     FROM turns
@@ -26,7 +27,7 @@ WITH days AS (
 -- Counted apart from the turns, so a turn's four score rows need no count(DISTINCT).
 rates AS (
     SELECT
-        coalesce(t.agent_name, t.service_name) AS agent,
+        turn_agent(t.agent_name, t.service_name) AS agent,
         CAST(timezone('UTC', t.started_at) AS DATE) AS day,
         count(*) FILTER (WHERE s.scorer = 'tool_grounding' AND s.status = 'scored')
             AS canary_scored,

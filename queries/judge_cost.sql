@@ -1,4 +1,5 @@
 -- grain: one row per judged scorer, judge and UTC day the scores were written
+-- order: day, scorer, judge
 -- columns:
 --   scorer          judged scorer
 --   judge           model id, or rules-v1 (which costs nothing)

@@ -1,4 +1,5 @@
 -- grain: one row per scorer that has written scores or that the last score run switched off for some agent
+-- order: scorer
 -- columns:
 --   scorer              scorer name
 --   turns               turns in the warehouse
@@ -14,32 +15,6 @@
 --   not_run_share       not_run / turns
 --   error_share         errors / turns
 WITH totals AS (SELECT count(*) AS turns FROM turns),
--- Each turn's case now (warehouse.labels.TURN_CASES): by case_id, else by normalised
--- request text (request_norms), the smallest case_id first.
-text_matches AS (
-    SELECT t.turn_id, min(x.case_id) AS case_id
-    FROM turns AS t
-    JOIN request_norms AS n ON n.turn_id = t.turn_id AND n.content_hash = t.content_hash
-    JOIN (SELECT md5_number(input_norm) AS norm_md5, case_id FROM labels) AS x
-      ON x.norm_md5 = n.norm_md5
-    WHERE NOT EXISTS (SELECT 1 FROM labels AS l WHERE l.case_id = t.case_id)
-    GROUP BY t.turn_id
-),
--- A case's fingerprint (warehouse.labels.LABEL_HASH): its id and label fields.
-hashed_labels AS (
-    SELECT case_id,
-           md5(to_json(struct_pack(case_id := case_id, canary := canary,
-                                   ideal_response := ideal_response, match_mode := match_mode,
-                                   expected_tools := expected_tools,
-                                   expected_tools_mode := expected_tools_mode,
-                                   should_decline := should_decline))) AS label_hash
-    FROM labels
-),
-turn_cases AS (
-    SELECT t.turn_id, l.label_hash FROM turns AS t JOIN hashed_labels AS l USING (case_id)
-    UNION ALL
-    SELECT m.turn_id, l.label_hash FROM text_matches AS m JOIN hashed_labels AS l USING (case_id)
-),
 -- The (agent, scorer) pairs the latest finished score run switched off
 -- (warehouse.score_run.ScoreReport.disabled).
 switched_off AS (
@@ -52,7 +27,7 @@ switched_off AS (
 disabled AS (
     SELECT o.scorer, count(*) AS disabled
     FROM turns AS t
-    JOIN switched_off AS o ON o.agent IS NOT DISTINCT FROM coalesce(t.agent_name, t.service_name)
+    JOIN switched_off AS o ON o.agent IS NOT DISTINCT FROM turn_agent(t.agent_name, t.service_name)
     WHERE NOT EXISTS (SELECT 1 FROM scores AS s WHERE s.turn_id = t.turn_id AND s.scorer = o.scorer)
     GROUP BY o.scorer
 ),
@@ -64,16 +39,11 @@ per AS (
         count(*) FILTER (WHERE s.status = 'not_run') AS not_run,
         count(*) FILTER (WHERE s.status = 'error') AS errors,
         count(*) AS present,
-        -- A label-reading scorer's row records `<content_hash>:<label_hash>` ('' for no
-        -- case: warehouse.labels.scored_hash); rows from before that record the content's
-        -- alone, and count by it.
-        count(*) FILTER (WHERE CASE WHEN contains(s.content_hash, ':')
-            THEN s.content_hash <> t.content_hash || ':' || coalesce(c.label_hash, '')
-            ELSE s.content_hash <> t.content_hash END) AS stale
+        -- The one staleness rule (migration 0011), the score runner's too.
+        count(*) FILTER (WHERE st.stale) AS stale
     FROM scores AS s
     -- Scores of turns no longer in the warehouse (rebuilt away) do not count.
-    JOIN turns AS t ON t.turn_id = s.turn_id
-    LEFT JOIN turn_cases AS c ON c.turn_id = s.turn_id
+    JOIN score_staleness() AS st ON st.turn_id = s.turn_id AND st.scorer = s.scorer
     GROUP BY s.scorer
 ),
 -- A scorer switched off for every agent has no score row: it is listed by its disabled

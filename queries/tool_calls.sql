@@ -15,7 +15,7 @@
 --   result        the tool's result text
 SELECT
     t.turn_id,
-    coalesce(t.agent_name, t.service_name) AS agent,
+    turn_agent(t.agent_name, t.service_name) AS agent,
     CAST(timezone('UTC', t.started_at) AS DATE) AS day,
     u.call_index,
     u.call.call_id AS call_id,

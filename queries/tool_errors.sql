@@ -1,4 +1,5 @@
 -- grain: one row per tool (by name, across agents)
+-- order: errors DESC, tool
 -- columns:
 --   tool          tool name
 --   calls         calls made

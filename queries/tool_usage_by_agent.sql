@@ -1,4 +1,5 @@
 -- grain: one row per agent and judge of the Tool Usage scores
+-- order: agent, judge
 -- columns:
 --   agent            agent name, else service name
 --   judge            judge: a model id, or rules-v1 (NULL for rows no judge wrote)
@@ -15,7 +16,7 @@
 --   bad_arguments    calls whose arguments were wrong (missing, invalid, invented)
 WITH u AS (
     SELECT
-        coalesce(t.agent_name, t.service_name) AS agent,
+        turn_agent(t.agent_name, t.service_name) AS agent,
         s.judge,
         s.status,
         s.value,

@@ -1,4 +1,5 @@
 -- grain: one row per tool and judge (judge NULL: turns with no Tool Usage score yet)
+-- order: tool, judge
 -- columns:
 --   tool             tool name (available in a turn, or called by name even if unknown)
 --   judge            judge of the Tool Usage scores: a model id, or rules-v1

@@ -1,4 +1,5 @@
 -- grain: one row per judge, request kind and missing capability of scored Tractability
+-- order: judge, low_turns DESC, request_kind, missing_capability
 -- columns:
 --   judge               judge: a model id, or rules-v1
 --   request_kind        the judge's short label for the request (arithmetic, lookup, ...)
@@ -18,7 +19,7 @@ WITH s AS (
         json_extract_string(s.details, '$.missing_capability') AS missing_capability,
         coalesce(from_json(json_extract(s.details, '$.strain_signs'), '["VARCHAR"]'), [])
             AS strain_signs,
-        coalesce(t.agent_name, t.service_name) AS agent,
+        turn_agent(t.agent_name, t.service_name) AS agent,
         t.request
     FROM scores AS s
     JOIN turns AS t ON t.turn_id = s.turn_id

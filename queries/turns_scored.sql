@@ -39,7 +39,7 @@ SELECT
     t.trace_id,
     t.conversation_id,
     t.turn_index,
-    coalesce(t.agent_name, t.service_name) AS agent,
+    turn_agent(t.agent_name, t.service_name) AS agent,
     t.agent_name,
     t.service_name,
     t.model,

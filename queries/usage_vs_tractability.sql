@@ -1,4 +1,5 @@
 -- grain: one row per agent, judge pair and quadrant (all four quadrants per agent)
+-- order: agent, judge, usage_high DESC, tractability_high DESC
 -- columns:
 --   agent              agent name, else service name
 --   judge              the judge of both scores, or 'tool usage judge + tractability judge'
@@ -12,7 +13,7 @@
 --   suggests           what turns in this quadrant suggest doing
 WITH pairs AS (
     SELECT
-        coalesce(t.agent_name, t.service_name) AS agent,
+        turn_agent(t.agent_name, t.service_name) AS agent,
         CASE WHEN u.judge = r.judge THEN u.judge ELSE u.judge || ' + ' || r.judge END AS judge,
         u.value AS usage,
         r.value AS tractability

@@ -11,17 +11,29 @@ from turnscore.scorers import correctness as _correctness
 from turnscore.scorers import groundedness as _groundedness
 from turnscore.scorers import grounding as _grounding
 from turnscore.scorers import judged as _judged  # noqa: F401 (registers on import)
-from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status, Usage, scorer
+from turnscore.scorers.base import (
+    REGISTRY,
+    Case,
+    Judge,
+    Score,
+    Scorer,
+    Status,
+    Turns,
+    Usage,
+    scorer,
+)
 from turnscore.scorers.labels import LabelError, read_labels
 from turnscore.scorers.text import normalize_expr, normalize_series, normalize_text
 
 __all__ = [
     "REGISTRY",
     "Case",
+    "Judge",
     "LabelError",
     "Score",
     "Scorer",
     "Status",
+    "Turns",
     "Usage",
     "normalize_expr",
     "normalize_series",

@@ -1,33 +1,42 @@
 """The scorer protocol, the `Score` record and the registry (DESIGN §5).
 
-A scorer is a function over a batch of turns (with their labelled cases) that returns one
-`Score` per turn, registered with `@scorer(name=..., version=..., kind=...)`. Failing to
-score is data: `Score.error(...)`, never an exception that stops the batch. A case without
-the label a scorer needs gives `Score.inconclusive(...)`, never a failure.
+A scorer is ONE function over a batch of turns, registered with
+`@scorer(name=..., version=..., kind=...)`:
 
-A code scorer may also register a *columnar* entry point with `@columnar(name)`: a
-function over the batch as a polars DataFrame (one row per turn, columns named as the
-`Turn` fields; `tools` and `calls` are lists of structs) and the cases, returning the
-verdicts as columns (`SCORE_COLUMNS`: status, value, label, explanation, and details as
-JSON text) instead of `Score` objects. The score runner prefers it: the batch is then
-never decoded into `Turn`s for that scorer, and rows go to the warehouse as Arrow. Its
-results must be exactly what `fn` gives (the scorer table tests check both), and `fn`
-stays the reference and the fallback: if the columnar function raises, the batch is
-scored with `fn`.
+    fn(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame | Sequence[Score | None]
+
+with a keyword `judge` too for kind 'judge'. `turns` is the batch: columnar
+(`turns.frame`, a polars DataFrame, one row per turn, columns named as the `Turn` fields;
+`tools` and `calls` are lists of structs) and, decoded on first use, a sequence of
+`Turn`s; `cases` are the turns' labelled cases, in order. The verdicts come back one per
+turn in batch order, as columns (`SCORE_COLUMNS`: status, value, label, explanation,
+details as JSON text; a judged scorer adds `JUDGE_COLUMNS`: judge id, prompt hash,
+usage, error) or as `Score`s. A null status (a None score) leaves the turn pending: a
+judge that stopped for its budget. The built-in code scorers are columnar: one
+implementation each, over the frame.
+
+Every scorer is called the same way, `Scorer.score(turns, cases, judge=...)`, as
+inspect_scout's pattern and model-graded scanners share one signature: the run's judge
+reaches the judged scorers (which use the offline rules judge without one).
+
+Failing to score is data: `Score.failed(...)` (an `error` row), never an exception that
+stops the batch; if the function raises, `Scorer.score` scores the batch turn by turn, so
+one bad turn is one `error` row. A case without the label a scorer needs gives
+`Score.inconclusive(...)`, never a failure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, overload
 
 import orjson
 import polars as pl
 import pyarrow as pa
 
-from turnscore.ingest.turn import Turn
+from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
 
 
 class Status(StrEnum):
@@ -107,25 +116,110 @@ class Score:
         return cls(Status.ERROR, error=error, **kw)  # type: ignore[arg-type]
 
 
+class JudgeStop(Protocol):
+    @property
+    def message(self) -> str: ...
+
+
+class JudgeBatch(Protocol):
+    """What a judge returns for one batch (`turnscore.scorers.judge.BatchResult`)."""
+
+    @property
+    def scores(self) -> Sequence[Score | None]:
+        """One entry per turn; None leaves that turn pending (not judged this run)."""
+
+    @property
+    def stop(self) -> JudgeStop | None:
+        """Set when the run must stop (budget reached, repeated failures)."""
+
+    @property
+    def notes(self) -> Sequence[str]:
+        """What the judge learnt about its endpoints so far (a structured-output fallback)."""
+
+
+Judge = Callable[[str, Sequence[Turn], Sequence[Case | None]], JudgeBatch]
+"""An LLM judge for the judged scorers: `(scorer name, turns, cases) -> JudgeBatch`
+(`JudgeEngine.run`, `warehouse.judge_batch.BatchJudge.run`)."""
+
+
+class Turns(Sequence[Turn]):
+    """A batch of turns as scorers get it: columnar (`frame`) and, decoded on first use,
+    a sequence of `Turn`s (for scorers that need the objects: the judges render them)."""
+
+    __slots__ = ("_decoded", "frame")
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+        """One row per turn, columns named as the `Turn` fields (more are ignored)."""
+        self._decoded: list[Turn] | None = None
+
+    @classmethod
+    def of(cls, turns: Sequence[Turn] | pl.DataFrame) -> Turns:
+        if isinstance(turns, Turns):
+            return turns
+        if isinstance(turns, pl.DataFrame):
+            return cls(turns)
+        frame = pl.from_arrow(turns_to_arrow(turns))
+        assert isinstance(frame, pl.DataFrame)
+        found = cls(frame)
+        found._decoded = list(turns)
+        return found
+
+    def take(self, at: Sequence[int]) -> Turns:
+        """The turns at `at`, in that order."""
+        if len(at) == len(self) and list(at) == list(range(len(self))):
+            return self
+        return Turns(self.frame[list(at)])
+
+    @property
+    def turns(self) -> list[Turn]:
+        if self._decoded is None:
+            self._decoded = turns_of(self.frame)
+        return self._decoded
+
+    def __len__(self) -> int:
+        return self.frame.height
+
+    @overload
+    def __getitem__(self, i: int) -> Turn: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Turn]: ...
+    def __getitem__(self, i: int | slice) -> Turn | Sequence[Turn]:
+        return self.turns[i]
+
+    def __iter__(self) -> Iterator[Turn]:
+        return iter(self.turns)
+
+
+Verdicts = pl.DataFrame | Sequence[Score | None]
+"""What a scorer returns: `SCORE_COLUMNS` (and `JUDGE_COLUMNS`), or `Score`s."""
+
+
 class ScoreFn(Protocol):
-    def __call__(self, turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]: ...
+    """A scorer's function; one of kind 'judge' also takes `judge` (keyword)."""
 
-
-class ColumnsFn(Protocol):
-    def __call__(self, turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame: ...
+    def __call__(self, turns: Turns, cases: Sequence[Case | None], /) -> Verdicts: ...
 
 
 SCORE_COLUMNS: dict[str, type[pl.DataType]] = {
     "status": pl.String, "value": pl.Float64, "label": pl.String, "explanation": pl.String,
     "details": pl.String,
 }
-"""What a columnar scorer returns, one row per turn in batch order."""
+"""What every scorer returns, one row per turn in batch order."""
+JUDGE_COLUMNS: dict[str, type[pl.DataType]] = {
+    "judge": pl.String, "prompt_sha": pl.String, "input_tokens": pl.Int64,
+    "output_tokens": pl.Int64, "cost_usd": pl.Float64, "latency_ms": pl.Float64,
+    "attempts": pl.Int32, "error": pl.String,
+}
+"""What a judged scorer returns besides (a code scorer's are null, attempts 0)."""
+VERDICT_COLUMNS: dict[str, type[pl.DataType]] = {**SCORE_COLUMNS, **JUDGE_COLUMNS}
+"""`Scorer.score`'s columns: the verdict part of a `scores` row."""
 NO_CASE = "no labelled case for this turn"
 """The explanation of a case-based scorer's verdict on a turn without a case."""
 
 
 def details_json(details: dict[str, object]) -> str:
-    """`Score.details` as written to the warehouse (one encoding for both entry points)."""
+    """`Score.details` as written to the warehouse."""
     return orjson.dumps(details, default=str).decode()
 
 
@@ -133,19 +227,67 @@ NO_DETAILS = details_json({})
 """The details of a verdict that has none."""
 
 
-def score_columns(scores: Sequence[Score]) -> pl.DataFrame:
-    """`scores` as `SCORE_COLUMNS`. Only code scores fit: judge, usage and error have no
-    column, so a score that sets them is refused."""
-    plain = Usage()
-    for s in scores:
-        if s.judge is not None or s.prompt_sha is not None or s.usage != plain or s.error:
-            raise ValueError(f"a columnar scorer cannot return {s!r}")
+_PENDING = Score(None)  # type: ignore[arg-type]
+"""A turn left pending: its row's status is null."""
+
+
+def score_columns(found: Sequence[Score | None]) -> pl.DataFrame:
+    """`found` as `VERDICT_COLUMNS` (None: a null status, the turn left pending)."""
+    scores = [_PENDING if s is None else s for s in found]
     return pl.DataFrame(
-        {"status": [str(s.status) for s in scores], "value": [s.value for s in scores],
-         "label": [s.label for s in scores], "explanation": [s.explanation for s in scores],
-         "details": [details_json(s.details) for s in scores]},
-        schema=SCORE_COLUMNS,
+        {"status": [None if s.status is None else str(s.status) for s in scores],
+         "value": [s.value for s in scores], "label": [s.label for s in scores],
+         "explanation": [s.explanation for s in scores],
+         "details": [details_json(s.details) for s in scores],
+         "judge": [s.judge for s in scores], "prompt_sha": [s.prompt_sha for s in scores],
+         "input_tokens": [s.usage.input_tokens for s in scores],
+         "output_tokens": [s.usage.output_tokens for s in scores],
+         "cost_usd": [s.usage.cost_usd for s in scores],
+         "latency_ms": [s.usage.latency_ms for s in scores],
+         "attempts": [s.usage.attempts for s in scores], "error": [s.error for s in scores]},
+        schema=VERDICT_COLUMNS,
     )
+
+
+def scores_of(columns: pl.DataFrame) -> list[Score | None]:
+    """`VERDICT_COLUMNS` as `Score`s (None where the status is null: left pending)."""
+    out: list[Score | None] = []
+    for r in columns.iter_rows(named=True):
+        if r["status"] is None:
+            out.append(None)
+            continue
+        usage = Usage(r["input_tokens"], r["output_tokens"], r["cost_usd"], r["latency_ms"],
+                      r["attempts"])
+        out.append(Score(Status(r["status"]), r["value"], r["label"], r["explanation"],
+                         orjson.loads(r["details"]) if r["details"] else {}, r["judge"],
+                         r["prompt_sha"], usage, r["error"]))
+    return out
+
+
+_TURN_NAMES = tuple(f.name for f in fields(Turn))
+_TOOL_NAMES = tuple(f.name for f in fields(Tool))
+_CALL_NAMES = tuple(f.name for f in fields(Call))
+
+
+def turns_of(batch: pl.DataFrame | pa.RecordBatch | pa.Table) -> list[Turn]:
+    """A batch's rows as `Turn`s (extra columns are ignored), decoded column by column:
+    for scorers that need the objects (the judges render them)."""
+    if isinstance(batch, pl.DataFrame):
+        batch = batch.to_arrow()
+    columns: list[list[Any]] = []
+    for name in _TURN_NAMES:
+        if name == "tools":
+            columns.append(nested_records(batch.column(name), _TOOL_NAMES, Tool))
+        elif name == "calls":
+            columns.append(nested_records(batch.column(name), _CALL_NAMES, Call))
+        elif name == "issues":
+            columns.append([tuple(v or ()) for v in batch.column(name).to_pylist()])
+        else:
+            columns.append(batch.column(name).to_pylist())
+    return [Turn(*row) for row in zip(*columns, strict=True)]
+
+
+_STATUSES = [s.value for s in Status]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,39 +300,41 @@ class Scorer:
     """Turn fields (and labels) the scorer reads; documentation and a test check it."""
     description: str
     fn: ScoreFn
-    columns: ColumnsFn | None = None
-    """The columnar entry point, if any (see the module docstring)."""
 
-    def score(self, turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-        """Score a batch. If the scorer raises, the batch is retried turn by turn, so one
-        bad turn becomes one `error` row and the others are still scored."""
+    def score(self, turns: Turns | Sequence[Turn] | pl.DataFrame,
+              cases: Sequence[Case | None], *, judge: Judge | None = None) -> pl.DataFrame:
+        """The verdicts on a batch, as `VERDICT_COLUMNS`; `judge` reaches a judged scorer
+        (None: the rules judge). If the function raises or returns what no score is, the
+        batch is scored turn by turn, so one bad turn is one `error` row and the others
+        are still scored."""
+        batch = Turns.of(turns)
         try:
-            out = self.fn(turns, cases)
-            if len(out) != len(turns):
-                raise RuntimeError(f"{self.name} returned {len(out)} scores for {len(turns)} turns")
-            return out
-        except Exception:
-            results = []
-            for t, c in zip(turns, cases, strict=True):
-                try:
-                    results.extend(self.fn([t], [c]))
-                except Exception as exc:  # failure is data, not a stopped batch
-                    results.append(Score.failed(f"{type(exc).__name__}: {exc}"))
-            return results
+            found = (self.fn(batch, cases, judge=judge)  # type: ignore[call-arg]
+                     if self.kind == "judge" else self.fn(batch, cases))
+            return self._checked(found, len(batch))
+        except Exception as exc:
+            if len(batch) == 1:
+                return score_columns([Score.failed(f"{type(exc).__name__}: {exc}")])
+            if len(batch) == 0:
+                raise
+        return pl.concat([self.score(batch.take([i]), [cases[i]], judge=judge)
+                          for i in range(len(batch))])
 
-    def score_frame(self, turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
-        """Score a batch through the columnar entry point; raises if there is none or it
-        fails (the caller falls back to `score`)."""
-        if self.columns is None:
-            raise TypeError(f"{self.name} has no columnar entry point")
-        out = self.columns(turns, cases)
-        if out.height != turns.height:
-            raise RuntimeError(f"{self.name} returned {out.height} rows for {turns.height} turns")
-        out = out.select(pl.col(n).cast(t) for n, t in SCORE_COLUMNS.items())
-        # Checked here, where a bad column still falls back to `fn`: past this point it
-        # would fail the whole batch's write.
-        bad = out.filter(~pl.col("status").is_in([s.value for s in Status])
-                         | pl.col("status").is_null())
+    def score_turns(self, turns: Sequence[Turn], cases: Sequence[Case | None], *,
+                    judge: Judge | None = None) -> list[Score | None]:
+        """`score`, as `Score`s (tests, notebooks)."""
+        return scores_of(self.score(turns, cases, judge=judge))
+
+    def _checked(self, found: Verdicts, height: int) -> pl.DataFrame:
+        out = found if isinstance(found, pl.DataFrame) else score_columns(found)
+        if out.height != height:
+            raise RuntimeError(f"{self.name} returned {out.height} rows for {height} turns")
+        missing = {n: t for n, t in JUDGE_COLUMNS.items() if n not in out.columns}
+        if missing:
+            out = out.with_columns(
+                pl.lit(0 if n == "attempts" else None, t).alias(n) for n, t in missing.items())
+        out = out.select(pl.col(n).cast(t) for n, t in VERDICT_COLUMNS.items())
+        bad = out.filter(~pl.col("status").is_in(_STATUSES))
         if bad.height:
             raise ValueError(f"{self.name} returned status {bad['status'][0]!r}")
         return out
@@ -202,22 +346,12 @@ REGISTRY: dict[str, Scorer] = {}
 def scorer(
     *, name: str, version: str, kind: str, reads: tuple[str, ...], description: str
 ) -> Callable[[ScoreFn], ScoreFn]:
-    """Register a batch scoring function under `name`."""
+    """Register a scorer's batch function under `name`."""
 
     def register(fn: ScoreFn) -> ScoreFn:
         if name in REGISTRY:
             raise ValueError(f"scorer {name!r} is registered twice")
         REGISTRY[name] = Scorer(name, version, kind, reads, description, fn)
-        return fn
-
-    return register
-
-
-def columnar(name: str) -> Callable[[ColumnsFn], ColumnsFn]:
-    """Register the columnar entry point of the scorer `name` (registered before)."""
-
-    def register(fn: ColumnsFn) -> ColumnsFn:
-        REGISTRY[name] = replace(REGISTRY[name], columns=fn)
         return fn
 
     return register

@@ -9,8 +9,8 @@ Label `expected_tools` (tool names) with `expected_tools_mode`:
 An unknown mode falls back to `all` and says so in details. A case with
 `should_decline = true` and no expected tools expects no calls at all. No case, or a
 case with neither expectation, is `inconclusive`. Every requested call counts, whether
-or not it succeeded: the question is what the agent chose to call. The columnar entry
-point reads only the called tools' names, and only for turns with a case.
+or not it succeeded: the question is what the agent chose to call. Only the called
+tools' names are read, and only for turns with a case.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import (
     NO_CASE,
     Case,
     Score,
+    Turns,
     cased_columns,
-    columnar,
     score_columns,
     scorer,
 )
@@ -43,15 +42,9 @@ DEFAULT_MODE = "all"
     reads=("calls", "expected_tools", "expected_tools_mode", "should_decline"),
     description="Whether the turn called the case's expected tools (any, all, exact, ordered).",
 )
-def tool_call_accuracy(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    return [_score([c.name for c in t.calls], c) for t, c in zip(turns, cases, strict=True)]
-
-
-@columnar(NAME)
-def tool_call_accuracy_columns(turns: pl.DataFrame, cases: Sequence[Case | None]
-                               ) -> pl.DataFrame:
+def tool_call_accuracy(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
     def score(at: list[int]) -> pl.DataFrame:
-        names = (turns.get_column("calls").gather(at)
+        names = (turns.frame.get_column("calls").gather(at)
                  .list.eval(pl.element().struct.field("name")).to_list())
         return score_columns([_score(called or [], cases[i])
                               for i, called in zip(at, names, strict=True)])

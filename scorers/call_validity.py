@@ -14,9 +14,10 @@ The value is the share of valid calls; details name every violation. A turn with
 calls is `not_run`. An unreadable tool schema is a note, not the call's fault.
 
 One implementation, columnar: a whole batch is decided at once with Arrow kernels, running
-Python only per distinct (schema, arguments) pair (`_outcome`, cached across batches) and
+Python only per distinct (schema, arguments) pair (`_outcome`, its check cached across
+batches) and
 per text that depends on a few small values, which is what makes scoring millions of turns
-affordable. `call_validity` over `Turn`s goes through the same function. (Over ~400 lines:
+affordable. (Over ~400 lines:
 the checks, their texts and the kernels that apply them are one piece; split, the texts
 would be written in one module for another.) tests/scorers/call_validity_oracle.py keeps a
 call-by-call statement of the rules as a test oracle.
@@ -36,37 +37,13 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from turnscore.ingest.turn import Turn, turns_to_arrow
 from turnscore.scorers import schema_check
-from turnscore.scorers.base import (
-    NO_DETAILS,
-    SCORE_COLUMNS,
-    Case,
-    Score,
-    Status,
-    columnar,
-    scorer,
-)
+from turnscore.scorers.base import NO_DETAILS, SCORE_COLUMNS, Case, Status, Turns, scorer
 
 NAME = "call_validity"
 # 2: one schema check shared with the rules judge (`schema_check`); a violation at the top
 # of the arguments reads as jsonschema's message alone (was "arguments: ...").
 VERSION = "2"
-
-
-@scorer(
-    name=NAME,
-    version=VERSION,
-    kind="code",
-    reads=("calls", "tools", "tools_source"),
-    description="Share of calls naming a known tool with arguments valid against its JSON Schema.",
-)
-def call_validity(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    frame = pl.from_arrow(turns_to_arrow(turns))
-    assert isinstance(frame, pl.DataFrame)
-    return [Score(Status(r["status"]), r["value"], r["label"], r["explanation"],
-                  orjson.loads(r["details"]))
-            for r in call_validity_columns(frame, cases).iter_rows(named=True)]
 
 
 _NO_CALLS = "the turn made no tool calls"
@@ -111,40 +88,33 @@ def _made(violations: tuple[str, ...], uncaptured: bool, unusable: str | None, c
     )
 
 
-_CACHED_ARGUMENTS = 2048
-"""Longer arguments are checked every time: the cache holds its keys' texts, and long
-arguments (a document to summarise, a file to write) rarely repeat."""
-
-
 def _outcome(schema: str | None, arguments: str | None) -> _Outcome:
     """The outcome of `arguments` (None: not captured) under the schema text `schema`
-    (None or empty: none to check).
+    (None or empty: none to check); the parse and the check are `schema_check.check_text`'s
+    (shared with the rules judge).
 
-    Cached by the two texts when the arguments are short: agents repeat the same call
-    (tool and arguments) across turns, and validating costs more than the rest of the
-    scorer. At most 65,536 entries of at most 2 KB of arguments each (~150 MB).
+    Cached by the two texts when the arguments are short, as `check_text` is: agents
+    repeat the same calls across turns, and an outcome's texts cost about what the check
+    does once the check is cached.
     """
-    if arguments is not None and len(arguments) > _CACHED_ARGUMENTS:
-        return _checked(schema, arguments)
-    return _cached(schema, arguments)
+    if arguments is not None and len(arguments) > schema_check.CACHED_ARGUMENTS:
+        return _made_outcome(schema, arguments)
+    return _cached_outcome(schema, arguments)
 
 
-def _checked(schema: str | None, arguments: str | None) -> _Outcome:
+def _made_outcome(schema: str | None, arguments: str | None) -> _Outcome:
     if arguments is None:
         return _made((), True, None, "")
-    try:
-        value = orjson.loads(arguments)
-    except orjson.JSONDecodeError as exc:
-        problem = f"arguments are not valid JSON ({exc}): {arguments[:80]!r}"
-        return _made((problem,), False, None, arguments.strip())
-    canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
-    if not schema:
-        return _made((), False, None, canonical)
-    checked = schema_check.check(schema, value)
-    return _made(checked.violations, False, checked.unusable, canonical)
+    found = schema_check.check_text(schema or None, arguments)
+    if found.error is not None:
+        problem = f"arguments are not valid JSON ({found.error}): {arguments[:80]!r}"
+        return _made((problem,), False, None, found.canonical)
+    if found.checked is None:
+        return _made((), False, None, found.canonical)
+    return _made(found.checked.violations, False, found.checked.unusable, found.canonical)
 
 
-_cached = lru_cache(maxsize=65_536)(_checked)
+_cached_outcome = lru_cache(maxsize=65_536)(_made_outcome)
 
 
 def _details(verdicts: list[dict[str, object]], valid: int, invalid: int, tools_source: str
@@ -206,14 +176,20 @@ _PLAIN = _made((), False, None, "")
 """The outcome of arguments that are fine and leave nothing to note."""
 
 
-@columnar(NAME)
-def call_validity_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
+@scorer(
+    name=NAME,
+    version=VERSION,
+    kind="code",
+    reads=("calls", "tools", "tools_source"),
+    description="Share of calls naming a known tool with arguments valid against its JSON Schema.",
+)
+def call_validity(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
     # The batch's calls are decided at once, as Arrow columns: the tool each names,
     # duplicates, each call's entry in details and its problem. Python runs per distinct
     # (schema, arguments) pair (`_outcome`, cached across batches), per distinct text
     # that depends only on a few small values (a valid call's entry, the end of details),
     # and per call to an unknown tool or with an unusable schema.
-    calls = _Calls(turns)
+    calls = _Calls(turns.frame)
     outcomes = list(map(_outcome, *calls.pairs()))
     checked = _PerCall(outcomes, calls.pair)
     earlier = calls.earlier_duplicates(checked.canonical)
@@ -230,7 +206,7 @@ def call_validity_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> 
             earlier, notes)))
         entry = pc.replace_with_mask(entry, odd, odd_entry)
         problem = pc.replace_with_mask(problem, odd, odd_problem)
-    return _per_turn(turns, calls, entry, problem)
+    return _per_turn(turns.frame, calls, entry, problem)
 
 
 def _odd_texts(index: pa.Array, name: pa.Array, name_json: pa.Array, unknown: pa.Array,

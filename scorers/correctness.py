@@ -12,7 +12,7 @@ normalisation in the normalised modes, since it would match anything. A turn wit
 final answer scores 0.0.
 
 Matching runs as polars column expressions, over the turns with a reference only; the
-columnar entry point fills the verdicts of the others in as whole columns.
+verdicts of the others are filled in as whole columns.
 """
 
 from __future__ import annotations
@@ -22,15 +22,12 @@ from typing import NamedTuple
 
 import polars as pl
 
-from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import (
-    NO_CASE,
     SCORE_COLUMNS,
     Case,
-    Score,
     Status,
+    Turns,
     cased_columns,
-    columnar,
     details_json,
     scorer,
 )
@@ -50,20 +47,9 @@ DEFAULT_MODE = "normalized"
     description="The final answer against the case's ideal_response "
                 "(exact, normalized or contains).",
 )
-def answer_correctness(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    scores = [Score.inconclusive(NO_CASE)] * len(turns)
-    at = [i for i, c in enumerate(cases) if c is not None]
-    answers = pl.Series([turns[i].final_answer for i in at], dtype=pl.String)
-    for i, v in zip(at, _verdicts(answers, [cases[i] for i in at]), strict=True):
-        scores[i] = Score(v.status, v.value, v.label, v.explanation, v.details)
-    return scores
-
-
-@columnar(NAME)
-def answer_correctness_columns(turns: pl.DataFrame, cases: Sequence[Case | None]
-                               ) -> pl.DataFrame:
+def answer_correctness(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
     def score(at: list[int]) -> pl.DataFrame:
-        found = _verdicts(turns.get_column("final_answer").gather(at), [cases[i] for i in at])
+        found = _verdicts(turns.frame.get_column("final_answer").gather(at), [cases[i] for i in at])
         return pl.DataFrame(
             {"status": [str(v.status) for v in found], "value": [v.value for v in found],
              "label": [v.label for v in found], "explanation": [v.explanation for v in found],
@@ -73,9 +59,8 @@ def answer_correctness_columns(turns: pl.DataFrame, cases: Sequence[Case | None]
     return cased_columns(cases, score)
 
 
-
 class _Verdict(NamedTuple):
-    """A `Score`'s fields, without the object: the columnar path writes them as columns."""
+    """A `Score`'s fields, without the object: they are written as columns."""
 
     status: Status
     value: float | None

@@ -7,8 +7,7 @@ guessed, refused or skipped the tool misses the canary. It sees only the answer,
 the calls. No case, or a case without a canary, is `inconclusive`.
 
 The search runs as one polars expression over the batch (canaries exploded to one row
-each), not turn by turn; the columnar entry point passes turns without a case straight
-through.
+each), not turn by turn; turns without a case are passed straight through.
 """
 
 from __future__ import annotations
@@ -17,13 +16,12 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import (
     NO_CASE,
     Case,
     Score,
+    Turns,
     cased_columns,
-    columnar,
     score_columns,
     scorer,
 )
@@ -39,13 +37,8 @@ VERSION = "1"
     reads=("final_answer", "canary"),
     description="1 when every canary value appears in the final answer (case-insensitive), else 0.",
 )
-def tool_grounding(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-    return _scores([t.final_answer for t in turns], cases)
-
-
-@columnar(NAME)
-def tool_grounding_columns(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
-    answers = turns.get_column("final_answer")
+def tool_grounding(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
+    answers = turns.frame.get_column("final_answer")
     return cased_columns(cases, lambda at: score_columns(
         _scores(answers.gather(at).to_list(), [cases[i] for i in at])))
 

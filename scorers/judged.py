@@ -1,8 +1,9 @@
 """The judged scorers: `tool_usage`, `tractability` and `groundedness_judge` (DESIGN §5).
 
-Registered with kind 'judge'. Called through the registry (`REGISTRY[name].score(...)`) they
-use the offline rules judge `rules-v1`; the score runner gets the LLM backend, where one is
-configured, from `make_judge_runner`, which falls back to the rules judge per scorer.
+Registered with kind 'judge', called like every scorer (`REGISTRY[name].score(turns, cases,
+judge=...)`): with no judge they use the offline rules judge `rules-v1`; the score runner
+passes the LLM judge, where one is configured, from `make_judge_runner` (which falls back
+to the rules judge per scorer).
 What each judge sees is exactly the blocks its `sections` function renders: Tool Usage never
 sees tool results or the final answer.
 """
@@ -16,10 +17,10 @@ import orjson
 
 from turnscore.errors import ConfigError
 from turnscore.ingest.turn import Call, Tool, Turn
-from turnscore.scorers.base import Case, Score, ScoreFn, scorer
+from turnscore.scorers.base import Case, Judge, Score, ScoreFn, Turns, scorer
 from turnscore.scorers.judge import rules
 from turnscore.scorers.judge.config import Budget, JudgeSettings, load_judge_settings
-from turnscore.scorers.judge.engine import JudgeCache, JudgeEngine, JudgeSpec
+from turnscore.scorers.judge.engine import JudgeCache, JudgeEngine, JudgeSpec, judge_by_rules
 from turnscore.scorers.judge.render import load_prompt
 from turnscore.scorers.judge.tools import TOOLS, JudgeTool
 
@@ -130,9 +131,13 @@ _ABOUT = {
 }
 
 
-def _rules_fn(spec: JudgeSpec) -> ScoreFn:
-    def score(turns: Sequence[Turn], cases: Sequence[Case | None]) -> list[Score]:
-        return [JudgeEngine._rules_one(spec, t) for t in turns]
+def _judged(spec: JudgeSpec) -> ScoreFn:
+    """The scorer of `spec`: the judge renders `Turn`s, so the batch is decoded."""
+    def score(turns: Turns, cases: Sequence[Case | None], *, judge: Judge | None = None
+              ) -> Sequence[Score | None]:
+        if judge is None:
+            return [judge_by_rules(spec, t) for t in turns]
+        return judge(spec.name, turns.turns, cases).scores
     return score
 
 
@@ -147,7 +152,7 @@ _RULES_VERSION = {"tool_usage": "4", "tractability": "3", "groundedness_judge": 
 for _name, _spec in SPECS.items():
     _reads, _description = _ABOUT[_name]
     scorer(name=_name, version=f"{_RULES_VERSION[_name]}/{_spec.prompt.version}", kind="judge",
-           reads=_reads, description=_description)(_rules_fn(_spec))
+           reads=_reads, description=_description)(_judged(_spec))
 
 
 _WHEN = datetime(2026, 1, 1, tzinfo=UTC)

@@ -1,11 +1,14 @@
 """Tool arguments against a tool's JSON Schema: the one check `call_validity` and the rules
 judge (`scorers.judge.rules`) both apply.
 
-`check(parameters, arguments)` validates parsed arguments against a schema's text and says
-three things: the violations (required fields, types, enums, `additionalProperties: false`,
-... as jsonschema words them, at most `MAX_VIOLATIONS` and a count of the rest), why the
-schema could not be applied (unreadable, not a schema, an unresolvable `$ref`: the schema's
-fault, never the call's), and the top-level arguments the schema does not declare.
+`check_text(parameters, arguments)` parses a call's arguments text and checks it (cached by
+the two texts: agents repeat the same calls across turns, and validating costs more than
+the rest of either scorer); `check(parameters, arguments)` validates parsed arguments
+against a schema's text and says three things: the violations (required fields, types,
+enums, `additionalProperties: false`, ... as jsonschema words them, at most
+`MAX_VIOLATIONS` and a count of the rest), why the schema could not be applied
+(unreadable, not a schema, an unresolvable `$ref`: the schema's fault, never the call's),
+and the top-level arguments the schema does not declare.
 
 The last is not a JSON Schema violation: a schema that lists `properties` and says nothing
 of `additionalProperties` accepts any other key. `call_validity` (is the call valid?) leaves
@@ -70,6 +73,58 @@ def _undeclared(schema: object, arguments: object) -> tuple[str, ...]:
             or "patternProperties" in schema):
         return ()
     return tuple(k for k in arguments if k not in declared)
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsCheck:
+    """A call's arguments text, parsed and checked against its tool's schema."""
+
+    value: object
+    """The parsed JSON (shared through the cache: read it, never change it); None when the
+    text is not JSON."""
+    error: str | None
+    """Why the text is not JSON (the parser's message), else None."""
+    canonical: str
+    """The value with keys sorted, compact (to spot repeats); the stripped text when it is
+    not JSON."""
+    checked: Checked | None
+    """The schema check, when a schema was given and the text is JSON."""
+
+
+CACHED_ARGUMENTS = 2048
+"""Longer arguments are checked every time: the cache holds its keys' texts, and long
+arguments (a document to summarise, a file to write) rarely repeat."""
+
+
+def check_text(parameters: str | None, arguments: str) -> ArgumentsCheck:
+    """The arguments text against the schema text `parameters` (None or empty: none).
+
+    Cached by the two texts when the arguments are short: at most 65,536 entries of at
+    most 2 KB of arguments each.
+    """
+    if len(arguments) > CACHED_ARGUMENTS:
+        return _check_text(parameters, arguments)
+    return _cached_check_text(parameters, arguments)
+
+
+def _check_text(parameters: str | None, arguments: str) -> ArgumentsCheck:
+    try:
+        value = orjson.loads(arguments)
+    except orjson.JSONDecodeError as exc:
+        return ArgumentsCheck(None, str(exc), arguments.strip(), None)
+    canonical = orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return ArgumentsCheck(value, None, canonical,
+                          check(parameters, value) if parameters else None)
+
+
+_cached_check_text = lru_cache(maxsize=65_536)(_check_text)
+
+
+def is_valid(schema: str, value: object) -> bool:
+    """Whether `value` is valid against the schema text `schema` (an unusable schema
+    accepts nothing)."""
+    validator = _validator(schema)
+    return not isinstance(validator, _Unusable) and bool(validator.is_valid(value))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
 """Regenerate the README's derived tables: `python -m turnscore.docs`.
 
-Each table is generated from the code that defines the thing (the turn contract, the
-scorer registry, the view files, the typer app); `tests/test_readme.py` fails when the
-README drifts from them.
+Each table is generated from the code that defines the thing (the turn, score and label
+contracts, the scorer registry, the view files, the typer app); `tests/test_readme.py`
+fails when the README drifts from them.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import typer.main
 from turnscore.ingest.schema import markdown_table
 from turnscore.queries import load_views
 from turnscore.scorers import REGISTRY
+from turnscore.warehouse.label_schema import LABEL_COLUMNS
+from turnscore.warehouse.score_schema import SCORE_FIELDS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -48,10 +50,11 @@ def scorers_table() -> str:
 
 
 def views_table() -> str:
-    rows = ["| view | grain | columns |", "|---|---|---|"]
+    rows = ["| view | grain | row order | columns |", "|---|---|---|---|"]
     for v in sorted(load_views(), key=lambda v: v.name):
         cols = ", ".join(f"`{c.name}`" for c in v.columns)
-        rows.append(f"| `{v.name}` | {_cell(v.grain)} | {cols} |")
+        order = f"`{v.order}`" if v.order else "unspecified"
+        rows.append(f"| `{v.name}` | {_cell(v.grain)} | {order} | {cols} |")
     return "\n".join(rows)
 
 
@@ -61,6 +64,8 @@ def sections() -> dict[str, str]:
         "scorers": scorers_table(),
         "views": views_table(),
         "turn-schema": markdown_table(),
+        "score-schema": markdown_table(SCORE_FIELDS),
+        "label-schema": markdown_table(LABEL_COLUMNS),
     }
 
 

@@ -111,6 +111,12 @@ class Config:
             # An agent's `enable` list may name scorers beyond the default list.
             extra = {n for rule in config.agents.values() for n in (rule.enable or ())}
             chosen = tuple(sorted(set(config.scorers) | extra))
+            if not chosen:
+                # The runner reads "no scorers given" as "every scorer": the opposite.
+                raise ConfigError(f"{self.path or 'the configuration'}: 'scorers' is empty "
+                                  "and no [agents.*] enable list names one, so nothing would "
+                                  "be scored; leave 'scorers' out to run every registered "
+                                  "scorer")
         return ScorerSelection(config, tuple(registered), chosen)
 
 
@@ -143,9 +149,14 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
     base = Path.cwd()
     if path is not None:
         try:
-            raw = tomllib.loads(path.read_text())
+            # TOML is UTF-8 whatever the locale (cron often runs with LANG=C).
+            raw = tomllib.loads(path.read_bytes().decode("utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"{path}: no such config file") from None
+        except OSError as exc:  # a folder, no permission
+            raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: not UTF-8 text ({exc})") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         base = path.resolve().parent
@@ -212,14 +223,14 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
         value: object = env[name] if env.get(name) else ingest.get(key)
         if value is None:
             continue
-        where = name if env.get(name) else f"[ingest] {key}"
+        # An environment variable is named alone: it is not in the file (there may be none).
+        where = f"environment variable {name}" if env.get(name) else f"{path}: [ingest] {key}"
         try:
             number = int(value) if isinstance(value, str) else value
         except ValueError:
             number = None
         if not isinstance(number, int) or isinstance(number, bool) or number < 1:
-            raise ConfigError(f"{path}: {where} must be a whole number of at least 1, "
-                              f"not {value!r}")
+            raise ConfigError(f"{where} must be a whole number of at least 1, not {value!r}")
         limits[key] = number
     env_warehouse = env.get("TURNSCORE_WAREHOUSE")
     warehouse = base / (text("warehouse") or "turnscore-data")

@@ -8,6 +8,10 @@ Layout of a warehouse folder::
     published.duckdb     the last consistent snapshot, for readers (see `publish`)
     published/           Parquet exports of every view (a symlink swapped atomically)
 
+The SQL macros (`MACROS`: the agent rule) are (re)created by every writer's open, so the
+views and the runners' SQL can call them on any migrated warehouse, always with the
+installed definition; they are copied into the snapshot with the tables.
+
 Migrations are `migrations/NNNN_name.sql`, applied in number order, each in its own
 transaction together with its row in `_migrations`, so a crash leaves the database at
 the previous migration, never half-way through one.
@@ -22,12 +26,18 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
 import duckdb
 
-from turnscore.warehouse.errors import MigrationError, WarehouseBusy, WarehouseMissing
+from turnscore.warehouse.errors import (
+    InvalidOption,
+    MigrationError,
+    WarehouseBusy,
+    WarehouseMissing,
+)
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +53,12 @@ CREATE TABLE IF NOT EXISTS _migrations (
 """
 SELECT_APPLIED = "SELECT name FROM _migrations ORDER BY name"
 RECORD_MIGRATION = "INSERT INTO _migrations (name) VALUES (?)"
+RECORD_COMMIT = "INSERT INTO _commits (run_id, committed_at) VALUES (?, ?)"
+SELECT_COMMIT_STAMP = """
+SELECT (SELECT count(*) FROM {database}.main._commits),
+       (SELECT max(name) FROM {database}.main._migrations)
+"""
+SELECT_CURRENT_DATABASE = "SELECT current_database()"
 SELECT_CHECKPOINT_THRESHOLD = "SELECT current_setting('checkpoint_threshold')"
 SET_CHECKPOINT_THRESHOLD = "SET checkpoint_threshold = $threshold"
 
@@ -63,6 +79,38 @@ def quote_ident(name: str) -> str:
     if "\x00" in name:
         raise ValueError(f"identifier contains a NUL byte: {name!r}")
     return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True, slots=True)
+class Macro:
+    """A DuckDB scalar macro the views (and the package's other SQL) call."""
+
+    name: str
+    parameters: tuple[str, ...]
+    body: str
+    """The expression, over the parameters."""
+    description: str
+
+    def create_sql(self, *, temp: bool = False) -> str:
+        params = ", ".join(quote_ident(p) for p in self.parameters)
+        kind = "TEMP MACRO" if temp else "MACRO"
+        return f"CREATE OR REPLACE {kind} {quote_ident(self.name)}({params}) AS {self.body}"
+
+
+AGENT_MACRO = Macro(
+    "turn_agent", ("agent_name", "service_name"), "coalesce(agent_name, service_name)",
+    "a turn's agent: its agent name, else its resource's service.name")
+"""The agent rule (DESIGN §4 `agent_name, service_name`): the one place it is spelled."""
+
+MACROS: tuple[Macro, ...] = (AGENT_MACRO,)
+
+
+def create_macros(con: duckdb.DuckDBPyConnection, *, temp: bool = False) -> list[str]:
+    """(Re)create `MACROS` on `con`: in its database, or as TEMP macros (allowed on a
+    read-only connection, and found before the database's own); returns the names."""
+    for macro in MACROS:
+        con.execute(macro.create_sql(temp=temp))
+    return [m.name for m in MACROS]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +165,33 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     return done
 
 
+def record_commit(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Stamp the open write transaction as a commit readers must see (see
+    the `_commits` migration). Every writer of `turns`, `ingest_errors`,
+    `ingested_files`, `scores`, `scores_history` and `labels` calls it before its COMMIT;
+    bookkeeping only a run reads (`runs`, the judge cache and batches, `request_norms`,
+    which follows `turns`) does not."""
+    con.execute(RECORD_COMMIT, [run_id, datetime.now(UTC)])
+
+
+CommitStamp = tuple[int, str | None]
+"""Commits recorded, and the last migration applied: equal stamps, equal data."""
+
+
+def commit_stamp(con: duckdb.DuckDBPyConnection, database: str | None = None) -> CommitStamp:
+    """The commit stamp of `database` (an attached database's name; default `con`'s own).
+    Raises `duckdb.CatalogException` for a database from before `_commits`."""
+    if database is None:
+        database = current_database(con)
+    row = con.execute(SELECT_COMMIT_STAMP.format(database=quote_ident(database))).fetchall()[0]
+    return int(row[0]), row[1]
+
+
+def current_database(con: duckdb.DuckDBPyConnection) -> str:
+    name: str = con.execute(SELECT_CURRENT_DATABASE).fetchall()[0][0]
+    return name
+
+
 def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         con = duckdb.connect(str(path), read_only=read_only)
@@ -132,11 +207,14 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
 
 
 def open_warehouse(directory: Path) -> duckdb.DuckDBPyConnection:
-    """Open (creating if needed) the live warehouse for writing, migrated to the latest."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Open (creating if needed) the live warehouse for writing, migrated to the latest,
+    with the installed SQL macros (`turnscore.queries.MACROS`: the agent rule), which the
+    views and the runners' SQL call."""
+    _make_folder(directory)
     con = _connect(directory / DB_FILE, read_only=False)
     try:
         migrate(con)
+        create_macros(con)
     except BaseException:
         con.close()
         raise
@@ -173,6 +251,14 @@ def bulk_writes(con: duckdb.DuckDBPyConnection,
     con.execute(SET_CHECKPOINT_THRESHOLD, {"threshold": previous})
 
 
+def _make_folder(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission: the option is wrong
+        raise InvalidOption(f"warehouse {directory} cannot be a folder: "
+                            f"{exc.strerror or exc}") from None
+
+
 def _holder(directory: Path) -> str | None:
     try:
         pid = (directory / LOCK_FILE).read_text().strip()
@@ -194,7 +280,7 @@ def writer_lock(directory: Path, *, wait: bool = False) -> Iterator[Path]:
     so a killed run never leaves the warehouse locked. Re-entrant within one process, so
     `turnscore nightly` holds it across stages that each take it again.
     """
-    directory.mkdir(parents=True, exist_ok=True)
+    _make_folder(directory)
     lock_path = directory / LOCK_FILE
     # Keyed by pid too: a forked child inherits the dict but not the lock.
     key = (os.getpid(), lock_path.resolve())

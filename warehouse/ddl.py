@@ -47,6 +47,15 @@ def duckdb_type(t: pa.DataType) -> str:
     raise TypeError(f"no DuckDB type for Arrow type {t}")
 
 
+def columns_of(fields: tuple[Field, ...], json: frozenset[str] = frozenset()
+               ) -> list[tuple[str, str, bool]]:
+    """(name, DuckDB type, nullable) of each field, as `information_schema.columns` spells
+    them once migrated (`json`: the fields stored as JSON). What a contract's table check
+    compares with."""
+    return [(f.name, "JSON" if f.name in json else duckdb_type(f.type), f.nullable)
+            for f in fields]
+
+
 def create_table_sql(table: str, fields: tuple[Field, ...], primary_key: str) -> str:
     """`CREATE TABLE` for a contract; nullability follows each field."""
     cols = [

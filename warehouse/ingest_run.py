@@ -50,7 +50,7 @@ from turnscore.ingest.pipeline import IngestBatch, IngestedFile, ProgressFn, ing
 from turnscore.ingest.records import WHOLE_FILE
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.ingest.store import TurnStore
-from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
+from turnscore.warehouse.db import open_warehouse, quote_ident, record_commit, writer_lock
 from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.runs import (
     Outcome,
@@ -346,6 +346,7 @@ def _load(
             notes=notes,
         )
         _finish_run(con, report)
+        record_commit(con, batch.ingest_id)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -11,18 +11,19 @@ id), records a `labels` run, and reports how the cases meet the turns already lo
 - a turn joined by text to two or more cases is *ambiguous*; scoring uses the case with
   the smallest case_id, so give such cases ids and put the ids on the spans.
 
-The join is SQL (`TURN_CASES`), so the score run can find, set-based, the turns whose
-case is new, changed or gone. Texts meet as md5s of the normalised text: `labels`
-keeps `input_norm`, and `request_norms` keeps each turn's normalised request, normalised
-by polars (`scorers.text`, the one implementation) once per turn content
-(`refresh_request_norms`, before each join).
+The join is SQL, the `turn_cases` macro (migration 0010), so the score run can find,
+set-based, the turns whose case is new, changed or gone. Texts meet as md5s of the
+normalised text: `labels` keeps `input_norm`, and `request_norms` keeps each turn's
+normalised request, normalised by polars (`scorers.text`, the one implementation) once
+per turn content (`refresh_request_norms`, before each join).
 
-A case's `label_hash` is a fingerprint of what scorers read of it (`LABEL_FIELDS` and
-its id), computed in SQL from the row whenever the join is (so a case edited with SQL
-counts too). A scorer that reads labels folds the label_hash of its turn's case into the
-hash its score records (`scored_hash`: `<turn content_hash>:<label_hash>`, '' for no
-case): when the turn's case now has another hash, the score is stale like one of changed
-content (`score_run`, the `score_coverage` view). Rows written before this rule (no
+A case's `label_hash` (the `label_hashes` macro) is a fingerprint of what scorers read of
+it (`LABEL_FIELDS` and its id), computed in SQL from the row whenever the join is (so a
+case edited with SQL counts too). A scorer that reads labels folds the label_hash of its
+turn's case into the hash its score records (the `scored_hash` macro:
+`<turn content_hash>:<label_hash>`, '' for no case): when the turn's case now has
+another hash, the score is stale like one of changed content (the `score_staleness` macro,
+which the runner and `score_coverage` read). Rows written before this rule (no
 `:`) are rescored once by the runner.
 """
 
@@ -42,7 +43,8 @@ import pyarrow as pa
 from turnscore.scorers.base import Case
 from turnscore.scorers.labels import LabelError, LabelWarning, read_labels
 from turnscore.scorers.text import normalize_expr, normalize_series
-from turnscore.warehouse.db import open_warehouse, writer_lock
+from turnscore.warehouse.db import open_warehouse, record_commit, writer_lock
+from turnscore.warehouse.label_schema import LABEL_COLUMNS
 from turnscore.warehouse.runs import (
     Outcome,
     RunKind,
@@ -59,25 +61,17 @@ MAX_LISTED = 50
 LABEL_FIELDS = ("canary", "ideal_response", "match_mode", "expected_tools",
                 "expected_tools_mode", "should_decline")
 """The label fields scorers may read (a scorer names those it reads in `reads`); with the
-case id, what `label_hash` covers. `input` only joins, `tags` are for people."""
-LABEL_HASH = ("md5(to_json(struct_pack(case_id := case_id, "
-              + ", ".join(f"{f} := {f}" for f in LABEL_FIELDS) + ")))")
-"""The fingerprint of a `labels` row (spelled out again in `queries/score_coverage.sql`;
-changing it makes every label-reading score of a turn with a case stale once)."""
-UPSERT_LABELS = """
-INSERT INTO labels (case_id, input, input_norm, canary, ideal_response, match_mode,
-                    expected_tools, expected_tools_mode, should_decline, tags, source,
-                    run_id, loaded_at)
-SELECT case_id, input, input_norm, canary, ideal_response, match_mode, expected_tools,
-       expected_tools_mode, should_decline, tags, source, run_id, now()
+case id, what `label_hash` covers (the `label_hashes` macro spells them in SQL; a test
+checks they agree). `input` only joins, `tags` are for people."""
+_COLUMNS = [f.name for f in LABEL_COLUMNS]
+_READ = [c for c in _COLUMNS if c != "loaded_at"]
+"""The columns written from `_new_labels` (all but `loaded_at`, stamped here)."""
+UPSERT_LABELS = f"""
+INSERT INTO labels ({", ".join(_COLUMNS)})
+SELECT {", ".join(_READ)}, now()
 FROM _new_labels
 ON CONFLICT (case_id) DO UPDATE SET
-    input = EXCLUDED.input, input_norm = EXCLUDED.input_norm, canary = EXCLUDED.canary,
-    ideal_response = EXCLUDED.ideal_response, match_mode = EXCLUDED.match_mode,
-    expected_tools = EXCLUDED.expected_tools,
-    expected_tools_mode = EXCLUDED.expected_tools_mode,
-    should_decline = EXCLUDED.should_decline, tags = EXCLUDED.tags, source = EXCLUDED.source,
-    run_id = EXCLUDED.run_id, loaded_at = EXCLUDED.loaded_at
+{", ".join(f"{c} = EXCLUDED.{c}" for c in _COLUMNS if c != "case_id")}
 """
 SELECT_EXISTING_IDS = """
 SELECT case_id FROM labels WHERE case_id IN (SELECT case_id FROM _new_labels)
@@ -108,28 +102,6 @@ JOIN (SELECT md5_number(input_norm) AS norm_md5, case_id FROM labels) AS x
   ON x.norm_md5 = n.norm_md5
 WHERE NOT EXISTS (SELECT 1 FROM labels AS l WHERE l.case_id = t.case_id)
 """
-LABEL_SEPARATOR = ":"
-"""Between a turn's content_hash (hex) and a label_hash in a label-reading score's hash."""
-
-
-def scored_hash(content_hash: str, label_hash: str) -> str:
-    """The hash a score of a label-reading scorer records ('' label_hash: no case)."""
-    return f"{content_hash}{LABEL_SEPARATOR}{label_hash}"
-
-
-_HASHED_LABELS = f"(SELECT case_id, {LABEL_HASH} AS label_hash FROM labels)"
-TURN_CASES = f"""
-SELECT t.turn_id, l.case_id, l.label_hash
-FROM turns AS t JOIN {_HASHED_LABELS} AS l ON l.case_id = t.case_id
-UNION ALL
-SELECT m.turn_id, l.case_id, l.label_hash
-FROM (SELECT turn_id, min(case_id) AS case_id FROM ({_TEXT_MATCHES}) GROUP BY turn_id) AS m
-JOIN {_HASHED_LABELS} AS l ON l.case_id = m.case_id
-"""
-"""Each turn that joins a case, once: `(turn_id, case_id, label_hash)` (the join rule of
-the module docstring). Needs `refresh_request_norms` first. Spelled out again in
-`queries/score_coverage.sql` (a view cannot use a Python constant; a test checks they
-agree)."""
 SELECT_MATCHED_IDS = f"""
 SELECT l.case_id FROM turns AS t JOIN labels AS l ON l.case_id = t.case_id
 UNION
@@ -273,6 +245,7 @@ def _upsert(con: duckdb.DuckDBPyConnection, cases: list[tuple[Case, str]],
         try:
             existing = len(con.execute(SELECT_EXISTING_IDS).fetchall())
             con.execute(UPSERT_LABELS)
+            record_commit(con, run_id)
             con.execute("COMMIT")
         except duckdb.Error:
             con.execute("ROLLBACK")

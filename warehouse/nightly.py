@@ -109,104 +109,130 @@ class NightlyReport:
 
 
 class _StageFailed(Exception):
-    def __init__(self, stage: str, message: str) -> None:
+    """A stage that could not complete; `report` holds what it and the stages before it
+    produced (an ingest that failed still reports its files and errors)."""
+
+    def __init__(self, stage: str, message: str, report: NightlyReport) -> None:
         super().__init__(message)
         self.stage = stage
+        self.report = report
 
 
-@dataclass(slots=True)
-class _Run:
-    """What the stages have produced so far."""
-
-    report: NightlyReport
-    problems: list[str] = field(default_factory=list)
+Tell = Callable[[str, int, int | None], None]
+Stage = Callable[[NightlyReport], NightlyReport]
+"""One stage of the night: the report so far in, the report with this stage's part out."""
 
 
 def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
                 judge: JudgeMode = "auto", max_cost: float | None = None,
                 wait: bool = False) -> NightlyReport:
     """Run every stage for `config`; raises `WarehouseBusy` when another nightly holds
-    the warehouse (and `wait` is false), and `UnknownScorer` for a misspelt scorer name in
-    the config, before anything is ingested: that is a usage error, as in `turnscore
-    score`, not a failed stage. Other failures come back as a `failed` report."""
+    the warehouse (and `wait` is false), and `UnknownScorer` for a misspelt scorer name or
+    `ConfigError` for a judge it cannot use (`--judge llm` with no `[judge]`), before
+    anything is ingested: those are usage errors, as in `turnscore score`, not a failed
+    stage. Other failures come back as a `failed` report."""
     selection = config.scorer_selection([s.name for s in resolve_scorers(None)])
+    factory = llm_judge_for(config.judge, judge, Budget(max_cost_usd=max_cost))
     with writer_lock(config.warehouse, wait=wait):
         started, clock = datetime.now(UTC), time.monotonic()
-        run = _Run(NightlyReport(new_run_id(RunKind.NIGHTLY, started), Outcome.OK, started,
-                                 0.0, judge="rules", notes=_notes(config)))
+        report = NightlyReport(new_run_id(RunKind.NIGHTLY, started), Outcome.OK, started,
+                               0.0, judge="rules", notes=_notes(config))
+        tell: Tell = progress or _silent
         try:
-            _stages(config, selection, run, progress, judge, max_cost, wait)
+            for stage in _stages(config, selection, tell, factory, wait):
+                report = stage(report)
         except _StageFailed as exc:
-            log.error("nightly %s: %s failed: %s", run.report.run_id, exc.stage, exc)
-            run.problems.append(f"{exc.stage}: {exc}")
-            run.report = replace(run.report, outcome=Outcome.FAILED, failed_stage=exc.stage)
-        run.report = replace(run.report, problems=tuple(run.problems))
-        run.report = _record_and_publish(config, run, wait, clock)
-    return run.report
+            log.error("nightly %s: %s failed: %s", report.run_id, exc.stage, exc)
+            report = replace(exc.report, outcome=Outcome.FAILED, failed_stage=exc.stage,
+                             problems=(*exc.report.problems, f"{exc.stage}: {exc}"))
+        return _record_and_publish(config, report, wait, clock)
 
 
-def _stages(config: Config, selection: ScorerSelection, run: _Run,
-            progress: NightlyProgress | None, judge: JudgeMode, max_cost: float | None,
-            wait: bool) -> None:
-    def tell(stage: str, done: int = 0, total: int | None = None) -> None:
-        if progress is not None:
-            progress(stage, done, total)
+def _silent(stage: str, done: int, total: int | None) -> None:
+    return None
 
-    warehouse = config.warehouse
+
+def _stages(config: Config, selection: ScorerSelection, tell: Tell,
+            factory: LlmJudge | None, wait: bool) -> list[Stage]:
+    """The stages to run, in order: ingest and labels only when configured."""
+    stages: list[Stage] = []
     if config.sources:
-        tell("ingest")
-        ingest = _guard("ingest", lambda: run_ingest(
-            list(config.sources), warehouse, wait=wait,
-            case_id_attribute=config.case_id_attribute, limits=config.ingest,
-            progress=lambda p: _ingest_progress(tell, p)))
-        run.report = replace(run.report, ingest=ingest)
-        if ingest.outcome == "failed":
-            first_error = (f"{ingest.errors[0].source} {ingest.errors[0].position}: "
-                           f"{ingest.errors[0].message}" if ingest.errors else "")
-            raise _StageFailed("ingest", ingest.error or f"every input file was unreadable "
-                                                         f"({len(ingest.errors)} error(s), "
-                                                         f"first: {first_error})")
-        if ingest.errors:
-            first = ingest.errors[0]
-            run.problems.append(f"ingest: {len(ingest.errors)} bad input(s), first: "
-                                f"{first.source} {first.position}: {first.message}")
+        stages.append(lambda r: _ingest(config, r, tell, wait))
     if config.labels:
-        tell("labels")
-        labels = _guard("labels", lambda: load_labels(
-            warehouse, list(config.labels), case_id_attribute=config.case_id_attribute,
-            wait=wait))
-        run.report = replace(run.report, labels=labels)
-        if labels.outcome == Outcome.FAILED.value:
-            raise _StageFailed("labels", labels.error or "no labelled case could be read")
-        if labels.errors:
-            run.problems.append(f"labels: {len(labels.errors)} bad row(s), first: "
-                                f"{labels.errors[0]}")
+        stages.append(lambda r: _labels(config, r, tell, wait))
+    stages.append(lambda r: _scoring(config, selection, r, tell, factory, wait))
+    stages.append(lambda r: _views_and_report(config, r, tell, wait))
+    return stages
 
-    tell("score")
+
+def _ingest(config: Config, report: NightlyReport, tell: Tell, wait: bool) -> NightlyReport:
+    tell("ingest", 0, None)
+    ingest = _guard("ingest", report, lambda: run_ingest(
+        list(config.sources), config.warehouse, wait=wait,
+        case_id_attribute=config.case_id_attribute, limits=config.ingest,
+        progress=lambda p: _ingest_progress(tell, p)))
+    report = replace(report, ingest=ingest)
+    if ingest.outcome == "failed":
+        first_error = (f"{ingest.errors[0].source} {ingest.errors[0].position}: "
+                       f"{ingest.errors[0].message}" if ingest.errors else "")
+        raise _StageFailed("ingest", ingest.error or f"every input file was unreadable "
+                                                     f"({len(ingest.errors)} error(s), "
+                                                     f"first: {first_error})", report)
+    if ingest.errors:
+        first = ingest.errors[0]
+        report = _problem(report, f"ingest: {len(ingest.errors)} bad input(s), first: "
+                                  f"{first.source} {first.position}: {first.message}")
+    return report
+
+
+def _labels(config: Config, report: NightlyReport, tell: Tell, wait: bool) -> NightlyReport:
+    tell("labels", 0, None)
+    labels = _guard("labels", report, lambda: load_labels(
+        config.warehouse, list(config.labels), case_id_attribute=config.case_id_attribute,
+        wait=wait))
+    report = replace(report, labels=labels)
+    if labels.outcome == Outcome.FAILED.value:
+        first = f" (first error: {labels.errors[0]})" if labels.errors else ""
+        raise _StageFailed("labels", labels.error or f"no labelled case could be read{first}",
+                           report)
+    if labels.errors:
+        report = _problem(report, f"labels: {len(labels.errors)} bad row(s), first: "
+                                  f"{labels.errors[0]}")
+    return report
+
+
+def _scoring(config: Config, selection: ScorerSelection, report: NightlyReport, tell: Tell,
+             factory: LlmJudge | None, wait: bool) -> NightlyReport:
+    tell("score", 0, None)
+    report = replace(report, judge="llm" if factory is not None else "rules")
     try:
-        factory = llm_judge_for(config.judge, judge, Budget(max_cost_usd=max_cost))
-    except TurnscoreError as exc:
-        raise _StageFailed("score", str(exc)) from exc
-    run.report = replace(run.report, judge="llm" if factory is not None else "rules")
-    try:
-        score = _guard("score", lambda: _score(config.warehouse, selection, factory, wait,
-                                               lambda d, t: tell("score", d, t)))
+        score = _guard("score", report, lambda: _score(
+            config.warehouse, selection, factory, wait, lambda d, t: tell("score", d, t)))
     finally:
         if factory is not None:
             factory.close()
-    run.report = replace(run.report, score=score)
+    report = replace(report, score=score)
     if score.errors:
-        run.problems.append(f"score: {score.errors} errored score(s), retried next run")
+        report = _problem(report, f"score: {score.errors} errored score(s), retried next run")
     if score.stopped_reason:
-        run.problems.append(f"score: stopped early: {score.stopped_reason}")
+        report = _problem(report, f"score: stopped early: {score.stopped_reason}")
+    return report
 
-    tell("views")
-    views = _guard("views", lambda: _refresh_views(warehouse, wait))
-    run.report = replace(run.report, views=tuple(views))
-    tell("report")
+
+def _views_and_report(config: Config, report: NightlyReport, tell: Tell,
+                      wait: bool) -> NightlyReport:
+    warehouse = config.warehouse
+    tell("views", 0, None)
+    views = _guard("views", report, lambda: _refresh_views(warehouse, wait))
+    report = replace(report, views=tuple(views))
+    tell("report", 0, None)
     out = config.report or warehouse / REPORT_FILE
-    summary = _guard("report", lambda: build_report(warehouse, out=out))
-    run.report = replace(run.report, report=summary)
+    summary = _guard("report", report, lambda: build_report(warehouse, out=out))
+    return replace(report, report=summary)
+
+
+def _problem(report: NightlyReport, problem: str) -> NightlyReport:
+    return replace(report, problems=(*report.problems, problem))
 
 
 def _notes(config: Config) -> tuple[str, ...]:
@@ -218,17 +244,18 @@ def _notes(config: Config) -> tuple[str, ...]:
             f"registered scorer",)
 
 
-def _guard(stage: str, work: Callable[[], _T]) -> _T:
-    """Run a stage; a library failure becomes `_StageFailed`, busy propagates."""
+def _guard(stage: str, report: NightlyReport, work: Callable[[], _T]) -> _T:
+    """Run a stage's work; a library failure becomes `_StageFailed` (keeping `report`),
+    busy propagates."""
     try:
         return work()
     except WarehouseBusy:
         raise
     except (TurnscoreError, OSError, duckdb.Error) as exc:
-        raise _StageFailed(stage, str(exc)) from exc
+        raise _StageFailed(stage, str(exc), report) from exc
 
 
-def _ingest_progress(tell: Callable[[str, int, int | None], None], p: Progress) -> None:
+def _ingest_progress(tell: Tell, p: Progress) -> None:
     tell("ingest", p.files_done, p.files_total)
 
 
@@ -248,8 +275,8 @@ def _refresh_views(warehouse: Path, wait: bool) -> list[str]:
             con.close()
 
 
-def _record_and_publish(config: Config, run: _Run, wait: bool, clock: float) -> NightlyReport:
-    report = run.report
+def _record_and_publish(config: Config, report: NightlyReport, wait: bool,
+                        clock: float) -> NightlyReport:
     if report.outcome is Outcome.OK and report.problems:
         report = replace(report, outcome=Outcome.PARTIAL)
     settings = {"config": str(config.path) if config.path else None,

@@ -22,12 +22,13 @@ half-finished run.
 
 Staleness: a run that wrote nothing still publishes when the snapshot is behind the live
 warehouse (`snapshot_behind`), or a publish killed midway (after the scores were
-committed) would leave dashboards stale for good. "Behind" compares a cheap fingerprint
-of each base table, computed by the same SQL on both files: its row count and the
-maximum of its lineage columns (`run_id`, `ingest_id`) and of its `..._at` timestamps. A
-write always adds a row or stamps one (scores carry `scored_at`, a rebuilt turn a new
-`ingest_id` and its file an `ingested_files` row). `runs` is left out: the snapshot holds
-the publishing run's own row as unfinished.
+committed) would leave dashboards stale for good. "Behind" compares two commit stamps
+(`db.commit_stamp`): every write readers must see records a row in `_commits` inside its
+own transaction (`db.record_commit`), and the snapshot holds the copy of `_commits` that
+`COPY FROM DATABASE` took with the tables, in the same read. Equal counts (and the same
+last migration): nothing was committed since. A no-op run thus ATTACHes the snapshot and
+reads two small counts, whatever the warehouse's size (`bench/publish_stress.py
+--no-op-runs`). A snapshot from before the stamp, or one that cannot be opened, is behind.
 """
 
 from __future__ import annotations
@@ -48,7 +49,14 @@ from typing import Protocol
 import duckdb
 import pyarrow.parquet as pq
 
-from turnscore.warehouse.db import open_warehouse, quote_ident, writer_lock
+from turnscore.warehouse.db import (
+    commit_stamp,
+    create_macros,
+    current_database,
+    open_warehouse,
+    quote_ident,
+    writer_lock,
+)
 from turnscore.warehouse.errors import WarehouseError
 
 log = logging.getLogger(__name__)
@@ -69,26 +77,13 @@ DROP_VIEW = "DROP VIEW {view}"
 RENAME_TABLE = "ALTER TABLE {table} RENAME TO {name}"
 SELECT_ALL = "SELECT * FROM {table}"
 
-# The snapshot's fingerprint (see the module doc); identifiers through quote_ident.
-SELECT_BASE_TABLES = """
-SELECT table_name FROM duckdb_tables()
-WHERE NOT temporary AND database_name = ? AND schema_name = 'main' AND table_name <> 'runs'
-ORDER BY table_name
-"""
-SELECT_STAMP_COLUMNS = """
-SELECT column_name FROM duckdb_columns()
-WHERE database_name = ? AND schema_name = 'main' AND table_name = ?
-  AND (column_name IN ('run_id', 'ingest_id')
-       OR (suffix(column_name, '_at') AND data_type LIKE 'TIMESTAMP%'))
-ORDER BY column_name
-"""
-HAS_TABLE = """
-SELECT 1 FROM duckdb_tables()
-WHERE database_name = ? AND schema_name = 'main' AND table_name = ?
-"""
-TABLE_FINGERPRINT = "SELECT count(*){stamps} FROM {database}.main.{table}"
-STAMP = ", max({column})::VARCHAR"
+# The snapshot's own database and the live one (identifiers through quote_ident).
+ATTACH = "ATTACH ? AS {alias}"
 ATTACH_READ_ONLY = "ATTACH ? AS {alias} (READ_ONLY)"
+DETACH = "DETACH {alias}"
+USE_DATABASE = "USE {database}"
+COPY_DATABASE = "COPY FROM DATABASE {source} TO {target}"
+CHECKPOINT_DATABASE = "CHECKPOINT {database}"
 
 SELECT_VIEW_NAMES = """
 SELECT view_name FROM duckdb_views()
@@ -118,26 +113,31 @@ def shipped_views() -> Sequence[ViewDef]:
     return views
 
 
-def _create_view_sql(view: ViewDef) -> str:
+def create_view_sql(view: ViewDef, *, temp: bool = False) -> str:
+    """`CREATE OR REPLACE [TEMP] VIEW` for `view` (a shipped `View` orders its rows as its
+    header says; any other object's `sql` is its SELECT, or already a CREATE)."""
     create = getattr(view, "create_sql", None)
     if callable(create):
-        return str(create())
+        return str(create(temp=temp))
     body = view.sql.strip().rstrip(";")
     if body.upper().startswith("CREATE"):
         return body
-    return f"CREATE OR REPLACE VIEW {quote_ident(view.name)} AS\n{body}"
+    kind = "TEMP VIEW" if temp else "VIEW"
+    return f"CREATE OR REPLACE {kind} {quote_ident(view.name)} AS\n{body}"
 
 
 def refresh_views(con: duckdb.DuckDBPyConnection,
                   views: Sequence[ViewDef] | None = None) -> list[str]:
-    """(Re)create the shipped views; a view may use another, in any file order."""
+    """(Re)create the SQL macros and the shipped views; a view may use another, in any
+    file order."""
+    create_macros(con)
     remaining = list(shipped_views() if views is None else views)
     created: list[str] = []
     while remaining:
         failed: list[tuple[ViewDef, str]] = []
         for view in remaining:
             try:
-                con.execute(_create_view_sql(view))
+                con.execute(create_view_sql(view))
                 created.append(view.name)
             except duckdb.Error as exc:
                 failed.append((view, str(exc)))
@@ -190,12 +190,12 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
     seconds: dict[str, float] = {}
     tmp = warehouse_dir / (PUBLISHED_DB + ".tmp")
     _remove(tmp)
-    live = con.execute("SELECT current_database()").fetchall()[0][0]
+    live = quote_ident(current_database(con))
     alias = quote_ident(_SNAPSHOT_ALIAS)
     try:
         # One ATTACH on the writer's own connection (same settings, so the materialised
         # rows are the live views'), DETACHed before the rename: detaching closes the file.
-        con.execute(f"ATTACH ? AS {alias}", [str(tmp)])
+        con.execute(ATTACH.format(alias=alias), [str(tmp)])
         try:
             started = time.perf_counter()
             # Table by table, not a byte copy of the checkpointed live file, though that is
@@ -209,22 +209,23 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
             # block of a similar layout. Any swap of the path has that window, fresh
             # copies included. A byte copy must also run in a child process: closing a
             # descriptor of the live file in this process releases DuckDB's POSIX locks.
-            con.execute(f"COPY FROM DATABASE {quote_ident(live)} TO {alias}")
+            # `_commits` too: the snapshot carries the commit stamp of the rows it holds.
+            con.execute(COPY_DATABASE.format(source=live, target=alias))
             seconds["copy"] = time.perf_counter() - started
-            con.execute(f"USE {alias}")
+            con.execute(USE_DATABASE.format(database=alias))
             try:
                 views = materialise_views(con, seconds)
                 started = time.perf_counter()
                 version = _export_tables(con, warehouse_dir, views)
                 seconds["parquet"] = time.perf_counter() - started
             finally:
-                con.execute(f"USE {quote_ident(live)}")
+                con.execute(USE_DATABASE.format(database=live))
             started = time.perf_counter()
             # Everything into the main file: only that file is renamed into place.
-            con.execute(f"CHECKPOINT {alias}")
+            con.execute(CHECKPOINT_DATABASE.format(database=alias))
             seconds["checkpoint"] = time.perf_counter() - started
         finally:
-            con.execute(f"DETACH {alias}")
+            con.execute(DETACH.format(alias=alias))
         if _has_wal(tmp):
             raise WarehouseError(f"snapshot {tmp} still has a WAL after checkpoint; not published")
     except BaseException:
@@ -242,7 +243,7 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
 
 
 def snapshot_behind(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether `published.duckdb` lacks something the live warehouse (`con`, the writer's
+    """Whether `published.duckdb` lacks a commit the live warehouse (`con`, the writer's
     connection) holds, or it or the `published` folder is missing; removes what a killed
     publish left behind (`published.duckdb.tmp` and its `.wal`)."""
     tmp = warehouse_dir / (PUBLISHED_DB + ".tmp")
@@ -256,32 +257,25 @@ def snapshot_behind(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> bool
         # or a missing or dangling link): dashboards reading Parquet have nothing.
         log.info("%s is missing; publishing again", warehouse_dir / PUBLISHED_DIR)
         return True
-    live = con.execute("SELECT current_database()").fetchall()[0][0]
+    live = commit_stamp(con)
+    alias = quote_ident(_SNAPSHOT_ALIAS)
     try:
-        con.execute(ATTACH_READ_ONLY.format(alias=quote_ident(_SNAPSHOT_ALIAS)), [str(snapshot)])
+        con.execute(ATTACH_READ_ONLY.format(alias=alias), [str(snapshot)])
     except duckdb.Error as exc:
         log.warning("cannot open %s (%s); publishing again", snapshot, exc)
         return True
     try:
-        for (table,) in con.execute(SELECT_BASE_TABLES, [live]).fetchall():
-            if _fingerprint(con, live, table) != _fingerprint(con, _SNAPSHOT_ALIAS, table):
-                log.info("%s is behind the warehouse (table %s)", snapshot, table)
-                return True
-        return False
+        published = commit_stamp(con, _SNAPSHOT_ALIAS)
+    except duckdb.CatalogException:
+        log.info("%s has no commit stamp (published by an older turnscore)", snapshot)
+        return True
     finally:
-        con.execute(f"DETACH {quote_ident(_SNAPSHOT_ALIAS)}")
-
-
-def _fingerprint(con: duckdb.DuckDBPyConnection, database: str, table: str
-                 ) -> tuple[object, ...] | None:
-    """`table`'s row count and lineage stamps in `database`; None when it has no such table."""
-    if not con.execute(HAS_TABLE, [database, table]).fetchall():
-        return None
-    columns = con.execute(SELECT_STAMP_COLUMNS, [database, table]).fetchall()
-    stamps = "".join(STAMP.format(column=quote_ident(c)) for (c,) in columns)
-    row = con.execute(TABLE_FINGERPRINT.format(
-        stamps=stamps, database=quote_ident(database), table=quote_ident(table))).fetchone()
-    return tuple(row) if row else None
+        con.execute(DETACH.format(alias=alias))
+    if published != live:
+        log.info("%s is behind the warehouse (commits %s, the warehouse %s)",
+                 snapshot, published, live)
+        return True
+    return False
 
 
 def _remove(path: Path) -> bool:
@@ -308,13 +302,17 @@ def materialise_views(con: duckdb.DuckDBPyConnection,
     one not yet materialised is still a view until its turn, so the order only affects
     speed, never the rows.
 
-    A view with a `day` column is stored sorted by day: dashboards filter on dates, and
+    A view that declares its row order (`-- order:`) is stored in that order; the views
+    that do and have a `day` column order by day first. Any other view with a `day`
+    column is stored sorted by day: dashboards filter on dates, and
     DuckDB skips the row groups whose min/max day is outside the filter (one day of
     `turns_scored` at 1M turns: ~80 ms instead of ~1 s cold, when turns were not
     ingested in time order), for about the same publish time.
     """
     present = [name for (name,) in con.execute(SELECT_VIEW_NAMES).fetchall()]
-    rank = {v.name: i for i, v in enumerate(shipped_views())}
+    shipped = shipped_views()
+    rank = {v.name: i for i, v in enumerate(shipped)}
+    declared = {v.name: getattr(v, "order", None) for v in shipped}
     order = sorted(present, key=lambda n: (rank.get(n, len(rank)), n))
     for name in order:
         view = quote_ident(name)
@@ -322,9 +320,9 @@ def materialise_views(con: duckdb.DuckDBPyConnection,
         try:
             con.execute("BEGIN")
             columns = {c for (c,) in con.execute(VIEW_COLUMNS.format(view=view)).fetchall()}
-            by_day = f" ORDER BY {quote_ident(_CLUSTER_BY)}" if _CLUSTER_BY in columns else ""
             table = quote_ident(_MATERIALISING)
-            con.execute(CREATE_TABLE_FROM_VIEW.format(table=table, view=view, order=by_day))
+            con.execute(CREATE_TABLE_FROM_VIEW.format(
+                table=table, view=view, order=_stored_order(declared.get(name), columns)))
             con.execute(DROP_VIEW.format(view=view))
             con.execute(RENAME_TABLE.format(table=table, name=view))
             con.execute("COMMIT")
@@ -334,6 +332,14 @@ def materialise_views(con: duckdb.DuckDBPyConnection,
         if seconds is not None:
             seconds[f"view {name}"] = time.perf_counter() - started
     return order
+
+
+def _stored_order(declared: str | None, columns: set[str]) -> str:
+    """The ORDER BY a view's table is written in: the view's own (its rows, in its order,
+    from a table scan), else by day when it has a `day` column, else none."""
+    if declared:
+        return f" ORDER BY {declared}"
+    return f" ORDER BY {quote_ident(_CLUSTER_BY)}" if _CLUSTER_BY in columns else ""
 
 
 def _export_tables(con: duckdb.DuckDBPyConnection, warehouse_dir: Path,

@@ -36,7 +36,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from turnscore.warehouse.db import DB_FILE, open_readonly, quote_ident
+from turnscore.warehouse.db import DB_FILE, create_macros, open_readonly, quote_ident
 from turnscore.warehouse.errors import (
     InvalidOption,
     QueryLimitReached,
@@ -45,7 +45,7 @@ from turnscore.warehouse.errors import (
     WarehouseError,
     WarehouseMissing,
 )
-from turnscore.warehouse.publish import PUBLISHED_DB, shipped_views
+from turnscore.warehouse.publish import PUBLISHED_DB, create_view_sql, shipped_views
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,7 @@ _EXPLAIN = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 SERIALIZE_SQL = "SELECT json_serialize_sql(?)"
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Query nodes of a parse tree that only read; any other (DELETE_QUERY_NODE,
 # INSERT_QUERY_NODE, UPDATE_QUERY_NODE, ...) would write.
 _READING_NODES = {"SELECT_NODE", "SET_OPERATION_NODE", "RECURSIVE_CTE_NODE", "CTE_NODE"}
@@ -101,6 +102,14 @@ def open_for_reading(warehouse_dir: Path, *, published: bool = False
                      ) -> tuple[duckdb.DuckDBPyConnection, Path, bool]:
     """A read-only connection to the live warehouse, else to the published snapshot;
     `published` reads the snapshot only (its views are tables: fast at any size)."""
+    con, path, is_snapshot = _open_for_reading(warehouse_dir, published)
+    # The installed agent rule, whatever version wrote the file (the report's SQL calls it).
+    create_macros(con, temp=True)
+    return con, path, is_snapshot
+
+
+def _open_for_reading(warehouse_dir: Path, published: bool
+                      ) -> tuple[duckdb.DuckDBPyConnection, Path, bool]:
     live, snapshot = warehouse_dir / DB_FILE, warehouse_dir / PUBLISHED_DB
     if published:
         if not snapshot.is_file():
@@ -147,13 +156,13 @@ def create_temp_views(con: duckdb.DuckDBPyConnection) -> list[str]:
     are materialised tables, computed at publish time, and a TEMP view would shadow them
     and recompute every query."""
     tables = {name for (name,) in con.execute(SELECT_TABLE_NAMES).fetchall()}
+    create_macros(con, temp=True)
     created = []
     for view in shipped_views():
         if view.name in tables:
             continue
-        body = view.sql.strip().rstrip(";")
         try:
-            con.execute(f"CREATE OR REPLACE TEMP VIEW {quote_ident(view.name)} AS\n{body}")
+            con.execute(create_view_sql(view, temp=True))
             created.append(view.name)
         except duckdb.Error as exc:  # e.g. an old snapshot without a newer table
             log.warning("view %s is not available here: %s", view.name, exc)
@@ -165,6 +174,11 @@ def statement_for(con: duckdb.DuckDBPyConnection, text: str) -> tuple[str, str |
     if con.execute(FIND_RELATION, {"name": text.strip()}).fetchall():
         name = text.strip()
         return f"SELECT * FROM {quote_ident(name)}", name
+    if _NAME.match(text.strip()):  # one word: a misspelt view, not SQL
+        views = sorted(v.name for v in shipped_views())
+        raise QueryRejected(f"not a view name and not valid SQL: no view or table named "
+                            f"{text.strip()!r}; the views: "
+                            f"{', '.join(views)} (`turnscore views` describes them)")
     _check_read_only(con, text)
     return text, None
 

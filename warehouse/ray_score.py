@@ -30,7 +30,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,28 +53,16 @@ from turnscore.warehouse.runs import (
 )
 from turnscore.warehouse.score_input import PendingBatch, pending_batches
 from turnscore.warehouse.score_run import (
-    _SAMPLE_BUCKETS,
-    COUNT_TURNS_IN_SCOPE,
-    CREATE_PENDING,
     DEFAULT_BATCH_SIZE,
-    INSERT_PENDING,
     ScorerCounts,
     ScoreReport,
     ScorersForAgent,
-    _drop_disabled,
-    _join_cases,
-    _score_batch,
-    reads_labels,
+    queue_pending,
     resolve_scorers,
+    score_batch,
 )
 from turnscore.warehouse.score_write import Tally
-from turnscore.warehouse.scores import (
-    _INCOMING,
-    COPY_REPLACED_TO_HISTORY,
-    UPSERT_SCORES,
-    _arrow,
-    _filled,
-)
+from turnscore.warehouse.scores import score_table, write_score_table
 
 __all__ = ["LLM_JUDGE_NOT_ON_RAY", "run_ray_score"]
 
@@ -87,7 +74,6 @@ LLM_JUDGE_NOT_ON_RAY = (
     "--judge rules, or the local engine for LLM-judged scores")
 BATCHES_PER_CPU = 2
 PENDING_TURNS = "SELECT count(DISTINCT turn_id) FROM _pending"
-PENDING_BY_SCORER = "SELECT scorer, count(*) FROM _pending GROUP BY scorer"
 
 
 def run_ray_score(
@@ -155,17 +141,8 @@ def _run(con: duckdb.DuckDBPyConnection, store: Location, run_id: str, chosen: l
          rescore: bool, sample: float | None, ray_address: str | None,
          scorers_for_agent: ScorersForAgent | None) -> ScoreReport:
     start = time.monotonic()
-    bucket = None if sample is None else round(sample * _SAMPLE_BUCKETS)
-    in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
-    _join_cases(con)
-    con.execute(CREATE_PENDING)
-    for s in chosen:
-        con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
-                                     "version": s.version, "labels": reads_labels(s)})
-    disabled: tuple[tuple[str | None, str], ...] = ()
-    if scorers_for_agent is not None:
-        disabled = _drop_disabled(con, scorers_for_agent, [s.name for s in chosen])
-    pending_before = dict(con.execute(PENDING_BY_SCORER).fetchall())
+    in_scope, disabled, pending_before = queue_pending(con, chosen, rescore, sample,
+                                                       scorers_for_agent)
     turns = con.execute(PENDING_TURNS).fetchall()[0][0]
     tally = Tally()
     if turns:
@@ -180,7 +157,8 @@ def _run(con: duckdb.DuckDBPyConnection, store: Location, run_id: str, chosen: l
         commit(store, Manifest(run_id, {"scores": files}, {"engine": "ray", "kind": "score"}))
         clock = time.perf_counter()
         with bulk_writes(con):
-            _load(con, store, files, replacing=any(b.replacing for b in batches), tally=tally)
+            _load(con, store, files, run_id,
+                  replacing=any(b.replacing for b in batches), tally=tally)
         tally.time("write", clock)
     con.execute("DROP TABLE _pending")
     con.execute("DROP TABLE _turn_cases")
@@ -213,13 +191,7 @@ def _score_batches(rows: pa.Table, scorers: tuple[str, ...], store_uri: str,
     for index, payload in zip(rows["index"].to_pylist(), rows["batch"].to_pylist(),
                               strict=True):
         batch: PendingBatch = pickle.loads(payload)
-        scored, tables, _ = _score_batch(batch, by_name, None, Tally(), {})
-        now = datetime.now(UTC)
-        parts = [_filled(t, run_id, now) for t in tables if t.num_rows]
-        if scored:
-            parts.append(_arrow(scored, run_id, now))
-        table = (pa.concat_tables(parts) if parts
-                 else _arrow([], run_id, now))
+        table = score_table([], run_id, columns=score_batch(batch, by_name, None, Tally()))
         # Named by batch: a retried task overwrites its own file.
         rel = f"{run_prefix('scores', run_id)}/part-{index:05d}.parquet"
         with tempfile.TemporaryDirectory(prefix="turnscore-scores-") as tmp:
@@ -231,10 +203,9 @@ def _score_batches(rows: pa.Table, scorers: tuple[str, ...], store_uri: str,
     return pa.table(out)
 
 
-def _load(con: duckdb.DuckDBPyConnection, store: Location, files: Sequence[str], *,
-          replacing: bool, tally: Tally) -> None:
-    """Every committed score file of the run, in one transaction (`scores.write_scores`'
-    statements: replaced scores copied to history, then the upsert)."""
+def _load(con: duckdb.DuckDBPyConnection, store: Location, files: Sequence[str], run_id: str,
+          *, replacing: bool, tally: Tally) -> None:
+    """Every committed score file of the run, in one transaction (`scores.write_score_table`)."""
     with tempfile.TemporaryDirectory(prefix="turnscore-scores-") as tmp:
         tables = [pq.read_table(store.child(rel).download(Path(tmp) / rel)) for rel in files]
     table = pa.concat_tables(tables)
@@ -242,16 +213,4 @@ def _load(con: duckdb.DuckDBPyConnection, store: Location, files: Sequence[str],
             table["scorer"], table["status"], "\x1f")).to_pylist():
         scorer, status = item["values"].split("\x1f")
         tally.add(scorer, Status(status), item["counts"])
-    con.register(_INCOMING, table)
-    try:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            if replacing:
-                con.execute(COPY_REPLACED_TO_HISTORY, [datetime.now(UTC)])
-            con.execute(UPSERT_SCORES)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    finally:
-        con.unregister(_INCOMING)
+    write_score_table(con, table, run_id, replacing=replacing)

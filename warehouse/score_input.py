@@ -7,17 +7,16 @@ on the main connection, and the run holds the writer lock, so `turns` and `label
 cannot change underneath it. Batches come in scan order, not turn-id order: a killed
 run leaves the uncommitted pairs pending whatever their order.
 
-A turn's case was found by the runner (`_pending.case_id`, from `labels.TURN_CASES`: the
-label whose case_id equals the turn's, else the one whose `input_norm` equals the turn's
-normalised request, the smallest case_id first) with its `label_hash`, and is joined
-here in the same query: the scores record the fingerprint of the very case they read
-(the writer lock keeps `labels` as it was when the runner looked). A case is decoded once
-per run and shared by its turns (`Case` is frozen).
+A turn's case was found by the runner (`_pending.case_id`, from the `turn_cases` macro:
+the label whose case_id equals the turn's, else the one whose `input_norm` equals the
+turn's normalised request, the smallest case_id first) with its `label_hash`, and is
+joined here in the same query, with the hash a label-reading scorer's score records
+(`_labelled_hash`, the `scored_hash` macro): the scores record the fingerprint of the
+very case they read (the writer lock keeps `labels` as it was when the runner looked).
+A case is decoded once per run and shared by its turns (`Case` is frozen).
 
-A batch keeps its rows as Arrow. Scorers with a columnar entry point read them as a
-polars DataFrame (`PendingBatch.frame`); `Turn`s are decoded only when some scorer needs
-them (`PendingBatch.turns`), column by column (`turns_of`), not row by row through
-`to_pylist()` dicts, which cost more than most scorers.
+A batch keeps its rows as Arrow and gives them to the scorers as a polars DataFrame
+(`PendingBatch.frame`), decoded on the reader thread.
 """
 
 from __future__ import annotations
@@ -35,8 +34,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from turnscore.ingest.turn import Call, Tool, Turn
-from turnscore.scorers.base import Case, nested_records
+from turnscore.ingest.turn import Turn
+from turnscore.scorers.base import Case
 
 log = logging.getLogger(__name__)
 
@@ -48,23 +47,21 @@ SELECT turn_id, list(scorer) AS scorers, bool_or(prior) AS prior,
 FROM _pending GROUP BY turn_id
 """
 _PENDING_TURNS = "_pending_turns"
-_LABEL_COLUMNS = ("case_id", "input", "canary", "ideal_response", "match_mode",
-                  "expected_tools", "expected_tools_mode", "should_decline", "tags")
+_LABEL_COLUMNS = tuple(f.name for f in fields(Case))
+"""The `labels` columns a `Case` holds, in its order (`_case`)."""
 READ_PENDING = f"""
 SELECT t.*, p.scorers AS _scorers, p.prior AS _prior,
        {", ".join(f"l.{c} AS _label_{c}" for c in _LABEL_COLUMNS)},
-       coalesce(p.label_hash, '') AS _label_hash
+       scored_hash(t.content_hash, p.label_hash, true) AS _labelled_hash
 FROM turns AS t
 JOIN {_PENDING_TURNS} AS p ON p.turn_id = t.turn_id
 LEFT JOIN labels AS l ON l.case_id = p.case_id
 """
 
-_TURN_NAMES = tuple(f.name for f in fields(Turn))
-_TOOL_NAMES = tuple(f.name for f in fields(Tool))
-_CALL_NAMES = tuple(f.name for f in fields(Call))
+_FRAME_NAMES = (*(f.name for f in fields(Turn)), "_labelled_hash")
 
 
-@dataclass(frozen=True)  # no slots: `turns` and `frame` are cached properties
+@dataclass(frozen=True)  # no slots: `frame` is a cached property
 class PendingBatch:
     rows: pa.RecordBatch
     """The turns' rows (the `turns` columns and some of the query's own)."""
@@ -75,20 +72,10 @@ class PendingBatch:
     """Some pending pair in the batch has a current score (to move to history)."""
 
     @cached_property
-    def label_hashes(self) -> list[str]:
-        """Per row, the `label_hash` of the turn's case ('' for none): what the score of a
-        scorer that reads labels records."""
-        return self.rows.column("_label_hash").to_pylist()
-
-    @cached_property
-    def turns(self) -> list[Turn]:
-        """The rows as `Turn`s, decoded on first use."""
-        return turns_of(self.rows)
-
-    @cached_property
     def frame(self) -> pl.DataFrame:
-        """The rows as a polars DataFrame of the `Turn` fields (columnar scorers)."""
-        frame = pl.from_arrow(self.rows.select(list(_TURN_NAMES)))
+        """The rows as a polars DataFrame of the `Turn` fields, and `_labelled_hash`: the
+        hash a score of a scorer that reads labels records."""
+        frame = pl.from_arrow(self.rows.select(list(_FRAME_NAMES)))
         assert isinstance(frame, pl.DataFrame)
         return frame
 
@@ -121,11 +108,12 @@ class ReadAhead:
     Reading is mostly DuckDB and polars, which release the GIL, so reading batch n+1
     overlaps scoring batch n, as writing batch n-1 does (`score_write`). The generator
     only ever runs on the worker, one batch at a time; `close` waits for the read in
-    flight and closes the generator there, which ends the cursor's read. With `frame`,
-    each batch's polars DataFrame is decoded on the worker too.
+    flight and closes the generator there, which ends the cursor's read. With `frame`
+    (the runner's case), each batch's polars DataFrame is decoded on the worker too.
     """
 
-    def __init__(self, batches: Generator[PendingBatch, None, None], *, frame: bool) -> None:
+    def __init__(self, batches: Generator[PendingBatch, None, None], *, frame: bool = True
+                 ) -> None:
         self.batches, self.frame = batches, frame
         self.seconds = 0.0
         """Seconds spent reading on the worker thread."""
@@ -164,21 +152,6 @@ class ReadAhead:
         finally:
             self.pool.submit(self.batches.close).result()
             self.pool.shutdown()
-
-
-def turns_of(batch: pa.RecordBatch | pa.Table) -> list[Turn]:
-    """The batch's rows as `Turn`s (extra columns are ignored)."""
-    columns: list[list[Any]] = []
-    for name in _TURN_NAMES:
-        if name == "tools":
-            columns.append(nested_records(batch.column(name), _TOOL_NAMES, Tool))
-        elif name == "calls":
-            columns.append(nested_records(batch.column(name), _CALL_NAMES, Call))
-        elif name == "issues":
-            columns.append([tuple(v or ()) for v in batch.column(name).to_pylist()])
-        else:
-            columns.append(batch.column(name).to_pylist())
-    return [Turn(*row) for row in zip(*columns, strict=True)]
 
 
 def _pending_rows(scorers: pa.ListArray) -> dict[str, list[int]]:

@@ -1,31 +1,34 @@
 """The score runner: score every turn that lacks a current score, batch by batch.
 
 A (turn, scorer) pair is *pending* when the turn has no score from that scorer, or the
-score came from another scorer version, or the turn's content_hash changed since, or the
-score is an `error` (errors are retried). For a scorer that reads labels (`reads` names a
-`labels.LABEL_FIELDS` field) the hash a score records also covers the turn's case
-(`labels.scored_hash`), so a case new, changed or gone since makes it stale too; the
-turns' cases come from one set-based join at the start of the run (`labels.TURN_CASES`).
-`rescore` makes every pair pending.
+score came from another scorer version, or is an `error` (errors are retried), or is
+stale: the `score_staleness` table macro (migration 0011) says so, the one statement of the
+rule that `score_coverage` counts by too. A scorer that reads labels (`reads` names a
+`labels.LABEL_FIELDS` field) records the case it read in its hash (the `scored_hash`
+macro), so a case new, changed or gone since makes its score stale. The turns' cases
+come from the `turn_cases` macro, read once at the start of the run. `rescore` makes
+every pair pending.
 
 Pending turns are read in batches by one streaming query (`score_input`); each batch is
-scored by every scorer with pending pairs in it and written in one transaction
-(`write_scores`). A scorer with a columnar entry point gets the batch as a polars
-DataFrame and returns score columns, written as Arrow; the batch is decoded into `Turn`s
-only for the other scorers (and for a columnar one that fails: it is then run row-wise,
-where a failure becomes `error` rows). A run killed or stopped (a judge budget) between
-or inside batches loses only uncommitted batches, and the next run picks up exactly the
-pairs still pending.
+scored by every scorer with pending pairs in it, the same way for all: the batch as a
+polars DataFrame, the cases, and the run's judge (`Scorer.score`, DESIGN §5), which
+returns score columns, written as Arrow in one transaction per batch (`write_scores`).
+A run killed or stopped (a judge budget) between or inside batches loses only
+uncommitted batches, and the next run picks up exactly the pairs still pending.
 
 Writing a batch overlaps scoring the next one (`score_write.BatchWriter`, one writer
 thread, still one transaction per batch), so a killed run loses the batch being written
-(uncommitted) and the one being scored, never part of a batch. A run with a judge runner
+(uncommitted) and the one being scored, never part of a batch. A run with an LLM judge
 writes in line: the judge cache shares the warehouse connection. Reading overlaps too:
 the next batch is read on a reader thread (`score_input.ReadAhead`) while one is scored.
 
 Sampling is deterministic: a turn is in a `sample` of fraction f when
 `md5_number(turn_id) % 1_000_000 < f * 1_000_000`, so the same fraction picks the same
 turns on every run and a larger fraction picks a superset.
+
+(Over ~400 lines: the run's SQL, its report record and the loop that ties reading,
+scoring and writing together; reading and writing already live in `score_input` and
+`score_write`.)
 """
 
 from __future__ import annotations
@@ -37,24 +40,18 @@ from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TypeAlias
 
 import duckdb
 import polars as pl
 import pyarrow as pa
 
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import REGISTRY, Case, Score, Scorer, Status
+from turnscore.scorers.base import REGISTRY, Case, Judge, JudgeBatch, Scorer, Status, Turns
 from turnscore.warehouse.db import bulk_writes, open_warehouse, writer_lock
 from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseError
 from turnscore.warehouse.judge_cache import DuckDBJudgeCache
-from turnscore.warehouse.labels import (
-    LABEL_FIELDS,
-    LABEL_SEPARATOR,
-    TURN_CASES,
-    refresh_request_norms,
-    scored_hash,
-)
+from turnscore.warehouse.labels import LABEL_FIELDS, refresh_request_norms
 from turnscore.warehouse.publish import publish, snapshot_behind
 from turnscore.warehouse.runs import (
     Outcome,
@@ -65,7 +62,7 @@ from turnscore.warehouse.runs import (
 )
 from turnscore.warehouse.score_input import PendingBatch, ReadAhead, pending_batches
 from turnscore.warehouse.score_write import BatchWriter, Tally
-from turnscore.warehouse.scores import COLUMNAR_SCHEMA, ScoreRow
+from turnscore.warehouse.scores import COLUMNAR_SCHEMA
 
 log = logging.getLogger(__name__)
 
@@ -75,33 +72,35 @@ CREATE_PENDING = """
 CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR, prior BOOLEAN,
                                        case_id VARCHAR, label_hash VARCHAR)
 """
-# The turns that join a case, with the case and its label_hash; none without labels.
-CREATE_TURN_CASES = f"CREATE OR REPLACE TEMP TABLE _turn_cases AS {TURN_CASES}"
+# The turns that join a case, with the case and its label_hash (the `turn_cases` macro,
+# migration 0010), read once per run; none without labels.
+CREATE_TURN_CASES = "CREATE OR REPLACE TEMP TABLE _turn_cases AS SELECT * FROM turn_cases()"
 CREATE_NO_TURN_CASES = """
 CREATE OR REPLACE TEMP TABLE _turn_cases (turn_id VARCHAR, case_id VARCHAR, label_hash VARCHAR)
 """
 HAS_LABELS = "SELECT EXISTS (SELECT 1 FROM labels)"
-# `$labels`: the scorer reads labels, so its score's hash covers the turn's case too
-# (`labels.scored_hash`, spelled in SQL).
+# Staleness is the `score_staleness` macro (migration 0011), the rule `score_coverage`
+# counts by. `$labels` (the scorer reads labels) adds only the rows such a scorer wrote
+# before scores recorded the case they read (no ':' in the hash): rescored once.
 INSERT_PENDING = f"""
 INSERT INTO _pending
 SELECT t.turn_id, $scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash FROM turns t
 LEFT JOIN _turn_cases c ON c.turn_id = t.turn_id
 LEFT JOIN scores s ON s.turn_id = t.turn_id AND s.scorer = $scorer
+LEFT JOIN (SELECT turn_id, stale FROM score_staleness() WHERE scorer = $scorer) AS st
+  ON st.turn_id = t.turn_id
 WHERE ($sample IS NULL OR md5_number(t.turn_id) % {_SAMPLE_BUCKETS} < $sample)
   AND ($rescore OR s.turn_id IS NULL OR s.scorer_version <> $version OR s.status = 'error'
-       OR s.content_hash <> CASE WHEN $labels
-           THEN t.content_hash || '{LABEL_SEPARATOR}' || coalesce(c.label_hash, '')
-           ELSE t.content_hash END)
+       OR st.stale OR ($labels AND NOT contains(s.content_hash, ':')))
 """
 # Per-agent scorer choice: drop the pairs whose scorer is not enabled for the turn's agent
-# (the agent is `coalesce(agent_name, service_name)`, as in the views).
-SELECT_AGENTS = "SELECT DISTINCT coalesce(agent_name, service_name) FROM turns"
+# (the agent is the warehouse's `turn_agent` macro, as in the views).
+SELECT_AGENTS = "SELECT DISTINCT turn_agent(agent_name, service_name) FROM turns"
 DELETE_DISABLED_PENDING = """
 DELETE FROM _pending AS p
 WHERE NOT EXISTS (
     SELECT 1 FROM turns AS t
-    JOIN _enabled AS e ON e.agent IS NOT DISTINCT FROM coalesce(t.agent_name, t.service_name)
+    JOIN _enabled AS e ON e.agent IS NOT DISTINCT FROM turn_agent(t.agent_name, t.service_name)
     WHERE t.turn_id = p.turn_id AND e.scorer = p.scorer
 )
 """
@@ -117,30 +116,9 @@ ScorersForAgent = Callable[[str | None], Sequence[str]]
 agent name, else its service name."""
 
 
-class JudgeStop(Protocol):
-    @property
-    def message(self) -> str: ...
-
-
-class JudgeBatch(Protocol):
-    """What a judge runner returns for one batch (`turnscore.scorers.judge.BatchResult`)."""
-
-    @property
-    def scores(self) -> Sequence[Score | None]:
-        """One entry per turn; None leaves that turn pending (not judged this run)."""
-
-    @property
-    def stop(self) -> JudgeStop | None:
-        """Set when the run must stop (budget reached, repeated failures)."""
-
-    @property
-    def notes(self) -> Sequence[str]:
-        """What the runner learnt about its judges so far (a structured-output fallback)."""
-
-
-JudgeRunner = Callable[[str, Sequence[Turn], Sequence[Case | None]], JudgeBatch]
+JudgeRunner: TypeAlias = Judge
 """Scores kind 'judge' scorers: `(scorer name, turns, cases) -> JudgeBatch`
-(`JudgeEngine.run`)."""
+(`JudgeEngine.run`); handed to every scorer as its `judge`."""
 JudgeFactory = Callable[[DuckDBJudgeCache], JudgeRunner]
 """Builds the runner once the warehouse is open, so its replies are cached in the
 warehouse's `judge_cache` table (and its batches recorded there, `judge_batch`)."""
@@ -228,7 +206,7 @@ class ScoreReport:
 
 DEFAULT_BATCH_SIZE = 10_000
 """Turns per batch: a read, a scoring pass per scorer and a write transaction each. The
-columnar scorers pay a fixed cost per batch (hundreds of polars steps for groundedness),
+scorers pay a fixed cost per batch (hundreds of polars steps for groundedness),
 so small batches cost CPU; three batches are in memory at once (read ahead, scored,
 being written)."""
 JUDGED_BATCH_SIZE = 500
@@ -263,8 +241,8 @@ def score_turns(
 ) -> ScoreReport:
     """Score every pending (turn, scorer) pair; record the run; publish a snapshot.
 
-    Judged scorers go through `judge_runner` (or the runner `judge_factory` builds over the
-    warehouse's judge cache) when given, else through their own (rules) function.
+    Judged scorers judge with `judge_runner` (or the runner `judge_factory` builds over the
+    warehouse's judge cache) when given, else with the rules judge.
     With `scorers_for_agent`, a scorer is run on a turn (and counted pending) only when it
     is among `scorers` and among the names returned for the turn's agent.
     `batch_size` defaults to `JUDGED_BATCH_SIZE` when an LLM judge scores some chosen
@@ -319,28 +297,40 @@ def _published(report: ScoreReport, warehouse_dir: Path, con: duckdb.DuckDBPyCon
         return replace(report, publish_error=str(exc))
 
 
-def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], rescore: bool,
-         sample: float | None, batch_size: int, progress: ProgressFn | None,
-         judge_runner: JudgeRunner | None,
-         scorers_for_agent: ScorersForAgent | None = None) -> ScoreReport:
-    start = time.monotonic()
+def queue_pending(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], rescore: bool,
+                  sample: float | None, scorers_for_agent: ScorersForAgent | None
+                  ) -> tuple[int, tuple[tuple[str | None, str], ...], dict[str, int]]:
+    """Fill `_pending` with the run's (turn, scorer) pairs, whichever engine scores them.
+
+    Returns the turns in scope, the (agent, scorer) pairs switched off, and the pending
+    pairs per scorer.
+    """
     bucket = None if sample is None else round(sample * _SAMPLE_BUCKETS)
     in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
     _join_cases(con)
     con.execute(CREATE_PENDING)
-    pending_before: dict[str, int] = {}
     for s in chosen:
         con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
                                      "version": s.version, "labels": reads_labels(s)})
     disabled: tuple[tuple[str | None, str], ...] = ()
     if scorers_for_agent is not None:
         disabled = _drop_disabled(con, scorers_for_agent, [s.name for s in chosen])
-    for name, n in con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall():
-        pending_before[name] = n
+    pending = dict(con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall())
+    return in_scope, disabled, pending
+
+
+def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], rescore: bool,
+         sample: float | None, batch_size: int, progress: ProgressFn | None,
+         judge_runner: JudgeRunner | None,
+         scorers_for_agent: ScorersForAgent | None = None) -> ScoreReport:
+    start = time.monotonic()
+    in_scope, disabled, pending_before = queue_pending(con, chosen, rescore, sample,
+                                                       scorers_for_agent)
     total = sum(pending_before.values())
     log.info("run %s: %d pending (turn, scorer) pairs over %d turns", run_id, total, in_scope)
 
-    tally, stopped = Tally(), None
+    tally = Tally()
+    stopped: str | None = None
     notes: dict[str, None] = {}
     by_name = {s.name: s for s in chosen}
     done = 0
@@ -352,12 +342,12 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
             progress(done, total)
 
     in_line = judge_runner is not None and any(s.kind == "judge" for s in chosen)
+    judge = None if judge_runner is None else _JudgeTap(judge_runner)
     # bulk_writes: checkpoints are rarer during the run, and one follows it (once the
     # cursors are closed). closing(): a run that stops early ends the cursor's read
     # before publishing.
     with bulk_writes(con):
-        columnar = any(s.columns is not None for s in chosen)
-        reader = ReadAhead(pending_batches(con, batch_size), frame=columnar)
+        reader = ReadAhead(pending_batches(con, batch_size))
         with closing(reader) as batches, \
                 BatchWriter(con, run_id, tally, committed, in_line=in_line) as writer:
             while True:
@@ -366,12 +356,13 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                 tally.time("read", clock)
                 if batch is None:
                     break
-                rows, tables, stopped = _score_batch(batch, by_name, judge_runner, tally, notes)
-                writer.write(rows, tables, replacing=batch.replacing)
-                for r in rows:
-                    tally.add(r.scorer, r.score.status)
+                tables = score_batch(batch, by_name, judge, tally)
+                writer.write([], tables, replacing=batch.replacing)
                 for t in tables:
                     tally.add_columns(t)
+                if judge is not None:
+                    notes.update(dict.fromkeys(judge.notes))
+                    stopped = judge.stop
                 if stopped:
                     log.warning("run %s stopped early: %s", run_id, stopped)
                     break
@@ -435,64 +426,42 @@ def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersFor
     return off
 
 
-def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer],
-                 judge_runner: JudgeRunner | None, tally: Tally, notes: dict[str, None]
-                 ) -> tuple[list[ScoreRow], list[pa.Table], str | None]:
-    """The batch's scores: rows from row-wise scorers, tables from columnar ones."""
-    cases = batch.cases
-    rows: list[ScoreRow] = []
+class _JudgeTap:
+    """The run's judge as the scorers get it: it keeps what the last batch said of the
+    run (a stop, notes), which the runner reads after each batch."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.stop: str | None = None
+        self.notes: tuple[str, ...] = ()
+
+    def __call__(self, scorer: str, turns: Sequence[Turn], cases: Sequence[Case | None]
+                 ) -> JudgeBatch:
+        outcome = self.judge(scorer, turns, cases)
+        self.notes = tuple(outcome.notes)
+        if outcome.stop is not None:
+            self.stop = outcome.stop.message
+        return outcome
+
+
+def score_batch(batch: PendingBatch, by_name: dict[str, Scorer], judge: _JudgeTap | None,
+                 tally: Tally) -> list[pa.Table]:
+    """The batch's scores, one table (`COLUMNAR_SCHEMA`) per scorer; the turns a judge
+    left pending have no row."""
     tables: list[pa.Table] = []
-    stopped = None
     for name in sorted(batch.pending):
         clock = time.perf_counter()
         s = by_name[name]
         idx = batch.pending[name]
-        judged = s.kind == "judge" and judge_runner is not None
-        if s.columns is not None and not judged:
-            table = _columnar(s, batch, idx)
-            if table is not None:
-                tables.append(table)
-                tally.time(name, clock)
-                continue
-        turns = batch.turns
-        sub_turns, sub_cases = [turns[i] for i in idx], [cases[i] for i in idx]
-        results: Sequence[Score | None]
-        if judged:
-            assert judge_runner is not None
-            outcome = judge_runner(s.name, sub_turns, sub_cases)
-            results = outcome.scores
-            notes.update(dict.fromkeys(outcome.notes))
-            if outcome.stop is not None:
-                stopped = outcome.stop.message
-        else:
-            results = s.score(sub_turns, sub_cases)
-        hashes = ([scored_hash(t.content_hash, batch.label_hashes[i])
-                   for t, i in zip(sub_turns, idx, strict=True)] if reads_labels(s)
-                  else [t.content_hash for t in sub_turns])
-        for t, score, content_hash in zip(sub_turns, results, hashes, strict=False):
-            if score is not None:
-                rows.append(ScoreRow(t.turn_id, s.name, s.version, content_hash, score))
+        turns, cases = Turns(batch.frame).take(idx), [batch.cases[i] for i in idx]
+        frame = turns.frame
+        out = s.score(turns, cases, judge=judge)
+        recorded = "_labelled_hash" if reads_labels(s) else "content_hash"
+        keyed = out.with_columns(
+            frame.get_column("turn_id"), frame.get_column(recorded).alias("content_hash"),
+            scorer=pl.lit(s.name, pl.String), scorer_version=pl.lit(s.version, pl.String),
+        ).filter(pl.col("status").is_not_null())
+        if keyed.height:
+            tables.append(keyed.select(COLUMNAR_SCHEMA.names).to_arrow().cast(COLUMNAR_SCHEMA))
         tally.time(name, clock)
-    return rows, tables, stopped
-
-
-def _columnar(s: Scorer, batch: PendingBatch, idx: list[int]) -> pa.Table | None:
-    """`s`'s verdicts on the turns at `idx` through its columnar entry point, keyed as
-    `COLUMNAR_SCHEMA`; None when it failed (the caller then scores the turns row-wise)."""
-    frame, cases = batch.frame, batch.cases
-    if len(idx) < frame.height:
-        frame, cases = frame[idx], [cases[i] for i in idx]
-    try:
-        out = s.score_frame(frame, cases)
-    except Exception:
-        log.warning("columnar %s failed; scoring the batch row-wise", s.name, exc_info=True)
-        return None
-    content_hash = frame.get_column("content_hash")
-    if reads_labels(s):
-        content_hash = content_hash + LABEL_SEPARATOR + pl.Series(
-            [batch.label_hashes[i] for i in idx], dtype=pl.String)
-    keyed = out.with_columns(
-        frame.get_column("turn_id"), content_hash.alias("content_hash"),
-        scorer=pl.lit(s.name, pl.String), scorer_version=pl.lit(s.version, pl.String),
-    )
-    return keyed.select(COLUMNAR_SCHEMA.names).to_arrow().cast(COLUMNAR_SCHEMA)
+    return tables

@@ -54,7 +54,7 @@ class Tally:
         per[status] = per.get(status, 0) + n
 
     def add_columns(self, table: pa.Table) -> None:
-        """Count a columnar scorer's table of verdicts (one scorer per table)."""
+        """Count a scorer's table of verdicts (one scorer per table)."""
         scorer = table.column("scorer")[0].as_py()
         for item in pc.value_counts(table.column("status")).to_pylist():
             self.add(scorer, Status(item["values"]), item["counts"])

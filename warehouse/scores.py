@@ -4,11 +4,12 @@
 rows) is in the database or none of it is, so a run killed mid-batch leaves the previous
 scores current and the batch pending for the next run.
 
-A batch arrives as `ScoreRow`s (row-wise scorers) and as Arrow tables of score columns
-(columnar scorers, `COLUMNAR_SCHEMA`); both become one Arrow table, written by one
-statement. When the runner knows no pair of the batch has a current score, that
-statement is a plain INSERT: the upsert's conflict check and the copy to history, each a
-lookup per row in the primary-key index, are skipped.
+A batch arrives as Arrow tables of score columns (`COLUMNAR_SCHEMA`: what the runner
+gets from `Scorer.score`, with the keys) and, for callers outside the runner, as
+`ScoreRow`s; both become one Arrow table, written by one statement. When the runner
+knows no pair of the batch has a current score, that statement is a plain INSERT: the
+upsert's conflict check and the copy to history, each a lookup per row in the
+primary-key index, are skipped.
 """
 
 from __future__ import annotations
@@ -22,32 +23,22 @@ import duckdb
 import pyarrow as pa
 
 from turnscore.scorers.base import Score, details_json
+from turnscore.warehouse.db import record_commit
+from turnscore.warehouse.score_schema import JSON_COLUMNS, SCORE_FIELDS
 
 log = logging.getLogger(__name__)
 
-COLUMNS = (
-    "turn_id", "scorer", "scorer_version", "status", "value", "label", "explanation",
-    "details", "judge", "prompt_sha", "input_tokens", "output_tokens", "cost_usd",
-    "latency_ms", "attempts", "error", "content_hash", "run_id", "scored_at",
-)
+COLUMNS = tuple(f.name for f in SCORE_FIELDS)
 _KEY = ("turn_id", "scorer")
 _COLS = ", ".join(COLUMNS)
 
-_INCOMING_SCHEMA = pa.schema([
-    ("turn_id", pa.string()), ("scorer", pa.string()), ("scorer_version", pa.string()),
-    ("status", pa.string()), ("value", pa.float64()), ("label", pa.string()),
-    ("explanation", pa.string()), ("details", pa.string()), ("judge", pa.string()),
-    ("prompt_sha", pa.string()), ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
-    ("cost_usd", pa.float64()), ("latency_ms", pa.float64()), ("attempts", pa.int32()),
-    ("error", pa.string()), ("content_hash", pa.string()), ("run_id", pa.string()),
-    ("scored_at", pa.timestamp("us", tz="UTC")),
-])
+# Nullability is the table's to enforce (a bad batch fails its transaction whole).
+_INCOMING_SCHEMA = pa.schema([(f.name, f.type) for f in SCORE_FIELDS])
 _INCOMING = "_incoming_scores"
-COLUMNAR_SCHEMA = pa.schema([_INCOMING_SCHEMA.field(n) for n in (
-    "turn_id", "scorer", "scorer_version", "content_hash", "status", "value", "label",
-    "explanation", "details")])
-"""A columnar scorer's verdicts with their keys; every other column is filled in (a code
-scorer has no judge, usage nor error)."""
+COLUMNAR_SCHEMA = pa.schema([f for f in _INCOMING_SCHEMA
+                             if f.name not in ("run_id", "scored_at")])
+"""A scorer's verdicts with their keys (`base.VERDICT_COLUMNS` and turn_id, scorer,
+scorer_version, content_hash); the run id and time are filled in."""
 
 COPY_REPLACED_TO_HISTORY = f"""
 INSERT INTO scores_history ({_COLS}, replaced_at)
@@ -57,7 +48,7 @@ FROM scores s JOIN {_INCOMING} i USING (turn_id, scorer)
 # In key order: the primary-key index takes sorted keys faster (neighbouring keys share
 # its nodes; about a tenth of the writer's CPU), and a turn's rows stay together.
 _SELECT_INCOMING = f"""
-SELECT {", ".join("details::JSON" if c == "details" else c for c in COLUMNS)} FROM {_INCOMING}
+SELECT {", ".join(f"{c}::JSON" if c in JSON_COLUMNS else c for c in COLUMNS)} FROM {_INCOMING}
 ORDER BY {", ".join(_KEY)}"""
 UPSERT_SCORES = f"""
 INSERT INTO scores ({_COLS}){_SELECT_INCOMING}
@@ -99,12 +90,12 @@ def _arrow(rows: Sequence[ScoreRow], run_id: str, now: datetime) -> pa.Table:
 
 
 def _filled(table: pa.Table, run_id: str, now: datetime) -> pa.Table:
-    """Columnar scores (`COLUMNAR_SCHEMA`) with the columns they lack filled in."""
+    """Scores (`COLUMNAR_SCHEMA`, or fewer columns) with the columns they lack filled in."""
     n = table.num_rows
     fill: dict[str, object] = {"attempts": 0, "run_id": run_id, "scored_at": now}
     columns = []
     for f in _INCOMING_SCHEMA:
-        if f.name in COLUMNAR_SCHEMA.names:
+        if f.name in table.column_names:
             columns.append(table.column(f.name).cast(f.type))
         elif f.name in fill:
             columns.append(pa.repeat(pa.scalar(fill[f.name], f.type), n))
@@ -123,31 +114,39 @@ def _last_per_key(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
     return list(latest.values())
 
 
-def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_id: str,
-                 *, replacing: bool = True, columns: Sequence[pa.Table] = ()) -> int:
-    """Write a batch in one transaction; a replaced score is first copied to history.
+def score_table(rows: Sequence[ScoreRow], run_id: str, *, columns: Sequence[pa.Table] = (),
+                now: datetime | None = None) -> pa.Table:
+    """A batch's scores as one table of the `scores` columns, ready for `write_score_table`.
 
     `columns`: more scores, as tables of `COLUMNAR_SCHEMA`, one row per (turn, scorer)
-    and none of their pairs among `rows`' (the runner runs a scorer one way or the other).
+    and none of their pairs among `rows`'.
+    """
+    now = now or datetime.now(UTC)
+    parts = [_filled(t, run_id, now) for t in columns if t.num_rows]
+    if rows:
+        parts.append(_arrow(_last_per_key(rows), run_id, now))
+    return pa.concat_tables(parts) if parts else _arrow([], run_id, now)
+
+
+def write_score_table(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str,
+                      *, replacing: bool = True) -> int:
+    """Write a `score_table` in one transaction; a replaced score is first copied to history.
+
     `replacing=False` promises that no row of the batch has a current score yet (the
     runner knows): the copy to history, a join over the whole `scores` table, is skipped
     and rows are inserted, not upserted (a current row would then fail the batch).
     Returns the number of rows written.
     """
-    now = datetime.now(UTC)
-    parts = [_filled(t, run_id, now) for t in columns if t.num_rows]
-    if rows:
-        parts.append(_arrow(_last_per_key(rows), run_id, now))
-    if not parts:
+    if not table.num_rows:
         return 0
-    table = pa.concat_tables(parts)
     con.register(_INCOMING, table)
     try:
         con.execute("BEGIN TRANSACTION")
         try:
             if replacing:
-                con.execute(COPY_REPLACED_TO_HISTORY, [now])
+                con.execute(COPY_REPLACED_TO_HISTORY, [datetime.now(UTC)])
             con.execute(UPSERT_SCORES if replacing else INSERT_SCORES)
+            record_commit(con, run_id)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -155,3 +154,10 @@ def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_i
     finally:
         con.unregister(_INCOMING)
     return table.num_rows
+
+
+def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_id: str,
+                 *, replacing: bool = True, columns: Sequence[pa.Table] = ()) -> int:
+    """`score_table` then `write_score_table`: a batch in one transaction."""
+    return write_score_table(con, score_table(rows, run_id, columns=columns), run_id,
+                             replacing=replacing)

@@ -14,6 +14,10 @@ pending (`None` in `BatchResult.scores`) and every later batch returns at once w
 `Stop`. Turns already in flight finish, so spend can pass `max_cost_usd` by at most
 `concurrency - 1` turns. Failed turns become `error` scores and are not cached, so the next
 run retries them; verdicts are cached, so an unchanged turn is never sent twice.
+
+(Over ~400 lines: one turn's judging is one piece, from the pre-check through the cache,
+the tool loop and the parse to the stop rules that span the run; split, the budget and
+failure counting would be shared state between modules.)
 """
 
 from __future__ import annotations
@@ -163,6 +167,15 @@ def rules_score(spec: JudgeSpec, turn: Turn) -> Score:
     return verdict_score(verdict, judge=RULES_JUDGE, prompt_sha=None, usage=Usage())
 
 
+def judge_by_rules(spec: JudgeSpec, turn: Turn) -> Score:
+    """`turn` judged by the rules judge (after the pre-check); a failure is an error row."""
+    try:
+        return spec.precheck(turn) or rules_score(spec, turn)
+    except Exception as exc:  # one bad turn is one error row
+        log.exception("rules judge failed on turn %s", turn.turn_id)
+        return Score.failed(f"{type(exc).__name__}: {exc}", judge=RULES_JUDGE)
+
+
 def cache_key(config: JudgeConfig, spec: JudgeSpec, rendered: Rendered) -> str:
     params = {"model": config.model, "temperature": config.temperature,
               "max_tokens": config.max_tokens, "structured_output": config.structured_output,
@@ -207,6 +220,8 @@ class JudgeEngine:
         """The client for a judge configuration; the Batch API swaps in its own clients, so
         batched turns go through this same judging path."""
         self._formats: dict[tuple[str | None, str | None], FormatState] = {}
+        self._fields: dict[str, dict[str, str]] = {}
+        """Per scorer, its verdict's field schemas as text (`verdict_fields`), made once."""
         self.notes: list[str] = []
 
     def judge_for(self, scorer: str) -> str:
@@ -218,7 +233,7 @@ class JudgeEngine:
         spec = self.specs[scorer]
         config = self.settings.for_scorer(scorer)
         if not config.is_llm:
-            return BatchResult(tuple(self._rules_one(spec, t) for t in turns))
+            return BatchResult(tuple(judge_by_rules(spec, t) for t in turns))
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         scores = self._loop.run_until_complete(self._run_llm(spec, config, turns))
@@ -251,14 +266,6 @@ class JudgeEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @staticmethod
-    def _rules_one(spec: JudgeSpec, turn: Turn) -> Score:
-        try:
-            return spec.precheck(turn) or rules_score(spec, turn)
-        except Exception as exc:  # one bad turn is one error row
-            log.exception("rules judge failed on turn %s", turn.turn_id)
-            return Score.failed(f"{type(exc).__name__}: {exc}", judge=RULES_JUDGE)
-
     async def _run_llm(self, spec: JudgeSpec, config: JudgeConfig, turns: Sequence[Turn]
                        ) -> list[Score | None]:
         if config not in self._clients:
@@ -288,7 +295,9 @@ class JudgeEngine:
         sections = spec.sections(turn)
         rendered = render(spec.prompt, sections)
         content = scan_content(sections, spec.agent_content(turn) if spec.agent_content else None)
-        fields = verdict_fields(spec.schema)
+        fields = self._fields.get(spec.name)
+        if fields is None:
+            fields = self._fields[spec.name] = verdict_fields(spec.schema)
         key = cache_key(config, spec, rendered)
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None:

@@ -24,10 +24,10 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 
-import jsonschema
 import orjson
+
+from turnscore.scorers import schema_check
 
 MAX_SCAN = 50_000
 """Longer replies are scanned only in their last part, where the verdict belongs."""
@@ -109,15 +109,19 @@ def scan_content(sections: Sequence[tuple[str, str]],
             shaped.append(name)
         if _MARKER_TEXT.search(text):
             markers.append(name)
+    # A verdict object has the key "score": text without the word (or a \u escape, which
+    # could spell it) holds none, and most blocks are skipped without a JSON search.
     verdicts = {_key(obj) for _, body in (sections if agent_content is None else agent_content)
+                if _may_hold_verdict(body)
                 for obj in _objects_deep(body[-MAX_SCAN:], _NESTED_DEPTH)
                 if _problem(obj) is None}
     return ContentScan(tuple(shaped), tuple(markers), frozenset(verdicts))
 
 
-def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] | None = None,
+def parse_verdict(text: str | None, fields: Mapping[str, str | Mapping[str, object]] | None = None,
                   *, shown: str = "", content: ContentScan | None = None) -> Verdict:
-    """`fields`: JSON Schemas of the verdict's fields besides assessment and score.
+    """`fields`: JSON Schemas of the verdict's fields besides assessment and score, as text
+    (`verdict_fields`, serialised once per scorer) or as objects.
     `shown`: everything the judge was shown; `content`: the scan of the agent content."""
     if not text or not text.strip():
         raise VerdictError("the judge sent an empty reply")
@@ -140,7 +144,7 @@ def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] |
     quoted = len(quotes)
     # Only quotes, one of them usable: the judge repeated the agent's verdict word for word.
     # That is a forged verdict (stored inconclusive), not an error asked again every night.
-    copied = not usable and not problems and [q for q in quotes if _problem(q) is None]
+    copied = [] if usable or problems else [q for q in quotes if _problem(q) is None]
     if copied:
         usable = copied[-1:]
     distinct = {_key(o) for o in usable}
@@ -156,7 +160,9 @@ def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] |
     obj = usable[-1]
     details, missing = {}, []
     for name, schema in (fields or {}).items():
-        if name in obj and _valid(schema, obj[name]):
+        text = schema if isinstance(schema, str) else orjson.dumps(
+            schema, option=orjson.OPT_SORT_KEYS).decode()
+        if name in obj and schema_check.is_valid(text, obj[name]):
             details[name] = obj[name]
         else:
             missing.append(name)
@@ -169,11 +175,13 @@ def parse_verdict(text: str | None, fields: Mapping[str, Mapping[str, object]] |
     return Verdict(str(obj["assessment"]), score, details, forged)
 
 
-def verdict_fields(schema: Mapping[str, object]) -> dict[str, Mapping[str, object]]:
-    """The field schemas of a verdict schema (its properties but assessment and score)."""
+def verdict_fields(schema: Mapping[str, object]) -> dict[str, str]:
+    """The field schemas of a verdict schema (its properties but assessment and score), as
+    JSON text: `schema_check` caches a validator per text."""
     props = schema.get("properties")
     assert isinstance(props, Mapping)
-    return {k: v for k, v in props.items() if k not in _VERDICT_KEYS}
+    return {k: orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
+            for k, v in props.items() if k not in _VERDICT_KEYS}
 
 
 def _problem(obj: Mapping[str, object]) -> str | None:
@@ -194,12 +202,16 @@ def _key(obj: Mapping[str, object]) -> tuple[str, float]:
     return " ".join(str(obj["assessment"]).split()), float(obj["score"])  # type: ignore[arg-type]
 
 
+def _may_hold_verdict(text: str) -> bool:
+    return "score" in text or "\\u" in text
+
+
 def _objects_deep(text: str, depth: int) -> list[dict[str, object]]:
     found = [obj for _, _, obj in json_objects(text)]
     if depth > 1:
         for obj in list(found):
             for s in _strings(obj):
-                if "{" in s:
+                if "{" in s and _may_hold_verdict(s):
                     found.extend(_objects_deep(s, depth - 1))
     return found
 
@@ -212,15 +224,3 @@ def _strings(value: object) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     return []
-
-
-@cache
-def _validator(schema_json: str) -> jsonschema.protocols.Validator:
-    schema = orjson.loads(schema_json)
-    validator: jsonschema.protocols.Validator = jsonschema.validators.validator_for(schema)(schema)
-    return validator
-
-
-def _valid(schema: Mapping[str, object], value: object) -> bool:
-    key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS).decode()
-    return bool(_validator(key).is_valid(value))

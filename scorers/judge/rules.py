@@ -24,6 +24,10 @@ appear in the request or a tool result.
 Each returns a `Verdict` in the LLM judge's shape, whose assessment lists the checks that
 fired (also in `details["checks"]`); scores follow the bands in the prompt files. The logic's
 version is the scorer version's first part (`scorers/judged.py`); the judge id stays.
+
+(Over ~400 lines: the three rubrics' rules side by side, each a few short checks; the
+shared vocabulary lives in `relevance`. Split per rubric, the modules would import each
+other's helpers.)
 """
 
 from __future__ import annotations
@@ -205,15 +209,19 @@ def _misfit(tool: Tool, match: rel.Match, request: str) -> str | None:
 def _check_arguments(call: Call, tool: Tool | None) -> tuple[object, list[str]]:
     if call.arguments is None:
         return None, []  # not captured: nothing to check
-    try:
-        parsed = orjson.loads(call.arguments) if call.arguments.strip() else {}
-    except orjson.JSONDecodeError:
-        return None, ["arguments are not valid JSON"]
+    schema = tool.parameters if tool is not None else None
+    if not call.arguments.strip():  # no arguments: an empty object
+        parsed: object = {}
+        checked = schema_check.check(schema, parsed) if schema else None
+    else:  # the parse and check `call_validity` makes too (cached)
+        found = schema_check.check_text(schema or None, call.arguments)
+        if found.error is not None:
+            return None, ["arguments are not valid JSON"]
+        parsed, checked = found.value, found.checked
     if not isinstance(parsed, dict):
         return parsed, ["arguments are not a JSON object"]
-    if tool is None or not tool.parameters:
+    if tool is None or checked is None:
         return parsed, []
-    checked = schema_check.check(tool.parameters, parsed)
     if checked.unusable is not None:
         return parsed, []  # a broken schema is call_validity's finding, not the agent's
     invented = [f"invented argument {name!r}: {tool.name} declares no such parameter"

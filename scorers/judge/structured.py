@@ -45,8 +45,6 @@ class Spend:
                      self.attempts)
 
 
-
-
 class Format(StrEnum):
     """What a judge endpoint is asked for, strongest first (the order `auto` falls back in)."""
 
@@ -118,5 +116,3 @@ async def ask(client: ChatClient, state: FormatState, scorer: str,
             note(f"ignored response_format {form.value} (the reply put prose before its JSON "
                  f"({excerpt(prose, 80)!r})); using the prompt alone for the rest of the run")
         return reply
-
-

@@ -67,6 +67,16 @@ def test_ok_exits_0_with_one_summary_table(tmp_path: Path) -> None:
     assert str(tmp_path / "wh" / "report.html") in out.replace("\n", "")
 
 
+def test_a_narrow_log_still_shows_the_whole_paths(tmp_path: Path) -> None:
+    """Cron's output is no terminal (80 columns): the paths fold rather than end in '...'."""
+    config = write_project(tmp_path)
+    result = runner.invoke(app, ["nightly", "--config", str(config)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    flat = "".join(ch for ch in result.stdout if ch not in " \n│┃|")
+    assert str(tmp_path / "wh" / PUBLISHED_DB) in flat
+    assert str(tmp_path / "wh" / "report.html") in flat
+
+
 def test_json_summary_and_the_views_agree_with_ground_truth(tmp_path: Path) -> None:
     code, out, _ = _nightly(write_project(tmp_path), "--json")
     assert code == 0
@@ -111,6 +121,28 @@ def test_a_bad_config_exits_2(tmp_path: Path) -> None:
     config.write_text("sources = [\n")
     code, _, err = _nightly(config)
     assert code == 2 and "not valid TOML" in err
+
+
+def test_a_config_folder_or_an_empty_scorer_list_exits_2_with_one_line(tmp_path: Path) -> None:
+    """A scheduler gets a usage error with --json, not a traceback (a folder) or a night
+    that scores with every scorer (`scorers = []`)."""
+    code, out, err = _nightly(tmp_path, "--json")
+    assert code == 2 and "cannot read the config file" in err and "Traceback" not in err
+    assert orjson.loads(out)["exit_code"] == 2
+    config = tmp_path / "turnscore.toml"
+    config.write_text('warehouse = "wh"\nscorers = []\n')
+    code, _, err = _nightly(config)
+    assert code == 2 and "'scorers' is empty" in err
+    assert not (tmp_path / "wh").exists()
+
+
+def test_help_lists_the_exit_codes() -> None:
+    result = runner.invoke(app, ["nightly", "--help"], env=WIDE)
+    text = " ".join(result.stdout.split())
+    assert result.exit_code == 0
+    for code in ("0 every stage worked", "3 completed with errors", "1 a stage failed",
+                 "2 bad options or config", "4 another run holds the warehouse"):
+        assert code in text, code
 
 
 def test_a_misspelt_scorer_exits_2_before_ingesting_anything(tmp_path: Path) -> None:
@@ -225,3 +257,12 @@ def test_without_a_config_it_says_it_ran_on_the_defaults(
     assert "note:" in result.stderr and "ran on the defaults" in result.stderr
     result = runner.invoke(app, ["nightly", "--warehouse", str(tmp_path / "wh"), "--json"])
     assert "ran on the defaults" in orjson.loads(result.stdout)["notes"][0]
+
+
+def test_a_warehouse_path_that_is_a_file_exits_2_with_one_line(tmp_path: Path) -> None:
+    config = tmp_path / "turnscore.toml"
+    config.write_text('warehouse = "wh"\n')
+    (tmp_path / "wh").write_text("not a folder")
+    code, out, err = _nightly(config, "--json")
+    assert code == 2 and "cannot be a folder" in err and "Traceback" not in err
+    assert orjson.loads(out)["exit_code"] == 2

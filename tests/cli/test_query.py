@@ -296,3 +296,18 @@ def test_bad_limits_are_usage_errors(wh: Path, tmp_path: Path) -> None:
     config.write_text('[query]\ntimeout_s = "soon"\n')
     code, _, err = _query(wh, "SELECT 1", "--config", str(config))
     assert code == 2 and "timeout_s must be a positive number" in err
+
+
+def test_an_output_file_that_cannot_be_written_is_one_line_and_exit_1(wh: Path,
+                                                                     tmp_path: Path) -> None:
+    for fmt in ("csv", "parquet"):
+        code, _, err = _query(wh, "turns", "--format", fmt, "--out",
+                              str(tmp_path / "no-such-folder" / f"x.{fmt}"))
+        assert code == 1 and "cannot write" in err and "Traceback" not in err, err
+    assert not list((tmp_path).glob("**/.x.*"))
+
+
+def test_a_misspelt_view_name_lists_the_views(wh: Path) -> None:
+    code, _, err = _query(wh, "tool_error")
+    assert code == 2 and "no view or table named 'tool_error'" in err
+    assert "tool_errors" in err and "turns_scored" in err

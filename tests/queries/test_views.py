@@ -7,6 +7,7 @@ local date instead of the UTC one gets a wrong `day`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -18,6 +19,7 @@ import pytest
 
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
 from turnscore.queries import (
+    AGENT_MACRO,
     DESIGN_SCORERS,
     View,
     ViewHeaderError,
@@ -27,6 +29,7 @@ from turnscore.queries import (
 )
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.publish import PUBLISHED_DB, PUBLISHED_DIR, publish, refresh_views
+from turnscore.warehouse.query import create_temp_views, open_for_reading
 
 UTC_5 = datetime(2026, 1, 5, 23, 30, tzinfo=UTC)
 
@@ -271,3 +274,70 @@ def test_header_parsing() -> None:
     assert view.grain == "one row per x"
     assert [(c.name, c.description) for c in view.columns] == [
         ("a", "the a"), ("b_2", "the b, with more words")]
+
+
+# The agent rule spelled out: coalesce over agent_name and service_name (any aliases,
+# spacing, case, either order), or a CASE on agent_name IS NULL falling back to the service.
+_AGENT_RULE = re.compile(
+    r"coalesce\s*\(\s*(\w+\.)?\"?(agent_name|service_name)\"?\s*,\s*(\w+\.)?\"?"
+    r"(agent_name|service_name)\b"
+    r"|agent_name\s+is\s+null\s+then\s+(\w+\.)?service_name",
+    re.IGNORECASE)
+_PACKAGE = Path(__file__).resolve().parents[2]
+
+
+def test_the_agent_rule_is_spelled_once_in_the_package() -> None:
+    """Every view, runner and report query says `turn_agent(...)`; only the macro's own
+    definition spells the rule (a copy that comes back would drift from it)."""
+    found = []
+    for folder in ("queries", "warehouse", "scorers", "ingest", "cli", "demo"):
+        for path in sorted((_PACKAGE / folder).rglob("*")):
+            if path.suffix not in {".sql", ".py"} or "__pycache__" in path.parts:
+                continue
+            for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+                if _AGENT_RULE.search(line):
+                    found.append(f"{path.relative_to(_PACKAGE)}:{number}: {line.strip()}")
+    assert len(found) == 1, found
+    assert found[0].startswith("warehouse/db.py:") and AGENT_MACRO.body in found[0], found
+
+
+def test_the_agent_macro_is_the_name_else_the_service(tmp_path: Path) -> None:
+    con = open_warehouse(tmp_path)
+    rows = con.execute("SELECT turn_agent(a, s) FROM (VALUES ('bot', 'svc'), (NULL, 'svc'), "
+                       "(NULL, NULL)) AS v(a, s)").fetchall()
+    assert rows == [("bot",), ("svc",), (None,)]
+    con.close()
+
+
+def test_a_read_only_connection_gets_the_installed_macro(tmp_path: Path) -> None:
+    """A warehouse last written by a turnscore without the macro still answers the views
+    and the report through `open_for_reading` (TEMP macros)."""
+    con = open_warehouse(tmp_path)
+    con.execute(f"DROP MACRO {AGENT_MACRO.name}")
+    con.close()
+    reader, _, _ = open_for_reading(tmp_path)
+    assert reader.execute("SELECT turn_agent(NULL, 'svc')").fetchall() == [("svc",)]
+    create_temp_views(reader)
+    assert reader.execute("SELECT count(*) FROM tool_calls").fetchall() == [(0,)]
+    reader.close()
+
+
+def test_views_with_a_declared_order_return_rows_in_it(con: duckdb.DuckDBPyConnection) -> None:
+    """Aggregates come sorted as declared (the header's `-- order:` line), not in hash
+    order: the same rows in the same order on every read."""
+    ordered = [v for v in load_views() if v.order]
+    assert {v.name for v in ordered} >= {"daily_trends", "grounding_and_correctness",
+                                         "judge_cost", "score_coverage", "tool_errors",
+                                         "tool_usage_by_agent", "tool_usage_by_tool",
+                                         "tractability_by_kind", "usage_vs_tractability"}
+    for view in ordered:
+        rows = con.execute(f'SELECT * FROM "{view.name}"').fetchall()
+        again = con.execute(f'SELECT * FROM (SELECT * FROM "{view.name}") '
+                            f"ORDER BY {view.order}").fetchall()
+        assert rows == again, view.name
+    assert [(r["day"], r["agent"]) for r in _rows(con, "SELECT * FROM grounding_and_correctness")] \
+        == [(date(2026, 1, 5), "weather"), (date(2026, 1, 6), "booking-svc"),
+            (date(2026, 1, 6), "weather")]
+    assert [r["tool"] for r in _rows(con, "SELECT * FROM tool_errors")] == ["weather", "search"]
+    assert [r["scorer"] for r in _rows(con, "SELECT * FROM score_coverage")] == sorted(
+        {s[1] for s in SCORES})

@@ -13,7 +13,7 @@ from tests.scorers.call_validity_oracle import oracle
 from tests.scorers.factory import make_turn
 from turnscore.ingest.turn import Turn, turns_to_arrow
 from turnscore.scorers import REGISTRY
-from turnscore.scorers.base import Status, score_columns
+from turnscore.scorers.base import SCORE_COLUMNS, Status, Turns, score_columns
 
 
 def test_a_remote_ref_in_a_tool_schema_is_never_fetched() -> None:
@@ -23,7 +23,8 @@ def test_a_remote_ref_in_a_tool_schema_is_never_fetched() -> None:
         turn = make_turn({"tools_source": "declared", "tools": [tool],
                           "calls": [{"call_id": "c1", "name": "get_weather",
                                      "arguments": {"city": "Paris"}}]})
-        [score] = REGISTRY["call_validity"].score([turn], [None])
+        [score] = REGISTRY["call_validity"].score_turns([turn], [None])
+        assert score is not None
     assert hits == []
     assert score.status == Status.SCORED
     assert "could not be applied" in str(score.details), score.details
@@ -48,7 +49,7 @@ def test_a_batch_checks_the_same_arguments_against_each_turns_own_schema() -> No
     turns = [make_turn(s, turn_id=f"t{i}") for i, s in enumerate(specs)]
     scorer = REGISTRY["call_validity"]
     want = score_columns(oracle(turns))
-    got = scorer.score_frame(_frame(turns), [None] * len(turns))
+    got = scorer.score(_frame(turns), [None] * len(turns))
     assert got.to_dicts() == want.to_dicts()
     assert got["label"].to_list() == ["invalid", "valid", "invalid", "invalid", "invalid"]
     assert "'city' is a required property" in got["explanation"][0]
@@ -56,7 +57,7 @@ def test_a_batch_checks_the_same_arguments_against_each_turns_own_schema() -> No
     assert got["explanation"][2] == "call 1 weather: exact duplicate of call 0"
     assert "unknown tool" in got["explanation"][3]
     # A slice of the batch (an Arrow offset) reads the same rows.
-    tail = scorer.score_frame(_frame(turns).slice(3, 2), [None] * 2)
+    tail = scorer.score(_frame(turns).slice(3, 2), [None] * 2)
     assert tail.to_dicts() == want[3:].to_dicts()
 
 
@@ -88,12 +89,11 @@ _turns = st.lists(st.fixed_dictionaries({
 def test_the_batch_kernels_follow_the_rules_call_by_call(specs: list[dict[str, Any]]) -> None:
     turns = [make_turn(s, turn_id=f"t{i}") for i, s in enumerate(specs)]
     scorer = REGISTRY["call_validity"]
-    assert scorer.columns is not None
-    want = score_columns(oracle(turns))
-    # The columnar function itself, not `score_frame`: a failure must not fall back.
-    got = scorer.columns(_frame(turns), [None] * len(turns))
+    want = score_columns(oracle(turns)).select(list(SCORE_COLUMNS))
+    # The function itself, not `score`: a failure must not become error rows.
+    got = scorer.fn(Turns(_frame(turns)), [None] * len(turns))
     assert got.to_dicts() == want.to_dicts()
     # A batch in two chunks, as a concatenation hands it over.
     half = len(turns) // 2
     chunked = pl.concat([_frame(turns[:half]), _frame(turns[half:])], rechunk=False)
-    assert scorer.columns(chunked, [None] * len(turns)).to_dicts() == want.to_dicts()
+    assert scorer.fn(Turns(chunked), [None] * len(turns)).to_dicts() == want.to_dicts()

@@ -1,9 +1,9 @@
 """Table tests: each `cases/<scorer>.jsonl` row is a turn, its case and the expected Score.
 
-Each file is scored as one batch (the vectorised path), and each row again on its own,
-so a scorer whose batch result depends on its neighbours fails here. A scorer with a
-columnar entry point is also run through it, on the batch as the runner builds it (the
-turns through Arrow into polars), and must give exactly the row-wise scores.
+Each file is scored as one batch (through `Scorer.score`, on the batch as the runner
+builds it: the turns through Arrow into polars), and each row again on its own, so a
+scorer whose batch result depends on its neighbours fails here; so does one that scores
+a slice of the batch (the runner passes the turns a scorer is pending on) otherwise.
 """
 
 from __future__ import annotations
@@ -14,13 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import polars as pl
 import pytest
 
 from tests.scorers.factory import make_case, make_turn
-from turnscore.ingest.turn import Turn, turns_to_arrow
+from turnscore.ingest.turn import Turn
 from turnscore.scorers import REGISTRY, Case, Score
-from turnscore.scorers.base import score_columns
+from turnscore.scorers.base import Turns
 
 CASES = Path(__file__).parent / "cases"
 FILES = sorted(CASES.glob("*.jsonl"))
@@ -55,50 +54,25 @@ def test_case_file(path: Path) -> None:
     assert rows, path
     turns = [make_turn(r["turn"], turn_id=f"t{i}") for i, r in enumerate(rows)]
     cases = [make_case(r["case"]) for r in rows]
-    batch = scorer.fn(turns, cases)
+    batch = scorer.score_turns(turns, cases)
     assert len(batch) == len(rows)
     for row, turn, case, score in zip(rows, turns, cases, batch, strict=True):
+        assert score is not None, row["name"]
         _check(score, row["expect"], row["name"])
-        assert scorer.fn([turn], [case]) == [score], row["name"]
-
-
-COLUMNAR = sorted(n for n, s in REGISTRY.items() if s.columns is not None)
-
-
-def _frame(turns: list[Turn]) -> pl.DataFrame:
-    frame = pl.from_arrow(turns_to_arrow(turns))
-    assert isinstance(frame, pl.DataFrame)
-    return frame
-
-
-def test_the_judge_free_scorers_have_a_columnar_entry_point() -> None:
-    assert sorted(n for n, s in REGISTRY.items() if s.kind == "code") == COLUMNAR
-
-
-@pytest.mark.parametrize("name", COLUMNAR)
-def test_columnar_entry_point_gives_the_row_wise_scores(name: str) -> None:
-    scorer = REGISTRY[name]
-    rows = _rows(CASES / f"{name}.jsonl")
-    turns = [make_turn(r["turn"], turn_id=f"t{i}") for i, r in enumerate(rows)]
-    cases = [make_case(r["case"]) for r in rows]
-    want = score_columns(scorer.fn(turns, cases))
-    got = scorer.score_frame(_frame(turns), cases)
-    assert got.to_dicts() == want.to_dicts()
-    # A slice of the batch (the runner passes the turns a scorer is pending on).
+        assert scorer.score_turns([turn], [case]) == [score], row["name"]
     half = list(range(0, len(rows), 2))
-    got = scorer.score_frame(_frame(turns)[half], [cases[i] for i in half])
-    assert got.to_dicts() == want[half].to_dicts()
-    assert scorer.score_frame(_frame(turns).clear(), []).height == 0
+    got = scorer.score(Turns.of(turns).take(half), [cases[i] for i in half])
+    assert got.to_dicts() == scorer.score(turns, cases)[half].to_dicts()
 
 
 @pytest.mark.parametrize("name", sorted(n for n, s in REGISTRY.items() if s.kind == "code"))
 def test_code_scorers_score_empty_batches_and_never_fail_for_missing_labels(name: str) -> None:
     scorer = REGISTRY[name]
-    assert scorer.fn([], []) == []
+    assert scorer.score_turns([], []) == []
     turn = make_turn({"final_answer": "It is 18 degrees in Paris.",
                       "calls": [{"name": "weather", "arguments": "{}", "result": "18"}]})
-    for score in scorer.score([turn], [None]):
-        assert score.status != "error", score
+    for score in scorer.score_turns([turn], [None]):
+        assert score is not None and score.status != "error", score
     assert isinstance(scorer.version, str) and scorer.version
 
 

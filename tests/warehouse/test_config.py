@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,3 +77,36 @@ def test_bad_config_names_the_problem(tmp_path: Path, text: str, message: str) -
     (tmp_path / "t.toml").write_text(text)
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_config(tmp_path / "t.toml", env={})
+
+
+def test_an_environment_override_is_named_without_a_file_that_is_not_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # no ./turnscore.toml
+    with pytest.raises(ConfigError) as raised:
+        load_config(None, env={"TURNSCORE_INGEST_MAX_EXPANDED_MB": "0"})
+    assert str(raised.value).startswith(
+        "environment variable TURNSCORE_INGEST_MAX_EXPANDED_MB must be a whole number")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.mkdir(), "cannot read the config file: Is a directory"),
+    (lambda p: p.write_bytes(b"\xff\xfe warehouse = 1"), "not UTF-8"),
+])
+def test_a_config_that_cannot_be_read_is_a_config_error(tmp_path: Path, make: Any,
+                                                        message: str) -> None:
+    path = tmp_path / "turnscore.toml"
+    make(path)
+    with pytest.raises(ConfigError, match=message):
+        load_config(path, env={})
+
+
+def test_an_empty_scorer_list_is_refused_rather_than_running_every_scorer(
+        tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text("scorers = []\n")
+    with pytest.raises(ConfigError, match="'scorers' is empty"):
+        load_config(path, env={}).scorer_selection(["tool_grounding", "call_validity"])
+    path.write_text('scorers = []\n[agents.bot]\nenable = ["call_validity"]\n')
+    selection = load_config(path, env={}).scorer_selection(["tool_grounding", "call_validity"])
+    assert selection.scorers == ("call_validity",)
+    assert selection.for_agent("bot") == ["call_validity"] and selection.for_agent("x") == []

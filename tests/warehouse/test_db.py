@@ -22,52 +22,23 @@ from turnscore.warehouse.db import (
     quote_ident,
     writer_lock,
 )
-from turnscore.warehouse.ddl import ADDED_COLUMNS, duckdb_type, turns_ddl
+from turnscore.warehouse.ddl import ADDED_COLUMNS, columns_of, duckdb_type, turns_ddl
 from turnscore.warehouse.errors import MigrationError, WarehouseBusy, WarehouseMissing
+from turnscore.warehouse.label_schema import LABEL_COLUMNS
+from turnscore.warehouse.score_schema import HISTORY_FIELDS, JSON_COLUMNS, SCORE_FIELDS
 
 TS = "TIMESTAMP WITH TIME ZONE"
-SCORE_COLUMNS = [
-    ("turn_id", "VARCHAR", False),
-    ("scorer", "VARCHAR", False),
-    ("scorer_version", "VARCHAR", False),
-    ("status", "VARCHAR", False),
-    ("value", "DOUBLE", True),
-    ("label", "VARCHAR", True),
-    ("explanation", "VARCHAR", True),
-    ("details", "JSON", True),
-    ("judge", "VARCHAR", True),
-    ("prompt_sha", "VARCHAR", True),
-    ("input_tokens", "BIGINT", True),
-    ("output_tokens", "BIGINT", True),
-    ("cost_usd", "DOUBLE", True),
-    ("latency_ms", "DOUBLE", True),
-    ("attempts", "INTEGER", False),
-    ("error", "VARCHAR", True),
-    ("content_hash", "VARCHAR", False),
-    ("run_id", "VARCHAR", False),
-    ("scored_at", TS, False),
-]
+# The contracts' tables are checked against their field tuples: a drift fails here, and
+# the fix is a new migration (the old ones are history).
+SCORE_COLUMNS = columns_of(SCORE_FIELDS, JSON_COLUMNS)
 # (name, type, nullable) per table, in column order: the schema other code relies on.
 EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
     "_migrations": [("name", "VARCHAR", False), ("applied_at", TS, False)],
+    "_commits": [("run_id", "VARCHAR", False), ("committed_at", TS, False)],
     "turns": [],  # derived from the contract in `_expected`
-    "labels": [
-        ("case_id", "VARCHAR", False),
-        ("input", "VARCHAR", False),
-        ("input_norm", "VARCHAR", False),
-        ("canary", "VARCHAR[]", True),
-        ("ideal_response", "VARCHAR", True),
-        ("match_mode", "VARCHAR", True),
-        ("expected_tools", "VARCHAR[]", True),
-        ("expected_tools_mode", "VARCHAR", True),
-        ("should_decline", "BOOLEAN", True),
-        ("tags", "VARCHAR[]", False),
-        ("source", "VARCHAR", False),
-        ("run_id", "VARCHAR", False),
-        ("loaded_at", TS, False),
-    ],
+    "labels": columns_of(LABEL_COLUMNS),
     "scores": SCORE_COLUMNS,
-    "scores_history": [*SCORE_COLUMNS, ("replaced_at", TS, False)],
+    "scores_history": columns_of(HISTORY_FIELDS, JSON_COLUMNS),
     "request_norms": [
         ("turn_id", "VARCHAR", False),
         ("content_hash", "VARCHAR", False),

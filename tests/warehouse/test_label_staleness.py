@@ -5,6 +5,7 @@ the `score_coverage` view counts them as stale."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -14,10 +15,9 @@ from tests.warehouse.turn_factory import changed, load_turns, make_turn, query, 
 from turnscore.ingest.turn import Turn
 from turnscore.queries import load_views
 from turnscore.scorers.base import REGISTRY, Case
-from turnscore.warehouse.db import open_warehouse
+from turnscore.warehouse.db import migrations, open_warehouse
 from turnscore.warehouse.labels import (
     LABEL_FIELDS,
-    LABEL_SEPARATOR,
     load_labels,
     refresh_request_norms,
 )
@@ -185,7 +185,16 @@ def test_the_label_scorers_are_the_ones_reading_label_fields() -> None:
     for s in resolve_scorers(None):
         assert set(s.reads) & case_fields <= set(LABEL_FIELDS), s.name
     assert {s.name for s in resolve_scorers(None) if reads_labels(s)} == LABEL_SCORERS
-    assert LABEL_SEPARATOR not in make_turn(0).content_hash  # hex
+    assert ":" not in make_turn(0).content_hash  # hex: `scored_hash` separates by ':'
+
+
+def test_the_label_hash_covers_the_label_fields_and_the_case_id() -> None:
+    """The `label_hashes` macro (migration 0010) spells the fingerprint in SQL."""
+    view = next(m for m in migrations() if m.name == "0010_turn_cases.sql").sql
+    packed = re.search(r"struct_pack\((.*?)\)\)\)", view, re.S)
+    assert packed is not None
+    names = [part.split(":=")[0].strip() for part in packed.group(1).split(",")]
+    assert names == ["case_id", *LABEL_FIELDS]
 
 
 def test_label_scores_written_before_label_hashes_are_rescored_once(wh: Path) -> None:
@@ -213,7 +222,8 @@ def test_scorers_reading_no_label_field_ignore_the_case() -> None:
                 expected_tools_mode="exact", should_decline=True, tags=("t",))
     for s in resolve_scorers(None):
         if not reads_labels(s):
-            assert s.score(turns, [case] * len(turns)) == s.score(turns, [None] * len(turns)), (
+            with_case = s.score_turns(turns, [case] * len(turns))
+            assert with_case == s.score_turns(turns, [None] * len(turns)), (
                 s.name)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.scorers.judge.scripted import ScriptedJudge
+from turnscore.errors import ConfigError
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.db import LOCK_FILE, open_readonly
 from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
@@ -286,3 +287,18 @@ def test_judge_rules_ignores_a_configured_judge(tmp_path: Path) -> None:
         config = load_config(with_judge(write_project(tmp_path), server), env={})
         report = run_nightly(config, judge="rules")
         assert report.judge == "rules" and not server.requests
+
+
+def test_a_failed_labels_stage_says_why(tmp_path: Path) -> None:
+    config = tmp_path / "turnscore.toml"
+    config.write_text('warehouse = "wh"\nlabels = ["missing.jsonl"]\n')
+    report = run_nightly(load_config(config, env={}))
+    assert report.outcome is Outcome.FAILED and report.failed_stage == "labels"
+    assert "missing.jsonl" in report.problems[-1], report.problems
+
+
+def test_judge_llm_without_a_judge_is_refused_before_ingest(tmp_path: Path) -> None:
+    config_path = write_project(tmp_path)
+    with pytest.raises(ConfigError, match=r"--judge llm needs \[judge\] base_url"):
+        run_nightly(load_config(config_path, env={}), judge="llm")
+    assert not (tmp_path / "wh").exists()

@@ -25,6 +25,7 @@ from turnscore.warehouse.publish import (
     publish,
     publish_snapshot,
     refresh_views,
+    snapshot_behind,
 )
 from turnscore.warehouse.query import create_temp_views
 from turnscore.warehouse.scores import ScoreRow, write_scores
@@ -306,3 +307,111 @@ def test_a_full_disk_while_publishing_is_a_publish_error_and_the_score_run_keeps
             ("partial",)]
     finally:
         snap.close()
+
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus" / "pydantic-ai"
+_STAMP_COLUMNS = """
+SELECT table_name, list(column_name ORDER BY column_name) FROM duckdb_columns()
+WHERE database_name = current_database() AND schema_name = 'main'
+  AND table_name IN ('turns', 'ingest_errors', 'ingested_files', 'scores', 'scores_history',
+                     'labels')
+  AND (column_name IN ('run_id', 'ingest_id') OR suffix(column_name, '_at'))
+GROUP BY table_name ORDER BY table_name
+"""
+
+
+def _fingerprint(wh: Path) -> list[tuple[object, ...]]:
+    """What readers see, the slow way (the check `snapshot_behind` made before the commit
+    stamp): each table's row count and the maximum of its lineage stamps."""
+    con = open_readonly(wh / "warehouse.duckdb")
+    try:
+        out = []
+        for table, columns in con.execute(_STAMP_COLUMNS).fetchall():
+            stamps = "".join(f', max("{c}")::VARCHAR' for c in columns)
+            out.append((table, *con.execute(f'SELECT count(*){stamps} FROM "{table}"')
+                        .fetchall()[0]))
+        return out
+    finally:
+        con.close()
+
+
+def _behind(wh: Path) -> bool:
+    con = open_warehouse(wh)
+    try:
+        return snapshot_behind(wh, con)
+    finally:
+        con.close()
+
+
+def test_every_write_readers_see_moves_the_commit_stamp_and_nothing_else_does(
+        tmp_path: Path) -> None:
+    """Through the package's own writers (ingest, labels, a score run, a re-ingest that
+    changes nothing): whenever the slow fingerprint of what readers see changes, the
+    snapshot is behind; publishing makes it current; a step that changes nothing leaves it
+    current."""
+    from tests.warehouse.turn_factory import write_jsonl
+    from turnscore.warehouse.ingest_run import run_ingest
+    from turnscore.warehouse.labels import load_labels
+    from turnscore.warehouse.score_run import score_turns
+
+    publish(tmp_path)
+    labels = write_jsonl(tmp_path / "cases.jsonl", [{"case_id": "c1", "input": "x",
+                                                     "canary": "y"}])
+    steps = [
+        ("ingest", lambda: run_ingest([CORPUS / "single_tool.json"], tmp_path)),
+        ("labels", lambda: load_labels(tmp_path, [labels], case_id_attribute="case.id")),
+        ("score", lambda: score_turns(tmp_path, scorers=["call_validity"],
+                                      publish_snapshot=False)),
+        ("ingest again", lambda: run_ingest([CORPUS / "single_tool.json"], tmp_path)),
+        ("score again", lambda: score_turns(tmp_path, scorers=["call_validity"],
+                                            publish_snapshot=False)),
+        ("labels again", lambda: load_labels(tmp_path, [labels], case_id_attribute="case.id")),
+    ]
+    for name, step in steps:
+        before = _fingerprint(tmp_path)
+        step()
+        changed = _fingerprint(tmp_path) != before
+        assert _behind(tmp_path) or not changed, f"{name}: changed, but not behind"
+        publish(tmp_path)
+        assert not _behind(tmp_path), name
+    assert _fingerprint(tmp_path)[-1][0] == "turns"  # every table was looked at
+
+
+def test_a_no_op_run_publishes_a_stale_snapshot_and_leaves_a_current_one_alone(
+        tmp_path: Path) -> None:
+    from turnscore.warehouse.score_run import score_turns
+
+    con = open_warehouse(tmp_path)
+    load_turns(con, [make_turn(i) for i in range(4)])
+    con.close()
+    assert score_turns(tmp_path, scorers=["call_validity"]).published
+    snapshot = tmp_path / PUBLISHED_DB
+    first = snapshot.stat()
+
+    again = score_turns(tmp_path, scorers=["call_validity"])
+    assert again.nothing_to_do and again.published is None
+    assert (snapshot.stat().st_ino, snapshot.stat().st_mtime_ns) == (first.st_ino,
+                                                                     first.st_mtime_ns)
+
+    con = open_warehouse(tmp_path)  # a commit that no publish followed (a killed run)
+    write_scores(con, _scores(2, start=100), "dead-run")
+    con.close()
+    stale = score_turns(tmp_path, scorers=["call_validity"])
+    assert stale.nothing_to_do and stale.published
+    assert snapshot.stat().st_ino != first.st_ino
+    snap = open_readonly(snapshot)
+    try:
+        assert snap.execute("SELECT count(*) FROM scores").fetchall() == [(6,)]
+    finally:
+        snap.close()
+
+
+def test_a_snapshot_from_before_the_commit_stamp_is_behind(tmp_path: Path,
+                                                           con: duckdb.DuckDBPyConnection
+                                                           ) -> None:
+    publish(tmp_path, con=con)
+    assert not snapshot_behind(tmp_path, con)
+    old = duckdb.connect(str(tmp_path / PUBLISHED_DB))
+    old.execute("DROP TABLE _commits")
+    old.close()
+    assert snapshot_behind(tmp_path, con)

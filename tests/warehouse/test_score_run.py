@@ -23,7 +23,7 @@ from tests.warehouse.turn_factory import (
     registered,
 )
 from turnscore.ingest.turn import Turn
-from turnscore.scorers.base import REGISTRY, Case, ColumnsFn, Score, Scorer
+from turnscore.scorers.base import REGISTRY, Case, Score, ScoreFn, Scorer, Turns
 from turnscore.scorers.judge.engine import CachedReply, JudgeCache
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import UnknownScorer, WarehouseBusy
@@ -301,45 +301,32 @@ def labelled(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_columnar_and_row_wise_runs_write_the_same_scores(
-        labelled: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def never(*args: object) -> None:
-        raise AssertionError("Turns were decoded for columnar scorers")
-
-    with monkeypatch.context() as m:
-        m.setattr("turnscore.warehouse.score_input.turns_of", never)
-        report = score_turns(labelled, scorers=CODE_SCORERS, batch_size=7)
+def test_the_code_scorers_score_over_the_batch_frame(labelled: Path) -> None:
+    report = score_turns(labelled, scorers=CODE_SCORERS, batch_size=7)
     assert report.written == 5 * 40 and report.errors == 0
     assert set(report.scorer_seconds) == set(CODE_SCORERS)
     assert report.read_seconds > 0 and report.write_seconds > 0
-    columnar = query(labelled, f"SELECT {_COMPARED} FROM scores ORDER BY turn_id, scorer")
-
-    for name in CODE_SCORERS:  # the reference: each scorer's row-wise function
-        monkeypatch.setitem(REGISTRY, name, replace(REGISTRY[name], columns=None))
-    rerun = score_turns(labelled, scorers=CODE_SCORERS, batch_size=7, rescore=True)
-    assert rerun.written == 5 * 40
-    assert query(labelled, f"SELECT {_COMPARED} FROM scores ORDER BY turn_id, scorer") == columnar
     assert {r[0] for r in query(labelled, "SELECT DISTINCT status FROM scores")} == {
         "scored", "inconclusive", "not_run"}
 
 
-def _raises(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
-    raise ValueError("columnar bug")
+def _raises(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
+    raise ValueError("scorer bug")
 
 
-def _bad_status(turns: pl.DataFrame, cases: Sequence[Case | None]) -> pl.DataFrame:
-    return pl.DataFrame({"status": ["scored_"] * turns.height}).with_columns(
+def _bad_status(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
+    return pl.DataFrame({"status": ["scored_"] * len(turns)}).with_columns(
         value=pl.lit(1.0), label=pl.lit("x"), explanation=pl.lit("x"), details=pl.lit("{}"))
 
 
 @pytest.mark.parametrize("broken", [_raises, _bad_status], ids=["raises", "bad-status"])
-def test_a_failing_columnar_entry_point_falls_back_to_the_row_wise_function(
-        wh: Path, length: str, monkeypatch: pytest.MonkeyPatch, broken: ColumnsFn) -> None:
-
-    monkeypatch.setitem(REGISTRY, length, replace(REGISTRY[length], columns=broken))
+def test_a_failing_scorer_gives_error_rows_turn_by_turn(
+        wh: Path, length: str, monkeypatch: pytest.MonkeyPatch, broken: ScoreFn) -> None:
+    monkeypatch.setitem(REGISTRY, length, replace(REGISTRY[length], fn=broken))
     report = score_turns(wh, scorers=[length], batch_size=10)
-    assert (report.written, report.errors) == (25, 0)
-    assert query(wh, "SELECT count(*) FROM scores WHERE label = 'len'") == [(25,)]
+    assert (report.written, report.errors) == (25, 25)
+    assert query(wh, "SELECT count(*) FROM scores WHERE status = 'error' AND error LIKE "
+                 "'%Error: %'") == [(25,)]
 
 
 def test_a_write_failing_on_the_writer_thread_fails_the_run_after_whole_batches(

@@ -12,7 +12,7 @@ import duckdb
 import orjson
 
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
-from turnscore.scorers.base import REGISTRY, Case, Score, ScoreFn, scorer
+from turnscore.scorers.base import REGISTRY, Case, Judge, Score, ScoreFn, Turns, Verdicts, scorer
 from turnscore.warehouse.db import open_warehouse
 
 T0 = datetime(2026, 1, 30, 2, 0, tzinfo=UTC)
@@ -48,12 +48,23 @@ def changed(turn: Turn, final_answer: str) -> Turn:
     return replace(turn, final_answer=final_answer).with_hash()
 
 
+def _judged(fn: ScoreFn, name: str) -> ScoreFn:
+    """A test scorer of kind 'judge': the run's judge scores when there is one, as in
+    `scorers.judged`."""
+    def score(turns: Turns, cases: Sequence[Case | None], *, judge: Judge | None = None
+              ) -> Verdicts:
+        if judge is None:
+            return fn(turns, cases)
+        return judge(name, turns.turns, cases).scores
+    return score  # type: ignore[return-value]
+
+
 @contextmanager
 def registered(name: str, fn: ScoreFn, *, version: str = "1", kind: str = "code"
                ) -> Iterator[str]:
     """Register a scorer for the duration of a test."""
     scorer(name=name, version=version, kind=kind, reads=("final_answer",),
-           description=f"test scorer {name}")(fn)
+           description=f"test scorer {name}")(_judged(fn, name) if kind == "judge" else fn)
     try:
         yield name
     finally:

@@ -8,10 +8,10 @@ query is parameterised by a half-open period `[$start, $end)` over `turns.starte
 
 from __future__ import annotations
 
-# The turns of the period; each query below starts from it. `agent` as the views name it:
-# the agent name, else the service name.
+# The turns of the period; each query below starts from it. `agent` as the views name it
+# (the warehouse's `turn_agent` macro: the agent name, else the service name).
 _PERIOD = """pt AS (
-    SELECT *, coalesce(agent_name, service_name, '(no agent name)') AS agent
+    SELECT *, coalesce(turn_agent(agent_name, service_name), '(no agent name)') AS agent
     FROM turns WHERE started_at >= $start AND started_at < $end
 )"""
 

@@ -36,7 +36,7 @@ def _subset(expected: Any, actual: Any) -> bool:
 @pytest.mark.parametrize(("scorer", "row"), ROWS, ids=[f"{s}: {r['name']}" for s, r in ROWS])
 def test_rules_case(scorer: str, row: dict[str, Any]) -> None:
     expect = row["expect"]
-    [score] = REGISTRY[scorer].score([make_turn(row["turn"])], [None])
+    [score] = REGISTRY[scorer].score_turns([make_turn(row["turn"])], [None])
     assert score.status == Status(expect.get("status", "scored")), score
     if score.status != Status.SCORED:
         return
@@ -66,7 +66,8 @@ def test_every_band_is_covered_for_both_rubrics() -> None:
 def test_rules_judge_is_deterministic() -> None:
     for scorer, row in ROWS:
         turn = make_turn(row["turn"])
-        assert REGISTRY[scorer].score([turn], [None]) == REGISTRY[scorer].score([turn], [None])
+        once = REGISTRY[scorer].score_turns([turn], [None])
+        assert once == REGISTRY[scorer].score_turns([turn], [None])
 
 
 def test_judged_scorers_are_registered_as_judge_kind() -> None:
@@ -106,7 +107,7 @@ def test_rules_judge_always_gives_a_banded_verdict(request: str, answer: str | N
     turn = make_turn({"request": request, "final_answer": answer, "tools": tools,
                       "calls": calls})
     for name in ("tool_usage", "tractability", "groundedness_judge"):
-        [score] = REGISTRY[name].fn([turn], [None])
+        [score] = REGISTRY[name].score_turns([turn], [None])
         assert score.status != Status.ERROR, score.error
         if score.status == Status.SCORED:
             assert score.value is not None and 0 <= score.value <= 10
@@ -124,7 +125,7 @@ def test_a_remote_ref_in_a_tool_schema_is_never_fetched() -> None:
                               "tools": [tool], "final_answer": "Sunny.",
                               "calls": [{"call_id": "c1", "name": "get_weather",
                                          "arguments": {"city": 75}, "result": "sunny"}]})
-            [score] = REGISTRY["tool_usage"].score([turn], [None])
+            [score] = REGISTRY["tool_usage"].score_turns([turn], [None])
             assert score.status == Status.SCORED
             [verdict] = score.details["calls"]  # type: ignore[index]
             # A local reference still validates; a remote one is left unresolved.
@@ -141,5 +142,5 @@ def test_a_long_run_of_digits_takes_linear_time(run: str) -> None:
                       "final_answer": f"Working: {numbers} = 5, so about 5."})
     started = time.monotonic()
     for name in ("tool_usage", "tractability", "groundedness_judge"):
-        REGISTRY[name].score([turn], [None])
+        REGISTRY[name].score_turns([turn], [None])
     assert time.monotonic() - started < 1.5

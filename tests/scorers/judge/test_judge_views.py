@@ -60,7 +60,7 @@ def con(tmp_path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     con.unregister("_turns")
     rows = []
     for scorer in ("tool_usage", "tractability"):
-        for turn, score in zip(TURNS, REGISTRY[scorer].score(TURNS, [None] * 4), strict=True):
+        for turn, score in zip(TURNS, REGISTRY[scorer].score_turns(TURNS, [None] * 4), strict=True):
             rows.append((turn.turn_id, scorer, score))
     _write(con, rows)
     refresh_views(con)
