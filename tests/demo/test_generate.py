@@ -322,7 +322,7 @@ def scored(demo: DemoFiles, assembled: list[Turn]) -> dict[tuple[str, str], Scor
     assert not errors
     by_input = {normalize_text(c.input): c for c in cases}
     joined = [by_input[normalize_text(t.request)] for t in assembled]
-    scores = {name: REGISTRY[name].score(assembled, joined) for name in SCORERS}
+    scores = {name: REGISTRY[name].score_turns(assembled, joined) for name in SCORERS}
     return {
         (str(t.agent_name), c.case_id): Scored(t, c, {n: s[i] for n, s in scores.items()})
         for i, (t, c) in enumerate(zip(assembled, joined, strict=True))
