@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,instrumentation]'
+	$(BIN)/python -m pip install -q -e '.[dev,instrumentation,ray]'
 	touch $@
 
 install: $(BIN)/.installed
@@ -30,6 +30,7 @@ bench: install
 	$(BIN)/python bench/score.py
 	$(BIN)/python bench/faults.py
 	$(BIN)/python bench/judge_quality.py
+	$(BIN)/python bench/scale.py
 
 # Real exports of agent stacks (tests/fixtures/stacks/), each stack at its newest release in
 # its own environment under .stacks/; CI reads the committed files and installs none of them.

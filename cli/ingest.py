@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from turnscore.cli.engine import DataRoot, Engine, EngineOption, RayAddress, data_root_of
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
     EXIT_FOR_OUTCOME,
@@ -37,6 +38,7 @@ from turnscore.warehouse.config import Config as LoadedConfig
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.ingest_run import IngestReport, run_ingest
+from turnscore.warehouse.ray_run import run_ray_ingest
 
 MAX_ERROR_LINES = 20
 """Error lines shown in the summary; the rest are in the `ingest_errors` table."""
@@ -44,10 +46,11 @@ MAX_ERROR_LINES = 20
 
 def ingest_cli(
     paths: Annotated[
-        list[Path] | None,
+        list[str] | None,
         typer.Argument(
             help="OTLP files, or folders read recursively for files named "
-            f"{INPUT_SUFFIXES_HELP} (default: `sources` in turnscore.toml)."
+            f"{INPUT_SUFFIXES_HELP} (default: `sources` in turnscore.toml); with "
+            "--engine ray also s3://, gs:// or file:// URIs."
         ),
     ] = None,
     warehouse: Warehouse = DEFAULT_WAREHOUSE,
@@ -57,6 +60,9 @@ def ingest_cli(
     wait: Annotated[
         bool, typer.Option("--wait", help="Wait for another run holding the warehouse.")
     ] = False,
+    engine: EngineOption = Engine.LOCAL,
+    ray_address: RayAddress = None,
+    data_root: DataRoot = None,
 ) -> None:
     """Read OTLP trace and log files, write spans and turns, load turns into the warehouse.
 
@@ -67,13 +73,18 @@ def ingest_cli(
     with exit_on_error(err, json_output=json_output):
         cfg = load_config(config)
         wh = warehouse_of(warehouse, cfg)
-        files = list(paths or cfg.sources)
+        named = [str(p) for p in (paths or cfg.sources)]
+        files = [Path(p) for p in named]
         if not files:
             raise InvalidOption(
                 "nothing to ingest: pass PATH... or set `sources` in turnscore.toml"
             )
         try:
-            if quiet or json_output or not err.is_terminal:
+            if engine is Engine.RAY:
+                report = run_ray_ingest(named, wh, data_root_of(data_root, wh),
+                                        cfg.ingest_settings, ray_address=ray_address,
+                                        wait=wait)
+            elif quiet or json_output or not err.is_terminal:
                 report = run_ingest(files, wh, cfg.ingest_settings, wait=wait)
             else:
                 report = _with_progress(files, wh, wait, cfg, err)

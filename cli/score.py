@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from turnscore.cli.engine import DataRoot, Engine, EngineOption, RayAddress, data_root_of
 from turnscore.cli.options import (
     DEFAULT_WAREHOUSE,
     EXIT_OK,
@@ -36,6 +37,7 @@ from turnscore.warehouse.config import ScorerSelection, load_config
 from turnscore.warehouse.db import DB_FILE
 from turnscore.warehouse.errors import WarehouseMissing
 from turnscore.warehouse.judging import llm_judge_for
+from turnscore.warehouse.ray_score import run_ray_score
 from turnscore.warehouse.score_run import (
     JudgeFactory,
     ScoreReport,
@@ -75,6 +77,9 @@ def score_cli(
     quiet: Quiet = False,
     wait: Annotated[bool, typer.Option(
         "--wait", help="Wait for another run holding the warehouse.")] = False,
+    engine: EngineOption = Engine.LOCAL,
+    ray_address: RayAddress = None,
+    data_root: DataRoot = None,
 ) -> None:
     """Score every turn that has no current score (new turns, changed turns, new scorer
     versions, earlier errors), then publish a snapshot."""
@@ -90,7 +95,13 @@ def score_cli(
         factory = llm_judge_for(cfg.judge, judge.value,
                                 Budget(max_cost_usd=max_cost, max_calls=max_calls))
         try:
-            if quiet or json_output or not err.is_terminal:
+            if engine is Engine.RAY:
+                report = run_ray_score(wh, data_root_of(data_root, wh),
+                                       scorers=selection.scorers, rescore=rescore,
+                                       sample=sample, ray_address=ray_address, wait=wait,
+                                       scorers_for_agent=selection.per_agent,
+                                       llm_judge=factory is not None)
+            elif quiet or json_output or not err.is_terminal:
                 report = score_turns(wh, scorers=selection.scorers, rescore=rescore,
                                      sample=sample, judge_factory=factory, wait=wait,
                                      scorers_for_agent=selection.per_agent)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,10 +26,12 @@ __all__ = [
     "InputFile",
     "SkippedFile",
     "conflicts",
+    "dedup_records",
     "file_key",
     "groups",
     "plan",
     "read_into",
+    "read_whole",
 ]
 
 logger = logging.getLogger(__name__)
@@ -138,16 +140,36 @@ def read_into(
 
 
 def _records(path: Path, limits: Limits) -> list[Record]:
-    """Every record of the file, or, when reading it fails in a way the reader does not
-    report (a bug, memory), one error naming the file and the failure, and none of its
-    records: one file never stops an ingest. The traceback is logged, so a bug stays
-    visible."""
+    return read_whole(str(path), lambda: read_file(path, limits))
+
+
+def read_whole(source: str, read: Callable[[], Iterable[Record]]) -> list[Record]:
+    """Every record `read` gives for the file `source`, or, when reading it fails in a way
+    the reader does not report (a bug, memory), one error naming the file and the failure,
+    and none of its records: one file never stops an ingest. The traceback is logged, so
+    a bug stays visible."""
     try:
-        return list(read_file(path, limits))
+        return list(read())
     except Exception as exc:
-        logger.exception("%s: reading the file failed", path)
+        logger.exception("%s: reading the file failed", source)
         failure = f"{type(exc).__name__}: {exc}"[:300]
-        return [InputError(str(path), WHOLE_FILE, f"reading the file failed: {failure}")]
+        return [InputError(source, WHOLE_FILE, f"reading the file failed: {failure}")]
+
+
+def dedup_records(
+    records: Iterable[RawSpan | RawLog],
+) -> tuple[list[RawSpan | RawLog], list[InputError]]:
+    """One copy per record key, the first of `records` (pass them in input order), and an
+    error for each differing copy of a span: `read_into`'s rule, for engines that gather
+    a trace's records from many files at once (`turnscore.warehouse.ray_engine`)."""
+    kept: dict[RecordKey, RawSpan | RawLog] = {}
+    errors: list[InputError] = []
+    for rec in records:
+        first = kept.setdefault(record_key(rec), rec)
+        if first is not rec and isinstance(rec, RawSpan) and isinstance(first, RawSpan) \
+                and _content(first) != _content(rec):
+            errors.append(_twice(rec, first))
+    return list(kept.values()), errors
 
 
 def conflicts(

@@ -13,13 +13,22 @@ by a cheap key read from the raw spans (the conversation id they name, else the 
 each solved partition reports the keys it joins by (`JoinKeys`), and `clashes` finds
 partitions that share one, which the caller solves again together. Keys over-approximate:
 a needless merge costs time, never a different result.
+
+An engine that can afford a first pass over decoded traces (Ray, `turnscore.warehouse.
+ray_engine`) partitions by keys instead: `trace_keys` per trace, `components` joins the
+traces whose keys meet (the same union-find `clashes` runs over partitions), and `assign`
+packs the components into partitions of about equal size, which `solve` then never has to
+solve again together.
 """
 
 from __future__ import annotations
 
+import heapq
 import zlib
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import conversation_id, decode_spans, trace_order
@@ -28,7 +37,12 @@ from turnscore.ingest.model import Span, SpanKind
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.turn import Turn
 
-__all__ = ["JoinKeys", "Partition", "Solved", "clashes", "join_keys", "solve", "split"]
+K = TypeVar("K", bound=Hashable)
+
+__all__ = [
+    "JoinKeys", "Partition", "Solved", "assign", "clashes", "components", "join_keys",
+    "solve", "split", "trace_keys",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,23 +159,77 @@ def split(
     return parts
 
 
+def trace_keys(decoded: Sequence[Span]) -> dict[str, JoinKeys]:
+    """`join_keys` of each trace among `decoded` (every span of each trace)."""
+    by_trace: dict[str, list[Span]] = defaultdict(list)
+    for span in decoded:
+        by_trace[span.trace_id].append(span)
+    return {trace_id: join_keys(spans) for trace_id, spans in by_trace.items()}
+
+
 def clashes(keys: Sequence[JoinKeys]) -> list[list[int]]:
     """Indexes of `keys` in groups that must be solved together (singletons included)."""
-    parent = list(range(len(keys)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            i = parent[i]
-        return i
-
-    for i in range(len(keys)):
-        for j in range(i + 1, len(keys)):
-            if find(i) != find(j) and keys[i].meets(keys[j]):
-                parent[find(j)] = find(i)
     groups: dict[int, list[int]] = {}
-    for i in range(len(keys)):
-        groups.setdefault(find(i), []).append(i)
+    for i, root in components(dict(enumerate(keys))).items():
+        groups.setdefault(root, []).append(i)
     return list(groups.values())
+
+
+def components(keys: Mapping[K, JoinKeys]) -> dict[K, K]:
+    """Each of `keys` -> its component's name (its first member in `keys`' order): the
+    members joined when two of them `meet`, directly or through others. A union-find over
+    an index of each key, so the cost is the number of keys, not of pairs."""
+    order = {k: i for i, k in enumerate(keys)}
+    parent = {k: k for k in keys}
+
+    def find(k: K) -> K:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def union(members: Iterable[K]) -> None:
+        roots = sorted({find(m) for m in members}, key=order.__getitem__)
+        for r in roots[1:]:
+            parent[r] = roots[0]
+
+    by_conversation: dict[str, list[K]] = defaultdict(list)
+    by_response: dict[str, list[K]] = defaultdict(list)
+    by_history: dict[str, list[K]] = defaultdict(list)
+    by_prefix: dict[str, list[K]] = defaultdict(list)
+    for k, jk in keys.items():
+        for c in jk.conversations:
+            by_conversation[c].append(k)
+        for r in jk.responses:
+            by_response[r].append(k)
+        for h in jk.histories:
+            by_history[h].append(k)
+        for p in jk.prefixes:
+            by_prefix[p].append(k)
+    for members in (*by_conversation.values(), *by_response.values()):
+        union(members)
+    # A prefix joins only a history (the call it continues), never another prefix: two
+    # raw-client traces sharing a system prompt are not one conversation (`JoinKeys.meets`).
+    for key, continuing in by_prefix.items():
+        if key in by_history:
+            union([*by_history[key], *continuing])
+    return {k: find(k) for k in keys}
+
+
+def assign(component_of: Mapping[str, K], sizes: Mapping[str, int],
+                        n: int) -> dict[K, int]:
+    """Component -> partition number in [0, n): largest components first, each onto the
+    partition with the fewest records so far (`sizes`: records per trace)."""
+    weight: dict[K, int] = defaultdict(int)
+    for trace_id, comp in component_of.items():
+        weight[comp] += sizes.get(trace_id, 1)
+    heap = [(0, p) for p in range(max(1, n))]
+    out: dict[K, int] = {}
+    for comp in sorted(weight, key=lambda c: (-weight[c], str(c))):
+        load, p = heapq.heappop(heap)
+        out[comp] = p
+        heapq.heappush(heap, (load + weight[comp], p))
+    return out
 
 
 def merge(parts: Sequence[Partition]) -> Partition:

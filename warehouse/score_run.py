@@ -297,24 +297,35 @@ def _published(report: ScoreReport, warehouse_dir: Path, con: duckdb.DuckDBPyCon
         return replace(report, publish_error=str(exc))
 
 
-def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], rescore: bool,
-         sample: float | None, batch_size: int, progress: ProgressFn | None,
-         judge_runner: JudgeRunner | None,
-         scorers_for_agent: ScorersForAgent | None = None) -> ScoreReport:
-    start = time.monotonic()
+def queue_pending(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], rescore: bool,
+                  sample: float | None, scorers_for_agent: ScorersForAgent | None
+                  ) -> tuple[int, tuple[tuple[str | None, str], ...], dict[str, int]]:
+    """Fill `_pending` with the run's (turn, scorer) pairs, whichever engine scores them.
+
+    Returns the turns in scope, the (agent, scorer) pairs switched off, and the pending
+    pairs per scorer.
+    """
     bucket = None if sample is None else round(sample * _SAMPLE_BUCKETS)
     in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
     _join_cases(con)
     con.execute(CREATE_PENDING)
-    pending_before: dict[str, int] = {}
     for s in chosen:
         con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
                                      "version": s.version, "labels": reads_labels(s)})
     disabled: tuple[tuple[str | None, str], ...] = ()
     if scorers_for_agent is not None:
         disabled = _drop_disabled(con, scorers_for_agent, [s.name for s in chosen])
-    for name, n in con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall():
-        pending_before[name] = n
+    pending = dict(con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall())
+    return in_scope, disabled, pending
+
+
+def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], rescore: bool,
+         sample: float | None, batch_size: int, progress: ProgressFn | None,
+         judge_runner: JudgeRunner | None,
+         scorers_for_agent: ScorersForAgent | None = None) -> ScoreReport:
+    start = time.monotonic()
+    in_scope, disabled, pending_before = queue_pending(con, chosen, rescore, sample,
+                                                       scorers_for_agent)
     total = sum(pending_before.values())
     log.info("run %s: %d pending (turn, scorer) pairs over %d turns", run_id, total, in_scope)
 
@@ -345,7 +356,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                 tally.time("read", clock)
                 if batch is None:
                     break
-                tables = _score_batch(batch, by_name, judge, tally)
+                tables = score_batch(batch, by_name, judge, tally)
                 writer.write([], tables, replacing=batch.replacing)
                 for t in tables:
                     tally.add_columns(t)
@@ -433,7 +444,7 @@ class _JudgeTap:
         return outcome
 
 
-def _score_batch(batch: PendingBatch, by_name: dict[str, Scorer], judge: _JudgeTap | None,
+def score_batch(batch: PendingBatch, by_name: dict[str, Scorer], judge: _JudgeTap | None,
                  tally: Tally) -> list[pa.Table]:
     """The batch's scores, one table (`COLUMNAR_SCHEMA`) per scorer; the turns a judge
     left pending have no row."""

@@ -114,30 +114,37 @@ def _last_per_key(rows: Sequence[ScoreRow]) -> list[ScoreRow]:
     return list(latest.values())
 
 
-def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_id: str,
-                 *, replacing: bool = True, columns: Sequence[pa.Table] = ()) -> int:
-    """Write a batch in one transaction; a replaced score is first copied to history.
+def score_table(rows: Sequence[ScoreRow], run_id: str, *, columns: Sequence[pa.Table] = (),
+                now: datetime | None = None) -> pa.Table:
+    """A batch's scores as one table of the `scores` columns, ready for `write_score_table`.
 
     `columns`: more scores, as tables of `COLUMNAR_SCHEMA`, one row per (turn, scorer)
-    and none of their pairs among `rows`' (the runner runs a scorer one way or the other).
+    and none of their pairs among `rows`'.
+    """
+    now = now or datetime.now(UTC)
+    parts = [_filled(t, run_id, now) for t in columns if t.num_rows]
+    if rows:
+        parts.append(_arrow(_last_per_key(rows), run_id, now))
+    return pa.concat_tables(parts) if parts else _arrow([], run_id, now)
+
+
+def write_score_table(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str,
+                      *, replacing: bool = True) -> int:
+    """Write a `score_table` in one transaction; a replaced score is first copied to history.
+
     `replacing=False` promises that no row of the batch has a current score yet (the
     runner knows): the copy to history, a join over the whole `scores` table, is skipped
     and rows are inserted, not upserted (a current row would then fail the batch).
     Returns the number of rows written.
     """
-    now = datetime.now(UTC)
-    parts = [_filled(t, run_id, now) for t in columns if t.num_rows]
-    if rows:
-        parts.append(_arrow(_last_per_key(rows), run_id, now))
-    if not parts:
+    if not table.num_rows:
         return 0
-    table = pa.concat_tables(parts)
     con.register(_INCOMING, table)
     try:
         con.execute("BEGIN TRANSACTION")
         try:
             if replacing:
-                con.execute(COPY_REPLACED_TO_HISTORY, [now])
+                con.execute(COPY_REPLACED_TO_HISTORY, [datetime.now(UTC)])
             con.execute(UPSERT_SCORES if replacing else INSERT_SCORES)
             record_commit(con, run_id)
             con.execute("COMMIT")
@@ -147,3 +154,10 @@ def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_i
     finally:
         con.unregister(_INCOMING)
     return table.num_rows
+
+
+def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_id: str,
+                 *, replacing: bool = True, columns: Sequence[pa.Table] = ()) -> int:
+    """`score_table` then `write_score_table`: a batch in one transaction."""
+    return write_score_table(con, score_table(rows, run_id, columns=columns), run_id,
+                             replacing=replacing)

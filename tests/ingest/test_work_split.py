@@ -12,9 +12,6 @@ from tests.ingest.outputs import turn_rows
 from turnscore.ingest.pipeline import IngestBatch, ingest_paths
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
-JSON_FILES = sorted(CORPUS.rglob("*.json"))
-
-
 
 
 def _summary(batch: IngestBatch) -> tuple[Any, ...]:
