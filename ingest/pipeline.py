@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from turnscore.ingest import shards
-from turnscore.ingest.decode import decode_spans, trace_order
+from turnscore.ingest.decode import conversation_id, decode_spans, trace_order
 from turnscore.ingest.formats import Limits
 from turnscore.ingest.inputs import (
     Fresh,
@@ -290,6 +290,16 @@ def _solve_group(
     new_logs = [lg for k, lg in fresh.logs.items() if k not in stored_logs]
     errors = list(conflicts(fresh.spans, stored_spans))
 
+    # Stored traces of the conversations the group's spans name, read before the split so
+    # that a partition continuing a stored conversation is solved whole on its worker,
+    # not solved there and again here (history links, known only once decoded, still
+    # are: the check after the shards).
+    named = {c for s in (*new_spans, *stored.spans) if (c := conversation_id(s.attributes))}
+    earlier = store.linked_traces(Lookups(conversations=named)) - touched if named else set()
+    if earlier:
+        extra = store.read(earlier)
+        stored = replace(stored, spans=[*stored.spans, *extra.spans],
+                         logs=[*stored.logs, *extra.logs])
     spans = [*stored.spans, *new_spans]
     logs = [lg for lg in (*stored.logs, *new_logs) if lg.trace_id]
     loose = [lg for lg in new_logs if not lg.trace_id]
@@ -299,7 +309,7 @@ def _solve_group(
     new = [*new_spans, *(lg for lg in new_logs if lg.trace_id)]
     workers = settings.workers or 1
     count = max(1, min(workers, len(spans) // shards.MIN_SHARED_SPANS))
-    rebuilt = set(touched)
+    rebuilt = touched | earlier
     turns: list[Turn] = []
     found: list[InputError] = []
     if count == 1:
