@@ -61,7 +61,7 @@ from turnscore.warehouse.runs import (
 )
 from turnscore.warehouse.scores import COLUMNS as SCORE_COLUMNS
 
-__all__ = ["ErrorLine", "IngestReport", "run_ingest"]
+__all__ = ["ErrorLine", "IngestReport", "finish_ingest_run", "load_batch", "run_ingest"]
 
 logger = logging.getLogger(__name__)
 
@@ -238,7 +238,7 @@ def run_ingest(
                     settings=settings,
                     limits=limits,
                 )
-                report = _load(con, batch, known, notes, started,
+                report = load_batch(con, batch, known, notes, started,
                                _recovered(warehouse_dir, dead))
                 for done in (*dead, run_id):
                     (warehouse_dir / UNLOADED_DIR / done).unlink(missing_ok=True)
@@ -248,7 +248,7 @@ def run_ingest(
                 report = IngestReport(
                     run_id, "failed", seconds=time.monotonic() - started, error=str(exc)
                 )
-                _finish_run(con, report)
+                finish_ingest_run(con, report)
                 return report
         finally:
             con.close()
@@ -284,14 +284,16 @@ def _recovered(warehouse_dir: Path, dead: Sequence[str]) -> tuple[Path, ...]:
     return files
 
 
-def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
+def finish_ingest_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
+    """Close the run's `runs` row with the report (errors and skipped files are rows of
+    their own tables, not repeated in the summary)."""
     summary = report.to_json()
     summary.pop("errors")
     summary.pop("skipped")
     finish_run(con, report.run_id, Outcome(report.outcome), summary, report.error)
 
 
-def _load(
+def load_batch(
     con: duckdb.DuckDBPyConnection,
     batch: IngestBatch,
     known: set[str],
@@ -347,7 +349,7 @@ def _load(
             error=failure,
             notes=notes,
         )
-        _finish_run(con, report)
+        finish_ingest_run(con, report)
         record_commit(con, batch.ingest_id)
         con.execute("COMMIT")
     except BaseException:

@@ -4,7 +4,7 @@
 does; the job (`ray_engine.ingest_job`) writes `spans/` and `turns/` under the data root
 (a URI: `s3://...`, `gs://...`, `file://...`, or a folder) and commits them by manifest;
 then the committed turn files are copied to a temporary folder and loaded into DuckDB by
-the same load as a local run (`ingest_run._load`: upsert, removals, errors, files, the
+the same load as a local run (`ingest_run.load_batch`: upsert, removals, errors, files, the
 `runs` row, one transaction), so views, publishing and dashboards do not change.
 
 Crash safety, the object-storage form of local ingest's unloaded-turns markers:
@@ -54,8 +54,8 @@ from turnscore.warehouse.ingest_run import (
     LOAD_MEMORY_LIMIT,
     SET_MEMORY_LIMIT,
     IngestReport,
-    _finish_run,
-    _load,
+    finish_ingest_run,
+    load_batch,
 )
 from turnscore.warehouse.ray_engine import RayIngest, connect, ingest_job, require_ray
 from turnscore.warehouse.runs import RunKind, close_interrupted_runs, start_run
@@ -138,12 +138,12 @@ def run_ray_ingest(
                 with tempfile.TemporaryDirectory(prefix="turnscore-load-") as tmp:
                     recovered = _download(store, dead, Path(tmp))
                     mine = _download(store, [job.manifest] if job.manifest else [], Path(tmp))
-                    return _load(con, _batch(job, mine), known, (), started, recovered)
+                    return load_batch(con, _batch(job, mine), known, (), started, recovered)
             except (TurnscoreError, OSError, duckdb.Error) as exc:
                 log.error("ingest run %s failed: %s", run_id, exc)
                 report = IngestReport(run_id, "failed", seconds=time.monotonic() - started,
                                       error=str(exc))
-                _finish_run(con, report)
+                finish_ingest_run(con, report)
                 return report
         finally:
             con.close()

@@ -29,7 +29,6 @@ import pickle
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,17 +39,9 @@ import pyarrow.parquet as pq
 
 from turnscore.ingest.storage import Location, Manifest, commit, location, run_prefix
 from turnscore.scorers.base import Scorer, Status
-from turnscore.warehouse.db import bulk_writes, open_warehouse, writer_lock
-from turnscore.warehouse.errors import InvalidOption, WarehouseError
-from turnscore.warehouse.publish import publish, snapshot_behind
+from turnscore.warehouse.db import bulk_writes
+from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.ray_engine import connect, require_ray
-from turnscore.warehouse.runs import (
-    Outcome,
-    RunKind,
-    close_interrupted_runs,
-    finish_run,
-    start_run,
-)
 from turnscore.warehouse.score_input import PendingBatch, pending_batches
 from turnscore.warehouse.score_run import (
     DEFAULT_BATCH_SIZE,
@@ -58,6 +49,7 @@ from turnscore.warehouse.score_run import (
     ScoreReport,
     ScorersForAgent,
     queue_pending,
+    recorded_score_run,
     resolve_scorers,
     score_batch,
 )
@@ -101,40 +93,13 @@ def run_ray_score(
     require_ray()
     chosen = resolve_scorers(scorers)
     store = location(data_root)
-    with writer_lock(warehouse_dir, wait=wait):
-        con = open_warehouse(warehouse_dir)
-        try:
-            close_interrupted_runs(con)
-            run_id = start_run(con, RunKind.SCORE, {
-                "scorers": [s.name for s in chosen], "rescore": rescore, "sample": sample,
-                "engine": "ray", "data_root": store.uri})
-            try:
-                report = _run(con, store, run_id, chosen, rescore, sample, ray_address,
-                              scorers_for_agent)
-                if publish_snapshot and (not report.nothing_to_do
-                                         or snapshot_behind(warehouse_dir, con)):
-                    report = _published(report, warehouse_dir, con)
-            except BaseException as exc:
-                interrupted = isinstance(exc, KeyboardInterrupt)
-                finish_run(con, run_id, Outcome.INTERRUPTED if interrupted else Outcome.FAILED,
-                           error=f"{type(exc).__name__}: {exc}")
-                raise
-            finish_run(con, run_id, report.outcome, report.to_json())
-        finally:
-            con.close()
-    return report
-
-
-def _published(report: ScoreReport, warehouse_dir: Path, con: duckdb.DuckDBPyConnection
-               ) -> ScoreReport:
-    started = time.monotonic()
-    try:
-        path = publish(warehouse_dir, con=con)
-        return replace(report, published=str(path),
-                       publish_seconds=round(time.monotonic() - started, 3))
-    except WarehouseError as exc:
-        log.error("run %s: publishing failed: %s", report.run_id, exc)
-        return replace(report, publish_error=str(exc))
+    config: dict[str, object] = {"scorers": [s.name for s in chosen], "rescore": rescore,
+                                 "sample": sample, "engine": "ray", "data_root": store.uri}
+    return recorded_score_run(
+        warehouse_dir, config,
+        lambda con, run_id: _run(con, store, run_id, chosen, rescore, sample, ray_address,
+                                 scorers_for_agent),
+        wait=wait, publish_snapshot=publish_snapshot)
 
 
 def _run(con: duckdb.DuckDBPyConnection, store: Location, run_id: str, chosen: list[Scorer],

@@ -259,16 +259,38 @@ def score_turns(
         raise InvalidOption(f"batch size must be at least 1, got {batch_size}")
     config: dict[str, object] = {"scorers": [s.name for s in chosen], "rescore": rescore,
                                  "sample": sample, "batch_size": batch_size}
+    size = batch_size
+
+    def run(con: duckdb.DuckDBPyConnection, run_id: str) -> ScoreReport:
+        runner = judge_runner
+        if judge_factory is not None:
+            runner = judge_factory(DuckDBJudgeCache(con, run_id))
+        return _run(con, run_id, chosen, rescore, sample, size, progress, runner,
+                    scorers_for_agent)
+
+    return recorded_score_run(warehouse_dir, config, run, wait=wait,
+                              publish_snapshot=publish_snapshot)
+
+
+def recorded_score_run(
+    warehouse_dir: Path,
+    config: dict[str, object],
+    run: Callable[[duckdb.DuckDBPyConnection, str], ScoreReport],
+    *,
+    wait: bool,
+    publish_snapshot: bool,
+) -> ScoreReport:
+    """`run` as a recorded score run, whichever engine scores: under the writer lock, with
+    interrupted runs closed, a `runs` row started with `config` and finished with the
+    outcome (or the failure), and the snapshot published when the run wrote something or
+    the snapshot is behind."""
     with writer_lock(warehouse_dir, wait=wait):
         con = open_warehouse(warehouse_dir)
         try:
             close_interrupted_runs(con)
             run_id = start_run(con, RunKind.SCORE, config)
             try:
-                if judge_factory is not None:
-                    judge_runner = judge_factory(DuckDBJudgeCache(con, run_id))
-                report = _run(con, run_id, chosen, rescore, sample, batch_size, progress,
-                              judge_runner, scorers_for_agent)
+                report = run(con, run_id)
                 # Nothing written now, but an earlier run may have died before or
                 # while publishing what it wrote.
                 if publish_snapshot and (not report.nothing_to_do
