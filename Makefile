@@ -19,9 +19,16 @@ demo: install
 test: install
 	$(BIN)/python -m pytest -q
 
+# mypy sees the package as installed (turnscore.ingest is ingest/, ...) through a tree of
+# links: the editable install's import hook is invisible to it, so `turnscore.*` would be Any.
+MYPY_TREE := build/mypy
+
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/mypy turnscore ingest scorers warehouse queries cli demo
+	rm -rf $(MYPY_TREE) && mkdir -p $(MYPY_TREE)/turnscore
+	for f in turnscore/*.py; do ln -s ../../../$$f $(MYPY_TREE)/turnscore/; done
+	for d in ingest scorers warehouse queries cli demo; do ln -s ../../../$$d $(MYPY_TREE)/turnscore/$$d; done
+	cd $(MYPY_TREE) && ../../$(BIN)/mypy --config-file ../../pyproject.toml -p turnscore
 
 bench: install
 	$(BIN)/python bench/ingest.py

@@ -9,7 +9,6 @@ failed, 2 bad options or config, 4 another nightly holds the warehouse.
 from __future__ import annotations
 
 from dataclasses import replace
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -29,13 +28,7 @@ from turnscore.cli.options import (
 )
 from turnscore.warehouse.config import Config as NightlyConfig
 from turnscore.warehouse.config import load_config
-from turnscore.warehouse.nightly import NightlyReport, run_nightly
-
-
-class JudgeChoice(StrEnum):
-    AUTO = "auto"
-    RULES = "rules"
-    LLM = "llm"
+from turnscore.warehouse.nightly import JudgeMode, NightlyReport, run_nightly
 
 
 def nightly_cli(
@@ -51,9 +44,9 @@ def nightly_cli(
     max_cost: Annotated[float | None, typer.Option(
         "--max-cost", min=0.0, help="Stop LLM judging at this spend in USD; the rest stays "
                                     "pending.")] = None,
-    judge: Annotated[JudgeChoice, typer.Option(
+    judge: Annotated[JudgeMode, typer.Option(
         "--judge", help="auto: the LLM judge when \\[judge] has a base_url, else the rules "
-                        "judge.")] = JudgeChoice.AUTO,
+                        "judge.")] = JudgeMode.AUTO,
 ) -> None:
     """Run the whole nightly job from turnscore.toml: ingest, labels, score, views,
     publish, HTML report; one summary at the end.
@@ -67,9 +60,9 @@ def nightly_cli(
         if warehouse is not None:
             cfg = replace(cfg, warehouse=warehouse)
         if quiet or json_output or not err.is_terminal:
-            report = run_nightly(cfg, judge=judge.value, max_cost=max_cost, wait=wait)
+            report = run_nightly(cfg, judge=judge, max_cost=max_cost, wait=wait)
         else:
-            report = _with_progress(cfg, judge.value, max_cost, wait, err)
+            report = _with_progress(cfg, judge, max_cost, wait, err)
     if json_output:
         print_json(report.to_json())
     elif quiet:
@@ -80,7 +73,7 @@ def nightly_cli(
     raise typer.Exit(EXIT_FOR_OUTCOME[report.outcome])
 
 
-def _with_progress(cfg: NightlyConfig, judge: str, max_cost: float | None, wait: bool,
+def _with_progress(cfg: NightlyConfig, judge: JudgeMode, max_cost: float | None, wait: bool,
                    console: Console) -> NightlyReport:
     columns = (TextColumn("{task.description:<7}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=console, transient=True) as bar:

@@ -8,7 +8,6 @@ warehouse.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -36,7 +35,7 @@ from turnscore.scorers.judge.config import Budget
 from turnscore.warehouse.config import ScorerSelection, load_config
 from turnscore.warehouse.db import DB_FILE
 from turnscore.warehouse.errors import WarehouseMissing
-from turnscore.warehouse.judging import llm_judge_for
+from turnscore.warehouse.judging import JudgeMode, llm_judge_for
 from turnscore.warehouse.ray_score import run_ray_score
 from turnscore.warehouse.score_run import (
     JudgeFactory,
@@ -44,12 +43,6 @@ from turnscore.warehouse.score_run import (
     resolve_scorers,
     score_turns,
 )
-
-
-class JudgeMode(StrEnum):
-    AUTO = "auto"
-    RULES = "rules"
-    LLM = "llm"
 
 
 def score_cli(
@@ -92,7 +85,7 @@ def score_cli(
         # The same choice as `turnscore nightly`: turnscore.toml's `scorers` and
         # `[agents.*]` rules, `--scorer` standing in for `scorers`.
         selection = cfg.scorer_selection([s.name for s in resolve_scorers(None)], scorer)
-        factory = llm_judge_for(cfg.judge, judge.value,
+        factory = llm_judge_for(cfg.judge, judge,
                                 Budget(max_cost_usd=max_cost, max_calls=max_calls))
         try:
             if engine is Engine.RAY:

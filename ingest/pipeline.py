@@ -56,7 +56,7 @@ from turnscore.ingest.inputs import (
 )
 from turnscore.ingest.links import Lookups, lookups
 from turnscore.ingest.partition import Partition, Solved, assemble, clashes, merge, split
-from turnscore.ingest.records import InputError, RawSpan
+from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.settings import DEFAULT_GROUP_BYTES, IngestSettings
 from turnscore.ingest.store import (
     RecordKey,
@@ -281,7 +281,8 @@ def _solve_group(
     store, settings = run.store, run.settings
     touched = {k[1] for k in (*fresh.spans, *fresh.logs) if k[1] is not None}
     stored = store.read(touched)
-    stored_traces = {r.trace_id for r in (*stored.spans, *stored.logs)}
+    stored_traces = {s.trace_id for s in stored.spans}
+    stored_traces |= {lg.trace_id for lg in stored.logs if lg.trace_id}
     carry = {} if last else _rootless(fresh, waited, stored_traces)
     touched -= set(_traces(carry))
     stored_spans = {record_key(s): s for s in stored.spans}
@@ -306,7 +307,7 @@ def _solve_group(
     if loose:  # no trace to join: reported (content logs) and stored as they are
         errors.extend(decode_spans([], loose)[1])
         store.write(loose)
-    new = [*new_spans, *(lg for lg in new_logs if lg.trace_id)]
+    new: list[RawSpan | RawLog] = [*new_spans, *(lg for lg in new_logs if lg.trace_id)]
     workers = settings.workers or 1
     count = max(1, min(workers, len(spans) // shards.MIN_SHARED_SPANS))
     rebuilt = touched | earlier

@@ -257,7 +257,8 @@ class StoredRecords:
     logs: list[RawLog] = field(default_factory=list)
 
     def keys(self) -> set[RecordKey]:
-        return {record_key(r) for r in (*self.spans, *self.logs)}
+        records: list[RawSpan | RawLog] = [*self.spans, *self.logs]
+        return {record_key(r) for r in records}
 
 
 class SpanStore:

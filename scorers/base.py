@@ -358,10 +358,10 @@ def scorer(
 
 
 def cased_columns(cases: Sequence[Case | None],
-                  score: Callable[[list[int]], pl.DataFrame]) -> pl.DataFrame:
+                  score: Callable[[list[int], list[Case]], pl.DataFrame]) -> pl.DataFrame:
     """Columns for a scorer that finds every turn without a case inconclusive: those rows
-    are whole constant columns, and `score(indices)` gives the `SCORE_COLUMNS` of the
-    turns that have one (`score_columns` turns `Score`s into them), in that order."""
+    are whole constant columns, and `score(indices, their_cases)` gives the `SCORE_COLUMNS`
+    of the turns that have one (`score_columns` turns `Score`s into them), in that order."""
     n = len(cases)
     cols = {"status": pl.repeat(Status.INCONCLUSIVE.value, n, eager=True, dtype=pl.String),
             "value": pl.repeat(None, n, eager=True, dtype=pl.Float64),
@@ -370,7 +370,7 @@ def cased_columns(cases: Sequence[Case | None],
             "details": pl.repeat(NO_DETAILS, n, eager=True, dtype=pl.String)}
     at = [i for i, c in enumerate(cases) if c is not None]
     if at:
-        scored = score(at)
+        scored = score(at, [c for c in cases if c is not None])
         for name, column in cols.items():
             column.scatter(at, scored.get_column(name))
     return pl.DataFrame(cols, schema=SCORE_COLUMNS)

@@ -43,11 +43,11 @@ DEFAULT_MODE = "all"
     description="Whether the turn called the case's expected tools (any, all, exact, ordered).",
 )
 def tool_call_accuracy(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
-    def score(at: list[int]) -> pl.DataFrame:
+    def score(at: list[int], present: list[Case]) -> pl.DataFrame:
         names = (turns.frame.get_column("calls").gather(at)
                  .list.eval(pl.element().struct.field("name")).to_list())
-        return score_columns([_score(called or [], cases[i])
-                              for i, called in zip(at, names, strict=True)])
+        return score_columns([_score(called or [], case)
+                              for case, called in zip(present, names, strict=True)])
 
     return cased_columns(cases, score)
 

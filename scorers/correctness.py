@@ -48,8 +48,8 @@ DEFAULT_MODE = "normalized"
                 "(exact, normalized or contains).",
 )
 def answer_correctness(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
-    def score(at: list[int]) -> pl.DataFrame:
-        found = _verdicts(turns.frame.get_column("final_answer").gather(at), [cases[i] for i in at])
+    def score(at: list[int], present: list[Case]) -> pl.DataFrame:
+        found = _verdicts(turns.frame.get_column("final_answer").gather(at), present)
         return pl.DataFrame(
             {"status": [str(v.status) for v in found], "value": [v.value for v in found],
              "label": [v.label for v in found], "explanation": [v.explanation for v in found],

@@ -39,8 +39,8 @@ VERSION = "1"
 )
 def tool_grounding(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
     answers = turns.frame.get_column("final_answer")
-    return cased_columns(cases, lambda at: score_columns(
-        _scores(answers.gather(at).to_list(), [cases[i] for i in at])))
+    return cased_columns(cases, lambda at, present: score_columns(
+        _scores(answers.gather(at).to_list(), present)))
 
 
 def _scores(answers: Sequence[str | None], cases: Sequence[Case | None]) -> list[Score]:

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from enum import StrEnum
 
 from turnscore.errors import ConfigError
 from turnscore.scorers.judge.config import Budget, load_judge_settings
@@ -17,7 +17,14 @@ from turnscore.warehouse.judge_batch import BatchJudge, batched
 from turnscore.warehouse.judge_cache import DuckDBJudgeCache
 from turnscore.warehouse.score_run import JudgeRunner
 
-JudgeMode = Literal["auto", "rules", "llm"]
+
+class JudgeMode(StrEnum):
+    """Which judge a run uses: the LLM judge when `[judge]` has a base_url (auto), the
+    rules judge, or the LLM judge and an error without one."""
+
+    AUTO = "auto"
+    RULES = "rules"
+    LLM = "llm"
 
 
 class LlmJudge:

@@ -124,7 +124,7 @@ Stage = Callable[[NightlyReport], NightlyReport]
 
 
 def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
-                judge: JudgeMode = "auto", max_cost: float | None = None,
+                judge: JudgeMode = JudgeMode.AUTO, max_cost: float | None = None,
                 wait: bool = False) -> NightlyReport:
     """Run every stage for `config`; raises `WarehouseBusy` when another nightly holds
     the warehouse (and `wait` is false), and `UnknownScorer` for a misspelt scorer name or

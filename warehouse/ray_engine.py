@@ -36,6 +36,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -299,8 +300,7 @@ def _read_files(batch: pa.Table, limits: Limits, buckets: int) -> pa.Table:
             add("error", index, 0, "", InputError(uri, "file", f"cannot read file: {exc}"))
             add("file", index, 0, "", (None, 0, 0, 0, 1))
             continue
-        records = read_whole(uri, lambda data=data, uri=uri: read_bytes(
-            data, uri, limits))
+        records = read_whole(uri, partial(read_bytes, data, uri, limits))
         counts = {"span": 0, "log": 0, "error": 0}
         for seq, rec in enumerate(records):
             if isinstance(rec, RawSpan):

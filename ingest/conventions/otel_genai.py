@@ -13,6 +13,7 @@ On an `execute_tool` span the same events describe the execution, not a conversa
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import ContentEvent, Decoded, SpanView
@@ -185,7 +186,7 @@ def current(view: SpanView, problems: Problems) -> Decoded:
         if isinstance(tools_text, str) and clean and len(problems) == before:
             _remember_tools(tools_text, tools)
     else:
-        tools = cached
+        tools = cast("tuple[ToolDef, ...] | None", cached)
     own = view.get(A.GEN_AI_TOOL_DEFINITIONS)
     if tools and own is not None and own is not tools_text:
         # An event overlaid the span's own definitions (ADK's log records drop the schemas

@@ -206,10 +206,10 @@ def rates(data: ReportData) -> str:
         return section("rates", "Canary, correctness and hallucination", lead,
                        note("No labelled or code-scored turns in this period."))
     rows: list[list[Cell]] = []
-    for agent in [None, *agents]:
-        row_cells: list[Cell] = [agent or "all agents"]
+    for who in [None, *agents]:
+        row_cells: list[Cell] = [who or "all agents"]
         for scorer, _, zeros in charts.RATE_SERIES:
-            st = data.stat(scorer, agent)
+            st = data.stat(scorer, who)
             value = None if st is None or not st.scored else (
                 st.zero_share if zeros else st.mean_value)
             row_cells.append(f"{pct(value)} (n={st.scored if st else 0})")
