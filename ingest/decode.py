@@ -42,11 +42,9 @@ CONVENTIONS: tuple[Convention, ...] = (
     frameworks.ADK,
     frameworks.STRANDS,
     vercel.VERCEL,
-    Convention(otel_genai.NAME, otel_genai.detect, otel_genai.decode, otel_genai.CONTENT_KEYS),
-    Convention(openinference.NAME, openinference.detect, openinference.decode,
-               openinference.CONTENT_KEYS),
-    Convention(openllmetry.NAME, openllmetry.detect, openllmetry.decode,
-               openllmetry.CONTENT_KEYS),
+    otel_genai.OTEL_GENAI,
+    openinference.OPENINFERENCE,
+    openllmetry.OPENLLMETRY,
 )
 """Every decoder, in merge precedence."""
 
@@ -54,6 +52,26 @@ CONTENT_KEYS: tuple[str, ...] = tuple(
     dict.fromkeys(k for c in CONVENTIONS for k in c.content_keys)
 )
 """Every convention's content keys (`Convention.content_keys`), once each."""
+
+_MARKERS = frozenset(k for c in CONVENTIONS for k in c.markers)
+_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.prefixes))
+
+
+def detected(view: SpanView) -> list[Convention]:
+    """The conventions `view` speaks, in merge precedence: its keys and event names are
+    looked at once for all of them (`Convention.markers`, `prefixes`, `events`)."""
+    attrs = view.attributes
+    marked = _MARKERS.intersection(attrs)
+    flat = [k for k in attrs if k.startswith(_PREFIXES)]
+    names = {e.name for e in view.events}
+    return [
+        c for c in CONVENTIONS
+        if (not c.markers.isdisjoint(marked)
+            or (flat and c.prefixes and any(k.startswith(c.prefixes) for k in flat))
+            or not c.events.isdisjoint(names))
+        and (c.accepts is None or c.accepts(view))
+    ]  # fmt: skip
+
 
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
 _MODEL_KEYS = (A.GEN_AI_RESPONSE_MODEL, A.GEN_AI_REQUEST_MODEL, A.OI_MODEL_NAME)
@@ -125,6 +143,8 @@ def _log_error(log: RawLog, message: str) -> InputError:
 def content_events(raw: RawSpan, logs: Sequence[RawLog] = ()) -> tuple[ContentEvent, ...]:
     """Span events and joined log records, in time order (span events first on ties),
     exact duplicates dropped."""
+    if not raw.events and not logs:
+        return ()
     events = [ContentEvent(e.name, e.time_unix_nano, e.attributes) for e in raw.events]
     for log in logs:
         fields: dict[str, AttrValue] = dict(log.attributes)
@@ -155,20 +175,20 @@ def decode_span(
     """One span to `Span`, plus an InputError listing whatever was malformed in it."""
     view = SpanView(raw.span_id, raw.name, raw.attributes, content_events(raw, logs))
     problems: list[str] = []
-    merged = Decoded()
+    merged: Decoded | None = None
     names: list[str] = []
-    for convention in CONVENTIONS:
+    for convention in detected(view):
+        names.append(convention.name)
         try:
-            if not convention.detect(view):
-                continue
-            names.append(convention.name)
-            merged = merged.fill(convention.decode(view, problems))
+            decoded = convention.decode(view, problems)
         except Exception as exc:  # a decoder bug must not lose the span (STYLE 10)
             logger.exception("decoder %s failed on span %s", convention.name, raw.span_id)
             problems.append(f"{convention.name} decoder failed: {type(exc).__name__}: {exc}")
+            continue
+        merged = decoded if merged is None else merged.fill(decoded)
     span = build_span(
         raw,
-        merged,
+        merged or Decoded(),
         "+".join(names) or "none",
         case_id_attribute=case_id_attribute,
         attributes=attributes_json(raw.attributes, raw.resource),

@@ -1,8 +1,9 @@
 """What a convention decoder reads (`SpanView`) and returns (`Decoded`).
 
-Each convention module exposes `detect(view) -> bool` and `decode(view, problems) ->
-Decoded`. Decoding is a pure function of the view; `problems` collects what was malformed
-so the dispatcher can report it without dropping the span (DESIGN §3, STYLE 10).
+Each convention module exposes a `Convention`: what marks its spans (as data) and
+`decode(view, problems) -> Decoded`. Decoding is a pure function of the view; `problems`
+collects what was malformed so the dispatcher can report it without dropping the span
+(DESIGN §3, STYLE 10).
 """
 
 from __future__ import annotations
@@ -81,11 +82,23 @@ _DECODED_FIELDS = tuple(f.name for f in fields(Decoded))
 
 @dataclass(frozen=True, slots=True)
 class Convention:
-    """A decoder: its name (recorded on the span), how to detect it, how to decode."""
+    """A decoder: its name (recorded on the span), what marks a span as its, how to decode.
+
+    Detection is data, so the dispatcher looks at a span's keys once for every convention
+    (`turnscore.ingest.decode.detected`): a span speaks a convention when it has one of its
+    `markers`, a key under one of its `prefixes`, or one of its `events`, and `accepts` (when
+    given: a marker's value decides, as Vercel's `ai.operationId`) agrees.
+    """
 
     name: str
-    detect: Callable[[SpanView], bool]
     decode: Callable[[SpanView, list[str]], Decoded]
+    markers: frozenset[str] = frozenset()
+    """Attribute keys only this convention's spans carry."""
+    prefixes: tuple[str, ...] = ()
+    """Prefixes (ending in '.') of the flattened keys only this convention's spans carry."""
+    events: frozenset[str] = frozenset()
+    """Names of the span events or log records that carry this convention's content."""
+    accepts: Callable[[SpanView], bool] | None = None
     content_keys: tuple[str, ...] = ()
     """Attributes holding message content (requests, answers, prompts, tool arguments and
     results, documents), each a key or a prefix of flattened keys (`key.`): kept out of

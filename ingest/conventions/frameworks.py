@@ -19,6 +19,7 @@ from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
+    execution,
     instructions_text,
     parse_messages,
     parse_tool_defs,
@@ -26,27 +27,19 @@ from turnscore.ingest.conventions.messages import (
 )
 from turnscore.ingest.conventions.values import (
     SYNTHETIC_TOOL_NAMES,
-    ContentError,
     JsonValue,
     as_int,
     as_str,
-    canonical_arguments,
+    load,
     mlflow_value,
     result_text,
-    structured,
     try_json,
 )
 from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
 
 
 def _load(view: SpanView, key: str, problems: Problems) -> JsonValue:
-    if view.get(key) is None:
-        return None
-    try:
-        return structured(view.get(key), key)
-    except ContentError as exc:
-        problems.append(str(exc))
-        return None
+    return load(view.attributes, key, problems)
 
 
 def _split_answer(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
@@ -57,14 +50,6 @@ def _split_answer(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], t
 
 
 # --- Pydantic AI --------------------------------------------------------------------
-
-
-def _pydantic_detect(view: SpanView) -> bool:
-    attrs = view.attributes
-    return any(k in attrs for k in (
-        A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
-        A.PYDANTIC_AI_TOOL_ARGUMENTS, A.PYDANTIC_AI_TOOL_RESPONSE, A.LOGFIRE_JSON_SCHEMA,
-    ))
 
 
 def _pydantic_decode(view: SpanView, problems: Problems) -> Decoded:
@@ -125,26 +110,19 @@ def _pydantic_tool(view: SpanView, problems: Problems) -> ToolExecution | None:
             # Logfire stores a structured result as JSON text; render it as chat spans do.
             ok, parsed = try_json(value)
             result = result_text(parsed) if ok and isinstance(parsed, dict | list) else value
-    return ToolExecution(
-        name=name,
-        call_id=as_str(view.get(A.GEN_AI_TOOL_CALL_ID)),
-        arguments=None if arguments is None else canonical_arguments(arguments),
-        result=result,
-    )
+    return execution(name, as_str(view.get(A.GEN_AI_TOOL_CALL_ID)), arguments, result)
 
 
-PYDANTIC_AI = Convention("pydantic-ai", _pydantic_detect, _pydantic_decode, content_keys=(
+PYDANTIC_AI = Convention("pydantic-ai", _pydantic_decode, markers=frozenset({
+    A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
+    A.PYDANTIC_AI_TOOL_ARGUMENTS, A.PYDANTIC_AI_TOOL_RESPONSE, A.LOGFIRE_JSON_SCHEMA,
+}), content_keys=(
     A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_FINAL_RESULT,
     A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, A.PYDANTIC_AI_TOOL_ARGUMENTS,
     A.PYDANTIC_AI_TOOL_RESPONSE,
 ))
 
 # --- Strands ------------------------------------------------------------------------
-
-
-def _strands_detect(view: SpanView) -> bool:
-    attrs = view.attributes
-    return A.STRANDS_TOOL_JSON_SCHEMA in attrs or A.STRANDS_AGENT_TOOLS in attrs
 
 
 def _strands_decode(view: SpanView, problems: Problems) -> Decoded:
@@ -167,7 +145,9 @@ def _strands_decode(view: SpanView, problems: Problems) -> Decoded:
     return Decoded()
 
 
-STRANDS = Convention("strands", _strands_detect, _strands_decode)
+STRANDS = Convention("strands", _strands_decode, markers=frozenset({
+    A.STRANDS_TOOL_JSON_SCHEMA, A.STRANDS_AGENT_TOOLS,
+}))
 
 # --- MLflow -------------------------------------------------------------------------
 
@@ -178,10 +158,6 @@ _MLFLOW_KINDS = {
     "TOOL": SpanKind.TOOL,
     "CHAIN": SpanKind.CHAIN,
 }
-
-
-def _mlflow_detect(view: SpanView) -> bool:
-    return A.MLFLOW_SPAN_TYPE in view.attributes or A.MLFLOW_SPAN_INPUTS in view.attributes
 
 
 def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
@@ -200,11 +176,8 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
         output_tokens=as_int(usage.get("output_tokens")),
     )
     if kind is SpanKind.TOOL:
-        return base.fill(Decoded(tool_execution=ToolExecution(
-            name=view.name,
-            arguments=None if inputs is None else canonical_arguments(inputs),
-            result=None if outputs is None else result_text(outputs),
-        )))
+        return base.fill(Decoded(tool_execution=execution(
+            view.name, None, inputs, None if outputs is None else result_text(outputs))))
     messages_in = _mlflow_request(inputs, problems)
     messages_out = _mlflow_response(outputs, problems)
     chat = mlflow_value(view.get(A.MLFLOW_CHAT_MESSAGES))
@@ -261,16 +234,13 @@ def _merge_assistant(messages: tuple[Message, ...]) -> tuple[Message, ...]:
     return (Message("assistant", parts),) if parts else messages
 
 
-MLFLOW = Convention("mlflow", _mlflow_detect, _mlflow_decode, content_keys=(
+MLFLOW = Convention("mlflow", _mlflow_decode, markers=frozenset({
+    A.MLFLOW_SPAN_TYPE, A.MLFLOW_SPAN_INPUTS,
+}), content_keys=(
     A.MLFLOW_SPAN_INPUTS, A.MLFLOW_SPAN_OUTPUTS, A.MLFLOW_CHAT_TOOLS, A.MLFLOW_CHAT_MESSAGES,
 ))
 
 # --- Google ADK ---------------------------------------------------------------------
-
-
-def _adk_detect(view: SpanView) -> bool:
-    attrs = view.attributes
-    return any(k in attrs for k in (A.ADK_LLM_REQUEST, A.ADK_TOOL_CALL_ARGS, A.ADK_TOOL_RESPONSE))
 
 
 def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
@@ -281,11 +251,10 @@ def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
             return base.fill(Decoded(kind=SpanKind.CHAIN))
         args = _load(view, A.ADK_TOOL_CALL_ARGS, problems)
         response = _load(view, A.ADK_TOOL_RESPONSE, problems)
-        return base.fill(Decoded(kind=SpanKind.TOOL, tool_execution=ToolExecution(
-            name=as_str(view.get(A.GEN_AI_TOOL_NAME)) or view.name.removeprefix("execute_tool "),
-            call_id=as_str(view.get(A.GEN_AI_TOOL_CALL_ID)),
-            arguments=None if args is None else canonical_arguments(args),
-            result=None if response is None else result_text(response),
+        return base.fill(Decoded(kind=SpanKind.TOOL, tool_execution=execution(
+            as_str(view.get(A.GEN_AI_TOOL_NAME)) or view.name.removeprefix("execute_tool "),
+            as_str(view.get(A.GEN_AI_TOOL_CALL_ID)), args,
+            None if response is None else result_text(response),
         )))
     request = _load(view, A.ADK_LLM_REQUEST, problems)
     if not isinstance(request, dict) or not request.get("contents"):
@@ -314,6 +283,8 @@ def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
     ))
 
 
-ADK = Convention("google-adk", _adk_detect, _adk_decode, content_keys=(
+ADK = Convention("google-adk", _adk_decode, markers=frozenset({
+    A.ADK_LLM_REQUEST, A.ADK_TOOL_CALL_ARGS, A.ADK_TOOL_RESPONSE,
+}), content_keys=(
     A.ADK_LLM_REQUEST, A.ADK_LLM_RESPONSE, A.ADK_TOOL_CALL_ARGS, A.ADK_TOOL_RESPONSE,
 ))

@@ -17,7 +17,7 @@ messages and histories must see all of them to stay exact.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -30,8 +30,10 @@ from turnscore.ingest.conventions.values import (
     is_placeholder,
     result_text,
     try_json,
+    unflatten,
 )
-from turnscore.ingest.model import Message, Part, PartType, ToolDef
+from turnscore.ingest.model import Message, Part, PartType, ToolDef, ToolExecution
+from turnscore.ingest.records import AttrValue
 
 Problems = list[str]
 
@@ -309,6 +311,34 @@ def _as_list(value: JsonValue) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def flat_messages(
+    attributes: Mapping[str, AttrValue],
+    prefix: str,
+    body: Callable[[JsonValue], dict[str, Any] | None],
+    missing: str,
+    problems: Problems,
+) -> tuple[Message, ...] | None:
+    """Messages flattened under `prefix.N...` (OpenInference, OpenLLMetry), or None when
+    no key is. Each index's keys are rebuilt (`unflatten`) and `body` reads them as an
+    OpenAI-style message; where it cannot, `missing` says why, with the position."""
+    tree = unflatten(attributes, prefix)
+    if tree is None:
+        return None
+    if not isinstance(tree, list):
+        problems.append(f"{prefix}: keys are not indexed by message number")
+        return ()
+    messages = []
+    for i, item in enumerate(tree):
+        plain = body(item)
+        if plain is None:
+            problems.append(f"{prefix}.{i}: {missing}")
+            continue
+        message = parse_message(plain, f"{prefix}.{i}", problems)
+        if message is not None:
+            messages.append(message)
+    return tuple(messages)
+
+
 def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Message, ...]:
     """A list of messages; a single message object counts as a list of one."""
     items = value if isinstance(value, list) else [value]
@@ -518,6 +548,21 @@ def _tool_defs(obj: JsonValue, where: str, problems: Problems) -> list[ToolDef]:
 
 
 # --- tool executions: framework wrappers ------------------------------------------------
+
+
+def execution(
+    name: str, call_id: str | None, arguments: JsonValue, result: str | None,
+    failed: bool = False,
+) -> ToolExecution:
+    """A tool span's execution: arguments canonical, a failed result its error too."""
+    return ToolExecution(
+        name=name,
+        call_id=call_id,
+        arguments=None if arguments is None else canonical_arguments(arguments),
+        result=result,
+        error=result if failed else None,
+    )
+
 
 _INPUT_WRAPPER_KEYS = frozenset(
     {"args", "kwargs", "inputs", "input_str", "tags", "metadata", "sanitize_inputs_outputs"}

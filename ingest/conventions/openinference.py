@@ -14,10 +14,11 @@ from dataclasses import replace
 from typing import Any
 
 from turnscore.ingest import attributes as A
-from turnscore.ingest.conventions.base import Decoded, SpanView
+from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
-    parse_message,
+    execution,
+    flat_messages,
     parse_tool_defs,
     system_text,
     unwrap_tool_input,
@@ -27,20 +28,10 @@ from turnscore.ingest.conventions.messages import (
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
-    canonical_arguments,
-    has_prefix,
     try_json,
     unflatten,
 )
-from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
-
-NAME = "openinference"
-CONTENT_KEYS = (
-    A.OI_INPUT_VALUE, A.OI_OUTPUT_VALUE, A.OI_INPUT_MESSAGES, A.OI_OUTPUT_MESSAGES, A.OI_TOOLS,
-    A.OI_PROMPTS, A.OI_PROMPT_TEMPLATE, A.OI_RETRIEVAL_DOCUMENTS, A.OI_RERANKER_INPUT_DOCUMENTS,
-    A.OI_RERANKER_OUTPUT_DOCUMENTS, A.OI_RERANKER_QUERY, A.OI_EMBEDDING_EMBEDDINGS,
-)  # fmt: skip
-"""Message content this convention puts in attributes (`Convention.content_keys`)."""
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef
 
 _KINDS = {
     "LLM": SpanKind.LLM,
@@ -49,10 +40,6 @@ _KINDS = {
     "CHAIN": SpanKind.CHAIN,
 }
 _SESSION_KEYS = ("session_id", "thread_id", "conversation_id")
-
-
-def detect(view: SpanView) -> bool:
-    return A.OI_SPAN_KIND in view.attributes or has_prefix(view.attributes, A.OI_INPUT_MESSAGES)
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
@@ -105,26 +92,14 @@ def _metadata_session(view: SpanView) -> str | None:
 
 
 def _flat_messages(view: SpanView, prefix: str, problems: Problems) -> tuple[Message, ...] | None:
-    tree = unflatten(view.attributes, prefix)
-    if tree is None:
-        return None
-    if not isinstance(tree, list):
-        problems.append(f"{prefix}: keys are not indexed by message number")
-        return ()
-    messages = []
-    for i, item in enumerate(tree):
-        body = item.get("message") if isinstance(item, dict) else None
-        if not isinstance(body, dict):
-            problems.append(f"{prefix}.{i}: no message fields")
-            continue
-        message = parse_message(_plain_message(body), f"{prefix}.{i}", problems)
-        if message is not None:
-            messages.append(message)
-    return tuple(messages)
+    return flat_messages(view.attributes, prefix, _plain_message, "no message fields", problems)
 
 
-def _plain_message(body: dict[str, Any]) -> dict[str, Any]:
+def _plain_message(item: JsonValue) -> dict[str, Any] | None:
     """The flattened OpenInference message as an OpenAI-style message."""
+    body = item.get("message") if isinstance(item, dict) else None
+    if not isinstance(body, dict):
+        return None
     plain: dict[str, Any] = {
         k: body[k] for k in ("role", "name", "tool_call_id", "content") if k in body
     }
@@ -258,13 +233,22 @@ def _tool(view: SpanView, problems: Problems) -> Decoded:
         A.OI_TOOL_PARAMETERS, problems,
     )
     return Decoded(
-        tool_execution=ToolExecution(
-            name=name,
-            call_id=call_id or result_id or wrapped_id,
-            arguments=None if arguments is None else canonical_arguments(arguments),
-            result=result,
-            error=result if failed else None,
-        ),
+        tool_execution=execution(name, call_id or result_id or wrapped_id, arguments, result,
+                                 failed),
         tool_definitions=definition if schema is not None or view.get(A.OI_TOOL_DESCRIPTION)
         else None,
     )
+
+
+OPENINFERENCE = Convention(
+    "openinference",
+    decode,
+    markers=frozenset({A.OI_SPAN_KIND}),
+    prefixes=(A.OI_INPUT_MESSAGES + ".",),
+    content_keys=(
+        A.OI_INPUT_VALUE, A.OI_OUTPUT_VALUE, A.OI_INPUT_MESSAGES, A.OI_OUTPUT_MESSAGES,
+        A.OI_TOOLS, A.OI_PROMPTS, A.OI_PROMPT_TEMPLATE, A.OI_RETRIEVAL_DOCUMENTS,
+        A.OI_RERANKER_INPUT_DOCUMENTS, A.OI_RERANKER_OUTPUT_DOCUMENTS, A.OI_RERANKER_QUERY,
+        A.OI_EMBEDDING_EMBEDDINGS,
+    ),
+)  # fmt: skip

@@ -14,10 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from turnscore.ingest import attributes as A
-from turnscore.ingest.conventions.base import Decoded, SpanView
+from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
-    parse_message,
+    execution,
+    flat_messages,
     parse_tool_defs,
     system_text,
     unwrap_tool_input,
@@ -26,22 +27,10 @@ from turnscore.ingest.conventions.messages import (
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
-    canonical_arguments,
     try_json,
     unflatten,
 )
 from turnscore.ingest.model import Message, SpanKind, ToolExecution
-
-NAME = "openllmetry"
-CONTENT_KEYS = (
-    A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.TL_ENTITY_INPUT, A.TL_ENTITY_OUTPUT,
-    A.TL_REQUEST_FUNCTIONS, A.TL_TASK_INPUT, A.TL_TASK_OUTPUT,
-    # CrewAI's instrumentation copies the crew's and tasks' texts onto its spans.
-    A.CREWAI_CREW_RESULT, A.CREWAI_CREW_TASKS_OUTPUT, A.CREWAI_CREW_TASKS,
-    A.CREWAI_TASK_DESCRIPTION, A.CREWAI_TASK_EXPECTED_OUTPUT, A.CREWAI_AGENT_GOAL,
-    A.CREWAI_AGENT_BACKSTORY,
-)  # fmt: skip
-"""Message content this convention puts in attributes (`Convention.content_keys`)."""
 
 _KINDS = {
     "workflow": SpanKind.CHAIN,
@@ -51,25 +40,6 @@ _KINDS = {
 }
 _LLM_TYPES = frozenset({"chat", "completion"})
 _SESSION_PROPS = ("session_id", "conversation_id", "thread_id", "chat_id")
-
-
-_DETECT_PREFIXES = (
-    A.GEN_AI_PROMPT + ".",
-    A.GEN_AI_COMPLETION + ".",
-    A.TL_REQUEST_FUNCTIONS + ".",
-    A.TL_ASSOCIATION_PREFIX,
-)
-"""Flattened prompt/completion/functions keys and association properties."""
-
-
-def detect(view: SpanView) -> bool:
-    attrs = view.attributes
-    return (
-        A.TL_SPAN_KIND in attrs
-        or A.TL_REQUEST_TYPE in attrs
-        # One pass over the keys: this runs on every span of every convention.
-        or any(k.startswith(_DETECT_PREFIXES) for k in attrs)
-    )
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
@@ -103,24 +73,13 @@ def _session(view: SpanView) -> str | None:
 
 
 def _flat(view: SpanView, prefix: str, role: str, problems: Problems) -> tuple[Message, ...] | None:
-    tree = unflatten(view.attributes, prefix)
-    if tree is None:
+    return flat_messages(view.attributes, prefix, lambda item: _plain(item, role),
+                         "not a message", problems)
+
+
+def _plain(item: JsonValue, role: str) -> dict[str, Any] | None:
+    if not isinstance(item, dict):
         return None
-    if not isinstance(tree, list):
-        problems.append(f"{prefix}: keys are not indexed by message number")
-        return ()
-    messages = []
-    for i, item in enumerate(tree):
-        if not isinstance(item, dict):
-            problems.append(f"{prefix}.{i}: not a message")
-            continue
-        message = parse_message(_plain(item, role), f"{prefix}.{i}", problems)
-        if message is not None:
-            messages.append(message)
-    return tuple(messages)
-
-
-def _plain(item: dict[str, Any], role: str) -> dict[str, Any]:
     plain = {k: v for k, v in item.items() if k not in ("tool_calls", "function_call")}
     plain.setdefault("role", role)
     calls = item.get("tool_calls")
@@ -153,10 +112,23 @@ def _tool(view: SpanView) -> ToolExecution:
     if isinstance(entity_out, dict) and "output" in entity_out and len(entity_out) <= 2:
         entity_out = entity_out["output"]
     result, result_id, failed = unwrap_tool_output(entity_out)
-    return ToolExecution(
-        name=name,
-        call_id=result_id or wrapped_id,
-        arguments=None if arguments is None else canonical_arguments(arguments),
-        result=result,
-        error=result if failed else None,
-    )
+    return execution(name, result_id or wrapped_id, arguments, result, failed)
+
+
+OPENLLMETRY = Convention(
+    "openllmetry",
+    decode,
+    markers=frozenset({A.TL_SPAN_KIND, A.TL_REQUEST_TYPE}),
+    prefixes=(
+        A.GEN_AI_PROMPT + ".", A.GEN_AI_COMPLETION + ".", A.TL_REQUEST_FUNCTIONS + ".",
+        A.TL_ASSOCIATION_PREFIX,
+    ),
+    content_keys=(
+        A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.TL_ENTITY_INPUT, A.TL_ENTITY_OUTPUT,
+        A.TL_REQUEST_FUNCTIONS, A.TL_TASK_INPUT, A.TL_TASK_OUTPUT,
+        # CrewAI's instrumentation copies the crew's and tasks' texts onto its spans.
+        A.CREWAI_CREW_RESULT, A.CREWAI_CREW_TASKS_OUTPUT, A.CREWAI_CREW_TASKS,
+        A.CREWAI_TASK_DESCRIPTION, A.CREWAI_TASK_EXPECTED_OUTPUT, A.CREWAI_AGENT_GOAL,
+        A.CREWAI_AGENT_BACKSTORY,
+    ),
+)  # fmt: skip

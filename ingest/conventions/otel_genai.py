@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from typing import cast
 
 from turnscore.ingest import attributes as A
-from turnscore.ingest.conventions.base import ContentEvent, Decoded, SpanView
+from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
     continued_messages,
+    execution,
     instructions_text,
     parse_message,
     parse_messages,
@@ -34,20 +35,12 @@ from turnscore.ingest.conventions.values import (
     ContentError,
     JsonValue,
     as_str,
-    canonical_arguments,
+    load,
     structured,
     try_json,
 )
 from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
 from turnscore.ingest.records import AttrValue
-
-NAME = "otel-genai"
-CONTENT_KEYS = (
-    A.GEN_AI_INPUT_MESSAGES, A.GEN_AI_OUTPUT_MESSAGES, A.GEN_AI_SYSTEM_INSTRUCTIONS,
-    A.GEN_AI_TOOL_DEFINITIONS, A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT,
-    A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION,
-)  # fmt: skip
-"""Message content this convention puts in attributes (`Convention.content_keys`)."""
 
 _KINDS = {
     A.OP_CHAT: SpanKind.LLM,
@@ -68,28 +61,12 @@ _CONTENT_KEYS = (
     A.GEN_AI_SYSTEM_INSTRUCTIONS,
     A.GEN_AI_TOOL_DEFINITIONS,
 )
-_MARKERS = (
-    A.GEN_AI_OPERATION_NAME,
-    *_CONTENT_KEYS,
-    A.GEN_AI_TOOL_CALL_ID,
-    A.GEN_AI_TOOL_CALL_ARGUMENTS,
-    A.GEN_AI_TOOL_CALL_RESULT,
-    A.GEN_AI_PROMPT,
-    A.GEN_AI_COMPLETION,
-)
 _MESSAGE_EVENTS = {
     A.EV_SYSTEM_MESSAGE: "system",
     A.EV_USER_MESSAGE: "user",
     A.EV_ASSISTANT_MESSAGE: "assistant",
     A.EV_TOOL_MESSAGE: "tool",
 }
-
-
-def detect(view: SpanView) -> bool:
-    if any(key in view.attributes for key in _MARKERS):
-        return True
-    return any(e.name == A.EV_OPERATION_DETAILS or e.name in _MESSAGE_EVENTS
-               or e.name == A.EV_CHOICE for e in view.events)
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
@@ -101,10 +78,12 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         # The tool span describes the tool it ran; its schema is not part of the convention.
         definition = (ToolDef(execution.name, description),) if description else None
         return Decoded(kind=kind, tool_execution=execution, tool_definitions=definition)
-    content = current(view, problems)
-    events = _message_events(view, problems)
-    deprecated = _deprecated(view, problems)
-    merged = Decoded(kind=kind).fill(content).fill(events).fill(deprecated)
+    merged = current(view, problems, kind)
+    # The older forms are read only where present: most spans carry neither.
+    if any(e.name in _MESSAGE_EVENTS or e.name == A.EV_CHOICE for e in view.events):
+        merged = merged.fill(_message_events(view, problems))
+    if A.GEN_AI_PROMPT in view.attributes or A.GEN_AI_COMPLETION in view.attributes:
+        merged = merged.fill(_deprecated(view, problems))
     if operation is None and _is_model_call(view):
         merged = merged.fill(Decoded(kind=SpanKind.LLM))
     return merged
@@ -132,16 +111,6 @@ def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:
     return merged
 
 
-def _load(attrs: Mapping[str, AttrValue], key: str, problems: Problems) -> JsonValue:
-    if key not in attrs:
-        return None
-    try:
-        return structured(attrs[key], key)
-    except ContentError as exc:
-        problems.append(str(exc))
-        return None
-
-
 def _instructions(attrs: Mapping[str, AttrValue]) -> JsonValue:
     """`gen_ai.system_instructions`: JSON parts by the convention; OpenLLMetry's LangGraph
     instrumentation sends the plain text, which is the instructions as they are."""
@@ -152,7 +121,7 @@ def _instructions(attrs: Mapping[str, AttrValue]) -> JsonValue:
     return parsed if ok else value
 
 
-def current(view: SpanView, problems: Problems) -> Decoded:
+def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) -> Decoded:
     """The current attributes (and operation-details events): messages, instructions, tools."""
     attrs = content_attributes(view)
     text_in = attrs.get(A.GEN_AI_INPUT_MESSAGES)
@@ -160,13 +129,13 @@ def current(view: SpanView, problems: Problems) -> Decoded:
         continued_messages(text_in, A.GEN_AI_INPUT_MESSAGES) if isinstance(text_in, str)
         else None
     )
-    raw_in = None if known is not None else _load(attrs, A.GEN_AI_INPUT_MESSAGES, problems)
-    raw_out = _load(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
+    raw_in = None if known is not None else load(attrs, A.GEN_AI_INPUT_MESSAGES, problems)
+    raw_out = load(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
     raw_sys = _instructions(attrs)
     tools_text = attrs.get(A.GEN_AI_TOOL_DEFINITIONS)
     cached = _TOOLS_CACHE.get(tools_text, _MISS) if isinstance(tools_text, str) else _MISS
     before = len(problems)
-    raw_tools = _load(attrs, A.GEN_AI_TOOL_DEFINITIONS, problems) if cached is _MISS else None
+    raw_tools = load(attrs, A.GEN_AI_TOOL_DEFINITIONS, problems) if cached is _MISS else None
     clean = len(problems) == before
     inputs = known
     if raw_in is not None:
@@ -193,6 +162,7 @@ def current(view: SpanView, problems: Problems) -> Decoded:
         # the span attribute has): what the event lacks comes from the span.
         tools = _fill_definitions(tools, _span_definitions(own))
     return Decoded(
+        kind=kind,
         input_messages=inputs,
         output_messages=outputs,
         system_instructions=instructions_text(raw_sys) or system_text(inputs),
@@ -332,10 +302,20 @@ def tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
                 result, call_id = part.text, call_id or part.call_id
     arguments, wrapped_id = unwrap_tool_input(arguments)
     text, result_id, failed = unwrap_tool_output(result)
-    return ToolExecution(
-        name=name,
-        call_id=call_id or result_id or wrapped_id,
-        arguments=None if arguments is None else canonical_arguments(arguments),
-        result=text,
-        error=text if failed else None,
-    )
+    return execution(name, call_id or result_id or wrapped_id, arguments, text, failed)
+
+
+OTEL_GENAI = Convention(
+    "otel-genai",
+    decode,
+    markers=frozenset({
+        A.GEN_AI_OPERATION_NAME, *_CONTENT_KEYS, A.GEN_AI_TOOL_CALL_ID,
+        A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT, A.GEN_AI_PROMPT,
+        A.GEN_AI_COMPLETION,
+    }),
+    events=frozenset({A.EV_OPERATION_DETAILS, A.EV_CHOICE, *_MESSAGE_EVENTS}),
+    content_keys=(
+        *_CONTENT_KEYS, A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT,
+        A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION,
+    ),
+)  # fmt: skip

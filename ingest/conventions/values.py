@@ -92,6 +92,18 @@ def structured(value: AttrValue | JsonValue, where: str) -> JsonValue:
     return value
 
 
+def load(attributes: Mapping[str, AttrValue], key: str, problems: list[str]) -> JsonValue:
+    """`attributes[key]`, JSON by contract (`structured`); None when absent, and when it
+    is not JSON, which `problems` records."""
+    if key not in attributes:
+        return None
+    try:
+        return structured(attributes[key], key)
+    except ContentError as exc:
+        problems.append(str(exc))
+        return None
+
+
 def mlflow_value(value: AttrValue) -> JsonValue:
     """MLflow JSON-encodes every attribute value, plain strings included."""
     if isinstance(value, str):

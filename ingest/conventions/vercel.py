@@ -17,19 +17,18 @@ from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
+    execution,
     parse_messages,
     parse_tool_defs,
     system_text,
     tool_call,
 )
 from turnscore.ingest.conventions.values import (
-    ContentError,
     JsonValue,
     as_int,
     as_str,
-    canonical_arguments,
+    load,
     result_text,
-    structured,
     try_json,
 )
 from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolExecution
@@ -42,18 +41,12 @@ _RUNS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject", "ai.
 _SESSION_KEYS = ("sessionId", "session_id", "conversationId", "threadId")
 
 
-def _detect(view: SpanView) -> bool:
+def _accepts(view: SpanView) -> bool:
     return (as_str(view.get(A.VERCEL_OPERATION_ID)) or "").startswith("ai.")
 
 
 def _load(view: SpanView, key: str, problems: Problems) -> JsonValue:
-    if view.get(key) is None:
-        return None
-    try:
-        return structured(view.get(key), key)
-    except ContentError as exc:
-        problems.append(str(exc))
-        return None
+    return load(view.attributes, key, problems)
 
 
 def _decode(view: SpanView, problems: Problems) -> Decoded:
@@ -135,17 +128,17 @@ def _tool(view: SpanView) -> ToolExecution:
         # The SDK JSON-encodes whatever the tool returned, strings included.
         ok, parsed = try_json(result)
         result = parsed if ok else result
-    return ToolExecution(
-        name=as_str(view.get(A.VERCEL_TOOL_CALL_NAME)) or view.name,
-        call_id=as_str(view.get(A.VERCEL_TOOL_CALL_ID)),
-        arguments=None if arguments is None else canonical_arguments(arguments),
-        result=None if result is None else result_text(result),
-    )
+    return execution(as_str(view.get(A.VERCEL_TOOL_CALL_NAME)) or view.name,
+                     as_str(view.get(A.VERCEL_TOOL_CALL_ID)), arguments,
+                     None if result is None else result_text(result))
 
 
-VERCEL = Convention("vercel-ai", _detect, _decode, content_keys=(
-    A.VERCEL_PROMPT, A.VERCEL_PROMPT_MESSAGES, A.VERCEL_PROMPT_TOOLS, A.VERCEL_RESPONSE_TEXT,
-    A.VERCEL_RESPONSE_TOOL_CALLS, A.VERCEL_RESPONSE_OBJECT, A.VERCEL_RESPONSE_REASONING,
-    A.VERCEL_TOOL_CALL_ARGS, A.VERCEL_TOOL_CALL_INPUT, A.VERCEL_TOOL_CALL_RESULT,
-    A.VERCEL_TOOL_CALL_OUTPUT, A.VERCEL_VALUE, A.VERCEL_VALUES,
-))
+VERCEL = Convention(
+    "vercel-ai", _decode, markers=frozenset({A.VERCEL_OPERATION_ID}), accepts=_accepts,
+    content_keys=(
+        A.VERCEL_PROMPT, A.VERCEL_PROMPT_MESSAGES, A.VERCEL_PROMPT_TOOLS, A.VERCEL_RESPONSE_TEXT,
+        A.VERCEL_RESPONSE_TOOL_CALLS, A.VERCEL_RESPONSE_OBJECT, A.VERCEL_RESPONSE_REASONING,
+        A.VERCEL_TOOL_CALL_ARGS, A.VERCEL_TOOL_CALL_INPUT, A.VERCEL_TOOL_CALL_RESULT,
+        A.VERCEL_TOOL_CALL_OUTPUT, A.VERCEL_VALUE, A.VERCEL_VALUES,
+    ),
+)  # fmt: skip
