@@ -284,13 +284,19 @@ def _error(raw: RawSpan) -> str | None:
 
 
 def _first_str(attributes: Attributes, keys: Sequence[str]) -> str | None:
-    return next((v for v in (as_str(attributes.get(k)) for k in keys) if v), None)
+    for key in keys:
+        if key in attributes and (text := as_str(attributes[key])):
+            return text
+    return None
 
 
 def _first_int(preferred: int | None, attributes: Attributes, keys: Sequence[str]) -> int | None:
     if preferred is not None:
         return preferred
-    return next((v for v in (as_int(attributes.get(k)) for k in keys) if v is not None), None)
+    for key in keys:
+        if key in attributes and (number := as_int(attributes[key])) is not None:
+            return number
+    return None
 
 
 def attributes_json(attributes: Mapping[str, AttrValue], resource: Mapping[str, AttrValue]) -> str:

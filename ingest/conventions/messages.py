@@ -148,6 +148,28 @@ def parse_part(obj: JsonValue, role: str) -> Part | None:
         return Part(PartType.TEXT, text=obj)
     if not isinstance(obj, dict):
         return None
+    # One look at the keys: most parts wrap nothing (OTel, OpenAI parts).
+    if not _WRAPPERS.isdisjoint(obj) and (part := _wrapped_part(obj)) is not None:
+        return part
+    kind = as_str(obj.get("type")) or ""
+    handler = _PART_TYPES.get(kind)
+    if handler is not None:
+        return handler(obj)
+    if "text" in obj and isinstance(obj["text"], str):
+        return Part(PartType.TEXT, text=obj["text"])
+    if kind == "" and "content" in obj and role != "tool":
+        return Part(PartType.TEXT, text=as_str(obj["content"]) or "")
+    return Part(PartType.OTHER, text=canonical_json(obj))
+
+
+_WRAPPERS = frozenset({
+    "toolUse", "tool_use", "toolResult", "function_call", "functionCall", "function_response",
+    "functionResponse",
+})  # fmt: skip
+"""Keys of the Bedrock, Anthropic and Gemini blocks that wrap a call or a result."""
+
+
+def _wrapped_part(obj: dict[str, Any]) -> Part | None:
     for key in ("toolUse", "tool_use"):
         if isinstance(obj.get(key), dict):
             use = obj[key]
@@ -168,15 +190,7 @@ def parse_part(obj: JsonValue, role: str) -> Part | None:
         if isinstance(obj.get(key), dict):
             resp = obj[key]
             return tool_result(resp.get("id"), resp.get("response"), resp.get("name"))
-    kind = as_str(obj.get("type")) or ""
-    handler = _PART_TYPES.get(kind)
-    if handler is not None:
-        return handler(obj)
-    if "text" in obj and isinstance(obj["text"], str):
-        return Part(PartType.TEXT, text=obj["text"])
-    if kind == "" and "content" in obj and role != "tool":
-        return Part(PartType.TEXT, text=as_str(obj["content"]) or "")
-    return Part(PartType.OTHER, text=canonical_json(obj))
+    return None
 
 
 def _text_part(obj: dict[str, Any]) -> Part:
@@ -404,8 +418,7 @@ def continued_messages(text: str, where: str) -> tuple[Message, ...] | None:
 
 
 def _continued(text: str, where: str) -> tuple[Message, ...] | None:
-    for earlier, messages in reversed(_HISTORIES.get(text[:_HISTORY_HEAD], ())):
-        head = earlier.rstrip()[:-1].rstrip()  # `earlier` ends with its array's `]`
+    for head, messages in reversed(_HISTORIES.get(text[:_HISTORY_HEAD], ())):
         if head == "[" or not text.startswith(head):
             continue
         rest = text[len(head) :].lstrip()
@@ -433,7 +446,8 @@ def remember_history(text: str, messages: tuple[Message, ...]) -> None:
         if len(_HISTORIES) >= _HISTORY_KEYS:
             _HISTORIES.clear()
         entries = _HISTORIES[key] = []
-    entries.append((text, messages))
+    # Kept without the closing `]` (and the spaces around it), which a continuation replaces.
+    entries.append((text.rstrip()[:-1].rstrip(), messages))
     del entries[:-_HISTORY_DEPTH]
 
 
@@ -581,6 +595,8 @@ def unwrap_tool_input(value: JsonValue) -> tuple[JsonValue, str | None]:
     is an object, else `kwargs` when no positional `args` were given. A tool whose own
     argument is named `kwargs` alone is indistinguishable from the wrapper, and unwrapped.
     """
+    if isinstance(value, str) and not value.lstrip().startswith("{"):
+        return value, None  # every wrapper is an object
     parsed = value
     if isinstance(value, str):
         ok, parsed = try_json(value)
@@ -606,6 +622,9 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
     `{"output": ...}` as OpenLLMetry records it: its content, `tool_call_id`, `status`).
     Anything else is the result as it is.
     """
+    if isinstance(value, str) and not value.lstrip().startswith("{"):
+        # Every wrapper is an object: a result of several KB is not parsed to learn that.
+        return value, None, False
     parsed = value
     if isinstance(value, str):
         ok, parsed = try_json(value)

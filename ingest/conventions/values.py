@@ -38,6 +38,8 @@ says nothing; a request, answer or result made only of them is "not captured"). 
 string is not a placeholder: it is empty text, which no rule takes for a request."""
 
 
+_LONGEST_PLACEHOLDER = max(map(len, PLACEHOLDERS))
+
 SYNTHETIC_TOOL_NAMES: frozenset[str] = frozenset({"(merged tools)"})
 """Tool names that mark a span grouping other tool spans, not a tool (ADK's
 `execute_tool (merged)` around parallel calls): structure (`turnscore.ingest.calls`)."""
@@ -45,7 +47,11 @@ SYNTHETIC_TOOL_NAMES: frozenset[str] = frozenset({"(merged tools)"})
 
 def is_placeholder(text: object) -> bool:
     """Whether `text` is one of `PLACEHOLDERS` (content not captured)."""
-    return isinstance(text, str) and text.strip() in PLACEHOLDERS
+    if not isinstance(text, str):
+        return False
+    if len(text) > _LONGEST_PLACEHOLDER and not (text[:1].isspace() or text[-1:].isspace()):
+        return False  # a long text would be stripped (copied) for nothing: most are long
+    return text.strip() in PLACEHOLDERS
 
 
 class ContentError(ValueError):
@@ -185,11 +191,6 @@ def jsonable(value: AttrValue) -> JsonValue:
     if isinstance(value, dict):
         return {k: jsonable(v) for k, v in value.items()}
     return value
-
-
-def has_prefix(attributes: Mapping[str, AttrValue], prefix: str) -> bool:
-    dotted = prefix + "."
-    return any(key.startswith(dotted) for key in attributes)
 
 
 def unflatten(attributes: Mapping[str, AttrValue], prefix: str) -> JsonValue:
