@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import orjson
 
@@ -53,23 +53,38 @@ CONTENT_KEYS: tuple[str, ...] = tuple(
 )
 """Every convention's content keys (`Convention.content_keys`), once each."""
 
-_MARKERS = frozenset(k for c in CONVENTIONS for k in c.markers)
-_PREFIXES = tuple(dict.fromkeys(p for c in CONVENTIONS for p in c.prefixes))
+def _bits(found: Callable[[Convention], Iterable[str]]) -> dict[str, int]:
+    """Each marker (key, prefix or event name) to the conventions it marks, one bit each."""
+    bits: dict[str, int] = defaultdict(int)
+    for i, convention in enumerate(CONVENTIONS):
+        for marker in found(convention):
+            bits[marker] |= 1 << i
+    return dict(bits)
+
+
+_BY_KEY = _bits(lambda c: c.markers)
+_BY_PREFIX = _bits(lambda c: c.prefixes)
+_BY_EVENT = _bits(lambda c: c.events)
+_KEYS = frozenset(_BY_KEY)
+_PREFIXES = tuple(_BY_PREFIX)
 
 
 def detected(view: SpanView) -> list[Convention]:
     """The conventions `view` speaks, in merge precedence: its keys and event names are
     looked at once for all of them (`Convention.markers`, `prefixes`, `events`)."""
-    attrs = view.attributes
-    marked = _MARKERS.intersection(attrs)
-    flat = [k for k in attrs if k.startswith(_PREFIXES)]
-    names = {e.name for e in view.events}
+    found = 0
+    for key in _KEYS.intersection(view.attributes):
+        found |= _BY_KEY[key]
+    for key in view.attributes:
+        if key.startswith(_PREFIXES):  # flattened keys: rare, and then few prefixes
+            for prefix, bit in _BY_PREFIX.items():
+                if key.startswith(prefix):
+                    found |= bit
+    for event in view.events:
+        found |= _BY_EVENT.get(event.name, 0)
     return [
-        c for c in CONVENTIONS
-        if (not c.markers.isdisjoint(marked)
-            or (flat and c.prefixes and any(k.startswith(c.prefixes) for k in flat))
-            or not c.events.isdisjoint(names))
-        and (c.accepts is None or c.accepts(view))
+        c for i, c in enumerate(CONVENTIONS)
+        if found >> i & 1 and (c.accepts is None or c.accepts(view))
     ]  # fmt: skip
 
 
@@ -187,11 +202,7 @@ def decode_span(
             continue
         merged = decoded if merged is None else merged.fill(decoded)
     span = build_span(
-        raw,
-        merged or Decoded(),
-        "+".join(names) or "none",
-        case_id_attribute=case_id_attribute,
-        attributes=attributes_json(raw.attributes, raw.resource),
+        raw, merged or Decoded(), "+".join(names) or "none", case_id_attribute=case_id_attribute
     )
     if not problems:
         return span, None
@@ -207,11 +218,9 @@ def build_span(
     convention: str,
     *,
     case_id_attribute: str | None,
-    attributes: str,
 ) -> Span:
     """The `Span` of a raw span and what its conventions decoded (`merged`): fields they
-    left unset fall back to the generic keys every convention shares. `attributes` is the
-    span's `attributes_json` (the direct path passes "{}" where nothing reads it)."""
+    left unset fall back to the generic keys every convention shares."""
     status, error = _status(raw, merged.error)
     tool = merged.tool_execution
     if tool is not None and tool.error is None and error is not None:
@@ -242,7 +251,7 @@ def build_span(
         input_tokens=_first_int(merged.input_tokens, raw.attributes, _INPUT_TOKEN_KEYS),
         output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
         response_id=as_str(raw.attributes.get(A.GEN_AI_RESPONSE_ID)),
-        attributes_json=attributes,
+        attributes_json=attributes_json(raw.attributes, raw.resource),
         source=raw.source,
     )
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Self
 
+from turnscore.ingest.conventions.values import JsonValue, load
 from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
 from turnscore.ingest.records import Attributes, AttrValue
 
@@ -41,6 +42,10 @@ class SpanView:
 
     def get(self, key: str) -> AttrValue:
         return self.attributes.get(key)
+
+    def load(self, key: str, problems: list[str]) -> JsonValue:
+        """The attribute `key`, JSON by contract (`values.load`)."""
+        return load(self.attributes, key, problems)
 
     def events_named(self, *names: str) -> tuple[ContentEvent, ...]:
         return tuple(e for e in self.events if e.name in names)

@@ -30,16 +30,11 @@ from turnscore.ingest.conventions.values import (
     JsonValue,
     as_int,
     as_str,
-    load,
-    mlflow_value,
+    json_or_text,
     result_text,
     try_json,
 )
 from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
-
-
-def _load(view: SpanView, key: str, problems: Problems) -> JsonValue:
-    return load(view.attributes, key, problems)
 
 
 def _split_answer(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
@@ -58,7 +53,7 @@ def _pydantic_decode(view: SpanView, problems: Problems) -> Decoded:
         output_tokens=as_int(view.get(A.PYDANTIC_AI_AGGREGATED_OUTPUT_TOKENS)),
         tool_execution=_pydantic_tool(view, problems),
     )
-    raw = _load(view, A.PYDANTIC_AI_ALL_MESSAGES, problems)
+    raw = view.load(A.PYDANTIC_AI_ALL_MESSAGES, problems)
     if raw is not None:
         # Only agent-run spans carry the whole conversation; older versions set no
         # operation name on them.
@@ -75,7 +70,7 @@ def _pydantic_decode(view: SpanView, problems: Problems) -> Decoded:
         decoded = decoded.fill(
             Decoded(output_messages=(Message("assistant", (Part(PartType.TEXT, text=text),)),))
         )
-    params = _load(view, A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, problems)
+    params = view.load(A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, problems)
     if isinstance(params, dict) and isinstance(params.get("function_tools"), list):
         tools = parse_tool_defs(params["function_tools"], "function_tools", problems)
         decoded = decoded.fill(Decoded(tool_definitions=tools))
@@ -138,7 +133,7 @@ def _strands_decode(view: SpanView, problems: Problems) -> Decoded:
         if as_str(view.get(A.STRANDS_TOOL_STATUS)) == "error":
             error = "tool reported status error"
         return Decoded(tool_definitions=tools, error=error)
-    names = _load(view, A.STRANDS_AGENT_TOOLS, problems)
+    names = view.load(A.STRANDS_AGENT_TOOLS, problems)
     if isinstance(names, list):
         # Names only: the agent declares its tool set without schemas.
         return Decoded(tool_definitions=tuple(ToolDef(str(n)) for n in names if n))
@@ -161,11 +156,11 @@ _MLFLOW_KINDS = {
 
 
 def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
-    span_type = as_str(mlflow_value(view.get(A.MLFLOW_SPAN_TYPE))) or ""
+    span_type = as_str(json_or_text(view.get(A.MLFLOW_SPAN_TYPE))) or ""
     kind = _MLFLOW_KINDS.get(span_type.upper(), SpanKind.OTHER if span_type else None)
-    inputs = mlflow_value(view.get(A.MLFLOW_SPAN_INPUTS))
-    outputs = mlflow_value(view.get(A.MLFLOW_SPAN_OUTPUTS))
-    usage = mlflow_value(view.get(A.MLFLOW_TOKEN_USAGE))
+    inputs = json_or_text(view.get(A.MLFLOW_SPAN_INPUTS))
+    outputs = json_or_text(view.get(A.MLFLOW_SPAN_OUTPUTS))
+    usage = json_or_text(view.get(A.MLFLOW_TOKEN_USAGE))
     usage = usage if isinstance(usage, dict) else {}
     model = next((as_str(v.get("model")) for v in (outputs, inputs)
                   if isinstance(v, dict) and v.get("model")), None)
@@ -180,12 +175,12 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
             view.name, None, inputs, None if outputs is None else result_text(outputs))))
     messages_in = _mlflow_request(inputs, problems)
     messages_out = _mlflow_response(outputs, problems)
-    chat = mlflow_value(view.get(A.MLFLOW_CHAT_MESSAGES))
+    chat = json_or_text(view.get(A.MLFLOW_CHAT_MESSAGES))
     if messages_in is None and isinstance(chat, list):
         # Older MLflow: the whole exchange, answer last, in one standardized list.
         history, answer = _split_answer(parse_messages(chat, A.MLFLOW_CHAT_MESSAGES, problems))
         messages_in, messages_out = history, messages_out or answer or None
-    tools_raw = mlflow_value(view.get(A.MLFLOW_CHAT_TOOLS))
+    tools_raw = json_or_text(view.get(A.MLFLOW_CHAT_TOOLS))
     if tools_raw is None and isinstance(inputs, dict):
         tools_raw = inputs.get("tools")
     return base.fill(Decoded(
@@ -249,19 +244,19 @@ def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
         if as_str(view.get(A.GEN_AI_TOOL_NAME)) in SYNTHETIC_TOOL_NAMES:
             # The merged span's args and response are no call's (not even JSON).
             return base.fill(Decoded(kind=SpanKind.CHAIN))
-        args = _load(view, A.ADK_TOOL_CALL_ARGS, problems)
-        response = _load(view, A.ADK_TOOL_RESPONSE, problems)
+        args = view.load(A.ADK_TOOL_CALL_ARGS, problems)
+        response = view.load(A.ADK_TOOL_RESPONSE, problems)
         return base.fill(Decoded(kind=SpanKind.TOOL, tool_execution=execution(
             as_str(view.get(A.GEN_AI_TOOL_NAME)) or view.name.removeprefix("execute_tool "),
             as_str(view.get(A.GEN_AI_TOOL_CALL_ID)), args,
             None if response is None else result_text(response),
         )))
-    request = _load(view, A.ADK_LLM_REQUEST, problems)
+    request = view.load(A.ADK_LLM_REQUEST, problems)
     if not isinstance(request, dict) or not request.get("contents"):
         return base
     config = request.get("config") if isinstance(request.get("config"), dict) else {}
     assert isinstance(config, dict)
-    response = _load(view, A.ADK_LLM_RESPONSE, problems)
+    response = view.load(A.ADK_LLM_RESPONSE, problems)
     outputs = None
     usage: dict[str, Any] = {}
     if isinstance(response, dict) and isinstance(response.get("content"), dict):

@@ -18,7 +18,7 @@ messages and histories must see all of them to stay exact.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -36,6 +36,8 @@ from turnscore.ingest.model import Message, Part, PartType, ToolDef, ToolExecuti
 from turnscore.ingest.records import AttrValue
 
 Problems = list[str]
+K = TypeVar("K")
+V = TypeVar("V")
 
 _ROLES = {
     "human": "user",
@@ -386,10 +388,16 @@ def _cached_message(obj: JsonValue, where: str, index: int, problems: Problems) 
     before = len(problems)
     message = parse_message(obj, f"{where}[{index}]", problems)
     if message is not None and len(problems) == before:
-        if len(_MESSAGE_CACHE) >= _MESSAGE_CACHE_SIZE:
-            _MESSAGE_CACHE.clear()
-        _MESSAGE_CACHE[key] = message
+        keep(_MESSAGE_CACHE, _MESSAGE_CACHE_SIZE, key, message)
     return message
+
+
+def keep(memo: dict[K, V], size: int, key: K, value: V) -> None:
+    """`memo[key] = value`, a full memo first cleared whole (the spans of a session
+    arrive together, so what came before is rarely asked for again)."""
+    if len(memo) >= size:
+        memo.clear()
+    memo[key] = value
 
 
 _HISTORIES: dict[str, list[tuple[str, tuple[Message, ...]]]] = {}
@@ -443,9 +451,8 @@ def remember_history(text: str, messages: tuple[Message, ...]) -> None:
     key = text[:_HISTORY_HEAD]
     entries = _HISTORIES.get(key)
     if entries is None:
-        if len(_HISTORIES) >= _HISTORY_KEYS:
-            _HISTORIES.clear()
-        entries = _HISTORIES[key] = []
+        entries = []
+        keep(_HISTORIES, _HISTORY_KEYS, key, entries)
     # Kept without the closing `]` (and the spaces around it), which a continuation replaces.
     entries.append((text.rstrip()[:-1].rstrip(), messages))
     del entries[:-_HISTORY_DEPTH]

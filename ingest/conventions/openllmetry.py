@@ -27,7 +27,7 @@ from turnscore.ingest.conventions.messages import (
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
-    try_json,
+    json_or_text,
     unflatten,
 )
 from turnscore.ingest.model import Message, SpanKind, ToolExecution
@@ -90,17 +90,9 @@ def _plain(item: JsonValue, role: str) -> dict[str, Any] | None:
     return plain
 
 
-def _entity(view: SpanView, key: str) -> JsonValue:
-    raw = view.get(key)
-    if not isinstance(raw, str):
-        return raw
-    ok, parsed = try_json(raw)
-    return parsed if ok else raw
-
-
 def _tool(view: SpanView) -> ToolExecution:
     name = as_str(view.get(A.TL_ENTITY_NAME)) or view.name.removesuffix(".tool")
-    entity_in = _entity(view, A.TL_ENTITY_INPUT)
+    entity_in = json_or_text(view.get(A.TL_ENTITY_INPUT))
     arguments, wrapped_id = unwrap_tool_input(entity_in)
     if isinstance(arguments, dict) and arguments is entity_in:
         # LangChain's older callback records {"input": ...} alone.
@@ -108,7 +100,7 @@ def _tool(view: SpanView) -> ToolExecution:
             if key in entity_in and entity_in[key] not in (None, {}, []):
                 arguments = entity_in[key]
                 break
-    entity_out = _entity(view, A.TL_ENTITY_OUTPUT)
+    entity_out = json_or_text(view.get(A.TL_ENTITY_OUTPUT))
     if isinstance(entity_out, dict) and "output" in entity_out and len(entity_out) <= 2:
         entity_out = entity_out["output"]
     result, result_id, failed = unwrap_tool_output(entity_out)

@@ -13,7 +13,6 @@ On an `execute_tool` span the same events describe the execution, not a conversa
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
@@ -22,6 +21,7 @@ from turnscore.ingest.conventions.messages import (
     continued_messages,
     execution,
     instructions_text,
+    keep,
     parse_message,
     parse_messages,
     parse_tool_defs,
@@ -35,6 +35,7 @@ from turnscore.ingest.conventions.values import (
     ContentError,
     JsonValue,
     as_str,
+    json_or_text,
     load,
     structured,
     try_json,
@@ -111,63 +112,59 @@ def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:
     return merged
 
 
-def _instructions(attrs: Mapping[str, AttrValue]) -> JsonValue:
-    """`gen_ai.system_instructions`: JSON parts by the convention; OpenLLMetry's LangGraph
-    instrumentation sends the plain text, which is the instructions as they are."""
-    value = attrs.get(A.GEN_AI_SYSTEM_INSTRUCTIONS)
-    if not isinstance(value, str):
-        return value
-    ok, parsed = try_json(value)
-    return parsed if ok else value
-
-
 def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) -> Decoded:
     """The current attributes (and operation-details events): messages, instructions, tools."""
     attrs = content_attributes(view)
-    text_in = attrs.get(A.GEN_AI_INPUT_MESSAGES)
-    known = (
-        continued_messages(text_in, A.GEN_AI_INPUT_MESSAGES) if isinstance(text_in, str)
-        else None
-    )
-    raw_in = None if known is not None else load(attrs, A.GEN_AI_INPUT_MESSAGES, problems)
-    raw_out = load(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
-    raw_sys = _instructions(attrs)
-    tools_text = attrs.get(A.GEN_AI_TOOL_DEFINITIONS)
-    cached = _TOOLS_CACHE.get(tools_text, _MISS) if isinstance(tools_text, str) else _MISS
-    before = len(problems)
-    raw_tools = load(attrs, A.GEN_AI_TOOL_DEFINITIONS, problems) if cached is _MISS else None
-    clean = len(problems) == before
-    inputs = known
-    if raw_in is not None:
-        before_in = len(problems)
-        inputs = parse_messages(raw_in, A.GEN_AI_INPUT_MESSAGES, problems)
-        if isinstance(text_in, str) and len(problems) == before_in:
-            remember_history(text_in, inputs)
-    outputs = (
-        None if raw_out is None else parse_messages(raw_out, A.GEN_AI_OUTPUT_MESSAGES, problems)
-    )
-    if cached is _MISS:
-        before = len(problems)
-        tools = (
-            None if raw_tools is None
-            else parse_tool_defs(raw_tools, A.GEN_AI_TOOL_DEFINITIONS, problems)
-        )
-        if isinstance(tools_text, str) and clean and len(problems) == before:
-            _remember_tools(tools_text, tools)
-    else:
-        tools = cast("tuple[ToolDef, ...] | None", cached)
+    inputs = _messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True)
+    outputs = _messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
+    tools = _definitions(attrs, problems)
     own = view.get(A.GEN_AI_TOOL_DEFINITIONS)
-    if tools and own is not None and own is not tools_text:
+    if tools and own is not None and own is not attrs.get(A.GEN_AI_TOOL_DEFINITIONS):
         # An event overlaid the span's own definitions (ADK's log records drop the schemas
         # the span attribute has): what the event lacks comes from the span.
         tools = _fill_definitions(tools, _span_definitions(own))
+    # JSON parts by the convention; OpenLLMetry's LangGraph instrumentation sends the plain
+    # text, which is the instructions as they are.
+    instructions = json_or_text(attrs.get(A.GEN_AI_SYSTEM_INSTRUCTIONS))
     return Decoded(
         kind=kind,
         input_messages=inputs,
         output_messages=outputs,
-        system_instructions=instructions_text(raw_sys) or system_text(inputs),
+        system_instructions=instructions_text(instructions) or system_text(inputs),
         tool_definitions=tools,
     )
+
+
+def _messages(
+    attrs: Mapping[str, AttrValue], key: str, problems: Problems, history: bool = False
+) -> tuple[Message, ...] | None:
+    """The messages under `key`; with `history`, a JSON text continuing an input seen
+    before is parsed only where it is new (`continued_messages`)."""
+    text = attrs.get(key)
+    memo = text if history and isinstance(text, str) else None
+    if memo is not None and (known := continued_messages(memo, key)) is not None:
+        return known
+    before = len(problems)
+    raw = load(attrs, key, problems)
+    if raw is None:
+        return None
+    messages = parse_messages(raw, key, problems)
+    if memo is not None and len(problems) == before:
+        remember_history(memo, messages)
+    return messages
+
+
+def _definitions(attrs: Mapping[str, AttrValue], problems: Problems) -> tuple[ToolDef, ...] | None:
+    """`gen_ai.tool.definitions`, each text parsed once (`_TOOLS_CACHE`)."""
+    text = attrs.get(A.GEN_AI_TOOL_DEFINITIONS)
+    if isinstance(text, str) and text in _TOOLS_CACHE:
+        return _TOOLS_CACHE[text]
+    before = len(problems)
+    raw = load(attrs, A.GEN_AI_TOOL_DEFINITIONS, problems)
+    tools = None if raw is None else parse_tool_defs(raw, A.GEN_AI_TOOL_DEFINITIONS, problems)
+    if isinstance(text, str) and len(problems) == before:
+        keep(_TOOLS_CACHE, _TOOLS_CACHE_SIZE, text, tools)
+    return tools
 
 
 def _span_definitions(value: AttrValue) -> tuple[ToolDef, ...]:
@@ -195,13 +192,6 @@ _TOOLS_CACHE_SIZE = 256
 """Every agent and model span of an agent repeats the same `gen_ai.tool.definitions`
 text: it is parsed once. Bounded; cleared whole when full. Only clean parses are kept,
 so a problem is reported on every span that has it, in its place."""
-_MISS = object()
-
-
-def _remember_tools(text: str, tools: tuple[ToolDef, ...] | None) -> None:
-    if len(_TOOLS_CACHE) >= _TOOLS_CACHE_SIZE:
-        _TOOLS_CACHE.clear()
-    _TOOLS_CACHE[text] = tools
 
 
 def _field(event: ContentEvent, key: str) -> JsonValue:

@@ -110,8 +110,9 @@ def load(attributes: Mapping[str, AttrValue], key: str, problems: list[str]) -> 
         return None
 
 
-def mlflow_value(value: AttrValue) -> JsonValue:
-    """MLflow JSON-encodes every attribute value, plain strings included."""
+def json_or_text(value: AttrValue | JsonValue) -> JsonValue:
+    """A string that may be JSON text or plain text (MLflow JSON-encodes every attribute
+    value, plain strings included): parsed when it is JSON, else kept."""
     if isinstance(value, str):
         ok, parsed = try_json(value)
         return parsed if ok else value

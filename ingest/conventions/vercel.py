@@ -27,9 +27,8 @@ from turnscore.ingest.conventions.values import (
     JsonValue,
     as_int,
     as_str,
-    load,
+    json_or_text,
     result_text,
-    try_json,
 )
 from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolExecution
 
@@ -43,10 +42,6 @@ _SESSION_KEYS = ("sessionId", "session_id", "conversationId", "threadId")
 
 def _accepts(view: SpanView) -> bool:
     return (as_str(view.get(A.VERCEL_OPERATION_ID)) or "").startswith("ai.")
-
-
-def _load(view: SpanView, key: str, problems: Problems) -> JsonValue:
-    return load(view.attributes, key, problems)
 
 
 def _decode(view: SpanView, problems: Problems) -> Decoded:
@@ -67,7 +62,7 @@ def _decode(view: SpanView, problems: Problems) -> Decoded:
     if operation == "ai.toolCall":
         return base.fill(Decoded(kind=SpanKind.TOOL, tool_execution=_tool(view)))
     if operation in _MODEL_CALLS:
-        messages = _load(view, A.VERCEL_PROMPT_MESSAGES, problems)
+        messages = view.load(A.VERCEL_PROMPT_MESSAGES, problems)
         inputs = None if messages is None else parse_messages(
             messages, A.VERCEL_PROMPT_MESSAGES, problems)
         tools = view.get(A.VERCEL_PROMPT_TOOLS)
@@ -80,7 +75,7 @@ def _decode(view: SpanView, problems: Problems) -> Decoded:
             else parse_tool_defs(tools, A.VERCEL_PROMPT_TOOLS, problems),
         ))
     if operation in _RUNS:
-        prompt = _load(view, A.VERCEL_PROMPT, problems)
+        prompt = view.load(A.VERCEL_PROMPT, problems)
         return base.fill(Decoded(
             kind=SpanKind.AGENT,
             input_messages=_run_prompt(prompt, problems),
@@ -103,7 +98,7 @@ def _run_prompt(prompt: JsonValue, problems: Problems) -> tuple[Message, ...] | 
 
 def _response(view: SpanView, problems: Problems) -> tuple[Message, ...] | None:
     text = view.get(A.VERCEL_RESPONSE_TEXT)
-    calls = _load(view, A.VERCEL_RESPONSE_TOOL_CALLS, problems)
+    calls = view.load(A.VERCEL_RESPONSE_TOOL_CALLS, problems)
     if text is None and calls is None:
         return None
     parts: list[Part] = []
@@ -124,10 +119,7 @@ def _tool(view: SpanView) -> ToolExecution:
     result = view.get(A.VERCEL_TOOL_CALL_OUTPUT)
     if result is None:
         result = view.get(A.VERCEL_TOOL_CALL_RESULT)
-    if isinstance(result, str):
-        # The SDK JSON-encodes whatever the tool returned, strings included.
-        ok, parsed = try_json(result)
-        result = parsed if ok else result
+    result = json_or_text(result)  # the SDK JSON-encodes what the tool returned, strings too
     return execution(as_str(view.get(A.VERCEL_TOOL_CALL_NAME)) or view.name,
                      as_str(view.get(A.VERCEL_TOOL_CALL_ID)), arguments,
                      None if result is None else result_text(result))
