@@ -6,12 +6,20 @@ these records, never raw attributes, so adding a convention never touches assemb
 
 "Not captured" differs from "empty": `Span.input_messages is None` means the telemetry
 did not carry the model input; `()` means it carried an empty list.
+
+Messages, tool definitions and executions are frozen msgspec Structs, built in C: decoding
+makes hundreds of thousands of them, and a frozen dataclass's `__init__` (one
+`object.__setattr__` per field) was a large share of decoding. They hold only immutable
+values, so they take no part in reference cycles (`gc=False`). `Part` stays a dataclass:
+callers change one field of it with `dataclasses.replace`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+
+from msgspec import Struct
 
 
 class SpanKind(StrEnum):
@@ -46,8 +54,7 @@ class Part:
     """TOOL_RESULT: the result reports a failure, where the telemetry says so."""
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(Struct, frozen=True, gc=False):
     role: str
     """'system', 'user', 'assistant', 'tool' (lower case)."""
     parts: tuple[Part, ...]
@@ -71,16 +78,14 @@ class Message:
         return tuple(p for p in self.parts if p.type is PartType.TOOL_CALL)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolDef:
+class ToolDef(Struct, frozen=True, gc=False):
     name: str
     description: str | None = None
     parameters: str | None = None
     """Canonical JSON Schema text, or None when the telemetry did not carry it."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExecution:
+class ToolExecution(Struct, frozen=True, gc=False):
     """What a tool span says about the execution it records."""
 
     name: str
