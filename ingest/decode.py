@@ -31,7 +31,7 @@ from turnscore.ingest.conventions import (
 )
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 from turnscore.ingest.conventions.messages import keep
-from turnscore.ingest.conventions.values import as_int, as_str, jsonable
+from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable
 from turnscore.ingest.model import Span, SpanKind, ToolExecution
 from turnscore.ingest.records import Attributes, AttrValue, InputError, RawLog, RawSpan
 
@@ -112,13 +112,8 @@ def decode_spans(
     logs: Sequence[RawLog] = (),
     *,
     case_id_attribute: str | None = None,
-    decoded_alone: Mapping[int, tuple[Span, InputError | None]] | None = None,
 ) -> tuple[list[Span], list[InputError]]:
-    """Decode every span, joining content logs by (trace id, span id); never drops a span.
-
-    `decoded_alone` holds `decode_span(raw)` results already computed (on a worker) for
-    some of these RawSpan objects, keyed by `id(raw)`; used for spans no log joins.
-    """
+    """Decode every span, joining content logs by (trace id, span id); never drops a span."""
     by_span: dict[tuple[str, str], list[RawLog]] = defaultdict(list)
     errors: list[InputError] = []
     for log in logs:
@@ -133,12 +128,7 @@ def decode_spans(
     for raw in spans:
         key = (raw.trace_id, raw.span_id)
         known.add(key)
-        joined = by_span.get(key, ())
-        done = None if joined or decoded_alone is None else decoded_alone.get(id(raw))
-        span, error = (
-            done if done is not None
-            else decode_span(raw, joined, case_id_attribute=case_id_attribute)
-        )
+        span, error = decode_span(raw, by_span.get(key, ()), case_id_attribute=case_id_attribute)
         decoded.append(span)
         if error is not None:
             errors.append(error)
@@ -241,7 +231,7 @@ def build_span(
         convention=convention,
         service_name=as_str(raw.resource.get(A.SERVICE_NAME)),
         agent_name=merged.agent_name or as_str(raw.attributes.get(A.GEN_AI_AGENT_NAME)),
-        model=merged.model or _first_str(raw.attributes, _MODEL_KEYS),
+        model=merged.model or first_str(raw.attributes, _MODEL_KEYS),
         conversation_id=merged.conversation_id or conversation_id(raw.attributes),
         case_id=as_str(raw.attributes.get(case_id_attribute)) if case_id_attribute else None,
         input_messages=merged.input_messages,
@@ -291,13 +281,6 @@ def _error(raw: RawSpan) -> str | None:
             if joined:
                 return joined
     return as_str(raw.attributes.get(A.ERROR_TYPE))
-
-
-def _first_str(attributes: Attributes, keys: Sequence[str]) -> str | None:
-    for key in keys:
-        if key in attributes and (text := as_str(attributes[key])):
-            return text
-    return None
 
 
 def _first_int(preferred: int | None, attributes: Attributes, keys: Sequence[str]) -> int | None:

@@ -49,9 +49,6 @@ class SpanView:
         """The attribute `key`, JSON by contract (`values.load`)."""
         return load(self.attributes, key, problems)
 
-    def events_named(self, *names: str) -> tuple[ContentEvent, ...]:
-        return tuple(e for e in self.events if e.name in names)
-
 
 class Decoded(Struct, frozen=True, gc=False):
     """What one convention could read from one span; None means "this convention has no say"."""

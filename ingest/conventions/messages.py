@@ -295,16 +295,25 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
     call_id = obj.get("tool_call_id") or obj.get("id") if role == "tool" else None
     parts_list = list(parse_content(obj.get("content"), role, call_id))
     if role == "tool" and parts_list and obj.get("name"):
-        parts_list = [
-            Part(p.type, p.text, p.call_id, p.name or as_str(obj["name"]), p.arguments, p.is_error)
-            for p in parts_list
-        ]
-    for call in _as_list(obj.get("tool_calls")):
-        if isinstance(call, dict):
-            parts_list.append(_call_part(call))
+        parts_list = _named(parts_list, as_str(obj["name"]))
+    parts_list.extend(_listed_calls(obj))
     if isinstance(obj.get("function_call"), dict):
         parts_list.append(_call_part(obj["function_call"]))
     return Message(role, tuple(parts_list), finish)
+
+
+def _named(parts: list[Part], name: str | None, is_error: bool | None = None) -> list[Part]:
+    """A tool message's parts with its tool name (where they name none) and failure."""
+    return [
+        Part(p.type, p.text, p.call_id, p.name or name, p.arguments,
+             p.is_error if is_error is None else is_error)
+        for p in parts
+    ]  # fmt: skip
+
+
+def _listed_calls(obj: dict[str, Any]) -> list[Part]:
+    """The calls an OpenAI-style message lists beside its content (`tool_calls`)."""
+    return [_call_part(c) for c in _as_list(obj.get("tool_calls")) if isinstance(c, dict)]
 
 
 def _langchain_message(body: dict[str, Any]) -> Message:
@@ -312,15 +321,9 @@ def _langchain_message(body: dict[str, Any]) -> Message:
     call_id = body.get("tool_call_id")
     parts = list(parse_content(body.get("content"), role, call_id))
     if role == "tool":
-        is_error = body.get("status") == "error"
-        name = as_str(body.get("name"))
-        parts = [Part(p.type, p.text, p.call_id, p.name or name, p.arguments, is_error)
-                 for p in parts]
+        parts = _named(parts, as_str(body.get("name")), body.get("status") == "error")
     parts = [p for p in parts if not (p.type is PartType.TEXT and p.text == "")]
-    for call in _as_list(body.get("tool_calls")):
-        if isinstance(call, dict):
-            parts.append(_call_part(call))
-    return Message(role, tuple(parts))
+    return Message(role, (*parts, *_listed_calls(body)))
 
 
 def _as_list(value: JsonValue) -> list[Any]:

@@ -27,6 +27,7 @@ from turnscore.ingest.conventions.messages import (
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
+    first_str,
     json_or_text,
     unflatten,
 )
@@ -39,7 +40,9 @@ _KINDS = {
     "tool": SpanKind.TOOL,
 }
 _LLM_TYPES = frozenset({"chat", "completion"})
-_SESSION_PROPS = ("session_id", "conversation_id", "thread_id", "chat_id")
+_SESSION_KEYS = tuple(
+    A.TL_ASSOCIATION_PREFIX + p for p in ("session_id", "conversation_id", "thread_id", "chat_id")
+)
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
@@ -56,20 +59,12 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         system_instructions=system_text(inputs),
         tool_definitions=None if functions is None
         else parse_tool_defs(functions, A.TL_REQUEST_FUNCTIONS, problems),
-        conversation_id=_session(view),
+        conversation_id=first_str(view.attributes, _SESSION_KEYS),
         agent_name=as_str(view.get(A.TL_ENTITY_NAME)) if kind is SpanKind.AGENT else None,
     )
     if kind is SpanKind.TOOL:
         return base.fill(Decoded(tool_execution=_tool(view)))
     return base
-
-
-def _session(view: SpanView) -> str | None:
-    for prop in _SESSION_PROPS:
-        value = as_str(view.get(A.TL_ASSOCIATION_PREFIX + prop))
-        if value:
-            return value
-    return None
 
 
 def _flat(view: SpanView, prefix: str, role: str, problems: Problems) -> tuple[Message, ...] | None:

@@ -107,8 +107,9 @@ def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:
     """Span attributes overlaid with every operation-details event's attributes."""
     merged: dict[str, AttrValue] = {k: view.attributes[k] for k in _CONTENT_KEYS
                                     if k in view.attributes}
-    for event in view.events_named(A.EV_OPERATION_DETAILS):
-        merged.update({k: event.fields[k] for k in _CONTENT_KEYS if k in event.fields})
+    for event in view.events:
+        if event.name == A.EV_OPERATION_DETAILS:
+            merged.update({k: event.fields[k] for k in _CONTENT_KEYS if k in event.fields})
     return merged
 
 

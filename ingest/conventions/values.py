@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -180,6 +180,14 @@ def as_str(value: AttrValue | JsonValue) -> str | None:
         return str(value).lower()
     if isinstance(value, int | float):
         return str(value)
+    return None
+
+
+def first_str(attributes: Mapping[str, AttrValue], keys: Iterable[str]) -> str | None:
+    """The first of `keys` holding a non-empty string (`as_str`), or None."""
+    for key in keys:
+        if key in attributes and (text := as_str(attributes[key])):
+            return text
     return None
 
 

@@ -27,6 +27,7 @@ from turnscore.ingest.conventions.values import (
     JsonValue,
     as_int,
     as_str,
+    first_str,
     json_or_text,
     result_text,
 )
@@ -37,7 +38,9 @@ _MODEL_CALLS = frozenset({
     "ai.streamObject.doStream",
 })
 _RUNS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"})
-_SESSION_KEYS = ("sessionId", "session_id", "conversationId", "threadId")
+_SESSION_KEYS = tuple(
+    A.VERCEL_METADATA_PREFIX + k for k in ("sessionId", "session_id", "conversationId", "threadId")
+)
 
 
 def _accepts(view: SpanView) -> bool:
@@ -47,17 +50,12 @@ def _accepts(view: SpanView) -> bool:
 def _decode(view: SpanView, problems: Problems) -> Decoded:
     operation = as_str(view.get(A.VERCEL_OPERATION_ID)) or ""
     base = Decoded(
-        conversation_id=next(
-            (v for v in (as_str(view.get(A.VERCEL_METADATA_PREFIX + k)) for k in _SESSION_KEYS)
-             if v), None),
+        conversation_id=first_str(view.attributes, _SESSION_KEYS),
         agent_name=as_str(view.get(A.VERCEL_FUNCTION_ID)) if operation in _RUNS else None,
         model=as_str(view.get(A.VERCEL_RESPONSE_MODEL)) or as_str(view.get(A.VERCEL_MODEL_ID)),
-        input_tokens=as_int(view.get(A.VERCEL_USAGE_INPUT_TOKENS))
-        if view.get(A.VERCEL_USAGE_INPUT_TOKENS) is not None
-        else as_int(view.get(A.VERCEL_USAGE_PROMPT_TOKENS)),
-        output_tokens=as_int(view.get(A.VERCEL_USAGE_OUTPUT_TOKENS))
-        if view.get(A.VERCEL_USAGE_OUTPUT_TOKENS) is not None
-        else as_int(view.get(A.VERCEL_USAGE_COMPLETION_TOKENS)),
+        input_tokens=_tokens(view, A.VERCEL_USAGE_INPUT_TOKENS, A.VERCEL_USAGE_PROMPT_TOKENS),
+        output_tokens=_tokens(view, A.VERCEL_USAGE_OUTPUT_TOKENS,
+                              A.VERCEL_USAGE_COMPLETION_TOKENS),
     )
     if operation == "ai.toolCall":
         return base.fill(Decoded(kind=SpanKind.TOOL, tool_execution=_tool(view)))
@@ -83,6 +81,11 @@ def _decode(view: SpanView, problems: Problems) -> Decoded:
             system_instructions=as_str(prompt.get("system")) if isinstance(prompt, dict) else None,
         ))
     return base.fill(Decoded(kind=SpanKind.OTHER))
+
+
+def _tokens(view: SpanView, key: str, older: str) -> int | None:
+    """A token count under v5's key, else (only when v5's is absent) v4's."""
+    return as_int(view.get(key) if view.get(key) is not None else view.get(older))
 
 
 def _run_prompt(prompt: JsonValue, problems: Problems) -> tuple[Message, ...] | None:
