@@ -15,9 +15,11 @@ no span are reported too: their content would otherwise vanish silently.
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import orjson
 
@@ -125,13 +127,15 @@ def decode_spans(
         by_span[(log.trace_id, log.span_id)].append(log)
     decoded: list[Span] = []
     known: set[tuple[str, str]] = set()
-    for raw in spans:
-        key = (raw.trace_id, raw.span_id)
-        known.add(key)
-        span, error = decode_span(raw, by_span.get(key, ()), case_id_attribute=case_id_attribute)
-        decoded.append(span)
-        if error is not None:
-            errors.append(error)
+    with _collector_paused():
+        for raw in spans:
+            key = (raw.trace_id, raw.span_id)
+            known.add(key)
+            joined = by_span.get(key, ())
+            span, error = decode_span(raw, joined, case_id_attribute=case_id_attribute)
+            decoded.append(span)
+            if error is not None:
+                errors.append(error)
     for (trace_id, span_id), orphans in by_span.items():
         if (trace_id, span_id) not in known:
             for log in orphans:
@@ -139,6 +143,25 @@ def decode_spans(
                     log, f"GenAI log record {log.event_name!r} matches no span "
                     f"(trace {trace_id}, span {span_id}); ingest its traces with it"))
     return decoded, errors
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block, as it was after.
+
+    Decoding allocates a few dozen containers per span (parsed JSON, parts, messages,
+    records) and keeps the records: the collector's passes over them were a quarter of
+    decode time, and found nothing, since nothing decoding builds refers back to itself.
+    Reference counting still frees everything; cycles made meanwhile (an exception's
+    traceback) wait for the next pass after the block.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _log_error(log: RawLog, message: str) -> InputError:
