@@ -270,7 +270,7 @@ def describe_non_otlp(data: bytes) -> str:
 # --- JSON framing -----------------------------------------------------------------------
 
 
-Parse = Callable[[bytes, str], tuple[object, int]]
+Parse = Callable[[bytes | memoryview, str], tuple[object, int]]
 """Decodes one JSON document's bytes, found at a position ('line 3'): its value and how
 many object keys it holds (for the repeated-key check). Raises msgspec's errors, or
 RecursionError, where the careful framing must read the document."""
@@ -278,7 +278,7 @@ _PARSE_ERRORS = (msgspec.MsgspecError, ValueError, RecursionError)
 _GENERIC = msgspec.json.Decoder()
 
 
-def parse_plain(data: bytes, position: str = "") -> tuple[object, int]:
+def parse_plain(data: bytes | memoryview, position: str = "") -> tuple[object, int]:
     """`Parse` into plain JSON values (dict, list, str, int, float, bool, None)."""
     value = _GENERIC.decode(data)
     return value, count_keys(value)
@@ -329,8 +329,9 @@ def _text(data: str | bytes) -> str:
 
 
 def _lines(data: bytes, parse: Parse) -> Iterator[JsonDocument | Problem | None]:
-    """One document per non-blank line; None where a line is not exactly one document
-    msgspec reads (the careful framing takes over there)."""
+    """One document per non-blank line, read in place (no copy of the line); None where a
+    line is not exactly one document msgspec reads (the careful framing takes over there)."""
+    view = memoryview(data)
     line = 0
     pos, size = 0, len(data)
     while pos < size:
@@ -338,17 +339,20 @@ def _lines(data: bytes, parse: Parse) -> Iterator[JsonDocument | Problem | None]
         if end < 0:
             end = size
         line += 1
-        chunk = data[pos:end]
-        pos = end + 1
-        if chunk.isspace() or not chunk:
-            continue
+        start, pos = pos, end + 1
+        if _NOT_SPACE.search(data, start, end) is None:
+            continue  # a blank line
         position = f"line {line}"
         try:
-            value, keys = parse(chunk, position)
+            value, keys = parse(view[start:end], position)
         except _PARSE_ERRORS:
             yield None
             return
-        yield _checked(chunk, value, keys, position)
+        yield _checked(data, value, keys, position, start, end)
+
+
+_NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+"""A byte that is not blank (`bytes.isspace`)."""
 
 
 def _whole(data: bytes, parse: Parse) -> JsonDocument | Problem | None:
@@ -363,26 +367,29 @@ def _whole(data: bytes, parse: Parse) -> JsonDocument | Problem | None:
     return _checked(data, value, keys, position)
 
 
-def _key_ends(data: bytes) -> int:
-    """The object keys `data` (one JSON document) holds, as its text says: every `":`
-    outside a string ends a key (inside one the quote is escaped). A key ending in an
-    escaped backslash, or with blanks before its colon, is missed."""
-    return data.count(b'":') - data.count(b'\\":')
+def _key_ends(data: bytes, start: int, end: int) -> int:
+    """The object keys `data[start:end]` (one JSON document) holds, as its text says:
+    every `":` outside a string ends a key (inside one the quote is escaped). A key ending
+    in an escaped backslash, or with blanks before its colon, is missed."""
+    return data.count(b'":', start, end) - data.count(b'\\":', start, end)
 
 
-def _checked(data: bytes, value: object, keys: int, position: str) -> JsonDocument | Problem:
-    """`value`, parsed from `data` with `keys` object keys, unless an object of it repeats
-    a key. Parsers keep the last value of a repeated key and drop the others without a
-    word (a repeated `resourceSpans` would drop a whole request), so such a document is a
-    problem.
+def _checked(
+    data: bytes, value: object, keys: int, position: str, start: int = 0, end: int | None = None
+) -> JsonDocument | Problem:
+    """`value`, parsed from `data[start:end]` with `keys` object keys, unless an object of
+    it repeats a key. Parsers keep the last value of a repeated key and drop the others
+    without a word (a repeated `resourceSpans` would drop a whole request), so such a
+    document is a problem.
 
     Cheap for the usual document: it holds as many key ends as its objects hold keys. Only
     a document whose text and parse disagree is parsed again to find a repeat: more in the
     text is a repeat or a key-like string; fewer, a key `_key_ends` missed, which could
     hide a repeat."""
-    if _key_ends(data) == keys:
+    end = len(data) if end is None else end
+    if _key_ends(data, start, end) == keys:
         return JsonDocument(value, position)
-    problem = _repeated_key(data.decode("utf-8", "replace"), position)
+    problem = _repeated_key(data[start:end].decode("utf-8", "replace"), position)
     return JsonDocument(value, position) if problem is None else problem
 
 

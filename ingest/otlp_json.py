@@ -210,7 +210,7 @@ class Read:
         """Object keys the records were read from (`formats`' repeated-key check)."""
 
 
-def parse_request(source: str, data: bytes, position: str) -> tuple[object, int]:
+def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple[object, int]:
     """One OTLP/JSON request's bytes (from `source`, at `position`) as its records and the
     object keys it holds: a `formats.Parse` for `formats.iter_json_documents`. A document
     of another shape comes back as plain JSON values, for `json_request_records` to say
