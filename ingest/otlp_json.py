@@ -179,13 +179,14 @@ class _Misshapen:
 
 
 _DECODER = msgspec.json.Decoder(_Request)
+_STRUCTS = (_KeyValue, _Status, _Event, _Span, _Log, _Scope, _Resource, _ScopeSpans,
+            _ScopeLogs, _ResourceSpans, _ResourceLogs, _Request)  # fmt: skip
 _CAMEL = {
     "".join(f"_{c.lower()}" if c.isupper() else c for c in field.name): field.name
-    for struct in (_Event, _Span, _Log, _Scope, _Resource, _ScopeSpans, _ScopeLogs,
-                   _ResourceSpans, _ResourceLogs, _Request)
+    for struct in _STRUCTS
     for field in msgspec.structs.fields(struct)
     if not field.name.islower()
-}  # fmt: skip
+}
 """snake_case -> lowerCamelCase of every field name above that has two spellings."""
 _ANY = msgspec.json.Decoder()
 _SHAPE_ERRORS = (msgspec.ValidationError, TypeError)
@@ -274,10 +275,8 @@ def _children(cls: type[Struct]) -> tuple[tuple[str, type[Struct], bool], ...]:
 
 
 _CHILDREN: dict[type, tuple[tuple[str, type[Struct], bool], ...]] = {
-    struct: _children(struct)
-    for struct in (_KeyValue, _Status, _Event, _Span, _Log, _Scope, _Resource, _ScopeSpans,
-                   _ScopeLogs, _ResourceSpans, _ResourceLogs, _Request)
-}  # fmt: skip
+    struct: _children(struct) for struct in _STRUCTS
+}
 
 
 def _granular(value: Any, cls: type, path: str) -> Any:
