@@ -17,7 +17,7 @@ import base64
 import binascii
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from turnscore.ingest.records import AttrValue
 
@@ -36,19 +36,15 @@ OnKeyTruncate = Callable[[str, int], None]
 """Called with the attribute key and the original length when its value is cut."""
 
 
+_Capped = TypeVar("_Capped", str, bytes)
+
+
 class AnyValueError(ValueError):
     """An AnyValue whose content does not match its declared kind."""
 
 
-def _cap_str(text: str, on_truncate: OnTruncate | None) -> str:
-    if len(text) <= MAX_ATTRIBUTE_VALUE_CHARS:
-        return text
-    if on_truncate is not None:
-        on_truncate(len(text))
-    return text[:MAX_ATTRIBUTE_VALUE_CHARS]
-
-
-def _cap_bytes(data: bytes, on_truncate: OnTruncate | None) -> bytes:
+def _cap(data: _Capped, on_truncate: OnTruncate | None) -> _Capped:
+    """A string (characters) or bytes value cut to `MAX_ATTRIBUTE_VALUE_CHARS`."""
     if len(data) <= MAX_ATTRIBUTE_VALUE_CHARS:
         return data
     if on_truncate is not None:
@@ -136,7 +132,7 @@ def decode_json_any_value(
         if key in ("stringValue", "string_value"):
             if not isinstance(raw, str):
                 raise AnyValueError(f"stringValue is not a string: {str(raw)[:80]!r}")
-            return _cap_str(raw, on_truncate)
+            return _cap(raw, on_truncate)
         if key in ("intValue", "int_value"):
             return _json_int(raw)
         if key in ("doubleValue", "double_value"):
@@ -146,7 +142,7 @@ def decode_json_any_value(
                 raise AnyValueError(f"boolValue is not a boolean: {str(raw)[:80]!r}")
             return raw
         if key in ("bytesValue", "bytes_value"):
-            return _cap_bytes(decode_json_bytes(raw), on_truncate)
+            return _cap(decode_json_bytes(raw), on_truncate)
         if key in ("arrayValue", "array_value"):
             items = _values_list(raw, "arrayValue")
             return [decode_json_any_value(item, on_truncate, depth + 1) for item in items]
@@ -198,18 +194,8 @@ def _json_pairs(items: object) -> list[tuple[str, object]]:
 def decode_pb_any_value(value: Any, on_truncate: OnTruncate | None = None) -> AttrValue:
     """Decode a protobuf `opentelemetry.proto.common.v1.AnyValue` message."""
     kind = value.WhichOneof("value")
-    if kind is None:
-        return None
-    if kind == "string_value":
-        return _cap_str(value.string_value, on_truncate)
-    if kind == "int_value":
-        return int(value.int_value)
-    if kind == "double_value":
-        return float(value.double_value)
-    if kind == "bool_value":
-        return bool(value.bool_value)
-    if kind == "bytes_value":
-        return _cap_bytes(bytes(value.bytes_value), on_truncate)
+    if kind == "string_value" or kind == "bytes_value":
+        return _cap(getattr(value, kind), on_truncate)
     if kind == "array_value":
         return [decode_pb_any_value(item, on_truncate) for item in value.array_value.values]
     if kind == "kvlist_value":
@@ -217,7 +203,7 @@ def decode_pb_any_value(value: Any, on_truncate: OnTruncate | None = None) -> At
             item.key: decode_pb_any_value(item.value, on_truncate)
             for item in value.kvlist_value.values
         }
-    return None
+    return None if kind is None else getattr(value, kind)  # an int, a double or a bool
 
 
 def decode_pb_key_values(

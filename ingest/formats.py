@@ -34,6 +34,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any, NamedTuple
 
 import msgspec
 import zstandard
@@ -101,11 +102,10 @@ DEFAULT_MAX_EXPANSION_RATIO = 200
 """Largest expansion (payload bytes per file byte) allowed beyond `RATIO_FLOOR`."""
 RATIO_FLOOR = 16 << 20
 """A payload this small is fine at any ratio: small files of repeated spans compress well."""
-_GZIP_OUT = 1 << 20
-"""Output bytes per inflate call."""
-_ZSTD_IN = 256
-"""Input bytes per zstd call. A zstd block can expand 32768-fold (an RLE block), so this
-bounds one call's output to some 8 MiB; the cap is checked between calls."""
+_FEED = 256
+"""Input bytes per decompressor call. A zstd block can expand 32768-fold (an RLE block),
+deflate some 1032-fold, so this bounds one call's output to some 8 MiB; the cap is
+checked between calls."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +126,17 @@ DEFAULT_LIMITS = Limits()
 
 class _OverCap(Exception):
     pass
+
+
+class _Codec(NamedTuple):
+    name: str
+    stream: Callable[[], Any]
+    """A new decompressor of one member or frame: `decompress`, `eof`, `unused_data`."""
+    error: type[Exception]
+
+
+_GZIP = _Codec("gzip", lambda: zlib.decompressobj(wbits=31), zlib.error)
+_ZSTD = _Codec("zstd", lambda: zstandard.ZstdDecompressor().decompressobj(), zstandard.ZstdError)
 
 
 def decompress(data: bytes, limits: Limits = DEFAULT_LIMITS) -> tuple[bytes, list[Problem]]:
@@ -162,50 +173,36 @@ def _over_cap(cap: int, limits: Limits) -> Problem:
     )
 
 
-def _grow(out: io.BytesIO, piece: bytes, cap: int) -> None:
-    out.write(piece)
-    if out.tell() > cap:
-        raise _OverCap
-
-
 def _gunzip(data: bytes, cap: int) -> tuple[bytes, Problem | None]:
-    out = io.BytesIO()  # getvalue() shares its buffer: no second copy of the payload
-    view = memoryview(data)
-    consumed = 0
-    while data.startswith(GZIP_MAGIC, consumed):
-        inflater = zlib.decompressobj(wbits=31)
-        rest: memoryview | bytes = view[consumed:]
-        try:
-            while not inflater.eof and rest:
-                _grow(out, inflater.decompress(rest, _GZIP_OUT), cap)
-                rest = inflater.unconsumed_tail
-        except zlib.error as exc:
-            return out.getvalue(), Problem(f"byte {consumed}", f"corrupt gzip stream: {exc}")
-        if not inflater.eof:
-            _grow(out, inflater.flush(), cap)
-            return out.getvalue(), _cut_short("gzip", len(data), out.tell())
-        consumed = len(data) - len(inflater.unused_data)
-    return out.getvalue(), None
+    return _unwrap(data, GZIP_MAGIC, _GZIP, cap)
 
 
 def _unzstd(data: bytes, cap: int) -> tuple[bytes, Problem | None]:
-    out = io.BytesIO()
+    return _unwrap(data, ZSTD_MAGIC, _ZSTD, cap)
+
+
+def _unwrap(data: bytes, magic: bytes, codec: _Codec, cap: int) -> tuple[bytes, Problem | None]:
+    """Every member (gzip) or frame (zstd) back to back, fed `_FEED` bytes at a time;
+    damage ends the layer, keeping what decoded before it."""
+    out = io.BytesIO()  # getvalue() shares its buffer: no second copy of the payload
     view = memoryview(data)
     consumed = 0
-    dctx = zstandard.ZstdDecompressor()
-    while data.startswith(ZSTD_MAGIC, consumed):
-        frame = dctx.decompressobj()
+    while data.startswith(magic, consumed):
+        stream = codec.stream()
         pos = consumed
         try:
-            while not frame.eof and pos < len(data):
-                end = min(pos + _ZSTD_IN, len(data))
-                _grow(out, frame.decompress(view[pos:end]), cap)
+            while not stream.eof and pos < len(data):
+                end = min(pos + _FEED, len(data))
+                out.write(stream.decompress(view[pos:end]))
+                if out.tell() > cap:
+                    raise _OverCap
                 pos = end
-        except zstandard.ZstdError as exc:
-            return out.getvalue(), Problem(f"byte {consumed}", f"corrupt zstd stream: {exc}")
-        if not frame.eof:
-            return out.getvalue(), _cut_short("zstd", len(data), out.tell())
-        consumed = pos - len(frame.unused_data)
+        except codec.error as exc:
+            problem = Problem(f"byte {consumed}", f"corrupt {codec.name} stream: {exc}")
+            return out.getvalue(), problem
+        if not stream.eof:
+            return out.getvalue(), _cut_short(codec.name, len(data), out.tell())
+        consumed = pos - len(stream.unused_data)
     return out.getvalue(), None
 
 
@@ -273,7 +270,7 @@ def describe_non_otlp(data: bytes) -> str:
 # --- JSON framing -----------------------------------------------------------------------
 
 
-Parse = Callable[[bytes, str], tuple[object, int]]
+Parse = Callable[[bytes | memoryview, str], tuple[object, int]]
 """Decodes one JSON document's bytes, found at a position ('line 3'): its value and how
 many object keys it holds (for the repeated-key check). Raises msgspec's errors, or
 RecursionError, where the careful framing must read the document."""
@@ -281,29 +278,31 @@ _PARSE_ERRORS = (msgspec.MsgspecError, ValueError, RecursionError)
 _GENERIC = msgspec.json.Decoder()
 
 
-def parse_plain(data: bytes, position: str = "") -> tuple[object, int]:
+def parse_plain(data: bytes | memoryview, position: str = "") -> tuple[object, int]:
     """`Parse` into plain JSON values (dict, list, str, int, float, bool, None)."""
     value = _GENERIC.decode(data)
     return value, count_keys(value)
 
 
 def iter_json_documents(
-    text: str, payload: bytes | None = None, parse: Parse = parse_plain
+    data: str | bytes, parse: Parse = parse_plain
 ) -> Iterator[JsonDocument | Problem]:
-    """Every top-level JSON value in `text`, with its position; framing errors as Problems.
+    """Every top-level JSON value in `data`, with its position; framing errors as Problems.
 
-    `payload` is `text` as UTF-8 when the caller holds it already (a file read without
-    replacements and without a byte order mark); documents read on the fast path are what
-    `parse` makes of them, those read by the careful framing are plain JSON values."""
-    start = _skip_ws(text, 0)
-    if start < len(text) and text[start] == "[":
-        yield from _iter_array(text, start)  # numbers its elements as requests
+    `data` is text, or UTF-8 without a byte order mark (a file read without replacements),
+    whose text is decoded only where the careful framing reads it. Documents read on the
+    fast path are what `parse` makes of them, those read by the careful framing are plain
+    JSON values."""
+    payload = data.encode() if isinstance(data, str) else data
+    first = _NOT_WS.search(payload)
+    if first is None:
         return
-    if start >= len(text):
+    if payload.startswith(b"[", first.start()):
+        text = _text(data)
+        yield from _iter_array(text, _skip_ws(text, 0))  # numbers its elements as requests
         return
-    data = text.encode() if payload is None else payload
     done = 0
-    for item in _lines(data, parse):
+    for item in _lines(payload, parse):
         if item is None:
             break
         yield item
@@ -311,19 +310,28 @@ def iter_json_documents(
     else:
         return
     if done == 0:
-        whole = _whole(data, parse)
+        whole = _whole(payload, parse)
         if whole is not None:
             yield whole
             return
-    rest = _iter_stream(text, start)
+    text = _text(data)
+    rest = _iter_stream(text, _skip_ws(text, 0))
     for _ in range(done):
         next(rest)
     yield from rest
 
 
+_NOT_WS = re.compile(rb"[^ \t\r\n]")
+
+
+def _text(data: str | bytes) -> str:
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
+
+
 def _lines(data: bytes, parse: Parse) -> Iterator[JsonDocument | Problem | None]:
-    """One document per non-blank line; None where a line is not exactly one document
-    msgspec reads (the careful framing takes over there)."""
+    """One document per non-blank line, read in place (no copy of the line); None where a
+    line is not exactly one document msgspec reads (the careful framing takes over there)."""
+    view = memoryview(data)
     line = 0
     pos, size = 0, len(data)
     while pos < size:
@@ -331,17 +339,20 @@ def _lines(data: bytes, parse: Parse) -> Iterator[JsonDocument | Problem | None]
         if end < 0:
             end = size
         line += 1
-        chunk = data[pos:end]
-        pos = end + 1
-        if chunk.isspace() or not chunk:
-            continue
+        start, pos = pos, end + 1
+        if _NOT_SPACE.search(data, start, end) is None:
+            continue  # a blank line
         position = f"line {line}"
         try:
-            value, keys = parse(chunk, position)
+            value, keys = parse(view[start:end], position)
         except _PARSE_ERRORS:
             yield None
             return
-        yield _unrepeated(chunk, value, keys, position)
+        yield _checked(data, value, keys, position, start, end)
+
+
+_NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
+"""A byte that is not blank (`bytes.isspace`)."""
 
 
 def _whole(data: bytes, parse: Parse) -> JsonDocument | Problem | None:
@@ -353,23 +364,32 @@ def _whole(data: bytes, parse: Parse) -> JsonDocument | Problem | None:
         value, keys = parse(data, position)
     except _PARSE_ERRORS:
         return None
-    return _unrepeated(data, value, keys, position)
+    return _checked(data, value, keys, position)
 
 
-def _key_ends(data: bytes) -> int:
-    """The object keys `data` (one compact JSON document) holds, as its text says: every
-    `":` outside a string ends a key (inside one the quote is escaped). A key ending in an
-    escaped backslash, or with blanks before its colon, is missed."""
-    return data.count(b'":') - data.count(b'\\":')
+def _key_ends(data: bytes, start: int, end: int) -> int:
+    """The object keys `data[start:end]` (one JSON document) holds, as its text says:
+    every `":` outside a string ends a key (inside one the quote is escaped). A key ending
+    in an escaped backslash, or with blanks before its colon, is missed."""
+    return data.count(b'":', start, end) - data.count(b'\\":', start, end)
 
 
-def _unrepeated(data: bytes, value: object, keys: int, position: str) -> JsonDocument | Problem:
-    """`checked_document` for the fast path. Only a document whose text and parse disagree
-    on its keys is parsed again to find a repeat: more in the text is a repeat or a
-    key-like string; fewer, a key `_key_ends` missed, which could hide a repeat."""
-    if _key_ends(data) == keys:
+def _checked(
+    data: bytes, value: object, keys: int, position: str, start: int = 0, end: int | None = None
+) -> JsonDocument | Problem:
+    """`value`, parsed from `data[start:end]` with `keys` object keys, unless an object of
+    it repeats a key. Parsers keep the last value of a repeated key and drop the others
+    without a word (a repeated `resourceSpans` would drop a whole request), so such a
+    document is a problem.
+
+    Cheap for the usual document: it holds as many key ends as its objects hold keys. Only
+    a document whose text and parse disagree is parsed again to find a repeat: more in the
+    text is a repeat or a key-like string; fewer, a key `_key_ends` missed, which could
+    hide a repeat."""
+    end = len(data) if end is None else end
+    if _key_ends(data, start, end) == keys:
         return JsonDocument(value, position)
-    problem = _repeated_key(data.decode("utf-8", "replace"), position)
+    problem = _repeated_key(data[start:end].decode("utf-8", "replace"), position)
     return JsonDocument(value, position) if problem is None else problem
 
 
@@ -445,10 +465,6 @@ def _too_deep(resume: int, lines: _Lines) -> str:
     return f"JSON nested too deeply to read (over ~{sys.getrecursionlimit()} levels); {skipped}"
 
 
-_KEY_END = re.compile(r'(?<!\\)"\s*:')
-"""The end of an object key: a quote no backslash escapes, then a colon."""
-
-
 class _RepeatedKey(Exception):
     def __init__(self, key: str) -> None:
         super().__init__(key)
@@ -470,7 +486,8 @@ def _document(text: str, value: object, position: str) -> Iterator[JsonDocument 
             yield Problem(
                 position, f"{replaced} lone UTF-16 surrogate escape(s) replaced with U+FFFD"
             )
-    yield checked_document(text, value, position)
+    data = text.encode("utf-8", "surrogatepass")
+    yield _checked(data, value, count_keys(value), position)
 
 
 def _without_lone_surrogates(value: object) -> tuple[object, int]:
@@ -507,20 +524,6 @@ def _without_lone_surrogates(value: object) -> tuple[object, int]:
                 elif isinstance(inner, dict | list):
                     stack.append(inner)
     return value, count
-
-
-def checked_document(text: str, value: object, position: str) -> JsonDocument | Problem:
-    """`value`, parsed from `text`, unless an object of it repeats a key. Parsers keep the
-    last value of a repeated key and drop the others without a word (a repeated
-    `resourceSpans` would drop a whole request), so such a document is a problem.
-
-    Cheap for the usual document: it holds as many key ends as its objects hold keys;
-    only when the text holds more (a repeat, or a key-like string that is no key) is it
-    parsed again to find the repeat."""
-    if len(_KEY_END.findall(text)) <= count_keys(value):
-        return JsonDocument(value, position)
-    problem = _repeated_key(text, position)
-    return JsonDocument(value, position) if problem is None else problem
 
 
 def _repeated_key(text: str, position: str) -> Problem | None:

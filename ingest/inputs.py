@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from turnscore.ingest.formats import Limits
 from turnscore.ingest.otlp import Record, iter_input_files, read_file, unreadable
@@ -127,12 +128,10 @@ def read_into(
     for rec in _records(item.path, limits):
         if isinstance(rec, RawSpan):
             spans += 1
-            first = fresh.spans.setdefault(record_key(rec), rec)
-            if first is not rec and _content(first) != _content(rec):
-                errors.append(_twice(rec, first))
+            _keep_first(fresh.spans, rec, errors)
         elif isinstance(rec, RawLog):
             logs += 1
-            fresh.logs.setdefault(record_key(rec), rec)
+            _keep_first(fresh.logs, rec, errors)
         else:
             bad += 1
             errors.append(rec)
@@ -165,11 +164,18 @@ def dedup_records(
     kept: dict[RecordKey, RawSpan | RawLog] = {}
     errors: list[InputError] = []
     for rec in records:
-        first = kept.setdefault(record_key(rec), rec)
-        if first is not rec and isinstance(rec, RawSpan) and isinstance(first, RawSpan) \
-                and _content(first) != _content(rec):
-            errors.append(_twice(rec, first))
+        _keep_first(kept, rec, errors)
     return list(kept.values()), errors
+
+
+def _keep_first(
+    kept: dict[RecordKey, Any], rec: RawSpan | RawLog, errors: list[InputError]
+) -> None:
+    """The rule for copies of a record: the first copy of a record key is kept; a copy of
+    a span that differs from it is an error (a log record's key is its content)."""
+    first = kept.setdefault(record_key(rec), rec)
+    if first is not rec and isinstance(rec, RawSpan) and _content(first) != _content(rec):
+        errors.append(_twice(rec, first))
 
 
 def conflicts(

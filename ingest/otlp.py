@@ -143,14 +143,18 @@ def _blank(payload: bytes) -> bool:
 
 
 def _read_json(payload: bytes, source: str) -> Iterator[Record]:
-    text, problem = formats.decode_text(payload)
-    if problem is not None:
-        yield InputError(source, problem.position, problem.message)
-    # The fast framing reads bytes: the payload itself, unless decoding changed the text.
-    clean = problem is None and not payload.startswith(b"\xef\xbb\xbf")
+    # The fast framing reads bytes: the payload itself, unless decoding changes its text
+    # (a byte order mark, invalid UTF-8), which only bytes beyond ASCII can do.
+    data: str | bytes = payload
+    if not payload.isascii():
+        text, problem = formats.decode_text(payload)
+        if problem is not None:
+            yield InputError(source, problem.position, problem.message)
+        if problem is not None or payload.startswith(b"\xef\xbb\xbf"):
+            data = text
     documents = 0
     parse = partial(parse_request, source)
-    for item in formats.iter_json_documents(text, payload if clean else None, parse):
+    for item in formats.iter_json_documents(data, parse):
         if isinstance(item, formats.Problem):
             yield InputError(source, item.position, item.message)
             continue

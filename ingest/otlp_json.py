@@ -44,11 +44,9 @@ from turnscore.ingest.anyvalue import (
 )
 from turnscore.ingest.otlp_shared import (
     KIND_VALUES,
-    SPAN_ID_BYTES,
     SPAN_KINDS,
     STATUS_CODES,
     STATUS_VALUES,
-    TRACE_ID_BYTES,
     BadInput,
     Record,
     Report,
@@ -58,6 +56,7 @@ from turnscore.ingest.otlp_shared import (
     decode_attrs,
     event_name,
     known_enum,
+    log_ids,
     span_head,
     text,
     unix_nano,
@@ -180,13 +179,14 @@ class _Misshapen:
 
 
 _DECODER = msgspec.json.Decoder(_Request)
+_STRUCTS = (_KeyValue, _Status, _Event, _Span, _Log, _Scope, _Resource, _ScopeSpans,
+            _ScopeLogs, _ResourceSpans, _ResourceLogs, _Request)  # fmt: skip
 _CAMEL = {
     "".join(f"_{c.lower()}" if c.isupper() else c for c in field.name): field.name
-    for struct in (_Event, _Span, _Log, _Scope, _Resource, _ScopeSpans, _ScopeLogs,
-                   _ResourceSpans, _ResourceLogs, _Request)
+    for struct in _STRUCTS
     for field in msgspec.structs.fields(struct)
     if not field.name.islower()
-}  # fmt: skip
+}
 """snake_case -> lowerCamelCase of every field name above that has two spellings."""
 _ANY = msgspec.json.Decoder()
 _SHAPE_ERRORS = (msgspec.ValidationError, TypeError)
@@ -211,7 +211,7 @@ class Read:
         """Object keys the records were read from (`formats`' repeated-key check)."""
 
 
-def parse_request(source: str, data: bytes, position: str) -> tuple[object, int]:
+def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple[object, int]:
     """One OTLP/JSON request's bytes (from `source`, at `position`) as its records and the
     object keys it holds: a `formats.Parse` for `formats.iter_json_documents`. A document
     of another shape comes back as plain JSON values, for `json_request_records` to say
@@ -275,10 +275,8 @@ def _children(cls: type[Struct]) -> tuple[tuple[str, type[Struct], bool], ...]:
 
 
 _CHILDREN: dict[type, tuple[tuple[str, type[Struct], bool], ...]] = {
-    struct: _children(struct)
-    for struct in (_KeyValue, _Status, _Event, _Span, _Log, _Scope, _Resource, _ScopeSpans,
-                   _ScopeLogs, _ResourceSpans, _ResourceLogs, _Request)
-}  # fmt: skip
+    struct: _children(struct) for struct in _STRUCTS
+}
 
 
 def _granular(value: Any, cls: type, path: str) -> Any:
@@ -339,44 +337,26 @@ def _plain_keys(value: Any) -> int:
 def _request_records(request: _Request, where: Where, read: Read) -> None:
     read.keys += _present(request)
     # A `_Misshapen` in a list (only after `_granular`) is skipped with a row saying so.
-    for i, block in enumerate(_get(request.resourceSpans) or ()):
-        if type(block) is _Misshapen:
-            _skipped(block, where, read)
-            continue
-        block_where = where.at(f"resourceSpans[{i}]")
-        resource = _resource(block.resource, f"resourceSpans[{i}]", block_where, read)
-        read.keys += _present(block)
-        for j, scope_block in enumerate(_get(block.scopeSpans) or ()):
-            if type(scope_block) is _Misshapen:
-                _skipped(scope_block, block_where, read)
+    for outer, inner, items, read_item in _BLOCKS:
+        for i, block in enumerate(getattr(request, outer) or ()):
+            if type(block) is _Misshapen:
+                _skipped(block, where, read)
                 continue
-            scope_where = block_where.at(f"scopeSpans[{j}]")
-            scope = _scope(scope_block.scope, scope_where, read)
-            read.keys += _present(scope_block)
-            for k, span in enumerate(scope_block.spans or ()):
-                if type(span) is _Misshapen:
-                    _skipped(span, scope_where, read)
-                else:
-                    _json_span(span, scope_where, k, resource, scope, read)
-    for i, log_block in enumerate(_get(request.resourceLogs) or ()):
-        if type(log_block) is _Misshapen:
-            _skipped(log_block, where, read)
-            continue
-        block_where = where.at(f"resourceLogs[{i}]")
-        resource = _resource(log_block.resource, f"resourceLogs[{i}]", block_where, read)
-        read.keys += _present(log_block)
-        for j, log_scope in enumerate(_get(log_block.scopeLogs) or ()):
-            if type(log_scope) is _Misshapen:
-                _skipped(log_scope, block_where, read)
-                continue
-            scope_where = block_where.at(f"scopeLogs[{j}]")
-            _scope(log_scope.scope, scope_where, read)
-            read.keys += _present(log_scope)
-            for k, log in enumerate(_get(log_scope.logRecords) or ()):
-                if type(log) is _Misshapen:
-                    _skipped(log, scope_where, read)
-                else:
-                    _json_log(log, scope_where.at(f"logRecords[{k}]"), resource, read)
+            block_where = where.at(f"{outer}[{i}]")
+            resource = _resource(block.resource, f"{outer}[{i}]", block_where, read)
+            read.keys += _present(block)
+            for j, scope_block in enumerate(getattr(block, inner) or ()):
+                if type(scope_block) is _Misshapen:
+                    _skipped(scope_block, block_where, read)
+                    continue
+                scope_where = block_where.at(f"{inner}[{j}]")
+                scope = _scope(scope_block.scope, scope_where, read)
+                read.keys += _present(scope_block)
+                for k, item in enumerate(getattr(scope_block, items) or ()):
+                    if type(item) is _Misshapen:
+                        _skipped(item, scope_where, read)
+                    else:
+                        read_item(item, scope_where, k, resource, scope, read)
 
 
 def _skipped(piece: _Misshapen, container: Where, read: Read) -> None:
@@ -636,12 +616,18 @@ def _strings(values: Any) -> list[AttrValue] | None:
     return out
 
 
-def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue], read: Read) -> None:
+def _json_log(
+    log: _Log, where: Where, index: int, resource: Mapping[str, AttrValue], _: _Scope, read: Read
+) -> None:
+    """Log record `index` of the scope block at `where` (its scope is not kept): its record,
+    then its errors."""
+    where = where.at(f"logRecords[{index}]")
     read.keys += _present(log) + _plain_keys(log.body)
     errors: list[InputError] = []
     report = collect(errors, where)
-    trace_id = _optional_id(_get(log.traceId), "traceId", TRACE_ID_BYTES, report)
-    span_id = _optional_id(_get(log.spanId), "spanId", SPAN_ID_BYTES, report)
+    trace_id, span_id = log_ids(
+        _json_id, (_get(log.traceId), _get(log.spanId)), ("traceId", "spanId"), report
+    )
     attributes = _json_attrs(log.attributes, "log record", report, read)
     try:
         body = decode_json_any_value(
@@ -677,9 +663,8 @@ def _json_log(log: _Log, where: Where, resource: Mapping[str, AttrValue], read: 
     read.records.extend(errors)
 
 
-def _optional_id(raw: Any, what: str, size: int, report: Report) -> str | None:
-    try:
-        return _json_id(raw, size, what)
-    except BadInput as exc:
-        report(f"log record {exc}; kept without it")
-        return None
+_BLOCKS = (
+    ("resourceSpans", "scopeSpans", "spans", _json_span),
+    ("resourceLogs", "scopeLogs", "logRecords", _json_log),
+)
+"""The request's two trees: (resource blocks, scope blocks, records, their reader)."""

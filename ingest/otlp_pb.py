@@ -15,9 +15,7 @@ from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS, decode_pb_any_value
 from turnscore.ingest.otlp_shared import (
     KIND_VALUES,
-    SPAN_ID_BYTES,
     STATUS_VALUES,
-    TRACE_ID_BYTES,
     BadInput,
     Record,
     Report,
@@ -27,6 +25,7 @@ from turnscore.ingest.otlp_shared import (
     decode_attrs,
     event_name,
     known_enum,
+    log_ids,
     span_head,
     unix_nano,
 )
@@ -152,16 +151,9 @@ def _pb_span(
 def _pb_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iterator[Record]:
     errors: list[InputError] = []
     report = collect(errors, where)
-    ids: list[str | None] = []
-    for raw, size, what in (
-        (log.trace_id, TRACE_ID_BYTES, "trace_id"),
-        (log.span_id, SPAN_ID_BYTES, "span_id"),
-    ):
-        try:
-            ids.append(_pb_id(raw, size, what))
-        except BadInput as exc:
-            report(f"log record {exc}; kept without it")
-            ids.append(None)
+    trace_id, span_id = log_ids(
+        _pb_id, (log.trace_id, log.span_id), ("trace_id", "span_id"), report
+    )
     attributes = _pb_attrs(log.attributes, "log record", report)
     body = (
         decode_pb_any_value(
@@ -176,8 +168,8 @@ def _pb_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iterat
         yield where.error(f"log record skipped: {exc}")
         return
     yield RawLog(
-        trace_id=ids[0],
-        span_id=ids[1],
+        trace_id=trace_id,
+        span_id=span_id,
         event_name=event_name(log.event_name, attributes),
         time_unix_nano=time,
         body=body,

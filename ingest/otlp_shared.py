@@ -99,6 +99,22 @@ def decode_attrs(
     return out
 
 
+def log_ids(
+    read_id: IdReader, ids: tuple[Any, Any], fields: tuple[str, str], report: Report
+) -> tuple[str | None, str | None]:
+    """A log record's (trace id, span id), as given in `ids`, read with `read_id`; `fields`
+    names them as the format spells them. A malformed one is reported and read as absent:
+    the record is kept, unlinked."""
+    out: list[str | None] = []
+    for raw, size, what in zip(ids, (TRACE_ID_BYTES, SPAN_ID_BYTES), fields, strict=True):
+        try:
+            out.append(read_id(raw, size, what))
+        except BadInput as exc:
+            report(f"log record {exc}; kept without it")
+            out.append(None)
+    return out[0], out[1]
+
+
 def event_name(explicit: str, attributes: Mapping[str, AttrValue]) -> str:
     if explicit:
         return explicit

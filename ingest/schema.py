@@ -98,70 +98,25 @@ def markdown_table(fields: tuple[Field, ...] = TURN_FIELDS) -> str:
 # str and int vs float survive the round trip.
 SPAN_FIELDS: tuple[Field, ...] = (
     Field("record_type", pa.string(), False, "`span` or `log`."),
-    Field(
-        "record_id",
-        pa.string(),
-        False,
-        "Span: its span id. Log: a hash of its content. With trace_id and record_type, "
-        "the dedup key.",
-    ),
-    Field(
-        "trace_id",
-        pa.string(),
-        True,
-        "Trace id, lowercase hex (null for a log not linked to a trace).",
-    ),
+    Field("record_id", pa.string(), False, "Span: its span id. Log: a hash of its content. With trace_id and record_type, the dedup key."),
+    Field("trace_id", pa.string(), True, "Trace id, lowercase hex (null for a log not linked to a trace)."),
     Field("span_id", pa.string(), True, "Span id, lowercase hex (log: the span it belongs to)."),
-    Field(
-        "parent_span_id",
-        pa.string(),
-        True,
-        "Parent span id; null for a root span and for logs.",
-    ),
+    Field("parent_span_id", pa.string(), True, "Parent span id; null for a root span and for logs."),
     Field("name", pa.string(), False, "Span name; for a log, its event name."),
     Field("kind", pa.int32(), True, "OTLP SpanKind as an integer; null for logs."),
     Field("start_unix_nano", pa.int64(), False, "Span start (log: event time), UNIX ns."),
     Field("end_unix_nano", pa.int64(), True, "Span end, UNIX ns; null for logs."),
     Field("status_code", pa.int32(), True, "0 unset, 1 ok, 2 error; null for logs."),
     Field("status_message", pa.string(), True, "Span status message; null for logs."),
-    Field(
-        "attributes",
-        pa.string(),
-        False,
-        "Attributes as an OTLP/JSON KeyValue list (type-preserving).",
-    ),
-    Field(
-        "events",
-        pa.string(),
-        True,
-        "Span events as JSON [{name, timeUnixNano, attributes}]; null for logs.",
-    ),
+    Field("attributes", pa.string(), False, "Attributes as an OTLP/JSON KeyValue list (type-preserving)."),
+    Field("events", pa.string(), True, "Span events as JSON [{name, timeUnixNano, attributes}]; null for logs."),
     Field("body", pa.string(), True, "Log body as one OTLP/JSON AnyValue; null for spans."),
     Field("resource", pa.string(), False, "Resource attributes as an OTLP/JSON KeyValue list."),
     Field("scope_name", pa.string(), False, "Instrumentation scope name ('' for logs)."),
     Field("scope_version", pa.string(), False, "Instrumentation scope version ('' for logs)."),
-    Field(
-        "conversation_id",
-        pa.string(),
-        True,
-        "Conversation the span was grouped into when stored (its own id, an inherited "
-        "one, or a history-chained conversation's first trace); finds a conversation's "
-        "stored traces when a later trace of it arrives.",
-    ),
-    Field(
-        "history_key",
-        pa.string(),
-        True,
-        "Model call in a trace without a conversation id: hash of its normalized input "
-        "+ output, so a later trace continuing that history finds it.",
-    ),
-    Field(
-        "prefix_keys",
-        pa.list_(pa.string()),
-        True,
-        "First model call of a trace without a conversation id: hashes of each prefix of "
-        "its input, so an earlier trace arriving late finds the traces continuing it.",
-    ),
+    Field("conversation_id", pa.string(), True, "Conversation the span was grouped into when stored (its own id, an inherited one, or a history-chained conversation's first trace); finds a conversation's stored traces when a later trace of it arrives."),
+    Field("history_key", pa.string(), True, "Model call in a trace without a conversation id: hash of its normalized input + output, so a later trace continuing that history finds it."),
+    Field("prefix_keys", pa.list_(pa.string()), True, "First model call of a trace without a conversation id: hashes of each prefix of its input, so an earlier trace arriving late finds the traces continuing it."),
     Field("source", pa.string(), False, "File the record was first read from."),
     Field("position", pa.string(), False, "Where in that file: 'line 3', 'request 2', ..."),
     Field("ingest_id", pa.string(), False, "Ingest run that stored the record."),

@@ -30,7 +30,7 @@ import hashlib
 import logging
 import math
 import os
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
@@ -261,20 +261,40 @@ class StoredRecords:
         return {record_key(r) for r in records}
 
 
-class SpanStore:
-    """The raw span/log store of one ingest folder."""
+class _PartStore:
+    """A folder of date-partitioned part files and the key index that finds them."""
 
-    def __init__(self, root: Path, ingest_id: str) -> None:
-        self.root = root / SPANS_DIR
+    def __init__(
+        self, root: Path, ingest_id: str, folder: str, read_keys: Callable[[Path], list[KeyRow]]
+    ) -> None:
+        self.root = root / folder
         self._names = _PartNamer(ingest_id)
-        self.ingest_id = ingest_id
-        self._index_path = root / INDEX_DIR / "spans.sqlite3"
+        self._index_path = root / INDEX_DIR / f"{folder}.sqlite3"
+        self._read_keys = read_keys
+        """The index rows of a part file the index does not know (written before it)."""
         self._index: KeyIndex | None = None
 
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
             self._index = None
+
+    def _load_index(self) -> KeyIndex:
+        if self._index is None:
+            self._index = KeyIndex(self._index_path, self.root)
+            self._index.sync(_part_files(self.root), self._read_keys)
+        return self._index
+
+    def files(self) -> list[Path]:
+        return _part_files(self.root)
+
+
+class SpanStore(_PartStore):
+    """The raw span/log store of one ingest folder."""
+
+    def __init__(self, root: Path, ingest_id: str) -> None:
+        super().__init__(root, ingest_id, SPANS_DIR, _read_span_keys)
+        self.ingest_id = ingest_id
 
     def write(
         self,
@@ -375,12 +395,6 @@ class SpanStore:
             "history_key": None,
             "prefix_keys": None,
         }
-
-    def _load_index(self) -> KeyIndex:
-        if self._index is None:
-            self._index = KeyIndex(self._index_path, self.root)
-            self._index.sync(_part_files(self.root), _read_span_keys)
-        return self._index
 
     def read(self, trace_ids: Collection[str]) -> StoredRecords:
         """Every stored span and log record of the given traces."""
@@ -502,25 +516,11 @@ class TurnWrite:
     """Turns of rebuilt traces that the rebuild no longer produced (now deleted)."""
 
 
-class TurnStore:
+class TurnStore(_PartStore):
     """The `turns/` folder: one row per turn_id, the latest build of each turn."""
 
     def __init__(self, root: Path, ingest_id: str) -> None:
-        self.root = root / TURNS_DIR
-        self._names = _PartNamer(ingest_id)
-        self._index_path = root / INDEX_DIR / "turns.sqlite3"
-        self._index: KeyIndex | None = None
-
-    def close(self) -> None:
-        if self._index is not None:
-            self._index.close()
-            self._index = None
-
-    def _load_index(self) -> KeyIndex:
-        if self._index is None:
-            self._index = KeyIndex(self._index_path, self.root)
-            self._index.sync(_part_files(self.root), _read_turn_keys)
-        return self._index
+        super().__init__(root, ingest_id, TURNS_DIR, _read_turn_keys)
 
     def replace(self, turns: Sequence[Turn], rebuilt_traces: Collection[str]) -> TurnWrite:
         """Store `turns`, replacing older rows with the same turn_id and every other row
@@ -570,9 +570,6 @@ class TurnStore:
             index.put(path, [row for t in group for row in _turn_keys(t.turn_id, t.trace_id)])
             written.append(path)
         return written
-
-    def files(self) -> list[Path]:
-        return _part_files(self.root)
 
     def files_of(self, ingest_id: str) -> list[Path]:
         """The part files ingest run `ingest_id` wrote that are still there."""
