@@ -54,7 +54,7 @@ from turnscore.ingest.inputs import (
     plan,
     read_into,
 )
-from turnscore.ingest.links import Lookups, lookups
+from turnscore.ingest.links import JoinKeys, join_keys
 from turnscore.ingest.partition import Partition, Solved, assemble, clashes, merge, split
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.settings import DEFAULT_GROUP_BYTES, IngestSettings
@@ -296,7 +296,8 @@ def _solve_group(
     # not solved there and again here (history links, known only once decoded, still
     # are: the check after the shards).
     named = {c for s in (*new_spans, *stored.spans) if (c := conversation_id(s.attributes))}
-    earlier = store.linked_traces(Lookups(conversations=named)) - touched if named else set()
+    named_keys = JoinKeys(conversations=frozenset(named))
+    earlier = store.linked_traces(named_keys) - touched if named else set()
     if earlier:
         extra = store.read(earlier)
         stored = replace(stored, spans=[*stored.spans, *extra.spans],
@@ -323,9 +324,7 @@ def _solve_group(
         done = shards.run_shards(parts, job)
         for together in clashes([d.keys for d in done]):
             keys = done[together[0]].keys
-            if len(together) == 1 and not store.linked_traces(
-                Lookups(set(keys.conversations), set(keys.prefixes), set(keys.histories))
-            ) - rebuilt:
+            if len(together) == 1 and not store.linked_traces(keys) - rebuilt:
                 store.index_parts(done[together[0]].parts)
                 turns.extend(done[together[0]].turns)
                 found.extend(done[together[0]].errors)
@@ -358,7 +357,7 @@ def _solve_linked(run: _Run, part: Partition, rebuilt: set[str]) -> Solved:
     decoded, errors = decode_spans(trace_order(part.spans), part.logs, case_id_attribute=case)
     frontier = decoded
     for _ in range(MAX_LINK_ROUNDS):
-        found = run.store.linked_traces(lookups(frontier)) - rebuilt
+        found = run.store.linked_traces(join_keys(frontier)) - rebuilt
         if not found:
             break
         extra = run.store.read(found)
