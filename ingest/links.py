@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -73,13 +74,14 @@ class SpanLinks:
 class JoinKeys:
     """What joins some traces to traces elsewhere (the module doc)."""
 
-    conversations: frozenset[str] = frozenset()
+    # Any set: the store's callers look up plain sets.
+    conversations: AbstractSet[str] = frozenset()
     """Conversation ids the spans name, and their trace ids."""
-    prefixes: frozenset[str] = frozenset()
+    prefixes: AbstractSet[str] = frozenset()
     """Backward: every prefix of every model input of the conversation-less traces."""
-    histories: frozenset[str] = frozenset()
+    histories: AbstractSet[str] = frozenset()
     """Forward: input + output of each model call."""
-    responses: frozenset[str] = frozenset()
+    responses: AbstractSet[str] = frozenset()
     """Response ids of the model calls."""
 
     def meets(self, other: JoinKeys) -> bool:
