@@ -2,10 +2,11 @@
 
 `ingest_paths` works through the input in groups of files (about `group_bytes` of file
 content each), so memory holds one group's records plus the stored spans of the traces
-that group touches, never the whole input. Per group (`_solve_group`, which returns what
-it found; the caller writes the turns and keeps the totals):
+that group touches, never the whole input. Per group (`_gather`, then `_solve_group`,
+which return what they found; the caller writes the turns and keeps the totals):
 
-1. read every record (`otlp.read_file`); input errors are kept, reading goes on;
+1. read every record (`otlp.read_file`); input errors are kept, reading goes on. Only
+   this process reads, so it reads the next group while workers solve this one (step 4);
 2. dedup spans by (trace_id, span_id) and log records by content: identical records in
    two files, or already in `spans/`, are one record (the stored copy wins; a differing
    copy is reported). New traces without their root span wait for the next group, once:
@@ -13,7 +14,7 @@ it found; the caller writes the turns and keeps the totals):
    then read whole once rather than stored half and rebuilt;
 3. load the stored records of every trace the group touches, and split all of them into
    partitions by conversation (`turnscore.ingest.partition`), one per worker process;
-4. solve each partition (decode, assemble, link: one pure function) on its process
+4. solve each partition (decode, assemble, link: one pure function) on a worker process
    (`turnscore.ingest.shards`), each writing its new records' span files. Partitions
    whose keys show they share a conversation, or that continue conversations stored
    earlier (by conversation id or by the message history they continue,
@@ -187,7 +188,7 @@ def ingest_paths(
         files=tuple(reader.files),
         skipped=tuple(skipped),
         spans=reader.spans,
-        logs=reader.logs,
+        logs=sum(f.logs for f in reader.files),
         new_spans=totals.new_spans,
         new_logs=totals.new_logs,
         turn_files=tuple(sorted(written)),
@@ -230,7 +231,6 @@ class _Reader:
     bytes_total: int
     files: list[IngestedFile] = field(default_factory=list)
     spans: int = 0
-    logs: int = 0
     bytes_done: int = 0
 
     def read(
@@ -244,7 +244,6 @@ class _Reader:
             read = read_into(item, fresh, errors, self.limits)
             self.files.append(read)
             self.spans += read.spans
-            self.logs += read.logs
             self.bytes_done += item.size
             if self.progress is not None:
                 self.progress(Progress(len(self.files), self.files_total, self.bytes_done,
