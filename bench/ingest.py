@@ -24,13 +24,21 @@ JSON ingest of the same spans). `--workers` (default: ingest's, the cores up to 
 conversations (`turnscore.ingest.shards`; 1 = this process alone).
 Machine details are printed first. Results are printed and written to
 `<out>/results.json`.
+
+`--profile` runs each format's ingest once more, in one process (1 worker) under cProfile,
+and prints where its CPU goes by stage (read, decode, assemble, links, store write and
+read, warehouse load; `STAGES`), and the *floor*: read + decode + span write, what any
+ingest of these files pays before assembly. Profiling slows Python code more than the C it
+calls: the profile gives each stage's share, printed as seconds of the unprofiled run's CPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import random
 import resource
 import shutil
@@ -527,29 +535,80 @@ def machine() -> dict[str, Any]:
     return info
 
 
-def ingest_child(folder: Path, warehouse: Path) -> None:
+STAGES: dict[str, tuple[tuple[str, str], ...]] = {
+    # stage: (module path suffix, function name), summed by cumulative time; none nests
+    # in another of the list.
+    "read": (("ingest/inputs.py", "read_into"),),
+    "decode": (("ingest/decode.py", "decode_spans"),),
+    "assemble": (("ingest/assemble.py", "assemble_turns"),),
+    "links": (("ingest/links.py", "span_links"), ("ingest/links.py", "lookups"),
+              ("ingest/links.py", "join_keys"), ("ingest/partition.py", "join_keys")),
+    "span write": (("ingest/store.py", "write_parts"),),
+    "turn write": (("ingest/store.py", "replace"),),
+    "store read": (("ingest/store.py", "read"), ("ingest/store.py", "linked_traces")),
+    "load": (("warehouse/ingest_run.py", "load_batch"),),
+}
+FLOOR = ("read", "decode", "span write")
+"""The stages any ingest of the files pays: parse, decode into records, write them."""
+
+
+def ingest_child(folder: Path, warehouse: Path, profile: bool = False) -> None:
     """Run in a fresh process so peak RSS is the ingest's own."""
     from turnscore.warehouse.ingest_run import run_ingest
 
+    profiler = cProfile.Profile(time.process_time) if profile else None
     start = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
     report = run_ingest([folder], warehouse)
+    if profiler is not None:
+        profiler.disable()
     seconds = time.perf_counter() - start
     usage = [resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)]
     peak_kib = max(u.ru_maxrss for u in usage)  # children: the read/decode workers
     cpu = sum(u.ru_utime + u.ru_stime for u in usage)
-    print(
-        json.dumps(
-            {
-                "seconds": seconds,
-                "spans": report.spans,
-                "turns": report.turns_new,
-                "errors": len(report.errors),
-                "outcome": report.outcome,
-                "peak_rss_mib": peak_kib / 1024,
-                "cpu_seconds": cpu,
-            }
-        )
-    )
+    out = {
+        "seconds": seconds,
+        "spans": report.spans,
+        "turns": report.turns_new,
+        "errors": len(report.errors),
+        "outcome": report.outcome,
+        "peak_rss_mib": peak_kib / 1024,
+        "cpu_seconds": cpu,
+        # This process's share: what the workers cannot take (reading, re-solves, turn
+        # writes, the load) bounds the wall time on an idle machine.
+        "parent_cpu_seconds": usage[0].ru_utime + usage[0].ru_stime,
+    }
+    if profiler is not None:
+        out["stages"] = stage_shares(pstats.Stats(profiler))
+    print(json.dumps(out))
+
+
+def stage_shares(stats: pstats.Stats) -> dict[str, float]:
+    """Share of the profiled CPU per `STAGES` entry, and "other"; they sum to 1."""
+    found = {stage: 0.0 for stage in STAGES}
+    raw: dict[tuple[str, int, str], tuple[Any, ...]] = stats.stats  # type: ignore[attr-defined]
+    for (filename, _, name), (_, _, _, cumulative, _) in raw.items():
+        for stage, functions in STAGES.items():
+            if any(filename.endswith(path) and name == fn for path, fn in functions):
+                found[stage] += cumulative
+    total = stats.total_tt  # type: ignore[attr-defined]
+    out = {stage: sec / total for stage, sec in found.items()}
+    out["other"] = max(0.0, 1 - sum(out.values()))
+    return out
+
+
+def print_profile(fmt: str, shares: dict[str, float], cpu: float, parse_cpu: float,
+                  workers: int) -> None:
+    """`shares` (`stage_shares`) as seconds of `cpu`, the unprofiled ingest's CPU."""
+    print(f"  {fmt}: CPU by stage ({cpu:.1f}s, shares from a one-process profile):", flush=True)
+    for stage, share in shares.items():
+        print(f"    {stage:11} {share * cpu:6.2f}s {100 * share:5.1f}%", flush=True)
+    floor = sum(shares[s] for s in FLOOR) * cpu
+    # The best ratio an ingest paying only the floor could reach, its work spread evenly
+    # over the workers and nothing else running.
+    print(f"    floor ({' + '.join(FLOOR)}): {floor:.2f}s CPU; parse-only {parse_cpu:.2f}s; "
+          f"best ratio on {workers} worker(s) {workers * parse_cpu / floor:.2f}x", flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -559,10 +618,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--spans-per-file", type=int, default=8_000)
     parser.add_argument("--out", type=Path, default=Path("bench/out"))
     parser.add_argument("--formats", default=",".join(FORMATS))
+    parser.add_argument("--profile", action="store_true",
+                        help="also print a per-stage CPU profile (one process) per format")
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        ingest_child(*args.child)
+        ingest_child(*args.child, profile=args.profile)
         return 0
     shutil.rmtree(args.out, ignore_errors=True)
     info = machine()
@@ -585,21 +646,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for fmt in formats:
         size = sum(p.stat().st_size for p in files[fmt]) / 1e6
         parse, parse_cpu = parse_only(fmt, files[fmt])
-        env = {**os.environ, "TURNSCORE_INGEST_WORKERS": str(args.workers)}
-        proc = subprocess.run(
-            [
-                sys.executable,
-                __file__,
-                "--child",
-                str(args.out / "input" / fmt),
-                str(args.out / f"wh-{fmt}"),
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-            env=env,
-        )
-        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        r = _run_child(args.out, fmt, args.workers)
         row = {
             "format": fmt,
             "mb": size,
@@ -622,16 +669,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{row['mb_per_s']:6.1f} {r['peak_rss_mib']:7.0f}Mi {parse:8.2f} "
             f"{row['parse_spans_per_s']:10,.0f} {row['throughput_ratio']:6.3f} "
             f"{'met' if row['throughput_ratio'] >= TARGETS[fmt] else 'NOT met':>7}"
-            f"  (>= {TARGETS[fmt]}; cpu {r['cpu_seconds']:.0f}s, cpu ratio {row['cpu_ratio']:.3f}; "
+            f"  (>= {TARGETS[fmt]}; cpu {r['cpu_seconds']:.1f}s, of it parent "
+            f"{r['parent_cpu_seconds']:.1f}s, cpu ratio {row['cpu_ratio']:.3f}; "
             f"{r['turns']:,} turns, {r['errors']} errors, "
             f"{r['outcome']})",
             flush=True,
         )
+        if args.profile:
+            row["stages"] = _run_child(args.out, fmt, 1, profile=True)["stages"]
+            print_profile(fmt, row["stages"], r["cpu_seconds"], parse_cpu, args.workers)
     out = {"machine": info, "spans": args.spans, "results": results}
     (args.out / "results.json").write_text(json.dumps(out, indent=2))
     # Timings depend on what else the machine runs; say so next to them.
     print("load average (1, 5, 15 min): {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     return 0
+
+
+def _run_child(out: Path, fmt: str, workers: int, *, profile: bool = False) -> dict[str, Any]:
+    """`ingest_child` on a fresh warehouse in its own process; its report."""
+    warehouse = out / f"wh-{fmt}{'-profile' if profile else ''}"
+    env = {**os.environ, "TURNSCORE_INGEST_WORKERS": str(workers)}
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", str(out / "input" / fmt), str(warehouse),
+         *(["--profile"] if profile else [])],
+        check=True, capture_output=True, text=True, env=env,
+    )
+    report: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return report
 
 
 if __name__ == "__main__":

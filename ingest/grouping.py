@@ -29,7 +29,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind
+from turnscore.ingest.links import JoinKeys, components, history_key, normalize, prefix_keys
+from turnscore.ingest.model import Message, Span, SpanKind
 from turnscore.ingest.records import InputError
 
 log = logging.getLogger(__name__)
@@ -168,56 +169,6 @@ def conversation_ids(forest: Forest) -> dict[SpanKey, str | None]:
     return out
 
 
-NormMessage = tuple[str, tuple[tuple[str, str | None, str | None, str | None, str | None], ...]]
-
-
-def normalize(messages: Iterable[Message]) -> tuple[NormMessage, ...]:
-    """Messages reduced to what any two captures of them agree on (for history matching)."""
-    out: list[NormMessage] = []
-    for m in messages:
-        hit = _NORMALIZED.get(id(m))
-        if hit is not None and hit[0] is m:
-            norm = hit[1]
-        else:
-            norm = _normalize_message(m)
-            if len(_NORMALIZED) >= _NORMALIZED_SIZE:
-                _NORMALIZED.clear()
-            _NORMALIZED[id(m)] = (m, norm)  # holding `m` keeps its id from being reused
-        if norm is not None:
-            out.append(norm)
-    return tuple(out)
-
-
-_NORMALIZED: dict[int, tuple[Message, NormMessage | None]] = {}
-_NORMALIZED_SIZE = 4096
-"""Chat spans share their history's Message objects (the decoder's message cache), so
-each is normalized once, not once per model call that repeats it. Bounded."""
-
-
-def _normalize_message(m: Message) -> NormMessage | None:
-    if m.role == "system":
-        return None
-    parts = tuple(_norm_part(p) for p in m.parts if _keeps(p))
-    return (m.role, parts) if parts else None
-
-
-def _keeps(p: Part) -> bool:
-    if p.type is PartType.OTHER:
-        return False
-    return not (p.type is PartType.TEXT and not (p.text or "").strip())
-
-
-def _norm_part(p: Part) -> tuple[str, str | None, str | None, str | None, str | None]:
-    text = (p.text or "").strip() if p.type is not PartType.TOOL_CALL else None
-    return (
-        p.type.value,
-        text,
-        p.call_id,
-        p.name if p.type is PartType.TOOL_CALL else None,
-        p.arguments if p.type is PartType.TOOL_CALL else None,
-    )
-
-
 def newest_user(messages: Sequence[Message] | None) -> tuple[int, Message] | None:
     """(count of genuine user messages, the newest one), or None."""
     if not messages:
@@ -237,72 +188,57 @@ class Conversation:
 def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversation]:
     """Conversations over every trace, each with its main-line model calls."""
     cids = conversation_ids(forest)
-    group_of: dict[str, str] = {}  # trace -> group key
-    for s in forest.spans:
-        cid = cids[key_of(s)]
-        if cid is not None:
-            group_of.setdefault(s.trace_id, "c:" + cid)
-    for s in forest.spans:
-        group_of.setdefault(s.trace_id, "t:" + s.trace_id)
-
-    parent_group: dict[str, str] = {}
-
-    def find(g: str) -> str:
-        while g in parent_group:
-            g = parent_group[g]
-        return g
-
-    first_call: dict[str, Span] = {}
-    for c in calls:
-        first_call.setdefault(group_of[c.trace_id], c)
-    history: _HistoryIndex | None = None  # built on first need: most traces carry an id
-    for g, call in sorted(first_call.items(), key=lambda kv: _order(kv[1])):
-        if not g.startswith("t:") or call.input_messages is None:
-            continue
-        if history is None:
-            history = _HistoryIndex(calls)
-        prev = history.predecessor(call, {g[2:]})  # a 't:' group is one trace
-        if prev is not None and find(group_of[prev.trace_id]) != find(g):
-            parent_group[find(g)] = find(group_of[prev.trace_id])
-
     starts: dict[str, tuple[int, str]] = {}
+    own: dict[str, str] = {}  # trace -> its group: "c:" + conversation id, or "t:" + itself
     for s in forest.spans:
-        starts[s.trace_id] = min(
-            starts.get(s.trace_id, (s.start_unix_nano, s.trace_id)), (s.start_unix_nano, s.trace_id)
-        )
-    members: dict[str, list[str]] = defaultdict(list)
-    for trace in sorted(starts, key=starts.__getitem__):
-        members[find(group_of[trace])].append(trace)
-    convs: dict[str, Conversation] = {}
-    for g, traces in members.items():
-        cid = g[2:] if g.startswith("c:") else traces[0]
-        convs[g] = Conversation(conversation_id=cid, traces=traces)
+        starts[s.trace_id] = min(starts.get(s.trace_id, (s.start_unix_nano, s.trace_id)),
+                                 (s.start_unix_nano, s.trace_id))
+        if (cid := cids[key_of(s)]) is not None:
+            own.setdefault(s.trace_id, "c:" + cid)
+    traces = sorted(starts, key=starts.__getitem__)
+    joins = {t: {own.setdefault(t, "t:" + t)} for t in traces}
+    first_calls: dict[str, Span] = {}
     for c in calls:
-        convs[find(group_of[c.trace_id])].calls.append(c)
-    return sorted(convs.values(), key=lambda c: starts[c.traces[0]])
+        first_calls.setdefault(c.trace_id, c)
+    history: _HistoryIndex | None = None  # built on first need: most traces carry an id
+    for trace, call in first_calls.items():
+        if own[trace].startswith("c:") or call.input_messages is None:
+            continue
+        history = history or _HistoryIndex(calls)
+        prev = history.predecessor(call)
+        if prev is not None:
+            joins[trace].add(own[prev.trace_id])
+    group = components({t: JoinKeys(conversations=frozenset(keys)) for t, keys in joins.items()})
+    convs: dict[str, Conversation] = {}
+    for trace in traces:
+        conv = convs.setdefault(group[trace], Conversation(group[trace], []))
+        conv.traces.append(trace)
+        if own[trace].startswith("c:"):  # at most one id per group: only "t:" groups chain
+            conv.conversation_id = own[trace][2:]
+    for c in calls:
+        convs[group[c.trace_id]].calls.append(c)
+    return list(convs.values())
 
 
 class _HistoryIndex:
-    """Model calls by the history they leave behind (input + output), for prefix lookups."""
+    """Model calls by the history they leave behind (`history_key`), for prefix lookups."""
 
     def __init__(self, calls: Sequence[Span]) -> None:
-        self._by_history: dict[tuple[NormMessage, ...], list[Span]] = defaultdict(list)
+        self._by_history: dict[str, list[Span]] = defaultdict(list)
         for c in calls:
             if c.input_messages is None or c.output_messages is None:
                 continue
-            after = normalize(c.input_messages) + normalize(c.output_messages)
+            after = normalize((*c.input_messages, *c.output_messages))
             if any(role == "user" for role, _ in after):
-                self._by_history[after].append(c)
+                self._by_history[history_key(c) or ""].append(c)
 
-    def predecessor(self, call: Span, own_traces: set[str]) -> Span | None:
-        """The latest earlier call, in other traces, whose history is the longest prefix
+    def predecessor(self, call: Span) -> Span | None:
+        """The latest earlier call, in another trace, whose history is the longest prefix
         of this call's input."""
-        cur = normalize(call.input_messages or ())
-        for n in range(len(cur), 0, -1):
+        for key in reversed(prefix_keys(call)):
             earlier = [
-                c
-                for c in self._by_history.get(cur[:n], ())
-                if _order(c) < _order(call) and c.trace_id not in own_traces
+                c for c in self._by_history.get(key, ())
+                if _order(c) < _order(call) and c.trace_id != call.trace_id
             ]
             if earlier:
                 return max(earlier, key=_order)

@@ -18,7 +18,8 @@ hold the warehouse writer lock; nothing here locks beyond SQLite's own.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["KeyIndex", "KeyRow"]
@@ -159,22 +160,13 @@ def _signature(path: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
-class _atomic:
-    """All or nothing: a transaction, or a savepoint inside the one already open."""
-
-    def __init__(self, con: sqlite3.Connection) -> None:
-        self._con = con
-        self._nested = False
-
-    def __enter__(self) -> None:
-        self._nested = self._con.in_transaction
-        self._con.execute("SAVEPOINT atomic" if self._nested else "BEGIN")
-
-    def __exit__(self, kind: object, *_: object) -> None:
-        if not self._nested:
-            self._con.execute("ROLLBACK" if kind is not None else "COMMIT")
-        elif kind is not None:
-            self._con.execute("ROLLBACK TO atomic")
-            self._con.execute("RELEASE atomic")
-        else:
-            self._con.execute("RELEASE atomic")
+@contextmanager
+def _atomic(con: sqlite3.Connection) -> Iterator[None]:
+    """All or nothing: one transaction (the connection autocommits each statement else)."""
+    con.execute("BEGIN")
+    try:
+        yield
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")

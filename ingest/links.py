@@ -1,46 +1,62 @@
-"""Which stored traces a batch must rebuild with: the keys that join traces into conversations.
+"""The keys that join traces into conversations, defined once: for assembly's grouping, for
+cutting work into partitions, and for finding stored traces again.
 
 Turn assembly groups traces into conversations (`turnscore.ingest.grouping`): by
 conversation id where the spans carry one, else by **history**: a trace's first model
-call continues the earlier call whose input + output is a prefix of its input. When a
-batch brings a trace, every stored trace of the same conversation must be rebuilt with
-it, or turn order and turn boundaries would depend on how the input was split into files.
+call continues the earlier call whose input + output is a prefix of its input. A call's
+history is its messages reduced to what any two captures of them agree on (`normalize`),
+hashed: `history_key` (input + output) and `prefix_keys` (every prefix of its input).
+Grouping matches the one against the other; so do partitions and the store.
 
-So each stored span carries the keys that find it again (`SpanLinks`, columns of
-`SPAN_FIELDS`), and a batch looks up (`Lookups`):
-- the conversation ids its spans name, and its own trace ids (a conversation chained by
-  history is named after its first trace, and later traces store that name);
-- **backward**: hashes of every prefix of each conversation-less trace's first model
-  input, matched against stored calls' `history_key` (input + output): the stored
-  trace this one continues;
-- **forward**: the `history_key` of each of its model calls, matched against stored
-  first calls' `prefix_keys`: stored traces that continue this one (an earlier trace
-  arriving after the later ones).
+`JoinKeys` are what joins some traces to traces elsewhere:
+- the conversation ids their spans name, and their own trace ids (a conversation chained
+  by history is named after its first trace, and later traces store that name);
+- **backward**: the `prefix_keys` of the model calls of conversation-less traces, matched
+  against other calls' `history_key`: the trace this one continues;
+- **forward**: the `history_key` of each model call, matched against later first calls'
+  `prefix_keys`: traces that continue this one (an earlier trace arriving after the later
+  ones);
+- the response ids of their model calls (two instrumentations of one call in separate
+  traces).
+A prefix joins a history, never another prefix: two raw-client traces sharing a system
+prompt are not one conversation. `components` joins whatever meets, directly or through
+others. When a batch brings a trace, every stored trace of the same conversation must be
+rebuilt with it, or turn order and boundaries would depend on how the input was cut; so
+each stored span carries the keys that find it again (`SpanLinks`, columns of
+`SPAN_FIELDS`), and the store answers `JoinKeys` (`SpanStore.linked_traces`).
 
 Every model call with input and output carries a `history_key`, in traces with a
 conversation id too: grouping chains a conversation-less trace (an agent run whose root
 span never arrived, say) onto any earlier call, so a trace stored with its conversation
 id must be found by history as well, or such a trace would join it only when both come
-in one batch.
-
-Keys over-approximate (any shared prefix, any named trace): rebuilding an unrelated trace
-costs time, never correctness, since assembly is a pure function of the spans it gets.
+in one batch. Keys over-approximate (any call's prefixes, any named trace): joining an
+unrelated trace costs time, never correctness, since assembly is a pure function of the
+spans it gets.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import TypeVar
 
 import orjson
 
-from turnscore.ingest.grouping import NormMessage, normalize
-from turnscore.ingest.model import Span, SpanKind
+from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind
 
-__all__ = ["Lookups", "SpanLinks", "history_key", "lookups", "prefix_keys", "span_links"]
+__all__ = [
+    "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "components", "history_key",
+    "join_keys", "normalize", "prefix_keys", "span_links", "trace_keys",
+]
 
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
 SpanKey = tuple[str, str]
+NormPart = tuple[str, str | None, str | None, str | None, str | None]
+NormMessage = tuple[str, tuple[NormPart, ...]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +71,98 @@ class SpanLinks:
 
 
 @dataclass(frozen=True, slots=True)
-class Lookups:
-    """What to look for among stored spans."""
+class JoinKeys:
+    """What joins some traces to traces elsewhere (the module doc)."""
 
-    conversations: set[str] = field(default_factory=set)
-    prefixes: set[str] = field(default_factory=set)
-    """Backward: match stored `history_key`."""
-    histories: set[str] = field(default_factory=set)
-    """Forward: match stored `prefix_keys`."""
+    # Any set: the store's callers look up plain sets.
+    conversations: AbstractSet[str] = frozenset()
+    """Conversation ids the spans name, and their trace ids."""
+    prefixes: AbstractSet[str] = frozenset()
+    """Backward: every prefix of every model input of the conversation-less traces."""
+    histories: AbstractSet[str] = frozenset()
+    """Forward: input + output of each model call."""
+    responses: AbstractSet[str] = frozenset()
+    """Response ids of the model calls."""
+
+    def meets(self, other: JoinKeys) -> bool:
+        return bool(
+            self.conversations & other.conversations
+            or self.prefixes & other.histories
+            or self.histories & other.prefixes
+            or self.responses & other.responses
+        )
+
+
+Lookups = JoinKeys
+"""What to look for among stored spans (`SpanStore.linked_traces`): the same keys."""
+
+
+def join_keys(decoded: Sequence[Span]) -> JoinKeys:
+    with_id = {s.trace_id for s in decoded if s.conversation_id}
+    calls = [s for s in decoded if s.kind is SpanKind.LLM]
+    # Grouping chains a conversation-less trace by its first main-line call, known only
+    # once assembled; every call with input stands in for it here.
+    return JoinKeys(
+        conversations=frozenset(
+            {s.conversation_id for s in decoded if s.conversation_id}
+            | {s.trace_id for s in decoded}
+        ),
+        prefixes=frozenset(
+            key
+            for s in calls
+            if s.input_messages is not None and s.trace_id not in with_id
+            for key in prefix_keys(s)
+        ),
+        histories=frozenset(k for s in calls if (k := history_key(s)) is not None),
+        responses=frozenset(s.response_id for s in calls if s.response_id),
+    )
+
+
+def trace_keys(decoded: Sequence[Span]) -> dict[str, JoinKeys]:
+    """`join_keys` of each trace among `decoded` (every span of each trace)."""
+    by_trace: dict[str, list[Span]] = defaultdict(list)
+    for span in decoded:
+        by_trace[span.trace_id].append(span)
+    return {trace_id: join_keys(spans) for trace_id, spans in by_trace.items()}
+
+
+def components(keys: Mapping[K, JoinKeys]) -> dict[K, K]:
+    """Each of `keys` -> its component's name (its first member in `keys`' order): the
+    members joined when two of them `meet`, directly or through others. A union-find over
+    an index of each key, so the cost is the number of keys, not of pairs."""
+    order = {k: i for i, k in enumerate(keys)}
+    parent = {k: k for k in keys}
+
+    def find(k: K) -> K:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def union(members: Iterable[K]) -> None:
+        roots = sorted({find(m) for m in members}, key=order.__getitem__)
+        for r in roots[1:]:
+            parent[r] = roots[0]
+
+    by_conversation: dict[str, list[K]] = defaultdict(list)
+    by_response: dict[str, list[K]] = defaultdict(list)
+    by_history: dict[str, list[K]] = defaultdict(list)
+    by_prefix: dict[str, list[K]] = defaultdict(list)
+    for k, jk in keys.items():
+        for c in jk.conversations:
+            by_conversation[c].append(k)
+        for r in jk.responses:
+            by_response[r].append(k)
+        for h in jk.histories:
+            by_history[h].append(k)
+        for p in jk.prefixes:
+            by_prefix[p].append(k)
+    for members in (*by_conversation.values(), *by_response.values()):
+        union(members)
+    for key, continuing in by_prefix.items():  # a prefix joins a history, not a prefix
+        if key in by_history:
+            union([*by_history[key], *continuing])
+    return {k: find(k) for k in keys}
 
 
 def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
@@ -73,27 +173,11 @@ def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Span
         conv = s.conversation_id or trace_conv.get(s.trace_id)
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
-            history_key=history_key(s) if _chains(s) else None,
+            history_key=history_key(s) if s.kind is SpanKind.LLM else None,
             prefix_keys=prefix_keys(s) if firsts.get(s.trace_id) is s else (),
         )
         if links != _NONE:
             out[(s.trace_id, s.span_id)] = links
-    return out
-
-
-def lookups(decoded: Sequence[Span]) -> Lookups:
-    firsts = _first_calls(decoded)
-    out = Lookups(
-        conversations={s.conversation_id for s in decoded if s.conversation_id}
-        | {s.trace_id for s in decoded}
-    )
-    for call in firsts.values():
-        out.prefixes.update(prefix_keys(call))
-    for s in decoded:
-        if _chains(s):
-            key = history_key(s)
-            if key is not None:
-                out.histories.add(key)
     return out
 
 
@@ -114,39 +198,106 @@ def _first_calls(decoded: Iterable[Span]) -> dict[str, Span]:
     return first
 
 
-def _chains(span: Span) -> bool:
-    """A model call whose history a later conversation-less trace may continue (in any
-    trace: see the module doc)."""
-    return (
-        span.kind is SpanKind.LLM
-        and span.input_messages is not None
-        and span.output_messages is not None
-    )
+# --- history ---------------------------------------------------------------------------
 
 
 def history_key(span: Span) -> str | None:
+    """Hash of the normalized input + output of a call that captured both, else None."""
     if span.input_messages is None or span.output_messages is None:
         return None
-    hit = _HISTORY_KEYS.get(id(span))
-    if hit is not None and hit[0] is span:
-        return hit[1]
-    key = _hash(normalize(span.input_messages) + normalize(span.output_messages))
-    if len(_HISTORY_KEYS) >= _HISTORY_KEYS_SIZE:
-        _HISTORY_KEYS.clear()
-    _HISTORY_KEYS[id(span)] = (span, key)  # holding `span` keeps its id from being reused
-    return key
-
-
-_HISTORY_KEYS: dict[int, tuple[Span, str]] = {}
-_HISTORY_KEYS_SIZE = 16_384
-"""A group asks for a call's key up to three times (store lookups, the links it stores,
-the partition's join keys): hashed once. Bounded."""
+    messages = (*span.input_messages, *span.output_messages)
+    return _memo(_HISTORY_KEYS, span, lambda: _key(_encoded(messages)))
 
 
 def prefix_keys(call: Span) -> tuple[str, ...]:
-    history = normalize(call.input_messages or ())
-    return tuple(_hash(history[:n]) for n in range(1, len(history) + 1))
+    """Hash of every prefix (1, 2, ... messages) of the call's normalized input."""
+    return _memo(_PREFIX_KEYS, call, lambda: _hashes(_encoded(call.input_messages or ())))
 
 
-def _hash(history: tuple[NormMessage, ...]) -> str:
-    return hashlib.sha256(orjson.dumps(history)).hexdigest()[:32]
+def normalize(messages: Iterable[Message]) -> tuple[NormMessage, ...]:
+    """Messages reduced to what any two captures of them agree on (for history matching):
+    no system messages, no empty text or non-content parts; call ids kept, so two runs of
+    the same script with fresh ids stay apart."""
+    return tuple(n[0] for m in messages if (n := _normalized(m)) is not None)
+
+
+def _normalized(m: Message) -> tuple[NormMessage, bytes] | None:
+    hit = _NORMALIZED.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    norm = _normalize_message(m)
+    out = (norm, orjson.dumps(norm)) if norm is not None else None
+    if len(_NORMALIZED) >= _NORMALIZED_SIZE:
+        _NORMALIZED.clear()
+    _NORMALIZED[id(m)] = (m, out)  # holding `m` keeps its id from being reused
+    return out
+
+
+_NORMALIZED: dict[int, tuple[Message, tuple[NormMessage, bytes] | None]] = {}
+_NORMALIZED_SIZE = 4096
+"""Chat spans share their history's Message objects (the decoder's message cache), so
+each is normalized (and encoded) once, not once per model call that repeats it. Bounded."""
+
+
+def _normalize_message(m: Message) -> NormMessage | None:
+    if m.role == "system":
+        return None
+    parts = tuple(_norm_part(p) for p in m.parts if _keeps(p))
+    return (m.role, parts) if parts else None
+
+
+def _keeps(p: Part) -> bool:
+    if p.type is PartType.OTHER:
+        return False
+    return not (p.type is PartType.TEXT and not (p.text or "").strip())
+
+
+def _norm_part(p: Part) -> NormPart:
+    call = p.type is PartType.TOOL_CALL
+    return (
+        p.type.value,
+        None if call else (p.text or "").strip(),
+        p.call_id,
+        p.name if call else None,
+        p.arguments if call else None,
+    )
+
+
+def _encoded(messages: Iterable[Message]) -> list[bytes]:
+    return [n[1] for m in messages if (n := _normalized(m)) is not None]
+
+
+def _hashes(encoded: Sequence[bytes]) -> tuple[str, ...]:
+    """The key of each prefix of `encoded` (normalized messages as JSON): the hash of the
+    JSON array of its first n messages, as `orjson.dumps(normalized[:n])` spells it, each
+    prefix hashed on from the one before (linear, not quadratic, in the history's length)."""
+    running = hashlib.sha256(b"[")
+    out: list[str] = []
+    for i, piece in enumerate(encoded):
+        running.update(b"," + piece if i else piece)
+        closed = running.copy()
+        closed.update(b"]")
+        out.append(closed.hexdigest()[:32])
+    return tuple(out)
+
+
+def _key(encoded: Sequence[bytes]) -> str:
+    return hashlib.sha256(b"[" + b",".join(encoded) + b"]").hexdigest()[:32]
+
+
+def _memo(cache: dict[int, tuple[Span, T]], span: Span, compute: Callable[[], T]) -> T:
+    hit = cache.get(id(span))
+    if hit is not None and hit[0] is span:
+        return hit[1]
+    value = compute()
+    if len(cache) >= _KEYS_SIZE:
+        cache.clear()
+    cache[id(span)] = (span, value)  # holding `span` keeps its id from being reused
+    return value
+
+
+_HISTORY_KEYS: dict[int, tuple[Span, str]] = {}
+_PREFIX_KEYS: dict[int, tuple[Span, tuple[str, ...]]] = {}
+_KEYS_SIZE = 16_384
+"""A call's keys are asked for several times (grouping, the links it stores, join keys,
+store lookups): hashed once. Bounded."""

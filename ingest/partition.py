@@ -32,8 +32,16 @@ from typing import TypeVar
 
 from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.decode import conversation_id, decode_spans, trace_order
-from turnscore.ingest.links import SpanKey, SpanLinks, history_key, prefix_keys, span_links
-from turnscore.ingest.model import Span, SpanKind
+from turnscore.ingest.links import (
+    JoinKeys,
+    SpanKey,
+    SpanLinks,
+    components,
+    join_keys,
+    span_links,
+    trace_keys,
+)
+from turnscore.ingest.model import Span
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.turn import Turn
 
@@ -52,29 +60,6 @@ class Partition:
     spans: list[RawSpan] = field(default_factory=list)
     logs: list[RawLog] = field(default_factory=list)
     new: list[RawSpan | RawLog] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class JoinKeys:
-    """What joins a partition's traces to traces elsewhere (`turnscore.ingest.links`)."""
-
-    conversations: frozenset[str] = frozenset()
-    """Conversation ids its spans name, and its trace ids (a conversation chained by
-    history is named after its first trace)."""
-    prefixes: frozenset[str] = frozenset()
-    """Every prefix of every model input of its conversation-less traces."""
-    histories: frozenset[str] = frozenset()
-    """Input + output of each of its model calls."""
-    responses: frozenset[str] = frozenset()
-    """Response ids of its model calls."""
-
-    def meets(self, other: JoinKeys) -> bool:
-        return bool(
-            self.conversations & other.conversations
-            or self.prefixes & other.histories
-            or self.histories & other.prefixes
-            or self.responses & other.responses
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,29 +93,6 @@ def assemble(decoded: Sequence[Span], errors: Sequence[InputError], *, ingest_id
     )
 
 
-def join_keys(decoded: Sequence[Span]) -> JoinKeys:
-    with_id = {s.trace_id for s in decoded if s.conversation_id}
-    calls = [s for s in decoded if s.kind is SpanKind.LLM]
-    # Grouping chains a conversation-less trace by its first main-line call; every call
-    # with input stands in for it here (a needless merge only costs time).
-    prefixes = {
-        key
-        for s in calls
-        if s.input_messages is not None and s.trace_id not in with_id
-        for key in prefix_keys(s)
-    }
-    histories = {k for s in calls if (k := history_key(s)) is not None}
-    return JoinKeys(
-        conversations=frozenset(
-            {s.conversation_id for s in decoded if s.conversation_id}
-            | {s.trace_id for s in decoded}
-        ),
-        prefixes=frozenset(prefixes),
-        histories=frozenset(histories),
-        responses=frozenset(s.response_id for s in calls if s.response_id),
-    )
-
-
 def split(
     spans: Iterable[RawSpan],
     logs: Iterable[RawLog],
@@ -159,61 +121,12 @@ def split(
     return parts
 
 
-def trace_keys(decoded: Sequence[Span]) -> dict[str, JoinKeys]:
-    """`join_keys` of each trace among `decoded` (every span of each trace)."""
-    by_trace: dict[str, list[Span]] = defaultdict(list)
-    for span in decoded:
-        by_trace[span.trace_id].append(span)
-    return {trace_id: join_keys(spans) for trace_id, spans in by_trace.items()}
-
-
 def clashes(keys: Sequence[JoinKeys]) -> list[list[int]]:
     """Indexes of `keys` in groups that must be solved together (singletons included)."""
     groups: dict[int, list[int]] = {}
     for i, root in components(dict(enumerate(keys))).items():
         groups.setdefault(root, []).append(i)
     return list(groups.values())
-
-
-def components(keys: Mapping[K, JoinKeys]) -> dict[K, K]:
-    """Each of `keys` -> its component's name (its first member in `keys`' order): the
-    members joined when two of them `meet`, directly or through others. A union-find over
-    an index of each key, so the cost is the number of keys, not of pairs."""
-    order = {k: i for i, k in enumerate(keys)}
-    parent = {k: k for k in keys}
-
-    def find(k: K) -> K:
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = parent[k]
-        return k
-
-    def union(members: Iterable[K]) -> None:
-        roots = sorted({find(m) for m in members}, key=order.__getitem__)
-        for r in roots[1:]:
-            parent[r] = roots[0]
-
-    by_conversation: dict[str, list[K]] = defaultdict(list)
-    by_response: dict[str, list[K]] = defaultdict(list)
-    by_history: dict[str, list[K]] = defaultdict(list)
-    by_prefix: dict[str, list[K]] = defaultdict(list)
-    for k, jk in keys.items():
-        for c in jk.conversations:
-            by_conversation[c].append(k)
-        for r in jk.responses:
-            by_response[r].append(k)
-        for h in jk.histories:
-            by_history[h].append(k)
-        for p in jk.prefixes:
-            by_prefix[p].append(k)
-    for members in (*by_conversation.values(), *by_response.values()):
-        union(members)
-    # A prefix joins only a history (the call it continues), never another prefix: two
-    # raw-client traces sharing a system prompt are not one conversation (`JoinKeys.meets`).
-    for key, continuing in by_prefix.items():
-        if key in by_history:
-            union([*by_history[key], *continuing])
-    return {k: find(k) for k in keys}
 
 
 def assign(component_of: Mapping[str, K], sizes: Mapping[str, int],

@@ -2,10 +2,11 @@
 
 `ingest_paths` works through the input in groups of files (about `group_bytes` of file
 content each), so memory holds one group's records plus the stored spans of the traces
-that group touches, never the whole input. Per group (`_solve_group`, which returns what
-it found; the caller writes the turns and keeps the totals):
+that group touches, never the whole input. Per group (`_gather`, then `_solve_group`,
+which return what they found; the caller writes the turns and keeps the totals):
 
-1. read every record (`otlp.read_file`); input errors are kept, reading goes on;
+1. read every record (`otlp.read_file`); input errors are kept, reading goes on. Only
+   this process reads, so it reads the next group while workers solve this one (step 4);
 2. dedup spans by (trace_id, span_id) and log records by content: identical records in
    two files, or already in `spans/`, are one record (the stored copy wins; a differing
    copy is reported). New traces without their root span wait for the next group, once:
@@ -13,7 +14,7 @@ it found; the caller writes the turns and keeps the totals):
    then read whole once rather than stored half and rebuilt;
 3. load the stored records of every trace the group touches, and split all of them into
    partitions by conversation (`turnscore.ingest.partition`), one per worker process;
-4. solve each partition (decode, assemble, link: one pure function) on its process
+4. solve each partition (decode, assemble, link: one pure function) on a worker process
    (`turnscore.ingest.shards`), each writing its new records' span files. Partitions
    whose keys show they share a conversation, or that continue conversations stored
    earlier (by conversation id or by the message history they continue,
@@ -39,7 +40,9 @@ import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from turnscore.ingest import shards
 from turnscore.ingest.decode import conversation_id, decode_spans, trace_order
@@ -47,6 +50,7 @@ from turnscore.ingest.formats import Limits
 from turnscore.ingest.inputs import (
     Fresh,
     IngestedFile,
+    InputFile,
     SkippedFile,
     conflicts,
     file_key,
@@ -54,13 +58,14 @@ from turnscore.ingest.inputs import (
     plan,
     read_into,
 )
-from turnscore.ingest.links import Lookups, lookups
+from turnscore.ingest.links import JoinKeys, join_keys
 from turnscore.ingest.partition import Partition, Solved, assemble, clashes, merge, split
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.settings import DEFAULT_GROUP_BYTES, IngestSettings
 from turnscore.ingest.store import (
     RecordKey,
     SpanStore,
+    StoredRecords,
     TurnStore,
     record_key,
     remove_stale_temp_files,
@@ -82,6 +87,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_LINK_ROUNDS = 64
 """Bound on following conversation/history links through stored traces per group."""
@@ -147,8 +153,7 @@ def ingest_paths(
     settings = settings or IngestSettings()
     settings = replace(
         settings,
-        workers=default_workers() if (workers or settings.workers) is None
-        else workers or settings.workers,
+        workers=workers or settings.workers or default_workers(),
         group_bytes=group_bytes or settings.group_bytes,
         limits=limits or settings.limits,
     )
@@ -158,39 +163,32 @@ def ingest_paths(
     turn_store = TurnStore(out_dir, ingest_id)
     totals = _Totals()
     inputs, skipped = plan(paths, known_file_keys, totals.errors)
-    bytes_total = sum(i.size for i in inputs)
+    reader = _Reader(settings.limits, progress, len(inputs), sum(i.size for i in inputs))
+    cuts = [*groups(inputs, settings.group_bytes), []]
     try:
         with _fewer_collections():
-            carry: dict[RecordKey, RawSpan] = {}
-            cuts = [*groups(inputs, settings.group_bytes), []]
-            for n, group in enumerate(cuts):
-                last = n == len(cuts) - 1
-                if last and not carry:
-                    break
-                fresh = Fresh(spans=dict(carry))
-                for item in group:
-                    read = read_into(item, fresh, totals.errors, settings.limits)
-                    totals.files.append(read)
-                    totals.spans += read.spans
-                    totals.logs += read.logs
-                    totals.bytes_done += item.size
-                    if progress is not None:
-                        progress(Progress(len(totals.files), len(inputs), totals.bytes_done,
-                                          bytes_total, totals.spans))
-                result = _solve_group(run, fresh, set(_traces(carry)), n, last=last)
+            fresh, carried = reader.read(cuts[0], {}), frozenset[str]()
+            for n, upcoming in enumerate([*cuts[1:], None]):
+                if upcoming is None and not fresh[0].spans:
+                    break  # nothing was carried to the last round
+                totals.errors.extend(fresh[1])
+                work = _gather(run.store, fresh[0], carried, last=upcoming is None)
+                # The next group is read while this one's partitions are solved.
+                next_read = partial(reader.read, upcoming or [], work.carry)
+                result, fresh = _solve_group(run, work, n, next_read)
                 write = turn_store.replace(result.turns, result.rebuilt)
                 totals.add(result, write.written, write.removed_ids)
-                carry = result.carry
+                carried = frozenset(_traces(work.carry))
     finally:
         run.store.close()
         turn_store.close()
     written = {p for p in totals.turn_files if p.exists()}
     return IngestBatch(
         ingest_id=ingest_id,
-        files=tuple(totals.files),
+        files=tuple(reader.files),
         skipped=tuple(skipped),
-        spans=totals.spans,
-        logs=totals.logs,
+        spans=reader.spans,
+        logs=sum(f.logs for f in reader.files),
         new_spans=totals.new_spans,
         new_logs=totals.new_logs,
         turn_files=tuple(sorted(written)),
@@ -223,28 +221,109 @@ def _fewer_collections() -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-@dataclass(frozen=True, slots=True)
-class _GroupResult:
-    """What one group solved: its turns, the traces rebuilt, what it stored, what waits."""
+@dataclass(slots=True)
+class _Reader:
+    """Reads the groups of one ingest in order, keeping its file list and counts."""
 
-    turns: list[Turn]
-    rebuilt: set[str]
+    limits: Limits
+    progress: ProgressFn | None
+    files_total: int
+    bytes_total: int
+    files: list[IngestedFile] = field(default_factory=list)
+    spans: int = 0
+    bytes_done: int = 0
+
+    def read(
+        self, group: Sequence[InputFile], carry: dict[RecordKey, RawSpan]
+    ) -> tuple[Fresh, list[InputError]]:
+        """The group's records, after the spans carried from the group before; and the
+        input errors found reading it."""
+        fresh = Fresh(spans=dict(carry))
+        errors: list[InputError] = []
+        for item in group:
+            read = read_into(item, fresh, errors, self.limits)
+            self.files.append(read)
+            self.spans += read.spans
+            self.bytes_done += item.size
+            if self.progress is not None:
+                self.progress(Progress(len(self.files), self.files_total, self.bytes_done,
+                                       self.bytes_total, self.spans))
+        return fresh, errors
+
+
+@dataclass(frozen=True, slots=True)
+class _Work:
+    """One group's work: every record of the traces it touches (step 3 of the module doc)."""
+
+    spans: list[RawSpan]
+    logs: list[RawLog]
+    """Those with a trace id."""
+    new: list[RawSpan | RawLog]
+    """Records to store: not stored yet."""
+    loose: list[RawLog]
+    """New log records without a trace id: stored as they are."""
+    rebuilt: frozenset[str]
     new_spans: int
     new_logs: int
     errors: list[InputError]
     carry: dict[RecordKey, RawSpan]
     """Spans of new traces without their root yet: they wait for the next group."""
+    sources: set[str]
+    carried: frozenset[str]
+    """Traces carried in from the group before."""
+
+
+def _gather(store: SpanStore, fresh: Fresh, carried: frozenset[str], *, last: bool) -> _Work:
+    """Steps 2 and 3 of the module doc for one group's fresh records."""
+    touched = {k[1] for k in (*fresh.spans, *fresh.logs) if k[1] is not None}
+    stored = store.read(touched)
+    stored_traces = {s.trace_id for s in stored.spans}
+    stored_traces |= {lg.trace_id for lg in stored.logs if lg.trace_id}
+    waiting = set() if last else _rootless(fresh, carried | stored_traces)
+    carry = {k: s for k, s in fresh.spans.items() if s.trace_id in waiting}
+    touched -= waiting
+    stored_spans = {record_key(s): s for s in stored.spans}
+    stored_logs = stored.keys() - set(stored_spans)
+    new_spans = [s for k, s in fresh.spans.items() if k not in stored_spans and k not in carry]
+    new_logs = [lg for k, lg in fresh.logs.items() if k not in stored_logs]
+    # Stored traces of the conversations the group's spans name, read before the split so
+    # that a partition continuing a stored conversation is solved whole on its worker,
+    # not solved there and again here (history links, known only once decoded, still
+    # are: the check after the shards).
+    named = {c for s in (*new_spans, *stored.spans) if (c := conversation_id(s.attributes))}
+    earlier = store.linked_traces(JoinKeys(frozenset(named))) - touched if named else set()
+    extra = store.read(earlier) if earlier else StoredRecords()
+    return _Work(
+        spans=[*stored.spans, *extra.spans, *new_spans],
+        logs=[lg for lg in (*stored.logs, *extra.logs, *new_logs) if lg.trace_id],
+        new=[*new_spans, *(lg for lg in new_logs if lg.trace_id)],
+        loose=[lg for lg in new_logs if not lg.trace_id],
+        rebuilt=frozenset(touched | earlier),
+        new_spans=len(new_spans),
+        new_logs=len(new_logs),
+        errors=list(conflicts(fresh.spans, stored_spans)),
+        carry=carry,
+        sources=fresh.sources,
+        carried=carried,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupResult:
+    """What one group solved: its turns, the traces rebuilt, what it stored."""
+
+    turns: list[Turn]
+    rebuilt: frozenset[str]
+    new_spans: int
+    new_logs: int
+    errors: list[InputError]
 
 
 @dataclass(slots=True)
 class _Totals:
-    files: list[IngestedFile] = field(default_factory=list)
-    spans: int = 0
-    logs: int = 0
     new_spans: int = 0
     new_logs: int = 0
     turns: int = 0
-    bytes_done: int = 0
     turn_files: set[Path] = field(default_factory=set)
     rebuilt: set[str] = field(default_factory=set)
     removed: set[str] = field(default_factory=set)
@@ -275,90 +354,78 @@ def default_workers() -> int:
 
 
 def _solve_group(
-    run: _Run, fresh: Fresh, waited: set[str], n: int, *, last: bool
-) -> _GroupResult:
-    """Steps 2-4 of the module doc for one group's fresh records."""
-    store, settings = run.store, run.settings
-    touched = {k[1] for k in (*fresh.spans, *fresh.logs) if k[1] is not None}
-    stored = store.read(touched)
-    stored_traces = {s.trace_id for s in stored.spans}
-    stored_traces |= {lg.trace_id for lg in stored.logs if lg.trace_id}
-    carry = {} if last else _rootless(fresh, waited, stored_traces)
-    touched -= set(_traces(carry))
-    stored_spans = {record_key(s): s for s in stored.spans}
-    stored_logs = stored.keys() - set(stored_spans)
-    new_spans = [s for k, s in fresh.spans.items() if k not in stored_spans]
-    new_logs = [lg for k, lg in fresh.logs.items() if k not in stored_logs]
-    errors = list(conflicts(fresh.spans, stored_spans))
-
-    # Stored traces of the conversations the group's spans name, read before the split so
-    # that a partition continuing a stored conversation is solved whole on its worker,
-    # not solved there and again here (history links, known only once decoded, still
-    # are: the check after the shards).
-    named = {c for s in (*new_spans, *stored.spans) if (c := conversation_id(s.attributes))}
-    earlier = store.linked_traces(Lookups(conversations=named)) - touched if named else set()
-    if earlier:
-        extra = store.read(earlier)
-        stored = replace(stored, spans=[*stored.spans, *extra.spans],
-                         logs=[*stored.logs, *extra.logs])
-    spans = [*stored.spans, *new_spans]
-    logs = [lg for lg in (*stored.logs, *new_logs) if lg.trace_id]
-    loose = [lg for lg in new_logs if not lg.trace_id]
-    if loose:  # no trace to join: reported (content logs) and stored as they are
-        errors.extend(decode_spans([], loose)[1])
-        store.write(loose)
-    new: list[RawSpan | RawLog] = [*new_spans, *(lg for lg in new_logs if lg.trace_id)]
-    workers = settings.workers or 1
-    count = max(1, min(workers, len(spans) // shards.MIN_SHARED_SPANS))
-    rebuilt = touched | earlier
-    turns: list[Turn] = []
-    found: list[InputError] = []
+    run: _Run, work: _Work, n: int, meanwhile: Callable[[], T]
+) -> tuple[_GroupResult, T]:
+    """Step 4 of the module doc for one group's work, and what `meanwhile` returns: it runs
+    while the partitions are solved on other processes."""
+    store = run.store
+    errors = list(work.errors)
+    if work.loose:  # no trace to join: reported (content logs) and stored as they are
+        errors.extend(decode_spans([], work.loose)[1])
+        store.write(work.loose)
+    workers = run.settings.workers or 1
+    count = max(1, min(workers, len(work.spans) // shards.MIN_SHARED_SPANS))
     if count == 1:
-        solved = _solve_linked(run, Partition(spans, logs, new), rebuilt)
-        store.write(new, solved.links)
-        turns, found = solved.turns, solved.errors
+        solved, rebuilt = _solve_linked(run, Partition(work.spans, work.logs, work.new),
+                                        work.rebuilt)
+        store.write(work.new, solved.links)
+        turns, found, later = solved.turns, solved.errors, meanwhile()
     else:
-        parts = split(spans, logs, new, count)
-        job = shards.ShardJob(store, f"-g{n}", settings.case_id_attribute, run.ingest_id)
-        done = shards.run_shards(parts, job)
-        for together in clashes([d.keys for d in done]):
-            keys = done[together[0]].keys
-            if len(together) == 1 and not store.linked_traces(
-                Lookups(set(keys.conversations), set(keys.prefixes), set(keys.histories))
-            ) - rebuilt:
-                store.index_parts(done[together[0]].parts)
-                turns.extend(done[together[0]].turns)
-                found.extend(done[together[0]].errors)
-                continue
-            # They share a conversation, or continue one stored earlier: solved again
-            # together here, with the stored traces they name.
-            for i in together:
-                job.remove_files(i)
-            part = merge([parts[i] for i in together])
-            solved = _solve_linked(run, part, rebuilt)
-            store.write(part.new, solved.links)
-            turns.extend(solved.turns)
-            found.extend(solved.errors)
-    errors.extend(_own_errors(found, fresh.sources, waited))
+        turns, found, rebuilt, later = _solve_shards(run, work, n, count, meanwhile)
+    errors.extend(_own_errors(found, work.sources, work.carried))
     # One order however the work was cut: by time, then as assembled.
     turns.sort(key=lambda t: (t.started_at, t.conversation_id, t.turn_index))
     logger.info(
         "group %d: %d new span(s), %d trace(s) rebuilt, %d turn(s), %d partition(s), "
         "%d span(s) of unfinished traces carried to the next group",
-        n, len(new_spans), len(rebuilt), len(turns), count, len(carry),
+        n, work.new_spans, len(rebuilt), len(turns), count, len(work.carry),
     )
-    return _GroupResult(turns, rebuilt, len(new_spans), len(new_logs), errors, carry)
+    return _GroupResult(turns, rebuilt, work.new_spans, work.new_logs, errors), later
 
 
-def _solve_linked(run: _Run, part: Partition, rebuilt: set[str]) -> Solved:
+def _solve_shards(
+    run: _Run, work: _Work, n: int, count: int, meanwhile: Callable[[], T]
+) -> tuple[list[Turn], list[InputError], frozenset[str], T]:
+    """`work` in `count` partitions on worker processes; partitions whose keys show they
+    share a conversation, or continue one stored earlier, solved again here, together."""
+    store = run.store
+    parts = split(work.spans, work.logs, work.new, count)
+    job = shards.ShardJob(store, f"-g{n}", run.settings.case_id_attribute, run.ingest_id)
+    done, later = shards.run_shards(parts, job, meanwhile)
+    # A stored trace two partitions continue joins them: its id is one of their keys.
+    linked = [store.linked_traces(d.keys) - work.rebuilt for d in done]
+    keys = [replace(d.keys, conversations=d.keys.conversations | more)
+            for d, more in zip(done, linked, strict=True)]
+    turns: list[Turn] = []
+    found: list[InputError] = []
+    rebuilt = work.rebuilt
+    for together in clashes(keys):
+        if len(together) == 1 and not linked[together[0]]:
+            store.index_parts(done[together[0]].parts)
+            turns.extend(done[together[0]].turns)
+            found.extend(done[together[0]].errors)
+            continue
+        for i in together:
+            job.remove_files(i)
+        part = merge([parts[i] for i in together])
+        solved, rebuilt = _solve_linked(run, part, rebuilt)
+        store.write(part.new, solved.links)
+        turns.extend(solved.turns)
+        found.extend(solved.errors)
+    return turns, found, rebuilt, later
+
+
+def _solve_linked(
+    run: _Run, part: Partition, rebuilt: frozenset[str]
+) -> tuple[Solved, frozenset[str]]:
     """`partition.solve` of `part` with every stored trace of the same conversations (by
-    conversation id or history, `turnscore.ingest.links`), followed until no new one turns
-    up; the stored traces it took are added to `rebuilt`."""
+    conversation id or history, `turnscore.ingest.links`) not in `rebuilt`, followed until
+    no new one turns up; and `rebuilt` with the stored traces it took."""
     case = run.settings.case_id_attribute
     decoded, errors = decode_spans(trace_order(part.spans), part.logs, case_id_attribute=case)
     frontier = decoded
     for _ in range(MAX_LINK_ROUNDS):
-        found = run.store.linked_traces(lookups(frontier)) - rebuilt
+        found = run.store.linked_traces(join_keys(frontier)) - rebuilt
         if not found:
             break
         extra = run.store.read(found)
@@ -367,21 +434,15 @@ def _solve_linked(run: _Run, part: Partition, rebuilt: set[str]) -> Solved:
         decoded.extend(frontier)
         errors.extend(more)
         rebuilt |= found
-    return assemble(decoded, errors, ingest_id=run.ingest_id)
+    return assemble(decoded, errors, ingest_id=run.ingest_id), rebuilt
 
 
-def _rootless(fresh: Fresh, waited: set[str], stored: set[str]) -> dict[RecordKey, RawSpan]:
-    """Take out of `fresh` the spans of new traces without a root span yet (not carried
-    before, no log records, nothing stored: a late part of a stored trace is solved now)."""
+def _rootless(fresh: Fresh, exempt: Collection[str]) -> set[str]:
+    """New traces of `fresh` without a root span yet, no log records and not `exempt`
+    (carried before, or stored: a late part of a stored trace is solved now)."""
     rooted = {s.trace_id for s in fresh.spans.values() if s.parent_span_id is None}
     logged = {k[1] for k in fresh.logs}
-    out: dict[RecordKey, RawSpan] = {}
-    for key, span in list(fresh.spans.items()):
-        trace = span.trace_id
-        if trace in rooted or trace in logged or trace in waited or trace in stored:
-            continue
-        out[key] = fresh.spans.pop(key)
-    return out
+    return {s.trace_id for s in fresh.spans.values()} - rooted - logged - set(exempt)
 
 
 def _traces(records: dict[RecordKey, RawSpan]) -> Iterator[str]:
@@ -389,7 +450,7 @@ def _traces(records: dict[RecordKey, RawSpan]) -> Iterator[str]:
 
 
 def _own_errors(
-    errors: Iterable[InputError], sources: set[str], carried: set[str]
+    errors: Iterable[InputError], sources: set[str], carried: Collection[str]
 ) -> Iterator[InputError]:
     """Errors about this group's files or the traces it carried in; stored spans' errors
     were reported when first read."""

@@ -1,11 +1,12 @@
 """Partitions on forked worker processes: ingest on every core.
 
 `run_shards` runs the pure per-partition work (`turnscore.ingest.partition.solve`) of
-each partition on its own process: `len(parts) - 1` forked children, and this process,
-which takes the first. Each writes its new records' span files under its own names
-(`SpanStore.write_parts`) and returns its turns, errors, join keys and index rows; the
-caller checks the keys (partitions that turn out to share a conversation are solved again
-together), indexes the files and writes the turns.
+each partition on a forked child of its own, while this process reads the next group's
+files (so reading, which only this process can do, overlaps solving). Each child writes
+its new records' span files under its own names (`SpanStore.write_parts`) and returns its
+turns, errors, join keys and index rows; the caller checks the keys (partitions that turn
+out to share a conversation are solved again together), indexes the files and writes the
+turns.
 
 Fork, not spawn: children inherit the records already in memory, and only results are
 pickled back. The work is pure, so the result is the same for any number of workers. A
@@ -23,11 +24,12 @@ import pickle
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import TypeVar
 
 from turnscore.ingest.key_index import KeyRow
 from turnscore.ingest.partition import JoinKeys, Partition, solve
@@ -38,6 +40,7 @@ from turnscore.ingest.turn import Turn
 __all__ = ["CHILD_TIMEOUT", "MIN_SHARED_SPANS", "Shard", "ShardJob", "run_shards"]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MIN_SHARED_SPANS = 2_000
 """Below this many spans per process a fork costs more than it saves."""
@@ -82,18 +85,22 @@ class ShardJob:
             path.unlink(missing_ok=True)
 
 
-def run_shards(parts: Sequence[Partition], job: ShardJob) -> list[Shard]:
-    """Each partition's shard, in order: the first here, the others on forked children."""
+def run_shards(
+    parts: Sequence[Partition], job: ShardJob, meanwhile: Callable[[], T]
+) -> tuple[list[Shard], T]:
+    """Each partition's shard, in order, each on a forked child; and what `meanwhile`
+    returns, run here while they work (the next group's reading)."""
     context = multiprocessing.get_context("fork")
     running: list[tuple[BaseProcess, Connection, int]] = []
     try:
-        for shard, part in enumerate(parts[1:], start=1):
+        for shard, part in enumerate(parts):
             reader, writer = context.Pipe(duplex=False)
             proc = context.Process(target=_child, args=(writer, job, part, shard), daemon=True)
             proc.start()
             writer.close()
             running.append((proc, reader, shard))
-        out = [job(parts[0], 0)]
+        later = meanwhile()
+        out = []
         while running:
             child, reader, shard = running[0]
             sent = _receive(reader)
@@ -111,7 +118,7 @@ def run_shards(parts: Sequence[Partition], job: ShardJob) -> list[Shard]:
             child.join()
             reader.close()
             job.remove_files(shard)
-    return out
+    return out, later
 
 
 def _receive(reader: Connection) -> Shard | str:
