@@ -97,32 +97,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed-turns", type=int, default=2_000, help="the small warehouse")
     p.add_argument("--night-turns", type=int, default=10_000)
     p.add_argument("--out", type=Path, default=Path("bench/out/night"))
-    p.add_argument("--keep", action="store_true", help="keep the warehouses")
+    p.add_argument("--keep", action="store_true", help="keep the warehouses after the night")
+    p.add_argument("--built", type=Path, default=None,
+                   help="a folder keeping the built warehouses and inputs: built there on the "
+                        "first run, copied from there by later runs (same options)")
     args = p.parse_args(argv)
     shutil.rmtree(args.out, ignore_errors=True)
-    bench = _bench_ingest()
-
-    clock = time.perf_counter()
-    seed_dir, night_dir = args.out / "seed-input", args.out / "night-input"
-    gen = bench.Generator(seed=99)
-    bench.generate(seed_dir, args.seed_turns * SPANS_PER_TURN, SPANS_PER_FILE, gen, ("jsonl",))
-    labels_file = args.out / "labels.jsonl"
-    night = bench.Generator(seed=1234)
-    night.sessions, night.now = NIGHT_SESSIONS_FROM, gen.now + DAY_NS
-    bench.generate(night_dir, args.night_turns * SPANS_PER_TURN, SPANS_PER_FILE, night,
-                   ("jsonl",))
-    print(f"generated seed and night input in {time.perf_counter() - clock:.1f} s")
-
+    built = args.built or args.out / "built"
+    stamp = built / "options.json"
+    options = json.dumps([args.turns, args.seed_turns, args.night_turns])
+    if not (stamp.exists() and stamp.read_text() == options):
+        shutil.rmtree(built, ignore_errors=True)
+        _build(built, args)
+        stamp.write_text(options)
     small, large = args.out / "small", args.out / "large"
-    clock = time.perf_counter()
-    _seed(small, seed_dir / "jsonl", labels_file)
-    print(f"seed warehouse (real nightly): {_count(small)} turns in "
-          f"{time.perf_counter() - clock:.1f} s")
-    shutil.copytree(small, large, symlinks=True)
-    clock = time.perf_counter()
-    _scale(large, args.turns)
-    print(f"large warehouse: {_count(large)} turns, scaled in "
-          f"{time.perf_counter() - clock:.1f} s")
+    for name, wh in (("small", small), ("large", large)):
+        shutil.copytree(built / name, wh, symlinks=True)
+    night_dir, labels_file = built / "night-input", built / "labels.jsonl"
 
     results: dict[str, Any] = {"options": {k: str(v) for k, v in vars(args).items()}}
     for name, wh in (("small", small), ("large", large)):
@@ -134,7 +125,33 @@ def main(argv: list[str] | None = None) -> int:
     if not args.keep:
         for wh in (small, large):
             shutil.rmtree(wh, ignore_errors=True)
+        if args.built is None:
+            shutil.rmtree(built, ignore_errors=True)
     return 0
+
+
+def _build(built: Path, args: argparse.Namespace) -> None:
+    """The night's input, the seed (small) and the scaled (large) warehouse, under `built`."""
+    bench = _bench_ingest()
+    clock = time.perf_counter()
+    seed_dir, night_dir = built / "seed-input", built / "night-input"
+    gen = bench.Generator(seed=99)
+    bench.generate(seed_dir, args.seed_turns * SPANS_PER_TURN, SPANS_PER_FILE, gen, ("jsonl",))
+    night = bench.Generator(seed=1234)
+    night.sessions, night.now = NIGHT_SESSIONS_FROM, gen.now + DAY_NS
+    bench.generate(night_dir, args.night_turns * SPANS_PER_TURN, SPANS_PER_FILE, night,
+                   ("jsonl",))
+    print(f"generated seed and night input in {time.perf_counter() - clock:.1f} s")
+    small, large = built / "small", built / "large"
+    clock = time.perf_counter()
+    _seed(small, seed_dir / "jsonl", built / "labels.jsonl")
+    print(f"seed warehouse (real nightly): {_count(small)} turns in "
+          f"{time.perf_counter() - clock:.1f} s")
+    shutil.copytree(small, large, symlinks=True)
+    clock = time.perf_counter()
+    _scale(large, args.turns)
+    print(f"large warehouse: {_count(large)} turns, scaled in "
+          f"{time.perf_counter() - clock:.1f} s")
 
 
 def _seed(wh: Path, inputs: Path, labels_file: Path) -> None:
@@ -245,12 +262,21 @@ def _timed(seconds: dict[str, float]) -> Iterator[Callable[[ModuleType, str, str
 
 
 def _night(wh: Path, inputs: Path, labels_file: Path) -> dict[str, Any]:
-    from turnscore.warehouse import ingest_run, nightly, score_run
+    from turnscore.warehouse import ingest_run, nightly, publish, score_run
     from turnscore.warehouse.config import Config
 
     before_turns = _count(wh)
     before = _parquet_files(wh)
     seconds: dict[str, float] = {}
+    publish_stages: dict[str, float] = {}
+    snapshot = publish.publish_snapshot
+
+    def publish_snapshot(*a: Any, **kw: Any) -> Any:
+        published = snapshot(*a, **kw)
+        publish_stages.update(published.seconds)
+        return published
+
+    publish.publish_snapshot = publish_snapshot  # type: ignore[assignment]
     with _timed(seconds) as wrap:
         wrap(ingest_run, "ingest_paths", "ingest: read+assemble")
         wrap(ingest_run, "load_batch", "ingest: load")
@@ -265,15 +291,21 @@ def _night(wh: Path, inputs: Path, labels_file: Path) -> dict[str, Any]:
                                             labels=(labels_file,),
                                             report=wh / "report.html"))
         total = time.perf_counter() - clock
+    publish.publish_snapshot = snapshot  # type: ignore[assignment]
+    views = sum(v for k, v in publish_stages.items() if k.startswith("view "))
+    publish_stages = {k: v for k, v in publish_stages.items() if not k.startswith("view ")}
+    publish_stages["materialise views"] = views
     seconds["score: score+write"] = seconds.pop("score: run") - seconds["score: pending"]
     after = _parquet_files(wh)
     changed = [str(p) for p, key in before.items() if after.get(p) != key]
     published = wh / "published"
     return {
         "turns_before": before_turns, "seconds": total, "stages": seconds,
+        "publish_stages": publish_stages,
         "outcome": report.outcome.value, "problems": list(report.problems),
         "new_turns": report.ingest.turns_new if report.ingest else 0,
         "pairs_scored": report.score.written if report.score else 0,
+        "scorer_seconds": report.score.scorer_seconds if report.score else {},
         "old_parquet_files": len(before), "old_parquet_rewritten": len(changed),
         "rewritten_examples": changed[:5],
         "warehouse_mb": (wh / "warehouse.duckdb").stat().st_size / 1e6,
@@ -291,6 +323,10 @@ def _print(results: dict[str, Any]) -> None:
         a, b = small["stages"].get(stage, 0.0), large["stages"].get(stage, 0.0)
         ratio = f"{b / a:>7.1f}" if a > 0 else f"{'-':>7}"
         print(f"{stage:<24} {a:>9.2f} {b:>9.2f} {ratio}")
+    for stage in large["publish_stages"]:
+        a, b = small["publish_stages"].get(stage, 0.0), large["publish_stages"][stage]
+        ratio = f"{b / a:>7.1f}" if a > 0 else f"{'-':>7}"
+        print(f"{'  publish: ' + stage:<24} {a:>9.2f} {b:>9.2f} {ratio}")
     other = {k: r["seconds"] - sum(r["stages"].values()) for k, r in (("s", small),
                                                                        ("l", large))}
     print(f"{'(rest)':<24} {other['s']:>9.2f} {other['l']:>9.2f}")
@@ -301,6 +337,9 @@ def _print(results: dict[str, Any]) -> None:
           f"({warehouse_part:.1f} s outside read+assemble); target < {TARGET_S:.0f} s: "
           f"{'PASS' if large['seconds'] < TARGET_S else 'FAIL'}")
     for name, r in (("small", small), ("large", large)):
+        inside = ", ".join(f"{k} {v:.1f}" for k, v in sorted(
+            r["scorer_seconds"].items(), key=lambda kv: -kv[1]))
+        print(f"{name}: seconds inside each scorer: {inside}")
         print(f"{name}: {r['new_turns']:,} new turns, {r['pairs_scored']:,} pairs scored, "
               f"outcome {r['outcome']}; old Parquet files {r['old_parquet_files']:,}, "
               f"rewritten or removed {r['old_parquet_rewritten']}; warehouse "

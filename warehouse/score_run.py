@@ -2,12 +2,12 @@
 
 A (turn, scorer) pair is *pending* when the turn has no score from that scorer, or the
 score came from another scorer version, or is an `error` (errors are retried), or is
-stale: the `score_staleness` table macro (migration 0011) says so, the one statement of the
-rule that `score_coverage` counts by too. A scorer that reads labels (`reads` names a
-`labels.LABEL_FIELDS` field) records the case it read in its hash (the `scored_hash`
-macro), so a case new, changed or gone since makes its score stale. The turns' cases
-come from the `turn_cases` macro, read once at the start of the run. `rescore` makes
-every pair pending.
+stale: the `score_stale` macro (migration 0013) says so, the one statement of the rule,
+which `score_coverage` counts by too (through `score_staleness`). A scorer that reads
+labels (`reads` names a `labels.LABEL_FIELDS` field) records the case it read in its
+hash (the `scored_hash` macro), so a case new, changed or gone since makes its score
+stale. The turns' cases come from the `turn_cases` macro, read once at the start of the
+run. `rescore` makes every pair pending.
 
 Pending turns are read in batches by one streaming query (`score_input`); each batch is
 scored by every scorer with pending pairs in it, the same way for all: the batch as a
@@ -79,19 +79,23 @@ CREATE_NO_TURN_CASES = """
 CREATE OR REPLACE TEMP TABLE _turn_cases (turn_id VARCHAR, case_id VARCHAR, label_hash VARCHAR)
 """
 HAS_LABELS = "SELECT EXISTS (SELECT 1 FROM labels)"
-# Staleness is the `score_staleness` macro (migration 0011), the rule `score_coverage`
-# counts by. `$labels` (the scorer reads labels) adds only the rows such a scorer wrote
+# Every chosen scorer's pending pairs in one pass: each turn in scope meets the run's
+# scorers (`_run_scorers`: name, version, whether it reads labels) and its score from
+# each. Staleness is the `score_stale` macro (migration 0013), the rule `score_coverage`
+# counts by. `labels` (the scorer reads labels) adds only the rows such a scorer wrote
 # before scores recorded the case they read (no ':' in the hash): rescored once.
+_RUN_SCORERS = "_run_scorers"
 INSERT_PENDING = f"""
 INSERT INTO _pending
-SELECT t.turn_id, $scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash FROM turns t
+SELECT t.turn_id, r.scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash
+FROM (SELECT turn_id, content_hash FROM turns
+      WHERE $sample IS NULL OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample) AS t
+CROSS JOIN {_RUN_SCORERS} AS r
 LEFT JOIN _turn_cases c ON c.turn_id = t.turn_id
-LEFT JOIN scores s ON s.turn_id = t.turn_id AND s.scorer = $scorer
-LEFT JOIN (SELECT turn_id, stale FROM score_staleness() WHERE scorer = $scorer) AS st
-  ON st.turn_id = t.turn_id
-WHERE ($sample IS NULL OR md5_number(t.turn_id) % {_SAMPLE_BUCKETS} < $sample)
-  AND ($rescore OR s.turn_id IS NULL OR s.scorer_version <> $version OR s.status = 'error'
-       OR st.stale OR ($labels AND NOT contains(s.content_hash, ':')))
+LEFT JOIN scores s ON s.turn_id = t.turn_id AND s.scorer = r.scorer
+WHERE $rescore OR s.turn_id IS NULL OR s.scorer_version <> r.version OR s.status = 'error'
+   OR score_stale(s.content_hash, t.content_hash, c.label_hash)
+   OR (r.labels AND NOT contains(s.content_hash, ':'))
 """
 # Per-agent scorer choice: drop the pairs whose scorer is not enabled for the turn's agent
 # (the agent is the warehouse's `turn_agent` macro, as in the views).
@@ -331,9 +335,15 @@ def queue_pending(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], resc
     in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
     _join_cases(con)
     con.execute(CREATE_PENDING)
-    for s in chosen:
-        con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
-                                     "version": s.version, "labels": reads_labels(s)})
+    con.register(_RUN_SCORERS, pa.table({
+        "scorer": pa.array([s.name for s in chosen], pa.string()),
+        "version": pa.array([s.version for s in chosen], pa.string()),
+        "labels": pa.array([reads_labels(s) for s in chosen], pa.bool_()),
+    }))
+    try:
+        con.execute(INSERT_PENDING, {"sample": bucket, "rescore": rescore})
+    finally:
+        con.unregister(_RUN_SCORERS)
     disabled: tuple[tuple[str | None, str], ...] = ()
     if scorers_for_agent is not None:
         disabled = _drop_disabled(con, scorers_for_agent, [s.name for s in chosen])
