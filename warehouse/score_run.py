@@ -61,6 +61,7 @@ from turnscore.warehouse.runs import (
     start_run,
 )
 from turnscore.warehouse.score_input import PendingBatch, ReadAhead, pending_batches
+from turnscore.warehouse.score_workers import score_on_workers, workers_for
 from turnscore.warehouse.score_write import BatchWriter, Tally
 from turnscore.warehouse.scores import COLUMNAR_SCHEMA
 
@@ -108,6 +109,7 @@ WHERE NOT EXISTS (
     WHERE t.turn_id = p.turn_id AND e.scorer = p.scorer
 )
 """
+COUNT_PENDING_TURNS = "SELECT count(DISTINCT turn_id) FROM _pending"
 COUNT_TURNS_IN_SCOPE = (
     f"SELECT count(*) FROM turns WHERE $sample IS NULL "
     f"OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample"
@@ -174,6 +176,8 @@ class ScoreReport:
     """Seconds the run spent waiting for (or doing) writes: the part not overlapped."""
     checkpoint_seconds: float = 0.0
     """Seconds of the checkpoint that ends the run (see `db.bulk_writes`; in `seconds`)."""
+    workers: int = 1
+    """Processes the batches were scored on (`score_workers`: 1, this run's own)."""
     disabled: tuple[tuple[str | None, str], ...] = ()
     """(agent, scorer) pairs the per-agent choice switched off, of the scorers the run
     chose: the `score_coverage` view reads them from the latest score run's summary, so
@@ -378,26 +382,36 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     # bulk_writes: checkpoints are rarer during the run, and one follows it (once the
     # cursors are closed). closing(): a run that stops early ends the cursor's read
     # before publishing.
+    # An LLM judge's cache and budget live on this connection: its runs score here.
+    workers = 1 if judge_runner is not None else workers_for(_scalar(con, COUNT_PENDING_TURNS),
+                                                              chosen)
     with bulk_writes(con):
-        reader = ReadAhead(pending_batches(con, batch_size))
+        # On workers, batches travel as read; each frame is decoded where it is scored.
+        reader = ReadAhead(pending_batches(con, batch_size), frame=workers == 1)
         with closing(reader) as batches, \
                 BatchWriter(con, run_id, tally, committed, in_line=in_line) as writer:
-            while True:
-                clock = time.perf_counter()
-                batch = next(batches, None)
-                tally.time("read", clock)
-                if batch is None:
-                    break
-                tables = score_batch(batch, by_name, judge, tally)
+
+            def write(batch: PendingBatch, tables: list[pa.Table]) -> None:
                 writer.write([], tables, replacing=batch.replacing)
                 for t in tables:
                     tally.add_columns(t)
-                if judge is not None:
-                    notes.update(dict.fromkeys(judge.notes))
-                    stopped = judge.stop
-                if stopped:
-                    log.warning("run %s stopped early: %s", run_id, stopped)
-                    break
+
+            if workers > 1:
+                score_on_workers(batches, chosen, workers, write, tally)
+            else:
+                while True:
+                    clock = time.perf_counter()
+                    batch = next(batches, None)
+                    tally.time("read", clock)
+                    if batch is None:
+                        break
+                    write(batch, score_batch(batch, by_name, judge, tally))
+                    if judge is not None:
+                        notes.update(dict.fromkeys(judge.notes))
+                        stopped = judge.stop
+                    if stopped:
+                        log.warning("run %s stopped early: %s", run_id, stopped)
+                        break
             writer.flush()
         con.execute("DROP TABLE _pending")
         con.execute("DROP TABLE _turn_cases")
@@ -419,7 +433,12 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                        write_seconds=seconds.get("write", 0.0),
                        write_wait_seconds=seconds.get("write wait", 0.0),
                        checkpoint_seconds=seconds.get("checkpoint", 0.0),
-                       disabled=disabled)
+                       workers=workers, disabled=disabled)
+
+
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    row = con.execute(sql).fetchone()
+    return int(row[0]) if row else 0
 
 
 def reads_labels(s: Scorer) -> bool:
