@@ -12,7 +12,12 @@ judge, views, report, publish), and every stage is timed:
   nightly: ingest, labels, scoring, publish);
 * large: the seed scaled to `--turns` by copying its stored rows with fresh ids (DuckDB
   `INSERT ... SELECT` over `range`: the seed's `turns`, `scores`, `request_norms` rows,
-  and its `turns/` Parquet files, each copy a new part file), not hand-typed rows.
+  and its `turns/` Parquet files, each copy a new part file, key-indexed), not
+  hand-typed rows. `spans/` stays the seed's: copies of 8M spans would cost more disk and
+  time than the rest, and the night reads spans back only for traces it rebuilds.
+
+`--built DIR` keeps the input and both warehouses in DIR (built on the first run, about
+four minutes for 1M turns) and copies them for each later run.
 
 The night's stages (times from the stage functions `run_nightly` calls, wrapped here):
 `ingest: read+assemble` (the ingest pipeline: decoding, Parquet stores), `ingest: load`
