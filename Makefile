@@ -35,6 +35,7 @@ bench: install
 	$(BIN)/python bench/parsers.py
 	$(BIN)/python bench/ceiling.py
 	$(BIN)/python bench/score.py
+	$(BIN)/python bench/night.py
 	$(BIN)/python bench/faults.py
 	$(BIN)/python bench/judge_quality.py
 	$(BIN)/python bench/scale.py

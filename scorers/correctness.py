@@ -18,11 +18,11 @@ verdicts of the others are filled in as whole columns.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import polars as pl
 
 from turnscore.scorers.base import (
+    NO_DETAILS,
     SCORE_COLUMNS,
     Case,
     Status,
@@ -49,105 +49,83 @@ DEFAULT_MODE = "normalized"
 )
 def answer_correctness(turns: Turns, cases: Sequence[Case | None]) -> pl.DataFrame:
     def score(at: list[int], present: list[Case]) -> pl.DataFrame:
-        found = _verdicts(turns.frame.get_column("final_answer").gather(at), present)
-        return pl.DataFrame(
-            {"status": [str(v.status) for v in found], "value": [v.value for v in found],
-             "label": [v.label for v in found], "explanation": [v.explanation for v in found],
-             "details": [details_json(v.details) for v in found]},
-            schema=SCORE_COLUMNS)
+        return _scored(turns.frame.get_column("final_answer").gather(at), present)
 
     return cased_columns(cases, score)
 
 
-class _Verdict(NamedTuple):
-    """A `Score`'s fields, without the object: they are written as columns."""
-
-    status: Status
-    value: float | None
-    label: str | None
-    explanation: str
-    details: dict[str, object]
+_CASE_SCHEMA = {"ideal": pl.String, "mode": pl.String, "skip": pl.String,
+                "no_words": pl.String, "details": pl.String}
 
 
-def _inconclusive(why: str) -> _Verdict:
-    return _Verdict(Status.INCONCLUSIVE, None, None, why, {})
+def _scored(answers: pl.Series, cases: Sequence[Case]) -> pl.DataFrame:
+    """The score columns of turns with a case (`answers`: their final answers).
 
-
-def _verdicts(answers: pl.Series, cases: Sequence[Case]) -> list[_Verdict]:
-    """The verdicts on turns with a case (`answers`: their final answers)."""
-    idx = [i for i, c in enumerate(cases) if c.ideal_response is not None]
-    if len(idx) == len(cases):
-        return _matched(answers, cases)
-    out = [_no_reference(c) for c in cases]
-    for i, verdict in zip(idx, _matched(answers.gather(idx), [cases[i] for i in idx]),
-                          strict=True):
-        out[i] = verdict
-    return out
-
-
-def _matched(answers: pl.Series, cases: Sequence[Case]) -> list[_Verdict]:
-    """The verdicts on turns whose case has an `ideal_response`."""
-    frame = pl.DataFrame(
-        {
-            "answer": answers,
-            "ideal": [c.ideal_response for c in cases],
-            "requested": [c.match_mode for c in cases],
-        },
-        schema={"answer": pl.String, "ideal": pl.String, "requested": pl.String},
-    )
-    requested = pl.col("requested").str.strip_chars().str.to_lowercase()
-    frame = frame.with_columns(
-        pl.when(requested.is_in(MODES)).then(requested).otherwise(pl.lit(DEFAULT_MODE)).alias("mode"),
-        normalize_expr(pl.col("ideal")).alias("ideal_norm"),
-    ).with_row_index("i")
+    What a verdict says of its case (the mode, the details, an inconclusive reason) is
+    the same for every turn of the case, so it is written once per distinct case
+    (`_case_terms`); per turn, only the match is computed, as columns."""
+    position: dict[int, int] = {}
+    distinct: list[Case] = []
+    for case in cases:
+        if id(case) not in position:
+            position[id(case)] = len(distinct)
+            distinct.append(case)
+    terms = pl.DataFrame([_case_terms(c) for c in distinct], schema=_CASE_SCHEMA,
+                         orient="row")
+    terms = terms.with_columns(ideal_norm=normalize_expr(pl.col("ideal")))
+    no_words = pl.col("ideal_norm").is_null() | (pl.col("ideal_norm") == "")
+    terms = terms.with_columns(
+        skip=pl.when(pl.col("skip").is_null() & (pl.col("mode") != "exact") & no_words)
+        .then(pl.col("no_words")).otherwise(pl.col("skip")))
+    frame = pl.DataFrame({"answer": answers,
+                          "k": pl.Series([position[id(c)] for c in cases], dtype=pl.UInt32)})
+    frame = frame.join(terms.with_row_index("k"), on="k", how="left", maintain_order="left")
     mode, answer, ideal, ideal_norm = (pl.col("mode"), pl.col("answer"), pl.col("ideal"),
                                        pl.col("ideal_norm"))
-    exact = frame.filter(mode == "exact").filter(
-        (answer.str.strip_chars() == ideal.str.strip_chars()).fill_null(False))
     # Normalising the answers costs most of the scorer: it is done only where a normalised
     # mode compares them with a reference that has words left.
-    normalized = (
-        frame.filter(mode != "exact", answer.is_not_null(), ideal_norm != "")
-        .with_columns(normalize_expr(answer).alias("answer_norm"))
-        .filter(pl.when(mode == "contains")
-                .then(pl.col("answer_norm").str.contains(ideal_norm, literal=True))
-                .otherwise(pl.col("answer_norm") == ideal_norm)
-                .fill_null(False))
-    )
-    match = [False] * frame.height
-    for found in (exact, normalized):
-        for i in found.get_column("i").to_list():
-            match[i] = True
-    # The answers' texts stay in polars: a verdict only asks whether there is one.
-    rows = frame.select(answer.is_null(), ideal, "requested", mode,
-                        ideal_norm.is_null() | (ideal_norm == "")).iter_rows()
-    return [_verdict(case, no_answer, ideal_text, requested_mode, mode_used, no_words, hit)
-            for case, (no_answer, ideal_text, requested_mode, mode_used, no_words), hit
-            in zip(cases, rows, match, strict=True)]
+    compared = pl.col("skip").is_null() & answer.is_not_null()
+    normalised = compared & (mode != "exact")
+    frame = frame.with_columns(
+        answer_norm=pl.when(normalised).then(normalize_expr(answer)))
+    match = (pl.when(mode == "exact")
+             .then(answer.str.strip_chars() == ideal.str.strip_chars())
+             .when(mode == "contains")
+             .then(pl.col("answer_norm").str.contains(ideal_norm, literal=True))
+             .otherwise(pl.col("answer_norm") == ideal_norm)).fill_null(False)
+    skip, no_answer = pl.col("skip").is_not_null(), answer.is_null()
+    return frame.select(
+        status=pl.when(skip).then(pl.lit(Status.INCONCLUSIVE.value))
+        .otherwise(pl.lit(Status.SCORED.value)),
+        value=pl.when(skip).then(None).when(~no_answer & match).then(1.0).otherwise(0.0)
+        .cast(pl.Float64),
+        label=pl.when(skip).then(None).when(~no_answer & match).then(pl.lit("pass"))
+        .otherwise(pl.lit("fail")).cast(pl.String),
+        explanation=pl.when(skip).then(pl.col("skip"))
+        .when(no_answer).then(pl.lit("the turn has no final answer"))
+        .when(match).then(pl.lit("the answer matches the reference (") + mode + pl.lit(")"))
+        .otherwise(pl.lit("the answer does not match the reference (") + mode + pl.lit(")")),
+        details=pl.when(skip).then(pl.lit(NO_DETAILS)).otherwise(pl.col("details")),
+    ).cast(SCORE_COLUMNS)  # type: ignore[arg-type]
 
 
-def _no_reference(case: Case) -> _Verdict:
-    return _inconclusive(f"case {case.case_id!r} has no ideal_response")
-
-
-def _verdict(case: Case, no_answer: bool, ideal: str | None, requested: str | None,
-             mode: str, no_words: bool, match: bool) -> _Verdict:
+def _case_terms(case: Case) -> tuple[str | None, str, str | None, str, str | None]:
+    """(ideal, mode, why the turns of `case` are inconclusive whatever their answer
+    (None: they are not), why they are when its ideal_response has no words left after
+    normalisation, their details) as `_scored` reads them. Whether it has words is found
+    there, in polars: the one normalisation."""
+    ideal = case.ideal_response
+    no_words = f"case {case.case_id!r}: ideal_response has no words left after normalisation"
     if ideal is None or not ideal.strip():
-        return _no_reference(case)
-    if mode != "exact" and no_words:
-        return _inconclusive(
-            f"case {case.case_id!r}: ideal_response has no words left after normalisation"
-        )
+        return (None, DEFAULT_MODE, f"case {case.case_id!r} has no ideal_response", no_words,
+                None)
+    requested = case.match_mode
+    asked = requested.strip().lower() if requested is not None else None
+    mode = asked if asked in MODES else DEFAULT_MODE
     details: dict[str, object] = {"mode": mode, "ideal_response": ideal}
     if requested is not None and requested.strip() and requested.strip().lower() != mode:
         details["requested_mode"] = requested
         details["note"] = (
             f"unknown match_mode {requested!r} (known: {', '.join(MODES)}); used {DEFAULT_MODE}"
         )
-    if no_answer:
-        return _Verdict(Status.SCORED, 0.0, "fail", "the turn has no final answer", details)
-    if match:
-        return _Verdict(Status.SCORED, 1.0, "pass", f"the answer matches the reference ({mode})",
-                        details)
-    return _Verdict(Status.SCORED, 0.0, "fail",
-                    f"the answer does not match the reference ({mode})", details)
+    return ideal, mode, None, no_words, details_json(details)

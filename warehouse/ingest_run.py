@@ -117,6 +117,7 @@ WHERE trace_id IN (SELECT trace_id FROM _rebuilt_traces)
   AND turn_id NOT IN (SELECT turn_id FROM _staged_ids)
 """
 COUNT_GONE = "SELECT count(*) FROM _gone_turns"
+COUNT_REBUILT_TRACES = "SELECT count(*) FROM _rebuilt_traces"
 DELETE_GONE_TURNS = """
 DELETE FROM turns WHERE turn_id IN (SELECT turn_id FROM _gone_turns) RETURNING turn_id
 """
@@ -321,12 +322,15 @@ def load_batch(
         con.execute(CREATE_REBUILT_TRACES)
         _, recovered_new, recovered_changed = _upsert(con, recovered, rebuilt=True)
         staged, new, rebuilt = _upsert(con, batch.turn_files)
-        con.execute(FIND_GONE_TURNS)
         removed = []
-        if _scalar(con, COUNT_GONE):
-            removed = con.execute(DELETE_GONE_TURNS).fetchall()
-            con.execute(RETIRE_GONE_SCORES, [now])
-            con.execute(DELETE_GONE_SCORES)
+        # Only a rebuilt trace can lose turns; a night of new traces has none to look for
+        # (the search reads the trace ids of every turn).
+        if _scalar(con, COUNT_REBUILT_TRACES):
+            con.execute(FIND_GONE_TURNS)
+            if _scalar(con, COUNT_GONE):
+                removed = con.execute(DELETE_GONE_TURNS).fetchall()
+                con.execute(RETIRE_GONE_SCORES, [now])
+                con.execute(DELETE_GONE_SCORES)
         con.execute(INSERT_ERRORS, [batch.ingest_id, now])
         con.execute(INSERT_FILES, [batch.ingest_id, now])
         outcome, failure = _outcome(batch, errors, known)

@@ -2,12 +2,12 @@
 
 A (turn, scorer) pair is *pending* when the turn has no score from that scorer, or the
 score came from another scorer version, or is an `error` (errors are retried), or is
-stale: the `score_staleness` table macro (migration 0011) says so, the one statement of the
-rule that `score_coverage` counts by too. A scorer that reads labels (`reads` names a
-`labels.LABEL_FIELDS` field) records the case it read in its hash (the `scored_hash`
-macro), so a case new, changed or gone since makes its score stale. The turns' cases
-come from the `turn_cases` macro, read once at the start of the run. `rescore` makes
-every pair pending.
+stale: the `score_stale` macro (migration 0013) says so, the one statement of the rule,
+which `score_coverage` counts by too (through `score_staleness`). A scorer that reads
+labels (`reads` names a `labels.LABEL_FIELDS` field) records the case it read in its
+hash (the `scored_hash` macro), so a case new, changed or gone since makes its score
+stale. The turns' cases come from the `turn_cases` macro, read once at the start of the
+run. `rescore` makes every pair pending.
 
 Pending turns are read in batches by one streaming query (`score_input`); each batch is
 scored by every scorer with pending pairs in it, the same way for all: the batch as a
@@ -61,6 +61,7 @@ from turnscore.warehouse.runs import (
     start_run,
 )
 from turnscore.warehouse.score_input import PendingBatch, ReadAhead, pending_batches
+from turnscore.warehouse.score_workers import score_on_workers, workers_for
 from turnscore.warehouse.score_write import BatchWriter, Tally
 from turnscore.warehouse.scores import COLUMNAR_SCHEMA
 
@@ -79,19 +80,23 @@ CREATE_NO_TURN_CASES = """
 CREATE OR REPLACE TEMP TABLE _turn_cases (turn_id VARCHAR, case_id VARCHAR, label_hash VARCHAR)
 """
 HAS_LABELS = "SELECT EXISTS (SELECT 1 FROM labels)"
-# Staleness is the `score_staleness` macro (migration 0011), the rule `score_coverage`
-# counts by. `$labels` (the scorer reads labels) adds only the rows such a scorer wrote
+# Every chosen scorer's pending pairs in one pass: each turn in scope meets the run's
+# scorers (`_run_scorers`: name, version, whether it reads labels) and its score from
+# each. Staleness is the `score_stale` macro (migration 0013), the rule `score_coverage`
+# counts by. `labels` (the scorer reads labels) adds only the rows such a scorer wrote
 # before scores recorded the case they read (no ':' in the hash): rescored once.
+_RUN_SCORERS = "_run_scorers"
 INSERT_PENDING = f"""
 INSERT INTO _pending
-SELECT t.turn_id, $scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash FROM turns t
+SELECT t.turn_id, r.scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash
+FROM (SELECT turn_id, content_hash FROM turns
+      WHERE $sample IS NULL OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample) AS t
+CROSS JOIN {_RUN_SCORERS} AS r
 LEFT JOIN _turn_cases c ON c.turn_id = t.turn_id
-LEFT JOIN scores s ON s.turn_id = t.turn_id AND s.scorer = $scorer
-LEFT JOIN (SELECT turn_id, stale FROM score_staleness() WHERE scorer = $scorer) AS st
-  ON st.turn_id = t.turn_id
-WHERE ($sample IS NULL OR md5_number(t.turn_id) % {_SAMPLE_BUCKETS} < $sample)
-  AND ($rescore OR s.turn_id IS NULL OR s.scorer_version <> $version OR s.status = 'error'
-       OR st.stale OR ($labels AND NOT contains(s.content_hash, ':')))
+LEFT JOIN scores s ON s.turn_id = t.turn_id AND s.scorer = r.scorer
+WHERE $rescore OR s.turn_id IS NULL OR s.scorer_version <> r.version OR s.status = 'error'
+   OR score_stale(s.content_hash, t.content_hash, c.label_hash)
+   OR (r.labels AND NOT contains(s.content_hash, ':'))
 """
 # Per-agent scorer choice: drop the pairs whose scorer is not enabled for the turn's agent
 # (the agent is the warehouse's `turn_agent` macro, as in the views).
@@ -104,6 +109,7 @@ WHERE NOT EXISTS (
     WHERE t.turn_id = p.turn_id AND e.scorer = p.scorer
 )
 """
+COUNT_PENDING_TURNS = "SELECT count(DISTINCT turn_id) FROM _pending"
 COUNT_TURNS_IN_SCOPE = (
     f"SELECT count(*) FROM turns WHERE $sample IS NULL "
     f"OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample"
@@ -170,6 +176,8 @@ class ScoreReport:
     """Seconds the run spent waiting for (or doing) writes: the part not overlapped."""
     checkpoint_seconds: float = 0.0
     """Seconds of the checkpoint that ends the run (see `db.bulk_writes`; in `seconds`)."""
+    workers: int = 1
+    """Processes the batches were scored on (`score_workers`: 1, this run's own)."""
     disabled: tuple[tuple[str | None, str], ...] = ()
     """(agent, scorer) pairs the per-agent choice switched off, of the scorers the run
     chose: the `score_coverage` view reads them from the latest score run's summary, so
@@ -331,9 +339,15 @@ def queue_pending(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], resc
     in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
     _join_cases(con)
     con.execute(CREATE_PENDING)
-    for s in chosen:
-        con.execute(INSERT_PENDING, {"scorer": s.name, "sample": bucket, "rescore": rescore,
-                                     "version": s.version, "labels": reads_labels(s)})
+    con.register(_RUN_SCORERS, pa.table({
+        "scorer": pa.array([s.name for s in chosen], pa.string()),
+        "version": pa.array([s.version for s in chosen], pa.string()),
+        "labels": pa.array([reads_labels(s) for s in chosen], pa.bool_()),
+    }))
+    try:
+        con.execute(INSERT_PENDING, {"sample": bucket, "rescore": rescore})
+    finally:
+        con.unregister(_RUN_SCORERS)
     disabled: tuple[tuple[str | None, str], ...] = ()
     if scorers_for_agent is not None:
         disabled = _drop_disabled(con, scorers_for_agent, [s.name for s in chosen])
@@ -368,26 +382,36 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     # bulk_writes: checkpoints are rarer during the run, and one follows it (once the
     # cursors are closed). closing(): a run that stops early ends the cursor's read
     # before publishing.
+    # An LLM judge's cache and budget live on this connection: its runs score here.
+    workers = 1 if judge_runner is not None else workers_for(_scalar(con, COUNT_PENDING_TURNS),
+                                                              chosen)
     with bulk_writes(con):
-        reader = ReadAhead(pending_batches(con, batch_size))
+        # On workers, batches travel as read; each frame is decoded where it is scored.
+        reader = ReadAhead(pending_batches(con, batch_size), frame=workers == 1)
         with closing(reader) as batches, \
                 BatchWriter(con, run_id, tally, committed, in_line=in_line) as writer:
-            while True:
-                clock = time.perf_counter()
-                batch = next(batches, None)
-                tally.time("read", clock)
-                if batch is None:
-                    break
-                tables = score_batch(batch, by_name, judge, tally)
+
+            def write(batch: PendingBatch, tables: list[pa.Table]) -> None:
                 writer.write([], tables, replacing=batch.replacing)
                 for t in tables:
                     tally.add_columns(t)
-                if judge is not None:
-                    notes.update(dict.fromkeys(judge.notes))
-                    stopped = judge.stop
-                if stopped:
-                    log.warning("run %s stopped early: %s", run_id, stopped)
-                    break
+
+            if workers > 1:
+                score_on_workers(batches, chosen, workers, write, tally)
+            else:
+                while True:
+                    clock = time.perf_counter()
+                    batch = next(batches, None)
+                    tally.time("read", clock)
+                    if batch is None:
+                        break
+                    write(batch, score_batch(batch, by_name, judge, tally))
+                    if judge is not None:
+                        notes.update(dict.fromkeys(judge.notes))
+                        stopped = judge.stop
+                    if stopped:
+                        log.warning("run %s stopped early: %s", run_id, stopped)
+                        break
             writer.flush()
         con.execute("DROP TABLE _pending")
         con.execute("DROP TABLE _turn_cases")
@@ -409,7 +433,12 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                        write_seconds=seconds.get("write", 0.0),
                        write_wait_seconds=seconds.get("write wait", 0.0),
                        checkpoint_seconds=seconds.get("checkpoint", 0.0),
-                       disabled=disabled)
+                       workers=workers, disabled=disabled)
+
+
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    row = con.execute(sql).fetchone()
+    return int(row[0]) if row else 0
 
 
 def reads_labels(s: Scorer) -> bool:
