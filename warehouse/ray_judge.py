@@ -88,6 +88,8 @@ class JudgeGate:
         self.limits: dict[JudgeConfig, LocalLimits] = {}
         self.held: dict[JudgeConfig, Counter[str]] = {}
         self.holders: dict[str, Any] = {}
+        self.judged: Counter[str] = Counter()
+        """Turns each worker judged (sent to the endpoint), for the run's log."""
         self.cache = {row["cache_key"]: CachedReply(
             row["scorer"], row["model"], row["prompt_version"], row["reply"],
             row["input_tokens"], row["output_tokens"]) for row in prior.to_pylist()}
@@ -111,6 +113,7 @@ class JudgeGate:
             except TimeoutError:
                 await self._reap(config)
         self.held[config][holder] += 1
+        self.judged[holder] += 1
 
     async def give(self, config: JudgeConfig, holder: str) -> None:
         if self.held[config][holder] > 0:  # not when reaped meanwhile
@@ -134,6 +137,9 @@ class JudgeGate:
                 self.held[config][holder] = 0
                 for _ in range(n):
                     self.limits[config].turn().release()
+
+    async def workers(self) -> dict[str, int]:
+        return dict(self.judged)
 
     async def acquire(self, config: JudgeConfig, tokens: int) -> None:
         await self._of(config).acquire(tokens)

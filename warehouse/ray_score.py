@@ -232,6 +232,9 @@ def _judge_on_ray(ray: Any, con: duckdb.DuckDBPyConnection, batches: Sequence[Pe
         for row in results.iter_rows():
             written.append(row)
             drain_into(con, gate, run_id)
+        judged = ray.get(gate.workers.remote())
+        log.info("run %s: %d turns judged by %d worker(s) (%s)", run_id, sum(judged.values()),
+                 len(judged), ", ".join(str(n) for n in sorted(judged.values())))
     finally:
         drain_into(con, gate, run_id)
         ray.kill(gate)
