@@ -19,9 +19,15 @@ replies paid for into `judge_cache` as batches finish, and reports a budget stop
 local runner does. Judges with `batch = true` (the Batch API, whose state lives in the
 warehouse) score with the local engine only.
 
-A run killed before its DuckDB commit leaves its pairs pending: the next run scores them
-again (scores are deterministic); a committed manifest of a run never loaded is data no
-one reads as current (the warehouse's `runs` says it did not finish).
+A run killed before its DuckDB commit leaves its pairs pending. If it died after its
+manifest (its scores committed on storage, never loaded), the next run loads them instead
+of scoring those pairs again (`_recover`): the dead run's rows whose pair is still pending
+and whose scorer version is current are written, then the pending pairs are queued again
+by the one staleness rule, so a recovered score of a turn changed since is scored again.
+The recovering run names the runs it recovered in its manifest (`recovered`), so they are
+not read again; their files stay, referenced by their manifests, as every committed run's
+do. A run killed before its manifest leaves files no manifest names; the next ingest
+removes them (`storage.sweep_uncommitted`).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from turnscore.ingest.storage import Location, Manifest, commit, location, run_prefix
+from turnscore.ingest.storage import Location, Manifest, commit, committed, location, run_prefix
 from turnscore.scorers.base import Scorer, Status
 from turnscore.scorers.judge.config import Budget, load_judge_settings
 from turnscore.scorers.judged import SPECS, make_judge_runner
@@ -58,6 +64,7 @@ from turnscore.warehouse.ray_judge import (
     prior_replies,
     run_judges,
 )
+from turnscore.warehouse.ray_run import LOADED_RUNS
 from turnscore.warehouse.score_input import PendingBatch, pending_batches
 from turnscore.warehouse.score_run import (
     DEFAULT_BATCH_SIZE,
@@ -84,6 +91,14 @@ BATCH_JUDGE_NOT_ON_RAY = (
     "or set batch = false for the run")
 BATCHES_PER_CPU = 2
 PENDING_TURNS = "SELECT count(DISTINCT turn_id) FROM _pending"
+# A dead run's scores that this run would otherwise compute again: the pair is pending and
+# the scorer version is the current one.
+RECOVERABLE = """
+SELECT d.* FROM _dead_scores AS d
+WHERE EXISTS (SELECT 1 FROM _pending AS p WHERE p.turn_id = d.turn_id AND p.scorer = d.scorer)
+  AND EXISTS (SELECT 1 FROM _versions AS v
+              WHERE v.scorer = d.scorer AND v.version = d.scorer_version)
+"""
 
 
 def run_ray_score(
@@ -132,8 +147,11 @@ def _run(con: duckdb.DuckDBPyConnection, store: Location, run_id: str, chosen: l
     start = time.monotonic()
     in_scope, disabled, pending_before = queue_pending(con, chosen, rescore, sample,
                                                        scorers_for_agent)
-    turns = con.execute(PENDING_TURNS).fetchall()[0][0]
     tally = Tally()
+    recovered = _recover(con, store, run_id, chosen, tally)
+    if recovered:  # what they scored is no longer pending (unless stale since)
+        queue_pending(con, chosen, rescore, sample, scorers_for_agent)
+    turns = con.execute(PENDING_TURNS).fetchall()[0][0]
     stopped: str | None = None
     notes: dict[str, None] = {}
     if turns:
@@ -154,13 +172,17 @@ def _run(con: duckdb.DuckDBPyConnection, store: Location, run_id: str, chosen: l
         if stopped:
             log.warning("run %s stopped early: %s", run_id, stopped)
         files = tuple(sorted(row["file"] for row in written if row["file"]))
-        commit(store, Manifest(run_id, {"scores": files}, {"engine": "ray", "kind": "score"}))
+        commit(store, Manifest(run_id, {"scores": files}, {
+            "engine": "ray", "kind": "score", "recovered": list(recovered)}))
         clock = time.perf_counter()
         if files:
             with bulk_writes(con):
                 _load(con, store, files, run_id,
                       replacing=any(b.replacing for b in batches), tally=tally)
         tally.time("write", clock)
+    elif recovered:  # nothing left to score: still say they are recovered
+        commit(store, Manifest(run_id, {"scores": ()}, {
+            "engine": "ray", "kind": "score", "recovered": list(recovered)}))
     con.execute("DROP TABLE _pending")
     con.execute("DROP TABLE _turn_cases")
     counts = tuple(
@@ -281,12 +303,47 @@ class JudgedBatches:
                          "notes": pa.array(out["notes"], pa.list_(pa.string()))})
 
 
+def _recover(con: duckdb.DuckDBPyConnection, store: Location, run_id: str,
+             chosen: Sequence[Scorer], tally: Tally) -> tuple[str, ...]:
+    """Write the still-pending scores of score runs that committed their manifest but
+    never loaded it (the driver died in between); the ids of those runs."""
+    loaded = {row[0] for row in con.execute(LOADED_RUNS).fetchall()}
+    manifests = committed(store)
+    done = {r for m in manifests if m.run_id in loaded for r in m.meta.get("recovered", ())}
+    dead = [m for m in manifests if m.meta.get("kind") == "score" and m.files.get("scores")
+            and m.run_id not in loaded and m.run_id not in done]
+    if not dead:
+        return ()
+    table = _read(store, [rel for m in dead for rel in m.files["scores"]])
+    con.register("_dead_scores", table)
+    con.register("_versions", pa.table({"scorer": [s.name for s in chosen],
+                                        "version": [s.version for s in chosen]}))
+    try:
+        rows = con.sql(RECOVERABLE).to_arrow_table()
+    finally:
+        con.unregister("_dead_scores")
+        con.unregister("_versions")
+    log.warning("run %s: loading %d scores of run(s) %s, which committed them but never "
+                "loaded them", run_id, rows.num_rows, ", ".join(m.run_id for m in dead))
+    with bulk_writes(con):
+        _write(con, rows, run_id, replacing=True, tally=tally)
+    return tuple(m.run_id for m in dead)
+
+
+def _read(store: Location, files: Sequence[str]) -> pa.Table:
+    with tempfile.TemporaryDirectory(prefix="turnscore-scores-") as tmp:
+        tables = [pq.read_table(store.child(rel).download(Path(tmp) / rel)) for rel in files]
+    return pa.concat_tables(tables)
+
+
 def _load(con: duckdb.DuckDBPyConnection, store: Location, files: Sequence[str], run_id: str,
           *, replacing: bool, tally: Tally) -> None:
     """Every committed score file of the run, in one transaction (`scores.write_score_table`)."""
-    with tempfile.TemporaryDirectory(prefix="turnscore-scores-") as tmp:
-        tables = [pq.read_table(store.child(rel).download(Path(tmp) / rel)) for rel in files]
-    table = pa.concat_tables(tables)
+    _write(con, _read(store, files), run_id, replacing=replacing, tally=tally)
+
+
+def _write(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str, *, replacing: bool,
+           tally: Tally) -> None:
     for item in pc.value_counts(pc.binary_join_element_wise(
             table["scorer"], table["status"], "\x1f")).to_pylist():
         scorer, status = item["values"].split("\x1f")
