@@ -12,8 +12,8 @@ batches of pending turns, with the gate behind the engine's narrow interfaces
 
 - A turn holds one of its endpoint's `concurrency` slots on the gate while judged, so
   requests in flight at the endpoint never pass it, on any number of nodes. A worker that
-  dies holding slots gets them back to the gate: it asks the holders of slots it waits
-  for whether they are alive (`REAP_S`).
+  dies holding slots gives them back: the gate asks the holders of the slots a turn waits
+  for whether they are alive (`REAP_S`), and a worker Ray restarts registers afresh.
 - Once the budget is spent, the gate's ledger refuses every `start`, so no worker sends a
   new turn; turns in flight finish (the local rule). A batch that begins after the stop is
   not scored at all, as the local runner stops after the batch that stopped it.
@@ -102,7 +102,17 @@ class JudgeGate:
         return self.limits[config]
 
     async def register(self, holder: str, handle: Any) -> None:
+        """A worker starts; a restarted one (Ray keeps its id) held nothing since."""
         self.holders[holder] = handle
+        for config, held in self.held.items():
+            self._release(config, holder, held[holder])
+
+    def _release(self, config: JudgeConfig, holder: str, n: int) -> None:
+        if n > 0:
+            log.warning("judge worker %s died holding %d slot(s); taken back", holder, n)
+        self.held[config][holder] = 0
+        for _ in range(n):
+            self.limits[config].turn().release()
 
     async def take(self, config: JudgeConfig, holder: str) -> None:
         slots = self._of(config).turn()
@@ -133,10 +143,7 @@ class JudgeGate:
             except TimeoutError:
                 continue  # busy judging: alive
             except ray.exceptions.RayActorError:
-                log.warning("judge worker %s died holding %d slot(s); taken back", holder, n)
-                self.held[config][holder] = 0
-                for _ in range(n):
-                    self.limits[config].turn().release()
+                self._release(config, holder, n)
 
     async def workers(self) -> dict[str, int]:
         return dict(self.judged)

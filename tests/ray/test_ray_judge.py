@@ -181,3 +181,4 @@ def test_a_429_is_retried_and_a_garbage_reply_is_an_error_row_as_locally(
     local, on_ray = outcomes
     assert on_ray == local
     assert ("scored", 2, 1) in local  # the retried request
+
