@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -88,6 +89,7 @@ class JudgeGate:
         self.limits: dict[JudgeConfig, LocalLimits] = {}
         self.held: dict[JudgeConfig, Counter[str]] = {}
         self.holders: dict[str, Any] = {}
+        self.reaped: dict[JudgeConfig, float] = {}
         self.judged: Counter[str] = Counter()
         """Turns each worker judged (sent to the endpoint), for the run's log."""
         self.cache = {row["cache_key"]: CachedReply(
@@ -131,18 +133,24 @@ class JudgeGate:
             self.limits[config].turn().release()
 
     async def _reap(self, config: JudgeConfig) -> None:
-        """Give back the slots of holders that died (a killed worker never says `give`)."""
+        """Give back the slots of holders that died (a killed worker never says `give`);
+        once per `REAP_S` however many turns wait."""
         import ray
 
+        now = time.monotonic()
+        if now - self.reaped.get(config, 0.0) < REAP_S:
+            return
+        self.reaped[config] = now
         for holder, n in list(self.held[config].items()):
             handle = self.holders.get(holder)
             if n <= 0 or handle is None:
                 continue
-            try:
-                await asyncio.wait_for(handle.__ray_ready__.remote(), PING_S)
+            try:  # not retried: a dead or restarting worker's slots are no one's
+                ping = handle.__ray_ready__.options(max_task_retries=0).remote()
+                await asyncio.wait_for(ping, PING_S)
             except TimeoutError:
                 continue  # busy judging: alive
-            except ray.exceptions.RayActorError:
+            except ray.exceptions.RayError:
                 self._release(config, holder, n)
 
     async def workers(self) -> dict[str, int]:

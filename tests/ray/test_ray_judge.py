@@ -6,7 +6,8 @@ engine and Ray must store the same scores. The endpoint's limits are the cluster
 server counts requests in flight (never above `concurrency`, with workers on both nodes
 judging); a budget stops every worker (no request beyond the budget and those in
 flight); a 429 with Retry-After is retried and a garbage reply is an error row, as locally;
-replies are cached in the warehouse, so a rerun sends nothing.
+replies are cached in the warehouse, so a rerun sends nothing; a judging worker killed
+mid-run gives its endpoint slots back and its batches are judged again.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ from __future__ import annotations
 import logging
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +44,7 @@ JUDGED = ["tool_usage", "tractability"]
 TURNS = 40
 LATENCY_S = 0.05
 CONCURRENCY = 2
+RUN_DEADLINE_S = 240
 
 
 def scripted_verdict(body: dict[str, Any]) -> Reply:
@@ -182,3 +187,41 @@ def test_a_429_is_retried_and_a_garbage_reply_is_an_error_row_as_locally(
     assert on_ray == local
     assert ("scored", 2, 1) in local  # the retried request
 
+
+def test_a_judging_worker_killed_mid_run_gives_back_its_slots(
+        cluster: Cluster, tmp_path: Path) -> None:
+    folder = warehouse(tmp_path)
+    node = cluster.nodes[-1]
+    killed: list[str] = []
+
+    def kill_when_judging(server: ScriptedJudge) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(server.requests) < 10:
+            time.sleep(0.01)
+        for pid, name in cluster.workers_of(node):
+            if "JudgedBatches" in name:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(name)
+                return
+
+    with ScriptedJudge() as server:
+        server.default = scripted_verdict
+        killer = threading.Thread(target=kill_when_judging, args=(server,), daemon=True)
+        killer.start()
+        done: list[ScoreReport] = []
+        runner = threading.Thread(
+            target=lambda: done.append(score_ray(folder, judge_table(server), cluster)),
+            daemon=True)
+        runner.start()
+        runner.join(timeout=RUN_DEADLINE_S)
+        killer.join(timeout=5)
+        in_flight = server.max_in_flight
+    assert killed, "no judging worker ran on the second node"
+    assert done, "the run never finished: the dead worker's slots were not given back"
+    [report] = done
+    # Its batches were judged again elsewhere (paid replies hit the shared cache), and
+    # the slots it held came back: the run finished, never past the endpoint's limit.
+    assert report.errors == 0 and report.stopped_reason is None
+    assert rows(folder, "SELECT count(*), count(DISTINCT turn_id) FROM scores") == [
+        (2 * TURNS, TURNS)]
+    assert in_flight <= CONCURRENCY
