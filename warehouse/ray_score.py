@@ -26,8 +26,8 @@ and whose scorer version is current are written, then the pending pairs are queu
 by the one staleness rule, so a recovered score of a turn changed since is scored again.
 The recovering run names the runs it recovered in its manifest (`recovered`), so they are
 not read again; their files stay, referenced by their manifests, as every committed run's
-do. A run killed before its manifest leaves files no manifest names; the next ingest
-removes them (`storage.sweep_uncommitted`).
+do. A run killed before its manifest leaves files no manifest names; the next run (score
+or ingest) removes them (`storage.sweep_uncommitted`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from turnscore.ingest.storage import Location, Manifest, commit, committed, location, run_prefix
+from turnscore.ingest.storage import (
+    Location,
+    Manifest,
+    commit,
+    committed,
+    location,
+    run_prefix,
+    sweep_uncommitted,
+)
 from turnscore.scorers.base import Scorer, Status
 from turnscore.scorers.judge.config import Budget, load_judge_settings
 from turnscore.scorers.judged import SPECS, make_judge_runner
@@ -64,7 +72,7 @@ from turnscore.warehouse.ray_judge import (
     prior_replies,
     run_judges,
 )
-from turnscore.warehouse.ray_run import LOADED_RUNS
+from turnscore.warehouse.ray_run import DATASETS, LOADED_RUNS
 from turnscore.warehouse.score_input import PendingBatch, pending_batches
 from turnscore.warehouse.score_run import (
     DEFAULT_BATCH_SIZE,
@@ -148,6 +156,10 @@ def _run(con: duckdb.DuckDBPyConnection, store: Location, run_id: str, chosen: l
     in_scope, disabled, pending_before = queue_pending(con, chosen, rescore, sample,
                                                        scorers_for_agent)
     tally = Tally()
+    swept = sweep_uncommitted(store, DATASETS)  # under the writer lock: no job is writing
+    if swept:
+        log.warning("removed the files of runs that died before committing: %s",
+                    ", ".join(swept))
     recovered = _recover(con, store, run_id, chosen, tally)
     if recovered:  # what they scored is no longer pending (unless stale since)
         queue_pending(con, chosen, rescore, sample, scorers_for_agent)

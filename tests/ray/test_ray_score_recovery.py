@@ -57,7 +57,12 @@ def test_scores_committed_but_never_loaded_are_loaded_not_rescored(
     con.close()
     score_turns(expected, publish_snapshot=False)
 
+    # And a run that died before its manifest left a file no manifest names.
+    stray = tmp_path / "data" / "scores" / "run=score-19700101T000000-dead" / "part-00000.parquet"
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(b"PAR1")
     rerun = run_ray_score(wh, root, ray_address=cluster.address, publish_snapshot=False)
+    assert not stray.parent.exists()
     assert warehouse_rows(wh, "")["scores"] == warehouse_rows(expected, "")["scores"]
     manifests = {m.run_id: m for m in committed(location(root))}
     assert manifests[rerun.run_id].meta["recovered"] == [dead.run_id]
