@@ -13,6 +13,13 @@ Printed per run: seconds, spans/s, turns/s, scored turns/s; the Ray ingest's sta
 and shuffle volume; the ratios to the local engine and the 2-node/1-node scaling ratio.
 Then a model of 10 and 100 nodes from the measured stage costs (see `model`).
 
+Judged scoring (`--judged-turns`, 0 to skip): turns scored by `tractability` through an
+LLM judge, the scripted OpenAI-compatible server of tests/scorers/judge on 127.0.0.1
+answering every request after a fixed latency, with `[judge] concurrency` C: local, Ray
+on 1 node and on 2. Printed: requests/s while judging (first to last request at the
+server), the most requests in flight the server saw, and the bound C / latency. The bound
+is the endpoint's, shared by every worker, so more nodes do not raise it.
+
 These are benchmarks, not timed tests: machines are shared and noisy, so read the ratios
 of one run. On a machine with fewer cores than nodes + driver + S3 server, the nodes
 share cores, and the 2-node figure measures scheduling overhead more than scaling.
@@ -37,7 +44,12 @@ from ingest import Generator, generate  # bench/ingest.py
 from tests.ray.cluster import ray_cluster
 from tests.ray.parity import upload
 from tests.ray.s3server import make_bucket, s3_server
+from tests.scorers.judge.scripted import Reply, ScriptedJudge, accepts_schema
+from tests.warehouse.turn_factory import load_turns, make_turn
+from turnscore.scorers.judge.config import Budget
+from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.ingest_run import run_ingest
+from turnscore.warehouse.judging import LlmJudge
 from turnscore.warehouse.ray_engine import RayIngest
 from turnscore.warehouse.ray_run import run_ray_ingest
 from turnscore.warehouse.ray_score import run_ray_score
@@ -105,14 +117,73 @@ def model(one: dict[str, Any], nodes: int, spans: int) -> dict[str, float]:
             "shuffle_s": shuffle}
 
 
+def judged(turns: int, latency_s: float, concurrency: int, out: Path) -> list[dict[str, Any]]:
+    """Requests/s of judged scoring, local and on Ray with 1 and 2 nodes (module doc)."""
+    results = []
+    for engine, nodes in (("local", 0), ("ray x1", 1), ("ray x2", 2)):
+        wh = out / f"wh-judged-{nodes}"
+        con = open_warehouse(wh)
+        load_turns(con, [make_turn(i) for i in range(turns)])
+        con.close()
+        with ScriptedJudge() as server:
+            seen: list[float] = []
+
+            def reply(body: dict[str, Any], seen: list[float] = seen) -> Reply:
+                seen.append(time.monotonic())
+                return Reply(body=accepts_schema(body).body, delay_s=latency_s)
+
+            server.default = reply
+            judge = LlmJudge({"base_url": server.url, "model": "scripted-judge",
+                              "concurrency": concurrency}, Budget())
+            start = time.perf_counter()
+            if nodes == 0:
+                report = score_turns(wh, scorers=["tractability"], judge_factory=judge,
+                                     publish_snapshot=False)
+                judge.close()
+            else:
+                with ray_cluster(workers=nodes - 1) as cluster:
+                    os.environ["RAY_AUTH_MODE"] = "disabled"
+                    start = time.perf_counter()  # the cluster's start is not the run's
+                    report = run_ray_score(wh, str(wh / "data"), scorers=["tractability"],
+                                           ray_address=cluster.address, llm_judge=judge,
+                                           publish_snapshot=False)
+            seconds = time.perf_counter() - start
+            span = (seen[-1] - seen[0]) if len(seen) > 1 else 0.0
+            results.append({"engine": engine, "requests": len(server.requests),
+                            "judging_s": span + latency_s, "run_s": seconds,
+                            "max_in_flight": server.max_in_flight,
+                            "written": report.written})
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spans", type=int, default=20_000)
     parser.add_argument("--spans-per-file", type=int, default=2_000)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "scale")
+    parser.add_argument("--judged-turns", type=int, default=300)
+    parser.add_argument("--judge-latency", type=float, default=0.1)
+    parser.add_argument("--judge-concurrency", type=int, default=4)
+    parser.add_argument("--only-judged", action="store_true",
+                        help="Skip the ingest and judge-free runs.")
     args = parser.parse_args(argv)
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
+    if args.judged_turns:
+        bound = args.judge_concurrency / args.judge_latency
+        rows = judged(args.judged_turns, args.judge_latency, args.judge_concurrency, args.out)
+        print(f"judged scoring: {args.judged_turns} turns (tractability), judge latency "
+              f"{args.judge_latency:g} s, concurrency {args.judge_concurrency}: bound "
+              f"{bound:.0f} requests/s")
+        print(f"{'engine':8} {'requests':>8} {'judging s':>9} {'req/s':>6} {'of bound':>8} "
+              f"{'in flight':>9} {'run s':>6}")
+        for r in rows:
+            rate = r["requests"] / r["judging_s"]
+            print(f"{r['engine']:8} {r['requests']:8} {r['judging_s']:9.2f} {rate:6.1f} "
+                  f"{rate / bound:8.0%} {r['max_in_flight']:9} {r['run_s']:6.1f}")
+        (args.out / "judged.json").write_text(json.dumps(rows, indent=2))
+        if args.only_judged:
+            return 0
     files = generate(args.out / "export", args.spans, args.spans_per_file, Generator(),
                      formats=("json",))["json"]
     print(f"export: {args.spans:,} spans in {len(files)} OTLP/JSON files; "

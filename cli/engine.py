@@ -1,6 +1,7 @@
-"""`--engine`, `--ray-address` and `--data-root`: where `ingest` and `score` run (DESIGN §7).
+"""`--engine`, `--ray-address` and `--data-root`: where `ingest`, `score` and `nightly` run
+(DESIGN §7).
 
-Declared once for both commands. The local engine is the default and needs nothing
+Declared once for the three commands. The local engine is the default and needs nothing
 beyond turnscore; `--engine ray` needs the `ray` extra (`pip install 'turnscore[ray]'`).
 """
 

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 from rich.table import Table
 
+from turnscore.cli.engine import DataRoot, Engine, EngineOption, RayAddress, data_root_of
 from turnscore.cli.options import (
     EXIT_FOR_OUTCOME,
     Config,
@@ -29,6 +30,7 @@ from turnscore.cli.options import (
 from turnscore.warehouse.config import Config as NightlyConfig
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.nightly import JudgeMode, NightlyReport, run_nightly
+from turnscore.warehouse.ray_run import OnRay
 
 
 def nightly_cli(
@@ -47,6 +49,9 @@ def nightly_cli(
     judge: Annotated[JudgeMode, typer.Option(
         "--judge", help="auto: the LLM judge when \\[judge] has a base_url, else the rules "
                         "judge.")] = JudgeMode.AUTO,
+    engine: EngineOption = Engine.LOCAL,
+    ray_address: RayAddress = None,
+    data_root: DataRoot = None,
 ) -> None:
     """Run the whole nightly job from turnscore.toml: ingest, labels, score, views,
     publish, HTML report; one summary at the end.
@@ -59,10 +64,12 @@ def nightly_cli(
         cfg = load_config(config)
         if warehouse is not None:
             cfg = replace(cfg, warehouse=warehouse)
+        ray = (OnRay(data_root_of(data_root, cfg.warehouse), ray_address)
+               if engine is Engine.RAY else None)
         if quiet or json_output or not err.is_terminal:
-            report = run_nightly(cfg, judge=judge, max_cost=max_cost, wait=wait)
+            report = run_nightly(cfg, judge=judge, max_cost=max_cost, wait=wait, ray=ray)
         else:
-            report = _with_progress(cfg, judge, max_cost, wait, err)
+            report = _with_progress(cfg, judge, max_cost, wait, err, ray)
     if json_output:
         print_json(report.to_json())
     elif quiet:
@@ -74,7 +81,7 @@ def nightly_cli(
 
 
 def _with_progress(cfg: NightlyConfig, judge: JudgeMode, max_cost: float | None, wait: bool,
-                   console: Console) -> NightlyReport:
+                   console: Console, ray: OnRay | None) -> NightlyReport:
     columns = (TextColumn("{task.description:<7}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=console, transient=True) as bar:
         tasks: dict[str, TaskID] = {}
@@ -87,7 +94,8 @@ def _with_progress(cfg: NightlyConfig, judge: JudgeMode, max_cost: float | None,
                 tasks[stage] = bar.add_task(stage, total=None)
             bar.update(tasks[stage], completed=done, total=total)
 
-        return run_nightly(cfg, progress=update, judge=judge, max_cost=max_cost, wait=wait)
+        return run_nightly(cfg, progress=update, judge=judge, max_cost=max_cost, wait=wait,
+                           ray=ray)
 
 
 def _scores(report: NightlyReport) -> Table | str:

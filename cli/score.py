@@ -93,7 +93,7 @@ def score_cli(
                                        scorers=selection.scorers, rescore=rescore,
                                        sample=sample, ray_address=ray_address, wait=wait,
                                        scorers_for_agent=selection.per_agent,
-                                       llm_judge=factory is not None)
+                                       llm_judge=factory)
             elif quiet or json_output or not err.is_terminal:
                 report = score_turns(wh, scorers=selection.scorers, rescore=rescore,
                                      sample=sample, judge_factory=factory, wait=wait,

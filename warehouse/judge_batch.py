@@ -248,7 +248,7 @@ class BatchJudge:
                 self._replay(batch_priced(config)).current = item.replay
                 scores[i] = score = self.replayer.run(scorer, [turn]).scores[0]
                 # Spent when the batch ran: it counts towards the run's --max-cost.
-                self.engine.cost_usd += (score.usage.cost_usd or 0.0) if score else 0.0
+                self.engine.ledger.spend((score.usage.cost_usd or 0.0) if score else 0.0)
                 used.append((self.run_id, item.batch_key, item.custom_id))
                 continue
             before = len(capture.captured)

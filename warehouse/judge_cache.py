@@ -7,6 +7,8 @@ keeping even when the batch that asked for it is lost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import duckdb
 
 from turnscore.scorers.judge.engine import CachedReply, JudgeCache
@@ -44,3 +46,10 @@ class DuckDBJudgeCache:
     def put(self, key: str, entry: CachedReply) -> None:
         self._con.execute(PUT, [key, entry.scorer, entry.model, entry.prompt_version,
                                 entry.reply, entry.input_tokens, entry.output_tokens])
+
+    def put_all(self, entries: Sequence[tuple[str, CachedReply]]) -> None:
+        """Many replies at once (those a Ray run's workers were paid for)."""
+        if entries:
+            self._con.executemany(PUT, [
+                [key, e.scorer, e.model, e.prompt_version, e.reply, e.input_tokens,
+                 e.output_tokens] for key, e in entries])

@@ -48,6 +48,8 @@ from turnscore.warehouse.ingest_run import IngestReport, run_ingest
 from turnscore.warehouse.judging import JudgeMode, LlmJudge, llm_judge_for
 from turnscore.warehouse.labels import LabelsReport, load_labels
 from turnscore.warehouse.publish import publish, refresh_views
+from turnscore.warehouse.ray_run import OnRay, run_ray_ingest
+from turnscore.warehouse.ray_score import run_ray_score
 from turnscore.warehouse.report.build import ReportSummary, build_report
 from turnscore.warehouse.runs import Outcome, RunKind, new_run_id
 from turnscore.warehouse.score_run import ScoreReport, resolve_scorers, score_turns
@@ -125,12 +127,13 @@ Stage = Callable[[NightlyReport], NightlyReport]
 
 def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
                 judge: JudgeMode = JudgeMode.AUTO, max_cost: float | None = None,
-                wait: bool = False) -> NightlyReport:
+                wait: bool = False, ray: OnRay | None = None) -> NightlyReport:
     """Run every stage for `config`; raises `WarehouseBusy` when another nightly holds
     the warehouse (and `wait` is false), and `UnknownScorer` for a misspelt scorer name or
     `ConfigError` for a judge it cannot use (`--judge llm` with no `[judge]`), before
     anything is ingested: those are usage errors, as in `turnscore score`, not a failed
-    stage. Other failures come back as a `failed` report."""
+    stage. Other failures come back as a `failed` report. With `ray`, ingest and scoring
+    run as `--engine ray` does (`ray_run`, `ray_score`); the other stages are local."""
     selection = config.scorer_selection([s.name for s in resolve_scorers(None)])
     factory = llm_judge_for(config.judge, judge, Budget(max_cost_usd=max_cost))
     with writer_lock(config.warehouse, wait=wait):
@@ -139,7 +142,7 @@ def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
                                0.0, judge="rules", notes=_notes(config))
         tell: Tell = progress or _silent
         try:
-            for stage in _stages(config, selection, tell, factory, wait):
+            for stage in _stages(config, selection, tell, factory, wait, ray):
                 report = stage(report)
         except _StageFailed as exc:
             log.error("nightly %s: %s failed: %s", report.run_id, exc.stage, exc)
@@ -153,23 +156,26 @@ def _silent(stage: str, done: int, total: int | None) -> None:
 
 
 def _stages(config: Config, selection: ScorerSelection, tell: Tell,
-            factory: LlmJudge | None, wait: bool) -> list[Stage]:
+            factory: LlmJudge | None, wait: bool, ray: OnRay | None = None) -> list[Stage]:
     """The stages to run, in order: ingest and labels only when configured."""
     stages: list[Stage] = []
     if config.sources:
-        stages.append(lambda r: _ingest(config, r, tell, wait))
+        stages.append(lambda r: _ingest(config, r, tell, wait, ray))
     if config.labels:
         stages.append(lambda r: _labels(config, r, tell, wait))
-    stages.append(lambda r: _scoring(config, selection, r, tell, factory, wait))
+    stages.append(lambda r: _scoring(config, selection, r, tell, factory, wait, ray))
     stages.append(lambda r: _views_and_report(config, r, tell, wait))
     return stages
 
 
-def _ingest(config: Config, report: NightlyReport, tell: Tell, wait: bool) -> NightlyReport:
+def _ingest(config: Config, report: NightlyReport, tell: Tell, wait: bool,
+            ray: OnRay | None = None) -> NightlyReport:
     tell("ingest", 0, None)
     ingest = _guard("ingest", report, lambda: run_ingest(
         list(config.sources), config.warehouse, config.ingest_settings, wait=wait,
-        progress=lambda p: _ingest_progress(tell, p)))
+        progress=lambda p: _ingest_progress(tell, p)) if ray is None else run_ray_ingest(
+        [str(s) for s in config.sources], config.warehouse, ray.data_root,
+        config.ingest_settings, ray_address=ray.address, wait=wait))
     report = replace(report, ingest=ingest)
     if ingest.outcome == "failed":
         first_error = (f"{ingest.errors[0].source} {ingest.errors[0].position}: "
@@ -201,12 +207,16 @@ def _labels(config: Config, report: NightlyReport, tell: Tell, wait: bool) -> Ni
 
 
 def _scoring(config: Config, selection: ScorerSelection, report: NightlyReport, tell: Tell,
-             factory: LlmJudge | None, wait: bool) -> NightlyReport:
+             factory: LlmJudge | None, wait: bool, ray: OnRay | None = None) -> NightlyReport:
     tell("score", 0, None)
     report = replace(report, judge="llm" if factory is not None else "rules")
     try:
         score = _guard("score", report, lambda: _score(
-            config.warehouse, selection, factory, wait, lambda d, t: tell("score", d, t)))
+            config.warehouse, selection, factory, wait, lambda d, t: tell("score", d, t))
+            if ray is None else run_ray_score(
+            config.warehouse, ray.data_root, scorers=selection.scorers,
+            ray_address=ray.address, wait=wait, scorers_for_agent=selection.per_agent,
+            llm_judge=factory, publish_snapshot=False))
     finally:
         if factory is not None:
             factory.close()

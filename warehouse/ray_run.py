@@ -31,6 +31,7 @@ import logging
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -60,7 +61,7 @@ from turnscore.warehouse.ingest_run import (
 from turnscore.warehouse.ray_engine import RayIngest, connect, ingest_job, require_ray
 from turnscore.warehouse.runs import RunKind, close_interrupted_runs, start_run
 
-__all__ = ["DATASETS", "LOADED_RUNS", "run_ray_ingest"]
+__all__ = ["DATASETS", "LOADED_RUNS", "OnRay", "run_ray_ingest"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,16 @@ SELECT DISTINCT trace_id FROM turns
 WHERE trace_id IN (SELECT id FROM _job_ids) OR conversation_id IN (SELECT id FROM _job_ids)
 ORDER BY trace_id LIMIT 5
 """
+
+
+@dataclass(frozen=True, slots=True)
+class OnRay:
+    """Where a run's ingest and scoring go with `--engine ray` (`nightly.run_nightly`)."""
+
+    data_root: str
+    """The data root URI (or folder) of `spans/`, `turns/` and `scores/`."""
+    address: str | None = None
+    """The cluster's head; None: a local Ray started for each stage."""
 
 
 class LateSpans(TurnscoreError):

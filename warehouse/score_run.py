@@ -495,6 +495,10 @@ class _JudgeTap:
         return outcome
 
 
+JudgeTap = _JudgeTap
+"""Public for the Ray engine's judging workers, which score batches as this runner does."""
+
+
 def score_batch(batch: PendingBatch, by_name: dict[str, Scorer], judge: _JudgeTap | None,
                  tally: Tally) -> list[pa.Table]:
     """The batch's scores, one table (`COLUMNAR_SCHEMA`) per scorer; the turns a judge

@@ -18,9 +18,8 @@ from turnscore.scorers.judge.engine import (
     JudgeEngine,
     JudgeSpec,
     MemoryCache,
-    Stop,
-    StopReason,
 )
+from turnscore.scorers.judge.shared import Stop, StopReason
 
 __all__ = ["RULES_JUDGE", "BatchResult", "Budget", "CachedReply", "JudgeCache", "JudgeConfig",
            "JudgeEngine", "JudgeSettings", "JudgeSpec", "MemoryCache", "Stop", "StopReason",

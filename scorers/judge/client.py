@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol
 
 import httpx
 import orjson
@@ -80,6 +81,13 @@ class _ReplyTooLarge(Exception):
     pass
 
 
+class Limiter(Protocol):
+    """What spaces a client's requests: `RateLimiter`, or an endpoint's limits shared with
+    other clients (`shared.EndpointLimits`)."""
+
+    async def acquire(self, tokens: int) -> None: ...
+
+
 @dataclass(slots=True)
 class RateLimiter:
     """Sliding one-minute window over requests and estimated tokens."""
@@ -112,15 +120,16 @@ class ChatClient:
     """One judge endpoint. Use as `async with ChatClient(config) as client:`."""
 
     def __init__(self, config: JudgeConfig, *, env: Mapping[str, str] | None = None,
-                 sleep: Sleep = asyncio.sleep, rng: Callable[[], float] = random.random) -> None:
+                 sleep: Sleep = asyncio.sleep, rng: Callable[[], float] = random.random,
+                 limiter: Limiter | None = None) -> None:
         if not config.is_llm:
             raise ValueError("ChatClient needs a judge with base_url and model")
         self.config = config
         self._key = config.api_key(env)
         self._sleep = sleep
         self._rng = rng
-        self._limiter = RateLimiter(config.requests_per_minute, config.tokens_per_minute,
-                                    sleep=sleep)
+        self._limiter: Limiter = limiter or RateLimiter(
+            config.requests_per_minute, config.tokens_per_minute, sleep=sleep)
         self._slots = asyncio.Semaphore(config.concurrency)
         self._http: httpx.AsyncClient | None = None
 

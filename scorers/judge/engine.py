@@ -15,6 +15,10 @@ pending (`None` in `BatchResult.scores`) and every later batch returns at once w
 `concurrency - 1` turns. Failed turns become `error` scores and are not cached, so the next
 run retries them; verdicts are cached, so an unchanged turn is never sent twice.
 
+The budget and stops are kept by a `shared.RunLedger`, and each endpoint's concurrency and
+per-minute limits by its `shared.EndpointLimits`: objects of this process by default, one
+actor's for every worker of a Ray cluster (`turnscore.warehouse.ray_judge`).
+
 (Over ~400 lines: one turn's judging is one piece, from the pre-check through the cache,
 the tool loop and the parse to the stop rules that span the run; split, the budget and
 failure counting would be shared state between modules.)
@@ -27,7 +31,6 @@ import hashlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import Protocol
 
 import orjson
@@ -52,6 +55,13 @@ from turnscore.scorers.judge.render import (
     escape,
     open_marker,
     render,
+)
+from turnscore.scorers.judge.shared import (
+    EndpointLimits,
+    Ledger,
+    LocalLimits,
+    RunLedger,
+    Stop,
 )
 from turnscore.scorers.judge.structured import FormatState, Spend, ask
 from turnscore.scorers.judge.tools import TOOLS, JudgeTool
@@ -112,18 +122,6 @@ class JudgeSpec:
     agent_content: Callable[[Turn], list[tuple[str, str]]] | None = None
     """Every block the agent wrote (default: `sections`). A verdict embedded anywhere in it
     is the agent's own even where this judge does not look: a judge may still repeat it."""
-
-
-class StopReason(StrEnum):
-    MAX_CALLS = "max_calls"
-    MAX_COST = "max_cost"
-    FAILURES = "consecutive_failures"
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    reason: StopReason
-    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,22 +205,40 @@ class JudgeEngine:
         self.cache = cache
         self.tools = tools
         self.env = env
-        self.calls = 0
-        self.cost_usd = 0.0
-        self.stop: Stop | None = None
-        self._failures = 0
+        self.ledger: RunLedger = Ledger(self.budget)
+        """The run's budget and stop (`shared`); a cluster's workers share one."""
+        self.limits_factory: Callable[[JudgeConfig], EndpointLimits] = LocalLimits
+        """An endpoint's limits (`shared`); a cluster's workers share one per endpoint."""
         self._loop: asyncio.AbstractEventLoop | None = None
         # Scorers sharing a judge configuration share its client: one rate limit, one pool.
         self._clients: dict[JudgeConfig, ChatClient] = {}
-        self._slots: dict[JudgeConfig, asyncio.Semaphore] = {}
+        self._limits: dict[JudgeConfig, EndpointLimits] = {}
         self.client_factory: Callable[[JudgeConfig], ChatClient] = (
-            lambda config: ChatClient(config, env=self.env))
+            lambda config: ChatClient(config, env=self.env, limiter=self.limits(config)))
         """The client for a judge configuration; the Batch API swaps in its own clients, so
         batched turns go through this same judging path."""
         self._formats: dict[tuple[str | None, str | None], FormatState] = {}
         self._fields: dict[str, dict[str, str]] = {}
         """Per scorer, its verdict's field schemas as text (`verdict_fields`), made once."""
         self.notes: list[str] = []
+
+    @property
+    def stop(self) -> Stop | None:
+        return self.ledger.stop
+
+    @property
+    def calls(self) -> int:
+        return self.ledger.calls
+
+    @property
+    def cost_usd(self) -> float:
+        return self.ledger.cost_usd
+
+    def limits(self, config: JudgeConfig) -> EndpointLimits:
+        """The limits of `config`'s endpoint, made once per run."""
+        if config not in self._limits:
+            self._limits[config] = self.limits_factory(config)
+        return self._limits[config]
 
     def judge_for(self, scorer: str) -> str:
         return self.settings.for_scorer(scorer).judge_id
@@ -270,15 +286,14 @@ class JudgeEngine:
                        ) -> list[Score | None]:
         if config not in self._clients:
             self._clients[config] = await self.client_factory(config).__aenter__()
-            self._slots[config] = asyncio.Semaphore(config.concurrency)
-        client, slots = self._clients[config], self._slots[config]
-        return list(await asyncio.gather(*(self._one(spec, config, client, slots, t)
+        client, limits = self._clients[config], self.limits(config)
+        return list(await asyncio.gather(*(self._one(spec, config, client, limits, t)
                                            for t in turns)))
 
     async def _one(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
-                   slots: asyncio.Semaphore, turn: Turn) -> Score | None:
+                   limits: EndpointLimits, turn: Turn) -> Score | None:
         try:
-            return await self._judge_one(spec, config, client, slots, turn)
+            return await self._judge_one(spec, config, client, limits, turn)
         except Deferred:
             return None
         except Exception as exc:  # one bad turn is one error row, never a lost batch
@@ -287,7 +302,7 @@ class JudgeEngine:
                                 prompt_sha=spec.prompt.sha)
 
     async def _judge_one(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
-                         slots: asyncio.Semaphore, turn: Turn) -> Score | None:
+                         limits: EndpointLimits, turn: Turn) -> Score | None:
         pre = spec.precheck(turn)
         if pre is not None:
             return pre
@@ -310,10 +325,9 @@ class JudgeEngine:
                                      flags=content.flags())
             except VerdictError:
                 log.warning("unusable cache entry %s; asking the judge again", key)
-        async with slots:
-            if not self._may_start():
+        async with limits.turn():
+            if not self.ledger.start():
                 return None
-            self.calls += 1
             spend = Spend()
             shown: list[str] = [rendered.data]
             scans = [content]
@@ -325,20 +339,18 @@ class JudgeEngine:
                     spend.attempts += exc.attempts
                     spend.latency_ms += exc.latency_ms
                 usage = spend.usage(config)
-                self.cost_usd += usage.cost_usd or 0.0
-                self._failed(config)
+                self._settle(config, usage, verdict=False)
                 return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage,
                                     details=flags)
             usage = spend.usage(config)
-            self.cost_usd += usage.cost_usd or 0.0
             seen = scans[0] if len(scans) == 1 else _merge(scans)
             try:
                 verdict = parse_verdict(text, fields, shown="\n".join(shown), content=seen)
             except VerdictError as exc:
-                self._failed(config)
+                self._settle(config, usage, verdict=False)
                 return Score.failed(str(exc), judge=judge, prompt_sha=sha, usage=usage,
                                     details=seen.flags() or None)
-            self._failures = 0
+            self._settle(config, usage, verdict=True)
             if self.cache is not None:
                 kept = {k: v for k, v in verdict.details.items() if k in fields}
                 if verdict.forged:  # the content scan alone may not tell (a quote of escaped text)
@@ -350,26 +362,9 @@ class JudgeEngine:
             return verdict_score(verdict, judge=judge, prompt_sha=sha, usage=usage,
                                  flags=seen.flags())
 
-    def _may_start(self) -> bool:
-        if self.stop is None:
-            b = self.budget
-            if b.max_calls is not None and self.calls >= b.max_calls:
-                self.stop = Stop(StopReason.MAX_CALLS,
-                                 f"call budget reached ({self.calls} of --max-calls {b.max_calls})")
-            elif b.max_cost_usd is not None and self.cost_usd >= b.max_cost_usd:
-                self.stop = Stop(StopReason.MAX_COST, f"cost budget reached (${self.cost_usd:.4f} "
-                                 f"of --max-cost ${b.max_cost_usd:g})")
-            if self.stop is not None:
-                log.warning("judging stopped: %s; the rest stays pending", self.stop.message)
-        return self.stop is None
-
-    def _failed(self, config: JudgeConfig) -> None:
-        self._failures += 1
-        if self._failures >= config.max_consecutive_failures and self.stop is None:
-            self.stop = Stop(StopReason.FAILURES,
-                             f"{self._failures} turns in a row got no verdict from "
-                             f"{config.model}; the rest stays pending")
-            log.warning("judging stopped: %s", self.stop.message)
+    def _settle(self, config: JudgeConfig, usage: Usage, *, verdict: bool) -> None:
+        self.ledger.settle(usage.cost_usd or 0.0, verdict=verdict, model=config.model,
+                           max_failures=config.max_consecutive_failures)
 
     async def _converse(self, spec: JudgeSpec, config: JudgeConfig, client: ChatClient,
                         rendered: Rendered, spend: Spend, shown: list[str],

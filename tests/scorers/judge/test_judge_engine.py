@@ -27,8 +27,8 @@ from turnscore.scorers.judge.engine import (
     MAX_TOOL_ITERATIONS,
     JudgeEngine,
     MemoryCache,
-    StopReason,
 )
+from turnscore.scorers.judge.shared import StopReason
 from turnscore.scorers.judge.tools import JudgeTool
 from turnscore.scorers.judge.tools.fetch_url import FetchUrl
 from turnscore.scorers.judged import SPECS, make_judge_runner
