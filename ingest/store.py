@@ -50,12 +50,14 @@ from turnscore.ingest.schema import SPAN_FIELDS, arrow_schema
 from turnscore.ingest.turn import Turn, turns_from_arrow, turns_to_arrow
 
 __all__ = [
+    "SPAN_KEY_COLUMNS",
     "SpanStore",
     "StoredRecords",
     "TurnStore",
     "decode_attributes",
     "encode_attributes",
     "encode_value",
+    "read_part",
     "record_key",
     "remove_stale_temp_files",
     "sync_indexes",
@@ -399,14 +401,9 @@ class SpanStore(_PartStore):
     def read(self, trace_ids: Collection[str]) -> StoredRecords:
         """Every stored span and log record of the given traces."""
         files = sorted(self._load_index().files_with(_TRACE, trace_ids))
-        wanted = _strings(set(trace_ids))
         out = StoredRecords()
         for path in files:
-            for row in _read_matching(path, wanted).to_pylist():
-                if row["record_type"] == "span":
-                    out.spans.append(_span_from_row(row))
-                else:
-                    out.logs.append(_log_from_row(row))
+            read_part(path, trace_ids, into=out)
         return out
 
     def read_conversations(self, conversation_ids: Collection[str]) -> StoredRecords:
@@ -450,7 +447,25 @@ def _span_key_rows(table: pa.Table) -> list[KeyRow]:
     return rows
 
 
-def _read_matching(path: Path, trace_ids: pa.Array) -> pa.Table:
+SPAN_KEY_COLUMNS = _INDEX_COLUMNS
+"""The columns of `spans/` that find a span's trace again (what `linked_traces` looks up)."""
+
+
+def read_part(
+    source: Path | pa.NativeFile, trace_ids: Collection[str], *, into: StoredRecords | None = None
+) -> StoredRecords:
+    """The records of `trace_ids` in one `spans/` part file (a path, or a file opened on
+    any filesystem: the Ray engine reads object storage), added to `into` if given."""
+    out = into if into is not None else StoredRecords()
+    for row in _read_matching(source, _strings(set(trace_ids))).to_pylist():
+        if row["record_type"] == "span":
+            out.spans.append(_span_from_row(row))
+        else:
+            out.logs.append(_log_from_row(row))
+    return out
+
+
+def _read_matching(path: Path | pa.NativeFile, trace_ids: pa.Array) -> pa.Table:
     """The rows of `path` whose trace is in `trace_ids`, reading only the row groups that
     hold them (rows are written sorted by trace, so a trace sits in one or two groups)."""
     pf = pq.ParquetFile(path)

@@ -7,11 +7,20 @@ The job runs the same pure functions as local ingest, as Ray Data tasks:
    stopped at the file by `inputs.read_whole`);
 2. **trace pass** (`groupby(trace_id)`): one copy of each record (`inputs.dedup_records`),
    decode (`decode.decode_spans`), and the trace's conversation keys (`partition.trace_keys`);
-3. on the driver, traces joined into components and packed into partitions
-   (`partition.components`, `partition.assign`): a few keys per trace cross the network;
-4. **assemble** (`groupby(partition)`): `partition.solve` (local ingest's per-partition
-   work), and the partition's `spans/` and `turns/` Parquet written by the stores' own
+3. **stored links** (a task per committed `spans/` file, in rounds): the stored traces the
+   input continues, found by the keys stored with their spans (`SPAN_KEY_COLUMNS`, what
+   local ingest's `SpanStore.linked_traces` looks up: same trace id, same conversation
+   id, history), followed through stored traces until no new one turns up;
+4. on the driver, traces (new and stored) joined into components and packed into
+   partitions (`partition.components`, `partition.assign`): a few keys per trace cross
+   the network;
+5. **assemble** (`groupby(partition)`): the partition's stored traces read from their
+   committed files (`store.read_part`, the local store's decoding), stored copies winning
+   over new ones as locally; `partition.solve` (local ingest's per-partition work) over
+   stored + new records, and the partition's `spans/` (its new records only) and `turns/`
+   (every turn of its traces, stored ones rebuilt) Parquet written by the stores' own
    writers into a temporary folder, then uploaded under the run's prefix of the data root.
+   The warehouse load replaces the rebuilt traces' older turns (`ingest_run.load_batch`).
 
 The driver commits the run by writing its manifest (`turnscore.ingest.storage`); nothing
 before that is visible to a reader. File names depend only on the run and the partition,
@@ -33,19 +42,20 @@ import pickle
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from turnscore.ingest.decode import decode_spans, trace_order
 from turnscore.ingest.formats import Limits, is_input_name
-from turnscore.ingest.inputs import dedup_records, read_whole
+from turnscore.ingest.inputs import conflicts, dedup_records, read_whole
 from turnscore.ingest.otlp import read_bytes
 from turnscore.ingest.partition import (
     JoinKeys,
@@ -55,7 +65,7 @@ from turnscore.ingest.partition import (
     solve,
     trace_keys,
 )
-from turnscore.ingest.pipeline import IngestedFile, SkippedFile
+from turnscore.ingest.pipeline import MAX_LINK_ROUNDS, IngestedFile, SkippedFile
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.settings import IngestSettings
 from turnscore.ingest.storage import (
@@ -63,11 +73,19 @@ from turnscore.ingest.storage import (
     Manifest,
     StorageError,
     commit,
+    committed,
     list_files,
     location,
     run_prefix,
 )
-from turnscore.ingest.store import SpanStore, TurnStore
+from turnscore.ingest.store import (
+    SPAN_KEY_COLUMNS,
+    SpanStore,
+    StoredRecords,
+    TurnStore,
+    read_part,
+    record_key,
+)
 from turnscore.warehouse.errors import InvalidOption
 
 __all__ = ["RAY_INSTALL", "RayIngest", "RayMissing", "connect", "ingest_job", "require_ray"]
@@ -137,7 +155,7 @@ class RayIngest:
     new_logs: int
     turns: int
     traces: frozenset[str]
-    """Every trace the job assembled."""
+    """Every trace the job assembled, stored traces it rebuilt included."""
     errors: tuple[InputError, ...]
     manifest: Manifest | None
     """The committed run, or None when no file was read."""
@@ -175,13 +193,11 @@ def ingest_job(
     known_file_keys: frozenset[str] = frozenset(),
     settings: IngestSettings | None = None,
     partitions: int | None = None,
-    check_keys: Callable[[frozenset[str]], None] | None = None,
 ) -> RayIngest:
     """Ingest the OTLP files under `inputs` into `store` as run `run_id`, on the Ray
-    cluster this process is connected to (`connect`); commits the run's manifest.
-
-    `check_keys` is given every trace id and conversation id of the input once they are
-    known, before anything is committed; it raises to stop the run."""
+    cluster this process is connected to (`connect`); commits the run's manifest. Traces
+    and conversations the input continues that committed runs stored are rebuilt with it
+    from their stored spans, as local ingest rebuilds them."""
     ray = require_ray()
     clock = _Clock()
     settings = settings or IngestSettings()
@@ -208,23 +224,40 @@ def ingest_job(
         fn_kwargs={"case_id_attribute": case_id_attribute}).materialize()
     clock.lap("trace pass")
     keys, sizes, dup_errors = _keys(traces)
-    if check_keys is not None:
-        check_keys(frozenset(c for k in keys.values() for c in k.conversations if c))
+    stored = _stored_links(ray, store, keys, n)
+    continued = {t for t in keys if t in stored.keys}
+    if continued:
+        # A continued trace's keys come from its stored and new records together (a span
+        # stored earlier and its content arriving now make a history neither has alone),
+        # as local ingest decodes a partition's stored and new records together.
+        keys.update(_rekey(ray, traces, store, stored, continued, case_id_attribute))
+        stored = _stored_links(ray, store, keys, n, stored)
+    clock.lap("stored links")
+    for t, k in stored.keys.items():
+        keys[t] = _union([keys[t], k]) if t in keys else k
+        sizes[t] = sizes.get(t, 0) + stored.sizes[t]
     component_of = components(dict(sorted(keys.items())))  # named by smallest id
     part_of_component = assign(component_of, sizes, n)
-    part_of = ray.put({t: part_of_component[c] for t, c in component_of.items()})
+    part_of = {t: part_of_component[c] for t, c in component_of.items()}
+    reads: dict[int, dict[str, list[str]]] = {}
+    for (rel, t) in sorted(stored.rows):
+        reads.setdefault(part_of[t], {}).setdefault(rel, []).append(t)
     clock.lap("partition")
     parts = traces.map_batches(_with_partition, batch_format="pyarrow",
-                               fn_kwargs={"part_of": part_of})
+                               fn_kwargs={"part_of": ray.put(part_of)})
     written = parts.groupby("partition", num_partitions=n).map_groups(
         _assemble_partition, batch_format="pyarrow",
         fn_kwargs={"store_uri": store.uri, "run_id": run_id,
-                   "case_id_attribute": case_id_attribute}).take_all()
+                   "case_id_attribute": case_id_attribute,
+                   "stored": ray.put(reads)}).take_all()
     clock.lap("assemble")
     span_files = sorted(p for row in written for p in row["span_files"])
     turn_files = sorted(p for row in written for p in row["turn_files"])
+    # Stored spans' errors were reported by the run that first read them, as locally.
+    sources = {str(f.path) for f in plan.files}
     errors = [*plan.read_errors, *dup_errors,
-              *(e for row in written for e in pickle.loads(row["errors"]))]
+              *(e for row in written for e in pickle.loads(row["errors"])
+                if not e.source or e.source in sources)]
     manifest = Manifest(run_id, {"spans": tuple(span_files), "turns": tuple(turn_files)},
                         {"engine": "ray", "inputs": list(inputs),
                          # As `ingested_files` records them: a file that gave only
@@ -424,6 +457,187 @@ def _keys(traces: Any) -> tuple[dict[str, JoinKeys], dict[str, int], list[InputE
     return keys, sizes, errors
 
 
+# --- stage 3: stored traces the input continues -------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    keys: dict[str, JoinKeys] = field(default_factory=dict)
+    """Each stored trace the input continues, directly or through other stored traces,
+    and the keys its stored spans carry."""
+    sizes: dict[str, int] = field(default_factory=dict)
+    """Its stored records."""
+    rows: dict[tuple[str, str], int] = field(default_factory=dict)
+    """(committed span file, stored trace) -> the trace's records in that file."""
+    asked: JoinKeys = field(default_factory=JoinKeys)
+    """The keys looked up so far."""
+
+    def files_of(self, traces: Iterable[str]) -> dict[str, list[str]]:
+        """Committed span file -> which of `traces` it holds records of."""
+        wanted = set(traces)
+        out: dict[str, list[str]] = {}
+        for rel, t in sorted(self.rows):
+            if t in wanted:
+                out.setdefault(rel, []).append(t)
+        return out
+
+
+_MATCH_SCHEMA = pa.schema([
+    ("file", pa.string()),
+    ("trace_id", pa.string()),
+    ("n", pa.int64()),
+    ("conversations", pa.list_(pa.string())),
+    ("histories", pa.list_(pa.string())),
+    ("prefixes", pa.list_(pa.string())),
+])
+
+
+def _stored_links(ray: Any, store: Location, keys: Mapping[str, JoinKeys], n: int,
+                  start: _Stored | None = None) -> _Stored:
+    """The stored traces that the traces of `keys` continue, as local ingest finds them
+    (`SpanStore.linked_traces`, followed as `pipeline._solve_linked` follows it): each
+    round looks up the keys not looked up yet (`start`: a search to go on with), in every
+    committed span file, until a round finds no new key. A trace found is looked up by
+    its id too, so the last round has found every file holding a record of it."""
+    files = sorted(rel for m in committed(store) for rel in m.files.get("spans", ()))
+    out = start or _Stored()
+    if not files:
+        return out
+    rows = ray.data.from_items([{"file": f} for f in files],
+                               override_num_blocks=max(1, min(len(files), n)))
+    asked = _union([out.asked, JoinKeys(conversations=frozenset({""}))])
+    wanted = _without(_union([*keys.values(), *out.keys.values()]), asked)
+    for _ in range(MAX_LINK_ROUNDS):
+        if not (wanted.conversations or wanted.prefixes or wanted.histories):
+            break
+        matched = rows.map_batches(_match_stored, batch_size=None, batch_format="pyarrow",
+                                   fn_kwargs={"store_uri": store.uri,
+                                              "wanted": ray.put(wanted)}).take_all()
+        for row in matched:
+            t = row["trace_id"]
+            out.rows[(row["file"], t)] = int(row["n"])
+            k = JoinKeys(conversations=frozenset(row["conversations"]),
+                         prefixes=frozenset(row["prefixes"]),
+                         histories=frozenset(row["histories"]))
+            out.keys[t] = _union([out.keys[t], k]) if t in out.keys else k
+        asked = _union([asked, wanted])
+        wanted = _without(_union(out.keys.values()), asked)
+    out.sizes.clear()
+    for (_, t), count in out.rows.items():
+        out.sizes[t] = out.sizes.get(t, 0) + count
+    return replace(out, asked=asked)
+
+
+_REKEY_SCHEMA = pa.schema([
+    ("trace_id", pa.string()),
+    ("conversations", pa.list_(pa.string())),
+    ("histories", pa.list_(pa.string())),
+    ("prefixes", pa.list_(pa.string())),
+    ("responses", pa.list_(pa.string())),
+])
+
+
+def _rekey(ray: Any, traces: Any, store: Location, stored: _Stored, continued: set[str],
+           case_id_attribute: str | None) -> dict[str, JoinKeys]:
+    """The keys of each `continued` input trace from its stored and new records."""
+    files = ray.put({t: stored.files_of([t]) for t in continued})
+    rows = traces.select_columns(["trace_id", "records"]).map_batches(
+        _rekey_batch, batch_format="pyarrow",
+        fn_kwargs={"files": files, "store_uri": store.uri,
+                   "case_id_attribute": case_id_attribute}).take_all()
+    return {r["trace_id"]: JoinKeys(conversations=frozenset(r["conversations"]),
+                                    prefixes=frozenset(r["prefixes"]),
+                                    histories=frozenset(r["histories"]),
+                                    responses=frozenset(r["responses"]))
+            for r in rows}
+
+
+def _rekey_batch(batch: pa.Table, files: Any, store_uri: str,
+                 case_id_attribute: str | None) -> pa.Table:
+    import ray
+
+    where: dict[str, dict[str, list[str]]] = files if isinstance(files, dict) else ray.get(files)
+    root = location(store_uri)
+    out: dict[str, list[Any]] = {name: [] for name in _REKEY_SCHEMA.names}
+    for trace_id, payload in zip(batch["trace_id"].to_pylist(), batch["records"].to_pylist(),
+                                 strict=True):
+        if trace_id not in where:
+            continue
+        spans, logs = _with_stored(pickle.loads(payload), _read_stored(root, where[trace_id]))[:2]
+        decoded, _ = decode_spans(trace_order(spans), logs, case_id_attribute=case_id_attribute)
+        keys = trace_keys(decoded).get(trace_id, JoinKeys(conversations=frozenset({trace_id})))
+        for name, value in (("trace_id", trace_id),
+                            ("conversations", sorted(keys.conversations)),
+                            ("histories", sorted(keys.histories)),
+                            ("prefixes", sorted(keys.prefixes)),
+                            ("responses", sorted(keys.responses))):
+            out[name].append(value)
+    return pa.table(out, schema=_REKEY_SCHEMA)
+
+
+def _union(keys: Iterable[JoinKeys]) -> JoinKeys:
+    conversations: set[str] = set()
+    prefixes: set[str] = set()
+    histories: set[str] = set()
+    responses: set[str] = set()
+    for k in keys:
+        conversations |= k.conversations
+        prefixes |= k.prefixes
+        histories |= k.histories
+        responses |= k.responses
+    return JoinKeys(frozenset(conversations), frozenset(prefixes), frozenset(histories),
+                    frozenset(responses))
+
+
+def _without(keys: JoinKeys, known: JoinKeys) -> JoinKeys:
+    return JoinKeys(frozenset(keys.conversations - known.conversations),
+                    frozenset(keys.prefixes - known.prefixes),
+                    frozenset(keys.histories - known.histories))
+
+
+def _match_stored(batch: pa.Table, store_uri: str, wanted: Any) -> pa.Table:
+    """The stored traces of the committed span files of `batch` that `wanted` finds, with
+    the keys of their matching rows: a stored conversation id or trace id among
+    `wanted.conversations`, a stored history among its prefixes, a stored prefix among
+    its histories (`JoinKeys.meets`)."""
+    import ray
+
+    look: JoinKeys = wanted if isinstance(wanted, JoinKeys) else ray.get(wanted)
+    conversations = pa.array(sorted(look.conversations), pa.string())
+    prefixes = pa.array(sorted(look.prefixes), pa.string())
+    histories = pa.array(sorted(look.histories), pa.string())
+    root = location(store_uri)
+    out: dict[str, list[Any]] = {name: [] for name in _MATCH_SCHEMA.names}
+    for rel in batch["file"].to_pylist():
+        loc = root.child(rel)
+        with loc.fs.open_input_file(loc.path) as fh:
+            table = pq.read_table(fh, columns=list(SPAN_KEY_COLUMNS))
+        lists = table["prefix_keys"].combine_chunks()
+        by_prefix = pc.filter(pc.list_parent_indices(lists),
+                              pc.is_in(pc.list_flatten(lists), value_set=histories))
+        hit = pc.or_(
+            pc.or_(pc.is_in(table["trace_id"], value_set=conversations),
+                   pc.is_in(table["conversation_id"], value_set=conversations)),
+            pc.or_(pc.is_in(table["history_key"], value_set=prefixes),
+                   pc.is_in(pa.array(range(table.num_rows), pa.int64()),
+                            value_set=by_prefix.cast(pa.int64()))))
+        by_trace: dict[str, list[dict[str, Any]]] = {}
+        for row in table.filter(pc.fill_null(hit, False)).to_pylist():
+            if row["trace_id"] is not None:
+                by_trace.setdefault(row["trace_id"], []).append(row)
+        for t, matched in sorted(by_trace.items()):
+            out["file"].append(rel)
+            out["trace_id"].append(t)
+            out["n"].append(len(matched))
+            out["conversations"].append(sorted(
+                {t} | {r["conversation_id"] for r in matched if r["conversation_id"]}))
+            out["histories"].append(sorted(
+                {r["history_key"] for r in matched if r["history_key"]}))
+            out["prefixes"].append(sorted(
+                {p for r in matched for p in r["prefix_keys"] or ()}))
+    return pa.table(out, schema=_MATCH_SCHEMA)
+
+
 def _with_partition(batch: pa.Table, part_of: Any) -> pa.Table:
     import ray
 
@@ -432,7 +646,7 @@ def _with_partition(batch: pa.Table, part_of: Any) -> pa.Table:
     return batch.append_column("partition", pa.array(parts, pa.int64()))
 
 
-# --- stage 3: per partition -----------------------------------------------------------------
+# --- stage 4: per partition -----------------------------------------------------------------
 
 _WRITTEN_SCHEMA = pa.schema([
     ("partition", pa.int64()),
@@ -446,15 +660,20 @@ _WRITTEN_SCHEMA = pa.schema([
 
 
 def _assemble_partition(group: pa.Table, store_uri: str, run_id: str,
-                        case_id_attribute: str | None) -> pa.Table:
+                        case_id_attribute: str | None, stored: Any) -> pa.Table:
+    import ray
+
     part = int(group["partition"][0].as_py())
     records: list[RawSpan | RawLog] = []
     for payload in group.sort_by("trace_id")["records"].to_pylist():
         records.extend(pickle.loads(payload))
-    spans = [r for r in records if isinstance(r, RawSpan)]
-    logs = [r for r in records if isinstance(r, RawLog)]
-    solved = solve(Partition(spans, logs), case_id_attribute=case_id_attribute, ingest_id=run_id)
-    errors, links = solved.errors, solved.links
+    reads: dict[int, dict[str, list[str]]] = (
+        stored if isinstance(stored, dict) else ray.get(stored))
+    all_spans, all_logs, spans, logs, errors = _with_stored(
+        records, _read_stored(location(store_uri), reads.get(part, {})))
+    solved = solve(Partition(all_spans, all_logs),
+                   case_id_attribute=case_id_attribute, ingest_id=run_id)
+    errors, links = [*errors, *solved.errors], solved.links
     turns = sorted(solved.turns, key=lambda t: (t.started_at, t.conversation_id, t.turn_index))
     store = location(store_uri)
     with tempfile.TemporaryDirectory(prefix="turnscore-part-") as tmp:
@@ -474,6 +693,35 @@ def _assemble_partition(group: pa.Table, store_uri: str, run_id: str,
         "turns": [len(turns)], "spans": [len(spans)], "logs": [len(logs)],
         "errors": [pickle.dumps(errors)],
     }, schema=_WRITTEN_SCHEMA)
+
+
+def _with_stored(
+    records: Sequence[RawSpan | RawLog], old: StoredRecords
+) -> tuple[list[RawSpan], list[RawLog], list[RawSpan], list[RawLog], list[InputError]]:
+    """Stored and new records together (every span, every log), the new ones alone (to
+    store) and the errors of new copies that differ from stored ones: the stored copy
+    wins, as locally (`pipeline._gather`)."""
+    spans = [r for r in records if isinstance(r, RawSpan)]
+    logs = [r for r in records if isinstance(r, RawLog)]
+    if not (old.spans or old.logs):
+        return spans, logs, spans, logs, []
+    old_spans = {record_key(s): s for s in old.spans}
+    old_logs = {record_key(lg) for lg in old.logs}
+    fresh = {record_key(s): s for s in spans}
+    errors = list(conflicts(fresh, old_spans))
+    spans = [s for k, s in fresh.items() if k not in old_spans]
+    logs = [lg for lg in logs if record_key(lg) not in old_logs]
+    return [*old.spans, *spans], [*old.logs, *logs], spans, logs, errors
+
+
+def _read_stored(root: Location, files: Mapping[str, Sequence[str]]) -> StoredRecords:
+    """The stored records of the traces listed per committed span file."""
+    out = StoredRecords()
+    for rel, traces in sorted(files.items()):
+        loc = root.child(rel)
+        with loc.fs.open_input_file(loc.path) as fh:
+            read_part(fh, traces, into=out)
+    return out
 
 
 def _upload(root: Path, path: Path, store: Location, run_id: str) -> str:

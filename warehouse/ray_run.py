@@ -16,13 +16,13 @@ Crash safety, the object-storage form of local ingest's unloaded-turns markers:
   ingested (their keys are in its manifest), so they are not read a second time and no
   turn is stored twice.
 
-Not yet: rebuilding conversations across runs. Local ingest reads the stored spans of
-every trace and conversation a batch continues (`SpanStore.linked_traces`); the Ray job
-reads only its input, so a run whose input continues traces or conversations the
-warehouse holds is refused before it commits anything (`LateSpans`), rather than load a
-partial rebuild over complete turns. History-chained continuations (a conversation-less
-trace continuing a stored one) are not detected by that check: such a trace becomes a
-conversation of its own.
+Input that continues traces or conversations of earlier runs (late spans, a later turn,
+a trace chained by history) is rebuilt with their stored spans, as locally: the job finds
+and reads them in the committed `spans/` (`ray_engine`, its stored-links stage), writes
+every turn of the traces it rebuilt, and names those traces in the batch
+(`rebuilt_traces`), so the load replaces their older turns and removes the ones the
+rebuild no longer produced. Older runs' `turns/` files keep their builds of those turns:
+the warehouse, not the union of committed `turns/`, holds one row per turn.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from turnscore.errors import TurnscoreError
 from turnscore.ingest.pipeline import IngestBatch
@@ -68,11 +67,6 @@ log = logging.getLogger(__name__)
 DATASETS = ("spans", "turns", "scores")
 """The datasets runs write under the data root, each under `<dataset>/run=<run id>/`."""
 LOADED_RUNS = "SELECT run_id FROM runs WHERE outcome IN ('ok', 'partial')"
-STORED_TRACES = """
-SELECT DISTINCT trace_id FROM turns
-WHERE trace_id IN (SELECT id FROM _job_ids) OR conversation_id IN (SELECT id FROM _job_ids)
-ORDER BY trace_id LIMIT 5
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,18 +77,6 @@ class OnRay:
     """The data root URI (or folder) of `spans/`, `turns/` and `scores/`."""
     address: str | None = None
     """The cluster's head; None: a local Ray started for each stage."""
-
-
-class LateSpans(TurnscoreError):
-    """Input continuing traces or conversations an earlier run ingested (see
-    `_refuse_stored`)."""
-
-    def __init__(self, traces: Sequence[str]) -> None:
-        super().__init__(
-            f"the input continues traces or conversations already in the warehouse (trace "
-            f"{', '.join(traces)}{', ...' if len(traces) == 5 else ''}); --engine ray does "
-            "not rebuild them from their stored spans yet: ingest these files with the "
-            "local engine. Nothing of this run was committed")
 
 
 def run_ray_ingest(
@@ -140,8 +122,7 @@ def run_ray_ingest(
                 with connect(ray_address):
                     job = ingest_job(inputs, store, run_id, known_file_keys=frozenset(known),
                                      settings=settings or IngestSettings(),
-                                     partitions=partitions,
-                                     check_keys=lambda ids: _refuse_stored(con, ids))
+                                     partitions=partitions)
                 log.info("ray ingest %s: stages %s, %d bytes shuffled, %d partition(s)",
                          run_id, job.seconds, job.shuffled_bytes, job.partitions)
                 if on_job is not None:
@@ -158,19 +139,6 @@ def run_ray_ingest(
                 return report
         finally:
             con.close()
-
-
-def _refuse_stored(con: duckdb.DuckDBPyConnection, ids: frozenset[str]) -> None:
-    """Stop a run whose traces or conversations the warehouse already holds: rebuilding
-    them needs their stored spans, which the Ray job does not read yet (the local engine
-    does), and loading a partial rebuild would replace complete turns."""
-    con.register("_job_ids", pa.table({"id": pa.array(sorted(ids), pa.string())}))
-    try:
-        found = [row[0] for row in con.execute(STORED_TRACES).fetchall()]
-    finally:
-        con.unregister("_job_ids")
-    if found:
-        raise LateSpans(found)
 
 
 def _download(store: Location, manifests: Sequence[Manifest], into: Path) -> tuple[Path, ...]:

@@ -212,23 +212,3 @@ def test_a_run_committed_but_never_loaded_is_loaded_by_the_next(
     turn_files = list(committed_files(location(root), "turns"))
     assert {f.path for f in turn_files} == {location(root).child(p).path
                                             for p in dead.files["turns"]}
-
-
-def test_late_spans_of_stored_traces_are_refused_not_half_rebuilt(
-        cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
-    first = tmp_path / "night1"
-    shutil.copytree(FIXTURES / "corpus" / "openinference-openai", first)
-    wh, root = tmp_path / "wh", f"file://{tmp_path}/data"
-    assert run_ray_ingest([str(first)], wh, root, ray_address=cluster.address).turns_new
-    before = warehouse_rows(wh, str(first))
-    # The same spans again in a file of other content: late copies of stored traces.
-    late = tmp_path / "night2"
-    late.mkdir()
-    export = next(p for p in sorted(first.rglob("*.json*")) if "ground_truth" not in p.name)
-    (late / export.name).write_bytes(export.read_bytes() + b"\n")
-    report = run_ray_ingest([str(late)], wh, root, ray_address=cluster.address)
-    assert report.outcome == "failed"
-    assert "ingest these files with the local engine" in (report.error or "")
-    assert warehouse_rows(wh, str(first))["turns"] == before["turns"]
-    assert len(committed(location(root))) == 1
