@@ -7,7 +7,7 @@ The job runs the same pure functions as local ingest, as Ray Data tasks:
    stopped at the file by `inputs.read_whole`);
 2. **trace pass** (`groupby(trace_id)`): one copy of each record (`inputs.dedup_records`),
    decode (`decode.decode_spans`), and the trace's conversation keys (`partition.trace_keys`);
-3. **stored links** (a task per committed `spans/` file, in rounds): the stored traces the
+3. **stored links** (tasks over the committed `spans/` files, in rounds): the stored traces the
    input continues, found by the keys stored with their spans (`SPAN_KEY_COLUMNS`, what
    local ingest's `SpanStore.linked_traces` looks up: same trace id, same conversation
    id, history), followed through stored traces until no new one turns up;
@@ -28,6 +28,13 @@ so a task Ray retries after losing a worker overwrites its own files, never adds
 
 Records travel between stages pickled in a binary column: they are the reader's frozen
 records, and decoding again in the assemble stage costs less than shipping decoded spans.
+
+Cost of stage 3: each round reads the four key columns of every committed span file (a
+task per few files), so it grows with the data root, not only with the input; local
+ingest answers the same lookups from a key index (`turnscore.ingest.key_index`), which
+object storage does not have yet. Rounds: one more than the longest chain of links
+through stored traces (one when the input continues nothing), twice when a continued
+trace's keys change with its new records.
 
 One module past the ~400-line guide: the stages' Arrow schemas (what one stage's rows
 carry to the next) and the driver's plan between them must change together.
@@ -232,6 +239,8 @@ def ingest_job(
         # as local ingest decodes a partition's stored and new records together.
         keys.update(_rekey(ray, traces, store, stored, continued, case_id_attribute))
         stored = _stored_links(ray, store, keys, n, stored)
+    log.info("run %s continues %d stored trace(s) (%d of them with new records)", run_id,
+             len(stored.keys), len(continued))
     clock.lap("stored links")
     for t, k in stored.keys.items():
         keys[t] = _union([keys[t], k]) if t in keys else k
