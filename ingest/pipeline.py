@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -61,7 +60,7 @@ from turnscore.ingest.inputs import (
 from turnscore.ingest.links import JoinKeys, join_keys
 from turnscore.ingest.partition import Partition, Solved, assemble, clashes, merge, split
 from turnscore.ingest.records import InputError, RawLog, RawSpan
-from turnscore.ingest.settings import DEFAULT_GROUP_BYTES, IngestSettings
+from turnscore.ingest.settings import DEFAULT_GROUP_BYTES, IngestSettings, workers_from_env
 from turnscore.ingest.store import (
     RecordKey,
     SpanStore,
@@ -343,14 +342,7 @@ class _Totals:
 
 def default_workers() -> int:
     """`$TURNSCORE_INGEST_WORKERS`, else the cores (up to `MAX_DEFAULT_WORKERS`)."""
-    raw = os.environ.get(WORKERS_ENV, "").strip()
-    if not raw:
-        return min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS)
-    try:
-        return max(1, int(raw))
-    except ValueError:
-        logger.warning("%s=%r is not a number; using 1 worker", WORKERS_ENV, raw)
-        return 1
+    return workers_from_env(WORKERS_ENV, MAX_DEFAULT_WORKERS)
 
 
 def _solve_group(

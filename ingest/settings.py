@@ -6,11 +6,15 @@ ingest_settings`) and passed whole, rather than each setting threaded through ev
 
 from __future__ import annotations
 
+import logging
+import os
 from dataclasses import dataclass
 
 from turnscore.ingest.formats import DEFAULT_LIMITS, Limits
 
-__all__ = ["DEFAULT_GROUP_BYTES", "IngestSettings"]
+__all__ = ["DEFAULT_GROUP_BYTES", "IngestSettings", "workers_from_env"]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_GROUP_BYTES = 32 << 20
 """File bytes read per group; decoded records take a few times this in memory."""
@@ -26,3 +30,16 @@ class IngestSettings:
     """Processes sharing the partitions; None: `pipeline.default_workers()`."""
     group_bytes: int = DEFAULT_GROUP_BYTES
     """File bytes read per group (`turnscore.ingest.pipeline`)."""
+
+
+def workers_from_env(name: str, most: int) -> int:
+    """Worker processes: `$name` when set (a number, at least 1), else the cores up to
+    `most`. Ingest and judge-free scoring both size their pools by it."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return min(os.cpu_count() or 1, most)
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        logger.warning("%s=%r is not a number; using 1 worker", name, raw)
+        return 1

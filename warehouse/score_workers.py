@@ -16,9 +16,7 @@ live on the run's connection), scores in its own process.
 
 from __future__ import annotations
 
-import logging
 import multiprocessing
-import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -27,11 +25,10 @@ from functools import cache
 
 import pyarrow as pa
 
+from turnscore.ingest.settings import workers_from_env
 from turnscore.scorers.base import Scorer
 from turnscore.warehouse.score_input import PendingBatch
 from turnscore.warehouse.score_write import Tally
-
-log = logging.getLogger(__name__)
 
 WORKERS_ENV = "TURNSCORE_SCORE_WORKERS"
 MAX_DEFAULT_WORKERS = 4
@@ -42,14 +39,7 @@ _OWN_SCORERS = "turnscore.scorers."
 
 def score_workers() -> int:
     """`$TURNSCORE_SCORE_WORKERS`, else the cores (up to `MAX_DEFAULT_WORKERS`)."""
-    raw = os.environ.get(WORKERS_ENV, "").strip()
-    if not raw:
-        return min(os.cpu_count() or 1, MAX_DEFAULT_WORKERS)
-    try:
-        return max(1, int(raw))
-    except ValueError:
-        log.warning("%s=%r is not a number; scoring in the run's process", WORKERS_ENV, raw)
-        return 1
+    return workers_from_env(WORKERS_ENV, MAX_DEFAULT_WORKERS)
 
 
 def workers_for(pending_turns: int, chosen: Sequence[Scorer]) -> int:
