@@ -188,10 +188,11 @@ def test_a_429_is_retried_and_a_garbage_reply_is_an_error_row_as_locally(
     assert ("scored", 2, 1) in local  # the retried request
 
 
-# Passed alone and in full runs of tests/ray on a quiet machine; failed once in a full suite
-# at load ~10 on 2 cores (the run did not finish within the deadline after the kill), root
-# cause not established: a slow actor restart under load or a missed slot reclaim.
-@pytest.mark.xfail(strict=False, reason="flaky under heavy load; see the comment above")
+# Passes alone (35 s); in both full-suite runs so far (one at load ~1.3) the run did not
+# finish after the kill. There tests/ray/test_ray_engine.py has killed and replaced the second
+# node's raylet first. Cause not established (the restart of the killed actor, or the gate's
+# ping of its old handle, after that replacement): a known defect, not yet a passing test.
+@pytest.mark.xfail(strict=False, reason="fails after test_ray_engine's raylet kills; see above")
 def test_a_judging_worker_killed_mid_run_gives_back_its_slots(
         cluster: Cluster, tmp_path: Path) -> None:
     folder = warehouse(tmp_path)
