@@ -188,11 +188,16 @@ def test_a_429_is_retried_and_a_garbage_reply_is_an_error_row_as_locally(
     assert ("scored", 2, 1) in local  # the retried request
 
 
-# Passes alone (35 s); in both full-suite runs so far (one at load ~1.3) the run did not
-# finish after the kill. There tests/ray/test_ray_engine.py has killed and replaced the second
-# node's raylet first. Cause not established (the restart of the killed actor, or the gate's
-# ping of its old handle, after that replacement): a known defect, not yet a passing test.
-@pytest.mark.xfail(strict=False, reason="fails after test_ray_engine's raylet kills; see above")
+# Passes alone (35 s, and after test_ray_engine's raylet-kill case alone: 75 s for both);
+# fails after the whole of tests/ray/test_ray_engine.py (reproduced 2026-12-02, 5 min).
+# There the run stops at the kill: the scripted server got 12 requests and no more, and
+# Ray logged "MapWorker(MapBatches(JudgedBatches)).submit failed ... infinite retries
+# remaining ... actor temporarily unavailable" until the deadline. So Ray never brought
+# the killed pool actor back (its restart, on the node test_ray_engine started to replace
+# a killed one, did not finish); the gate's slots were not the first thing to block.
+# Cause of the failed restart not established: a known defect, not yet a passing test.
+@pytest.mark.xfail(strict=False, reason="after test_ray_engine, Ray does not restart the "
+                                        "killed judging actor; see above")
 def test_a_judging_worker_killed_mid_run_gives_back_its_slots(
         cluster: Cluster, tmp_path: Path) -> None:
     folder = warehouse(tmp_path)
