@@ -21,8 +21,10 @@ with bad rows (ingest or label errors, errored scores, a judge budget stop) make
 Locking: the run holds the warehouse's writer lock throughout (it is re-entrant within a
 process, so each stage takes it again harmlessly): a second nightly, or an ad-hoc
 `turnscore score`, waits (`wait=True`) or raises `WarehouseBusy` at once. The nightly row is
-written at the end rather than the start because every stage marks unfinished runs as
-interrupted when it takes the writer lock.
+written first and finished last (with the outcome and every stage's summary), so a night
+that is killed leaves a row: Ctrl-C or SIGTERM finish it as `interrupted`, SIGKILL leaves
+it open for the next run to mark. The stages, which close unfinished runs as they take the
+lock, pass over it: it is this process's (`runs.close_interrupted_runs`).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from turnscore.warehouse.publish import publish, refresh_views
 from turnscore.warehouse.ray_run import OnRay, run_ray_ingest
 from turnscore.warehouse.ray_score import run_ray_score
 from turnscore.warehouse.report.build import ReportSummary, build_report
-from turnscore.warehouse.runs import Outcome, RunKind, new_run_id
+from turnscore.warehouse.runs import Outcome, RunKind, finish_run, start_run
 from turnscore.warehouse.score_run import ScoreReport, resolve_scorers, score_turns
 
 __all__ = ["JudgeMode", "NightlyProgress", "NightlyReport", "run_nightly"]
@@ -67,10 +69,6 @@ NightlyProgress = Callable[[str, int, int | None], None]
 as it advances (files for ingest, (turn, scorer) pairs for score)."""
 
 
-RECORD_RUN = """
-INSERT INTO runs (run_id, kind, started_at, ended_at, outcome, summary, config, error)
-VALUES (?, ?, ?, ?, ?, ?::JSON, ?::JSON, ?)
-"""
 UPDATE_RUN = "UPDATE runs SET outcome = ?, summary = ?::JSON, error = ? WHERE run_id = ?"
 
 
@@ -138,8 +136,8 @@ def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
     factory = llm_judge_for(config.judge, judge, Budget(max_cost_usd=max_cost))
     with writer_lock(config.warehouse, wait=wait):
         started, clock = datetime.now(UTC), time.monotonic()
-        report = NightlyReport(new_run_id(RunKind.NIGHTLY, started), Outcome.OK, started,
-                               0.0, judge="rules", notes=_notes(config))
+        report = NightlyReport(_start(config, started), Outcome.OK, started, 0.0,
+                               judge="rules", notes=_notes(config))
         tell: Tell = progress or _silent
         try:
             for stage in _stages(config, selection, tell, factory, wait, ray):
@@ -148,7 +146,10 @@ def run_nightly(config: Config, *, progress: NightlyProgress | None = None,
             log.error("nightly %s: %s failed: %s", report.run_id, exc.stage, exc)
             report = replace(exc.report, outcome=Outcome.FAILED, failed_stage=exc.stage,
                              problems=(*exc.report.problems, f"{exc.stage}: {exc}"))
-        return _record_and_publish(config, report, wait, clock)
+        except BaseException as exc:  # Ctrl-C, SIGTERM (the CLI raises it), a bug
+            _finish(config, report, clock, exc)
+            raise
+        return _record_and_publish(config, report, clock)
 
 
 def _silent(stage: str, done: int, total: int | None) -> None:
@@ -284,24 +285,46 @@ def _refresh_views(warehouse: Path, wait: bool) -> list[str]:
             con.close()
 
 
-def _record_and_publish(config: Config, report: NightlyReport, wait: bool,
-                        clock: float) -> NightlyReport:
-    if report.outcome is Outcome.OK and report.problems:
-        report = replace(report, outcome=Outcome.PARTIAL)
+def _start(config: Config, started: datetime) -> str:
+    """The night's `runs` row, written first so that a night killed at any point leaves
+    one: unfinished, it is marked interrupted by the next run that takes the lock."""
     settings = {"config": str(config.path) if config.path else None,
                 "sources": [str(p) for p in config.sources],
-                "labels": [str(p) for p in config.labels], "judge": report.judge}
-    with writer_lock(config.warehouse, wait=wait):
-        con = open_warehouse(config.warehouse)
-        try:
-            report = replace(report, seconds=round(time.monotonic() - clock, 3))
-            con.execute(RECORD_RUN, [
-                report.run_id, RunKind.NIGHTLY.value, report.started_at, datetime.now(UTC),
-                report.outcome.value, _json(report.to_json()), _json(settings),
-                "; ".join(report.problems[:20]) or None])
-            report = _publish(config.warehouse, con, report)
-        finally:
-            con.close()
+                "labels": [str(p) for p in config.labels]}
+    con = open_warehouse(config.warehouse)
+    try:
+        return start_run(con, RunKind.NIGHTLY, settings, now=started)
+    finally:
+        con.close()
+
+
+def _finish(config: Config, report: NightlyReport, clock: float,
+            exc: BaseException) -> None:
+    """Close the night's row after an exception no stage handled, saying what was done."""
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    report = replace(report, outcome=Outcome.INTERRUPTED if interrupted else Outcome.FAILED,
+                     seconds=round(time.monotonic() - clock, 3))
+    log.error("nightly %s: %s", report.run_id, report.outcome.value)
+    con = open_warehouse(config.warehouse)
+    try:
+        finish_run(con, report.run_id, report.outcome, report.to_json(),
+                   error=f"{type(exc).__name__}: {exc}")
+    finally:
+        con.close()
+
+
+def _record_and_publish(config: Config, report: NightlyReport, clock: float
+                        ) -> NightlyReport:
+    if report.outcome is Outcome.OK and report.problems:
+        report = replace(report, outcome=Outcome.PARTIAL)
+    con = open_warehouse(config.warehouse)
+    try:
+        report = replace(report, seconds=round(time.monotonic() - clock, 3))
+        finish_run(con, report.run_id, report.outcome, report.to_json(),
+                   "; ".join(report.problems[:20]) or None)
+        report = _publish(config.warehouse, con, report)
+    finally:
+        con.close()
     log.info("nightly %s: %s in %.1fs", report.run_id, report.outcome.value, report.seconds)
     return report
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 import fcntl
 import json
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.scorers.judge.scripted import ScriptedJudge
+from tests.scorers.judge.scripted import Reply, ScriptedJudge, chat, verdict_for
 from turnscore.errors import ConfigError
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.db import LOCK_FILE, open_readonly
@@ -29,6 +33,7 @@ CORPUS = Path(__file__).parents[1] / "fixtures" / "corpus"
 SCENARIOS = ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn")
 # Frameworks whose spans carry the agent name; the others are known by service name.
 NAMED_AGENT = {"otel-openai-v2_latest-span-agentspans", "pydantic-ai", "strands_default"}
+TURNSCORE = str(Path(sys.executable).with_name("turnscore"))
 NO_CANARY_AGENT = "corpus-openinference-langgraph"
 """The config disables `tool_grounding` for this agent."""
 
@@ -302,3 +307,48 @@ def test_judge_llm_without_a_judge_is_refused_before_ingest(tmp_path: Path) -> N
     with pytest.raises(ConfigError, match=r"--judge llm needs \[judge\] base_url"):
         run_nightly(load_config(config_path, env={}), judge="llm")
     assert not (tmp_path / "wh").exists()
+
+
+def nightly_rows(warehouse: Path) -> list[tuple[Any, ...]]:
+    con = open_readonly(warehouse / "warehouse.duckdb")
+    try:
+        return con.execute("SELECT kind, outcome, error IS NOT NULL, ended_at IS NOT NULL "
+                           "FROM runs WHERE kind IN ('nightly', 'score') ORDER BY started_at"
+                           ).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_night_killed_while_judging_leaves_its_row(tmp_path: Path,
+                                                     sig: signal.Signals) -> None:
+    """SIGTERM (a scheduler stopping the job) finishes the night's row and its score run's
+    as interrupted; SIGKILL leaves them open, and the next night marks them."""
+    with ScriptedJudge() as server:
+        server.default = lambda body: Reply(body=chat(json.dumps(verdict_for(body))),
+                                            delay_s=30)
+        config = with_judge(write_project(tmp_path), server)
+        child = subprocess.Popen([TURNSCORE, "nightly", "--config", str(config), "--quiet"],
+                                 cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.requests, "the night never reached the judge"
+        child.send_signal(sig)
+        _, stderr = child.communicate(timeout=60)
+    if sig is signal.SIGTERM:
+        assert child.returncode != 0, stderr
+        assert nightly_rows(tmp_path / "wh")[-2:] == [
+            ("nightly", "interrupted", True, True), ("score", "interrupted", True, True)]
+    else:
+        assert child.returncode == -signal.SIGKILL
+        assert nightly_rows(tmp_path / "wh")[-2:] == [
+            ("nightly", None, False, False), ("score", None, False, False)]
+    report = run_nightly(load_config(config.with_name("turnscore.toml"), env={}),
+                         judge="rules")
+    assert report.outcome is Outcome.OK, report.problems
+    rows = nightly_rows(tmp_path / "wh")
+    assert [r[:2] for r in rows] == [
+        ("nightly", "interrupted"), ("score", "interrupted"), ("nightly", "ok"),
+        ("score", "ok")]
