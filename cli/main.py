@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import signal
+import sys
+from types import FrameType
 
 import typer
 
@@ -21,6 +24,13 @@ app = typer.Typer(
 def _main(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log details.")) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (a scheduler stopping the job) as Ctrl-C: the run in progress records
+    itself as interrupted and nothing half-written is committed."""
+    raise KeyboardInterrupt("SIGTERM")
 
 
 def _register() -> None:
@@ -47,3 +57,30 @@ def _register() -> None:
 
 
 _register()
+
+
+def main() -> None:
+    """The console script: `app`, except that under `--json` a usage error (a misspelt
+    option, a bad value) also puts its JSON failure on stdout, as every other failure does
+    (`options.exit_on_error`), so a caller parsing stdout always finds one document."""
+    if "--json" not in sys.argv[1:]:
+        app()
+        return
+    from turnscore.cli.options import print_json
+
+    try:  # typer 0.2x vendors click, and its public names do not include this base class
+        from typer._click.exceptions import ClickException
+    except ImportError:
+        from click.exceptions import ClickException
+
+    try:
+        code = app(standalone_mode=False)
+    except ClickException as exc:
+        exc.show()
+        print_json({"outcome": "failed", "error": exc.format_message(),
+                    "exit_code": exc.exit_code})
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        print("Aborted!", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,26 @@ def test_without_json_stdout_stays_empty(capsys: pytest.CaptureFixture[str]) -> 
     with pytest.raises(typer.Exit), exit_on_error(Console(stderr=True)):
         raise InvalidOption("bad")
     assert capsys.readouterr().out == ""
+
+
+TURNSCORE = str(Path(sys.executable).with_name("turnscore"))
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (["score", "--bogus"], "No such option: --bogus"),
+    (["score", "--sample", "7"], "Invalid value for '--sample'"),
+    (["nightly", "--judge", "maybe"], "Invalid value for '--judge'"),
+])
+def test_a_usage_error_under_json_is_a_json_failure_too(tmp_path: Path, args: list[str],
+                                                        error: str) -> None:
+    """Option parsing fails before any command runs: the console script still gives a
+    caller parsing stdout its one document."""
+    done = subprocess.run([TURNSCORE, *args, "--json"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert done.returncode == EXIT_USAGE
+    document = json.loads(done.stdout)
+    assert document["outcome"] == "failed" and document["exit_code"] == EXIT_USAGE
+    assert error in document["error"] and error in done.stderr
+    without = subprocess.run([TURNSCORE, *args], capture_output=True, text=True,
+                             cwd=tmp_path, timeout=60)
+    assert without.returncode == EXIT_USAGE and without.stdout == ""
