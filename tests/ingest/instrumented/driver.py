@@ -40,6 +40,13 @@ class Library:
     """Whether the driver can give the library a session id."""
     jsonl: bool = False
     """Export JSON Lines instead of protobuf files."""
+    also: tuple[str, ...] = ()
+    """Distributions instrumenting the same client at once, on the same providers (a team
+    running two tracing SDKs): each model call is then recorded by every one of them."""
+
+    @property
+    def distributions(self) -> tuple[str, ...]:
+        return (self.distribution, *self.also)
 
 
 LIBRARIES: dict[str, Library] = {
@@ -58,31 +65,41 @@ LIBRARIES: dict[str, Library] = {
                 {"TRACELOOP_TRACE_CONTENT": "true"}, events=True, jsonl=True),
         Library("openinference-stream", "openinference-instrumentation-openai",
                 stream=True, session=True, jsonl=True),
+        # Two instrumentations at once: one turn per user message and one model call per
+        # call on the wire, however many spans record it.
+        Library("openllmetry+openinference", "opentelemetry-instrumentation-openai",
+                {"TRACELOOP_TRACE_CONTENT": "true"}, session=True,
+                also=("openinference-instrumentation-openai",)),
+        Library("otel-openai-v2+openllmetry", "opentelemetry-instrumentation-openai-v2",
+                {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true",
+                 "TRACELOOP_TRACE_CONTENT": "true"},
+                also=("opentelemetry-instrumentation-openai",)),
     )
 }  # fmt: skip
 
 
 def _instrument(library: Library, tracer_provider: TracerProvider, logger_provider: Any) -> None:
-    if library.distribution == "opentelemetry-instrumentation-openai-v2":
-        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as V2
+    for distribution in library.distributions:
+        if distribution == "opentelemetry-instrumentation-openai-v2":
+            from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as V2
 
-        V2().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
-    elif library.distribution == "opentelemetry-instrumentation-openai":
-        from opentelemetry.instrumentation.openai import OpenAIInstrumentor as Traceloop
+            V2().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
+        elif distribution == "opentelemetry-instrumentation-openai":
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor as Traceloop
 
-        Traceloop(use_attributes=not library.events).instrument(
-            tracer_provider=tracer_provider, logger_provider=logger_provider
-        )
-    elif library.distribution == "openinference-instrumentation-openai":
-        from openinference.instrumentation.openai import OpenAIInstrumentor as OpenInference
+            Traceloop(use_attributes=not library.events).instrument(
+                tracer_provider=tracer_provider, logger_provider=logger_provider
+            )
+        elif distribution == "openinference-instrumentation-openai":
+            from openinference.instrumentation.openai import OpenAIInstrumentor as OpenInference
 
-        OpenInference().instrument(tracer_provider=tracer_provider)
-    else:
-        raise ValueError(f"no setup for {library.name}")
+            OpenInference().instrument(tracer_provider=tracer_provider)
+        else:
+            raise ValueError(f"no setup for {distribution} ({library.name})")
 
 
 def _session(library: Library, session_id: str) -> AbstractContextManager[object]:
-    if library.distribution == "openinference-instrumentation-openai":
+    if "openinference-instrumentation-openai" in library.distributions:
         from openinference.instrumentation import using_session
 
         return using_session(session_id)
