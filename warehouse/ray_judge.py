@@ -13,7 +13,13 @@ batches of pending turns, with the gate behind the engine's narrow interfaces
 - A turn holds one of its endpoint's `concurrency` slots on the gate while judged, so
   requests in flight at the endpoint never pass it, on any number of nodes. A worker that
   dies holding slots gives them back: the gate asks the holders of the slots a turn waits
-  for whether they are alive (`REAP_S`), and a worker Ray restarts registers afresh.
+  for whether they are alive (`REAP_S`). Holders are worker *incarnations*, not actor ids:
+  Ray restarts a killed pool actor under the same id, so a ping would find the restarted
+  one alive while the dead one's slots stayed taken, and the dead one's `take` calls still
+  queued on the gate would each win a slot that nobody gives back (the run then hung with
+  every slot held by no one). A restarted worker registers a new incarnation, which
+  retires the old one: its slots come back, and a slot its queued `take` wins later is
+  handed straight back.
 - Once the budget is spent, the gate's ledger refuses every `start`, so no worker sends a
   new turn; turns in flight finish (the local rule). A batch that begins after the stop is
   not scored at all, as the local runner stops after the batch that stopped it.
@@ -89,6 +95,10 @@ class JudgeGate:
         self.limits: dict[JudgeConfig, LocalLimits] = {}
         self.held: dict[JudgeConfig, Counter[str]] = {}
         self.holders: dict[str, Any] = {}
+        self.incarnation: dict[str, str] = {}
+        """Each pool actor's live incarnation (holder), by actor id."""
+        self.retired: set[str] = set()
+        """Holders known dead: whatever they take is handed back at once."""
         self.reaped: dict[JudgeConfig, float] = {}
         self.judged: Counter[str] = Counter()
         """Turns each worker judged (sent to the endpoint), for the run's log."""
@@ -103,18 +113,24 @@ class JudgeGate:
             self.held[config] = Counter()
         return self.limits[config]
 
-    async def register(self, holder: str, handle: Any) -> None:
-        """A worker starts; a restarted one (Ray keeps its id) held nothing since."""
+    async def register(self, actor: str, holder: str, handle: Any) -> None:
+        """Incarnation `holder` of pool actor `actor` starts; one Ray restarted retires
+        the incarnation before it."""
+        before = self.incarnation.get(actor)
+        if before is not None and before != holder:
+            self._retire(before)
+        self.incarnation[actor] = holder
         self.holders[holder] = handle
-        for config, held in self.held.items():
-            self._release(config, holder, held[holder])
 
-    def _release(self, config: JudgeConfig, holder: str, n: int) -> None:
-        if n > 0:
-            log.warning("judge worker %s died holding %d slot(s); taken back", holder, n)
-        self.held[config][holder] = 0
-        for _ in range(n):
-            self.limits[config].turn().release()
+    def _retire(self, holder: str) -> None:
+        self.retired.add(holder)
+        self.holders.pop(holder, None)
+        for config, held in self.held.items():
+            n = held.pop(holder, 0)
+            if n > 0:
+                log.warning("judge worker %s died holding %d slot(s); taken back", holder, n)
+            for _ in range(n):
+                self.limits[config].turn().release()
 
     async def take(self, config: JudgeConfig, holder: str) -> None:
         slots = self._of(config).turn()
@@ -124,11 +140,14 @@ class JudgeGate:
                 break
             except TimeoutError:
                 await self._reap(config)
+        if holder in self.retired:  # a dead worker's call, still queued here: no one's slot
+            slots.release()
+            return
         self.held[config][holder] += 1
         self.judged[holder] += 1
 
     async def give(self, config: JudgeConfig, holder: str) -> None:
-        if self.held[config][holder] > 0:  # not when reaped meanwhile
+        if self.held[config][holder] > 0:  # not when retired meanwhile
             self.held[config][holder] -= 1
             self.limits[config].turn().release()
 
@@ -151,7 +170,7 @@ class JudgeGate:
             except TimeoutError:
                 continue  # busy judging: alive
             except ray.exceptions.RayError:
-                self._release(config, holder, n)
+                self._retire(holder)
 
     async def workers(self) -> dict[str, int]:
         return dict(self.judged)

@@ -37,6 +37,7 @@ import math
 import pickle
 import tempfile
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -285,8 +286,9 @@ class JudgedBatches:
                  judge_table: Mapping[str, object], gate: Any) -> None:
         ray = require_ray()
         context = ray.get_runtime_context()
-        holder = context.get_actor_id()
-        ray.get(gate.register.remote(holder, context.current_actor))
+        actor = context.get_actor_id()
+        holder = f"{actor}/{uuid.uuid4().hex[:12]}"  # this incarnation: Ray keeps the id
+        ray.get(gate.register.remote(actor, holder, context.current_actor))
         self.engine = make_judge_runner(judge_table, Budget(), GateCache(gate))
         self.engine.ledger = GateLedger(gate)
         self.engine.limits_factory = lambda config: GateLimits(gate, config, holder)

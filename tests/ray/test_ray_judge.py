@@ -188,16 +188,10 @@ def test_a_429_is_retried_and_a_garbage_reply_is_an_error_row_as_locally(
     assert ("scored", 2, 1) in local  # the retried request
 
 
-# Passes alone (35 s, and after test_ray_engine's raylet-kill case alone: 75 s for both);
-# fails after the whole of tests/ray/test_ray_engine.py (reproduced 2026-12-02, 5 min).
-# There the run stops at the kill: the scripted server got 12 requests and no more, and
-# Ray logged "MapWorker(MapBatches(JudgedBatches)).submit failed ... infinite retries
-# remaining ... actor temporarily unavailable" until the deadline. So Ray never brought
-# the killed pool actor back (its restart, on the node test_ray_engine started to replace
-# a killed one, did not finish); the gate's slots were not the first thing to block.
-# Cause of the failed restart not established: a known defect, not yet a passing test.
-@pytest.mark.xfail(strict=False, reason="after test_ray_engine, Ray does not restart the "
-                                        "killed judging actor; see above")
+# Ray restarts the killed pool actor under the same actor id. Before the gate told
+# incarnations apart, it hung here after tests/ray/test_ray_engine.py (2026-12-02): the dead
+# worker's `take` calls still queued on the gate each won a slot no one gave back, and a
+# ping found the restarted actor alive. `test_judge_gate` pins the rule without a cluster.
 def test_a_judging_worker_killed_mid_run_gives_back_its_slots(
         cluster: Cluster, tmp_path: Path) -> None:
     folder = warehouse(tmp_path)
