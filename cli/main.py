@@ -71,7 +71,7 @@ def main() -> None:
     try:  # typer 0.2x vendors click, and its public names do not include this base class
         from typer._click.exceptions import ClickException
     except ImportError:
-        from click.exceptions import ClickException
+        from click.exceptions import ClickException  # type: ignore[assignment]
 
     try:
         code = app(standalone_mode=False)
