@@ -366,6 +366,7 @@ class _Framer:
                 doc = self.decoded(pos, end, _position(index, line, single))
             else:
                 single = True
+                self.lines.seen(eol, line)  # no need to count the line's bytes again
             if doc is not None:
                 yield doc
                 one_per_line = one_per_line and single
@@ -510,6 +511,10 @@ class _Lines:
         self._line += self._data.count(b"\n", self._offset, offset)
         self._offset = offset
         return self._line
+
+    def seen(self, offset: int, line: int) -> None:
+        """`offset` is known to be on `line`."""
+        self._offset, self._line = offset, line
 
 
 def _position(index: int, line: int, single_line: bool) -> str:
