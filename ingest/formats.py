@@ -13,12 +13,11 @@ looks at content (a name decides only which files of a folder are input,
   Collector file exporter writes), or an array of documents. A broken document is reported
   and reading resumes at the next line starting with `{`.
 
-JSON framing has a fast path and a careful one, which give the same documents: a file of
-one document per line, or of one document, is parsed by msgspec (`Parse`: by default into
-plain values, the OTLP reader's into its typed structs), line by line. Whatever msgspec
-refuses (a pretty-printed document spanning lines, several on a line, NaN, lone
-surrogates, numbers beyond a double, malformed or too-deep JSON) is read from there on by
-the standard parser, which reports problems with their lines.
+JSON has one framer (`_Framer`): msgspec decodes every document in place (`Parse`: by
+default into plain values, the OTLP reader's into its typed structs) and says where one
+ends. Only a document msgspec refuses (NaN, lone surrogates, numbers beyond a double,
+malformed or too deep) is handed to the standard parser, which reads what JSON allows and
+words what is wrong with its line and column; msgspec goes on after it.
 
 One module past the ~400-line guide: each part answers "what do this file's bytes hold"
 and reports in the same `Problem`s and positions, which the reader turns into rows.

@@ -38,7 +38,6 @@ from msgspec.structs import astuple
 
 from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import (
-    MAX_ATTRIBUTE_VALUE_CHARS,
     AnyValueError,
     decode_json_any_value,
 )
@@ -64,8 +63,6 @@ from turnscore.ingest.otlp_shared import (
 from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLog, RawSpan
 
 __all__ = ["Read", "json_request_records", "parse_request"]
-
-_INT64_MAX = str(2**63 - 1)
 
 
 class _KeyValue(Struct, gc=False):
@@ -555,65 +552,40 @@ def _json_attrs(
     items: list[_KeyValue] | None, owner: str, report: Report, read: Read
 ) -> dict[str, AttrValue]:
     """Attributes as a dict (a later repeated key wins); a bad value is dropped and an
-    over-long one cut, each reported (`decode_attrs`).
-
-    Nearly every attribute is `{"key": str, "value": {<one scalar kind>: x}}` (three
-    object keys); those skip the generic decoder (a closure and a dispatch loop per
-    value). Anything else goes the generic way, in order, so values and reports are the same.
-    """
-    out: dict[str, AttrValue] = {}
+    over-long one cut, each reported (`decode_attrs`, values by `decode_json_any_value`)."""
     if not items:
-        return out
-    keys = 3 * len(items)
+        return {}
+    pairs = _json_pairs(items, owner, report, read)
+    return decode_attrs(iter(pairs), decode_json_any_value, owner, report)
+
+
+def _json_pairs(
+    items: list[_KeyValue], owner: str, report: Report, read: Read
+) -> list[tuple[str, Any]]:
+    """(key, value) of each attribute entry with a string key, counting the object keys
+    the entries hold; an entry without one is reported and dropped."""
+    pairs = []
+    keys = 0
     for item in items:
         key, value = item.key, item.value
-        if type(key) is str and type(value) is dict and len(value) == 1:
-            ((kind, raw),) = value.items()
-            if kind == "stringValue" and type(raw) is str:
-                if len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
-                    out[key] = raw
-                    continue
-            elif (
-                kind == "intValue" and type(raw) is str and raw.isdigit() and raw.isascii()
-                and (len(raw) < 19 or (len(raw) == 19 and raw <= _INT64_MAX))
-            ):  # fmt: skip
-                out[key] = int(raw)
-                continue
-            elif kind == "boolValue" and type(raw) is bool:
-                out[key] = raw
-                continue
-            elif kind == "arrayValue" and type(raw) is dict and len(raw) == 1:
-                strings = _strings(raw.get("values"))  # finish reasons, stop sequences
-                if strings is not None:
-                    out[key] = strings
-                    keys += 1 + len(strings)  # values, and one kind per element
-                    continue
-        keys += (key is not UNSET) + (value is not UNSET) + _plain_keys(value) - 3
-        if key is UNSET:
-            key = ""  # proto3 JSON omits default values, so a missing key is the empty key
-        if not isinstance(key, str):
-            if type(key) is _Misshapen:  # `_granular` put it there
-                report(f"{key.path} of {owner} is malformed ({key.error}); dropped")
-            else:
-                report(f"attribute entry without a string key dropped: {str(key)[:80]!r}")
-            continue
-        pair = (key, None if value is UNSET else value)
-        out.update(decode_attrs(iter((pair,)), decode_json_any_value, owner, report))
+        keys += (key is not UNSET) + (value is not UNSET)
+        if type(value) is dict:  # counted here: nearly every value is one scalar kind
+            keys += len(value)
+            for inner in value.values():
+                if type(inner) is dict or type(inner) is list:
+                    keys += formats.count_keys(inner)
+        elif type(value) is list:
+            keys += formats.count_keys(value)
+        if type(key) is str:
+            pairs.append((key, None if value is UNSET else value))
+        elif key is UNSET:  # proto3 JSON omits default values, so a missing key is ""
+            pairs.append(("", None if value is UNSET else value))
+        elif type(key) is _Misshapen:  # `_granular` put it there
+            report(f"{key.path} of {owner} is malformed ({key.error}); dropped")
+        else:
+            report(f"attribute entry without a string key dropped: {str(key)[:80]!r}")
     read.keys += keys
-    return out
-
-
-def _strings(values: Any) -> list[AttrValue] | None:
-    """An arrayValue's values when each is a short `{"stringValue": str}`, else None."""
-    if type(values) is not list:
-        return None
-    out: list[AttrValue] = []
-    for value in values:
-        text = value.get("stringValue") if type(value) is dict and len(value) == 1 else None
-        if type(text) is not str or len(text) > MAX_ATTRIBUTE_VALUE_CHARS:
-            return None
-        out.append(text)
-    return out
+    return pairs
 
 
 def _json_log(
