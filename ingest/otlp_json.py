@@ -26,8 +26,6 @@ key count must change together: a field added to a struct is a field counted and
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from typing import Any
@@ -40,6 +38,7 @@ from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import (
     AnyValueError,
     decode_json_any_value,
+    decode_json_bytes,
 )
 from turnscore.ingest.otlp_shared import (
     KIND_VALUES,
@@ -185,7 +184,6 @@ _CAMEL = {
     if not field.name.islower()
 }
 """snake_case -> lowerCamelCase of every field name above that has two spellings."""
-_ANY = msgspec.json.Decoder()
 _SHAPE_ERRORS = (msgspec.ValidationError, TypeError)
 
 
@@ -212,7 +210,7 @@ def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple
     """One OTLP/JSON request's bytes (from `source`, at `position`) as its records and the
     object keys it holds: a `formats.Parse` for `formats.iter_json_documents`. A document
     of another shape comes back as plain JSON values, for `json_request_records` to say
-    what it is. Raises msgspec's errors for what only the careful framing reads (NaN, lone
+    what it is. Raises msgspec's errors for what only the standard parser reads (NaN, lone
     surrogates, numbers beyond a double, malformed JSON)."""
     try:
         request = _DECODER.decode(data)
@@ -221,8 +219,7 @@ def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple
     if request is None or (
         _get(request.resourceSpans) is None and _get(request.resourceLogs) is None
     ):
-        value = _ANY.decode(data)  # no request (or an empty one): say what it is
-        return value, formats.count_keys(value)
+        return formats.parse_plain(data)  # no request (or an empty one): say what it is
     read = Read()
     _request_records(request, Where(source, position), read)
     return read, read.keys
@@ -230,7 +227,7 @@ def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple
 
 def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
     """Records of one OTLP/JSON export request (traces or logs): what `parse_request`
-    read, or plain JSON values (what the careful framing reads)."""
+    read, or plain JSON values (what the standard parser reads, `formats._Framer.standard`)."""
     if isinstance(doc, Read):
         yield from doc.records
         return
@@ -327,10 +324,6 @@ def _present(struct: Struct) -> int:
     return len(fields) - fields.count(UNSET)
 
 
-def _plain_keys(value: Any) -> int:
-    return formats.count_keys(value) if type(value) in (dict, list) else 0
-
-
 def _request_records(request: _Request, where: Where, read: Read) -> None:
     read.keys += _present(request)
     # A `_Misshapen` in a list (only after `_granular`) is skipped with a row saying so.
@@ -376,7 +369,7 @@ def _resource(
     attributes = _json_attrs(
         resource.attributes, f"the resource of {block}", collect(errors, where), read
     )
-    read.keys += _present(resource) + _plain_keys(resource.entityRefs)
+    read.keys += _present(resource) + formats.count_keys(resource.entityRefs)
     read.records.extend(errors)
     return attributes
 
@@ -386,7 +379,7 @@ def _scope(scope: _Scope | None, where: Where, read: Read) -> _Scope:
         if type(scope) is _Misshapen:  # its records are kept, without the scope's name
             read.records.append(where.error(f"{scope}; read as no scope"))
         return _NO_SCOPE
-    read.keys += _present(scope) + _plain_keys(scope.attributes)
+    read.keys += _present(scope) + formats.count_keys(scope.attributes)
     return scope
 
 
@@ -413,8 +406,8 @@ def _json_id(raw: Any, size: int, what: str) -> str | None:
         raise BadInput(f"{what} is not a string: {str(raw)[:40]!r}")
     else:
         try:
-            value = base64.b64decode(raw.replace("-", "+").replace("_", "/"), validate=True)
-        except (ValueError, binascii.Error):
+            value = decode_json_bytes(raw)  # either alphabet, as a bytesValue
+        except AnyValueError:
             value = b""
     if len(value) != size:
         raise BadInput(f"{what} {raw[:64]!r} is not {size} bytes of hex or base64")
@@ -488,7 +481,7 @@ def _json_span(
         f"spans[{index}]",
     )
     status = span.status if isinstance(span.status, _Status) else _NO_STATUS
-    read.keys += _present(span) + _present(status) + _plain_keys(span.links)
+    read.keys += _present(span) + _present(status) + formats.count_keys(span.links)
     if isinstance(head, InputError):
         read.records.append(head)
         return
@@ -594,7 +587,7 @@ def _json_log(
     """Log record `index` of the scope block at `where` (its scope is not kept): its record,
     then its errors."""
     where = where.at(f"logRecords[{index}]")
-    read.keys += _present(log) + _plain_keys(log.body)
+    read.keys += _present(log) + formats.count_keys(log.body)
     errors: list[InputError] = []
     report = collect(errors, where)
     trace_id, span_id = log_ids(
