@@ -544,20 +544,16 @@ def _json_event(event: _Event, owner: str, report: Report, read: Read) -> RawEve
 def _json_attrs(
     items: list[_KeyValue] | None, owner: str, report: Report, read: Read
 ) -> dict[str, AttrValue]:
-    """Attributes as a dict (a later repeated key wins); a bad value is dropped and an
-    over-long one cut, each reported (`decode_attrs`, values by `decode_json_any_value`)."""
+    """Attributes as a dict (a later repeated key wins), counting the object keys the
+    entries hold. A value is decoded by `decode_json_any_value`; a bad one is dropped and
+    an over-long one cut, each reported (`decode_attrs`), as is an entry without a string
+    key.
+
+    A value is decoded without a reporter first (a closure per attribute costs as much as
+    decoding it); only one that is dropped or cut, rare, is decoded again, reported."""
+    out: dict[str, AttrValue] = {}
     if not items:
-        return {}
-    pairs = _json_pairs(items, owner, report, read)
-    return decode_attrs(iter(pairs), decode_json_any_value, owner, report)
-
-
-def _json_pairs(
-    items: list[_KeyValue], owner: str, report: Report, read: Read
-) -> list[tuple[str, Any]]:
-    """(key, value) of each attribute entry with a string key, counting the object keys
-    the entries hold; an entry without one is reported and dropped."""
-    pairs = []
+        return out
     keys = 0
     for item in items:
         key, value = item.key, item.value
@@ -567,18 +563,32 @@ def _json_pairs(
             for inner in value.values():
                 if type(inner) is dict or type(inner) is list:
                     keys += formats.count_keys(inner)
+        elif value is UNSET:
+            value = None
         elif type(value) is list:
             keys += formats.count_keys(value)
-        if type(key) is str:
-            pairs.append((key, None if value is UNSET else value))
-        elif key is UNSET:  # proto3 JSON omits default values, so a missing key is ""
-            pairs.append(("", None if value is UNSET else value))
-        elif type(key) is _Misshapen:  # `_granular` put it there
-            report(f"{key.path} of {owner} is malformed ({key.error}); dropped")
-        else:
-            report(f"attribute entry without a string key dropped: {str(key)[:80]!r}")
+        if key is UNSET:  # proto3 JSON omits default values, so a missing key is ""
+            key = ""
+        elif type(key) is not str:
+            if type(key) is _Misshapen:  # `_granular` put it there
+                report(f"{key.path} of {owner} is malformed ({key.error}); dropped")
+            else:
+                report(f"attribute entry without a string key dropped: {str(key)[:80]!r}")
+            continue
+        try:
+            out[key] = decode_json_any_value(value, _cut)
+        except (AnyValueError, _Cut):
+            out.update(decode_attrs(iter(((key, value),)), decode_json_any_value, owner, report))
     read.keys += keys
-    return pairs
+    return out
+
+
+class _Cut(Exception):
+    """A value too long to keep whole: decoded again by `decode_attrs`, which says so."""
+
+
+def _cut(length: int) -> None:
+    raise _Cut
 
 
 def _json_log(
