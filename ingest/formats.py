@@ -318,7 +318,10 @@ class _Framer:
         self.parse = parse
         self.lines = _Lines(self.payload)
         self._data = data
-        self._text: _Text | None = None
+        self._text: str | None = None
+        """The file's text for the standard parser, decoded when first needed."""
+        self._ascii = True
+        self._bytes = self._chars = 0  # the last byte offset read as text, and its character
 
     def skip(self, pos: int) -> int:
         """The offset of the first non-blank byte from `pos`, or the end."""
@@ -465,35 +468,18 @@ class _Framer:
         `json.JSONDecodeError`, or RecursionError). Its items, where it ends, and whether
         it is one line."""
         if self._text is None:
-            self._text = _Text(self._data, self.payload)
-        text = self._text.text
-        start = self._text.char(pos)
+            self._text, self._ascii = _text(self._data), self.payload.isascii()
+        if self._ascii:  # a character is a byte
+            self._chars = pos
+        else:  # each byte decoded once: `pos` only grows
+            self._chars += len(self.payload[self._bytes : pos].decode("utf-8", "replace"))
+        self._bytes, start, text = pos, self._chars, self._text
         value, stop = _DECODER.raw_decode(text, start)
         body = text[start:stop]
         single = "\n" not in body
         position = f"request {index} (line {line})" if in_array else _position(index, line, single)
         items = list(_document(body, value, position))
         return items, pos + len(body.encode("utf-8", "surrogatepass")), single
-
-
-class _Text:
-    """A file's text for the standard parser, and the character offset of a byte offset
-    of its UTF-8 `payload` (asked for in increasing order: the file is decoded once)."""
-
-    def __init__(self, data: str | bytes, payload: bytes) -> None:
-        self._payload = payload
-        self.text = data if isinstance(data, str) else data.decode("utf-8", "replace")
-        self._ascii = payload.isascii()
-        self._bytes = self._chars = 0
-
-    def char(self, offset: int) -> int:
-        if self._ascii:
-            return offset
-        if offset < self._bytes:
-            self._bytes = self._chars = 0
-        self._chars += len(self._payload[self._bytes : offset].decode("utf-8", "replace"))
-        self._bytes = offset
-        return self._chars
 
 
 class _Lines:
@@ -514,6 +500,10 @@ class _Lines:
     def seen(self, offset: int, line: int) -> None:
         """`offset` is known to be on `line`."""
         self._offset, self._line = offset, line
+
+
+def _text(data: str | bytes) -> str:
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
 def _position(index: int, line: int, single_line: bool) -> str:
