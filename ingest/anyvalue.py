@@ -53,26 +53,24 @@ def _cap(data: _Capped, on_truncate: OnTruncate | None) -> _Capped:
 
 
 def _json_int(raw: object) -> int:
-    value = _json_any_int(raw)
+    if isinstance(raw, bool):
+        raise AnyValueError(f"intValue is a boolean: {raw!r}")
+    value: int | None = None
+    if isinstance(raw, str):  # the spec's form: int64 as a decimal string
+        try:
+            value = int(raw)
+        except ValueError:
+            value = None
+    elif isinstance(raw, int):
+        value = raw
+    elif isinstance(raw, float) and raw.is_integer():
+        value = int(raw)
+    if value is None:
+        raise AnyValueError(f"intValue is not an integer: {str(raw)[:80]!r}")
     # int64 as in protobuf: every JSON writer downstream refuses wider integers.
     if not -(2**63) <= value < 2**63:
         raise AnyValueError(f"intValue {str(raw)[:40]} is beyond int64")
     return value
-
-
-def _json_any_int(raw: object) -> int:
-    if isinstance(raw, bool):
-        raise AnyValueError(f"intValue is a boolean: {raw!r}")
-    if isinstance(raw, int):
-        return raw
-    if isinstance(raw, float) and raw.is_integer():
-        return int(raw)
-    if isinstance(raw, str):
-        try:
-            return int(raw.strip())
-        except ValueError:
-            pass
-    raise AnyValueError(f"intValue is not an integer: {str(raw)[:80]!r}")
 
 
 def _json_double(raw: object) -> float:
@@ -104,7 +102,8 @@ def decode_json_bytes(raw: object) -> bytes:
         raise AnyValueError(f"bytesValue is not valid base64: {exc}") from None
 
 
-def _values_list(container: object, kind: str) -> Sequence[Any]:
+def _values_list(container: object, kind: str, depth: int) -> Sequence[Any]:
+    """The values of an arrayValue or kvlistValue at `depth` (the root is 0)."""
     if container is None:
         return ()
     if not isinstance(container, Mapping):
@@ -114,6 +113,8 @@ def _values_list(container: object, kind: str) -> Sequence[Any]:
         return ()
     if not isinstance(values, list):
         raise AnyValueError(f"{kind}.values is not a list")
+    if values and depth >= MAX_ANY_VALUE_DEPTH:  # its values would be deeper than allowed
+        raise AnyValueError(f"AnyValue nested deeper than {MAX_ANY_VALUE_DEPTH} levels")
     return values
 
 
@@ -122,34 +123,46 @@ def decode_json_any_value(
 ) -> AttrValue:
     """Decode one OTLP JSON `AnyValue` object. Raises `AnyValueError` on malformed input,
     and past `MAX_ANY_VALUE_DEPTH` levels of arrays and lists."""
-    if value is None:
+    if type(value) is dict and len(value) == 1:  # nearly every value: one scalar kind
+        ((key, raw),) = value.items()
+        if key == "stringValue" and type(raw) is str and len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
+            return raw
+    elif value is None:
         return None
-    if not isinstance(value, Mapping):
+    elif not isinstance(value, Mapping):
         raise AnyValueError(f"AnyValue is not an object: {str(value)[:80]!r}")
-    if depth > MAX_ANY_VALUE_DEPTH:
-        raise AnyValueError(f"AnyValue nested deeper than {MAX_ANY_VALUE_DEPTH} levels")
     for key, raw in value.items():
-        if key in ("stringValue", "string_value"):
+        kind = _KINDS.get(key)
+        if kind == "stringValue":  # the commonest kind first
             if not isinstance(raw, str):
                 raise AnyValueError(f"stringValue is not a string: {str(raw)[:80]!r}")
-            return _cap(raw, on_truncate)
-        if key in ("intValue", "int_value"):
+            return raw if len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS else _cap(raw, on_truncate)
+        if kind == "intValue":
             return _json_int(raw)
-        if key in ("doubleValue", "double_value"):
-            return _json_double(raw)
-        if key in ("boolValue", "bool_value"):
+        if kind == "boolValue":
             if not isinstance(raw, bool):
                 raise AnyValueError(f"boolValue is not a boolean: {str(raw)[:80]!r}")
             return raw
-        if key in ("bytesValue", "bytes_value"):
-            return _cap(decode_json_bytes(raw), on_truncate)
-        if key in ("arrayValue", "array_value"):
-            items = _values_list(raw, "arrayValue")
+        if kind == "doubleValue":
+            return _json_double(raw)
+        if kind == "arrayValue":
+            items = _values_list(raw, "arrayValue", depth)
             return [decode_json_any_value(item, on_truncate, depth + 1) for item in items]
-        if key in ("kvlistValue", "kvlist_value"):
-            return _json_kvlist(_values_list(raw, "kvlistValue"), on_truncate, depth + 1)
+        if kind == "kvlistValue":
+            return _json_kvlist(_values_list(raw, "kvlistValue", depth), on_truncate, depth + 1)
+        if kind == "bytesValue":
+            return _cap(decode_json_bytes(raw), on_truncate)
     # No known kind: the empty AnyValue (OTLP says it represents an unset value).
     return None
+
+
+_KINDS = {
+    spelling: kind
+    for kind in ("stringValue", "intValue", "boolValue", "doubleValue", "arrayValue",
+                 "kvlistValue", "bytesValue")
+    for spelling in (kind, "".join(f"_{c.lower()}" if c.isupper() else c for c in kind))
+}  # fmt: skip
+"""An AnyValue's kinds in either spelling (lowerCamelCase, snake_case) -> lowerCamelCase."""
 
 
 def decode_json_key_values(
@@ -159,10 +172,8 @@ def decode_json_key_values(
 
     `on_truncate` names the top-level key whose value (at any depth) was cut.
     """
-    if on_truncate is None:
-        return _json_kvlist(items, None)
     return {
-        key: decode_json_any_value(raw, partial(on_truncate, key))
+        key: decode_json_any_value(raw, None if on_truncate is None else partial(on_truncate, key))
         for key, raw in _json_pairs(items)
     }
 
@@ -170,9 +181,7 @@ def decode_json_key_values(
 def _json_kvlist(
     items: object, on_truncate: OnTruncate | None, depth: int = 0
 ) -> dict[str, AttrValue]:
-    return {
-        key: decode_json_any_value(raw, on_truncate, depth) for key, raw in _json_pairs(items)
-    }
+    return {key: decode_json_any_value(raw, on_truncate, depth) for key, raw in _json_pairs(items)}
 
 
 def _json_pairs(items: object) -> list[tuple[str, object]]:
@@ -210,8 +219,9 @@ def decode_pb_key_values(
     items: Sequence[Any], on_truncate: OnKeyTruncate | None = None
 ) -> dict[str, AttrValue]:
     """Decode repeated protobuf `KeyValue`s into a dict (a later duplicate key wins)."""
-    if on_truncate is None:
-        return {item.key: decode_pb_any_value(item.value) for item in items}
     return {
-        item.key: decode_pb_any_value(item.value, partial(on_truncate, item.key)) for item in items
+        item.key: decode_pb_any_value(
+            item.value, None if on_truncate is None else partial(on_truncate, item.key)
+        )
+        for item in items
     }

@@ -13,12 +13,11 @@ looks at content (a name decides only which files of a folder are input,
   Collector file exporter writes), or an array of documents. A broken document is reported
   and reading resumes at the next line starting with `{`.
 
-JSON framing has a fast path and a careful one, which give the same documents: a file of
-one document per line, or of one document, is parsed by msgspec (`Parse`: by default into
-plain values, the OTLP reader's into its typed structs), line by line. Whatever msgspec
-refuses (a pretty-printed document spanning lines, several on a line, NaN, lone
-surrogates, numbers beyond a double, malformed or too-deep JSON) is read from there on by
-the standard parser, which reports problems with their lines.
+JSON has one framer (`_Framer`): msgspec decodes every document in place (`Parse`: by
+default into plain values, the OTLP reader's into its typed structs) and says where one
+ends. Only a document msgspec refuses (NaN, lone surrogates, numbers beyond a double,
+malformed or too deep) is handed to the standard parser, which reads what JSON allows and
+words what is wrong with its line and column; msgspec goes on after it.
 
 One module past the ~400-line guide: each part answers "what do this file's bytes hold"
 and reports in the same `Problem`s and positions, which the reader turns into rows.
@@ -55,7 +54,6 @@ _MAX_NESTED_WRAPPERS = 4
 _SNIFF_RECORDS = 32
 """How many spans/log records the protobuf sniffer inspects before deciding."""
 
-_JSON_WS = " \t\r\n"
 _DECODER = json.JSONDecoder()
 
 
@@ -273,9 +271,14 @@ def describe_non_otlp(data: bytes) -> str:
 Parse = Callable[[bytes | memoryview, str], tuple[object, int]]
 """Decodes one JSON document's bytes, found at a position ('line 3'): its value and how
 many object keys it holds (for the repeated-key check). Raises msgspec's errors, or
-RecursionError, where the careful framing must read the document."""
+RecursionError, for a document msgspec does not read (`_standard` reads it then)."""
 _PARSE_ERRORS = (msgspec.MsgspecError, ValueError, RecursionError)
 _GENERIC = msgspec.json.Decoder()
+_EXTENT = msgspec.json.Decoder(msgspec.Raw)
+"""Reads a document without building it: where it ends (`_Framer.extent`)."""
+_TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
+_NOT_WS = re.compile(rb"[^ \t\r\n]")
+_OPEN, _COMMA, _CLOSE = b"[,]"
 
 
 def parse_plain(data: bytes | memoryview, position: str = "") -> tuple[object, int]:
@@ -289,82 +292,228 @@ def iter_json_documents(
 ) -> Iterator[JsonDocument | Problem]:
     """Every top-level JSON value in `data`, with its position; framing errors as Problems.
 
-    `data` is text, or UTF-8 without a byte order mark (a file read without replacements),
-    whose text is decoded only where the careful framing reads it. Documents read on the
-    fast path are what `parse` makes of them, those read by the careful framing are plain
-    JSON values."""
-    payload = data.encode() if isinstance(data, str) else data
-    first = _NOT_WS.search(payload)
-    if first is None:
-        return
-    if payload.startswith(b"[", first.start()):
-        text = _text(data)
-        yield from _iter_array(text, _skip_ws(text, 0))  # numbers its elements as requests
-        return
-    done = 0
-    for item in _lines(payload, parse):
-        if item is None:
-            break
-        yield item
-        done += 1
-    else:
-        return
-    if done == 0:
-        whole = _whole(payload, parse)
-        if whole is not None:
-            yield whole
-            return
-    text = _text(data)
-    rest = _iter_stream(text, _skip_ws(text, 0))
-    for _ in range(done):
-        next(rest)
-    yield from rest
+    `data` is text, or UTF-8 without a byte order mark (a file read without replacements).
+    A document is what `parse` makes of it; one msgspec does not read is read by the
+    standard parser into plain JSON values, or reported (`_standard`)."""
+    framer = _Framer(data, parse)
+    start = framer.skip(0)
+    if start < len(framer.payload) and framer.payload[start] == _OPEN:
+        return framer.array(start)
+    return framer.stream(start)
 
 
-_NOT_WS = re.compile(rb"[^ \t\r\n]")
+class _Framer:
+    """The documents of one file. msgspec finds where each ends and decodes it in place.
+
+    A document is most often exactly one line (JSON Lines, a one-line file), so the line
+    at a document's start is decoded as it stands; only when it is not one whole document
+    (several on a line, one spanning lines) is its end found, as the offset msgspec names
+    when it meets "trailing characters" after the first value of the rest (`extent`; a
+    scan of the document that builds nothing, a fifth of a decode), and that much decoded.
+    A document msgspec refuses is read by the standard parser alone (`_standard`)."""
+
+    def __init__(self, data: str | bytes, parse: Parse) -> None:
+        self.payload = data.encode() if isinstance(data, str) else data
+        self.view = memoryview(self.payload)
+        self.parse = parse
+        self.lines = _Lines(self.payload)
+        self._data = data
+        self._text: str | None = None
+        """The file's text for the standard parser, decoded when first needed."""
+        self._ascii = True
+        self._bytes = self._chars = 0  # the last byte offset read as text, and its character
+
+    def skip(self, pos: int) -> int:
+        """The offset of the first non-blank byte from `pos`, or the end."""
+        found = _NOT_WS.search(self.payload, pos)
+        return len(self.payload) if found is None else found.start()
+
+    def extent(self, pos: int) -> int | None:
+        """Where the document at `pos` ends (the next one's start, or the end), or None
+        where msgspec cannot read it."""
+        try:
+            _EXTENT.decode(self.view[pos:])
+        except msgspec.DecodeError as exc:
+            found = _TRAILING.search(str(exc))
+            return None if found is None else pos + int(found[1])
+        except RecursionError:
+            return None
+        return len(self.payload)
+
+    def decoded(self, pos: int, end: int | None, position: str) -> JsonDocument | Problem | None:
+        """The document `payload[pos:end]` as `parse` makes of it, or None if it refuses."""
+        if end is None:
+            return None
+        try:
+            value, keys = self.parse(self.view[pos:end], position)
+        except _PARSE_ERRORS:
+            return None
+        return _checked(self.payload, value, keys, position, pos, end)
+
+    def stream(self, pos: int) -> Iterator[JsonDocument | Problem]:
+        """Documents back to back: one per line, pretty-printed, several on a line."""
+        size = len(self.payload)
+        index = 0
+        one_per_line = True  # JSON Lines so far: an error's position is its line number
+        while pos < size:
+            index += 1
+            line = self.lines.at(pos)
+            eol = self.payload.find(b"\n", pos)
+            eol = size if eol < 0 else eol
+            end: int | None = eol
+            doc = self.decoded(pos, eol, f"line {line}")
+            if doc is None:
+                end = self.extent(pos)
+                single = end is not None and end <= eol
+                doc = self.decoded(pos, end, _position(index, line, single))
+            else:
+                single = True
+                self.lines.seen(eol, line)  # no need to count the line's bytes again
+            if doc is not None:
+                yield doc
+                one_per_line = one_per_line and single
+                pos = self.skip(end)  # type: ignore[arg-type]  # set where doc is
+                continue
+            try:
+                items, resume, single = self.standard(pos, index, line)
+            except json.JSONDecodeError as exc:
+                resume = _next_document_start(self.payload, pos + 1)
+                yield self._malformed(exc, pos, resume, index, line, one_per_line)
+            except RecursionError:
+                resume = _next_document_start(self.payload, pos + 1)
+                yield Problem(_position(index, line, one_per_line), self._too_deep(resume))
+            else:
+                yield from items
+                one_per_line = one_per_line and single
+            if resume < 0:
+                return
+            pos = self.skip(resume)
+
+    def _malformed(
+        self, exc: json.JSONDecodeError, pos: int, resume: int, index: int, line: int,
+        one_per_line: bool,
+    ) -> Problem:  # fmt: skip
+        stop = len(self.payload) if resume < 0 else resume
+        single = one_per_line and self.payload.count(b"\n", pos, stop) <= 1
+        if resume < 0:
+            what = f"lines {line}-{exc.lineno}" if exc.lineno > line else f"line {line}"
+            skipped = f"skipped the rest of the file ({what})"
+        else:
+            skipped = f"skipped to line {self.lines.at(resume)}"
+        return Problem(
+            _position(index, line, single),
+            f"malformed or truncated JSON: {_json_error(exc)}; {skipped}",
+        )
+
+    def _too_deep(self, resume: int) -> str:
+        skipped = (
+            "skipped the rest of the file"
+            if resume < 0
+            else f"skipped to line {self.lines.at(resume)}"
+        )
+        depth = sys.getrecursionlimit()
+        return f"JSON nested too deeply to read (over ~{depth} levels); {skipped}"
+
+    def array(self, pos: int) -> Iterator[JsonDocument | Problem]:
+        """The elements of a top-level array, each a request."""
+        size = len(self.payload)
+        pos = self.skip(pos + 1)
+        index = 0
+        while pos < size and self.payload[pos] != _CLOSE:
+            index += 1
+            line = self.lines.at(pos)
+            position = f"request {index} (line {line})"
+            end = self.extent(pos)
+            doc = self.decoded(pos, end, position)
+            if doc is not None:
+                yield doc
+            else:
+                try:
+                    items, end, _ = self.standard(pos, index, line, in_array=True)
+                except RecursionError:
+                    yield Problem(position, self._too_deep(-1))
+                    return
+                except json.JSONDecodeError as exc:
+                    yield Problem(
+                        position,
+                        f"malformed or truncated JSON array element: {_json_error(exc)}; "
+                        "the rest of the array is skipped",
+                    )
+                    return
+                yield from items
+            pos = self.skip(end)  # type: ignore[arg-type]  # set where doc is
+            if pos < size and self.payload[pos] == _COMMA:
+                pos = self.skip(pos + 1)
+            elif pos < size and self.payload[pos] != _CLOSE:
+                yield Problem(
+                    f"line {self.lines.at(pos)}",
+                    "malformed or truncated JSON array: expected ',' or ']' after request "
+                    f"{index}; the rest of the array is skipped",
+                )
+                return
+        if pos >= size:
+            yield Problem(f"line {self.lines.at(size)}", "truncated JSON array: missing ']'")
+        elif self.skip(pos + 1) < size:
+            yield Problem(
+                f"line {self.lines.at(pos + 1)}",
+                "unexpected content after the JSON array; ignored",
+            )
+
+    def standard(
+        self, pos: int, index: int, line: int, in_array: bool = False
+    ) -> tuple[list[JsonDocument | Problem], int, bool]:
+        """The document at `pos`, which msgspec refuses, read by the standard parser: what
+        JSON allows beyond msgspec (NaN and Infinity, numbers beyond a double, lone
+        surrogates) is read, and what is wrong is said with its line and column (raises
+        `json.JSONDecodeError`, or RecursionError). Its items, where it ends, and whether
+        it is one line."""
+        if self._text is None:
+            self._text, self._ascii = _text(self._data), self.payload.isascii()
+        if self._ascii:  # a character is a byte
+            self._chars = pos
+        else:  # each byte decoded once: `pos` only grows
+            self._chars += len(self.payload[self._bytes : pos].decode("utf-8", "replace"))
+        self._bytes, start, text = pos, self._chars, self._text
+        value, stop = _DECODER.raw_decode(text, start)
+        body = text[start:stop]
+        single = "\n" not in body
+        position = f"request {index} (line {line})" if in_array else _position(index, line, single)
+        items = list(_document(body, value, position))
+        return items, pos + len(body.encode("utf-8", "surrogatepass")), single
+
+
+class _Lines:
+    """Line numbers for increasing offsets, counting newlines only once overall."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._offset = 0
+        self._line = 1
+
+    def at(self, offset: int) -> int:
+        if offset < self._offset:
+            return self._data.count(b"\n", 0, offset) + 1
+        self._line += self._data.count(b"\n", self._offset, offset)
+        self._offset = offset
+        return self._line
+
+    def seen(self, offset: int, line: int) -> None:
+        """`offset` is known to be on `line`."""
+        self._offset, self._line = offset, line
 
 
 def _text(data: str | bytes) -> str:
     return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
-def _lines(data: bytes, parse: Parse) -> Iterator[JsonDocument | Problem | None]:
-    """One document per non-blank line, read in place (no copy of the line); None where a
-    line is not exactly one document msgspec reads (the careful framing takes over there)."""
-    view = memoryview(data)
-    line = 0
-    pos, size = 0, len(data)
-    while pos < size:
-        end = data.find(b"\n", pos)
-        if end < 0:
-            end = size
-        line += 1
-        start, pos = pos, end + 1
-        if _NOT_SPACE.search(data, start, end) is None:
-            continue  # a blank line
-        position = f"line {line}"
-        try:
-            value, keys = parse(view[start:end], position)
-        except _PARSE_ERRORS:
-            yield None
-            return
-        yield _checked(data, value, keys, position, start, end)
+def _position(index: int, line: int, single_line: bool) -> str:
+    return f"line {line}" if single_line else f"request {index} (line {line})"
 
 
-_NOT_SPACE = re.compile(rb"[^ \t\n\r\x0b\x0c]")
-"""A byte that is not blank (`bytes.isspace`)."""
-
-
-def _whole(data: bytes, parse: Parse) -> JsonDocument | Problem | None:
-    """The file as one (pretty-printed) document, or None."""
-    body = data.strip()
-    line = data.count(b"\n", 0, data.index(body[:1])) + 1
-    position = f"line {line}" if b"\n" not in body else f"request 1 (line {line})"
-    try:
-        value, keys = parse(data, position)
-    except _PARSE_ERRORS:
-        return None
-    return _checked(data, value, keys, position)
+def _next_document_start(data: bytes, pos: int) -> int:
+    """Offset of the next line that starts with `{` (a new top-level document), or -1."""
+    found = data.find(b"\n{", pos)
+    return -1 if found < 0 else found + 1
 
 
 def _key_ends(data: bytes, start: int, end: int) -> int:
@@ -391,78 +540,6 @@ def _checked(
         return JsonDocument(value, position)
     problem = _repeated_key(data[start:end].decode("utf-8", "replace"), position)
     return JsonDocument(value, position) if problem is None else problem
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in _JSON_WS:
-        pos += 1
-    return pos
-
-
-class _Lines:
-    """Line numbers for increasing offsets, counting newlines only once overall."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._offset = 0
-        self._line = 1
-
-    def at(self, offset: int) -> int:
-        if offset < self._offset:
-            return self._text.count("\n", 0, offset) + 1
-        self._line += self._text.count("\n", self._offset, offset)
-        self._offset = offset
-        return self._line
-
-
-def _position(index: int, line: int, single_line: bool) -> str:
-    return f"line {line}" if single_line else f"request {index} (line {line})"
-
-
-def _iter_stream(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
-    lines = _Lines(text)
-    index = 0
-    one_per_line = True  # JSON Lines so far: positions are plain line numbers
-    while pos < len(text):
-        index += 1
-        line = lines.at(pos)
-        try:
-            value, end = _DECODER.raw_decode(text, pos)
-        except RecursionError:
-            resume = _next_document_start(text, pos + 1)
-            yield Problem(_position(index, line, one_per_line), _too_deep(resume, lines))
-            if resume < 0:
-                return
-            pos = resume
-            continue
-        except json.JSONDecodeError as exc:
-            resume = _next_document_start(text, pos + 1)
-            stop = len(text) if resume < 0 else resume
-            single = one_per_line and text.count("\n", pos, stop) <= 1
-            if resume < 0:
-                what = f"lines {line}-{exc.lineno}" if exc.lineno > line else f"line {line}"
-                skipped = f"skipped the rest of the file ({what})"
-            else:
-                skipped = f"skipped to line {lines.at(resume)}"
-            yield Problem(
-                _position(index, line, single),
-                f"malformed or truncated JSON: {_json_error(exc)}; {skipped}",
-            )
-            if resume < 0:
-                return
-            pos = resume
-            continue
-        single = text.find("\n", pos, end) < 0
-        one_per_line = one_per_line and single
-        yield from _document(text[pos:end], value, _position(index, line, single))
-        pos = _skip_ws(text, end)
-
-
-def _too_deep(resume: int, lines: _Lines) -> str:
-    skipped = (
-        "skipped the rest of the file" if resume < 0 else f"skipped to line {lines.at(resume)}"
-    )
-    return f"JSON nested too deeply to read (over ~{sys.getrecursionlimit()} levels); {skipped}"
 
 
 class _RepeatedKey(Exception):
@@ -569,50 +646,6 @@ def _json_error(exc: json.JSONDecodeError) -> str:
     """What the parser found, and where. Some of its messages end in "at" before the
     position it would append ("Unterminated string starting at"); we append our own."""
     return f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}"
-
-
-def _next_document_start(text: str, pos: int) -> int:
-    """Offset of the next line that starts with `{` (a new top-level document), or -1."""
-    found = text.find("\n{", pos)
-    return -1 if found < 0 else found + 1
-
-
-def _iter_array(text: str, pos: int) -> Iterator[JsonDocument | Problem]:
-    lines = _Lines(text)
-    pos = _skip_ws(text, pos + 1)
-    index = 0
-    while pos < len(text) and text[pos] != "]":
-        index += 1
-        line = lines.at(pos)
-        try:
-            value, end = _DECODER.raw_decode(text, pos)
-        except RecursionError:
-            yield Problem(f"request {index} (line {line})", _too_deep(-1, lines))
-            return
-        except json.JSONDecodeError as exc:
-            yield Problem(
-                f"request {index} (line {line})",
-                f"malformed or truncated JSON array element: {_json_error(exc)}; the rest "
-                "of the array is skipped",
-            )
-            return
-        yield from _document(text[pos:end], value, f"request {index} (line {line})")
-        pos = _skip_ws(text, end)
-        if pos < len(text) and text[pos] == ",":
-            pos = _skip_ws(text, pos + 1)
-        elif pos < len(text) and text[pos] != "]":
-            yield Problem(
-                f"line {lines.at(min(pos, len(text)))}",
-                "malformed or truncated JSON array: expected ',' or ']' after request "
-                f"{index}; the rest of the array is skipped",
-            )
-            return
-    if pos >= len(text):
-        yield Problem(f"line {lines.at(len(text))}", "truncated JSON array: missing ']'")
-    elif _skip_ws(text, pos + 1) < len(text):
-        yield Problem(
-            f"line {lines.at(pos + 1)}", "unexpected content after the JSON array; ignored"
-        )
 
 
 # --- protobuf sniffing ----------------------------------------------------------------

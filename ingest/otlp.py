@@ -143,7 +143,7 @@ def _blank(payload: bytes) -> bool:
 
 
 def _read_json(payload: bytes, source: str) -> Iterator[Record]:
-    # The fast framing reads bytes: the payload itself, unless decoding changes its text
+    # The framer reads bytes: the payload itself, unless decoding changes its text
     # (a byte order mark, invalid UTF-8), which only bytes beyond ASCII can do.
     data: str | bytes = payload
     if not payload.isascii():

@@ -26,8 +26,6 @@ key count must change together: a field added to a struct is a field counted and
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from typing import Any
@@ -38,9 +36,9 @@ from msgspec.structs import astuple
 
 from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import (
-    MAX_ATTRIBUTE_VALUE_CHARS,
     AnyValueError,
     decode_json_any_value,
+    decode_json_bytes,
 )
 from turnscore.ingest.otlp_shared import (
     KIND_VALUES,
@@ -64,8 +62,6 @@ from turnscore.ingest.otlp_shared import (
 from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLog, RawSpan
 
 __all__ = ["Read", "json_request_records", "parse_request"]
-
-_INT64_MAX = str(2**63 - 1)
 
 
 class _KeyValue(Struct, gc=False):
@@ -188,7 +184,6 @@ _CAMEL = {
     if not field.name.islower()
 }
 """snake_case -> lowerCamelCase of every field name above that has two spellings."""
-_ANY = msgspec.json.Decoder()
 _SHAPE_ERRORS = (msgspec.ValidationError, TypeError)
 
 
@@ -215,7 +210,7 @@ def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple
     """One OTLP/JSON request's bytes (from `source`, at `position`) as its records and the
     object keys it holds: a `formats.Parse` for `formats.iter_json_documents`. A document
     of another shape comes back as plain JSON values, for `json_request_records` to say
-    what it is. Raises msgspec's errors for what only the careful framing reads (NaN, lone
+    what it is. Raises msgspec's errors for what only the standard parser reads (NaN, lone
     surrogates, numbers beyond a double, malformed JSON)."""
     try:
         request = _DECODER.decode(data)
@@ -224,8 +219,7 @@ def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple
     if request is None or (
         _get(request.resourceSpans) is None and _get(request.resourceLogs) is None
     ):
-        value = _ANY.decode(data)  # no request (or an empty one): say what it is
-        return value, formats.count_keys(value)
+        return formats.parse_plain(data)  # no request (or an empty one): say what it is
     read = Read()
     _request_records(request, Where(source, position), read)
     return read, read.keys
@@ -233,7 +227,7 @@ def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple
 
 def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
     """Records of one OTLP/JSON export request (traces or logs): what `parse_request`
-    read, or plain JSON values (what the careful framing reads)."""
+    read, or plain JSON values (what the standard parser reads, `formats._Framer.standard`)."""
     if isinstance(doc, Read):
         yield from doc.records
         return
@@ -330,10 +324,6 @@ def _present(struct: Struct) -> int:
     return len(fields) - fields.count(UNSET)
 
 
-def _plain_keys(value: Any) -> int:
-    return formats.count_keys(value) if type(value) in (dict, list) else 0
-
-
 def _request_records(request: _Request, where: Where, read: Read) -> None:
     read.keys += _present(request)
     # A `_Misshapen` in a list (only after `_granular`) is skipped with a row saying so.
@@ -379,7 +369,7 @@ def _resource(
     attributes = _json_attrs(
         resource.attributes, f"the resource of {block}", collect(errors, where), read
     )
-    read.keys += _present(resource) + _plain_keys(resource.entityRefs)
+    read.keys += _present(resource) + formats.count_keys(resource.entityRefs)
     read.records.extend(errors)
     return attributes
 
@@ -389,7 +379,7 @@ def _scope(scope: _Scope | None, where: Where, read: Read) -> _Scope:
         if type(scope) is _Misshapen:  # its records are kept, without the scope's name
             read.records.append(where.error(f"{scope}; read as no scope"))
         return _NO_SCOPE
-    read.keys += _present(scope) + _plain_keys(scope.attributes)
+    read.keys += _present(scope) + formats.count_keys(scope.attributes)
     return scope
 
 
@@ -416,8 +406,8 @@ def _json_id(raw: Any, size: int, what: str) -> str | None:
         raise BadInput(f"{what} is not a string: {str(raw)[:40]!r}")
     else:
         try:
-            value = base64.b64decode(raw.replace("-", "+").replace("_", "/"), validate=True)
-        except (ValueError, binascii.Error):
+            value = decode_json_bytes(raw)  # either alphabet, as a bytesValue
+        except AnyValueError:
             value = b""
     if len(value) != size:
         raise BadInput(f"{what} {raw[:64]!r} is not {size} bytes of hex or base64")
@@ -491,7 +481,7 @@ def _json_span(
         f"spans[{index}]",
     )
     status = span.status if isinstance(span.status, _Status) else _NO_STATUS
-    read.keys += _present(span) + _present(status) + _plain_keys(span.links)
+    read.keys += _present(span) + _present(status) + formats.count_keys(span.links)
     if isinstance(head, InputError):
         read.records.append(head)
         return
@@ -554,66 +544,51 @@ def _json_event(event: _Event, owner: str, report: Report, read: Read) -> RawEve
 def _json_attrs(
     items: list[_KeyValue] | None, owner: str, report: Report, read: Read
 ) -> dict[str, AttrValue]:
-    """Attributes as a dict (a later repeated key wins); a bad value is dropped and an
-    over-long one cut, each reported (`decode_attrs`).
+    """Attributes as a dict (a later repeated key wins), counting the object keys the
+    entries hold. A value is decoded by `decode_json_any_value`; a bad one is dropped and
+    an over-long one cut, each reported (`decode_attrs`), as is an entry without a string
+    key.
 
-    Nearly every attribute is `{"key": str, "value": {<one scalar kind>: x}}` (three
-    object keys); those skip the generic decoder (a closure and a dispatch loop per
-    value). Anything else goes the generic way, in order, so values and reports are the same.
-    """
+    A value is decoded without a reporter first (a closure per attribute costs as much as
+    decoding it); only one that is dropped or cut, rare, is decoded again, reported."""
     out: dict[str, AttrValue] = {}
     if not items:
         return out
-    keys = 3 * len(items)
+    keys = 0
     for item in items:
         key, value = item.key, item.value
-        if type(key) is str and type(value) is dict and len(value) == 1:
-            ((kind, raw),) = value.items()
-            if kind == "stringValue" and type(raw) is str:
-                if len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
-                    out[key] = raw
-                    continue
-            elif (
-                kind == "intValue" and type(raw) is str and raw.isdigit() and raw.isascii()
-                and (len(raw) < 19 or (len(raw) == 19 and raw <= _INT64_MAX))
-            ):  # fmt: skip
-                out[key] = int(raw)
-                continue
-            elif kind == "boolValue" and type(raw) is bool:
-                out[key] = raw
-                continue
-            elif kind == "arrayValue" and type(raw) is dict and len(raw) == 1:
-                strings = _strings(raw.get("values"))  # finish reasons, stop sequences
-                if strings is not None:
-                    out[key] = strings
-                    keys += 1 + len(strings)  # values, and one kind per element
-                    continue
-        keys += (key is not UNSET) + (value is not UNSET) + _plain_keys(value) - 3
-        if key is UNSET:
-            key = ""  # proto3 JSON omits default values, so a missing key is the empty key
-        if not isinstance(key, str):
+        keys += (key is not UNSET) + (value is not UNSET)
+        if type(value) is dict:  # counted here: nearly every value is one scalar kind
+            keys += len(value)
+            for inner in value.values():
+                if type(inner) is dict or type(inner) is list:
+                    keys += formats.count_keys(inner)
+        elif value is UNSET:
+            value = None
+        elif type(value) is list:
+            keys += formats.count_keys(value)
+        if key is UNSET:  # proto3 JSON omits default values, so a missing key is ""
+            key = ""
+        elif type(key) is not str:
             if type(key) is _Misshapen:  # `_granular` put it there
                 report(f"{key.path} of {owner} is malformed ({key.error}); dropped")
             else:
                 report(f"attribute entry without a string key dropped: {str(key)[:80]!r}")
             continue
-        pair = (key, None if value is UNSET else value)
-        out.update(decode_attrs(iter((pair,)), decode_json_any_value, owner, report))
+        try:
+            out[key] = decode_json_any_value(value, _cut)
+        except (AnyValueError, _Cut):
+            out.update(decode_attrs(iter(((key, value),)), decode_json_any_value, owner, report))
     read.keys += keys
     return out
 
 
-def _strings(values: Any) -> list[AttrValue] | None:
-    """An arrayValue's values when each is a short `{"stringValue": str}`, else None."""
-    if type(values) is not list:
-        return None
-    out: list[AttrValue] = []
-    for value in values:
-        text = value.get("stringValue") if type(value) is dict and len(value) == 1 else None
-        if type(text) is not str or len(text) > MAX_ATTRIBUTE_VALUE_CHARS:
-            return None
-        out.append(text)
-    return out
+class _Cut(Exception):
+    """A value too long to keep whole: decoded again by `decode_attrs`, which says so."""
+
+
+def _cut(length: int) -> None:
+    raise _Cut
 
 
 def _json_log(
@@ -622,7 +597,7 @@ def _json_log(
     """Log record `index` of the scope block at `where` (its scope is not kept): its record,
     then its errors."""
     where = where.at(f"logRecords[{index}]")
-    read.keys += _present(log) + _plain_keys(log.body)
+    read.keys += _present(log) + formats.count_keys(log.body)
     errors: list[InputError] = []
     report = collect(errors, where)
     trace_id, span_id = log_ids(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,22 @@ def test_jsonl_bad_line_resumes_on_the_next_line() -> None:
 def test_json_errors_say_where_once(text: str, message: str) -> None:
     (problem,) = [d for d in documents(text) if isinstance(d[1], str)]
     assert message in problem[1] and " at at " not in problem[1]
+
+
+@pytest.mark.parametrize("encode", [False, True], ids=["text", "utf-8"])
+def test_documents_msgspec_refuses_after_non_ascii_text(encode: bool) -> None:
+    """The standard parser reads a refused document at the right character, however many
+    characters of several bytes came before it, and msgspec goes on after it."""
+    text = '{"a": "é"}\n{"b": NaN, "x": "ü"}\n{"c": "ü"}\n{"d": \n{"e": "€"}\n'
+    got = [
+        (d.position, d.value if isinstance(d, JsonDocument) else d.message)
+        for d in iter_json_documents(text.encode() if encode else text)
+    ]
+    assert got[0] == ("line 1", {"a": "é"})
+    assert got[1][0] == "line 2" and math.isnan(got[1][1]["b"]) and got[1][1]["x"] == "ü"
+    assert got[2] == ("line 3", {"c": "ü"})
+    assert got[3][0] == "line 4" and got[3][1].endswith("skipped to line 5")
+    assert got[4:] == [("line 5", {"e": "€"})]
 
 
 def test_truncated_pretty_document_names_its_request() -> None:
