@@ -36,6 +36,7 @@ from __future__ import annotations
 import importlib
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
@@ -48,6 +49,7 @@ import pyarrow as pa
 
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import REGISTRY, Case, Judge, JudgeBatch, Scorer, Status, Turns
+from turnscore.warehouse import score_queue
 from turnscore.warehouse.db import bulk_writes, open_warehouse, writer_lock
 from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseError
 from turnscore.warehouse.judge_cache import DuckDBJudgeCache
@@ -61,6 +63,7 @@ from turnscore.warehouse.runs import (
     start_run,
 )
 from turnscore.warehouse.score_input import PendingBatch, ReadAhead, pending_batches
+from turnscore.warehouse.score_queue import RunScope
 from turnscore.warehouse.score_workers import score_on_workers, workers_for
 from turnscore.warehouse.score_write import BatchWriter, Tally
 from turnscore.warehouse.scores import COLUMNAR_SCHEMA
@@ -71,7 +74,7 @@ _SAMPLE_BUCKETS = 1_000_000
 
 CREATE_PENDING = """
 CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR, prior BOOLEAN,
-                                       case_id VARCHAR, label_hash VARCHAR)
+                                       case_id VARCHAR, label_hash VARCHAR, old_print UBIGINT)
 """
 # The turns that join a case, with the case and its label_hash (the `turn_cases` macro,
 # migration 0010), read once per run; none without labels.
@@ -80,7 +83,8 @@ CREATE_NO_TURN_CASES = """
 CREATE OR REPLACE TEMP TABLE _turn_cases (turn_id VARCHAR, case_id VARCHAR, label_hash VARCHAR)
 """
 HAS_LABELS = "SELECT EXISTS (SELECT 1 FROM labels)"
-# Every chosen scorer's pending pairs in one pass: each turn in scope meets the run's
+# The full pass (run when the score queue cannot stand for it, see `score_queue`): every
+# chosen scorer's pending pairs in one pass: each turn in scope meets the run's
 # scorers (`_run_scorers`: name, version, whether it reads labels) and its score from
 # each. Staleness is the `score_stale` macro (migration 0013), the rule `score_coverage`
 # counts by. `labels` (the scorer reads labels) adds only the rows such a scorer wrote
@@ -88,7 +92,9 @@ HAS_LABELS = "SELECT EXISTS (SELECT 1 FROM labels)"
 _RUN_SCORERS = "_run_scorers"
 INSERT_PENDING = f"""
 INSERT INTO _pending
-SELECT t.turn_id, r.scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash
+SELECT t.turn_id, r.scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash,
+       CASE WHEN s.turn_id IS NOT NULL THEN score_print(s.turn_id, s.scorer, s.scorer_version,
+                                                        s.status, s.content_hash) END
 FROM (SELECT turn_id, content_hash FROM turns
       WHERE $sample IS NULL OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample) AS t
 CROSS JOIN {_RUN_SCORERS} AS r
@@ -330,7 +336,9 @@ def _published(report: ScoreReport, warehouse_dir: Path, con: duckdb.DuckDBPyCon
 def queue_pending(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], rescore: bool,
                   sample: float | None, scorers_for_agent: ScorersForAgent | None
                   ) -> tuple[int, tuple[tuple[str | None, str], ...], dict[str, int]]:
-    """Fill `_pending` with the run's (turn, scorer) pairs, whichever engine scores them.
+    """Fill `_pending` with the run's (turn, scorer) pairs, whichever engine scores them:
+    from the score queue's turns when it stands for the full pass (`score_queue.trust`),
+    else by the full pass, which refills the queue; `rescore` always takes the full pass.
 
     Returns the turns in scope, the (agent, scorer) pairs switched off, and the pending
     pairs per scorer.
@@ -339,6 +347,30 @@ def queue_pending(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], resc
     in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
     _join_cases(con)
     con.execute(CREATE_PENDING)
+    names = [s.name for s in chosen]
+    enabled, disabled = (None, ()) if scorers_for_agent is None else _agent_choice(
+        con, scorers_for_agent, names)
+    run = RunScope({s.name: (s.version, reads_labels(s)) for s in chosen}, bucket,
+                   {n: frozenset(a for a, m in disabled if m == n) for n in names})
+    known = sorted(REGISTRY)
+    found = score_queue.trust(con, run)
+    if not found.trusted:
+        _full_pass(con, chosen, bucket, False, enabled)
+        score_queue.refill(con, run, known, found)
+    if rescore:
+        con.execute(CREATE_PENDING)
+        _full_pass(con, chosen, bucket, True, enabled)
+    from_queue = found.trusted and not rescore
+    score_queue.derive(con, run, known, fill=from_queue)
+    if from_queue and enabled is not None:
+        _drop_disabled(con, enabled)
+    score_queue.keep_unscored(con)
+    pending = dict(con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall())
+    return in_scope, disabled, pending
+
+
+def _full_pass(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], bucket: int | None,
+               rescore: bool, enabled: list[tuple[str | None, str]] | None) -> None:
     con.register(_RUN_SCORERS, pa.table({
         "scorer": pa.array([s.name for s in chosen], pa.string()),
         "version": pa.array([s.version for s in chosen], pa.string()),
@@ -348,11 +380,8 @@ def queue_pending(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], resc
         con.execute(INSERT_PENDING, {"sample": bucket, "rescore": rescore})
     finally:
         con.unregister(_RUN_SCORERS)
-    disabled: tuple[tuple[str | None, str], ...] = ()
-    if scorers_for_agent is not None:
-        disabled = _drop_disabled(con, scorers_for_agent, [s.name for s in chosen])
-    pending = dict(con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall())
-    return in_scope, disabled, pending
+    if enabled is not None:
+        _drop_disabled(con, enabled)
 
 
 def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], rescore: bool,
@@ -370,10 +399,14 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     notes: dict[str, None] = {}
     by_name = {s.name: s for s in chosen}
     done = 0
+    sent: deque[list[pa.Table]] = deque()
+    """Batches handed to the writer and not yet committed, in order."""
 
     def committed(n: int) -> None:
         nonlocal done
         done += n
+        # The writer is idle here (see `BatchWriter`): the connection is free.
+        score_queue.after_commit(con, sent.popleft())
         if progress is not None:
             progress(done, total)
 
@@ -392,6 +425,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                 BatchWriter(con, run_id, tally, committed, in_line=in_line) as writer:
 
             def write(batch: PendingBatch, tables: list[pa.Table]) -> None:
+                sent.append(tables)
                 writer.write([], tables, replacing=batch.replacing)
                 for t in tables:
                     tally.add_columns(t)
@@ -413,8 +447,8 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                         log.warning("run %s stopped early: %s", run_id, stopped)
                         break
             writer.flush()
-        con.execute("DROP TABLE _pending")
-        con.execute("DROP TABLE _turn_cases")
+        for name in ("_pending", "_turn_cases", "_kept"):
+            con.execute(f"DROP TABLE {name}")
         clock = time.perf_counter()
     tally.time("checkpoint", clock)
     counts = tuple(
@@ -455,17 +489,24 @@ def _join_cases(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(CREATE_NO_TURN_CASES)
 
 
-def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent,
-                   run: Sequence[str]) -> tuple[tuple[str | None, str], ...]:
-    """Drop the pending pairs of scorers not enabled for the turn's agent; returns the
-    (agent, scorer) pairs switched off, of the scorers the run chose (`run`): a scorer
-    nobody selected is not "disabled", and would otherwise be listed, all its turns
-    disabled, by `score_coverage`, which shows a scorer switched off for every agent."""
+def _agent_choice(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent,
+                  run: Sequence[str]
+                  ) -> tuple[list[tuple[str | None, str]], tuple[tuple[str | None, str], ...]]:
+    """The (agent, scorer) pairs enabled, and those switched off of the scorers the run
+    chose (`run`): a scorer nobody selected is not "disabled", and would otherwise be
+    listed, all its turns disabled, by `score_coverage`, which shows a scorer switched off
+    for every agent."""
     agents: list[str | None] = [row[0] for row in con.execute(SELECT_AGENTS).fetchall()]
     enabled = [(agent, name) for agent in agents for name in scorers_for_agent(agent)]
     on = set(enabled)
     off = tuple((agent, name) for agent in agents for name in sorted(run)
                 if (agent, name) not in on)
+    return enabled, off
+
+
+def _drop_disabled(con: duckdb.DuckDBPyConnection, enabled: list[tuple[str | None, str]]
+                   ) -> None:
+    """Drop the pending pairs of scorers not enabled for the turn's agent."""
     con.register("_enabled", pa.table({
         "agent": pa.array([a for a, _ in enabled], pa.string()),
         "scorer": pa.array([n for _, n in enabled], pa.string()),
@@ -474,7 +515,6 @@ def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersFor
         con.execute(DELETE_DISABLED_PENDING)
     finally:
         con.unregister("_enabled")
-    return off
 
 
 class _JudgeTap:
