@@ -18,7 +18,7 @@ from tests.warehouse.turn_factory import answer_length, changed, make_turn, regi
 from turnscore.ingest.pipeline import IngestBatch
 from turnscore.ingest.turn import Turn, turns_to_arrow
 from turnscore.scorers.base import REGISTRY
-from turnscore.warehouse import score_queue, score_run
+from turnscore.warehouse import score_pending, score_queue
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.ingest_run import load_batch
 from turnscore.warehouse.labels import load_labels
@@ -109,7 +109,7 @@ def pending_both(wh: Path, check: Check) -> tuple[bool, set[Pair], set[Pair]]:
     """(read the queue?, the pairs `queue_pending` found, the pairs of the full pass)."""
     chosen = resolve_scorers(check.scorers)
     passes: list[bool] = []
-    full_pass = score_run._full_pass
+    full_pass = score_pending._full_pass
 
     def counted(*a: object, **kw: object) -> None:
         passes.append(True)
@@ -117,13 +117,13 @@ def pending_both(wh: Path, check: Check) -> tuple[bool, set[Pair], set[Pair]]:
 
     con = open_warehouse(wh)
     mp = pytest.MonkeyPatch()
-    mp.setattr(score_run, "_full_pass", counted)
+    mp.setattr(score_pending, "_full_pass", counted)
     try:
-        score_run.queue_pending(con, chosen, False, check.sample, check.choice)
+        score_pending.queue_pending(con, chosen, False, check.sample, check.choice)
         found = set(con.execute("SELECT turn_id, scorer FROM _pending").fetchall())
         mp.undo()
-        con.execute(score_run.CREATE_PENDING)
-        enabled = None if check.choice is None else score_run._agent_choice(
+        con.execute(score_pending.CREATE_PENDING)
+        enabled = None if check.choice is None else score_pending._agent_choice(
             con, check.choice, [s.name for s in chosen])[0]
         bucket = None if check.sample is None else round(check.sample * 1_000_000)
         full_pass(con, chosen, bucket, False, enabled)
