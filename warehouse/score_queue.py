@@ -14,7 +14,7 @@ Now the writers that change what the pending rule reads put the turns they touch
 The queue is complete for a *scope* (`score_queue_scope`: per scorer, its version, a
 sample and the agents switched off): no turn outside the queue has a pending pair in it.
 A run inside the scope for each chosen scorer reads the queue's turns only (`derive`,
-the same rule as `score_run.INSERT_PENDING`, over those turns); any other run (a new
+the same rule as `score_pending.INSERT_PENDING`, over those turns); any other run (a new
 scorer or version, a larger sample, an agent switched back on, `--rescore`) does the full
 pass, puts what it finds in the queue and takes its scorers' scope as its own (`refill`).
 
@@ -100,7 +100,7 @@ WHERE case_id IN (SELECT case_id FROM _changed_cases) AND {_NOT_QUEUED}
 """
 HAS_CHANGED_CASES = "SELECT EXISTS (SELECT 1 FROM _changed_cases)"
 
-# The score runner's side. `_pending` is `score_run.CREATE_PENDING`'s table.
+# The score runner's side. `_pending` is `score_pending.CREATE_PENDING`'s table.
 REFILL_QUEUE = f"""
 INSERT INTO score_queue SELECT DISTINCT turn_id, 'scan', now() FROM _pending WHERE {_NOT_QUEUED}
 """
@@ -124,7 +124,7 @@ INSERT INTO score_queue_state VALUES ($turns, $scores, $labels)
 """
 _BUCKETS = 1_000_000
 # Each queued turn still present, with each scorer of the scope that it is pending on:
-# `score_run.INSERT_PENDING`'s rule (`score_stale`, migration 0013), per scorer its own
+# `score_pending.INSERT_PENDING`'s rule (`score_stale`, migration 0013), per scorer its own
 # version, sample and agents. The queue's scores are picked first: a hash join of every
 # score with the queue's turns took twice as long (bench/night.py at 200k turns).
 QUEUE_PAIRS = f"""
