@@ -59,6 +59,7 @@ from turnscore.warehouse.runs import (
     finish_run,
     start_run,
 )
+from turnscore.warehouse.score_queue import forget_gone_turns, queue_loaded_turns
 from turnscore.warehouse.scores import COLUMNS as SCORE_COLUMNS
 
 __all__ = ["ErrorLine", "IngestReport", "finish_ingest_run", "load_batch", "run_ingest"]
@@ -328,6 +329,7 @@ def load_batch(
         if _scalar(con, COUNT_REBUILT_TRACES):
             con.execute(FIND_GONE_TURNS)
             if _scalar(con, COUNT_GONE):
+                forget_gone_turns(con)
                 removed = con.execute(DELETE_GONE_TURNS).fetchall()
                 con.execute(RETIRE_GONE_SCORES, [now])
                 con.execute(DELETE_GONE_SCORES)
@@ -390,6 +392,7 @@ def _upsert(con: duckdb.DuckDBPyConnection, turn_files: Sequence[Path], *,
         staged += _scalar(con, COUNT_STAGED)
         step_new, step_changed = con.execute(COUNT_CHANGED).fetchone() or (0, 0)
         new, changed = new + step_new, changed + step_changed
+        queue_loaded_turns(con)  # their scores may be stale now (before the upsert)
         con.execute(UPSERT_TURNS)
         con.execute(RECORD_STAGED_IDS)
     return staged, new, changed

@@ -52,6 +52,7 @@ from turnscore.warehouse.runs import (
     finish_run,
     start_run,
 )
+from turnscore.warehouse.score_queue import queue_case_changes, queue_case_turns
 
 log = logging.getLogger(__name__)
 
@@ -189,8 +190,8 @@ def load_labels(warehouse_dir: Path, paths: Sequence[Path], *, case_id_attribute
             config = {"paths": [str(p) for p in paths], "case_id_attribute": case_id_attribute}
             run_id = start_run(con, RunKind.LABELS, config)
             try:
+                refresh_request_norms(con)  # before: the upsert queues turns joined by text
                 new, updated = _upsert(con, list(cases.values()), run_id)
-                refresh_request_norms(con)
                 matches = match_turns(con)
             except duckdb.Error as exc:
                 log.error("labels run %s failed: %s", run_id, exc)
@@ -244,7 +245,9 @@ def _upsert(con: duckdb.DuckDBPyConnection, cases: list[tuple[Case, str]],
         con.execute("BEGIN TRANSACTION")
         try:
             existing = len(con.execute(SELECT_EXISTING_IDS).fetchall())
+            queue_case_changes(con)  # the turns of changed cases, as joined before
             con.execute(UPSERT_LABELS)
+            queue_case_turns(con)  # and after
             record_commit(con, run_id)
             con.execute("COMMIT")
         except duckdb.Error:

@@ -7,7 +7,9 @@ which `score_coverage` counts by too (through `score_staleness`). A scorer that 
 labels (`reads` names a `labels.LABEL_FIELDS` field) records the case it read in its
 hash (the `scored_hash` macro), so a case new, changed or gone since makes its score
 stale. The turns' cases come from the `turn_cases` macro, read once at the start of the
-run. `rescore` makes every pair pending.
+run. `rescore` makes every pair pending. `score_pending.queue_pending` finds the pairs:
+from the score queue's turns (`score_queue`) when it stands for a pass over every turn,
+else by that pass; a batch's finished turns leave the queue once it commits.
 
 Pending turns are read in batches by one streaming query (`score_input`); each batch is
 scored by every scorer with pending pairs in it, the same way for all: the batch as a
@@ -36,6 +38,7 @@ from __future__ import annotations
 import importlib
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
@@ -48,10 +51,10 @@ import pyarrow as pa
 
 from turnscore.ingest.turn import Turn
 from turnscore.scorers.base import REGISTRY, Case, Judge, JudgeBatch, Scorer, Status, Turns
+from turnscore.warehouse import score_queue
 from turnscore.warehouse.db import bulk_writes, open_warehouse, writer_lock
 from turnscore.warehouse.errors import InvalidOption, UnknownScorer, WarehouseError
 from turnscore.warehouse.judge_cache import DuckDBJudgeCache
-from turnscore.warehouse.labels import LABEL_FIELDS, refresh_request_norms
 from turnscore.warehouse.publish import publish, snapshot_behind
 from turnscore.warehouse.runs import (
     Outcome,
@@ -61,65 +64,16 @@ from turnscore.warehouse.runs import (
     start_run,
 )
 from turnscore.warehouse.score_input import PendingBatch, ReadAhead, pending_batches
+from turnscore.warehouse.score_pending import ScorersForAgent, queue_pending, reads_labels
 from turnscore.warehouse.score_workers import score_on_workers, workers_for
 from turnscore.warehouse.score_write import BatchWriter, Tally
 from turnscore.warehouse.scores import COLUMNAR_SCHEMA
 
 log = logging.getLogger(__name__)
 
-_SAMPLE_BUCKETS = 1_000_000
-
-CREATE_PENDING = """
-CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR, prior BOOLEAN,
-                                       case_id VARCHAR, label_hash VARCHAR)
-"""
-# The turns that join a case, with the case and its label_hash (the `turn_cases` macro,
-# migration 0010), read once per run; none without labels.
-CREATE_TURN_CASES = "CREATE OR REPLACE TEMP TABLE _turn_cases AS SELECT * FROM turn_cases()"
-CREATE_NO_TURN_CASES = """
-CREATE OR REPLACE TEMP TABLE _turn_cases (turn_id VARCHAR, case_id VARCHAR, label_hash VARCHAR)
-"""
-HAS_LABELS = "SELECT EXISTS (SELECT 1 FROM labels)"
-# Every chosen scorer's pending pairs in one pass: each turn in scope meets the run's
-# scorers (`_run_scorers`: name, version, whether it reads labels) and its score from
-# each. Staleness is the `score_stale` macro (migration 0013), the rule `score_coverage`
-# counts by. `labels` (the scorer reads labels) adds only the rows such a scorer wrote
-# before scores recorded the case they read (no ':' in the hash): rescored once.
-_RUN_SCORERS = "_run_scorers"
-INSERT_PENDING = f"""
-INSERT INTO _pending
-SELECT t.turn_id, r.scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash
-FROM (SELECT turn_id, content_hash FROM turns
-      WHERE $sample IS NULL OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample) AS t
-CROSS JOIN {_RUN_SCORERS} AS r
-LEFT JOIN _turn_cases c ON c.turn_id = t.turn_id
-LEFT JOIN scores s ON s.turn_id = t.turn_id AND s.scorer = r.scorer
-WHERE $rescore OR s.turn_id IS NULL OR s.scorer_version <> r.version OR s.status = 'error'
-   OR score_stale(s.content_hash, t.content_hash, c.label_hash)
-   OR (r.labels AND NOT contains(s.content_hash, ':'))
-"""
-# Per-agent scorer choice: drop the pairs whose scorer is not enabled for the turn's agent
-# (the agent is the warehouse's `turn_agent` macro, as in the views).
-SELECT_AGENTS = "SELECT DISTINCT turn_agent(agent_name, service_name) FROM turns"
-DELETE_DISABLED_PENDING = """
-DELETE FROM _pending AS p
-WHERE NOT EXISTS (
-    SELECT 1 FROM turns AS t
-    JOIN _enabled AS e ON e.agent IS NOT DISTINCT FROM turn_agent(t.agent_name, t.service_name)
-    WHERE t.turn_id = p.turn_id AND e.scorer = p.scorer
-)
-"""
 COUNT_PENDING_TURNS = "SELECT count(DISTINCT turn_id) FROM _pending"
-COUNT_TURNS_IN_SCOPE = (
-    f"SELECT count(*) FROM turns WHERE $sample IS NULL "
-    f"OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample"
-)
-
 ProgressFn = Callable[[int, int], None]
 """Called after each committed batch with (pairs done, pairs pending at the start)."""
-ScorersForAgent = Callable[[str | None], Sequence[str]]
-"""The scorers to run on an agent's turns (`Config.scorers_for`); the agent is the turn's
-agent name, else its service name."""
 
 
 JudgeRunner: TypeAlias = Judge
@@ -327,34 +281,6 @@ def _published(report: ScoreReport, warehouse_dir: Path, con: duckdb.DuckDBPyCon
         return replace(report, publish_error=str(exc))
 
 
-def queue_pending(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], rescore: bool,
-                  sample: float | None, scorers_for_agent: ScorersForAgent | None
-                  ) -> tuple[int, tuple[tuple[str | None, str], ...], dict[str, int]]:
-    """Fill `_pending` with the run's (turn, scorer) pairs, whichever engine scores them.
-
-    Returns the turns in scope, the (agent, scorer) pairs switched off, and the pending
-    pairs per scorer.
-    """
-    bucket = None if sample is None else round(sample * _SAMPLE_BUCKETS)
-    in_scope = con.execute(COUNT_TURNS_IN_SCOPE, {"sample": bucket}).fetchall()[0][0]
-    _join_cases(con)
-    con.execute(CREATE_PENDING)
-    con.register(_RUN_SCORERS, pa.table({
-        "scorer": pa.array([s.name for s in chosen], pa.string()),
-        "version": pa.array([s.version for s in chosen], pa.string()),
-        "labels": pa.array([reads_labels(s) for s in chosen], pa.bool_()),
-    }))
-    try:
-        con.execute(INSERT_PENDING, {"sample": bucket, "rescore": rescore})
-    finally:
-        con.unregister(_RUN_SCORERS)
-    disabled: tuple[tuple[str | None, str], ...] = ()
-    if scorers_for_agent is not None:
-        disabled = _drop_disabled(con, scorers_for_agent, [s.name for s in chosen])
-    pending = dict(con.execute("SELECT scorer, count(*) FROM _pending GROUP BY scorer").fetchall())
-    return in_scope, disabled, pending
-
-
 def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], rescore: bool,
          sample: float | None, batch_size: int, progress: ProgressFn | None,
          judge_runner: JudgeRunner | None,
@@ -370,10 +296,14 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     notes: dict[str, None] = {}
     by_name = {s.name: s for s in chosen}
     done = 0
+    sent: deque[list[pa.Table]] = deque()
+    """Batches handed to the writer and not yet committed, in order."""
 
     def committed(n: int) -> None:
         nonlocal done
         done += n
+        # The writer is idle here (see `BatchWriter`): the connection is free.
+        score_queue.after_commit(con, sent.popleft())
         if progress is not None:
             progress(done, total)
 
@@ -392,6 +322,7 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                 BatchWriter(con, run_id, tally, committed, in_line=in_line) as writer:
 
             def write(batch: PendingBatch, tables: list[pa.Table]) -> None:
+                sent.append(tables)
                 writer.write([], tables, replacing=batch.replacing)
                 for t in tables:
                     tally.add_columns(t)
@@ -413,8 +344,8 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
                         log.warning("run %s stopped early: %s", run_id, stopped)
                         break
             writer.flush()
-        con.execute("DROP TABLE _pending")
-        con.execute("DROP TABLE _turn_cases")
+        for name in ("_pending", "_turn_cases", "_kept"):
+            con.execute(f"DROP TABLE {name}")
         clock = time.perf_counter()
     tally.time("checkpoint", clock)
     counts = tuple(
@@ -439,42 +370,6 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:
     row = con.execute(sql).fetchone()
     return int(row[0]) if row else 0
-
-
-def reads_labels(s: Scorer) -> bool:
-    """Whether `s` reads labels: its scores then record the case they read."""
-    return any(f in LABEL_FIELDS for f in s.reads)
-
-
-def _join_cases(con: duckdb.DuckDBPyConnection) -> None:
-    """`_turn_cases`: each turn's case now, set-based (see `labels.TURN_CASES`)."""
-    if con.execute(HAS_LABELS).fetchall()[0][0]:
-        refresh_request_norms(con)
-        con.execute(CREATE_TURN_CASES)
-    else:  # nothing to join: and no request needs normalising
-        con.execute(CREATE_NO_TURN_CASES)
-
-
-def _drop_disabled(con: duckdb.DuckDBPyConnection, scorers_for_agent: ScorersForAgent,
-                   run: Sequence[str]) -> tuple[tuple[str | None, str], ...]:
-    """Drop the pending pairs of scorers not enabled for the turn's agent; returns the
-    (agent, scorer) pairs switched off, of the scorers the run chose (`run`): a scorer
-    nobody selected is not "disabled", and would otherwise be listed, all its turns
-    disabled, by `score_coverage`, which shows a scorer switched off for every agent."""
-    agents: list[str | None] = [row[0] for row in con.execute(SELECT_AGENTS).fetchall()]
-    enabled = [(agent, name) for agent in agents for name in scorers_for_agent(agent)]
-    on = set(enabled)
-    off = tuple((agent, name) for agent in agents for name in sorted(run)
-                if (agent, name) not in on)
-    con.register("_enabled", pa.table({
-        "agent": pa.array([a for a, _ in enabled], pa.string()),
-        "scorer": pa.array([n for _, n in enabled], pa.string()),
-    }))
-    try:
-        con.execute(DELETE_DISABLED_PENDING)
-    finally:
-        con.unregister("_enabled")
-    return off
 
 
 class _JudgeTap:

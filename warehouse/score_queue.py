@@ -1,0 +1,331 @@
+"""The score queue: the turns whose scores may be stale, kept as they change (issue 15).
+
+A score run used to find its pending (turn, scorer) pairs by joining every turn to every
+score; at a million turns that pass was a large part of a night that scores ten thousand.
+Now the writers that change what the pending rule reads put the turns they touch in
+`score_queue` (migration 0014), in their own transaction:
+
+- ingest (`queue_loaded_turns`, `forget_gone_turns`): each turn inserted or replaced;
+- labels (`queue_case_changes` before the upsert, `queue_case_turns` after): each turn
+  joining a case that is new or whose fields or text changed, joined before or after;
+- the score runner (`after_commit`): nothing enters; a turn leaves once each scorer of
+  the scope has a current score for it.
+
+The queue is complete for a *scope* (`score_queue_scope`: per scorer, its version, a
+sample and the agents switched off): no turn outside the queue has a pending pair in it.
+A run inside the scope for each chosen scorer reads the queue's turns only (`derive`,
+the same rule as `score_pending.INSERT_PENDING`, over those turns); any other run (a new
+scorer or version, a larger sample, an agent switched back on, `--rescore`) does the full
+pass, puts what it finds in the queue and takes its scorers' scope as its own (`refill`).
+
+Leaving: a turn leaves when it has no pending pair in the scope, either at the start of
+a run (outside every scorer's sample or agents, already scored, or gone) or after the
+batch that scored it committed, with every pending scorer's score current (not `error`)
+and no pair of the scope outside this run (another scorer, a smaller sample). That is
+its own transaction after the batch's (`scores.write_scores` is one transaction and takes
+no extra statement; it is not this module's). A run killed in between leaves the turn
+queued and the scores' fingerprint behind the scores, so the next run takes the full pass
+once (finding the turn with nothing pending, and dropping it): never a duplicate, never
+a loss. With a hook in `write_score_table` the dequeue would join the batch's
+transaction and a kill there would cost nothing.
+
+Writes the queue does not see (SQL by hand, a test's loader, the Ray engine's score load)
+are caught by fingerprints of turns, scores and labels (`score_queue_state`), which the
+queue's writers keep by xor and each run compares (tens of milliseconds at a million
+turns): a mismatch, or a warehouse from before migration 0014 (no state row), makes the
+run do the full pass, and drops every other scorer's scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+
+# Fingerprints as the writers see them: an empty table prints 0.
+PRINTS = """
+SELECT coalesce((SELECT bit_xor(turn_print(turn_id, content_hash)) FROM turns), 0),
+       coalesce((SELECT bit_xor(score_print(turn_id, scorer, scorer_version, status,
+                                            content_hash)) FROM scores), 0),
+       coalesce((SELECT bit_xor(label_print(case_id, input_norm, canary, ideal_response,
+                                            match_mode, expected_tools, expected_tools_mode,
+                                            should_decline)) FROM labels), 0)
+"""
+SELECT_STATE = "SELECT turns_print, scores_print, labels_print FROM score_queue_state"
+SELECT_SCOPE = "SELECT scorer, version, sample_bucket FROM score_queue_scope"
+SELECT_OFF = "SELECT scorer, agent FROM score_queue_off"
+_NOT_QUEUED = "turn_id NOT IN (SELECT turn_id FROM score_queue)"
+
+# Ingest, in `_upsert` before the turns are replaced (`_changed_turns`: new or rebuilt).
+QUEUE_LOADED_TURNS = f"""
+UPDATE score_queue_state SET turns_print = xor(turns_print, xor(
+    coalesce((SELECT bit_xor(turn_print(turn_id, content_hash)) FROM turns
+              WHERE turn_id IN (SELECT turn_id FROM _changed_turns WHERE NOT is_new)), 0),
+    coalesce((SELECT bit_xor(turn_print(turn_id, content_hash)) FROM _staged_turns
+              WHERE turn_id IN (SELECT turn_id FROM _changed_turns)), 0)));
+INSERT INTO score_queue
+SELECT DISTINCT turn_id, 'turn', now() FROM _changed_turns WHERE {_NOT_QUEUED};
+"""
+# Ingest, before the turns in `_gone_turns` and their scores are deleted.
+FORGET_GONE_TURNS = """
+UPDATE score_queue_state SET
+    turns_print = xor(turns_print, coalesce(
+        (SELECT bit_xor(turn_print(turn_id, content_hash)) FROM turns
+         WHERE turn_id IN (SELECT turn_id FROM _gone_turns)), 0)),
+    scores_print = xor(scores_print, coalesce(
+        (SELECT bit_xor(score_print(turn_id, scorer, scorer_version, status, content_hash))
+         FROM scores WHERE turn_id IN (SELECT turn_id FROM _gone_turns)), 0))
+"""
+# Labels, before the upsert of `_new_labels`: the cases new or changed (what a join or a
+# label_hash reads), their turns as joined now, and the fingerprint moved to the new rows.
+_LABEL_PRINT = ("label_print({p}case_id, {p}input_norm, {p}canary, {p}ideal_response, "
+                "{p}match_mode, {p}expected_tools, {p}expected_tools_mode, {p}should_decline)")
+QUEUE_CASE_CHANGES = f"""
+CREATE OR REPLACE TEMP TABLE _changed_cases AS
+SELECT n.case_id, {_LABEL_PRINT.format(p="n.")} AS new_print,
+       CASE WHEN l.case_id IS NOT NULL THEN {_LABEL_PRINT.format(p="l.")} END AS old_print
+FROM _new_labels AS n LEFT JOIN labels AS l ON l.case_id = n.case_id
+WHERE l.case_id IS NULL OR {_LABEL_PRINT.format(p="n.")} <> {_LABEL_PRINT.format(p="l.")};
+UPDATE score_queue_state SET labels_print = xor(labels_print, coalesce(
+    (SELECT bit_xor(xor(new_print, coalesce(old_print, 0))) FROM _changed_cases), 0));
+"""
+# Labels: the turns joining a changed case (before the upsert, and again after it).
+QUEUE_CASE_TURNS = f"""
+INSERT INTO score_queue
+SELECT DISTINCT turn_id, 'case', now() FROM turn_cases()
+WHERE case_id IN (SELECT case_id FROM _changed_cases) AND {_NOT_QUEUED}
+"""
+HAS_CHANGED_CASES = "SELECT EXISTS (SELECT 1 FROM _changed_cases)"
+
+# The score runner's side. `_pending` is `score_pending.CREATE_PENDING`'s table.
+REFILL_QUEUE = f"""
+INSERT INTO score_queue SELECT DISTINCT turn_id, 'scan', now() FROM _pending WHERE {_NOT_QUEUED}
+"""
+CLEAR_SCOPE = "DELETE FROM score_queue_scope; DELETE FROM score_queue_off"
+DROP_SCOPE = """
+DELETE FROM score_queue_scope WHERE scorer IN (SELECT scorer FROM _scope);
+DELETE FROM score_queue_off WHERE scorer IN (SELECT scorer FROM _scope)
+"""
+# (Bound parameters only in a script's last statement.)
+INSERT_SCOPE = """
+INSERT INTO score_queue_off SELECT scorer, agent FROM _off;
+INSERT INTO score_queue_scope SELECT scorer, version, labels, $bucket FROM _scope
+"""
+DROP_UNKNOWN_SCOPE = """
+DELETE FROM score_queue_scope WHERE scorer NOT IN (SELECT scorer FROM _known);
+DELETE FROM score_queue_off WHERE scorer NOT IN (SELECT scorer FROM _known)
+"""
+STAMP = """
+DELETE FROM score_queue_state;
+INSERT INTO score_queue_state VALUES ($turns, $scores, $labels)
+"""
+_BUCKETS = 1_000_000
+# Each queued turn still present, with each scorer of the scope that it is pending on:
+# `score_pending.INSERT_PENDING`'s rule (`score_stale`, migration 0013), per scorer its own
+# version, sample and agents. The queue's scores are picked first: a hash join of every
+# score with the queue's turns took twice as long (bench/night.py at 200k turns).
+QUEUE_PAIRS = f"""
+CREATE OR REPLACE TEMP TABLE _queue_pairs AS
+SELECT t.turn_id, b.scorer, s.turn_id IS NOT NULL AS prior, c.case_id, c.label_hash,
+       CASE WHEN s.turn_id IS NOT NULL THEN score_print(s.turn_id, s.scorer, s.scorer_version,
+                                                        s.status, s.content_hash) END
+           AS old_print
+FROM (SELECT turn_id, content_hash, turn_agent(agent_name, service_name) AS agent FROM turns
+      WHERE turn_id IN (SELECT turn_id FROM score_queue)) AS t
+CROSS JOIN score_queue_scope AS b
+LEFT JOIN _turn_cases c ON c.turn_id = t.turn_id
+LEFT JOIN (SELECT * FROM scores WHERE turn_id IN (SELECT turn_id FROM score_queue)) AS s
+  ON s.turn_id = t.turn_id AND s.scorer = b.scorer
+WHERE CASE WHEN b.sample_bucket IS NULL THEN true
+           ELSE md5_number(t.turn_id) % {_BUCKETS} < b.sample_bucket END
+  AND NOT EXISTS (SELECT 1 FROM score_queue_off AS o
+                  WHERE o.scorer = b.scorer AND o.agent IS NOT DISTINCT FROM t.agent)
+  AND (s.turn_id IS NULL OR s.scorer_version <> b.version OR s.status = 'error'
+       OR score_stale(s.content_hash, t.content_hash, c.label_hash)
+       OR (b.labels AND NOT contains(s.content_hash, ':')))
+"""
+DROP_CLEAN = "DELETE FROM score_queue WHERE turn_id NOT IN (SELECT turn_id FROM _queue_pairs)"
+PENDING_FROM_QUEUE = f"""
+INSERT INTO _pending
+SELECT turn_id, scorer, prior, case_id, label_hash, old_print FROM _queue_pairs
+WHERE scorer IN (SELECT scorer FROM _scope)
+  AND CASE WHEN $bucket IS NULL THEN true ELSE md5_number(turn_id) % {_BUCKETS} < $bucket END
+"""
+# Turns with a pending pair of the scope that this run does not score: they stay queued.
+KEPT = """
+CREATE OR REPLACE TEMP TABLE _kept AS
+SELECT DISTINCT q.turn_id FROM _queue_pairs AS q
+WHERE NOT EXISTS (SELECT 1 FROM _pending AS p WHERE p.turn_id = q.turn_id
+                  AND p.scorer = q.scorer)
+"""
+# After a batch's scores committed (`_written`): its turns whose every pending pair now
+# has a current score leave, and the scores' fingerprint moves to the rows written.
+_WRITTEN = "_written"
+DEQUEUE = f"""
+DELETE FROM score_queue WHERE turn_id IN (
+    SELECT p.turn_id FROM _pending AS p
+    LEFT JOIN {_WRITTEN} AS w ON w.turn_id = p.turn_id AND w.scorer = p.scorer
+    WHERE p.turn_id IN (SELECT turn_id FROM {_WRITTEN})
+      AND p.turn_id NOT IN (SELECT turn_id FROM _kept)
+    GROUP BY p.turn_id HAVING bool_and(coalesce(w.status <> 'error', false)));
+UPDATE score_queue_state SET scores_print = xor(scores_print, xor(
+    coalesce((SELECT bit_xor(score_print(turn_id, scorer, scorer_version, status,
+                                         content_hash)) FROM {_WRITTEN}), 0),
+    coalesce((SELECT bit_xor(p.old_print) FROM _pending AS p
+              WHERE p.prior AND EXISTS (SELECT 1 FROM {_WRITTEN} AS w
+                                        WHERE w.turn_id = p.turn_id
+                                          AND w.scorer = p.scorer)), 0)));
+"""
+_WRITTEN_COLUMNS = ("turn_id", "scorer", "scorer_version", "status", "content_hash")
+
+
+@dataclass(frozen=True, slots=True)
+class RunScope:
+    """What a run scores: its scorers (name -> version, whether it reads labels), its
+    sample bucket (None: every turn) and, per scorer, the agents switched off."""
+
+    scorers: Mapping[str, tuple[str, bool]]
+    bucket: int | None
+    off: Mapping[str, frozenset[str | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Trust:
+    """Whether the queue can stand for the full pass in a run, and the fingerprints now."""
+
+    trusted: bool
+    prints: tuple[int, int, int]
+    data_seen: bool
+    """The fingerprints match: every write since the queue was complete went through its
+    writers (otherwise no scorer's scope holds)."""
+
+
+def queue_loaded_turns(con: duckdb.DuckDBPyConnection) -> None:
+    """Ingest: queue `_changed_turns` (and move the fingerprint), before the upsert."""
+    con.execute(QUEUE_LOADED_TURNS)
+
+
+def forget_gone_turns(con: duckdb.DuckDBPyConnection) -> None:
+    """Ingest: take `_gone_turns` and their scores out of the fingerprints, before the
+    delete. (Their queue rows go at the next run: a queued turn gone has nothing pending.)"""
+    con.execute(FORGET_GONE_TURNS)
+
+
+def queue_case_changes(con: duckdb.DuckDBPyConnection) -> None:
+    """Labels, before upserting `_new_labels`: find the changed cases, queue their turns
+    as joined now. `request_norms` must be current (the text join reads it)."""
+    con.execute(QUEUE_CASE_CHANGES)
+    if con.execute(HAS_CHANGED_CASES).fetchall()[0][0]:
+        con.execute(QUEUE_CASE_TURNS)
+
+
+def queue_case_turns(con: duckdb.DuckDBPyConnection) -> None:
+    """Labels, after the upsert: queue the turns joining a changed case now."""
+    if con.execute(HAS_CHANGED_CASES).fetchall()[0][0]:
+        con.execute(QUEUE_CASE_TURNS)
+    con.execute("DROP TABLE _changed_cases")
+
+
+def trust(con: duckdb.DuckDBPyConnection, run: RunScope) -> Trust:
+    """Whether every chosen scorer runs inside the queue's scope, on data it has seen."""
+    prints = con.execute(PRINTS).fetchall()[0]
+    state = con.execute(SELECT_STATE).fetchall()
+    seen = bool(state) and tuple(state[0]) == tuple(prints)
+    scope = {name: (version, bucket) for name, version, bucket in
+             con.execute(SELECT_SCOPE).fetchall()}
+    off: dict[str, set[str | None]] = {}
+    for name, agent in con.execute(SELECT_OFF).fetchall():
+        off.setdefault(name, set()).add(agent)
+
+    def inside(name: str, version: str) -> bool:
+        if name not in scope or scope[name][0] != version:
+            return False
+        bucket = scope[name][1]
+        wider = bucket is not None and (run.bucket is None or run.bucket > bucket)
+        return not wider and off.get(name, set()) <= run.off.get(name, frozenset())
+
+    trusted = seen and all(inside(n, v) for n, (v, _) in run.scorers.items())
+    return Trust(trusted, (prints[0], prints[1], prints[2]), seen)
+
+
+def refill(con: duckdb.DuckDBPyConnection, run: RunScope, known: Sequence[str],
+           found: Trust) -> None:
+    """After the full pass filled `_pending`: queue its turns and make the run's scope
+    its scorers' own, with the fingerprints now, in one transaction."""
+    with _scope_tables(con, run, known):
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(REFILL_QUEUE)
+            con.execute(DROP_SCOPE if found.data_seen else CLEAR_SCOPE)
+            con.execute(INSERT_SCOPE, {"bucket": run.bucket})
+            turns, scores, labels = found.prints
+            con.execute(STAMP, {"turns": turns, "scores": scores, "labels": labels})
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+
+def derive(con: duckdb.DuckDBPyConnection, run: RunScope, known: Sequence[str], *,
+           fill: bool) -> None:
+    """The queue's pending pairs (`_queue_pairs`); drops queued turns with none; with
+    `fill`, puts the run's in `_pending` (before the per-agent choice drops its own)."""
+    with _scope_tables(con, run, known):
+        con.execute(DROP_UNKNOWN_SCOPE)
+        con.execute(QUEUE_PAIRS)
+        con.execute(DROP_CLEAN)
+        if fill:
+            con.execute(PENDING_FROM_QUEUE, {"bucket": run.bucket})
+
+
+def keep_unscored(con: duckdb.DuckDBPyConnection) -> None:
+    """Once `_pending` is final: `_kept`, the queued turns this run cannot dequeue."""
+    con.execute(KEPT)
+    con.execute("DROP TABLE _queue_pairs")
+
+
+def after_commit(con: duckdb.DuckDBPyConnection, tables: Sequence[pa.Table]) -> None:
+    """After a batch's scores (`tables`) committed: dequeue its finished turns and move the
+    scores' fingerprint, in one transaction (see the module doc for a kill before it)."""
+    parts = [t.select(list(_WRITTEN_COLUMNS)) for t in tables if t.num_rows]
+    if not parts:
+        return
+    con.register(_WRITTEN, pa.concat_tables(parts))
+    try:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(DEQUEUE)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        con.unregister(_WRITTEN)
+
+
+@contextmanager
+def _scope_tables(con: duckdb.DuckDBPyConnection, run: RunScope, known: Sequence[str]
+                  ) -> Iterator[None]:
+    """`_scope` (the run's scorers), `_off` (their agents switched off) and `_known` (the
+    registered scorers), registered on `con` for the block."""
+    names = sorted(run.scorers)
+    off = [(n, a) for n in names for a in sorted(run.off.get(n, ()), key=str)]
+    tables = {
+        "_scope": pa.table({
+            "scorer": pa.array(names, pa.string()),
+            "version": pa.array([run.scorers[n][0] for n in names], pa.string()),
+            "labels": pa.array([run.scorers[n][1] for n in names], pa.bool_())}),
+        "_off": pa.table({"scorer": pa.array([n for n, _ in off], pa.string()),
+                          "agent": pa.array([a for _, a in off], pa.string())}),
+        "_known": pa.table({"scorer": pa.array(sorted(known), pa.string())}),
+    }
+    for name, table in tables.items():
+        con.register(name, table)
+    try:
+        yield
+    finally:
+        for name in tables:
+            con.unregister(name)
