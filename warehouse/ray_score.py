@@ -59,6 +59,7 @@ from turnscore.ingest.storage import (
 from turnscore.scorers.base import Scorer, Status
 from turnscore.scorers.judge.config import Budget, load_judge_settings
 from turnscore.scorers.judged import SPECS, make_judge_runner
+from turnscore.warehouse import score_queue
 from turnscore.warehouse.db import bulk_writes
 from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.judge_batch import batched
@@ -363,3 +364,4 @@ def _write(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str, *, repl
         scorer, status = item["values"].split("\x1f")
         tally.add(scorer, Status(status), item["counts"])
     write_score_table(con, table, run_id, replacing=replacing)
+    score_queue.after_commit(con, [table])  # as a local run does after each batch

@@ -33,6 +33,13 @@ TS = "TIMESTAMP WITH TIME ZONE"
 SCORE_COLUMNS = columns_of(SCORE_FIELDS, JSON_COLUMNS)
 # (name, type, nullable) per table, in column order: the schema other code relies on.
 EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
+    "score_queue": [("turn_id", "VARCHAR", False), ("reason", "VARCHAR", False),
+                    ("enqueued_at", TS, False)],
+    "score_queue_scope": [("scorer", "VARCHAR", False), ("version", "VARCHAR", False),
+                          ("labels", "BOOLEAN", False), ("sample_bucket", "BIGINT", True)],
+    "score_queue_off": [("scorer", "VARCHAR", False), ("agent", "VARCHAR", True)],
+    "score_queue_state": [("turns_print", "UBIGINT", False), ("scores_print", "UBIGINT", False),
+                          ("labels_print", "UBIGINT", False)],
     "_migrations": [("name", "VARCHAR", False), ("applied_at", TS, False)],
     "_commits": [("run_id", "VARCHAR", False), ("committed_at", TS, False)],
     "turns": [],  # derived from the contract in `_expected`
@@ -113,6 +120,7 @@ EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
     ],
 }
 PRIMARY_KEYS = {
+    "score_queue_scope": ["scorer"],
     "turns": ["turn_id"],
     "labels": ["case_id"],
     "scores": ["turn_id", "scorer"],
