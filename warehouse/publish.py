@@ -33,21 +33,19 @@ reads two small counts, whatever the warehouse's size (`bench/publish_stress.py
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 import os
-import re
 import shutil
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 import duckdb
-import pyarrow.parquet as pq
 
 from turnscore.warehouse.db import (
     commit_stamp,
@@ -58,24 +56,34 @@ from turnscore.warehouse.db import (
     writer_lock,
 )
 from turnscore.warehouse.errors import WarehouseError
+from turnscore.warehouse.publish_delta import VIEW_KEYS, apply_view_delta, reads, sync_tables
+from turnscore.warehouse.publish_export import (
+    MANIFEST_FORMAT,
+    VERSION_PREFIX,
+    Export,
+    PreviousExports,
+    export_views,
+    exported_by_day,
+    new_version,
+    read_previous,
+    write_manifest,
+)
 
 log = logging.getLogger(__name__)
 
 PUBLISHED_DB = "published.duckdb"
 PUBLISHED_DIR = "published"
-_VERSION_PREFIX = ".published-"
+_VERSION_PREFIX = VERSION_PREFIX
 _SNAPSHOT_ALIAS = "_turnscore_snapshot"
 _MATERIALISING = "_turnscore_materialising"
 _CLUSTER_BY = "day"
-# View names become file names; anything else could escape the folder.
-_SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Materialising one view (the templates take quoted identifiers).
 VIEW_COLUMNS = "SELECT column_name FROM (DESCRIBE {view})"
 CREATE_TABLE_FROM_VIEW = "CREATE TABLE {table} AS SELECT * FROM {view}{order}"
 DROP_VIEW = "DROP VIEW {view}"
 RENAME_TABLE = "ALTER TABLE {table} RENAME TO {name}"
-SELECT_ALL = "SELECT * FROM {table}"
+DROP_TABLE = "DROP TABLE {table}"
 
 # The snapshot's own database and the live one (identifiers through quote_ident).
 ATTACH = "ATTACH ? AS {alias}"
@@ -84,6 +92,31 @@ DETACH = "DETACH {alias}"
 USE_DATABASE = "USE {database}"
 COPY_DATABASE = "COPY FROM DATABASE {source} TO {target}"
 CHECKPOINT_DATABASE = "CHECKPOINT {database}"
+
+SELECT_VIEWS = """
+SELECT view_name, sql FROM duckdb_views()
+WHERE NOT internal AND NOT temporary AND database_name = ? AND schema_name = 'main'
+"""
+SELECT_TABLE_NAMES = """
+SELECT table_name FROM duckdb_tables()
+WHERE NOT temporary AND database_name = ? AND schema_name = 'main'
+"""
+SELECT_TABLE_MACROS = """
+SELECT function_name FROM duckdb_functions()
+WHERE function_type = 'table_macro' AND database_name = ? AND schema_name = 'main'
+"""
+# What the views compute by: their statements and every macro's (a changed one makes the
+# previous exports useless, so the next publish is a full one).
+SELECT_DEFINITIONS = """
+SELECT 'view', view_name, sql FROM duckdb_views()
+WHERE NOT internal AND NOT temporary AND database_name = current_database()
+UNION ALL
+SELECT 'macro', function_name, list(macro_definition ORDER BY macro_definition)::VARCHAR
+FROM duckdb_functions()
+WHERE function_type IN ('macro', 'table_macro') AND database_name = current_database()
+GROUP BY function_name
+ORDER BY 1, 2
+"""
 
 SELECT_VIEW_NAMES = """
 SELECT view_name FROM duckdb_views()
@@ -155,7 +188,14 @@ class Published:
     views: tuple[str, ...]
     """The views materialised as tables (and exported, when their name is a file name)."""
     seconds: Mapping[str, float]
-    """Wall time per stage: `copy`, `view <name>` for each view, `parquet`, `checkpoint`."""
+    """Wall time per stage: `copy`, `delta <table>` for each table (incremental),
+    `view <name>` for each view recomputed, `parquet`, `checkpoint`."""
+    incremental: bool = False
+    """Built from the previous snapshot and exports, else from empty."""
+    recomputed: tuple[str, ...] = ()
+    """Views recomputed whole (with nothing published before: every view)."""
+    updated: tuple[str, ...] = ()
+    """Views whose rows were recomputed only for the affected turns or days."""
 
 
 def publish(warehouse_dir: Path, *, con: duckdb.DuckDBPyConnection | None = None) -> Path:
@@ -187,36 +227,67 @@ def publish_snapshot(warehouse_dir: Path, *,
 
 def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
     refresh_views(con)
+    definitions = _definitions(con)
+    previous = read_previous(warehouse_dir / PUBLISHED_DIR, warehouse_dir / PUBLISHED_DB,
+                             definitions)
+    if previous is not None:
+        try:
+            return _build(warehouse_dir, con, definitions, previous)
+        except _NotIncremental as exc:
+            log.info("publishing in full: %s", exc)
+    return _build(warehouse_dir, con, definitions, None)
+
+
+class _NotIncremental(Exception):
+    """The previous snapshot cannot be brought up to date: publish from empty."""
+
+
+def _build(warehouse_dir: Path, con: duckdb.DuckDBPyConnection, definitions: str,
+           previous: PreviousExports | None) -> Published:
+    """One publish: from a copy of the previous snapshot and its exports (`previous`),
+    or, with nothing published before, from empty."""
     seconds: dict[str, float] = {}
     tmp = warehouse_dir / (PUBLISHED_DB + ".tmp")
     _remove(tmp)
-    live = quote_ident(current_database(con))
+    live_name = current_database(con)
+    live = quote_ident(live_name)
     alias = quote_ident(_SNAPSHOT_ALIAS)
+    version: Path | None = None
     try:
+        started = time.perf_counter()
+        if previous is not None:
+            # A byte copy of the snapshot readers have (not of the live file: see below).
+            shutil.copyfile(warehouse_dir / PUBLISHED_DB, tmp)
+            seconds["copy"] = time.perf_counter() - started
         # One ATTACH on the writer's own connection (same settings, so the materialised
         # rows are the live views'), DETACHed before the rename: detaching closes the file.
         con.execute(ATTACH.format(alias=alias), [str(tmp)])
         try:
-            started = time.perf_counter()
-            # Table by table, not a byte copy of the checkpointed live file, though that is
-            # ~10-50x faster: with byte copies, readers opening `published.duckdb` in a loop
-            # through back-to-back publishes met "No more data remaining in MetadataReader"
-            # (`bench/publish_stress.py`: 7 errors in 107k reads over 2,000 publishes).
-            # Why (strace): DuckDB 2.0 opens the file three times to connect (magic bytes;
-            # the headers; then the file it reads, without re-reading the headers), so a
-            # rename between the 2nd and 3rd open would have it follow the old snapshot's
-            # metadata pointer into the new file, where a byte copy has a valid metadata
-            # block of a similar layout. Any swap of the path has that window, fresh
-            # copies included. A byte copy must also run in a child process: closing a
-            # descriptor of the live file in this process releases DuckDB's POSIX locks.
-            # `_commits` too: the snapshot carries the commit stamp of the rows it holds.
-            con.execute(COPY_DATABASE.format(source=live, target=alias))
-            seconds["copy"] = time.perf_counter() - started
+            if previous is None:
+                # Table by table, not a byte copy of the checkpointed live file, though
+                # that is ~10-50x faster: with byte copies, readers opening
+                # `published.duckdb` in a loop through back-to-back publishes met "No more
+                # data remaining in MetadataReader" (`bench/publish_stress.py`: 7 errors in
+                # 107k reads over 2,000 publishes). Why (strace): DuckDB 2.0 opens the file
+                # three times to connect (magic bytes; the headers; then the file it reads,
+                # without re-reading the headers), so a rename between the 2nd and 3rd open
+                # would have it follow the old snapshot's metadata pointer into the new
+                # file. Any swap of the path has that window, fresh copies included. A byte
+                # copy must also run in a child process: closing a descriptor of the live
+                # file in this process releases DuckDB's POSIX locks.
+                # `_commits` too: the snapshot carries the commit stamp of its rows.
+                con.execute(COPY_DATABASE.format(source=live, target=alias))
+                seconds["copy"] = time.perf_counter() - started
+                plan = _ViewPlan.everything(_view_names(con, live_name))
+            else:
+                plan = _sync(con, live_name, previous, seconds)
             con.execute(USE_DATABASE.format(database=alias))
             try:
-                views = materialise_views(con, seconds)
+                _update_views(con, plan, seconds)
+                views = _ordered(set(_view_names(con, _SNAPSHOT_ALIAS, tables=True)) & plan.views)
                 started = time.perf_counter()
-                version = _export_tables(con, warehouse_dir, views)
+                version = new_version(warehouse_dir)
+                files = export_views(con, version, _exports(con, views, plan), previous)
                 seconds["parquet"] = time.perf_counter() - started
             finally:
                 con.execute(USE_DATABASE.format(database=live))
@@ -228,18 +299,141 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
             con.execute(DETACH.format(alias=alias))
         if _has_wal(tmp):
             raise WarehouseError(f"snapshot {tmp} still has a WAL after checkpoint; not published")
+        # The snapshot is final (os.replace keeps its inode and mtime): the manifest names it.
+        write_manifest(version, definitions, tmp, files)
     except BaseException:
         _remove(tmp)
+        if version is not None:
+            shutil.rmtree(version, ignore_errors=True)
         raise
     target = warehouse_dir / PUBLISHED_DB
     # The link first: `snapshot_behind` compares only `published.duckdb`, so a kill
     # between the two steps must leave that file the stale one, and the rerun publishes
-    # both again. The other order left `published/` stale for good.
+    # both again (in full: the new exports' manifest names a snapshot not in place).
     _swap_link(warehouse_dir, version)
     os.replace(tmp, target)
     log.info("published %s (%s)", target,
              ", ".join(f"{stage} {s:.1f} s" for stage, s in seconds.items()))
-    return Published(target, tuple(views), seconds)
+    return Published(target, tuple(views), seconds, incremental=previous is not None,
+                     recomputed=tuple(v for v in views if v in plan.whole),
+                     updated=tuple(v for v in views if v in plan.delta))
+
+
+@dataclass(frozen=True, slots=True)
+class _ViewPlan:
+    views: frozenset[str]
+    """Every view of the live warehouse."""
+    whole: frozenset[str]
+    """Recomputed whole."""
+    delta: frozenset[str]
+    """Recomputed for the affected keys (`publish_delta.VIEW_KEYS`)."""
+    sql: Mapping[str, str]
+    """The live CREATE VIEW of each view."""
+
+    @classmethod
+    def everything(cls, views: Mapping[str, str]) -> _ViewPlan:
+        names = frozenset(views)
+        return cls(names, names, frozenset(), views)
+
+
+def _sync(con: duckdb.DuckDBPyConnection, live: str, previous: PreviousExports,
+          seconds: dict[str, float]) -> _ViewPlan:
+    """Bring the attached copy's tables to the live ones; which views to recompute."""
+    live_stamp = commit_stamp(con)
+    try:
+        snap_stamp = commit_stamp(con, _SNAPSHOT_ALIAS)
+    except duckdb.CatalogException as exc:
+        raise _NotIncremental(f"the snapshot has no commit stamp ({exc})") from exc
+    if snap_stamp[1] != live_stamp[1]:
+        raise _NotIncremental(f"the snapshot is at migration {snap_stamp[1]}, "
+                              f"the warehouse at {live_stamp[1]}")
+    views = _view_names(con, live)
+    try:
+        deltas = sync_tables(con, live, _SNAPSHOT_ALIAS, views, seconds)
+    except WarehouseError as exc:
+        raise _NotIncremental(str(exc)) from exc
+    tables = {t for (t,) in con.execute(SELECT_TABLE_NAMES, [live]).fetchall()}
+    macros = {m for (m,) in con.execute(SELECT_TABLE_MACROS, [live]).fetchall()}
+    changed = {d.table for d in deltas}
+    whole: set[str] = set()
+    delta: set[str] = set()
+    # Until nothing more changes: a view reading a changed view changes too.
+    grew = True
+    while grew:
+        grew = False
+        for name, sql in views.items():
+            if name in changed or not reads(sql, set(views) | tables, macros, tables) & changed:
+                continue
+            (delta if name in VIEW_KEYS else whole).add(name)
+            changed.add(name)
+            grew = True
+    log.info("publishing incrementally: %s", ", ".join(
+        f"{d.table} +{d.upserted}/-{d.deleted}" for d in deltas) or "no table changed")
+    return _ViewPlan(frozenset(views), frozenset(whole), frozenset(delta), views)
+
+
+def _update_views(con: duckdb.DuckDBPyConnection, plan: _ViewPlan,
+                  seconds: dict[str, float]) -> None:
+    """In the snapshot: recompute the delta views' affected rows, then (re)create the
+    views to recompute whole and materialise them."""
+    shipped = {v.name: v for v in shipped_views()}
+    for name in _ordered(plan.delta):
+        started = time.perf_counter()
+        view = shipped[name]
+        apply_view_delta(con, name, _select_of(view), VIEW_KEYS[name],
+                         getattr(view, "order", None))
+        seconds[f"view {name}"] = time.perf_counter() - started
+    existing = _view_names(con, _SNAPSHOT_ALIAS, tables=True)
+    for name in _ordered(plan.whole):
+        if name in existing and name not in _view_names(con, _SNAPSHOT_ALIAS):
+            con.execute(DROP_TABLE.format(table=quote_ident(name)))
+        if name not in _view_names(con, _SNAPSHOT_ALIAS):
+            con.execute(plan.sql[name])
+    materialise_views(con, seconds)
+
+
+def _select_of(view: ViewDef) -> str:
+    select = getattr(view, "select_sql", None)
+    return str(select()) if callable(select) else view.sql.strip().rstrip(";")
+
+
+def _ordered(names: set[str] | frozenset[str]) -> list[str]:
+    """Shipped views in `load_views` order (a view after those it reads), then by name."""
+    rank = {v.name: i for i, v in enumerate(shipped_views())}
+    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def _view_names(con: duckdb.DuckDBPyConnection, database: str, *, tables: bool = False
+                ) -> dict[str, str]:
+    """The views of `database` with their CREATE statements; with `tables`, also every
+    table (a snapshot's materialised views are tables), each with an empty statement."""
+    found = {n: s for n, s in con.execute(SELECT_VIEWS, [database]).fetchall()}
+    if tables:
+        found.update({t: "" for (t,) in con.execute(SELECT_TABLE_NAMES, [database])
+                      .fetchall()})
+    return found
+
+
+def _exports(con: duckdb.DuckDBPyConnection, views: Sequence[str], plan: _ViewPlan
+             ) -> list[Export]:
+    declared = {v.name: getattr(v, "order", None) for v in shipped_views()}
+    exports = []
+    for name in views:
+        columns = {c for (c,) in con.execute(VIEW_COLUMNS.format(view=quote_ident(name)))
+                   .fetchall()}
+        by_day = exported_by_day(columns, declared.get(name))
+        write = ("all" if name in plan.whole else
+                 "days" if name in plan.delta and by_day else
+                 "all" if name in plan.delta else "none")
+        exports.append(Export(name, by_day, write))
+    return exports
+
+
+def _definitions(con: duckdb.DuckDBPyConnection) -> str:
+    """A fingerprint of what the exports are computed by: the views, the macros, and how
+    files are laid out."""
+    rows = con.execute(SELECT_DEFINITIONS).fetchall()
+    return hashlib.sha256(repr((MANIFEST_FORMAT, rows)).encode()).hexdigest()
 
 
 def snapshot_behind(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> bool:
@@ -340,23 +534,6 @@ def _stored_order(declared: str | None, columns: set[str]) -> str:
     if declared:
         return f" ORDER BY {declared}"
     return f" ORDER BY {quote_ident(_CLUSTER_BY)}" if _CLUSTER_BY in columns else ""
-
-
-def _export_tables(con: duckdb.DuckDBPyConnection, warehouse_dir: Path,
-                   names: Sequence[str]) -> Path:
-    """Each materialised view to `<name>.parquet` in a new version folder."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    version = warehouse_dir / f"{_VERSION_PREFIX}{stamp}-{uuid.uuid4().hex[:6]}"
-    version.mkdir()
-    for name in names:
-        if not _SAFE_NAME.match(name):
-            log.warning("view %r not exported: its name is not a safe file name", name)
-            continue
-        reader = con.sql(SELECT_ALL.format(table=quote_ident(name))).to_arrow_reader()
-        with pq.ParquetWriter(version / f"{name}.parquet", reader.schema) as writer:
-            for batch in reader:
-                writer.write_batch(batch)
-    return version
 
 
 def _swap_link(warehouse_dir: Path, version: Path) -> Path:
