@@ -329,6 +329,8 @@ class _ViewPlan:
     """Recomputed for the affected keys (`publish_delta.VIEW_KEYS`)."""
     sql: Mapping[str, str]
     """The live CREATE VIEW of each view."""
+    tables: frozenset[str] = frozenset()
+    """The base tables that changed."""
 
     @classmethod
     def everything(cls, views: Mapping[str, str]) -> _ViewPlan:
@@ -369,7 +371,8 @@ def _sync(con: duckdb.DuckDBPyConnection, live: str, previous: PreviousExports,
             grew = True
     log.info("publishing incrementally: %s", ", ".join(
         f"{d.table} +{d.upserted}/-{d.deleted}" for d in deltas) or "no table changed")
-    return _ViewPlan(frozenset(views), frozenset(whole), frozenset(delta), views)
+    return _ViewPlan(frozenset(views), frozenset(whole), frozenset(delta), views,
+                     frozenset(d.table for d in deltas))
 
 
 def _update_views(con: duckdb.DuckDBPyConnection, plan: _ViewPlan,
@@ -422,8 +425,10 @@ def _exports(con: duckdb.DuckDBPyConnection, views: Sequence[str], plan: _ViewPl
         columns = {c for (c,) in con.execute(VIEW_COLUMNS.format(view=quote_ident(name)))
                    .fetchall()}
         by_day = exported_by_day(columns, declared.get(name))
+        # Files split by the day of their turn move with the turns, changed rows or not.
+        moved = by_day == "turn" and "turns" in plan.tables
         write = ("all" if name in plan.whole else
-                 "days" if name in plan.delta and by_day else
+                 "days" if (name in plan.delta or moved) and by_day else
                  "all" if name in plan.delta else "none")
         exports.append(Export(name, by_day, write))
     return exports

@@ -55,8 +55,14 @@ EMPTY = "empty"
 _SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 SELECT_ALL = "SELECT * FROM {table}"
-SELECT_DAYS = "SELECT * FROM {table}{where} ORDER BY {day}"
-WHERE_AFFECTED_DAYS = " WHERE {day} IN (SELECT day FROM temp.main._affected_days)"
+# The rows with their day (`_export_day`): the view's own `day`, or its turn's.
+DAY_OWN = "SELECT *, day AS _export_day FROM {table}"
+DAY_OF_TURN = """
+SELECT v.*, CAST(timezone('UTC', t.started_at) AS DATE) AS _export_day
+FROM {table} AS v LEFT JOIN turns AS t ON t.turn_id = v.turn_id
+"""
+SELECT_DAYS = "SELECT * FROM ({rows}){where} ORDER BY _export_day"
+WHERE_AFFECTED_DAYS = " WHERE _export_day IN (SELECT day FROM temp.main._affected_days)"
 SELECT_AFFECTED_DAYS = "SELECT day FROM temp.main._affected_days"
 
 
@@ -65,8 +71,9 @@ class Export:
     """What to do with one view's files."""
 
     name: str
-    by_day: bool
-    """Exported one file per day (`<view>/<day>.parquet`), else as `<view>.parquet`."""
+    by_day: str | None
+    """Exported one file per day (`<view>.parquet/<day>.parquet`) of the view's own day
+    ('day') or of the day its turn started ('turn'), else (None) as `<view>.parquet`."""
     write: str
     """'all': write every file; 'days': write the affected days' files and link the
     others; 'none': link every file of the previous version."""
@@ -84,8 +91,13 @@ class PreviousExports:
         return [str(f) for f in files] if isinstance(files, list) else None
 
 
-def exported_by_day(columns: set[str], declared_order: str | None) -> bool:
-    return DAY in columns and not declared_order
+def exported_by_day(columns: set[str], declared_order: str | None) -> str | None:
+    """How a view's rows are split into files: a view in a declared order is a small
+    rollup, one file; else a view with a day column by that day, and a per-turn view
+    without one (`turn_scores`) by the day of its turn."""
+    if declared_order:
+        return None
+    return "day" if DAY in columns else "turn" if "turn_id" in columns else None
 
 
 def new_version(warehouse_dir: Path) -> Path:
@@ -111,14 +123,14 @@ def export_views(con: duckdb.DuckDBPyConnection, version: Path, exports: Sequenc
         elif not export.by_day:
             done[export.name] = [_write_file(con, export.name, version)]
         elif write == "all":
-            done[export.name] = _write_days(con, export.name, version, affected_only=False)
+            done[export.name] = _write_days(con, export, version, affected_only=False)
         else:
             assert previous is not None and old is not None
             affected = {_day_file(export.name, d)
                         for (d,) in con.execute(SELECT_AFFECTED_DAYS).fetchall()}
             affected.add(_empty_file(export.name))
             kept = _link(previous.folder, version, [f for f in old if f not in affected])
-            done[export.name] = sorted(kept + _write_days(con, export.name, version,
+            done[export.name] = sorted(kept + _write_days(con, export, version,
                                                           affected_only=True))
         if export.by_day and not done[export.name]:
             # A folder with no file is no table to its readers: one file of no rows.
@@ -192,15 +204,16 @@ def _write_empty(con: duckdb.DuckDBPyConnection, name: str, version: Path) -> st
     return rel
 
 
-def _write_days(con: duckdb.DuckDBPyConnection, name: str, version: Path, *,
+def _write_days(con: duckdb.DuckDBPyConnection, export: Export, version: Path, *,
                 affected_only: bool) -> list[str]:
     """One file per day of the view's rows (of the affected days only, when asked); the
     query is sorted by day, so each day's rows come together and one writer is open at a
     time."""
-    day = quote_ident(DAY)
-    where = WHERE_AFFECTED_DAYS.format(day=day) if affected_only else ""
-    reader = con.sql(SELECT_DAYS.format(table=quote_ident(name), where=where, day=day)
-                     ).to_arrow_reader()
+    name = export.name
+    rows = (DAY_OWN if export.by_day == "day" else DAY_OF_TURN).format(table=quote_ident(name))
+    where = WHERE_AFFECTED_DAYS if affected_only else ""
+    reader = con.sql(SELECT_DAYS.format(rows=rows, where=where)).to_arrow_reader()
+    schema = reader.schema.remove(reader.schema.get_field_index("_export_day"))
     (version / f"{name}.parquet").mkdir(exist_ok=True)
     written: list[str] = []
     writer: pq.ParquetWriter | None = None
@@ -213,9 +226,9 @@ def _write_days(con: duckdb.DuckDBPyConnection, name: str, version: Path, *,
                         writer.close()
                     current = value
                     written.append(_day_file(name, value))
-                    writer = pq.ParquetWriter(version / written[-1], reader.schema)
+                    writer = pq.ParquetWriter(version / written[-1], schema)
                 assert writer is not None
-                writer.write_batch(part)
+                writer.write_batch(part.drop_columns(["_export_day"]))
     finally:
         if writer is not None:
             writer.close()
@@ -226,7 +239,7 @@ def _split_by_day(batch: pa.RecordBatch) -> list[tuple[date | None, pa.RecordBat
     """The batch's runs of one day, in order (the batch is sorted by day, NULLs last)."""
     if batch.num_rows == 0:
         return []
-    column = batch.column(DAY)
+    column = batch.column("_export_day")
     parts = []
     for value in pc.unique(column).to_pylist():
         mask = pc.is_null(column) if value is None else pc.equal(column, pa.scalar(
