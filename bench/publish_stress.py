@@ -238,6 +238,8 @@ def night(args: argparse.Namespace) -> int:
         results[name] = total
         stages = _stages(published.seconds)
         print(f"{name}: {total:.2f} s  " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items()))
+        top = sorted(published.seconds.items(), key=lambda kv: -kv[1])[:10]
+        print("  slowest steps: " + ", ".join(f"{k} {v:.2f}" for k, v in top))
         if published.incremental:
             print(f"  views updated for the night's keys: {', '.join(published.updated)}")
             print("  views recomputed whole: " + ", ".join(

@@ -33,7 +33,6 @@ reads two small counts, whatever the warehouse's size (`bench/publish_stress.py
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import logging
 import os
@@ -56,18 +55,25 @@ from turnscore.warehouse.db import (
     writer_lock,
 )
 from turnscore.warehouse.errors import WarehouseError
-from turnscore.warehouse.publish_delta import VIEW_KEYS, apply_view_delta, reads, sync_tables
+from turnscore.warehouse.publish_delta import VIEW_KEYS, apply_view_delta
 from turnscore.warehouse.publish_export import (
-    MANIFEST_FORMAT,
     VERSION_PREFIX,
-    Export,
     PreviousExports,
     export_views,
-    exported_by_day,
     new_version,
     read_previous,
     write_manifest,
 )
+from turnscore.warehouse.publish_plan import (
+    VIEW_COLUMNS,
+    NotIncremental,
+    ViewPlan,
+    ordered,
+    plan_sync,
+    view_names,
+)
+from turnscore.warehouse.publish_plan import definitions as plan_definitions
+from turnscore.warehouse.publish_plan import exports as plan_exports
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +85,6 @@ _MATERIALISING = "_turnscore_materialising"
 _CLUSTER_BY = "day"
 
 # Materialising one view (the templates take quoted identifiers).
-VIEW_COLUMNS = "SELECT column_name FROM (DESCRIBE {view})"
 CREATE_TABLE_FROM_VIEW = "CREATE TABLE {table} AS SELECT * FROM {view}{order}"
 DROP_VIEW = "DROP VIEW {view}"
 RENAME_TABLE = "ALTER TABLE {table} RENAME TO {name}"
@@ -92,31 +97,6 @@ DETACH = "DETACH {alias}"
 USE_DATABASE = "USE {database}"
 COPY_DATABASE = "COPY FROM DATABASE {source} TO {target}"
 CHECKPOINT_DATABASE = "CHECKPOINT {database}"
-
-SELECT_VIEWS = """
-SELECT view_name, sql FROM duckdb_views()
-WHERE NOT internal AND NOT temporary AND database_name = ? AND schema_name = 'main'
-"""
-SELECT_TABLE_NAMES = """
-SELECT table_name FROM duckdb_tables()
-WHERE NOT temporary AND database_name = ? AND schema_name = 'main'
-"""
-SELECT_TABLE_MACROS = """
-SELECT function_name FROM duckdb_functions()
-WHERE function_type = 'table_macro' AND database_name = ? AND schema_name = 'main'
-"""
-# What the views compute by: their statements and every macro's (a changed one makes the
-# previous exports useless, so the next publish is a full one).
-SELECT_DEFINITIONS = """
-SELECT 'view', view_name, sql FROM duckdb_views()
-WHERE NOT internal AND NOT temporary AND database_name = current_database()
-UNION ALL
-SELECT 'macro', function_name, list(macro_definition ORDER BY macro_definition)::VARCHAR
-FROM duckdb_functions()
-WHERE function_type IN ('macro', 'table_macro') AND database_name = current_database()
-GROUP BY function_name
-ORDER BY 1, 2
-"""
 
 SELECT_VIEW_NAMES = """
 SELECT view_name FROM duckdb_views()
@@ -227,19 +207,15 @@ def publish_snapshot(warehouse_dir: Path, *,
 
 def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
     refresh_views(con)
-    definitions = _definitions(con)
+    definitions = plan_definitions(con)
     previous = read_previous(warehouse_dir / PUBLISHED_DIR, warehouse_dir / PUBLISHED_DB,
                              definitions)
     if previous is not None:
         try:
             return _build(warehouse_dir, con, definitions, previous)
-        except _NotIncremental as exc:
+        except NotIncremental as exc:
             log.info("publishing in full: %s", exc)
     return _build(warehouse_dir, con, definitions, None)
-
-
-class _NotIncremental(Exception):
-    """The previous snapshot cannot be brought up to date: publish from empty."""
 
 
 def _build(warehouse_dir: Path, con: duckdb.DuckDBPyConnection, definitions: str,
@@ -278,16 +254,17 @@ def _build(warehouse_dir: Path, con: duckdb.DuckDBPyConnection, definitions: str
                 # `_commits` too: the snapshot carries the commit stamp of its rows.
                 con.execute(COPY_DATABASE.format(source=live, target=alias))
                 seconds["copy"] = time.perf_counter() - started
-                plan = _ViewPlan.everything(_view_names(con, live_name))
+                plan = ViewPlan.everything(view_names(con, live_name))
             else:
-                plan = _sync(con, live_name, previous, seconds)
+                plan = plan_sync(con, live_name, _SNAPSHOT_ALIAS, seconds)
             con.execute(USE_DATABASE.format(database=alias))
             try:
                 _update_views(con, plan, seconds)
-                views = _ordered(set(_view_names(con, _SNAPSHOT_ALIAS, tables=True)) & plan.views)
+                views = _in_order(set(view_names(con, _SNAPSHOT_ALIAS, tables=True)) & plan.views)
                 started = time.perf_counter()
                 version = new_version(warehouse_dir)
-                files = export_views(con, version, _exports(con, views, plan), previous)
+                files = export_views(con, version, plan_exports(con, views, plan, shipped_views()),
+                                     previous)
                 seconds["parquet"] = time.perf_counter() - started
             finally:
                 con.execute(USE_DATABASE.format(database=live))
@@ -319,126 +296,33 @@ def _build(warehouse_dir: Path, con: duckdb.DuckDBPyConnection, definitions: str
                      updated=tuple(v for v in views if v in plan.delta))
 
 
-@dataclass(frozen=True, slots=True)
-class _ViewPlan:
-    views: frozenset[str]
-    """Every view of the live warehouse."""
-    whole: frozenset[str]
-    """Recomputed whole."""
-    delta: frozenset[str]
-    """Recomputed for the affected keys (`publish_delta.VIEW_KEYS`)."""
-    sql: Mapping[str, str]
-    """The live CREATE VIEW of each view."""
-    tables: frozenset[str] = frozenset()
-    """The base tables that changed."""
-
-    @classmethod
-    def everything(cls, views: Mapping[str, str]) -> _ViewPlan:
-        names = frozenset(views)
-        return cls(names, names, frozenset(), views)
-
-
-def _sync(con: duckdb.DuckDBPyConnection, live: str, previous: PreviousExports,
-          seconds: dict[str, float]) -> _ViewPlan:
-    """Bring the attached copy's tables to the live ones; which views to recompute."""
-    live_stamp = commit_stamp(con)
-    try:
-        snap_stamp = commit_stamp(con, _SNAPSHOT_ALIAS)
-    except duckdb.CatalogException as exc:
-        raise _NotIncremental(f"the snapshot has no commit stamp ({exc})") from exc
-    if snap_stamp[1] != live_stamp[1]:
-        raise _NotIncremental(f"the snapshot is at migration {snap_stamp[1]}, "
-                              f"the warehouse at {live_stamp[1]}")
-    views = _view_names(con, live)
-    try:
-        deltas = sync_tables(con, live, _SNAPSHOT_ALIAS, views, seconds)
-    except WarehouseError as exc:
-        raise _NotIncremental(str(exc)) from exc
-    tables = {t for (t,) in con.execute(SELECT_TABLE_NAMES, [live]).fetchall()}
-    macros = {m for (m,) in con.execute(SELECT_TABLE_MACROS, [live]).fetchall()}
-    changed = {d.table for d in deltas}
-    whole: set[str] = set()
-    delta: set[str] = set()
-    # Until nothing more changes: a view reading a changed view changes too.
-    grew = True
-    while grew:
-        grew = False
-        for name, sql in views.items():
-            if name in changed or not reads(sql, set(views) | tables, macros, tables) & changed:
-                continue
-            (delta if name in VIEW_KEYS else whole).add(name)
-            changed.add(name)
-            grew = True
-    log.info("publishing incrementally: %s", ", ".join(
-        f"{d.table} +{d.upserted}/-{d.deleted}" for d in deltas) or "no table changed")
-    return _ViewPlan(frozenset(views), frozenset(whole), frozenset(delta), views,
-                     frozenset(d.table for d in deltas))
-
-
-def _update_views(con: duckdb.DuckDBPyConnection, plan: _ViewPlan,
+def _update_views(con: duckdb.DuckDBPyConnection, plan: ViewPlan,
                   seconds: dict[str, float]) -> None:
     """In the snapshot: recompute the delta views' affected rows, then (re)create the
     views to recompute whole and materialise them."""
     shipped = {v.name: v for v in shipped_views()}
-    for name in _ordered(plan.delta):
+    for name in _in_order(plan.delta):
         started = time.perf_counter()
         view = shipped[name]
         apply_view_delta(con, name, _select_of(view), VIEW_KEYS[name],
                          getattr(view, "order", None))
         seconds[f"view {name}"] = time.perf_counter() - started
-    existing = _view_names(con, _SNAPSHOT_ALIAS, tables=True)
-    for name in _ordered(plan.whole):
-        if name in existing and name not in _view_names(con, _SNAPSHOT_ALIAS):
+    existing = view_names(con, _SNAPSHOT_ALIAS, tables=True)
+    for name in _in_order(plan.whole):
+        if name in existing and name not in view_names(con, _SNAPSHOT_ALIAS):
             con.execute(DROP_TABLE.format(table=quote_ident(name)))
-        if name not in _view_names(con, _SNAPSHOT_ALIAS):
+        if name not in view_names(con, _SNAPSHOT_ALIAS):
             con.execute(plan.sql[name])
     materialise_views(con, seconds)
+
+
+def _in_order(names: set[str] | frozenset[str]) -> list[str]:
+    return ordered(names, shipped_views())
 
 
 def _select_of(view: ViewDef) -> str:
     select = getattr(view, "select_sql", None)
     return str(select()) if callable(select) else view.sql.strip().rstrip(";")
-
-
-def _ordered(names: set[str] | frozenset[str]) -> list[str]:
-    """Shipped views in `load_views` order (a view after those it reads), then by name."""
-    rank = {v.name: i for i, v in enumerate(shipped_views())}
-    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
-
-
-def _view_names(con: duckdb.DuckDBPyConnection, database: str, *, tables: bool = False
-                ) -> dict[str, str]:
-    """The views of `database` with their CREATE statements; with `tables`, also every
-    table (a snapshot's materialised views are tables), each with an empty statement."""
-    found = {n: s for n, s in con.execute(SELECT_VIEWS, [database]).fetchall()}
-    if tables:
-        found.update({t: "" for (t,) in con.execute(SELECT_TABLE_NAMES, [database])
-                      .fetchall()})
-    return found
-
-
-def _exports(con: duckdb.DuckDBPyConnection, views: Sequence[str], plan: _ViewPlan
-             ) -> list[Export]:
-    declared = {v.name: getattr(v, "order", None) for v in shipped_views()}
-    exports = []
-    for name in views:
-        columns = {c for (c,) in con.execute(VIEW_COLUMNS.format(view=quote_ident(name)))
-                   .fetchall()}
-        by_day = exported_by_day(columns, declared.get(name))
-        # Files split by the day of their turn move with the turns, changed rows or not.
-        moved = by_day == "turn" and "turns" in plan.tables
-        write = ("all" if name in plan.whole else
-                 "days" if (name in plan.delta or moved) and by_day else
-                 "all" if name in plan.delta else "none")
-        exports.append(Export(name, by_day, write))
-    return exports
-
-
-def _definitions(con: duckdb.DuckDBPyConnection) -> str:
-    """A fingerprint of what the exports are computed by: the views, the macros, and how
-    files are laid out."""
-    rows = con.execute(SELECT_DEFINITIONS).fetchall()
-    return hashlib.sha256(repr((MANIFEST_FORMAT, rows)).encode()).hexdigest()
 
 
 def snapshot_behind(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> bool:
