@@ -1,7 +1,7 @@
 """Publish stress: readers opening `published.duckdb` in a loop through back-to-back publishes.
 
     python bench/publish_stress.py [--publishes 2000] [--readers 2] [--turns 300]
-                                   [--batch 5] [--out bench/out]
+                                   [--batch 5] [--out bench/out] [--full]
     python bench/publish_stress.py --no-op-runs 20 [--no-op-turns 200000] [--extra-tables 20]
     python bench/publish_stress.py --night 10000 [--night-base 200000]
 
@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
             synthetic.insert(con, args.batch)
             con.execute(SCORE_NEW_TURNS)
             started = time.perf_counter()
-            publish_snapshot(wh, con=con)
+            publish_snapshot(wh, con=con, full=args.full)
             seconds.append(time.perf_counter() - started)
             if (i + 1) % 250 == 0:
                 print(f"  {i + 1:,} publishes, median {statistics.median(seconds):.3f} s")
@@ -358,6 +358,9 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
                    help="turns in the --no-op-runs warehouse")
     p.add_argument("--extra-tables", type=int, default=20,
                    help="extra tables of --no-op-turns rows in the --no-op-runs warehouse")
+    p.add_argument("--full", action="store_true",
+                   help="stress: publish in full every time (the baseline: from empty, "
+                        "not from a copy of the previous snapshot)")
     p.add_argument("--night", type=int, default=0,
                    help="instead: time a night of this many new turns, published in full "
                         "and incrementally")

@@ -187,29 +187,32 @@ def publish(warehouse_dir: Path, *, con: duckdb.DuckDBPyConnection | None = None
     return publish_snapshot(warehouse_dir, con=con).path
 
 
-def publish_snapshot(warehouse_dir: Path, *,
-                     con: duckdb.DuckDBPyConnection | None = None) -> Published:
-    """`publish`, also saying what was materialised and how long each stage took."""
+def publish_snapshot(warehouse_dir: Path, *, con: duckdb.DuckDBPyConnection | None = None,
+                     full: bool = False) -> Published:
+    """`publish`, also saying what was materialised and how long each stage took. With
+    `full`, from empty even when the previous snapshot could be brought up to date (the
+    baseline of `bench/publish_stress.py`)."""
     if con is None:
         with writer_lock(warehouse_dir):
             own = open_warehouse(warehouse_dir)
             try:
-                return publish_snapshot(warehouse_dir, con=own)
+                return publish_snapshot(warehouse_dir, con=own, full=full)
             finally:
                 own.close()
     try:
-        return _publish(warehouse_dir, con)
+        return _publish(warehouse_dir, con, full=full)
     except (OSError, duckdb.Error) as exc:
         # A full disk or a failing copy: the caller's committed work stands, only the
         # snapshot is stale, so this is a publishing failure, not a crash.
         raise WarehouseError(f"publishing {warehouse_dir} failed: {exc}") from exc
 
 
-def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
+def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection, *, full: bool
+             ) -> Published:
     refresh_views(con)
     definitions = plan_definitions(con)
-    previous = read_previous(warehouse_dir / PUBLISHED_DIR, warehouse_dir / PUBLISHED_DB,
-                             definitions)
+    previous = None if full else read_previous(
+        warehouse_dir / PUBLISHED_DIR, warehouse_dir / PUBLISHED_DB, definitions)
     if previous is not None:
         try:
             return _build(warehouse_dir, con, definitions, previous)
@@ -304,7 +307,7 @@ def _update_views(con: duckdb.DuckDBPyConnection, plan: ViewPlan,
     for name in _in_order(plan.delta):
         started = time.perf_counter()
         view = shipped[name]
-        apply_view_delta(con, name, _select_of(view), VIEW_KEYS[name],
+        apply_view_delta(con, _SNAPSHOT_ALIAS, name, _select_of(view), VIEW_KEYS[name],
                          getattr(view, "order", None))
         seconds[f"view {name}"] = time.perf_counter() - started
     existing = view_names(con, _SNAPSHOT_ALIAS, tables=True)

@@ -51,25 +51,28 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Keyed:
     """A table diffed by key: `stamps` are SQL expressions over its columns that change
-    whenever a writer replaces a row."""
+    whenever a writer replaces a row; `group` (a NOT NULL column, most often the writing
+    run's id), when given, narrows the diff to the groups whose rows changed."""
 
     key: tuple[str, ...]
     stamps: tuple[str, ...]
+    group: str | None = None
 
 
 KEYED: Mapping[str, Keyed] = {
     # A re-ingest that changes a turn writes its own ingest_id (or a dead run's, for
     # recovered part files: never one the snapshot holds for that turn). started_at too,
     # what the day-keyed views go by, for writers that keep the ingest_id (test loaders).
-    "turns": Keyed(("turn_id",), ("ingest_id", "content_hash", "started_at")),
-    "scores": Keyed(("turn_id", "scorer"), ("run_id", "scored_at", "content_hash")),
-    "labels": Keyed(("case_id",), ("run_id", "loaded_at")),
+    "turns": Keyed(("turn_id",), ("ingest_id", "content_hash", "started_at"), "ingest_id"),
+    "scores": Keyed(("turn_id", "scorer"), ("run_id", "scored_at", "content_hash"), "run_id"),
+    "labels": Keyed(("case_id",), ("run_id", "loaded_at"), "run_id"),
+    # No run stamp: diffed whole (three narrow columns).
     "request_norms": Keyed(("turn_id",), ("content_hash", "norm_md5")),
-    "ingested_files": Keyed(("file_key",), ("run_id", "ingested_at")),
-    "judge_cache": Keyed(("cache_key",), ("created_at",)),
+    "ingested_files": Keyed(("file_key",), ("run_id", "ingested_at"), "run_id"),
+    "judge_cache": Keyed(("cache_key",), ("created_at",), "CAST(created_at AS DATE)"),
     # reply, error and used_run_id are each set once, from NULL.
     "judge_batch_items": Keyed(("batch_key", "custom_id"),
-                               ("used_run_id", "reply IS NULL", "error IS NULL")),
+                               ("used_run_id", "reply IS NULL", "error IS NULL"), "batch_key"),
 }
 APPEND_ONLY = frozenset({"scores_history", "ingest_errors", "_commits"})
 
@@ -77,25 +80,40 @@ APPEND_ONLY = frozenset({"scores_history", "ingest_errors", "_commits"})
 @dataclass(frozen=True, slots=True)
 class ViewKey:
     """How a view's rows are recomputed for what changed: rows whose `column` is in the
-    affected set `affected` (one of the `_affected_*` temp tables)."""
+    affected set `affected` (one of the `_affected_*` temp tables), computed with the
+    view's SQL over the tables it reads cut down to the rows those keys need
+    (`restrict`: table -> condition), so the recomputation reads what changed, not the
+    whole warehouse (a filter over the view's result is not pushed below its GROUP BY)."""
 
     column: str
     affected: str
+    restrict: Mapping[str, str]
 
 
 AFFECTED_TURNS = "_affected_turns"
 AFFECTED_DAYS = "_affected_days"
 AFFECTED_SCORE_DAYS = "_affected_score_days"
+UTC_DAY = "CAST(timezone('UTC', {column}) AS DATE)"
+
+_OF_TURNS = "turn_id IN (SELECT turn_id FROM temp.main._affected_turns)"
+_STARTED_ON = (UTC_DAY.format(column="started_at")
+               + " IN (SELECT day FROM temp.main._affected_days)")
+_SCORED_ON = (UTC_DAY.format(column="scored_at")
+              + " IN (SELECT day FROM temp.main._affected_score_days)")
+PER_TURN = ViewKey("turn_id", AFFECTED_TURNS,
+                   {"turns": _OF_TURNS, "scores": _OF_TURNS, "turn_scores": _OF_TURNS})
 
 VIEW_KEYS: Mapping[str, ViewKey] = {
-    "turn_scores": ViewKey("turn_id", AFFECTED_TURNS),
-    "turns_scored": ViewKey("turn_id", AFFECTED_TURNS),
-    "tool_calls": ViewKey("turn_id", AFFECTED_TURNS),
-    # Per UTC day of the turns' start: a day's rows read only that day's turns and scores.
-    "daily_trends": ViewKey("day", AFFECTED_DAYS),
-    "grounding_and_correctness": ViewKey("day", AFFECTED_DAYS),
+    "turn_scores": PER_TURN,
+    "turns_scored": PER_TURN,
+    "tool_calls": PER_TURN,
+    # Per UTC day of the turns' start: a day's rows read only that day's turns (and
+    # their scores, through the join).
+    "daily_trends": ViewKey("day", AFFECTED_DAYS, {"turns": _STARTED_ON}),
+    "grounding_and_correctness": ViewKey("day", AFFECTED_DAYS, {"turns": _STARTED_ON}),
     # Per UTC day of scored_at, over scores and scores_history.
-    "judge_cost": ViewKey("day", AFFECTED_SCORE_DAYS),
+    "judge_cost": ViewKey("day", AFFECTED_SCORE_DAYS,
+                          {"scores": _SCORED_ON, "scores_history": _SCORED_ON}),
 }
 
 TABLE_COLUMNS = """
@@ -111,7 +129,6 @@ CREATE OR REPLACE TEMP TABLE _affected_turns (turn_id VARCHAR);
 CREATE OR REPLACE TEMP TABLE _affected_days (day DATE);
 CREATE OR REPLACE TEMP TABLE _affected_score_days (day DATE);
 """
-UTC_DAY = "CAST(timezone('UTC', {column}) AS DATE)"
 COUNT_ROWS = "SELECT count(*), coalesce(max(rowid) + 1, 0) FROM {table}"
 
 
@@ -157,12 +174,28 @@ def _sync_keyed(con: duckdb.DuckDBPyConnection, table: str, spec: Keyed,
     key = ", ".join(quote_ident(k) for k in spec.key)
     stamps = ", ".join(spec.stamps)
     on = " AND ".join(f"t.{quote_ident(k)} = d.{quote_ident(k)}" for k in spec.key)
+    live_rows, snap_rows = f"SELECT {key}, {stamps} FROM {lq}", f"SELECT {key}, {stamps} FROM {sq}"
+    if spec.group is not None:
+        # The groups whose rows differ, by count and an order-free checksum of keys and
+        # stamps: one aggregation per side instead of a join of every row. A row that is
+        # new, replaced or deleted changes the checksum of the group it left or joined;
+        # a key that moved groups is in both groups' candidates.
+        sig = f"{spec.group} AS g, count(*), bit_xor(hash({key}, {stamps}))"
+        con.execute(f"""
+            CREATE OR REPLACE TEMP TABLE _delta_groups AS
+            SELECT g FROM (SELECT {sig} FROM {lq} GROUP BY g EXCEPT
+                           SELECT {sig} FROM {sq} GROUP BY g)
+            UNION SELECT g FROM (SELECT {sig} FROM {sq} GROUP BY g EXCEPT
+                                 SELECT {sig} FROM {lq} GROUP BY g)
+        """)
+        changed = f" WHERE {spec.group} IN (SELECT g FROM temp.main._delta_groups)"
+        live_rows, snap_rows = live_rows + changed, snap_rows + changed
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _delta_keys AS
-        SELECT {key}, true AS upsert FROM (SELECT {key}, {stamps} FROM {lq}
-                                           EXCEPT SELECT {key}, {stamps} FROM {sq})
+        WITH l AS ({live_rows}), s AS ({snap_rows})
+        SELECT {key}, true AS upsert FROM (FROM l EXCEPT FROM s)
         UNION ALL
-        SELECT {key}, false AS upsert FROM (SELECT {key} FROM {sq} EXCEPT SELECT {key} FROM {lq})
+        SELECT {key}, false AS upsert FROM (SELECT {key} FROM s EXCEPT SELECT {key} FROM l)
     """)
     upserted, deleted = con.execute(
         "SELECT count(*) FILTER (upsert), count(*) FILTER (NOT upsert) "
@@ -243,17 +276,22 @@ def _sync_whole(con: duckdb.DuckDBPyConnection, table: str, live: str, snap: str
     return TableDelta(table, n, 0)
 
 
-def apply_view_delta(con: duckdb.DuckDBPyConnection, name: str, select_sql: str,
-                     key: ViewKey, order: str | None) -> None:
-    """Recompute `name`'s rows for the affected keys in the current (snapshot) database,
-    where `name` is a table holding the previous rows and the tables it reads are current.
-    A table stored in a declared order is rewritten in that order (those are small)."""
+def apply_view_delta(con: duckdb.DuckDBPyConnection, database: str, name: str,
+                     select_sql: str, key: ViewKey, order: str | None) -> None:
+    """Recompute `name`'s rows for the affected keys in `database` (the snapshot, the
+    current database), where `name` is a table holding the previous rows and the tables
+    it reads are current. A table stored in a declared order is rewritten in that order
+    (those are small)."""
     table, column = quote_ident(name), quote_ident(key.column)
     affected = f"(SELECT * FROM temp.main.{quote_ident(key.affected)})"
+    # CTEs named as the tables shadow them in the view's SQL (qualified inside, so each
+    # reads the table, not itself).
+    cut = ",\n".join(f"{quote_ident(t)} AS (SELECT * FROM {_qualified(database, t)} "
+                     f"WHERE {cond})" for t, cond in key.restrict.items())
     try:
         con.execute("BEGIN")
         con.execute(f"DELETE FROM {table} WHERE {column} IN {affected}")
-        con.execute(f"INSERT INTO {table} SELECT * FROM (\n{select_sql}\n) AS v "
+        con.execute(f"INSERT INTO {table} WITH {cut}\nSELECT * FROM (\n{select_sql}\n) AS v "
                     f"WHERE v.{column} IN {affected}")
         if order:
             con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table} "
