@@ -65,6 +65,7 @@ from turnscore.warehouse.publish_export import (
     write_manifest,
 )
 from turnscore.warehouse.publish_plan import (
+    SELECT_TABLE_NAMES,
     VIEW_COLUMNS,
     NotIncremental,
     ViewPlan,
@@ -95,7 +96,14 @@ ATTACH = "ATTACH ? AS {alias}"
 ATTACH_READ_ONLY = "ATTACH ? AS {alias} (READ_ONLY)"
 DETACH = "DETACH {alias}"
 USE_DATABASE = "USE {database}"
-COPY_DATABASE = "COPY FROM DATABASE {source} TO {target}"
+COPY_SCHEMA = "COPY FROM DATABASE {source} TO {target} (SCHEMA)"
+# Each table's rows, without its keys and constraints: the snapshot is only read, and an
+# incremental publish that changes rows of a table with a primary key first loads the
+# whole key index (50k score rows into 1M: 1 s with the index, 0.2 s without).
+COPY_TABLE = """
+DROP TABLE {target}.main.{table};
+CREATE TABLE {target}.main.{table} AS SELECT * FROM {source}.main.{table};
+"""
 CHECKPOINT_DATABASE = "CHECKPOINT {database}"
 
 SELECT_VIEW_NAMES = """
@@ -255,7 +263,10 @@ def _build(warehouse_dir: Path, con: duckdb.DuckDBPyConnection, definitions: str
                 # copy must also run in a child process: closing a descriptor of the live
                 # file in this process releases DuckDB's POSIX locks.
                 # `_commits` too: the snapshot carries the commit stamp of its rows.
-                con.execute(COPY_DATABASE.format(source=live, target=alias))
+                con.execute(COPY_SCHEMA.format(source=live, target=alias))
+                for (table,) in con.execute(SELECT_TABLE_NAMES, [live_name]).fetchall():
+                    con.execute(COPY_TABLE.format(source=live, target=alias,
+                                                  table=quote_ident(table)))
                 seconds["copy"] = time.perf_counter() - started
                 plan = ViewPlan.everything(view_names(con, live_name))
             else:
