@@ -1,17 +1,33 @@
 """Publishing: a consistent, read-only snapshot of the warehouse for readers.
 
+(Over 400 lines: the publish sequence, its atomic swap, the staleness check and the view
+materialisation it runs stay in one module, the one tests patch to kill a publish midway;
+the incremental planning, table deltas and exports are in `publish_plan`,
+`publish_delta` and `publish_export`.)
+
 Dashboards and `duckdb` sessions read `published.duckdb` and the Parquet files under
 `published/`, never the live `warehouse.duckdb`, so they never meet a writer's lock or a
 half-finished run.
 
-* The database is copied table by table into `published.duckdb.tmp`. There, every
-  view becomes a table of the same name and columns, computed once with the view's own
-  SQL (dependencies first, so `turns_scored` reads the `turn_scores` table): readers get
-  table scans instead of re-running joins and JSON unpacking on every dashboard refresh.
-  Views with a `day` column are stored sorted by day, for date filters. The base tables
-  (turns, scores, labels, runs, ...) stay for ad-hoc SQL.
-* Each of those tables is exported to `<view>.parquet` in a fresh folder
-  `.published-<stamp>`, so a view is computed once per publish, not once per output.
+* Built in `published.duckdb.tmp`, one of two ways (one code path; `_build`):
+  - nothing published before (or the previous publish cannot be built on: another
+    migration, other view or macro definitions, exports that do not go with the
+    snapshot): the schema is copied, then each table's rows (without keys or constraints:
+    the snapshot is only read), and every view becomes a table of the same name and
+    columns, computed once with the view's own SQL (dependencies first, so `turns_scored`
+    reads the `turn_scores` table): readers get table scans instead of re-running joins
+    and JSON unpacking on every dashboard refresh. Views with a `day` column are stored
+    sorted by day, for date filters. The base tables (turns, scores, labels, runs, ...)
+    stay for ad-hoc SQL.
+  - incrementally (issue 15): a byte copy of the previous `published.duckdb`, whose tables
+    are brought to the live ones by the rows that changed, and whose view tables are
+    recomputed only for the turns and days those rows touch, or whole for the rollups
+    that cannot be split, or not at all when they read nothing that changed
+    (`publish_delta`, `publish_plan`). `Published` says which views were which.
+* Each view's table is exported to `<view>.parquet` (a file, or a folder of one file per
+  day for the per-turn views) in a fresh folder `.published-<stamp>`; files of what did
+  not change are hard links to the previous folder's, so no old file is written again
+  (`publish_export`).
 * `published` is a symlink to the new folder, swapped with `os.replace`, which is atomic.
   (Renaming a folder over a non-empty folder is not possible, and removing then renaming
   leaves a moment with no folder.) The previous folder is kept for readers still in it;
@@ -24,8 +40,8 @@ Staleness: a run that wrote nothing still publishes when the snapshot is behind 
 warehouse (`snapshot_behind`), or a publish killed midway (after the scores were
 committed) would leave dashboards stale for good. "Behind" compares two commit stamps
 (`db.commit_stamp`): every write readers must see records a row in `_commits` inside its
-own transaction (`db.record_commit`), and the snapshot holds the copy of `_commits` that
-`COPY FROM DATABASE` took with the tables, in the same read. Equal counts (and the same
+own transaction (`db.record_commit`), and the snapshot holds the copy of `_commits` made
+with the tables, in the same read. Equal counts (and the same
 last migration): nothing was committed since. A no-op run thus ATTACHes the snapshot and
 reads two small counts, whatever the warehouse's size (`bench/publish_stress.py
 --no-op-runs`). A snapshot from before the stamp, or one that cannot be opened, is behind.

@@ -6,10 +6,11 @@ Layout of a version folder (what `published/` points to)::
     <view>.parquet            a view without a `day` column, or with a declared order
                               (the rollups: small, one file)
     <view>.parquet/<YYYY-MM-DD>.parquet
-                              a view with a `day` column and no declared order (the per-
-                              turn and per-call views, `turns_scored` and `tool_calls`):
-                              a folder of one file per UTC day, the `day` column kept in
-                              each (`none.parquet`: rows without a day; `empty.parquet`,
+                              a view with no declared order and a `day` column (the per-
+                              turn and per-call views, `turns_scored` and `tool_calls`) or
+                              a `turn_id` (`turn_scores`: by the day its turn started):
+                              a folder of one file per UTC day, the columns as the view's
+                              in each (`none.parquet`: rows without a day; `empty.parquet`,
                               no rows, when the view has none), so a night that adds turns
                               writes its own days' files only. The path is the one a single
                               file had, and readers take the folder as one table:
