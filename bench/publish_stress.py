@@ -1,8 +1,9 @@
 """Publish stress: readers opening `published.duckdb` in a loop through back-to-back publishes.
 
     python bench/publish_stress.py [--publishes 2000] [--readers 2] [--turns 300]
-                                   [--batch 5] [--out bench/out]
+                                   [--batch 5] [--out bench/out] [--full]
     python bench/publish_stress.py --no-op-runs 20 [--no-op-turns 200000] [--extra-tables 20]
+    python bench/publish_stress.py --night 10000 [--night-base 200000]
 
 A small synthetic warehouse (`bench/common.py`) is published over and over with the real
 `publish_snapshot`, as runs publish it; before each publish, --batch turns are added with
@@ -21,6 +22,13 @@ replaced (count and max of every lineage column of every table in both databases
 below as `fingerprint_behind`, the baseline), each N times in the same run, then a whole
 no-op `score_turns` with each check. Prints medians and the ratio.
 
+`--night N` measures a night's publish (issue 15): a warehouse of --night-base turns,
+each with five code scores, published; then a night of N new turns on a new UTC day, each
+scored, published twice from the same state: in full (a copy of the warehouse with the
+previous snapshot and exports removed: the baseline) and incrementally (from the previous
+snapshot). Prints both publishes' stages, the ratio, and how many Parquet files the
+incremental publish linked (unchanged, no bytes written) and wrote.
+
 Not a timed test: it takes long (0.8-1.5 s per publish on a busy 2-core machine, the
 readers competing: 2,000 publishes ~30-50 min). Seen here with DuckDB 2.0.1: table-by-
 table copies 0 errors in 16,595 reads over 500 publishes; byte copies of the live file
@@ -37,6 +45,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
@@ -60,6 +69,25 @@ INSERT INTO scores (turn_id, scorer, scorer_version, status, value, attempts, co
                     run_id, scored_at)
 SELECT turn_id, 'call_validity', '1', 'scored', 1.0, 0, content_hash, 'stress', started_at
 FROM turns WHERE turn_id NOT IN (SELECT turn_id FROM scores)
+"""
+
+# --night: five scores for every turn that has none, values from the turn id.
+NIGHT_SCORERS = ("tool_grounding", "answer_correctness", "tool_call_accuracy", "groundedness",
+                 "call_validity")
+SCORE_NIGHT = """
+INSERT INTO scores (turn_id, scorer, scorer_version, status, value, attempts, content_hash,
+                    run_id, scored_at)
+SELECT t.turn_id, s.scorer, '1', 'scored', (hash(t.turn_id || s.scorer) % 2)::DOUBLE, 0,
+       t.content_hash, $run, now()
+FROM turns AS t CROSS JOIN (SELECT unnest($scorers::VARCHAR[]) AS scorer) AS s
+WHERE t.turn_id NOT IN (SELECT turn_id FROM scores)
+"""
+# The night's turns (the ones not scored yet) start on a day after every other turn's,
+# stamped with the night's ingest id, as a night's ingest would.
+MOVE_NIGHT = """
+UPDATE turns SET started_at = $day + to_microseconds((hash(turn_id) % 86400000000)::BIGINT),
+                 ingest_id = $run
+WHERE turn_id NOT IN (SELECT turn_id FROM scores)
 """
 
 READER = textwrap.dedent("""
@@ -168,6 +196,88 @@ def no_op_runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def night(args: argparse.Namespace) -> int:
+    """A night's publish, in full and incrementally, from the same warehouse."""
+    from datetime import timedelta
+
+    from common import DAYS, T0
+
+    root = Path(args.out) / "night"
+    shutil.rmtree(root, ignore_errors=True)
+    wh, full = root / "incremental", root / "full"
+    print("machine:", json.dumps(machine()))
+    synthetic = SyntheticTurns(1000)
+    con = open_warehouse(wh)
+    try:
+        synthetic.insert(con, args.night_base)
+        con.execute(SCORE_NIGHT, {"run": "base", "scorers": list(NIGHT_SCORERS)})
+        started = time.perf_counter()
+        first = publish_snapshot(wh, con=con)
+        print(f"warehouse: {args.night_base:,} turns, {len(NIGHT_SCORERS)} scores each; "
+              f"first publish (full) {time.perf_counter() - started:.1f} s")
+        synthetic.insert(con, args.night)
+        con.execute(MOVE_NIGHT, {"day": T0 + timedelta(days=DAYS + 1), "run": "night"})
+        con.execute(SCORE_NIGHT, {"run": "night", "scorers": list(NIGHT_SCORERS)})
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+    assert not first.incremental
+    shutil.copytree(wh, full, symlinks=True)
+    for old in [full / PUBLISHED_DB, full / "published", *full.glob(".published-*")]:
+        if old.is_symlink() or old.is_file():
+            old.unlink()
+        else:
+            shutil.rmtree(old)
+    results = {}
+    for name, folder in (("full (before)", full), ("incremental (after)", wh)):
+        previous = _version_files(folder)
+        started = time.perf_counter()
+        published = publish_snapshot(folder)
+        total = time.perf_counter() - started
+        assert published.incremental == (folder == wh), published
+        results[name] = total
+        stages = _stages(published.seconds)
+        print(f"{name}: {total:.2f} s  " + ", ".join(f"{k} {v:.2f}" for k, v in stages.items()))
+        top = sorted(published.seconds.items(), key=lambda kv: -kv[1])[:10]
+        print("  slowest steps: " + ", ".join(f"{k} {v:.2f}" for k, v in top))
+        if published.incremental:
+            print(f"  views updated for the night's keys: {', '.join(published.updated)}")
+            print("  views recomputed whole: " + ", ".join(
+                f"{v} {published.seconds.get(f'view {v}', 0):.2f} s"
+                for v in published.recomputed))
+            now = _version_files(folder)
+            linked = [f for f, ino in now.items() if previous.get(f) == ino]
+            written = [f for f in now if f not in linked]
+            print(f"  Parquet files: {len(linked)} linked, {len(written)} written "
+                  f"({sum((folder / 'published' / f).stat().st_size for f in written) / 1e6:.1f}"
+                  f" MB): {', '.join(sorted(written)[:12])}{' ...' if len(written) > 12 else ''}")
+            print(f"  old files rewritten: {sum(1 for f in written if f in previous)}")
+    before, after = results.values()
+    print(f"night of {args.night:,} into {args.night_base:,}: full {before:.2f} s, "
+          f"incremental {after:.2f} s; ratio {before / after:.1f}x")
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+def _stages(seconds: Mapping[str, float]) -> dict[str, float]:
+    """The publish's stages, the per-table deltas and per-view times summed."""
+    out: dict[str, float] = {}
+    for key, value in seconds.items():
+        group = key.split(" ", 1)[0] if key.startswith(("delta ", "view ")) else key
+        out[group] = out.get(group, 0.0) + value
+    return out
+
+
+def _version_files(folder: Path) -> dict[str, int]:
+    link = folder / "published"
+    if not link.is_dir():
+        return {}
+    target = link.resolve()
+    return {str(p.relative_to(target)): p.stat().st_ino for p in target.rglob("*")
+            if p.is_file()}
+
+
 def _timed(work: object, times: int, *, expect: bool | None) -> float:
     seconds = []
     for _ in range(times):
@@ -190,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _options(argv)
     if args.no_op_runs:
         return no_op_runs(args)
+    if args.night:
+        return night(args)
     wh = Path(args.out) / "stress-warehouse"
     shutil.rmtree(wh, ignore_errors=True)
     print("machine:", json.dumps(machine()))
@@ -210,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
             synthetic.insert(con, args.batch)
             con.execute(SCORE_NEW_TURNS)
             started = time.perf_counter()
-            publish_snapshot(wh, con=con)
+            publish_snapshot(wh, con=con, full=args.full)
             seconds.append(time.perf_counter() - started)
             if (i + 1) % 250 == 0:
                 print(f"  {i + 1:,} publishes, median {statistics.median(seconds):.3f} s")
@@ -246,6 +358,14 @@ def _options(argv: list[str] | None) -> argparse.Namespace:
                    help="turns in the --no-op-runs warehouse")
     p.add_argument("--extra-tables", type=int, default=20,
                    help="extra tables of --no-op-turns rows in the --no-op-runs warehouse")
+    p.add_argument("--full", action="store_true",
+                   help="stress: publish in full every time (the baseline: from empty, "
+                        "not from a copy of the previous snapshot)")
+    p.add_argument("--night", type=int, default=0,
+                   help="instead: time a night of this many new turns, published in full "
+                        "and incrementally")
+    p.add_argument("--night-base", type=int, default=200_000,
+                   help="turns in the --night warehouse before the night")
     return p.parse_args(argv)
 
 

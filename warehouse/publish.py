@@ -1,17 +1,33 @@
 """Publishing: a consistent, read-only snapshot of the warehouse for readers.
 
+(Over 400 lines: the publish sequence, its atomic swap, the staleness check and the view
+materialisation it runs stay in one module, the one tests patch to kill a publish midway;
+the incremental planning, table deltas and exports are in `publish_plan`,
+`publish_delta` and `publish_export`.)
+
 Dashboards and `duckdb` sessions read `published.duckdb` and the Parquet files under
 `published/`, never the live `warehouse.duckdb`, so they never meet a writer's lock or a
 half-finished run.
 
-* The database is copied table by table into `published.duckdb.tmp`. There, every
-  view becomes a table of the same name and columns, computed once with the view's own
-  SQL (dependencies first, so `turns_scored` reads the `turn_scores` table): readers get
-  table scans instead of re-running joins and JSON unpacking on every dashboard refresh.
-  Views with a `day` column are stored sorted by day, for date filters. The base tables
-  (turns, scores, labels, runs, ...) stay for ad-hoc SQL.
-* Each of those tables is exported to `<view>.parquet` in a fresh folder
-  `.published-<stamp>`, so a view is computed once per publish, not once per output.
+* Built in `published.duckdb.tmp`, one of two ways (one code path; `_build`):
+  - nothing published before (or the previous publish cannot be built on: another
+    migration, other view or macro definitions, exports that do not go with the
+    snapshot): the schema is copied, then each table's rows (without keys or constraints:
+    the snapshot is only read), and every view becomes a table of the same name and
+    columns, computed once with the view's own SQL (dependencies first, so `turns_scored`
+    reads the `turn_scores` table): readers get table scans instead of re-running joins
+    and JSON unpacking on every dashboard refresh. Views with a `day` column are stored
+    sorted by day, for date filters. The base tables (turns, scores, labels, runs, ...)
+    stay for ad-hoc SQL.
+  - incrementally (issue 15): a byte copy of the previous `published.duckdb`, whose tables
+    are brought to the live ones by the rows that changed, and whose view tables are
+    recomputed only for the turns and days those rows touch, or whole for the rollups
+    that cannot be split, or not at all when they read nothing that changed
+    (`publish_delta`, `publish_plan`). `Published` says which views were which.
+* Each view's table is exported to `<view>.parquet` (a file, or a folder of one file per
+  day for the per-turn views) in a fresh folder `.published-<stamp>`; files of what did
+  not change are hard links to the previous folder's, so no old file is written again
+  (`publish_export`).
 * `published` is a symlink to the new folder, swapped with `os.replace`, which is atomic.
   (Renaming a folder over a non-empty folder is not possible, and removing then renaming
   leaves a moment with no folder.) The previous folder is kept for readers still in it;
@@ -24,8 +40,8 @@ Staleness: a run that wrote nothing still publishes when the snapshot is behind 
 warehouse (`snapshot_behind`), or a publish killed midway (after the scores were
 committed) would leave dashboards stale for good. "Behind" compares two commit stamps
 (`db.commit_stamp`): every write readers must see records a row in `_commits` inside its
-own transaction (`db.record_commit`), and the snapshot holds the copy of `_commits` that
-`COPY FROM DATABASE` took with the tables, in the same read. Equal counts (and the same
+own transaction (`db.record_commit`), and the snapshot holds the copy of `_commits` made
+with the tables, in the same read. Equal counts (and the same
 last migration): nothing was committed since. A no-op run thus ATTACHes the snapshot and
 reads two small counts, whatever the warehouse's size (`bench/publish_stress.py
 --no-op-runs`). A snapshot from before the stamp, or one that cannot be opened, is behind.
@@ -36,18 +52,15 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import re
 import shutil
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 import duckdb
-import pyarrow.parquet as pq
 
 from turnscore.warehouse.db import (
     commit_stamp,
@@ -58,31 +71,55 @@ from turnscore.warehouse.db import (
     writer_lock,
 )
 from turnscore.warehouse.errors import WarehouseError
+from turnscore.warehouse.publish_delta import VIEW_KEYS, apply_view_delta
+from turnscore.warehouse.publish_export import (
+    VERSION_PREFIX,
+    PreviousExports,
+    export_views,
+    new_version,
+    read_previous,
+    write_manifest,
+)
+from turnscore.warehouse.publish_plan import (
+    SELECT_TABLE_NAMES,
+    VIEW_COLUMNS,
+    NotIncremental,
+    ViewPlan,
+    ordered,
+    plan_sync,
+    view_names,
+)
+from turnscore.warehouse.publish_plan import definitions as plan_definitions
+from turnscore.warehouse.publish_plan import exports as plan_exports
 
 log = logging.getLogger(__name__)
 
 PUBLISHED_DB = "published.duckdb"
 PUBLISHED_DIR = "published"
-_VERSION_PREFIX = ".published-"
+_VERSION_PREFIX = VERSION_PREFIX
 _SNAPSHOT_ALIAS = "_turnscore_snapshot"
 _MATERIALISING = "_turnscore_materialising"
 _CLUSTER_BY = "day"
-# View names become file names; anything else could escape the folder.
-_SAFE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Materialising one view (the templates take quoted identifiers).
-VIEW_COLUMNS = "SELECT column_name FROM (DESCRIBE {view})"
 CREATE_TABLE_FROM_VIEW = "CREATE TABLE {table} AS SELECT * FROM {view}{order}"
 DROP_VIEW = "DROP VIEW {view}"
 RENAME_TABLE = "ALTER TABLE {table} RENAME TO {name}"
-SELECT_ALL = "SELECT * FROM {table}"
+DROP_TABLE = "DROP TABLE {table}"
 
 # The snapshot's own database and the live one (identifiers through quote_ident).
 ATTACH = "ATTACH ? AS {alias}"
 ATTACH_READ_ONLY = "ATTACH ? AS {alias} (READ_ONLY)"
 DETACH = "DETACH {alias}"
 USE_DATABASE = "USE {database}"
-COPY_DATABASE = "COPY FROM DATABASE {source} TO {target}"
+COPY_SCHEMA = "COPY FROM DATABASE {source} TO {target} (SCHEMA)"
+# Each table's rows, without its keys and constraints: the snapshot is only read, and an
+# incremental publish that changes rows of a table with a primary key first loads the
+# whole key index (50k score rows into 1M: 1 s with the index, 0.2 s without).
+COPY_TABLE = """
+DROP TABLE {target}.main.{table};
+CREATE TABLE {target}.main.{table} AS SELECT * FROM {source}.main.{table};
+"""
 CHECKPOINT_DATABASE = "CHECKPOINT {database}"
 
 SELECT_VIEW_NAMES = """
@@ -155,7 +192,14 @@ class Published:
     views: tuple[str, ...]
     """The views materialised as tables (and exported, when their name is a file name)."""
     seconds: Mapping[str, float]
-    """Wall time per stage: `copy`, `view <name>` for each view, `parquet`, `checkpoint`."""
+    """Wall time per stage: `copy`, `delta <table>` for each table (incremental),
+    `view <name>` for each view recomputed, `parquet`, `checkpoint`."""
+    incremental: bool = False
+    """Built from the previous snapshot and exports, else from empty."""
+    recomputed: tuple[str, ...] = ()
+    """Views recomputed whole (with nothing published before: every view)."""
+    updated: tuple[str, ...] = ()
+    """Views whose rows were recomputed only for the affected turns or days."""
 
 
 def publish(warehouse_dir: Path, *, con: duckdb.DuckDBPyConnection | None = None) -> Path:
@@ -167,56 +211,90 @@ def publish(warehouse_dir: Path, *, con: duckdb.DuckDBPyConnection | None = None
     return publish_snapshot(warehouse_dir, con=con).path
 
 
-def publish_snapshot(warehouse_dir: Path, *,
-                     con: duckdb.DuckDBPyConnection | None = None) -> Published:
-    """`publish`, also saying what was materialised and how long each stage took."""
+def publish_snapshot(warehouse_dir: Path, *, con: duckdb.DuckDBPyConnection | None = None,
+                     full: bool = False) -> Published:
+    """`publish`, also saying what was materialised and how long each stage took. With
+    `full`, from empty even when the previous snapshot could be brought up to date (the
+    baseline of `bench/publish_stress.py`)."""
     if con is None:
         with writer_lock(warehouse_dir):
             own = open_warehouse(warehouse_dir)
             try:
-                return publish_snapshot(warehouse_dir, con=own)
+                return publish_snapshot(warehouse_dir, con=own, full=full)
             finally:
                 own.close()
     try:
-        return _publish(warehouse_dir, con)
+        return _publish(warehouse_dir, con, full=full)
     except (OSError, duckdb.Error) as exc:
         # A full disk or a failing copy: the caller's committed work stands, only the
         # snapshot is stale, so this is a publishing failure, not a crash.
         raise WarehouseError(f"publishing {warehouse_dir} failed: {exc}") from exc
 
 
-def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
+def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection, *, full: bool
+             ) -> Published:
     refresh_views(con)
+    definitions = plan_definitions(con)
+    previous = None if full else read_previous(
+        warehouse_dir / PUBLISHED_DIR, warehouse_dir / PUBLISHED_DB, definitions)
+    if previous is not None:
+        try:
+            return _build(warehouse_dir, con, definitions, previous)
+        except NotIncremental as exc:
+            log.info("publishing in full: %s", exc)
+    return _build(warehouse_dir, con, definitions, None)
+
+
+def _build(warehouse_dir: Path, con: duckdb.DuckDBPyConnection, definitions: str,
+           previous: PreviousExports | None) -> Published:
+    """One publish: from a copy of the previous snapshot and its exports (`previous`),
+    or, with nothing published before, from empty."""
     seconds: dict[str, float] = {}
     tmp = warehouse_dir / (PUBLISHED_DB + ".tmp")
     _remove(tmp)
-    live = quote_ident(current_database(con))
+    live_name = current_database(con)
+    live = quote_ident(live_name)
     alias = quote_ident(_SNAPSHOT_ALIAS)
+    version: Path | None = None
     try:
+        started = time.perf_counter()
+        if previous is not None:
+            # A byte copy of the snapshot readers have (not of the live file: see below).
+            shutil.copyfile(warehouse_dir / PUBLISHED_DB, tmp)
+            seconds["copy"] = time.perf_counter() - started
         # One ATTACH on the writer's own connection (same settings, so the materialised
         # rows are the live views'), DETACHed before the rename: detaching closes the file.
         con.execute(ATTACH.format(alias=alias), [str(tmp)])
         try:
-            started = time.perf_counter()
-            # Table by table, not a byte copy of the checkpointed live file, though that is
-            # ~10-50x faster: with byte copies, readers opening `published.duckdb` in a loop
-            # through back-to-back publishes met "No more data remaining in MetadataReader"
-            # (`bench/publish_stress.py`: 7 errors in 107k reads over 2,000 publishes).
-            # Why (strace): DuckDB 2.0 opens the file three times to connect (magic bytes;
-            # the headers; then the file it reads, without re-reading the headers), so a
-            # rename between the 2nd and 3rd open would have it follow the old snapshot's
-            # metadata pointer into the new file, where a byte copy has a valid metadata
-            # block of a similar layout. Any swap of the path has that window, fresh
-            # copies included. A byte copy must also run in a child process: closing a
-            # descriptor of the live file in this process releases DuckDB's POSIX locks.
-            # `_commits` too: the snapshot carries the commit stamp of the rows it holds.
-            con.execute(COPY_DATABASE.format(source=live, target=alias))
-            seconds["copy"] = time.perf_counter() - started
+            if previous is None:
+                # Table by table, not a byte copy of the checkpointed live file, though
+                # that is ~10-50x faster: with byte copies, readers opening
+                # `published.duckdb` in a loop through back-to-back publishes met "No more
+                # data remaining in MetadataReader" (`bench/publish_stress.py`: 7 errors in
+                # 107k reads over 2,000 publishes). Why (strace): DuckDB 2.0 opens the file
+                # three times to connect (magic bytes; the headers; then the file it reads,
+                # without re-reading the headers), so a rename between the 2nd and 3rd open
+                # would have it follow the old snapshot's metadata pointer into the new
+                # file. Any swap of the path has that window, fresh copies included. A byte
+                # copy must also run in a child process: closing a descriptor of the live
+                # file in this process releases DuckDB's POSIX locks.
+                # `_commits` too: the snapshot carries the commit stamp of its rows.
+                con.execute(COPY_SCHEMA.format(source=live, target=alias))
+                for (table,) in con.execute(SELECT_TABLE_NAMES, [live_name]).fetchall():
+                    con.execute(COPY_TABLE.format(source=live, target=alias,
+                                                  table=quote_ident(table)))
+                seconds["copy"] = time.perf_counter() - started
+                plan = ViewPlan.everything(view_names(con, live_name))
+            else:
+                plan = plan_sync(con, live_name, _SNAPSHOT_ALIAS, seconds)
             con.execute(USE_DATABASE.format(database=alias))
             try:
-                views = materialise_views(con, seconds)
+                _update_views(con, plan, seconds)
+                views = _in_order(set(view_names(con, _SNAPSHOT_ALIAS, tables=True)) & plan.views)
                 started = time.perf_counter()
-                version = _export_tables(con, warehouse_dir, views)
+                version = new_version(warehouse_dir)
+                files = export_views(con, version, plan_exports(con, views, plan, shipped_views()),
+                                     previous)
                 seconds["parquet"] = time.perf_counter() - started
             finally:
                 con.execute(USE_DATABASE.format(database=live))
@@ -228,18 +306,53 @@ def _publish(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> Published:
             con.execute(DETACH.format(alias=alias))
         if _has_wal(tmp):
             raise WarehouseError(f"snapshot {tmp} still has a WAL after checkpoint; not published")
+        # The snapshot is final (os.replace keeps its inode and mtime): the manifest names it.
+        write_manifest(version, definitions, tmp, files)
     except BaseException:
         _remove(tmp)
+        if version is not None:
+            shutil.rmtree(version, ignore_errors=True)
         raise
     target = warehouse_dir / PUBLISHED_DB
     # The link first: `snapshot_behind` compares only `published.duckdb`, so a kill
     # between the two steps must leave that file the stale one, and the rerun publishes
-    # both again. The other order left `published/` stale for good.
+    # both again (in full: the new exports' manifest names a snapshot not in place).
     _swap_link(warehouse_dir, version)
     os.replace(tmp, target)
     log.info("published %s (%s)", target,
              ", ".join(f"{stage} {s:.1f} s" for stage, s in seconds.items()))
-    return Published(target, tuple(views), seconds)
+    return Published(target, tuple(views), seconds, incremental=previous is not None,
+                     recomputed=tuple(v for v in views if v in plan.whole),
+                     updated=tuple(v for v in views if v in plan.delta))
+
+
+def _update_views(con: duckdb.DuckDBPyConnection, plan: ViewPlan,
+                  seconds: dict[str, float]) -> None:
+    """In the snapshot: recompute the delta views' affected rows, then (re)create the
+    views to recompute whole and materialise them."""
+    shipped = {v.name: v for v in shipped_views()}
+    for name in _in_order(plan.delta):
+        started = time.perf_counter()
+        view = shipped[name]
+        apply_view_delta(con, _SNAPSHOT_ALIAS, name, _select_of(view), VIEW_KEYS[name],
+                         getattr(view, "order", None))
+        seconds[f"view {name}"] = time.perf_counter() - started
+    existing = view_names(con, _SNAPSHOT_ALIAS, tables=True)
+    for name in _in_order(plan.whole):
+        if name in existing and name not in view_names(con, _SNAPSHOT_ALIAS):
+            con.execute(DROP_TABLE.format(table=quote_ident(name)))
+        if name not in view_names(con, _SNAPSHOT_ALIAS):
+            con.execute(plan.sql[name])
+    materialise_views(con, seconds)
+
+
+def _in_order(names: set[str] | frozenset[str]) -> list[str]:
+    return ordered(names, shipped_views())
+
+
+def _select_of(view: ViewDef) -> str:
+    select = getattr(view, "select_sql", None)
+    return str(select()) if callable(select) else view.sql.strip().rstrip(";")
 
 
 def snapshot_behind(warehouse_dir: Path, con: duckdb.DuckDBPyConnection) -> bool:
@@ -340,23 +453,6 @@ def _stored_order(declared: str | None, columns: set[str]) -> str:
     if declared:
         return f" ORDER BY {declared}"
     return f" ORDER BY {quote_ident(_CLUSTER_BY)}" if _CLUSTER_BY in columns else ""
-
-
-def _export_tables(con: duckdb.DuckDBPyConnection, warehouse_dir: Path,
-                   names: Sequence[str]) -> Path:
-    """Each materialised view to `<name>.parquet` in a new version folder."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    version = warehouse_dir / f"{_VERSION_PREFIX}{stamp}-{uuid.uuid4().hex[:6]}"
-    version.mkdir()
-    for name in names:
-        if not _SAFE_NAME.match(name):
-            log.warning("view %r not exported: its name is not a safe file name", name)
-            continue
-        reader = con.sql(SELECT_ALL.format(table=quote_ident(name))).to_arrow_reader()
-        with pq.ParquetWriter(version / f"{name}.parquet", reader.schema) as writer:
-            for batch in reader:
-                writer.write_batch(batch)
-    return version
 
 
 def _swap_link(warehouse_dir: Path, version: Path) -> Path:

@@ -27,6 +27,7 @@ from turnscore.warehouse.publish import (
     refresh_views,
     snapshot_behind,
 )
+from turnscore.warehouse.publish_export import MANIFEST
 from turnscore.warehouse.query import create_temp_views
 from turnscore.warehouse.scores import ScoreRow, write_scores
 
@@ -99,7 +100,7 @@ def test_a_view_name_that_is_not_a_file_name_is_not_exported(
     con.execute('CREATE VIEW "../escape" AS SELECT 1 AS x')
     con.execute('CREATE VIEW "a""b; DROP TABLE scores" AS SELECT 1 AS x')
     publish(tmp_path, con=con)
-    exported = set(os.listdir(tmp_path / PUBLISHED_DIR))
+    exported = set(os.listdir(tmp_path / PUBLISHED_DIR)) - {MANIFEST}
     assert not any("escape" in name or "DROP" in name for name in exported)
     views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal")
              .fetchall()}
@@ -289,10 +290,10 @@ def test_a_full_disk_while_publishing_is_a_publish_error_and_the_score_run_keeps
     load_turns(con, [make_turn(i) for i in range(4)])
     con.close()
 
-    def full_disk(con: object, warehouse_dir: Path, names: object) -> Path:
+    def full_disk(*args: object) -> dict[str, list[str]]:
         raise duckdb.IOException("could not write: No space left on device")
 
-    monkeypatch.setattr("turnscore.warehouse.publish._export_tables", full_disk)
+    monkeypatch.setattr("turnscore.warehouse.publish.export_views", full_disk)
     with pytest.raises(WarehouseError, match="No space left"):
         publish(tmp_path)
     assert not (tmp_path / (PUBLISHED_DB + ".tmp")).exists()
