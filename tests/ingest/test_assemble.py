@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
 import orjson
 import pytest
-from msgspec import structs
+from msgspec.structs import replace
 
 from turnscore.ingest.assemble import AssemblyResult, assemble_turns
 from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind, ToolDef, ToolExecution
@@ -157,8 +156,8 @@ C2 = call("c2", "calculator", {"expression": "2 ** 10"})
 def raw_multi_turn(
     prefix: str = "t", ids: tuple[str, str] = ("c1", "c2"), at: int = 0
 ) -> list[Span]:
-    c1 = structs.replace(C1, call_id=ids[0])
-    c2 = structs.replace(C2, call_id=ids[1])
+    c1 = replace(C1, call_id=ids[0])
+    c2 = replace(C2, call_id=ids[1])
     h1 = [user(Q1)]
     h2 = [*h1, asst(c1), tool_msg(result(ids[0], "395"))]
     h3 = [*h2, asst(text("395.")), user(Q2)]
