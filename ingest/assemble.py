@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from turnscore.ingest.calls import FINAL_ANSWER_TOOLS, final_answer_of, logical_spans
-from turnscore.ingest.decode import CONTENT_KEYS
+from turnscore.ingest.decode import CONTENT_KEYS, collector_paused
 from turnscore.ingest.grouping import (
     Conversation,
     Forest,
@@ -96,6 +96,11 @@ class _Draft:
 
 def assemble_turns(spans: Sequence[Span], *, ingest_id: str = "") -> AssemblyResult:
     """Every turn the spans hold, per conversation in order; errors name conflicting spans."""
+    with collector_paused():
+        return _assemble(spans, ingest_id)
+
+
+def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
     unique, errors = dedupe(spans)
     unique = logical_spans(unique)
     forest = Forest(unique)

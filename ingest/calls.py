@@ -58,9 +58,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import replace
 
 import orjson
+from msgspec.structs import replace
 
 from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_text
 from turnscore.ingest.model import Message, Span, SpanKind

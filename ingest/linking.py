@@ -31,10 +31,11 @@ from __future__ import annotations
 import logging
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import orjson
+from msgspec.structs import replace
 
 from turnscore.ingest.model import Message, Part, PartType, Span, ToolExecution
 from turnscore.ingest.turn import Call

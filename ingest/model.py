@@ -7,16 +7,16 @@ these records, never raw attributes, so adding a convention never touches assemb
 "Not captured" differs from "empty": `Span.input_messages is None` means the telemetry
 did not carry the model input; `()` means it carried an empty list.
 
-Messages, tool definitions and executions are frozen msgspec Structs, built in C: decoding
-makes hundreds of thousands of them, and a frozen dataclass's `__init__` (one
-`object.__setattr__` per field) was a large share of decoding. They hold only immutable
-values, so they take no part in reference cycles (`gc=False`). `Part` stays a dataclass:
-callers change one field of it with `dataclasses.replace`.
+Spans, and their parts, messages, tool definitions and executions, are frozen msgspec
+Structs, built in C: decoding makes hundreds of thousands of them, and a frozen
+dataclass's `__init__` (one `object.__setattr__` per field) was a large share of
+decoding. They hold only immutable values, so they take no part in reference cycles
+(`gc=False`). A copy with fields changed is `msgspec.structs.replace` (not
+`dataclasses.replace`, which takes dataclasses only).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 from msgspec import Struct
@@ -37,8 +37,7 @@ class PartType(StrEnum):
     OTHER = "other"
 
 
-@dataclass(frozen=True, slots=True)
-class Part:
+class Part(Struct, frozen=True, gc=False):
     """One typed part of a message."""
 
     type: PartType
@@ -96,8 +95,7 @@ class ToolExecution(Struct, frozen=True, gc=False):
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+class Span(Struct, frozen=True, gc=False):
     """A decoded span. Times are UNIX nanoseconds; ids lowercase hex."""
 
     trace_id: str

@@ -10,8 +10,9 @@ precedence backwards). LangChain TOOL spans serialize a `ToolMessage` as output;
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
 import orjson
 import pytest
+from msgspec.structs import replace
 
 from turnscore.ingest.assemble import AssemblyResult, assemble_turns
 from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind, ToolDef, ToolExecution

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from turnscore.ingest.conventions.values import canonical_json
 from turnscore.ingest.decode import decode_span, decode_spans
