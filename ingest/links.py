@@ -255,7 +255,7 @@ def _keeps(p: Part) -> bool:
 def _norm_part(p: Part) -> NormPart:
     call = p.type is PartType.TOOL_CALL
     return (
-        p.type.value,
+        p.type,  # a StrEnum is its value; `.value` is enum's slow descriptor on 3.11
         None if call else (p.text or "").strip(),
         p.call_id,
         p.name if call else None,
