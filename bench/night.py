@@ -297,9 +297,12 @@ def _night(wh: Path, inputs: Path, labels_file: Path) -> dict[str, Any]:
                                             report=wh / "report.html"))
         total = time.perf_counter() - clock
     publish.publish_snapshot = snapshot  # type: ignore[assignment]
-    views = sum(v for k, v in publish_stages.items() if k.startswith("view "))
-    publish_stages = {k: v for k, v in publish_stages.items() if not k.startswith("view ")}
-    publish_stages["materialise views"] = views
+    # One line per kind of step: views materialised, table deltas applied (incremental).
+    for prefix, label in (("view ", "materialise views"), ("delta ", "table deltas")):
+        total_of = sum(v for k, v in publish_stages.items() if k.startswith(prefix))
+        publish_stages = {k: v for k, v in publish_stages.items() if not k.startswith(prefix)}
+        if total_of:
+            publish_stages[label] = total_of
     seconds["score: score+write"] = seconds.pop("score: run") - seconds["score: pending"]
     after = _parquet_files(wh)
     changed = [str(p) for p, key in before.items() if after.get(p) != key]
