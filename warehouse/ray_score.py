@@ -354,7 +354,12 @@ def _read(store: Location, files: Sequence[str]) -> pa.Table:
 def _load(con: duckdb.DuckDBPyConnection, store: Location, files: Sequence[str], run_id: str,
           *, replacing: bool, tally: Tally) -> None:
     """Every committed score file of the run, in one transaction (`scores.write_score_table`)."""
-    _write(con, _read(store, files), run_id, replacing=replacing, tally=tally)
+    table = _read(store, files)
+    _write(con, table, run_id, replacing=replacing, tally=tally)
+    # As a local run does after each batch. Not after `_recover`: a recovered score may be
+    # stale by now, and the pass after it must still find its turn (the queue's
+    # fingerprint, left unmoved, sends that pass over every turn).
+    score_queue.after_commit(con, [table])
 
 
 def _write(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str, *, replacing: bool,
@@ -364,4 +369,3 @@ def _write(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str, *, repl
         scorer, status = item["values"].split("\x1f")
         tally.add(scorer, Status(status), item["counts"])
     write_score_table(con, table, run_id, replacing=replacing)
-    score_queue.after_commit(con, [table])  # as a local run does after each batch
