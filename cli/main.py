@@ -60,14 +60,10 @@ _register()
 
 
 def main() -> None:
-    """The console script: `app`, except that under `--json` a usage error (a misspelt
-    option, a bad value) also puts its JSON failure on stdout, as every other failure does
-    (`options.exit_on_error`), so a caller parsing stdout always finds one document."""
-    if "--json" not in sys.argv[1:]:
-        app()
-        return
-    from turnscore.cli.options import print_json
-
+    """The console script: `app`, run so that a usage error (a misspelt option, a bad
+    value) is seen here. It is shown as click shows it, and under `--json` its failure
+    also goes on stdout, as every other failure does (`options.exit_on_error`), so that a
+    caller parsing stdout always finds one document."""
     try:  # typer 0.2x vendors click, and its public names do not include this base class
         from typer._click.exceptions import ClickException
     except ImportError:
@@ -77,8 +73,11 @@ def main() -> None:
         code = app(standalone_mode=False)
     except ClickException as exc:
         exc.show()
-        print_json({"outcome": "failed", "error": exc.format_message(),
-                    "exit_code": exc.exit_code})
+        if "--json" in sys.argv[1:]:
+            from turnscore.cli.options import print_json
+
+            print_json({"outcome": "failed", "error": exc.format_message(),
+                        "exit_code": exc.exit_code})
         sys.exit(exc.exit_code)
     except typer.Abort:
         print("Aborted!", file=sys.stderr)
