@@ -271,9 +271,9 @@ def _sync_whole(con: duckdb.DuckDBPyConnection, table: str, live: str, snap: str
     if not differs:
         return TableDelta(table, 0, 0)
     con.execute(f"DELETE FROM {sq}")
-    con.execute(f"INSERT INTO {sq} SELECT * FROM {lq}")
-    n = con.execute(f"SELECT count(*) FROM {sq}").fetchall()[0][0]
-    return TableDelta(table, n, 0)
+    # A table copied whole counts as all its rows written (INSERT returns its count).
+    written = con.execute(f"INSERT INTO {sq} SELECT * FROM {lq}").fetchall()[0][0]
+    return TableDelta(table, written, 0)
 
 
 def apply_view_delta(con: duckdb.DuckDBPyConnection, database: str, name: str,

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Literal
 
 import duckdb
 import pyarrow as pa
@@ -67,17 +68,22 @@ WHERE_AFFECTED_DAYS = " WHERE _export_day IN (SELECT day FROM temp.main._affecte
 SELECT_AFFECTED_DAYS = "SELECT day FROM temp.main._affected_days"
 
 
+SplitBy = Literal["day", "turn"] | None
+"""How a view's rows are cut into files: by its own `day` column, by the day its turn
+started, or not at all (one file)."""
+Write = Literal["all", "days", "none"]
+"""'all': write every file; 'days': write the affected days' files and link the others;
+'none': link every file of the previous version."""
+
+
 @dataclass(frozen=True, slots=True)
 class Export:
     """What to do with one view's files."""
 
     name: str
-    by_day: str | None
-    """Exported one file per day (`<view>.parquet/<day>.parquet`) of the view's own day
-    ('day') or of the day its turn started ('turn'), else (None) as `<view>.parquet`."""
-    write: str
-    """'all': write every file; 'days': write the affected days' files and link the
-    others; 'none': link every file of the previous version."""
+    by_day: SplitBy
+    """Exported one file per day (`<view>.parquet/<day>.parquet`), else as `<view>.parquet`."""
+    write: Write
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +98,7 @@ class PreviousExports:
         return [str(f) for f in files] if isinstance(files, list) else None
 
 
-def exported_by_day(columns: set[str], declared_order: str | None) -> str | None:
+def exported_by_day(columns: set[str], declared_order: str | None) -> SplitBy:
     """How a view's rows are split into files: a view in a declared order is a small
     rollup, one file; else a view with a day column by that day, and a per-turn view
     without one (`turn_scores`) by the day of its turn."""
@@ -117,7 +123,7 @@ def export_views(con: duckdb.DuckDBPyConnection, version: Path, exports: Sequenc
             log.warning("view %r not exported: its name is not a safe file name", export.name)
             continue
         old = previous.files(export.name) if previous else None
-        write = export.write if old is not None else "all"
+        write: Write = export.write if old is not None else "all"
         if write == "none":
             assert previous is not None and old is not None
             done[export.name] = _link(previous.folder, version, old)
