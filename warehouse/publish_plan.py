@@ -15,7 +15,7 @@ import duckdb
 from turnscore.warehouse.db import commit_stamp, quote_ident
 from turnscore.warehouse.errors import WarehouseError
 from turnscore.warehouse.publish_delta import VIEW_KEYS, reads, sync_tables
-from turnscore.warehouse.publish_export import MANIFEST_FORMAT, Export, exported_by_day
+from turnscore.warehouse.publish_export import MANIFEST_FORMAT, Export, Write, exported_by_day
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +141,7 @@ def exports(con: duckdb.DuckDBPyConnection, views: Sequence[str], plan: ViewPlan
         by_day = exported_by_day(columns, declared.get(name))
         # Files split by the day of their turn move with the turns, changed rows or not.
         moved = by_day == "turn" and "turns" in plan.tables
-        write = ("all" if name in plan.whole else
+        write: Write = ("all" if name in plan.whole else
                  "days" if (name in plan.delta or moved) and by_day else
                  "all" if name in plan.delta else "none")
         exports.append(Export(name, by_day, write))
