@@ -173,6 +173,10 @@ def test_two_instrumentations_of_one_call_in_two_runs_are_one_call(
         for n, path in enumerate(order):
             ingest_paths([path], out, ingest_id=f"run{n}", workers=1)
         assert _turns(out) == together, order[0].parent.name
+        # One run, a group per file: the second group finds the first's stored trace.
+        out = tmp_path / f"two-groups-{order[0].parent.name}-first"
+        ingest_paths(list(order), out, ingest_id="grouped", workers=1, group_bytes=1)
+        assert _turns(out) == together, order[0].parent.name
 
 
 def test_a_stored_response_id_finds_its_trace(tmp_path: Path) -> None:
