@@ -1,5 +1,6 @@
-"""A persistent lookup from keys (trace ids, turn ids, conversation and history keys) to
-the Parquet part files of a store that hold them, so a run costs what its input costs.
+"""A persistent lookup from keys (trace ids, turn ids, conversation, history and response
+keys) to the Parquet part files of a store that hold them, so a run costs what its input
+costs.
 
 `SpanStore` and `TurnStore` (`turnscore.ingest.store`) must find, for a batch, the stored
 files and traces it touches. Reading the key columns of every stored file for that made

@@ -21,9 +21,18 @@ Grouping matches the one against the other; so do partitions and the store.
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
 prompt are not one conversation. `components` joins whatever meets, directly or through
 others. When a batch brings a trace, every stored trace of the same conversation must be
-rebuilt with it, or turn order and boundaries would depend on how the input was cut; so
-each stored span carries the keys that find it again (`SpanLinks`, columns of
-`SPAN_FIELDS`), and the store answers `JoinKeys` (`SpanStore.linked_traces`).
+rebuilt with it, or turn order and boundaries would depend on how the input was cut (and
+a call recorded twice, its two traces ingested by different runs, would be counted
+twice). So each stored span carries the keys that find it again (`SpanLinks`, columns of
+`SPAN_FIELDS`, one key kind each in the store's key index), and the store answers every
+kind of `JoinKeys` (`SpanStore.linked_traces`):
+- `conversation_id`: the conversation it was grouped into, unless that is its own trace
+  (found by `JoinKeys.conversations`, as is its trace id);
+- `history_key`: each model call's (found by `prefixes`);
+- `prefix_keys`: the first model call's of a conversation-less trace (found by
+  `histories`);
+- `response_id`: each model call's (found by `responses`). Span files written before this
+  column existed lack it: their calls are found by the other keys only.
 
 Every model call with input and output carries a `history_key`, in traces with a
 conversation id too: grouping chains a conversation-less trace (an agent run whose root
@@ -68,6 +77,9 @@ class SpanLinks:
     """Model call: hash of its normalized input + output."""
     prefix_keys: tuple[str, ...] = ()
     """First model call of a conversation-less trace: hashes of every prefix of its input."""
+    response_id: str | None = None
+    """Model call: its response id, which another instrumentation's report of the same
+    call, in another trace, shares."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,10 +183,12 @@ def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Span
     out: dict[SpanKey, SpanLinks] = {}
     for s in decoded:
         conv = s.conversation_id or trace_conv.get(s.trace_id)
+        call = s.kind is SpanKind.LLM
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
-            history_key=history_key(s) if s.kind is SpanKind.LLM else None,
+            history_key=history_key(s) if call else None,
             prefix_keys=prefix_keys(s) if firsts.get(s.trace_id) is s else (),
+            response_id=s.response_id if call else None,
         )
         if links != _NONE:
             out[(s.trace_id, s.span_id)] = links

@@ -57,6 +57,7 @@ __all__ = [
     "decode_attributes",
     "encode_attributes",
     "encode_value",
+    "read_key_columns",
     "read_part",
     "record_key",
     "remove_stale_temp_files",
@@ -377,6 +378,7 @@ class SpanStore(_PartStore):
                 "conversation_id": links.conversation_id,
                 "history_key": links.history_key,
                 "prefix_keys": list(links.prefix_keys) or None,
+                "response_id": links.response_id,
             }
         body = orjson.dumps(encode_value(rec.body)).decode()
         return common | {
@@ -396,6 +398,7 @@ class SpanStore(_PartStore):
             "conversation_id": None,
             "history_key": None,
             "prefix_keys": None,
+            "response_id": None,
         }
 
     def read(self, trace_ids: Collection[str]) -> StoredRecords:
@@ -411,31 +414,51 @@ class SpanStore(_PartStore):
         return self.read(self.linked_traces(Lookups(conversations=set(conversation_ids))))
 
     def linked_traces(self, wanted: Lookups) -> set[str]:
-        """Stored traces that share a conversation or a history link with `wanted`."""
+        """Stored traces that share a conversation, a history link or a model call's
+        response id with `wanted` (`JoinKeys.meets`)."""
         index = self._load_index()
         return (
             index.traces_with(_CONVERSATION, wanted.conversations)
             | index.traces_with(_HISTORY, wanted.prefixes)
             | index.traces_with(_PREFIX, wanted.histories)
+            | index.traces_with(_RESPONSE, wanted.responses)
         )
 
 
 # Key kinds in the indexes. A span file is found by its traces, and its traces by the
-# conversation and history keys they carry (`turnscore.ingest.links`); a turn file by
-# its turns and traces.
+# conversation, history and response keys they carry (`turnscore.ingest.links`); a turn
+# file by its turns and traces.
 _TRACE, _TURN = "trace", "turn"
-_CONVERSATION, _HISTORY, _PREFIX = "conversation", "history", "prefix"
-_INDEX_COLUMNS = ("trace_id", "conversation_id", "history_key", "prefix_keys")
+_CONVERSATION, _HISTORY, _PREFIX, _RESPONSE = "conversation", "history", "prefix", "response"
+_INDEX_COLUMNS = ("trace_id", "conversation_id", "history_key", "prefix_keys", "response_id")
+_LINK_COLUMNS = frozenset(_INDEX_COLUMNS) - {"trace_id"}
+_RECORD_COLUMNS = [name for name in _SPAN_COLUMNS if name not in _LINK_COLUMNS]
+"""What a stored record is read back from: not its links, which only the index reads
+(and which files written before a key existed lack)."""
+
+
+def read_key_columns(source: Path | pa.NativeFile) -> pa.Table:
+    """The key columns (`SPAN_KEY_COLUMNS`) of one `spans/` part file. A file written
+    before a key column existed lacks it: read as nulls, no such keys (as a score table
+    without a column is filled, `turnscore.warehouse.scores`)."""
+    pf = pq.ParquetFile(source)
+    present = set(pf.schema_arrow.names)
+    table = pf.read(columns=[name for name in _INDEX_COLUMNS if name in present])
+    for name in _INDEX_COLUMNS:
+        if name not in present:
+            spec = _SPAN_SCHEMA.field(name)
+            table = table.append_column(spec, pa.nulls(table.num_rows, spec.type))
+    return table.select(list(_INDEX_COLUMNS))
 
 
 def _read_span_keys(path: Path) -> list[KeyRow]:
-    return _span_key_rows(pq.read_table(path, columns=list(_INDEX_COLUMNS)))
+    return _span_key_rows(read_key_columns(path))
 
 
 def _span_key_rows(table: pa.Table) -> list[KeyRow]:
     rows: list[KeyRow] = []
     cols = [table[name].to_pylist() for name in _INDEX_COLUMNS]
-    for trace, conv, history, prefixes in zip(*cols, strict=True):
+    for trace, conv, history, prefixes, response in zip(*cols, strict=True):
         if trace is None:
             continue
         rows.append((_TRACE, trace, trace))
@@ -443,12 +466,15 @@ def _span_key_rows(table: pa.Table) -> list[KeyRow]:
             rows.append((_CONVERSATION, conv, trace))
         if history is not None:
             rows.append((_HISTORY, history, trace))
+        if response is not None:
+            rows.append((_RESPONSE, response, trace))
         rows.extend((_PREFIX, key, trace) for key in prefixes or ())
     return rows
 
 
 SPAN_KEY_COLUMNS = _INDEX_COLUMNS
-"""The columns of `spans/` that find a span's trace again (what `linked_traces` looks up)."""
+"""The columns of `spans/` that find a span's trace again (what `linked_traces` looks up);
+`read_key_columns` reads them from any part file."""
 
 
 def read_part(
@@ -476,7 +502,7 @@ def _read_matching(path: Path | pa.NativeFile, trace_ids: pa.Array) -> pa.Table:
         if pc.any(mask.slice(offset, rows)).as_py():
             groups.append(i)
         offset += rows
-    table = pf.read_row_groups(groups, columns=_SPAN_COLUMNS)
+    table = pf.read_row_groups(groups, columns=_RECORD_COLUMNS)
     return table.filter(pc.is_in(table["trace_id"], value_set=trace_ids))
 
 

@@ -10,7 +10,8 @@ The job runs the same pure functions as local ingest, as Ray Data tasks:
 3. **stored links** (tasks over the committed `spans/` files, in rounds): the stored traces the
    input continues, found by the keys stored with their spans (`SPAN_KEY_COLUMNS`, what
    local ingest's `SpanStore.linked_traces` looks up: same trace id, same conversation
-   id, history), followed through stored traces until no new one turns up;
+   id, history, same response id), followed through stored traces until no new one
+   turns up;
 4. on the driver, traces (new and stored) joined into components and packed into
    partitions (`partition.components`, `partition.assign`): a few keys per trace cross
    the network;
@@ -29,7 +30,7 @@ so a task Ray retries after losing a worker overwrites its own files, never adds
 Records travel between stages pickled in a binary column: they are the reader's frozen
 records, and decoding again in the assemble stage costs less than shipping decoded spans.
 
-Cost of stage 3: each round reads the four key columns of every committed span file (a
+Cost of stage 3: each round reads the five key columns of every committed span file (a
 task per few files), so it grows with the data root, not only with the input; local
 ingest answers the same lookups from a key index (`turnscore.ingest.key_index`), which
 object storage does not have yet. Rounds: one more than the longest chain of links
@@ -58,7 +59,6 @@ from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from turnscore.ingest.decode import decode_spans, trace_order
 from turnscore.ingest.formats import Limits, is_input_name
@@ -86,10 +86,10 @@ from turnscore.ingest.storage import (
     run_prefix,
 )
 from turnscore.ingest.store import (
-    SPAN_KEY_COLUMNS,
     SpanStore,
     StoredRecords,
     TurnStore,
+    read_key_columns,
     read_part,
     record_key,
 )
@@ -498,6 +498,7 @@ _MATCH_SCHEMA = pa.schema([
     ("conversations", pa.list_(pa.string())),
     ("histories", pa.list_(pa.string())),
     ("prefixes", pa.list_(pa.string())),
+    ("responses", pa.list_(pa.string())),
 ])
 
 
@@ -517,7 +518,8 @@ def _stored_links(ray: Any, store: Location, keys: Mapping[str, JoinKeys], n: in
     asked = _union([out.asked, JoinKeys(conversations=frozenset({""}))])
     wanted = _without(_union([*keys.values(), *out.keys.values()]), asked)
     for _ in range(MAX_LINK_ROUNDS):
-        if not (wanted.conversations or wanted.prefixes or wanted.histories):
+        if not (wanted.conversations or wanted.prefixes or wanted.histories
+                or wanted.responses):
             break
         matched = rows.map_batches(_match_stored, batch_size=None, batch_format="pyarrow",
                                    fn_kwargs={"store_uri": store.uri,
@@ -527,7 +529,8 @@ def _stored_links(ray: Any, store: Location, keys: Mapping[str, JoinKeys], n: in
             out.rows[(row["file"], t)] = int(row["n"])
             k = JoinKeys(conversations=frozenset(row["conversations"]),
                          prefixes=frozenset(row["prefixes"]),
-                         histories=frozenset(row["histories"]))
+                         histories=frozenset(row["histories"]),
+                         responses=frozenset(row["responses"]))
             out.keys[t] = _union([out.keys[t], k]) if t in out.keys else k
         asked = _union([asked, wanted])
         wanted = _without(_union(out.keys.values()), asked)
@@ -601,33 +604,36 @@ def _union(keys: Iterable[JoinKeys]) -> JoinKeys:
 def _without(keys: JoinKeys, known: JoinKeys) -> JoinKeys:
     return JoinKeys(frozenset(keys.conversations - known.conversations),
                     frozenset(keys.prefixes - known.prefixes),
-                    frozenset(keys.histories - known.histories))
+                    frozenset(keys.histories - known.histories),
+                    frozenset(keys.responses - known.responses))
 
 
 def _match_stored(batch: pa.Table, store_uri: str, wanted: Any) -> pa.Table:
     """The stored traces of the committed span files of `batch` that `wanted` finds, with
     the keys of their matching rows: a stored conversation id or trace id among
     `wanted.conversations`, a stored history among its prefixes, a stored prefix among
-    its histories (`JoinKeys.meets`)."""
+    its histories, a stored response id among its responses (`JoinKeys.meets`)."""
     import ray
 
     look: JoinKeys = wanted if isinstance(wanted, JoinKeys) else ray.get(wanted)
     conversations = pa.array(sorted(look.conversations), pa.string())
     prefixes = pa.array(sorted(look.prefixes), pa.string())
     histories = pa.array(sorted(look.histories), pa.string())
+    responses = pa.array(sorted(look.responses), pa.string())
     root = location(store_uri)
     out: dict[str, list[Any]] = {name: [] for name in _MATCH_SCHEMA.names}
     for rel in batch["file"].to_pylist():
         loc = root.child(rel)
         with loc.fs.open_input_file(loc.path) as fh:
-            table = pq.read_table(fh, columns=list(SPAN_KEY_COLUMNS))
+            table = read_key_columns(fh)  # older files lack newer key columns
         lists = table["prefix_keys"].combine_chunks()
         by_prefix = pc.filter(pc.list_parent_indices(lists),
                               pc.is_in(pc.list_flatten(lists), value_set=histories))
         hit = pc.or_(
             pc.or_(pc.is_in(table["trace_id"], value_set=conversations),
                    pc.is_in(table["conversation_id"], value_set=conversations)),
-            pc.or_(pc.is_in(table["history_key"], value_set=prefixes),
+            pc.or_(pc.or_(pc.is_in(table["history_key"], value_set=prefixes),
+                          pc.is_in(table["response_id"], value_set=responses)),
                    pc.is_in(pa.array(range(table.num_rows), pa.int64()),
                             value_set=by_prefix.cast(pa.int64()))))
         by_trace: dict[str, list[dict[str, Any]]] = {}
@@ -644,6 +650,8 @@ def _match_stored(batch: pa.Table, store_uri: str, wanted: Any) -> pa.Table:
                 {r["history_key"] for r in matched if r["history_key"]}))
             out["prefixes"].append(sorted(
                 {p for r in matched for p in r["prefix_keys"] or ()}))
+            out["responses"].append(sorted(
+                {r["response_id"] for r in matched if r["response_id"]}))
     return pa.table(out, schema=_MATCH_SCHEMA)
 
 

@@ -17,10 +17,13 @@ from turnscore.ingest.otlp import read_file
 from turnscore.ingest.records import AttrValue, RawEvent, RawLog, RawSpan
 from turnscore.ingest.schema import SPAN_FIELDS, arrow_schema
 from turnscore.ingest.store import (
+    INDEX_DIR,
+    SPAN_KEY_COLUMNS,
     SpanStore,
     TurnStore,
     decode_attributes,
     encode_attributes,
+    read_key_columns,
     record_key,
     remove_stale_temp_files,
     write_parquet_atomic,
@@ -213,27 +216,62 @@ def test_files_are_partitioned_by_utc_date_and_named_by_ingest(tmp_path: Path) -
 @pytest.mark.parametrize("reopen", [False, True], ids=["same-run", "next-run"])
 def test_links_are_stored_and_find_traces(tmp_path: Path, reopen: bool) -> None:
     store = SpanStore(tmp_path, "r")
-    other, third = "1" * 32, "2" * 32
+    other, third, fourth = "1" * 32, "2" * 32, "3" * 32
     store.write(
         [
             _span("b7ad6b7169203331"),
             _span("00f067aa0ba902b7", trace_id=other),
             _span("00f067aa0ba902b8", trace_id=third),
+            _span("00f067aa0ba902b9", trace_id=fourth),
         ],
         {
             (TRACE, "b7ad6b7169203331"): SpanLinks(conversation_id="sess-1"),
             (other, "00f067aa0ba902b7"): SpanLinks(history_key="h1"),
             (third, "00f067aa0ba902b8"): SpanLinks(prefix_keys=("p1", "p2")),
+            (fourth, "00f067aa0ba902b9"): SpanLinks(response_id="chatcmpl-1"),
         },
     )
     if reopen:  # the index is rebuilt from the files
+        store.close()
+        (tmp_path / INDEX_DIR / "spans.sqlite3").unlink()
         store = SpanStore(tmp_path, "r2")
     assert store.linked_traces(Lookups(conversations={"sess-1"})) == {TRACE}
     assert store.linked_traces(Lookups(prefixes={"h1"})) == {other}
     assert store.linked_traces(Lookups(histories={"p2"})) == {third}
+    assert store.linked_traces(Lookups(responses={"chatcmpl-1"})) == {fourth}
     assert store.linked_traces(Lookups({"sess-1"}, {"h1"}, {"p1"})) == {TRACE, other, third}
-    assert store.linked_traces(Lookups({"nope"}, {"p1"}, {"h1"})) == set()
+    assert store.linked_traces(Lookups({"nope"}, {"p1"}, {"h1"}, {"sess-1"})) == set()
     assert [s.span_id for s in store.read_conversations({"sess-1"}).spans] == ["b7ad6b7169203331"]
+
+
+def test_span_files_written_before_the_response_key_still_read_and_link(
+    tmp_path: Path,
+) -> None:
+    """A part file without the `response_id` column (written before it existed) reads
+    back whole, keeps its other keys, and carries no response keys; files written since
+    carry them, in the same store."""
+    store = SpanStore(tmp_path, "old")
+    [old_file] = store.write(
+        [_span("b7ad6b7169203331"), _log()],
+        {(TRACE, "b7ad6b7169203331"): SpanLinks(conversation_id="sess-1", history_key="h1",
+                                                  response_id="chatcmpl-1")},
+    )
+    store.close()
+    write_parquet_atomic(pq.read_table(old_file).drop_columns(["response_id"]), old_file)
+    (tmp_path / INDEX_DIR / "spans.sqlite3").unlink()
+    store = SpanStore(tmp_path, "new")
+    other = "1" * 32
+    store.write([_span("00f067aa0ba902b7", trace_id=other)],
+                {(other, "00f067aa0ba902b7"): SpanLinks(response_id="chatcmpl-1")})
+    assert "response_id" not in pq.read_table(old_file).column_names
+    back = store.read({TRACE})
+    assert [_typed_record(s) for s in back.spans] == [_typed_record(_span("b7ad6b7169203331"))]
+    assert [_typed_record(lg) for lg in back.logs] == [_typed_record(_log())]
+    assert store.linked_traces(Lookups(conversations={"sess-1"}, prefixes={"h1"})) == {TRACE}
+    assert store.linked_traces(Lookups(responses={"chatcmpl-1"})) == {other}
+    keys = read_key_columns(old_file)
+    assert keys.column_names == list(SPAN_KEY_COLUMNS)
+    assert keys["response_id"].null_count == keys.num_rows == 2
 
 
 def test_a_failed_write_leaves_no_file_under_the_final_name(tmp_path: Path) -> None:
