@@ -1,10 +1,10 @@
-"""OTLP protobuf `ResourceSpans` / `ResourceLogs` messages to raw records. The entry
-point for files, which finds the messages in a request, is `turnscore.ingest.otlp`.
+"""OTLP protobuf `ResourceSpans` / `ResourceLogs` messages to raw records: upb decodes a
+block, the one decoder (`otlp_shared`) reads it with this dialect. The entry point for
+files, which finds the blocks in a request, is `turnscore.ingest.otlp`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 from google.protobuf.message import DecodeError
@@ -14,55 +14,38 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS, decode_pb_any_value
 from turnscore.ingest.otlp_shared import (
-    KIND_VALUES,
-    STATUS_VALUES,
+    LOGS,
+    MAX_UNIX_NANO,
+    TRACES,
     BadInput,
+    Dialect,
     Record,
     Report,
     Where,
-    check_span_times,
-    collect,
+    block_records,
     decode_attrs,
-    event_name,
     known_enum,
-    log_ids,
-    span_head,
-    unix_nano,
+    too_late,
 )
-from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLog, RawSpan
+from turnscore.ingest.records import AttrValue
 
 __all__ = ["pb_resource_records"]
 
 
 def pb_resource_records(
     data: bytes, kind: formats.ProtoKind, source: str, offset: int, index: int
-) -> Iterator[Record]:
+) -> list[Record]:
     """Records of one serialized ResourceSpans/ResourceLogs found at byte `offset`."""
-    outer = "resourceSpans" if kind is formats.ProtoKind.TRACES else "resourceLogs"
-    where = Where(source, f"byte {offset}", f"{outer}[{index}]")
-    message_type = (
-        trace_pb2.ResourceSpans if kind is formats.ProtoKind.TRACES else logs_pb2.ResourceLogs
-    )
+    traces = kind is formats.ProtoKind.TRACES
+    tree = TRACES if traces else LOGS
+    where = Where(source, f"byte {offset}", f"{tree.blocks_path}[{index}]")
     try:
-        block = message_type.FromString(data)
+        block = (trace_pb2.ResourceSpans if traces else logs_pb2.ResourceLogs).FromString(data)
     except DecodeError as exc:
-        yield where.error(f"corrupt protobuf {outer} message ({exc}); skipped")
-        return
-    errors: list[InputError] = []
-    resource = _pb_attrs(
-        block.resource.attributes, f"the resource of {outer}[{index}]", collect(errors, where)
-    )
-    yield from errors
-    if isinstance(block, trace_pb2.ResourceSpans):
-        for j, scope_spans in enumerate(block.scope_spans):
-            for k, span in enumerate(scope_spans.spans):
-                yield from _pb_span(
-                    span, where.at(f"scopeSpans[{j}].spans[{k}]"), resource, scope_spans.scope
-                )
-    else:
-        for j, scope_logs in enumerate(block.scope_logs):
-            for k, log in enumerate(scope_logs.log_records):
-                yield from _pb_log(log, where.at(f"scopeLogs[{j}].logRecords[{k}]"), resource)
+        return [where.error(f"corrupt protobuf {tree.blocks_path} message ({exc}); skipped")]
+    records: list[Record] = []
+    block_records(PROTOBUF, tree, block, where, records)
+    return records
 
 
 def _pb_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
@@ -77,16 +60,10 @@ def _pb_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
             if len(text) <= MAX_ATTRIBUTE_VALUE_CHARS:
                 out[kv.key] = text
                 continue
-        elif kind == "int_value":
-            out[kv.key] = value.int_value
+        elif kind == "int_value" or kind == "bool_value" or kind == "double_value":
+            out[kv.key] = getattr(value, kind)
             continue
-        elif kind == "bool_value":
-            out[kv.key] = value.bool_value
-            continue
-        elif kind == "double_value":
-            out[kv.key] = value.double_value
-            continue
-        out.update(decode_attrs(iter(((kv.key, value),)), decode_pb_any_value, owner, report))
+        out.update(decode_attrs(((kv.key, value),), decode_pb_any_value, owner, report))
     return out
 
 
@@ -98,84 +75,22 @@ def _pb_id(raw: bytes, size: int, what: str) -> str | None:
     return raw.hex() if any(raw) else None
 
 
-def _pb_span(
-    span: Any, where: Where, resource: Mapping[str, AttrValue], scope: Any
-) -> Iterator[Record]:
-    head = span_head(
-        span.name,
-        where,
-        _pb_id,
-        (span.trace_id, span.span_id, span.parent_span_id),
-        ("trace_id", "span_id", "parent_span_id"),
-    )
-    if isinstance(head, InputError):
-        yield head
-        return
-    owner, report = head.owner, head.report
-    try:
-        start = unix_nano(span.start_time_unix_nano, "start_time_unix_nano")
-        end = unix_nano(span.end_time_unix_nano, "end_time_unix_nano")
-        events = tuple(
-            RawEvent(
-                name=event.name,
-                time_unix_nano=unix_nano(event.time_unix_nano, "event time_unix_nano"),
-                attributes=_pb_attrs(event.attributes, f"event {event.name!r} of {owner}", report),
-            )
-            for event in span.events
-        )
-    except BadInput as exc:
-        yield where.error(f"{owner} skipped: {exc}", span_id=head.span_id, trace_id=head.trace_id)
-        return
-    check_span_times(head, start, end)
-    yield RawSpan(
-        trace_id=head.trace_id,
-        span_id=head.span_id,
-        parent_span_id=head.parent_span_id,
-        name=head.name,
-        kind=known_enum(span.kind, KIND_VALUES, "kind", report),
-        start_unix_nano=start,
-        end_unix_nano=end,
-        status_code=known_enum(span.status.code, STATUS_VALUES, "status.code", report),
-        status_message=span.status.message,
-        attributes=_pb_attrs(span.attributes, owner, report),
-        events=events,
-        resource=resource,
-        scope_name=scope.name,
-        scope_version=scope.version,
-        source=where.source,
-        position=where.position,
-    )
-    yield from head.errors or ()
+def _pb_time(value: int, what: str) -> int:
+    if value > MAX_UNIX_NANO:
+        raise too_late(value, what)
+    return value
 
 
-def _pb_log(log: Any, where: Where, resource: Mapping[str, AttrValue]) -> Iterator[Record]:
-    errors: list[InputError] = []
-    report = collect(errors, where)
-    trace_id, span_id = log_ids(
-        _pb_id, (log.trace_id, log.span_id), ("trace_id", "span_id"), report
-    )
-    attributes = _pb_attrs(log.attributes, "log record", report)
-    body = (
-        decode_pb_any_value(
-            log.body, lambda n: report(f"log record body is {n} characters long; truncated")
-        )
-        if log.HasField("body")
-        else None
-    )
-    try:
-        time = unix_nano(log.time_unix_nano or log.observed_time_unix_nano, "time_unix_nano")
-    except BadInput as exc:
-        yield where.error(f"log record skipped: {exc}")
-        return
-    yield RawLog(
-        trace_id=trace_id,
-        span_id=span_id,
-        event_name=event_name(log.event_name, attributes),
-        time_unix_nano=time,
-        body=body,
-        attributes=attributes,
-        resource=resource,
-        source=where.source,
-        position=where.position,
-    )
-    yield from errors
+def _pb_text(value: str, what: str, report: Report) -> str:
+    return value  # always a string
+
+
+PROTOBUF = Dialect(
+    id=_pb_id,
+    time=_pb_time,
+    enum=known_enum,
+    text=_pb_text,
+    attrs=_pb_attrs,
+    value=decode_pb_any_value,
+    spell=str,
+)
