@@ -25,7 +25,6 @@ in protobuf's JSON parser.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from contextlib import suppress
 from typing import Any
@@ -53,6 +52,7 @@ from turnscore.ingest.otlp_shared import (
     Report,
     Where,
     block_records,
+    camel,
     decode_attrs,
     known_enum,
     skipped,
@@ -174,12 +174,6 @@ _CAMEL = {
 """snake_case -> lowerCamelCase of every field name above that has two spellings."""
 _SHAPE_ERRORS = (msgspec.ValidationError, TypeError)
 _NONE = (None, UNSET)
-_SNAKE_WORD = re.compile(r"_([a-z])")
-
-
-def _camel(what: str) -> str:
-    """A field's name ('event time_unix_nano') as JSON spells it ('event timeUnixNano')."""
-    return _SNAKE_WORD.sub(lambda m: m[1].upper(), what)
 
 
 # --- one request: records, and the object keys they were read from ----------------------
@@ -369,14 +363,14 @@ def _json_id(raw: Any, size: int, what: str) -> str | None:
     elif raw is None or raw == "" or raw is UNSET:
         return None
     elif not isinstance(raw, str):
-        raise BadInput(f"{_camel(what)} is not a string: {str(raw)[:40]!r}")
+        raise BadInput(f"{camel(what)} is not a string: {str(raw)[:40]!r}")
     else:
         try:
             value = decode_json_bytes(raw)  # either alphabet, as a bytesValue
         except AnyValueError:
             value = b""
     if len(value) != size:
-        raise BadInput(f"{_camel(what)} {raw[:64]!r} is not {size} bytes of hex or base64")
+        raise BadInput(f"{camel(what)} {raw[:64]!r} is not {size} bytes of hex or base64")
     return value.hex() if value.count(0) != size else None
 
 
@@ -393,13 +387,13 @@ def _json_uint(raw: Any, what: str) -> int:
     # Some hand-rolled exporters write nanoseconds as JSON numbers in float form.
     if isinstance(raw, float) and raw.is_integer() and raw >= 0:
         return int(raw)
-    raise BadInput(f"{_camel(what)} is not an unsigned integer: {str(raw)[:40]!r}")
+    raise BadInput(f"{camel(what)} is not an unsigned integer: {str(raw)[:40]!r}")
 
 
 def _json_time(raw: Any, what: str) -> int:
     value = _json_uint(raw, what)
     if value > MAX_UNIX_NANO:
-        raise too_late(value, _camel(what))
+        raise too_late(value, camel(what))
     return value
 
 
@@ -476,5 +470,5 @@ JSON = Dialect(
     text=_json_text,
     attrs=_json_attrs,
     value=_json_value,
-    spell=_camel,
+    spell=camel,
 )

@@ -1,5 +1,5 @@
 """The one decoder of OTLP records: a `ResourceSpans` / `ResourceLogs` block, decoded by
-`otlp_json` (msgspec structs) or `otlp_pb` (upb messages), to raw records. Both give
+`otlp_json` (msgspec structs) or `otlp` (upb messages), to raw records. Both give
 objects with protobuf's snake_case field names, so one walker and one span and log
 builder read both; a `Dialect` says only how a field is spelled in its encoding: ids (hex
 or base64 text, or bytes), int64 times (decimal text, or an int), enums (a number or a
@@ -16,6 +16,7 @@ its struct would be (`otlp_json._granular`): it costs that piece, with a row nam
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeAlias
@@ -125,16 +126,25 @@ _NO_PARENT = (None, "", b"", UNSET)
 
 
 class Tree(NamedTuple):
-    """One of a request's two trees: its resource blocks, scope blocks and records (the
-    fields as named in snake_case and as paths name them), and their builder."""
+    """One of a request's two trees: its resource blocks, scope blocks and records (fields
+    named in snake_case, as paths name them in lowerCamelCase), and their builder."""
 
     blocks: str
-    blocks_path: str
     scopes: str
-    scopes_path: str
     items: str
-    items_path: str
     build: Callable[..., None]
+
+    @property
+    def blocks_path(self) -> str:
+        return camel(self.blocks)
+
+
+_SNAKE_WORD = re.compile(r"_([a-z])")
+
+
+def camel(what: str) -> str:
+    """A field's name ('event time_unix_nano') as JSON spells it ('event timeUnixNano')."""
+    return _SNAKE_WORD.sub(lambda m: m[1].upper(), what)
 
 
 def block_records(d: Dialect, tree: Tree, block: Any, where: Where, records: list[Record]) -> None:
@@ -145,7 +155,7 @@ def block_records(d: Dialect, tree: Tree, block: Any, where: Where, records: lis
         if type(scope_block) is Misshapen:
             skipped(scope_block, where, records)
             continue
-        scope_where = where.at(f"{tree.scopes_path}[{j}]")
+        scope_where = where.at(f"{camel(tree.scopes)}[{j}]")
         scope = scope_block.scope
         if scope is None or scope is UNSET or type(scope) is Misshapen:
             if type(scope) is Misshapen:  # its records are kept, without the scope's name
@@ -293,20 +303,12 @@ def log_record(
 ) -> None:
     """Log record `index` of the scope block at `where` (its scope is not kept): its record,
     then its errors. A malformed id is reported and read as absent: the record is kept,
-    unlinked."""
+    unlinked (`_log_id`)."""
     where = where.at(f"logRecords[{index}]")
     errors: list[InputError] = []
     report = collect(errors, where)
-    ids: list[str | None] = []
-    for raw, size, what in (
-        (log.trace_id, TRACE_ID_BYTES, "trace_id"),
-        (log.span_id, SPAN_ID_BYTES, "span_id"),
-    ):
-        try:
-            ids.append(d.id(raw, size, what))
-        except BadInput as exc:
-            report(f"log record {exc}; kept without it")
-            ids.append(None)
+    trace_id = _log_id(d, log.trace_id, TRACE_ID_BYTES, "trace_id", report)
+    span_id = _log_id(d, log.span_id, SPAN_ID_BYTES, "span_id", report)
     attributes = d.attrs(log.attributes, "log record", report)
     try:
         body = d.value(
@@ -328,8 +330,8 @@ def log_record(
         event_name = named if isinstance(named, str) else ""
     records.append(
         RawLog(
-            trace_id=ids[0],
-            span_id=ids[1],
+            trace_id=trace_id,
+            span_id=span_id,
             event_name=event_name,
             time_unix_nano=time,
             body=body,
@@ -342,18 +344,17 @@ def log_record(
     records.extend(errors)
 
 
-TRACES = Tree(
-    "resource_spans", "resourceSpans", "scope_spans", "scopeSpans", "spans", "spans", span_record
-)
-LOGS = Tree(
-    "resource_logs",
-    "resourceLogs",
-    "scope_logs",
-    "scopeLogs",
-    "log_records",
-    "logRecords",
-    log_record,
-)
+def _log_id(d: Dialect, raw: Any, size: int, what: str, report: Report) -> str | None:
+    """A log record's id; a malformed one is reported and read as absent."""
+    try:
+        return d.id(raw, size, what)
+    except BadInput as exc:
+        report(f"log record {exc}; kept without it")
+        return None
+
+
+TRACES = Tree("resource_spans", "scope_spans", "spans", span_record)
+LOGS = Tree("resource_logs", "scope_logs", "log_records", log_record)
 
 
 def decode_attrs(
