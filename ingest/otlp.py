@@ -19,7 +19,7 @@ Records are yielded as each request is decoded; one file's bytes are held at a t
 Each request is decoded once, into the objects the one decoder of records reads
 (`turnscore.ingest.otlp_shared`): OTLP/JSON (both dialects) by msgspec into the structs of
 `turnscore.ingest.otlp_json`, framed by `formats.iter_json_documents`; protobuf by upb,
-one resource block at a time (`_pb_block_records`, the `PROTOBUF` dialect below). This
+one resource block at a time (`_read_protobuf`, the `PROTOBUF` dialect below). This
 module finds the format and the requests.
 """
 
@@ -183,29 +183,25 @@ def _read_json(payload: bytes, source: str) -> Iterator[Record]:
 
 
 def _read_protobuf(payload: bytes, kind: formats.ProtoKind, source: str) -> Iterator[Record]:
+    """Each resource block of the request, decoded by upb and read by `otlp_shared` in the
+    `PROTOBUF` dialect; a corrupt one is skipped, with a row at its byte offset."""
+    traces = kind is formats.ProtoKind.TRACES
+    tree = TRACES if traces else LOGS
+    message = trace_pb2.ResourceSpans if traces else logs_pb2.ResourceLogs
     for index, item in enumerate(formats.iter_protobuf_resources(payload)):
         if isinstance(item, formats.Problem):
             yield InputError(source, item.position, item.message)
             continue
         start, end = item
-        yield from _pb_block_records(payload[start:end], kind, source, start, index)
-
-
-def _pb_block_records(
-    data: bytes, kind: formats.ProtoKind, source: str, offset: int, index: int
-) -> list[Record]:
-    """Records of one serialized ResourceSpans/ResourceLogs found at byte `offset`: upb
-    decodes it, `otlp_shared` reads it in the `PROTOBUF` dialect."""
-    traces = kind is formats.ProtoKind.TRACES
-    tree = TRACES if traces else LOGS
-    where = Where(source, f"byte {offset}", f"{tree.blocks_path}[{index}]")
-    try:
-        block = (trace_pb2.ResourceSpans if traces else logs_pb2.ResourceLogs).FromString(data)
-    except DecodeError as exc:
-        return [where.error(f"corrupt protobuf {tree.blocks_path} message ({exc}); skipped")]
-    records: list[Record] = []
-    block_records(PROTOBUF, tree, block, where, records)
-    return records
+        where = Where(source, f"byte {start}", f"{tree.blocks_path}[{index}]")
+        try:
+            block = message.FromString(payload[start:end])
+        except DecodeError as exc:
+            yield where.error(f"corrupt protobuf {tree.blocks_path} message ({exc}); skipped")
+            continue
+        records: list[Record] = []
+        block_records(PROTOBUF, tree, block, where, records)
+        yield from records
 
 
 def _pb_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
