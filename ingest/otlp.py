@@ -216,8 +216,14 @@ def _pb_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
             if len(text) <= MAX_ATTRIBUTE_VALUE_CHARS:
                 out[kv.key] = text
                 continue
-        elif kind == "int_value" or kind == "bool_value" or kind == "double_value":
-            out[kv.key] = getattr(value, kind)
+        elif kind == "int_value":
+            out[kv.key] = value.int_value
+            continue
+        elif kind == "bool_value":
+            out[kv.key] = value.bool_value
+            continue
+        elif kind == "double_value":
+            out[kv.key] = value.double_value
             continue
         out.update(decode_attrs(((kv.key, value),), decode_pb_any_value, owner, report))
     return out

@@ -161,11 +161,12 @@ def block_records(d: Dialect, tree: Tree, block: Any, where: Where, records: lis
             if type(scope) is Misshapen:  # its records are kept, without the scope's name
                 records.append(scope_where.error(f"{scope}; read as no scope"))
             scope = _ABSENT
+        names = (scope.name, scope.version)  # read once: a span reports a bad one
         for k, item in enumerate(getattr(scope_block, tree.items) or ()):
             if type(item) is Misshapen:
                 skipped(item, scope_where, records)
             else:
-                tree.build(d, item, scope_where, k, resource, scope, records)
+                tree.build(d, item, scope_where, k, resource, names, records)
 
 
 def skipped(piece: Misshapen, container: Where, records: list[Record]) -> None:
@@ -215,10 +216,11 @@ def span_record(
     where: Where,
     index: int,
     resource: Mapping[str, AttrValue],
-    scope: Any,
+    scope: tuple[Any, Any],
     records: list[Record],
 ) -> None:
-    """Span `index` of the scope block at `where`: its record, then its errors."""
+    """Span `index` of the scope block at `where`: its record, then its errors. `scope` is
+    its scope's (name, version)."""
     raw_name = span.name
     name = raw_name if type(raw_name) is str else _as_text(raw_name)
     try:
@@ -257,22 +259,31 @@ def span_record(
         return
     if status is None or status is UNSET:
         status = _ABSENT
+    kind = d.enum(span.kind, SPAN_KIND, report)
+    status_code = d.enum(status.code, STATUS_CODE, report)
+    message, (scope_name, scope_version) = status.message, scope
+    if type(message) is not str:  # the usual string is taken as it is, here and below
+        message = d.text(message, "status.message", report)
+    if type(scope_name) is not str:
+        scope_name = d.text(scope_name, "scope.name", report)
+    if type(scope_version) is not str:
+        scope_version = d.text(scope_version, "scope.version", report)
     records.append(
         RawSpan(
             trace_id=trace_id,
             span_id=span_id,
             parent_span_id=parent_span_id,
             name=name,
-            kind=d.enum(span.kind, SPAN_KIND, report),
+            kind=kind,
             start_unix_nano=start,
             end_unix_nano=end,
-            status_code=d.enum(status.code, STATUS_CODE, report),
-            status_message=d.text(status.message, "status.message", report),
+            status_code=status_code,
+            status_message=message,
             attributes=attributes,
             events=events,
             resource=resource,
-            scope_name=d.text(scope.name, "scope.name", report),
-            scope_version=d.text(scope.version, "scope.version", report),
+            scope_name=scope_name,
+            scope_version=scope_version,
             source=where.source,
             position=where.position,
         )
