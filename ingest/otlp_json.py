@@ -302,7 +302,9 @@ def _children(cls: type[Struct]) -> tuple[tuple[str, str, type[Struct], bool], .
     return tuple(out)
 
 
-_CHILDREN = {struct: _children(struct) for struct in _STRUCTS}
+_CHILDREN: dict[type, tuple[tuple[str, str, type[Struct], bool], ...]] = {
+    struct: _children(struct) for struct in _STRUCTS
+}
 
 
 def _granular(value: Any, cls: type, path: str) -> Any:
