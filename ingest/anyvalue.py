@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
 from typing import Any, TypeVar
 
 from turnscore.ingest.records import AttrValue
@@ -32,8 +31,6 @@ _DOUBLE_WORDS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": flo
 
 OnTruncate = Callable[[int], None]
 """Called with the original length when a value is cut to `MAX_ATTRIBUTE_VALUE_CHARS`."""
-OnKeyTruncate = Callable[[str, int], None]
-"""Called with the attribute key and the original length when its value is cut."""
 
 
 _Capped = TypeVar("_Capped", str, bytes)
@@ -149,7 +146,8 @@ def decode_json_any_value(
             items = _values_list(raw, "arrayValue", depth)
             return [decode_json_any_value(item, on_truncate, depth + 1) for item in items]
         if kind == "kvlistValue":
-            return _json_kvlist(_values_list(raw, "kvlistValue", depth), on_truncate, depth + 1)
+            items = _values_list(raw, "kvlistValue", depth)
+            return decode_json_key_values(items, on_truncate, depth + 1)
         if kind == "bytesValue":
             return _cap(decode_json_bytes(raw), on_truncate)
     # No known kind: the empty AnyValue (OTLP says it represents an unset value).
@@ -166,21 +164,10 @@ _KINDS = {
 
 
 def decode_json_key_values(
-    items: object, on_truncate: OnKeyTruncate | None = None
+    items: object, on_truncate: OnTruncate | None = None, depth: int = 0
 ) -> dict[str, AttrValue]:
-    """Decode a JSON list of `KeyValue` objects into a dict (a later duplicate key wins).
-
-    `on_truncate` names the top-level key whose value (at any depth) was cut.
-    """
-    return {
-        key: decode_json_any_value(raw, None if on_truncate is None else partial(on_truncate, key))
-        for key, raw in _json_pairs(items)
-    }
-
-
-def _json_kvlist(
-    items: object, on_truncate: OnTruncate | None, depth: int = 0
-) -> dict[str, AttrValue]:
+    """Decode a JSON list of `KeyValue` objects (attributes, or a kvlistValue's values at
+    `depth`) into a dict, a later duplicate key winning."""
     return {key: decode_json_any_value(raw, on_truncate, depth) for key, raw in _json_pairs(items)}
 
 
@@ -213,15 +200,3 @@ def decode_pb_any_value(value: Any, on_truncate: OnTruncate | None = None) -> At
             for item in value.kvlist_value.values
         }
     return None if kind is None else getattr(value, kind)  # an int, a double or a bool
-
-
-def decode_pb_key_values(
-    items: Sequence[Any], on_truncate: OnKeyTruncate | None = None
-) -> dict[str, AttrValue]:
-    """Decode repeated protobuf `KeyValue`s into a dict (a later duplicate key wins)."""
-    return {
-        item.key: decode_pb_any_value(
-            item.value, None if on_truncate is None else partial(on_truncate, item.key)
-        )
-        for item in items
-    }

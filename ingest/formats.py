@@ -549,58 +549,34 @@ class _RepeatedKey(Exception):
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-"""What the standard parser leaves of an escaped surrogate without its pair (a pair
-becomes the character it encodes). Such a string is no Unicode: no writer takes it."""
+_ESCAPE = re.compile(
+    r"\\(?:u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"  # a pair
+    r"|(u[dD][89a-fA-F][0-9a-fA-F]{2})|.)",  # a lone surrogate, or another escape
+    re.DOTALL,
+)
+"""A JSON escape, read from the left: a surrogate pair (one character), a lone surrogate
+(group 1: no Unicode, no writer takes it), or any other."""
 
 
 def _document(text: str, value: object, position: str) -> Iterator[JsonDocument | Problem]:
-    """A document the standard parser read: lone surrogates replaced with U+FFFD and
-    reported (orjson refuses them, so documents holding one come this way), then checked."""
+    """A document the standard parser read: lone surrogate escapes replaced with U+FFFD
+    and reported (msgspec refuses them, so documents holding one come this way), then
+    checked. The replacement keeps every offset (six characters for six)."""
     if _SURROGATE_ESCAPE.search(text):
-        value, replaced = _without_lone_surrogates(value)
+        replaced = 0
+
+        def fix(escape: re.Match[str]) -> str:
+            nonlocal replaced
+            replaced += escape[1] is not None
+            return "\\ufffd" if escape[1] is not None else escape[0]
+
+        text = _ESCAPE.sub(fix, text)
         if replaced:
+            value = _DECODER.decode(text)
             yield Problem(
                 position, f"{replaced} lone UTF-16 surrogate escape(s) replaced with U+FFFD"
             )
-    data = text.encode("utf-8", "surrogatepass")
-    yield _checked(data, value, count_keys(value), position)
-
-
-def _without_lone_surrogates(value: object) -> tuple[object, int]:
-    """`value` with every lone surrogate in its strings (keys too) replaced, in place, and
-    how many were; without recursion (any depth)."""
-    count = 0
-
-    def clean(text: str) -> str:
-        nonlocal count
-        fixed, n = _LONE_SURROGATE.subn("\ufffd", text)
-        count += n
-        return fixed
-
-    if isinstance(value, str):
-        return clean(value), count
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key in list(item):
-                inner = item[key]
-                if isinstance(inner, str):
-                    inner = clean(inner)
-                elif isinstance(inner, dict | list):
-                    stack.append(inner)
-                if _LONE_SURROGATE.search(key):
-                    del item[key]
-                    key = clean(key)
-                item[key] = inner
-        elif isinstance(item, list):
-            for i, inner in enumerate(item):
-                if isinstance(inner, str):
-                    item[i] = clean(inner)
-                elif isinstance(inner, dict | list):
-                    stack.append(inner)
-    return value, count
+    yield _checked(text.encode(), value, count_keys(value), position)
 
 
 def _repeated_key(text: str, position: str) -> Problem | None:

@@ -16,11 +16,11 @@ U+FFFD and reported once per file.
 
 Records are yielded as each request is decoded; one file's bytes are held at a time.
 
-There is one reader per encoding, each decoding a request once: OTLP/JSON (both dialects)
-is `turnscore.ingest.otlp_json` (msgspec structs, framed by `formats.iter_json_documents`),
-protobuf `turnscore.ingest.otlp_pb` (upb messages); what they share (positions, reporting,
-how a span's ids are settled) is `turnscore.ingest.otlp_shared`. This module finds the
-format and the requests.
+Each request is decoded once, into the objects the one decoder of records reads
+(`turnscore.ingest.otlp_shared`): OTLP/JSON (both dialects) by msgspec into the structs of
+`turnscore.ingest.otlp_json`, framed by `formats.iter_json_documents`; protobuf by upb,
+one resource block at a time (`_read_protobuf`, the `PROTOBUF` dialect below). This
+module finds the format and the requests.
 """
 
 from __future__ import annotations
@@ -30,13 +30,30 @@ import os
 from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
+
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.logs.v1 import logs_pb2
+from opentelemetry.proto.trace.v1 import trace_pb2
 
 from turnscore.ingest import formats
-from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS
+from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS, decode_pb_any_value
 from turnscore.ingest.otlp_json import json_request_records, parse_request
-from turnscore.ingest.otlp_pb import pb_resource_records
-from turnscore.ingest.otlp_shared import Record
-from turnscore.ingest.records import WHOLE_FILE, InputError
+from turnscore.ingest.otlp_shared import (
+    LOGS,
+    MAX_UNIX_NANO,
+    TRACES,
+    BadInput,
+    Dialect,
+    Record,
+    Report,
+    Where,
+    block_records,
+    decode_attrs,
+    known_enum,
+    too_late,
+)
+from turnscore.ingest.records import WHOLE_FILE, AttrValue, InputError
 
 __all__ = [
     "MAX_ATTRIBUTE_VALUE_CHARS",
@@ -93,7 +110,9 @@ def _walk(folder: Path) -> Iterator[Path]:
         if ignored:
             logger.info(
                 "%s: %d file(s) not named as OTLP input (%s) left alone",
-                root, ignored, formats.INPUT_SUFFIXES_HELP,
+                root,
+                ignored,
+                formats.INPUT_SUFFIXES_HELP,
             )
 
 
@@ -164,9 +183,76 @@ def _read_json(payload: bytes, source: str) -> Iterator[Record]:
 
 
 def _read_protobuf(payload: bytes, kind: formats.ProtoKind, source: str) -> Iterator[Record]:
+    """Each resource block of the request, decoded by upb and read by `otlp_shared` in the
+    `PROTOBUF` dialect; a corrupt one is skipped, with a row at its byte offset."""
+    traces = kind is formats.ProtoKind.TRACES
+    tree = TRACES if traces else LOGS
+    message = trace_pb2.ResourceSpans if traces else logs_pb2.ResourceLogs
     for index, item in enumerate(formats.iter_protobuf_resources(payload)):
         if isinstance(item, formats.Problem):
             yield InputError(source, item.position, item.message)
             continue
         start, end = item
-        yield from pb_resource_records(payload[start:end], kind, source, start, index)
+        where = Where(source, f"byte {start}", f"{tree.blocks_path}[{index}]")
+        try:
+            block = message.FromString(payload[start:end])
+        except DecodeError as exc:
+            yield where.error(f"corrupt protobuf {tree.blocks_path} message ({exc}); skipped")
+            continue
+        records: list[Record] = []
+        block_records(PROTOBUF, tree, block, where, records)
+        yield from records
+
+
+def _pb_attrs(items: Any, owner: str, report: Report) -> dict[str, AttrValue]:
+    """Attributes as a dict (a later repeated key wins). Scalars are read inline; arrays,
+    key-value lists and over-long values go through `decode_attrs`, which cuts and reports."""
+    out: dict[str, AttrValue] = {}
+    for kv in items:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        if kind == "string_value":
+            text = value.string_value
+            if len(text) <= MAX_ATTRIBUTE_VALUE_CHARS:
+                out[kv.key] = text
+                continue
+        elif kind == "int_value":
+            out[kv.key] = value.int_value
+            continue
+        elif kind == "bool_value":
+            out[kv.key] = value.bool_value
+            continue
+        elif kind == "double_value":
+            out[kv.key] = value.double_value
+            continue
+        out.update(decode_attrs(((kv.key, value),), decode_pb_any_value, owner, report))
+    return out
+
+
+def _pb_id(raw: bytes, size: int, what: str) -> str | None:
+    if not raw:
+        return None
+    if len(raw) != size:
+        raise BadInput(f"{what} {raw.hex()!r} is {len(raw)} bytes, expected {size}")
+    return raw.hex() if any(raw) else None
+
+
+def _pb_time(value: int, what: str) -> int:
+    if value > MAX_UNIX_NANO:
+        raise too_late(value, what)
+    return value
+
+
+def _pb_text(value: str, what: str, report: Report) -> str:
+    return value  # always a string
+
+
+PROTOBUF = Dialect(
+    id=_pb_id,
+    time=_pb_time,
+    enum=known_enum,
+    text=_pb_text,
+    attrs=_pb_attrs,
+    value=decode_pb_any_value,
+    spell=str,
+)

@@ -18,8 +18,8 @@ from turnscore.ingest.anyvalue import (
     decode_json_any_value,
     decode_json_key_values,
     decode_pb_any_value,
-    decode_pb_key_values,
 )
+from turnscore.ingest.otlp_shared import decode_attrs
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 SCALARS = (
@@ -144,7 +144,7 @@ def test_long_values_are_capped_and_reported_with_their_key() -> None:
     long_text = "é" * (MAX_ATTRIBUTE_VALUE_CHARS + 1)
     long_bytes = b"\x01" * (MAX_ATTRIBUTE_VALUE_CHARS + 2)
     attributes = {"t": long_text, "deep": {"x": [long_bytes]}, "short": "ok"}
-    reports: list[tuple[str, int]] = []
+    reports: list[str] = []
     json_items = [
         {"key": "t", "value": {"stringValue": long_text}},
         {"key": "deep", "value": {"kvlistValue": {"values": [{"key": "x", "value": {
@@ -152,16 +152,21 @@ def test_long_values_are_capped_and_reported_with_their_key() -> None:
         }}]}}},
         {"key": "short", "value": {"stringValue": "ok"}},
     ]  # fmt: skip
-    from_json = decode_json_key_values(json_items, lambda k, n: reports.append((k, n)))
-    pb_items = [common_pb2.KeyValue(key=k, value=to_pb(v)) for k, v in attributes.items()]
-    from_pb = decode_pb_key_values(pb_items, lambda k, n: reports.append((k, n)))
+    json_pairs = [(item["key"], item["value"]) for item in json_items]
+    from_json = decode_attrs(json_pairs, decode_json_any_value, "span 's'", reports.append)
+    pb_pairs = [(k, to_pb(v)) for k, v in attributes.items()]
+    from_pb = decode_attrs(pb_pairs, decode_pb_any_value, "span 's'", reports.append)
     capped = {
         "t": long_text[:MAX_ATTRIBUTE_VALUE_CHARS],
         "deep": {"x": [long_bytes[:MAX_ATTRIBUTE_VALUE_CHARS]]},
         "short": "ok",
     }
     assert from_json == from_pb == capped
-    expected = [("t", MAX_ATTRIBUTE_VALUE_CHARS + 1), ("deep", MAX_ATTRIBUTE_VALUE_CHARS + 2)]
+    expected = [
+        f"attribute {key!r} of span 's' is {MAX_ATTRIBUTE_VALUE_CHARS + extra} characters long; "
+        f"kept the first {MAX_ATTRIBUTE_VALUE_CHARS}"
+        for key, extra in (("t", 1), ("deep", 2))
+    ]
     assert reports == expected * 2
 
 

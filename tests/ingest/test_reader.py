@@ -1,5 +1,5 @@
-"""The one OTLP reader: JSON framing (fast where msgspec reads the file, careful where it
-does not) and the decoder of a request, for both JSON dialects and protobuf."""
+"""The one OTLP reader: JSON framing (msgspec where it reads a document, the standard parser
+where it does not) and the one decoder of records, for both JSON dialects and protobuf."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_framings(case: str) -> None:
     assert got == expected
 
 
-def test_nan_is_read_by_the_careful_framing() -> None:
+def test_nan_is_read_by_the_standard_parser_in_its_place() -> None:
     got = list(iter_json_documents('{"a":1}\n{"b":NaN}\n{"c":3}'))
     assert [d.position for d in got] == ["line 1", "line 2", "line 3"]
     assert isinstance(got[1], JsonDocument) and math.isnan(got[1].value["b"])  # type: ignore[index]
@@ -265,8 +265,8 @@ WRONG_SHAPES: dict[str, tuple[tuple[Any, ...], Any, list[int], dict[int, dict[st
 
 
 def _records_of(request: dict[str, Any], framing: str) -> tuple[list[RawSpan], list[InputError]]:
-    """The request read from a file of one line (msgspec's fast path) or as the element of
-    an array (the careful framing, which hands the reader plain values)."""
+    """The request read from a file of one line or as the element of an array (its
+    position then 'request 1 (line 1)')."""
     line = json.dumps(request, separators=(",", ":"))
     records = list(read_bytes(f"[{line}]".encode() if framing == "array" else line.encode(), "f"))
     spans = [r for r in records if isinstance(r, RawSpan)]
