@@ -22,7 +22,8 @@ which return what they found; the caller writes the turns and keeps the totals):
    traces, so late spans, late turns and late earlier turns all rebuild the whole
    conversation;
 5. each turn replaces its older row, and rows of rebuilt traces that the rebuild no longer
-   produced are removed (`TurnStore`).
+   produced are removed (`TurnStore`): while the next group's partitions are solved, as
+   its reading is, so that neither adds to this process's work between groups.
 
 How the input is cut into groups and partitions changes how much work a group takes,
 never its result. Every trace the input touches is rebuilt, even when all its spans were
@@ -164,20 +165,34 @@ def ingest_paths(
     inputs, skipped = plan(paths, known_file_keys, totals.errors)
     reader = _Reader(settings.limits, progress, len(inputs), sum(i.size for i in inputs))
     cuts = [*groups(inputs, settings.group_bytes), []]
+    def store_turns(result: _GroupResult | None) -> None:
+        if result is not None:
+            write = turn_store.replace(result.turns, result.rebuilt)
+            totals.add(result, write.written, write.removed_ids)
+
+    def meanwhile(
+        solved: _GroupResult | None, group: Sequence[InputFile], carry: dict[RecordKey, RawSpan]
+    ) -> tuple[Fresh, list[InputError]]:
+        store_turns(solved)
+        return reader.read(group, carry)
+
     try:
         with _fewer_collections():
             fresh, carried = reader.read(cuts[0], {}), frozenset[str]()
+            unstored: _GroupResult | None = None
             for n, upcoming in enumerate([*cuts[1:], None]):
                 if upcoming is None and not fresh[0].spans:
                     break  # nothing was carried to the last round
                 totals.errors.extend(fresh[1])
                 work = _gather(run.store, fresh[0], carried, last=upcoming is None)
-                # The next group is read while this one's partitions are solved.
-                next_read = partial(reader.read, upcoming or [], work.carry)
-                result, fresh = _solve_group(run, work, n, next_read)
-                write = turn_store.replace(result.turns, result.rebuilt)
-                totals.add(result, write.written, write.removed_ids)
+                # While this group's partitions are solved, the group before's turns are
+                # written and the next group is read: on the workers' cores that is work
+                # in parallel; after them it would be this process's alone (step 5 reads
+                # no turn, so it can wait one group; TurnStore calls stay in order).
+                later = partial(meanwhile, unstored, upcoming or [], work.carry)
+                unstored, fresh = _solve_group(run, work, n, later)
                 carried = frozenset(_traces(work.carry))
+            store_turns(unstored)
     finally:
         run.store.close()
         turn_store.close()
