@@ -25,7 +25,8 @@ _SAMPLE_BUCKETS = 1_000_000
 
 CREATE_PENDING = """
 CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR, prior BOOLEAN,
-                                       case_id VARCHAR, label_hash VARCHAR, old_print UBIGINT)
+                                       case_id VARCHAR, label_hash VARCHAR, old_print UBIGINT,
+                                       content_hash VARCHAR)
 """
 # The turns that join a case, with the case and its label_hash (the `turn_cases` macro,
 # migration 0010), read once per run; none without labels.
@@ -45,7 +46,8 @@ INSERT_PENDING = f"""
 INSERT INTO _pending
 SELECT t.turn_id, r.scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash,
        CASE WHEN s.turn_id IS NOT NULL THEN score_print(s.turn_id, s.scorer, s.scorer_version,
-                                                        s.status, s.content_hash) END
+                                                        s.status, s.content_hash) END,
+       t.content_hash
 FROM (SELECT turn_id, content_hash FROM turns
       WHERE $sample IS NULL OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample) AS t
 CROSS JOIN {_RUN_SCORERS} AS r

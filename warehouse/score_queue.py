@@ -132,7 +132,7 @@ CREATE OR REPLACE TEMP TABLE _queue_pairs AS
 SELECT t.turn_id, b.scorer, s.turn_id IS NOT NULL AS prior, c.case_id, c.label_hash,
        CASE WHEN s.turn_id IS NOT NULL THEN score_print(s.turn_id, s.scorer, s.scorer_version,
                                                         s.status, s.content_hash) END
-           AS old_print
+           AS old_print, t.content_hash
 FROM (SELECT turn_id, content_hash, turn_agent(agent_name, service_name) AS agent FROM turns
       WHERE turn_id IN (SELECT turn_id FROM score_queue)) AS t
 CROSS JOIN score_queue_scope AS b
@@ -150,7 +150,7 @@ WHERE CASE WHEN b.sample_bucket IS NULL THEN true
 DROP_CLEAN = "DELETE FROM score_queue WHERE turn_id NOT IN (SELECT turn_id FROM _queue_pairs)"
 PENDING_FROM_QUEUE = f"""
 INSERT INTO _pending
-SELECT turn_id, scorer, prior, case_id, label_hash, old_print FROM _queue_pairs
+SELECT turn_id, scorer, prior, case_id, label_hash, old_print, content_hash FROM _queue_pairs
 WHERE scorer IN (SELECT scorer FROM _scope)
   AND CASE WHEN $bucket IS NULL THEN true ELSE md5_number(turn_id) % {_BUCKETS} < $bucket END
 """
@@ -163,6 +163,9 @@ WHERE NOT EXISTS (SELECT 1 FROM _pending AS p WHERE p.turn_id = q.turn_id
 """
 # After a batch's scores committed (`_written`): its turns whose every pending pair now
 # has a current score leave, and the scores' fingerprint moves to the rows written.
+# Current: not an error, and not stale for the turn as `_pending` found it (its
+# content_hash and case; neither moves under the writer lock): a score recovered from a
+# dead run may have been computed from an older turn, and its turn must stay queued.
 _WRITTEN = "_written"
 DEQUEUE = f"""
 DELETE FROM score_queue WHERE turn_id IN (
@@ -170,7 +173,9 @@ DELETE FROM score_queue WHERE turn_id IN (
     LEFT JOIN {_WRITTEN} AS w ON w.turn_id = p.turn_id AND w.scorer = p.scorer
     WHERE p.turn_id IN (SELECT turn_id FROM {_WRITTEN})
       AND p.turn_id NOT IN (SELECT turn_id FROM _kept)
-    GROUP BY p.turn_id HAVING bool_and(coalesce(w.status <> 'error', false)));
+    GROUP BY p.turn_id HAVING bool_and(coalesce(
+        w.status <> 'error' AND NOT score_stale(w.content_hash, p.content_hash, p.label_hash),
+        false)));
 UPDATE score_queue_state SET scores_print = xor(scores_print, xor(
     coalesce((SELECT bit_xor(score_print(turn_id, scorer, scorer_version, status,
                                          content_hash)) FROM {_WRITTEN}), 0),

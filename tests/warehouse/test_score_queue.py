@@ -24,6 +24,7 @@ from turnscore.warehouse.ingest_run import load_batch
 from turnscore.warehouse.labels import load_labels
 from turnscore.warehouse.runs import RunKind, start_run
 from turnscore.warehouse.score_run import ScorersForAgent, resolve_scorers, score_turns
+from turnscore.warehouse.scores import write_score_table
 
 Pair = tuple[str, str]
 _files = itertools.count()
@@ -86,6 +87,27 @@ def score(wh: Path, *, kill: str | None = None, **options: object) -> None:
             score_turns(wh, publish_snapshot=False, batch_size=4, **options)  # type: ignore[arg-type]
     finally:
         mp.undo()
+
+
+def stale_scores(wh: Path) -> None:
+    """Scores computed before a queued turn changed, written by a run for that turn (as a
+    Ray run recovers a dead run's): not current, so the turn stays queued."""
+    turn = T[17]
+    ingest(wh, [changed(turn, "s")])
+    con = open_warehouse(wh)
+    try:
+        score_pending.queue_pending(con, resolve_scorers(None), False, None, None)
+        run_id = start_run(con, RunKind.SCORE, {})
+        old = con.sql("SELECT * FROM scores WHERE turn_id = $t",
+                      params={"t": turn.turn_id}).to_arrow_table()
+        assert old.num_rows == len(REGISTRY)
+        write_score_table(con, old, run_id)
+        score_queue.after_commit(con, [old])
+        queued = con.execute("SELECT count(*) FROM score_queue WHERE turn_id = $t",
+                             {"t": turn.turn_id}).fetchall()
+        assert queued == [(1,)]
+    finally:
+        con.close()
 
 
 def off_for_b(agent: str | None) -> Sequence[str]:
@@ -169,6 +191,8 @@ STATES: list[tuple[str, Step, tuple[Check, ...]]] = [
     ("a per-agent choice", lambda wh: (score(wh), ingest(wh, [changed(t, "w") for t in T[:20]]),
                                        score(wh, scorers_for_agent=off_for_b)),
      (Check(True, choice=off_for_b), ALL)),
+    ("stale scores written for a queued turn", lambda wh: (score(wh), stale_scores(wh)),
+     (ALL,)),
     ("scores edited by SQL", lambda wh: (score(wh), sql(
         wh, "UPDATE scores SET content_hash = 'x' WHERE turn_id = 'turn-00003'")),
      (Check(False), ALL)),
