@@ -59,7 +59,7 @@ from turnscore.warehouse.runs import (
     finish_run,
     start_run,
 )
-from turnscore.warehouse.score_queue import forget_gone_turns, queue_loaded_turns
+from turnscore.warehouse.score_queue import queue_loaded_turns
 from turnscore.warehouse.scores import COLUMNS as SCORE_COLUMNS
 
 __all__ = ["ErrorLine", "IngestReport", "finish_ingest_run", "load_batch", "run_ingest"]
@@ -329,7 +329,6 @@ def load_batch(
         if _scalar(con, COUNT_REBUILT_TRACES):
             con.execute(FIND_GONE_TURNS)
             if _scalar(con, COUNT_GONE):
-                forget_gone_turns(con)
                 removed = con.execute(DELETE_GONE_TURNS).fetchall()
                 con.execute(RETIRE_GONE_SCORES, [now])
                 con.execute(DELETE_GONE_SCORES)

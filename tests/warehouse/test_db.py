@@ -38,8 +38,6 @@ EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
     "score_queue_scope": [("scorer", "VARCHAR", False), ("version", "VARCHAR", False),
                           ("labels", "BOOLEAN", False), ("sample_bucket", "BIGINT", True)],
     "score_queue_off": [("scorer", "VARCHAR", False), ("agent", "VARCHAR", True)],
-    "score_queue_state": [("turns_print", "UBIGINT", False), ("scores_print", "UBIGINT", False),
-                          ("labels_print", "UBIGINT", False)],
     "_migrations": [("name", "VARCHAR", False), ("applied_at", TS, False)],
     "_commits": [("run_id", "VARCHAR", False), ("committed_at", TS, False)],
     "turns": [],  # derived from the contract in `_expected`
