@@ -364,7 +364,6 @@ def _write(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str, *, repl
             table["scorer"], table["status"], "\x1f")).to_pylist():
         scorer, status = item["values"].split("\x1f")
         tally.add(scorer, Status(status), item["counts"])
-    write_score_table(con, table, run_id, replacing=replacing)
-    # As a local run does after each batch, recovered scores included: a turn leaves only
-    # if its score is current (one recovered from before the turn changed is stale).
-    score_queue.after_commit(con, [table])
+    # As a local run's batches, recovered scores included: in the load's transaction, a
+    # turn leaves the queue only if its score is current (a recovered one may be stale).
+    write_score_table(con, table, run_id, replacing=replacing, settle=score_queue.dequeue)

@@ -8,8 +8,8 @@ Now the writers that change what the pending rule reads put the turns they touch
 - ingest (`queue_loaded_turns`): each turn inserted or replaced;
 - labels (`queue_case_changes` before the upsert, `queue_case_turns` after): each turn
   joining a case that is new or whose fields or text changed, joined before or after;
-- the score runner (`after_commit`): nothing enters; a turn leaves once each scorer of
-  the scope has a current score for it;
+- the score runner (`dequeue`, in each batch's transaction): nothing enters; a turn
+  leaves once each scorer of the scope has a current score for it;
 - scores written outside a run (`scores.write_score_table`'s default, `queue_written`):
   their turns, which may be pending now;
 - any other writer (a test's loader, a bench's copies): `queue_turns` for what it wrote,
@@ -25,13 +25,11 @@ pass, puts what it finds in the queue and takes its scorers' scope as its own (`
 
 Leaving: a turn leaves when it has no pending pair in the scope, either at the start of
 a run (outside every scorer's sample or agents, already scored, or gone) or after the
-batch that scored it committed, with every pending scorer's score current (not `error`)
-and no pair of the scope outside this run (another scorer, a smaller sample). That is
-its own transaction after the batch's (`scores.write_scores` is one transaction and takes
-no extra statement; it is not this module's). A run killed in between leaves the turn
-queued, and the next run finds it with nothing pending and drops it: never a duplicate,
-never a loss. With a hook in `write_score_table` the dequeue would join the batch's
-transaction and a kill there would cost nothing.
+batch that scored it, with every pending scorer's score current (not `error`, not stale
+for the turn: a recovered score may predate the turn's last change) and no pair of the
+scope outside this run (another scorer, a smaller sample). The dequeue is a statement of
+the batch's own transaction (`scores.write_score_table`'s `settle`), so the scores and
+the queue commit together: a run killed anywhere leaves both as they were.
 
 Writes around all of these (SQL by hand on the warehouse file) are not seen: call
 `forget_scope`, or score with `--rescore`. (Until migration 0015, xor fingerprints of
@@ -144,23 +142,21 @@ SELECT DISTINCT q.turn_id FROM _queue_pairs AS q
 WHERE NOT EXISTS (SELECT 1 FROM _pending AS p WHERE p.turn_id = q.turn_id
                   AND p.scorer = q.scorer)
 """
-# After a batch's scores committed (`_written`): its turns whose every pending pair now
-# has a current score leave.
+# In a batch's transaction, after its scores (`{written}`) are written: its turns whose
+# every pending pair now has a current score leave.
 # Current: not an error, and not stale for the turn as `_pending` found it (its
 # content_hash and case; neither moves under the writer lock): a score recovered from a
 # dead run may have been computed from an older turn, and its turn must stay queued.
-_WRITTEN = "_written"
-DEQUEUE = f"""
+DEQUEUE = """
 DELETE FROM score_queue WHERE turn_id IN (
     SELECT p.turn_id FROM _pending AS p
-    LEFT JOIN {_WRITTEN} AS w ON w.turn_id = p.turn_id AND w.scorer = p.scorer
-    WHERE p.turn_id IN (SELECT turn_id FROM {_WRITTEN})
+    LEFT JOIN {written} AS w ON w.turn_id = p.turn_id AND w.scorer = p.scorer
+    WHERE p.turn_id IN (SELECT turn_id FROM {written})
       AND p.turn_id NOT IN (SELECT turn_id FROM _kept)
     GROUP BY p.turn_id HAVING bool_and(coalesce(
         w.status <> 'error' AND NOT score_stale(w.content_hash, p.content_hash, p.label_hash),
         false)))
 """
-_WRITTEN_COLUMNS = ("turn_id", "scorer", "scorer_version", "status", "content_hash")
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +186,12 @@ def queue_written(con: duckdb.DuckDBPyConnection, written: str) -> None:
     """Queue the turns of the scores in `written` (a table or view on `con`): what
     `scores.write_score_table` runs in its transaction for a writer outside a score run."""
     con.execute(QUEUE_WRITTEN.format(written=written))
+
+
+def dequeue(con: duckdb.DuckDBPyConnection, written: str) -> None:
+    """A score run's `scores.Settle`: in the batch's transaction, its turns whose pending
+    pairs all have a current score in `written` (the batch's rows) leave the queue."""
+    con.execute(DEQUEUE.format(written=written))
 
 
 def forget_scope(con: duckdb.DuckDBPyConnection) -> None:
@@ -263,25 +265,6 @@ def keep_unscored(con: duckdb.DuckDBPyConnection) -> None:
     """Once `_pending` is final: `_kept`, the queued turns this run cannot dequeue."""
     con.execute(KEPT)
     con.execute("DROP TABLE _queue_pairs")
-
-
-def after_commit(con: duckdb.DuckDBPyConnection, tables: Sequence[pa.Table]) -> None:
-    """After a batch's scores (`tables`) committed: dequeue its finished turns, in one
-    transaction (see the module doc for a kill before it)."""
-    parts = [t.select(list(_WRITTEN_COLUMNS)) for t in tables if t.num_rows]
-    if not parts:
-        return
-    con.register(_WRITTEN, pa.concat_tables(parts))
-    try:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(DEQUEUE)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    finally:
-        con.unregister(_WRITTEN)
 
 
 @contextmanager

@@ -71,8 +71,8 @@ class Killed(BaseException):
 
 
 def score(wh: Path, *, kill: str | None = None, **options: object) -> None:
-    """A score run; `kill`: 'dequeue' dies after the first batch's scores committed and
-    before its turns left the queue, 'batch' after that batch and its dequeue."""
+    """A score run; `kill`: 'dequeue' dies in the first batch's dequeue, inside its
+    transaction (so the batch rolls back with it), 'batch' after that batch committed."""
     if kill is None:
         score_turns(wh, publish_snapshot=False, **options)  # type: ignore[arg-type]
         return
@@ -80,7 +80,7 @@ def score(wh: Path, *, kill: str | None = None, **options: object) -> None:
     if kill == "dequeue":
         def die(*_: object) -> None:
             raise Killed
-        mp.setattr(score_queue, "after_commit", die)
+        mp.setattr(score_queue, "dequeue", die)
     else:
         def progress(done: int, total: int) -> None:
             raise Killed
@@ -104,8 +104,7 @@ def stale_scores(wh: Path) -> None:
         old = con.sql("SELECT * FROM scores WHERE turn_id = $t",
                       params={"t": turn.turn_id}).to_arrow_table()
         assert old.num_rows == len(REGISTRY)
-        write_score_table(con, old, run_id)
-        score_queue.after_commit(con, [old])
+        write_score_table(con, old, run_id, settle=score_queue.dequeue)
         queued = con.execute("SELECT count(*) FROM score_queue WHERE turn_id = $t",
                              {"t": turn.turn_id}).fetchall()
         assert queued == [(1,)]
@@ -169,9 +168,8 @@ STATES: list[tuple[str, Step, tuple[Check, ...]]] = [
     ("scored", lambda wh: score(wh), (ALL,)),
     ("new turns, changed content, identical reloads", lambda wh: ingest(
         wh, [*T[30:40], *(changed(t, "other") for t in T[:5]), *T[5:8]]), (ALL,)),
-    # The committed scores' turns stay queued; the next run finds them current.
-    ("killed after a commit, before its dequeue", lambda wh: score(wh, kill="dequeue"),
-     (ALL,)),
+    # The dequeue is in the batch's transaction: scores and queue roll back together.
+    ("killed in a batch's dequeue", lambda wh: score(wh, kill="dequeue"), (ALL,)),
     ("killed between batches", lambda wh: score(wh, kill="batch"), (ALL,)),
     ("scored again", lambda wh: score(wh), (ALL,)),
     ("labels added (by id, by text)", lambda wh: (
@@ -246,7 +244,14 @@ def test_finished_turns_leave_the_queue_and_others_stay(tmp_path: Path) -> None:
     con = open_warehouse(wh)
     assert con.execute("SELECT count(DISTINCT turn_id) FROM score_queue").fetchall() == [(6,)]
     con.close()
-    score(wh, kill="dequeue")
+    con = open_warehouse(wh)
+    before = con.execute("SELECT count(*) FROM _commits").fetchall()
+    con.close()
+    score(wh, kill="dequeue")  # in the batch's transaction: nothing of it committed
+    con = open_warehouse(wh)
+    assert con.execute("SELECT count(*) FROM _commits").fetchall() == before
+    assert con.execute("SELECT count(DISTINCT turn_id) FROM score_queue").fetchall() == [(6,)]
+    con.close()
     score(wh)
     con = open_warehouse(wh)
     assert con.execute("SELECT count(*) FROM score_queue").fetchall() == [(0,)]
