@@ -46,6 +46,8 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
+from turnscore.warehouse.db import transaction
+
 SELECT_SCOPE = "SELECT scorer, version, sample_bucket FROM score_queue_scope"
 SELECT_OFF = "SELECT scorer, agent FROM score_queue_off"
 _NOT_QUEUED = "turn_id NOT IN (SELECT turn_id FROM score_queue)"
@@ -237,16 +239,10 @@ def trust(con: duckdb.DuckDBPyConnection, run: RunScope) -> bool:
 def refill(con: duckdb.DuckDBPyConnection, run: RunScope, known: Sequence[str]) -> None:
     """After the full pass filled `_pending`: queue its turns and make the run's scope
     its scorers' own, in one transaction."""
-    with _scope_tables(con, run, known):
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(REFILL_QUEUE)
-            con.execute(DROP_SCOPE)
-            con.execute(INSERT_SCOPE, {"bucket": run.bucket})
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+    with _scope_tables(con, run, known), transaction(con):
+        con.execute(REFILL_QUEUE)
+        con.execute(DROP_SCOPE)
+        con.execute(INSERT_SCOPE, {"bucket": run.bucket})
 
 
 def derive(con: duckdb.DuckDBPyConnection, run: RunScope, known: Sequence[str], *,

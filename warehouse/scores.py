@@ -23,7 +23,7 @@ import duckdb
 import pyarrow as pa
 
 from turnscore.scorers.base import Score, details_json
-from turnscore.warehouse.db import record_commit
+from turnscore.warehouse.db import record_commit, transaction
 from turnscore.warehouse.score_queue import queue_written
 from turnscore.warehouse.score_schema import JSON_COLUMNS, SCORE_FIELDS
 
@@ -149,17 +149,12 @@ def write_score_table(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: s
         return 0
     con.register(_INCOMING, table)
     try:
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             if replacing:
                 con.execute(COPY_REPLACED_TO_HISTORY, [datetime.now(UTC)])
             con.execute(UPSERT_SCORES if replacing else INSERT_SCORES)
             settle(con, _INCOMING)
             record_commit(con, run_id)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     finally:
         con.unregister(_INCOMING)
     return table.num_rows
