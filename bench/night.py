@@ -12,9 +12,10 @@ judge, views, report, publish), and every stage is timed:
   nightly: ingest, labels, scoring, publish);
 * large: the seed scaled to `--turns` by copying its stored rows with fresh ids (DuckDB
   `INSERT ... SELECT` over `range`: the seed's `turns`, `scores`, `request_norms` rows,
-  and its `turns/` Parquet files, each copy a new part file, key-indexed), not
-  hand-typed rows. `spans/` stays the seed's: copies of 8M spans would cost more disk and
-  time than the rest, and the night reads spans back only for traces it rebuilds.
+  and its `turns/` Parquet files, each copy a new part file, key-indexed; and its
+  `score_queue` rows, so the queue stays complete for the copies), not hand-typed rows.
+  `spans/` stays the seed's: copies of 8M spans would cost more disk and time than the
+  rest, and the night reads spans back only for traces it rebuilds.
 
 `--built DIR` keeps the input and both warehouses in DIR (built on the first run, about
 four minutes for 1M turns) and copies them for each later run.
@@ -74,6 +75,14 @@ WHERE t.ingest_id <> 'scaled'
 SCALE_NORMS = """
 INSERT INTO request_norms
 SELECT {fresh_turn}, n.content_hash, n.norm_md5 FROM request_norms AS n
+JOIN turns AS t USING (turn_id), range($first, $last) AS r(k)
+WHERE t.ingest_id <> 'scaled'
+"""
+# The copies' queue rows: a copy has what its seed turn has pending (its scores, text and
+# case are the seed's), so the score queue stays complete without a full pass.
+SCALE_QUEUE = """
+INSERT INTO score_queue
+SELECT DISTINCT {fresh_turn}, q.reason, q.enqueued_at FROM score_queue AS q
 JOIN turns AS t USING (turn_id), range($first, $last) AS r(k)
 WHERE t.ingest_id <> 'scaled'
 """
@@ -210,6 +219,7 @@ def _scale(wh: Path, turns: int) -> None:
                                            select=select), bounds)
             con.execute(SCALE_SCORES.format(fresh_turn=fresh_turn), bounds)
             con.execute(SCALE_NORMS.format(fresh_turn=fresh_turn), bounds)
+            con.execute(SCALE_QUEUE.format(fresh_turn=fresh_turn), bounds)
         con.execute("CHECKPOINT")
         files = sorted((wh / "turns").rglob("*.parquet"))
         for file in files:

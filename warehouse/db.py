@@ -152,13 +152,11 @@ def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     for mig in known:
         if mig.name in applied:
             continue
-        con.execute("BEGIN TRANSACTION")
         try:
-            con.execute(mig.sql)
-            con.execute(RECORD_MIGRATION, [mig.name])
-            con.execute("COMMIT")
+            with transaction(con):
+                con.execute(mig.sql)
+                con.execute(RECORD_MIGRATION, [mig.name])
         except duckdb.Error as exc:
-            con.execute("ROLLBACK")
             raise MigrationError(f"migration {mig.name} failed: {exc}") from exc
         log.info("applied migration %s", mig.name)
         done.append(mig.name)
@@ -226,6 +224,21 @@ def open_readonly(db_file: Path) -> duckdb.DuckDBPyConnection:
     if not db_file.is_file():
         raise WarehouseMissing(db_file)
     return _connect(db_file, read_only=True)
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The block as one transaction: COMMIT at its end, ROLLBACK if it raises (any
+    exception, Ctrl-C included), and the exception goes on. A ROLLBACK that fails too (a
+    broken connection, a transaction DuckDB already aborted) keeps the original error."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        con.execute("COMMIT")
+    except BaseException:
+        with suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+        raise
 
 
 @contextmanager

@@ -50,7 +50,13 @@ from turnscore.ingest.records import WHOLE_FILE
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.ingest.settings import IngestSettings
 from turnscore.ingest.store import TurnStore
-from turnscore.warehouse.db import open_warehouse, quote_ident, record_commit, writer_lock
+from turnscore.warehouse.db import (
+    open_warehouse,
+    quote_ident,
+    record_commit,
+    transaction,
+    writer_lock,
+)
 from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.runs import (
     Outcome,
@@ -59,7 +65,7 @@ from turnscore.warehouse.runs import (
     finish_run,
     start_run,
 )
-from turnscore.warehouse.score_queue import forget_gone_turns, queue_loaded_turns
+from turnscore.warehouse.score_queue import queue_loaded_turns
 from turnscore.warehouse.scores import COLUMNS as SCORE_COLUMNS
 
 __all__ = ["ErrorLine", "IngestReport", "finish_ingest_run", "load_batch", "run_ingest"]
@@ -317,50 +323,45 @@ def load_batch(
     )
     con.register("_new_errors", _errors_table(errors))
     con.register("_new_files", _files_table(batch))
-    con.execute("BEGIN TRANSACTION")
     try:
-        con.execute(CREATE_STAGED_IDS)
-        con.execute(CREATE_REBUILT_TRACES)
-        _, recovered_new, recovered_changed = _upsert(con, recovered, rebuilt=True)
-        staged, new, rebuilt = _upsert(con, batch.turn_files)
-        removed = []
-        # Only a rebuilt trace can lose turns; a night of new traces has none to look for
-        # (the search reads the trace ids of every turn).
-        if _scalar(con, COUNT_REBUILT_TRACES):
-            con.execute(FIND_GONE_TURNS)
-            if _scalar(con, COUNT_GONE):
-                forget_gone_turns(con)
-                removed = con.execute(DELETE_GONE_TURNS).fetchall()
-                con.execute(RETIRE_GONE_SCORES, [now])
-                con.execute(DELETE_GONE_SCORES)
-        con.execute(INSERT_ERRORS, [batch.ingest_id, now])
-        con.execute(INSERT_FILES, [batch.ingest_id, now])
-        outcome, failure = _outcome(batch, errors, known)
-        report = IngestReport(
-            run_id=batch.ingest_id,
-            outcome=outcome,
-            files_read=len(batch.files),
-            files_skipped=len(batch.skipped),
-            spans=batch.spans,
-            new_spans=batch.new_spans,
-            logs=batch.logs,
-            turns_new=new,
-            turns_rebuilt=rebuilt,
-            turns_unchanged=staged - new - rebuilt,
-            turns_removed=len(removed),
-            turns_recovered=recovered_new + recovered_changed,
-            errors=errors,
-            seconds=time.monotonic() - started,
-            skipped=tuple(f"{s.path}: {s.reason}" for s in batch.skipped),
-            error=failure,
-            notes=notes,
-        )
-        finish_ingest_run(con, report)
-        record_commit(con, batch.ingest_id)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            con.execute(CREATE_STAGED_IDS)
+            con.execute(CREATE_REBUILT_TRACES)
+            _, recovered_new, recovered_changed = _upsert(con, recovered, rebuilt=True)
+            staged, new, rebuilt = _upsert(con, batch.turn_files)
+            removed = []
+            # Only a rebuilt trace can lose turns; a night of new traces has none to look for
+            # (the search reads the trace ids of every turn).
+            if _scalar(con, COUNT_REBUILT_TRACES):
+                con.execute(FIND_GONE_TURNS)
+                if _scalar(con, COUNT_GONE):
+                    removed = con.execute(DELETE_GONE_TURNS).fetchall()
+                    con.execute(RETIRE_GONE_SCORES, [now])
+                    con.execute(DELETE_GONE_SCORES)
+            con.execute(INSERT_ERRORS, [batch.ingest_id, now])
+            con.execute(INSERT_FILES, [batch.ingest_id, now])
+            outcome, failure = _outcome(batch, errors, known)
+            report = IngestReport(
+                run_id=batch.ingest_id,
+                outcome=outcome,
+                files_read=len(batch.files),
+                files_skipped=len(batch.skipped),
+                spans=batch.spans,
+                new_spans=batch.new_spans,
+                logs=batch.logs,
+                turns_new=new,
+                turns_rebuilt=rebuilt,
+                turns_unchanged=staged - new - rebuilt,
+                turns_removed=len(removed),
+                turns_recovered=recovered_new + recovered_changed,
+                errors=errors,
+                seconds=time.monotonic() - started,
+                skipped=tuple(f"{s.path}: {s.reason}" for s in batch.skipped),
+                error=failure,
+                notes=notes,
+            )
+            finish_ingest_run(con, report)
+            record_commit(con, batch.ingest_id)
     finally:
         for name in ("_batch_rebuilt_traces", "_new_errors", "_new_files"):
             con.unregister(name)

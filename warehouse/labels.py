@@ -43,7 +43,7 @@ import pyarrow as pa
 from turnscore.scorers.base import Case
 from turnscore.scorers.labels import LabelError, LabelWarning, read_labels
 from turnscore.scorers.text import normalize_expr, normalize_series
-from turnscore.warehouse.db import open_warehouse, record_commit, writer_lock
+from turnscore.warehouse.db import open_warehouse, record_commit, transaction, writer_lock
 from turnscore.warehouse.label_schema import LABEL_COLUMNS
 from turnscore.warehouse.runs import (
     Outcome,
@@ -242,17 +242,12 @@ def _upsert(con: duckdb.DuckDBPyConnection, cases: list[tuple[Case, str]],
                    pl.lit(run_id).alias("run_id"))
     con.register("_new_labels", frame.to_arrow())
     try:
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             existing = len(con.execute(SELECT_EXISTING_IDS).fetchall())
             queue_case_changes(con)  # the turns of changed cases, as joined before
             con.execute(UPSERT_LABELS)
             queue_case_turns(con)  # and after
             record_commit(con, run_id)
-            con.execute("COMMIT")
-        except duckdb.Error:
-            con.execute("ROLLBACK")
-            raise
     finally:
         con.unregister("_new_labels")
     return len(cases) - existing, existing

@@ -22,8 +22,9 @@ warehouse) score with the local engine only.
 A run killed before its DuckDB commit leaves its pairs pending. If it died after its
 manifest (its scores committed on storage, never loaded), the next run loads them instead
 of scoring those pairs again (`_recover`): the dead run's rows whose pair is still pending
-and whose scorer version is current are written, then the pending pairs are queued again
-by the one staleness rule, so a recovered score of a turn changed since is scored again.
+and whose scorer version is current are written (their turns leave the score queue only
+if the score is current), then the pending pairs are found again by the one staleness
+rule, so a recovered score of a turn changed since is scored again.
 The recovering run names the runs it recovered in its manifest (`recovered`), so they are
 not read again; their files stay, referenced by their manifests, as every committed run's
 do. A run killed before its manifest leaves files no manifest names; the next run (score
@@ -354,12 +355,7 @@ def _read(store: Location, files: Sequence[str]) -> pa.Table:
 def _load(con: duckdb.DuckDBPyConnection, store: Location, files: Sequence[str], run_id: str,
           *, replacing: bool, tally: Tally) -> None:
     """Every committed score file of the run, in one transaction (`scores.write_score_table`)."""
-    table = _read(store, files)
-    _write(con, table, run_id, replacing=replacing, tally=tally)
-    # As a local run does after each batch. Not after `_recover`: a recovered score may be
-    # stale by now, and the pass after it must still find its turn (the queue's
-    # fingerprint, left unmoved, sends that pass over every turn).
-    score_queue.after_commit(con, [table])
+    _write(con, _read(store, files), run_id, replacing=replacing, tally=tally)
 
 
 def _write(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str, *, replacing: bool,
@@ -368,4 +364,6 @@ def _write(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str, *, repl
             table["scorer"], table["status"], "\x1f")).to_pylist():
         scorer, status = item["values"].split("\x1f")
         tally.add(scorer, Status(status), item["counts"])
-    write_score_table(con, table, run_id, replacing=replacing)
+    # As a local run's batches, recovered scores included: in the load's transaction, a
+    # turn leaves the queue only if its score is current (a recovered one may be stale).
+    write_score_table(con, table, run_id, replacing=replacing, settle=score_queue.dequeue)

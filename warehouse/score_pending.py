@@ -25,7 +25,7 @@ _SAMPLE_BUCKETS = 1_000_000
 
 CREATE_PENDING = """
 CREATE OR REPLACE TEMP TABLE _pending (turn_id VARCHAR, scorer VARCHAR, prior BOOLEAN,
-                                       case_id VARCHAR, label_hash VARCHAR, old_print UBIGINT)
+                                       case_id VARCHAR, label_hash VARCHAR, content_hash VARCHAR)
 """
 # The turns that join a case, with the case and its label_hash (the `turn_cases` macro,
 # migration 0010), read once per run; none without labels.
@@ -43,9 +43,7 @@ HAS_LABELS = "SELECT EXISTS (SELECT 1 FROM labels)"
 _RUN_SCORERS = "_run_scorers"
 INSERT_PENDING = f"""
 INSERT INTO _pending
-SELECT t.turn_id, r.scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash,
-       CASE WHEN s.turn_id IS NOT NULL THEN score_print(s.turn_id, s.scorer, s.scorer_version,
-                                                        s.status, s.content_hash) END
+SELECT t.turn_id, r.scorer, s.turn_id IS NOT NULL, c.case_id, c.label_hash, t.content_hash
 FROM (SELECT turn_id, content_hash FROM turns
       WHERE $sample IS NULL OR md5_number(turn_id) % {_SAMPLE_BUCKETS} < $sample) AS t
 CROSS JOIN {_RUN_SCORERS} AS r
@@ -98,14 +96,14 @@ def queue_pending(con: duckdb.DuckDBPyConnection, chosen: Sequence[Scorer], resc
     run = RunScope({s.name: (s.version, reads_labels(s)) for s in chosen}, bucket,
                    {n: frozenset(a for a, m in disabled if m == n) for n in names})
     known = sorted(REGISTRY)
-    found = score_queue.trust(con, run)
-    if not found.trusted:
+    trusted = score_queue.trust(con, run)
+    if not trusted:
         _full_pass(con, chosen, bucket, False, enabled)
-        score_queue.refill(con, run, known, found)
+        score_queue.refill(con, run, known)
     if rescore:
         con.execute(CREATE_PENDING)
         _full_pass(con, chosen, bucket, True, enabled)
-    from_queue = found.trusted and not rescore
+    from_queue = trusted and not rescore
     score_queue.derive(con, run, known, fill=from_queue)
     if from_queue and enabled is not None:
         _drop_disabled(con, enabled)

@@ -5,11 +5,16 @@ score; at a million turns that pass was a large part of a night that scores ten 
 Now the writers that change what the pending rule reads put the turns they touch in
 `score_queue` (migration 0014), in their own transaction:
 
-- ingest (`queue_loaded_turns`, `forget_gone_turns`): each turn inserted or replaced;
+- ingest (`queue_loaded_turns`): each turn inserted or replaced;
 - labels (`queue_case_changes` before the upsert, `queue_case_turns` after): each turn
   joining a case that is new or whose fields or text changed, joined before or after;
-- the score runner (`after_commit`): nothing enters; a turn leaves once each scorer of
-  the scope has a current score for it.
+- the score runner (`dequeue`, in each batch's transaction): nothing enters; a turn
+  leaves once each scorer of the scope has a current score for it;
+- scores written outside a run (`scores.write_score_table`'s default, `queue_written`):
+  their turns, which may be pending now;
+- any other writer (a test's loader, a bench's copies): `queue_turns` for what it wrote,
+  or, after an edit by hand it cannot name the turns of, `forget_scope` (the next run
+  takes the full pass).
 
 The queue is complete for a *scope* (`score_queue_scope`: per scorer, its version, a
 sample and the agents switched off): no turn outside the queue has a pending pair in it.
@@ -20,20 +25,16 @@ pass, puts what it finds in the queue and takes its scorers' scope as its own (`
 
 Leaving: a turn leaves when it has no pending pair in the scope, either at the start of
 a run (outside every scorer's sample or agents, already scored, or gone) or after the
-batch that scored it committed, with every pending scorer's score current (not `error`)
-and no pair of the scope outside this run (another scorer, a smaller sample). That is
-its own transaction after the batch's (`scores.write_scores` is one transaction and takes
-no extra statement; it is not this module's). A run killed in between leaves the turn
-queued and the scores' fingerprint behind the scores, so the next run takes the full pass
-once (finding the turn with nothing pending, and dropping it): never a duplicate, never
-a loss. With a hook in `write_score_table` the dequeue would join the batch's
-transaction and a kill there would cost nothing.
+batch that scored it, with every pending scorer's score current (not `error`, not stale
+for the turn: a recovered score may predate the turn's last change) and no pair of the
+scope outside this run (another scorer, a smaller sample). The dequeue is a statement of
+the batch's own transaction (`scores.write_score_table`'s `settle`), so the scores and
+the queue commit together: a run killed anywhere leaves both as they were.
 
-Writes the queue does not see (SQL by hand, a test's loader, the Ray engine's score load)
-are caught by fingerprints of turns, scores and labels (`score_queue_state`), which the
-queue's writers keep by xor and each run compares (tens of milliseconds at a million
-turns): a mismatch, or a warehouse from before migration 0014 (no state row), makes the
-run do the full pass, and drops every other scorer's scope.
+Writes around all of these (SQL by hand on the warehouse file) are not seen: call
+`forget_scope`, or score with `--rescore`. (Until migration 0015, xor fingerprints of
+turns, scores and labels caught them, at the cost of a scan of all three every run.) A
+warehouse from before migration 0014 has no scope, so its first run does the full pass.
 """
 
 from __future__ import annotations
@@ -45,52 +46,40 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-# Fingerprints as the writers see them: an empty table prints 0.
-PRINTS = """
-SELECT coalesce((SELECT bit_xor(turn_print(turn_id, content_hash)) FROM turns), 0),
-       coalesce((SELECT bit_xor(score_print(turn_id, scorer, scorer_version, status,
-                                            content_hash)) FROM scores), 0),
-       coalesce((SELECT bit_xor(label_print(case_id, input_norm, canary, ideal_response,
-                                            match_mode, expected_tools, expected_tools_mode,
-                                            should_decline)) FROM labels), 0)
-"""
-SELECT_STATE = "SELECT turns_print, scores_print, labels_print FROM score_queue_state"
+from turnscore.warehouse.db import transaction
+
 SELECT_SCOPE = "SELECT scorer, version, sample_bucket FROM score_queue_scope"
 SELECT_OFF = "SELECT scorer, agent FROM score_queue_off"
 _NOT_QUEUED = "turn_id NOT IN (SELECT turn_id FROM score_queue)"
 
 # Ingest, in `_upsert` before the turns are replaced (`_changed_turns`: new or rebuilt).
 QUEUE_LOADED_TURNS = f"""
-UPDATE score_queue_state SET turns_print = xor(turns_print, xor(
-    coalesce((SELECT bit_xor(turn_print(turn_id, content_hash)) FROM turns
-              WHERE turn_id IN (SELECT turn_id FROM _changed_turns WHERE NOT is_new)), 0),
-    coalesce((SELECT bit_xor(turn_print(turn_id, content_hash)) FROM _staged_turns
-              WHERE turn_id IN (SELECT turn_id FROM _changed_turns)), 0)));
 INSERT INTO score_queue
-SELECT DISTINCT turn_id, 'turn', now() FROM _changed_turns WHERE {_NOT_QUEUED};
+SELECT DISTINCT turn_id, 'turn', now() FROM _changed_turns WHERE {_NOT_QUEUED}
 """
-# Ingest, before the turns in `_gone_turns` and their scores are deleted.
-FORGET_GONE_TURNS = """
-UPDATE score_queue_state SET
-    turns_print = xor(turns_print, coalesce(
-        (SELECT bit_xor(turn_print(turn_id, content_hash)) FROM turns
-         WHERE turn_id IN (SELECT turn_id FROM _gone_turns)), 0)),
-    scores_print = xor(scores_print, coalesce(
-        (SELECT bit_xor(score_print(turn_id, scorer, scorer_version, status, content_hash))
-         FROM scores WHERE turn_id IN (SELECT turn_id FROM _gone_turns)), 0))
+# Any other writer of turns (a test's loader, a bench's copies): the turns it names.
+QUEUE_TURNS = f"""
+INSERT INTO score_queue
+SELECT DISTINCT turn_id, $reason, now() FROM (SELECT unnest($turns::VARCHAR[]) AS turn_id)
+WHERE {_NOT_QUEUED}
 """
-# Labels, before the upsert of `_new_labels`: the cases new or changed (what a join or a
-# label_hash reads), their turns as joined now, and the fingerprint moved to the new rows.
-_LABEL_PRINT = ("label_print({p}case_id, {p}input_norm, {p}canary, {p}ideal_response, "
-                "{p}match_mode, {p}expected_tools, {p}expected_tools_mode, {p}should_decline)")
+# Scores written outside a score run (`scores.write_score_table`'s default): their turns,
+# which may be pending now (an error, another version, a stale hash).
+QUEUE_WRITTEN = """
+INSERT INTO score_queue
+SELECT DISTINCT turn_id, 'score', now() FROM {written}
+WHERE turn_id NOT IN (SELECT turn_id FROM score_queue)
+"""
+# Labels, before the upsert of `_new_labels`: the cases new or changed in what a join or
+# a label_hash reads (0010_turn_cases.sql: its id, text and fields).
+_LABEL_READS = ("input_norm", "canary", "ideal_response", "match_mode", "expected_tools",
+                "expected_tools_mode", "should_decline")
 QUEUE_CASE_CHANGES = f"""
 CREATE OR REPLACE TEMP TABLE _changed_cases AS
-SELECT n.case_id, {_LABEL_PRINT.format(p="n.")} AS new_print,
-       CASE WHEN l.case_id IS NOT NULL THEN {_LABEL_PRINT.format(p="l.")} END AS old_print
-FROM _new_labels AS n LEFT JOIN labels AS l ON l.case_id = n.case_id
-WHERE l.case_id IS NULL OR {_LABEL_PRINT.format(p="n.")} <> {_LABEL_PRINT.format(p="l.")};
-UPDATE score_queue_state SET labels_print = xor(labels_print, coalesce(
-    (SELECT bit_xor(xor(new_print, coalesce(old_print, 0))) FROM _changed_cases), 0));
+SELECT n.case_id FROM _new_labels AS n LEFT JOIN labels AS l ON l.case_id = n.case_id
+WHERE l.case_id IS NULL
+   OR row({", ".join(f"n.{c}" for c in _LABEL_READS)})
+      IS DISTINCT FROM row({", ".join(f"l.{c}" for c in _LABEL_READS)})
 """
 # Labels: the turns joining a changed case (before the upsert, and again after it).
 QUEUE_CASE_TURNS = f"""
@@ -118,10 +107,6 @@ DROP_UNKNOWN_SCOPE = """
 DELETE FROM score_queue_scope WHERE scorer NOT IN (SELECT scorer FROM _known);
 DELETE FROM score_queue_off WHERE scorer NOT IN (SELECT scorer FROM _known)
 """
-STAMP = """
-DELETE FROM score_queue_state;
-INSERT INTO score_queue_state VALUES ($turns, $scores, $labels)
-"""
 _BUCKETS = 1_000_000
 # Each queued turn still present, with each scorer of the scope that it is pending on:
 # `score_pending.INSERT_PENDING`'s rule (`score_stale`, migration 0013), per scorer its own
@@ -130,9 +115,7 @@ _BUCKETS = 1_000_000
 QUEUE_PAIRS = f"""
 CREATE OR REPLACE TEMP TABLE _queue_pairs AS
 SELECT t.turn_id, b.scorer, s.turn_id IS NOT NULL AS prior, c.case_id, c.label_hash,
-       CASE WHEN s.turn_id IS NOT NULL THEN score_print(s.turn_id, s.scorer, s.scorer_version,
-                                                        s.status, s.content_hash) END
-           AS old_print
+       t.content_hash
 FROM (SELECT turn_id, content_hash, turn_agent(agent_name, service_name) AS agent FROM turns
       WHERE turn_id IN (SELECT turn_id FROM score_queue)) AS t
 CROSS JOIN score_queue_scope AS b
@@ -150,7 +133,7 @@ WHERE CASE WHEN b.sample_bucket IS NULL THEN true
 DROP_CLEAN = "DELETE FROM score_queue WHERE turn_id NOT IN (SELECT turn_id FROM _queue_pairs)"
 PENDING_FROM_QUEUE = f"""
 INSERT INTO _pending
-SELECT turn_id, scorer, prior, case_id, label_hash, old_print FROM _queue_pairs
+SELECT turn_id, scorer, prior, case_id, label_hash, content_hash FROM _queue_pairs
 WHERE scorer IN (SELECT scorer FROM _scope)
   AND CASE WHEN $bucket IS NULL THEN true ELSE md5_number(turn_id) % {_BUCKETS} < $bucket END
 """
@@ -161,25 +144,21 @@ SELECT DISTINCT q.turn_id FROM _queue_pairs AS q
 WHERE NOT EXISTS (SELECT 1 FROM _pending AS p WHERE p.turn_id = q.turn_id
                   AND p.scorer = q.scorer)
 """
-# After a batch's scores committed (`_written`): its turns whose every pending pair now
-# has a current score leave, and the scores' fingerprint moves to the rows written.
-_WRITTEN = "_written"
-DEQUEUE = f"""
+# In a batch's transaction, after its scores (`{written}`) are written: its turns whose
+# every pending pair now has a current score leave.
+# Current: not an error, and not stale for the turn as `_pending` found it (its
+# content_hash and case; neither moves under the writer lock): a score recovered from a
+# dead run may have been computed from an older turn, and its turn must stay queued.
+DEQUEUE = """
 DELETE FROM score_queue WHERE turn_id IN (
     SELECT p.turn_id FROM _pending AS p
-    LEFT JOIN {_WRITTEN} AS w ON w.turn_id = p.turn_id AND w.scorer = p.scorer
-    WHERE p.turn_id IN (SELECT turn_id FROM {_WRITTEN})
+    LEFT JOIN {written} AS w ON w.turn_id = p.turn_id AND w.scorer = p.scorer
+    WHERE p.turn_id IN (SELECT turn_id FROM {written})
       AND p.turn_id NOT IN (SELECT turn_id FROM _kept)
-    GROUP BY p.turn_id HAVING bool_and(coalesce(w.status <> 'error', false)));
-UPDATE score_queue_state SET scores_print = xor(scores_print, xor(
-    coalesce((SELECT bit_xor(score_print(turn_id, scorer, scorer_version, status,
-                                         content_hash)) FROM {_WRITTEN}), 0),
-    coalesce((SELECT bit_xor(p.old_print) FROM _pending AS p
-              WHERE p.prior AND EXISTS (SELECT 1 FROM {_WRITTEN} AS w
-                                        WHERE w.turn_id = p.turn_id
-                                          AND w.scorer = p.scorer)), 0)));
+    GROUP BY p.turn_id HAVING bool_and(coalesce(
+        w.status <> 'error' AND NOT score_stale(w.content_hash, p.content_hash, p.label_hash),
+        false)))
 """
-_WRITTEN_COLUMNS = ("turn_id", "scorer", "scorer_version", "status", "content_hash")
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,26 +171,35 @@ class RunScope:
     off: Mapping[str, frozenset[str | None]]
 
 
-@dataclass(frozen=True, slots=True)
-class Trust:
-    """Whether the queue can stand for the full pass in a run, and the fingerprints now."""
-
-    trusted: bool
-    prints: tuple[int, int, int]
-    data_seen: bool
-    """The fingerprints match: every write since the queue was complete went through its
-    writers (otherwise no scorer's scope holds)."""
-
-
 def queue_loaded_turns(con: duckdb.DuckDBPyConnection) -> None:
-    """Ingest: queue `_changed_turns` (and move the fingerprint), before the upsert."""
+    """Ingest: queue `_changed_turns`. (A turn gone leaves at the next run: a queued turn
+    gone has nothing pending.)"""
     con.execute(QUEUE_LOADED_TURNS)
 
 
-def forget_gone_turns(con: duckdb.DuckDBPyConnection) -> None:
-    """Ingest: take `_gone_turns` and their scores out of the fingerprints, before the
-    delete. (Their queue rows go at the next run: a queued turn gone has nothing pending.)"""
-    con.execute(FORGET_GONE_TURNS)
+def queue_turns(con: duckdb.DuckDBPyConnection, turn_ids: Sequence[str], *,
+                reason: str = "edit") -> None:
+    """Queue `turn_ids`: for a writer of turns or scores other than ingest and the score
+    runner (a test's loader, a bench's copies), in its own transaction."""
+    con.execute(QUEUE_TURNS, {"turns": list(turn_ids), "reason": reason})
+
+
+def queue_written(con: duckdb.DuckDBPyConnection, written: str) -> None:
+    """Queue the turns of the scores in `written` (a table or view on `con`): what
+    `scores.write_score_table` runs in its transaction for a writer outside a score run."""
+    con.execute(QUEUE_WRITTEN.format(written=written))
+
+
+def dequeue(con: duckdb.DuckDBPyConnection, written: str) -> None:
+    """A score run's `scores.Settle`: in the batch's transaction, its turns whose pending
+    pairs all have a current score in `written` (the batch's rows) leave the queue."""
+    con.execute(DEQUEUE.format(written=written))
+
+
+def forget_scope(con: duckdb.DuckDBPyConnection) -> None:
+    """After writes the queue cannot follow (SQL by hand on labels, turns or scores): no
+    scorer keeps a scope, so the next run takes the full pass and refills the queue."""
+    con.execute(CLEAR_SCOPE)
 
 
 def queue_case_changes(con: duckdb.DuckDBPyConnection) -> None:
@@ -229,11 +217,9 @@ def queue_case_turns(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("DROP TABLE _changed_cases")
 
 
-def trust(con: duckdb.DuckDBPyConnection, run: RunScope) -> Trust:
-    """Whether every chosen scorer runs inside the queue's scope, on data it has seen."""
-    prints = con.execute(PRINTS).fetchall()[0]
-    state = con.execute(SELECT_STATE).fetchall()
-    seen = bool(state) and tuple(state[0]) == tuple(prints)
+def trust(con: duckdb.DuckDBPyConnection, run: RunScope) -> bool:
+    """Whether every chosen scorer runs inside the queue's scope (a warehouse that never
+    had a full pass, upgraded or new, has none)."""
     scope = {name: (version, bucket) for name, version, bucket in
              con.execute(SELECT_SCOPE).fetchall()}
     off: dict[str, set[str | None]] = {}
@@ -247,26 +233,16 @@ def trust(con: duckdb.DuckDBPyConnection, run: RunScope) -> Trust:
         wider = bucket is not None and (run.bucket is None or run.bucket > bucket)
         return not wider and off.get(name, set()) <= run.off.get(name, frozenset())
 
-    trusted = seen and all(inside(n, v) for n, (v, _) in run.scorers.items())
-    return Trust(trusted, (prints[0], prints[1], prints[2]), seen)
+    return all(inside(n, v) for n, (v, _) in run.scorers.items())
 
 
-def refill(con: duckdb.DuckDBPyConnection, run: RunScope, known: Sequence[str],
-           found: Trust) -> None:
+def refill(con: duckdb.DuckDBPyConnection, run: RunScope, known: Sequence[str]) -> None:
     """After the full pass filled `_pending`: queue its turns and make the run's scope
-    its scorers' own, with the fingerprints now, in one transaction."""
-    with _scope_tables(con, run, known):
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(REFILL_QUEUE)
-            con.execute(DROP_SCOPE if found.data_seen else CLEAR_SCOPE)
-            con.execute(INSERT_SCOPE, {"bucket": run.bucket})
-            turns, scores, labels = found.prints
-            con.execute(STAMP, {"turns": turns, "scores": scores, "labels": labels})
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
+    its scorers' own, in one transaction."""
+    with _scope_tables(con, run, known), transaction(con):
+        con.execute(REFILL_QUEUE)
+        con.execute(DROP_SCOPE)
+        con.execute(INSERT_SCOPE, {"bucket": run.bucket})
 
 
 def derive(con: duckdb.DuckDBPyConnection, run: RunScope, known: Sequence[str], *,
@@ -285,25 +261,6 @@ def keep_unscored(con: duckdb.DuckDBPyConnection) -> None:
     """Once `_pending` is final: `_kept`, the queued turns this run cannot dequeue."""
     con.execute(KEPT)
     con.execute("DROP TABLE _queue_pairs")
-
-
-def after_commit(con: duckdb.DuckDBPyConnection, tables: Sequence[pa.Table]) -> None:
-    """After a batch's scores (`tables`) committed: dequeue its finished turns and move the
-    scores' fingerprint, in one transaction (see the module doc for a kill before it)."""
-    parts = [t.select(list(_WRITTEN_COLUMNS)) for t in tables if t.num_rows]
-    if not parts:
-        return
-    con.register(_WRITTEN, pa.concat_tables(parts))
-    try:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            con.execute(DEQUEUE)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    finally:
-        con.unregister(_WRITTEN)
 
 
 @contextmanager

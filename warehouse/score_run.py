@@ -38,7 +38,6 @@ from __future__ import annotations
 import importlib
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import asdict, dataclass, field, replace
@@ -296,14 +295,10 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
     notes: dict[str, None] = {}
     by_name = {s.name: s for s in chosen}
     done = 0
-    sent: deque[list[pa.Table]] = deque()
-    """Batches handed to the writer and not yet committed, in order."""
 
     def committed(n: int) -> None:
         nonlocal done
         done += n
-        # The writer is idle here (see `BatchWriter`): the connection is free.
-        score_queue.after_commit(con, sent.popleft())
         if progress is not None:
             progress(done, total)
 
@@ -319,10 +314,10 @@ def _run(con: duckdb.DuckDBPyConnection, run_id: str, chosen: list[Scorer], resc
         # On workers, batches travel as read; each frame is decoded where it is scored.
         reader = ReadAhead(pending_batches(con, batch_size), frame=workers == 1)
         with closing(reader) as batches, \
-                BatchWriter(con, run_id, tally, committed, in_line=in_line) as writer:
+                BatchWriter(con, run_id, tally, committed, in_line=in_line,
+                            settle=score_queue.dequeue) as writer:
 
             def write(batch: PendingBatch, tables: list[pa.Table]) -> None:
-                sent.append(tables)
                 writer.write([], tables, replacing=batch.replacing)
                 for t in tables:
                     tally.add_columns(t)

@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from turnscore.scorers.base import Status
-from turnscore.warehouse.scores import ScoreRow, write_scores
+from turnscore.warehouse.scores import ScoreRow, Settle, write_scores
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +69,15 @@ class BatchWriter:
     the next batch (see the module docstring); `in_line` writes on the caller's thread.
 
     `committed(rows)` is called on the caller's thread, once per committed batch and in
-    order. A failed write raises at the next `write` or `flush`. Leaving the context
-    waits for the write in flight, so the connection is free again afterwards.
+    order; `settle` runs in each batch's transaction (the score queue's dequeue). A failed
+    write raises at the next `write` or `flush`. Leaving the context waits for the write
+    in flight, so the connection is free again afterwards.
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, run_id: str, tally: Tally,
-                 committed: Callable[[int], None], *, in_line: bool) -> None:
+                 committed: Callable[[int], None], *, in_line: bool, settle: Settle) -> None:
         self.con, self.run_id, self.tally, self.committed = con, run_id, tally, committed
+        self.settle = settle
         self.pool = None if in_line else ThreadPoolExecutor(1, "score-writer")
         self.in_flight: Future[int] | None = None
 
@@ -101,7 +103,7 @@ class BatchWriter:
     def _write(self, rows: list[ScoreRow], tables: list[pa.Table], replacing: bool) -> int:
         clock = time.perf_counter()
         written = write_scores(self.con, rows, self.run_id, replacing=replacing,
-                               columns=tables)
+                               columns=tables, settle=self.settle)
         self.tally.time("write", clock)
         return written
 

@@ -15,7 +15,7 @@ primary-key index, are skipped.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -23,7 +23,8 @@ import duckdb
 import pyarrow as pa
 
 from turnscore.scorers.base import Score, details_json
-from turnscore.warehouse.db import record_commit
+from turnscore.warehouse.db import record_commit, transaction
+from turnscore.warehouse.score_queue import queue_written
 from turnscore.warehouse.score_schema import JSON_COLUMNS, SCORE_FIELDS
 
 log = logging.getLogger(__name__)
@@ -128,36 +129,40 @@ def score_table(rows: Sequence[ScoreRow], run_id: str, *, columns: Sequence[pa.T
     return pa.concat_tables(parts) if parts else _arrow([], run_id, now)
 
 
+Settle = Callable[[duckdb.DuckDBPyConnection, str], None]
+"""Run in a batch's transaction after its rows are written, with the name of the table of
+those rows on the connection: keeps the score queue (`score_queue`) right."""
+
+
 def write_score_table(con: duckdb.DuckDBPyConnection, table: pa.Table, run_id: str,
-                      *, replacing: bool = True) -> int:
+                      *, replacing: bool = True, settle: Settle = queue_written) -> int:
     """Write a `score_table` in one transaction; a replaced score is first copied to history.
 
     `replacing=False` promises that no row of the batch has a current score yet (the
     runner knows): the copy to history, a join over the whole `scores` table, is skipped
     and rows are inserted, not upserted (a current row would then fail the batch).
-    Returns the number of rows written.
+    `settle` keeps the score queue in the same transaction: by default the batch's turns
+    are queued (a score written outside a run may leave its turn pending); a score run
+    passes `score_queue.dequeue`. Returns the number of rows written.
     """
     if not table.num_rows:
         return 0
     con.register(_INCOMING, table)
     try:
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             if replacing:
                 con.execute(COPY_REPLACED_TO_HISTORY, [datetime.now(UTC)])
             con.execute(UPSERT_SCORES if replacing else INSERT_SCORES)
+            settle(con, _INCOMING)
             record_commit(con, run_id)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     finally:
         con.unregister(_INCOMING)
     return table.num_rows
 
 
 def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow], run_id: str,
-                 *, replacing: bool = True, columns: Sequence[pa.Table] = ()) -> int:
+                 *, replacing: bool = True, columns: Sequence[pa.Table] = (),
+                 settle: Settle = queue_written) -> int:
     """`score_table` then `write_score_table`: a batch in one transaction."""
     return write_score_table(con, score_table(rows, run_id, columns=columns), run_id,
-                             replacing=replacing)
+                             replacing=replacing, settle=settle)

@@ -20,6 +20,7 @@ from turnscore.warehouse.db import (
     open_readonly,
     open_warehouse,
     quote_ident,
+    transaction,
     writer_lock,
 )
 from turnscore.warehouse.ddl import ADDED_COLUMNS, columns_of, duckdb_type, turns_ddl
@@ -38,8 +39,6 @@ EXPECTED: dict[str, list[tuple[str, str, bool]]] = {
     "score_queue_scope": [("scorer", "VARCHAR", False), ("version", "VARCHAR", False),
                           ("labels", "BOOLEAN", False), ("sample_bucket", "BIGINT", True)],
     "score_queue_off": [("scorer", "VARCHAR", False), ("agent", "VARCHAR", True)],
-    "score_queue_state": [("turns_print", "UBIGINT", False), ("scores_print", "UBIGINT", False),
-                          ("labels_print", "UBIGINT", False)],
     "_migrations": [("name", "VARCHAR", False), ("applied_at", TS, False)],
     "_commits": [("run_id", "VARCHAR", False), ("committed_at", TS, False)],
     "turns": [],  # derived from the contract in `_expected`
@@ -375,3 +374,21 @@ def test_connections_draw_no_progress_bar_of_their_own(tmp_path: Path) -> None:
         assert reader.execute(setting).fetchall() == [(False,)]
     finally:
         reader.close()
+
+
+def test_transaction_commits_the_block_or_rolls_it_back_and_raises(tmp_path: Path) -> None:
+    con = open_warehouse(tmp_path)
+    try:
+        con.execute("CREATE TABLE t (x INTEGER)")
+        with transaction(con):
+            con.execute("INSERT INTO t VALUES (1)")
+        for error in (ValueError("bad"), KeyboardInterrupt()):
+            with pytest.raises(type(error)), transaction(con):
+                con.execute("INSERT INTO t VALUES (2)")
+                raise error
+        with pytest.raises(duckdb.ConstraintException), transaction(con):
+            con.execute("INSERT INTO t VALUES (3)")
+            con.execute("INSERT INTO _migrations (name) VALUES ('0001_turns.sql')")
+        assert con.execute("SELECT list(x) FROM t").fetchall() == [([1],)]
+    finally:
+        con.close()

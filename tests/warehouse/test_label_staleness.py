@@ -15,6 +15,7 @@ from tests.warehouse.turn_factory import changed, load_turns, make_turn, query, 
 from turnscore.ingest.turn import Turn
 from turnscore.queries import load_views
 from turnscore.scorers.base import REGISTRY, Case
+from turnscore.warehouse import score_queue
 from turnscore.warehouse.db import migrations, open_warehouse
 from turnscore.warehouse.labels import (
     LABEL_FIELDS,
@@ -137,6 +138,7 @@ def test_a_removed_case_or_one_that_now_wins_the_text_join_makes_scores_stale(
     score_turns(wh)
     con = open_warehouse(wh)
     con.execute("DELETE FROM labels WHERE case_id = 'by-id'")
+    score_queue.forget_scope(con)  # a hand edit: the queue did not see it
     con.close()
     assert _stale(wh) == dict.fromkeys(LABEL_SCORERS, 1)
     assert _pending(score_turns(wh)) == dict.fromkeys(LABEL_SCORERS, 1)
@@ -203,6 +205,7 @@ def test_label_scores_written_before_label_hashes_are_rescored_once(wh: Path) ->
     score_turns(wh)
     con = open_warehouse(wh)
     con.execute("UPDATE scores SET content_hash = split_part(content_hash, ':', 1)")
+    score_queue.forget_scope(con)  # a hand edit: the queue did not see it
     con.close()
     assert _pending(score_turns(wh)) == dict.fromkeys(LABEL_SCORERS, 4)
     assert score_turns(wh).nothing_to_do
@@ -241,6 +244,7 @@ def test_every_fingerprinted_field_edited_even_by_sql_makes_the_view_and_the_run
     score_turns(wh)
     con = open_warehouse(wh)
     con.execute(f"UPDATE labels SET {column} = {EDITS[column]} WHERE case_id = 'by-id'")
+    score_queue.forget_scope(con)  # a hand edit: the queue did not see it
     con.close()
     assert _stale(wh) == dict.fromkeys(LABEL_SCORERS, 1)
     assert _pending(score_turns(wh)) == dict.fromkeys(LABEL_SCORERS, 1)
@@ -252,6 +256,7 @@ def test_input_and_tags_are_not_read_by_scorers(wh: Path, tmp_path: Path) -> Non
     score_turns(wh)
     con = open_warehouse(wh)
     con.execute("UPDATE labels SET input = 'other', tags = ['x'] WHERE case_id = 'by-id'")
+    score_queue.forget_scope(con)  # a hand edit: the queue did not see it
     con.close()
     assert _stale(wh) == {}
     assert score_turns(wh).nothing_to_do

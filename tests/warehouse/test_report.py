@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 from tests.warehouse.turn_factory import load_turns, make_turn
 from turnscore.demo import generate_demo
+from turnscore.warehouse import score_queue
 from turnscore.warehouse.db import open_warehouse
 from turnscore.warehouse.errors import InvalidOption
 from turnscore.warehouse.ingest_run import run_ingest
@@ -82,6 +83,7 @@ def build_demo_warehouse(root: Path) -> Path:
         con.execute("UPDATE scores SET status = 'error', value = NULL, error = $e "
                     "WHERE turn_id = $id AND scorer = 'groundedness'",
                     {"e": f"judge reply was {HOSTILE}", "id": src[0]})
+        score_queue.queue_turns(con, ["hostile-turn", src[0]])  # written by hand, as ingest
     finally:
         con.close()
     return wh

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import duckdb
 import pyarrow.parquet as pq
 import pytest
 
@@ -19,11 +20,12 @@ from turnscore.ingest.pipeline import IngestBatch
 from turnscore.ingest.turn import Turn, turns_to_arrow
 from turnscore.scorers.base import REGISTRY
 from turnscore.warehouse import score_pending, score_queue
-from turnscore.warehouse.db import open_warehouse
+from turnscore.warehouse.db import DB_FILE, migrations, open_warehouse
 from turnscore.warehouse.ingest_run import load_batch
 from turnscore.warehouse.labels import load_labels
 from turnscore.warehouse.runs import RunKind, start_run
 from turnscore.warehouse.score_run import ScorersForAgent, resolve_scorers, score_turns
+from turnscore.warehouse.scores import write_score_table
 
 Pair = tuple[str, str]
 _files = itertools.count()
@@ -55,9 +57,11 @@ def labels(wh: Path, rows: list[dict[str, object]]) -> None:
 
 
 def sql(wh: Path, statement: str) -> None:
+    """A hand edit the queue cannot follow, and the call that says so (`forget_scope`)."""
     con = open_warehouse(wh)
     try:
         con.execute(statement)
+        score_queue.forget_scope(con)
     finally:
         con.close()
 
@@ -67,8 +71,8 @@ class Killed(BaseException):
 
 
 def score(wh: Path, *, kill: str | None = None, **options: object) -> None:
-    """A score run; `kill`: 'dequeue' dies after the first batch's scores committed and
-    before its turns left the queue, 'batch' after that batch and its dequeue."""
+    """A score run; `kill`: 'dequeue' dies in the first batch's dequeue, inside its
+    transaction (so the batch rolls back with it), 'batch' after that batch committed."""
     if kill is None:
         score_turns(wh, publish_snapshot=False, **options)  # type: ignore[arg-type]
         return
@@ -76,7 +80,7 @@ def score(wh: Path, *, kill: str | None = None, **options: object) -> None:
     if kill == "dequeue":
         def die(*_: object) -> None:
             raise Killed
-        mp.setattr(score_queue, "after_commit", die)
+        mp.setattr(score_queue, "dequeue", die)
     else:
         def progress(done: int, total: int) -> None:
             raise Killed
@@ -86,6 +90,26 @@ def score(wh: Path, *, kill: str | None = None, **options: object) -> None:
             score_turns(wh, publish_snapshot=False, batch_size=4, **options)  # type: ignore[arg-type]
     finally:
         mp.undo()
+
+
+def stale_scores(wh: Path) -> None:
+    """Scores computed before a queued turn changed, written by a run for that turn (as a
+    Ray run recovers a dead run's): not current, so the turn stays queued."""
+    turn = T[17]
+    ingest(wh, [changed(turn, "s")])
+    con = open_warehouse(wh)
+    try:
+        score_pending.queue_pending(con, resolve_scorers(None), False, None, None)
+        run_id = start_run(con, RunKind.SCORE, {})
+        old = con.sql("SELECT * FROM scores WHERE turn_id = $t",
+                      params={"t": turn.turn_id}).to_arrow_table()
+        assert old.num_rows == len(REGISTRY)
+        write_score_table(con, old, run_id, settle=score_queue.dequeue)
+        queued = con.execute("SELECT count(*) FROM score_queue WHERE turn_id = $t",
+                             {"t": turn.turn_id}).fetchall()
+        assert queued == [(1,)]
+    finally:
+        con.close()
 
 
 def off_for_b(agent: str | None) -> Sequence[str]:
@@ -144,9 +168,8 @@ STATES: list[tuple[str, Step, tuple[Check, ...]]] = [
     ("scored", lambda wh: score(wh), (ALL,)),
     ("new turns, changed content, identical reloads", lambda wh: ingest(
         wh, [*T[30:40], *(changed(t, "other") for t in T[:5]), *T[5:8]]), (ALL,)),
-    # The scores' fingerprint moves with the dequeue: the full pass once, then the queue.
-    ("killed after a commit, before its dequeue", lambda wh: score(wh, kill="dequeue"),
-     (Check(False), ALL)),
+    # The dequeue is in the batch's transaction: scores and queue roll back together.
+    ("killed in a batch's dequeue", lambda wh: score(wh, kill="dequeue"), (ALL,)),
     ("killed between batches", lambda wh: score(wh, kill="batch"), (ALL,)),
     ("scored again", lambda wh: score(wh), (ALL,)),
     ("labels added (by id, by text)", lambda wh: (
@@ -169,6 +192,8 @@ STATES: list[tuple[str, Step, tuple[Check, ...]]] = [
     ("a per-agent choice", lambda wh: (score(wh), ingest(wh, [changed(t, "w") for t in T[:20]]),
                                        score(wh, scorers_for_agent=off_for_b)),
      (Check(True, choice=off_for_b), ALL)),
+    ("stale scores written for a queued turn", lambda wh: (score(wh), stale_scores(wh)),
+     (ALL,)),
     ("scores edited by SQL", lambda wh: (score(wh), sql(
         wh, "UPDATE scores SET content_hash = 'x' WHERE turn_id = 'turn-00003'")),
      (Check(False), ALL)),
@@ -219,7 +244,14 @@ def test_finished_turns_leave_the_queue_and_others_stay(tmp_path: Path) -> None:
     con = open_warehouse(wh)
     assert con.execute("SELECT count(DISTINCT turn_id) FROM score_queue").fetchall() == [(6,)]
     con.close()
-    score(wh, kill="dequeue")
+    con = open_warehouse(wh)
+    before = con.execute("SELECT count(*) FROM _commits").fetchall()
+    con.close()
+    score(wh, kill="dequeue")  # in the batch's transaction: nothing of it committed
+    con = open_warehouse(wh)
+    assert con.execute("SELECT count(*) FROM _commits").fetchall() == before
+    assert con.execute("SELECT count(DISTINCT turn_id) FROM score_queue").fetchall() == [(6,)]
+    con.close()
     score(wh)
     con = open_warehouse(wh)
     assert con.execute("SELECT count(*) FROM score_queue").fetchall() == [(0,)]
@@ -241,3 +273,46 @@ def test_a_scope_made_narrow_takes_the_full_pass_when_a_run_is_wider(
     assert (from_queue, found) == (False, full)
     assert {t for t, _ in full} > {t.turn_id for t in T[:4]}  # turns the queue never held
     assert pending_both(wh, ALL) == (True, full, full)
+
+
+PRINTS_0014 = """
+SELECT coalesce((SELECT bit_xor(turn_print(turn_id, content_hash)) FROM turns), 0),
+       coalesce((SELECT bit_xor(score_print(turn_id, scorer, scorer_version, status,
+                                            content_hash)) FROM scores), 0),
+       coalesce((SELECT bit_xor(label_print(case_id, input_norm, canary, ideal_response,
+                                            match_mode, expected_tools, expected_tools_mode,
+                                            should_decline)) FROM labels), 0)
+"""
+
+
+@pytest.mark.parametrize("seen", [True, False])
+def test_migration_0015_keeps_a_scope_only_where_the_fingerprints_held(
+        tmp_path: Path, seen: bool) -> None:
+    """A warehouse at 0014: its scopes stand after the upgrade if every write went through
+    the queue's writers (the fingerprints match), else none does (the full pass next)."""
+    wh = tmp_path / "wh"
+    ingest(wh, T[:6])
+    with registered("answer_length", answer_length):
+        score(wh)
+    con = duckdb.connect(str(wh / DB_FILE))
+    try:
+        # Back to 0014, with the fingerprints of what is there (or of something else).
+        con.execute("DELETE FROM _migrations WHERE name >= '0015'")
+        state = "CREATE TABLE score_queue_state"
+        sql_0014 = next(m.sql for m in migrations() if m.name.startswith("0014"))
+        con.execute(state + sql_0014.split(state, 1)[1])  # the table and the macros
+        prints = con.execute(PRINTS_0014).fetchall()[0]
+        con.execute("INSERT INTO score_queue_state VALUES ($t, $s, $l)",
+                    {"t": prints[0], "s": prints[1] if seen else prints[1] ^ 1, "l": prints[2]})
+        before = con.execute("SELECT count(*) FROM score_queue_scope").fetchall()[0][0]
+    finally:
+        con.close()
+    assert before == len(REGISTRY) + 1
+    con = open_warehouse(wh)
+    try:
+        after = con.execute("SELECT count(*) FROM score_queue_scope").fetchall()[0][0]
+        assert after == (before if seen else 0)
+        assert not con.execute("SELECT * FROM duckdb_tables() "
+                               "WHERE table_name = 'score_queue_state'").fetchall()
+    finally:
+        con.close()

@@ -13,6 +13,7 @@ import orjson
 
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
 from turnscore.scorers.base import REGISTRY, Case, Judge, Score, ScoreFn, Turns, Verdicts, scorer
+from turnscore.warehouse import score_queue
 from turnscore.warehouse.db import open_warehouse
 
 T0 = datetime(2026, 1, 30, 2, 0, tzinfo=UTC)
@@ -36,11 +37,13 @@ def make_turn(i: int, *, request: str | None = None, case_id: str | None = None,
 
 
 def load_turns(con: duckdb.DuckDBPyConnection, turns: Sequence[Turn]) -> None:
-    """Insert or replace turns, as a re-ingest would."""
+    """Insert or replace turns, as a re-ingest would, and queue them for scoring as it does
+    (`score_queue.queue_turns`)."""
     table = turns_to_arrow(turns)
     con.register("_new_turns", table)
     con.execute("DELETE FROM turns WHERE turn_id IN (SELECT turn_id FROM _new_turns)")
     con.execute("INSERT INTO turns SELECT * FROM _new_turns")
+    score_queue.queue_turns(con, [t.turn_id for t in turns], reason="turn")
     con.unregister("_new_turns")
 
 
