@@ -30,6 +30,10 @@ never its result. Every trace the input touches is rebuilt, even when all its sp
 stored already: that is what lets a rerun after a crash (records stored, warehouse not
 loaded) finish the job. The warehouse load (`turnscore.warehouse.ingest_run`) compares
 rows and leaves unchanged turns alone. The caller holds the warehouse writer lock.
+
+(Over ~400 lines: the group loop and the steps above hand one another the carry, the
+rebuilt traces and the overlap with the workers; `inputs`, `partition` and `shards` hold
+the parts that stand alone.)
 """
 
 from __future__ import annotations

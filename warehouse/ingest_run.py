@@ -26,6 +26,9 @@ corrupt compression, unreadable), is not recorded, so every run reads and report
 again until it is fixed or removed; a run skipping it as done would turn a nightly green
 on bad input. A file that gave records is recorded even when some of its lines were bad:
 its good records are in, and the same errors every night would be noise.
+
+(Over ~400 lines: the run, its one load transaction and the dead-run recovery above share
+the marker and the upsert rules; split, the recovery would restate the load's.)
 """
 
 from __future__ import annotations
