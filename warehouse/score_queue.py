@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from turnscore.warehouse.db import transaction
+from turnscore.warehouse.db import quote_ident, transaction
 
 SELECT_SCOPE = "SELECT scorer, version, sample_bucket FROM score_queue_scope"
 SELECT_OFF = "SELECT scorer, agent FROM score_queue_off"
@@ -65,10 +65,10 @@ WHERE {_NOT_QUEUED}
 """
 # Scores written outside a score run (`scores.write_score_table`'s default): their turns,
 # which may be pending now (an error, another version, a stale hash).
-QUEUE_WRITTEN = """
+QUEUE_WRITTEN = f"""
 INSERT INTO score_queue
-SELECT DISTINCT turn_id, 'score', now() FROM {written}
-WHERE turn_id NOT IN (SELECT turn_id FROM score_queue)
+SELECT DISTINCT turn_id, 'score', now() FROM {{written}}
+WHERE {_NOT_QUEUED}
 """
 # Labels, before the upsert of `_new_labels`: the cases new or changed in what a join or
 # a label_hash reads (0010_turn_cases.sql: its id, text and fields).
@@ -180,20 +180,20 @@ def queue_loaded_turns(con: duckdb.DuckDBPyConnection) -> None:
 def queue_turns(con: duckdb.DuckDBPyConnection, turn_ids: Sequence[str], *,
                 reason: str = "edit") -> None:
     """Queue `turn_ids`: for a writer of turns or scores other than ingest and the score
-    runner (a test's loader, a bench's copies), in its own transaction."""
+    runner (a test's loader, a bench's copies), in the writer's transaction if it has one."""
     con.execute(QUEUE_TURNS, {"turns": list(turn_ids), "reason": reason})
 
 
 def queue_written(con: duckdb.DuckDBPyConnection, written: str) -> None:
     """Queue the turns of the scores in `written` (a table or view on `con`): what
     `scores.write_score_table` runs in its transaction for a writer outside a score run."""
-    con.execute(QUEUE_WRITTEN.format(written=written))
+    con.execute(QUEUE_WRITTEN.format(written=quote_ident(written)))
 
 
 def dequeue(con: duckdb.DuckDBPyConnection, written: str) -> None:
     """A score run's `scores.Settle`: in the batch's transaction, its turns whose pending
     pairs all have a current score in `written` (the batch's rows) leave the queue."""
-    con.execute(DEQUEUE.format(written=written))
+    con.execute(DEQUEUE.format(written=quote_ident(written)))
 
 
 def forget_scope(con: duckdb.DuckDBPyConnection) -> None:
