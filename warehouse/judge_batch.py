@@ -61,6 +61,7 @@ from turnscore.scorers.judge.config import Budget, JudgeConfig, JudgeSettings
 from turnscore.scorers.judge.engine import BatchResult, JudgeCache, JudgeEngine, cache_key
 from turnscore.scorers.judge.render import render
 from turnscore.scorers.judged import SPECS, make_judge_runner
+from turnscore.warehouse.db import transaction
 
 log = logging.getLogger(__name__)
 
@@ -203,18 +204,13 @@ class BatchJudge:
         table = pa.table({"custom_id": [r.custom_id for r in results],
                           "reply": pa.array([r.reply for r in results], pa.string()),
                           "error": pa.array([r.error for r in results], pa.string())})
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(self.con):
             self.con.register("_batch_results", table)
             self.con.execute(SET_RESULTS, {"batch_key": key})
             self.con.unregister("_batch_results")
             self.con.execute(SET_MISSING, [missing, key])
             self.con.execute(SET_COLLECTED, [status.status, datetime.now(UTC), self.run_id,
                                              status.turnaround_ms, status.errors, key])
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
         log.info("batch %s %s: %d results collected", status.batch_id, status.status,
                  len(results))
 
@@ -296,17 +292,12 @@ class BatchJudge:
         items = pa.table({"custom_id": ids, "turn_id": [t.turn_id for _, t, _, _ in lines],
                           "content_hash": [t.content_hash for _, t, _, _ in lines],
                           "cache_key": [k for _, _, _, k in lines]})
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(self.con):
             self.con.execute(INSERT_BATCH, [key, scorer, config.model, config.base_url,
                                             len(lines), self.run_id, datetime.now(UTC)])
             self.con.register("_batch_items", items)
             self.con.execute(INSERT_ITEMS, {"batch_key": key, "scorer": scorer})
             self.con.unregister("_batch_items")
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
         try:
             file_id = self._loop.run_until_complete(api.upload(content))
         except BatchApiError as exc:

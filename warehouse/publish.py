@@ -68,6 +68,7 @@ from turnscore.warehouse.db import (
     current_database,
     open_warehouse,
     quote_ident,
+    transaction,
     writer_lock,
 )
 from turnscore.warehouse.errors import WarehouseError
@@ -431,16 +432,14 @@ def materialise_views(con: duckdb.DuckDBPyConnection,
         view = quote_ident(name)
         started = time.perf_counter()
         try:
-            con.execute("BEGIN")
-            columns = {c for (c,) in con.execute(VIEW_COLUMNS.format(view=view)).fetchall()}
-            table = quote_ident(_MATERIALISING)
-            con.execute(CREATE_TABLE_FROM_VIEW.format(
-                table=table, view=view, order=_stored_order(declared.get(name), columns)))
-            con.execute(DROP_VIEW.format(view=view))
-            con.execute(RENAME_TABLE.format(table=table, name=view))
-            con.execute("COMMIT")
+            with transaction(con):
+                columns = {c for (c,) in con.execute(VIEW_COLUMNS.format(view=view)).fetchall()}
+                table = quote_ident(_MATERIALISING)
+                con.execute(CREATE_TABLE_FROM_VIEW.format(
+                    table=table, view=view, order=_stored_order(declared.get(name), columns)))
+                con.execute(DROP_VIEW.format(view=view))
+                con.execute(RENAME_TABLE.format(table=table, name=view))
         except duckdb.Error as exc:
-            con.execute("ROLLBACK")
             raise WarehouseError(f"could not materialise view {name}: {exc}") from exc
         if seconds is not None:
             seconds[f"view {name}"] = time.perf_counter() - started

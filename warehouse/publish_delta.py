@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from turnscore.warehouse.db import quote_ident
+from turnscore.warehouse.db import quote_ident, transaction
 from turnscore.warehouse.errors import WarehouseError
 
 log = logging.getLogger(__name__)
@@ -289,16 +289,14 @@ def apply_view_delta(con: duckdb.DuckDBPyConnection, database: str, name: str,
     cut = ",\n".join(f"{quote_ident(t)} AS (SELECT * FROM {_qualified(database, t)} "
                      f"WHERE {cond})" for t, cond in key.restrict.items())
     try:
-        con.execute("BEGIN")
-        con.execute(f"DELETE FROM {table} WHERE {column} IN {affected}")
-        con.execute(f"INSERT INTO {table} WITH {cut}\nSELECT * FROM (\n{select_sql}\n) AS v "
-                    f"WHERE v.{column} IN {affected}")
-        if order:
-            con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table} "
-                        f"ORDER BY {order}")
-        con.execute("COMMIT")
+        with transaction(con):
+            con.execute(f"DELETE FROM {table} WHERE {column} IN {affected}")
+            con.execute(f"INSERT INTO {table} WITH {cut}\nSELECT * FROM (\n{select_sql}\n) "
+                        f"AS v WHERE v.{column} IN {affected}")
+            if order:
+                con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table} "
+                            f"ORDER BY {order}")
     except duckdb.Error as exc:
-        con.execute("ROLLBACK")
         raise WarehouseError(f"could not update view {name}: {exc}") from exc
 
 
