@@ -1,7 +1,7 @@
 """Ingest benchmark: a realistic synthetic OTLP export, ingested end to end per format.
 
     python bench/ingest.py [--spans 1000000] [--spans-per-file 8000] [--workers N]
-                           [--out bench/out] [--formats json,jsonl,pb]
+                           [--out bench/out] [--formats json,jsonl,pb] [--input DIR]
 
 Generates agent traces with the real OTel SDK (GenAI semantic-convention attributes, as
 `opentelemetry-util-genai` writes them): per trace one `invoke_agent` span, 2-4 `chat`
@@ -620,23 +620,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--formats", default=",".join(FORMATS))
     parser.add_argument("--profile", action="store_true",
                         help="also print a per-stage CPU profile (one process) per format")
+    parser.add_argument("--input", type=Path,
+                        help="reuse the files an earlier run generated (its <out>/input): "
+                        "two checkouts measured on the same bytes, no generation")
     parser.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         ingest_child(*args.child, profile=args.profile)
         return 0
+    if args.input and args.out.resolve() in (args.input.resolve(), *args.input.resolve().parents):
+        parser.error("--input must lie outside --out, which each run empties")
     shutil.rmtree(args.out, ignore_errors=True)
     info = machine()
     print("machine: " + ", ".join(f"{k}={v}" for k, v in info.items()), flush=True)
     print(f"ingest workers: {args.workers}", flush=True)
     start = time.perf_counter()
     formats = args.formats.split(",")
-    files = generate(args.out / "input", args.spans, args.spans_per_file, formats=formats)
-    print(
-        f"generated {args.spans:,} spans in {len(files[formats[0]])} file(s) per format "
-        f"in {time.perf_counter() - start:.1f}s (OTel SDK)",
-        flush=True,
-    )
+    inputs = args.input or args.out / "input"
+    if args.input:
+        files = {f: sorted((args.input / f).iterdir()) for f in formats}
+        print(f"reusing {len(files[formats[0]])} file(s) per format from {args.input}",
+              flush=True)
+    else:
+        files = generate(args.out / "input", args.spans, args.spans_per_file, formats=formats)
+        print(
+            f"generated {args.spans:,} spans in {len(files[formats[0]])} file(s) per format "
+            f"in {time.perf_counter() - start:.1f}s (OTel SDK)",
+            flush=True,
+        )
     results = []
     print(
         f"{'format':6} {'MB':>7} {'seconds':>8} {'spans/s':>9} {'MB/s':>6} {'peak RSS':>9} "
@@ -646,7 +657,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for fmt in formats:
         size = sum(p.stat().st_size for p in files[fmt]) / 1e6
         parse, parse_cpu = parse_only(fmt, files[fmt])
-        r = _run_child(args.out, fmt, args.workers)
+        r = _run_child(args.out, inputs, fmt, args.workers)
         row = {
             "format": fmt,
             "mb": size,
@@ -676,21 +687,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         if args.profile:
-            row["stages"] = _run_child(args.out, fmt, 1, profile=True)["stages"]
+            row["stages"] = _run_child(args.out, inputs, fmt, 1, profile=True)["stages"]
             print_profile(fmt, row["stages"], r["cpu_seconds"], parse_cpu, args.workers)
-    out = {"machine": info, "spans": args.spans, "results": results}
+    out = {"machine": info, "spans": results[0]["spans"] if results else 0, "results": results}
     (args.out / "results.json").write_text(json.dumps(out, indent=2))
     # Timings depend on what else the machine runs; say so next to them.
     print("load average (1, 5, 15 min): {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     return 0
 
 
-def _run_child(out: Path, fmt: str, workers: int, *, profile: bool = False) -> dict[str, Any]:
-    """`ingest_child` on a fresh warehouse in its own process; its report."""
+def _run_child(out: Path, inputs: Path, fmt: str, workers: int, *,
+               profile: bool = False) -> dict[str, Any]:
+    """`ingest_child` of `inputs/fmt` on a fresh warehouse in its own process; its report."""
     warehouse = out / f"wh-{fmt}{'-profile' if profile else ''}"
     env = {**os.environ, "TURNSCORE_INGEST_WORKERS": str(workers)}
     proc = subprocess.run(
-        [sys.executable, __file__, "--child", str(out / "input" / fmt), str(warehouse),
+        [sys.executable, __file__, "--child", str(inputs / fmt), str(warehouse),
          *(["--profile"] if profile else [])],
         check=True, capture_output=True, text=True, env=env,
     )
