@@ -31,6 +31,8 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TypeVar
 
+import pyarrow as pa
+
 from turnscore.ingest.key_index import KeyRow
 from turnscore.ingest.partition import JoinKeys, Partition, solve
 from turnscore.ingest.records import InputError
@@ -91,6 +93,9 @@ def run_shards(
     """Each partition's shard, in order, each on a forked child; and what `meanwhile`
     returns, run here while they work (the next group's reading)."""
     context = multiprocessing.get_context("fork")
+    # pyarrow imports pandas on its first conversion of Python values (0.2 s CPU): here,
+    # once, before forking, not in every child of every group (a no-op after the first).
+    pa.array([], pa.string())
     running: list[tuple[BaseProcess, Connection, int]] = []
     try:
         for shard, part in enumerate(parts):
