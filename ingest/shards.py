@@ -31,19 +31,26 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TypeVar
 
+import pyarrow as pa
+
 from turnscore.ingest.key_index import KeyRow
 from turnscore.ingest.partition import JoinKeys, Partition, solve
 from turnscore.ingest.records import InputError
 from turnscore.ingest.store import SpanStore
 from turnscore.ingest.turn import Turn
 
-__all__ = ["CHILD_TIMEOUT", "MIN_SHARED_SPANS", "Shard", "ShardJob", "run_shards"]
+__all__ = [
+    "CHILD_TIMEOUT", "MIN_CHILD_SPANS", "MIN_SHARED_SPANS", "Shard", "ShardJob", "run_shards",
+]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MIN_SHARED_SPANS = 2_000
 """Below this many spans per process a fork costs more than it saves."""
+MIN_CHILD_SPANS = 500
+"""From this many spans a group's one partition is solved on a child too, so that the
+parent's work meanwhile (reading, turn writes) runs beside it rather than after it."""
 CHILD_TIMEOUT = 600.0
 """Seconds to wait for a child's shard (seconds of work) before running it here."""
 _PR_SET_PDEATHSIG = 1
@@ -91,6 +98,9 @@ def run_shards(
     """Each partition's shard, in order, each on a forked child; and what `meanwhile`
     returns, run here while they work (the next group's reading)."""
     context = multiprocessing.get_context("fork")
+    # pyarrow imports pandas on its first conversion of Python values (0.2 s CPU): here,
+    # once, before forking, not in every child of every group (a no-op after the first).
+    pa.array([], pa.string())
     running: list[tuple[BaseProcess, Connection, int]] = []
     try:
         for shard, part in enumerate(parts):
