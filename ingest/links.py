@@ -53,7 +53,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import orjson
+from msgspec import Struct
 
+from turnscore.ingest.decode import collector_paused
 from turnscore.ingest.model import Message, PartType, Span, SpanKind
 
 __all__ = [
@@ -109,6 +111,11 @@ Lookups = JoinKeys
 
 
 def join_keys(decoded: Sequence[Span]) -> JoinKeys:
+    with collector_paused():  # `span_links` says why
+        return _join_keys(decoded)
+
+
+def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
     with_id = {s.trace_id for s in decoded if s.conversation_id}
     calls = [s for s in decoded if s.kind is SpanKind.LLM]
     # Grouping chains a conversation-less trace by its first main-line call, known only
@@ -178,6 +185,13 @@ def components(keys: Mapping[K, JoinKeys]) -> dict[K, K]:
 
 def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
     """Per span worth finding, its keys; `trace_conv` is assembly's trace -> conversation."""
+    # The history prefixes these make are kept (`_Prefix`): with the collector on, its
+    # passes over a batch's live spans were most of the time, and found nothing.
+    with collector_paused():
+        return _span_links(decoded, trace_conv)
+
+
+def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
     firsts = _first_calls(decoded)
     out: dict[SpanKey, SpanLinks] = {}
     for s in decoded:
@@ -248,50 +262,47 @@ def _normalize_message(m: Message) -> NormMessage | None:
     return (m.role, tuple(parts)) if parts else None
 
 
-class _Prefix:
-    """A normalized history prefix: its last message normalized, and the running hash of
-    its JSON array, still open (`[m1,m2`), as `orjson.dumps(normalize(...))` spells it;
-    and the prefixes that extend it by one message, by that message (its id, the message
-    held so the id stays its).
+class _Prefix(Struct, gc=False):
+    """A normalized history prefix: its last message normalized (None: the empty history,
+    whose next message is written without a comma) and the running hash of its JSON
+    array, still open (`[m1,m2`), as `orjson.dumps(normalize(...))` spells it; and the
+    prefixes that extend it by one message, by that message's id (the message held so the
+    id stays its; None where it normalizes to nothing, so the prefix is this one).
 
     A call's input is the previous call's input plus what followed, with the same Message
     objects (the decoder's memos): a history is hashed on from the prefix it extends, so
     each message is normalized and hashed once per history it is in, not once per call
-    that repeats it."""
+    that repeats it. A tree (no cycles) of untracked objects: the collector never walks it."""
 
-    __slots__ = ("_hash", "_key", "last", "next")
-
-    def __init__(self, running: hashlib._Hash, last: NormMessage | None) -> None:
-        self._hash = running
-        self._key: str | None = None
-        self.last = last
-        """None: the empty history, whose next message is written without a comma."""
-        self.next: dict[int, tuple[Message, _Prefix]] = {}
+    running: hashlib._Hash
+    last: NormMessage | None
+    closed: str | None = None
+    next: dict[int, tuple[Message, _Prefix | None]] = {}
 
     def key(self) -> str:
         """The hash of the closed array (`[m1,m2]`)."""
-        if self._key is None:
-            closed = self._hash.copy()
+        if self.closed is None:
+            closed = self.running.copy()
             closed.update(b"]")
-            self._key = closed.hexdigest()[:32]
-        return self._key
+            self.closed = closed.hexdigest()[:32]
+        return self.closed
 
     def extended(self, m: Message) -> _Prefix:
         """This prefix with `m` (itself when `m` normalizes to nothing)."""
         hit = self.next.get(id(m))
         if hit is not None and hit[0] is m:
-            return hit[1]
+            return hit[1] or self
         norm = _normalize_message(m)
-        child = self
+        child = None
         if norm is not None:
-            running = self._hash.copy()
+            running = self.running.copy()
             piece = orjson.dumps(norm)
             running.update(piece if self.last is None else b"," + piece)
             child = _Prefix(running, norm)
         global _PREFIXES
         _PREFIXES += 1
         self.next[id(m)] = (m, child)
-        return child
+        return child or self
 
 
 def _root() -> _Prefix:
@@ -316,7 +327,7 @@ def _walk(messages: Iterable[Message], start: _Prefix) -> list[_Prefix]:
 
 _ROOT = _Prefix(hashlib.sha256(b"["), None)
 _PREFIXES = 0
-_PREFIXES_SIZE = 32_768
+_PREFIXES_SIZE = 65_536
 """Prefixes made since the last drop. Chat spans share their history's Message objects,
 so one conversation's calls walk one path; a batch's conversations fit, so each of the
 several passes over its calls (join keys, grouping, stored links) walks, not hashes."""
