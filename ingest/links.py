@@ -47,14 +47,16 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import TypeVar
 
 import orjson
+from msgspec import Struct
 
-from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind
+from turnscore.ingest.decode import collector_paused
+from turnscore.ingest.model import Message, PartType, Span, SpanKind
 
 __all__ = [
     "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "components", "history_key",
@@ -62,7 +64,6 @@ __all__ = [
 ]
 
 K = TypeVar("K", bound=Hashable)
-T = TypeVar("T")
 SpanKey = tuple[str, str]
 NormPart = tuple[str, str | None, str | None, str | None, str | None]
 NormMessage = tuple[str, tuple[NormPart, ...]]
@@ -110,6 +111,11 @@ Lookups = JoinKeys
 
 
 def join_keys(decoded: Sequence[Span]) -> JoinKeys:
+    with collector_paused():  # `span_links` says why
+        return _join_keys(decoded)
+
+
+def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
     with_id = {s.trace_id for s in decoded if s.conversation_id}
     calls = [s for s in decoded if s.kind is SpanKind.LLM]
     # Grouping chains a conversation-less trace by its first main-line call, known only
@@ -179,6 +185,13 @@ def components(keys: Mapping[K, JoinKeys]) -> dict[K, K]:
 
 def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
     """Per span worth finding, its keys; `trace_conv` is assembly's trace -> conversation."""
+    # The history prefixes these make are kept (`_Prefix`): with the collector on, its
+    # passes over a batch's live spans were most of the time, and found nothing.
+    with collector_paused():
+        return _span_links(decoded, trace_conv)
+
+
+def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
     firsts = _first_calls(decoded)
     out: dict[SpanKey, SpanLinks] = {}
     for s in decoded:
@@ -219,99 +232,102 @@ def history_key(span: Span) -> str | None:
     """Hash of the normalized input + output of a call that captured both, else None."""
     if span.input_messages is None or span.output_messages is None:
         return None
-    messages = (*span.input_messages, *span.output_messages)
-    return _memo(_HISTORY_KEYS, span, lambda: _key(_encoded(messages)))
+    return _walk(span.output_messages, _walk(span.input_messages, _root())[-1])[-1].key()
 
 
 def prefix_keys(call: Span) -> tuple[str, ...]:
     """Hash of every prefix (1, 2, ... messages) of the call's normalized input."""
-    return _memo(_PREFIX_KEYS, call, lambda: _hashes(_encoded(call.input_messages or ())))
+    return tuple(n.key() for n in _walk(call.input_messages or (), _root())[1:])
 
 
 def normalize(messages: Iterable[Message]) -> tuple[NormMessage, ...]:
     """Messages reduced to what any two captures of them agree on (for history matching):
     no system messages, no empty text or non-content parts; call ids kept, so two runs of
     the same script with fresh ids stay apart."""
-    return tuple(n[0] for m in messages if (n := _normalized(m)) is not None)
-
-
-def _normalized(m: Message) -> tuple[NormMessage, bytes] | None:
-    hit = _NORMALIZED.get(id(m))
-    if hit is not None and hit[0] is m:
-        return hit[1]
-    norm = _normalize_message(m)
-    out = (norm, orjson.dumps(norm)) if norm is not None else None
-    if len(_NORMALIZED) >= _NORMALIZED_SIZE:
-        _NORMALIZED.clear()
-    _NORMALIZED[id(m)] = (m, out)  # holding `m` keeps its id from being reused
-    return out
-
-
-_NORMALIZED: dict[int, tuple[Message, tuple[NormMessage, bytes] | None]] = {}
-_NORMALIZED_SIZE = 4096
-"""Chat spans share their history's Message objects (the decoder's message cache), so
-each is normalized (and encoded) once, not once per model call that repeats it. Bounded."""
+    return tuple(n.last for n in _walk(messages, _root())[1:] if n.last is not None)
 
 
 def _normalize_message(m: Message) -> NormMessage | None:
     if m.role == "system":
         return None
-    parts = tuple(_norm_part(p) for p in m.parts if _keeps(p))
-    return (m.role, parts) if parts else None
+    parts: list[NormPart] = []
+    for p in m.parts:
+        # A StrEnum is its value: `p.type` is written as the string.
+        if p.type is PartType.TOOL_CALL:
+            parts.append((p.type, None, p.call_id, p.name, p.arguments))
+        elif p.type is not PartType.OTHER:
+            text = (p.text or "").strip()
+            if text or p.type is PartType.TOOL_RESULT:  # empty text says nothing
+                parts.append((p.type, text, p.call_id, None, None))
+    return (m.role, tuple(parts)) if parts else None
 
 
-def _keeps(p: Part) -> bool:
-    if p.type is PartType.OTHER:
-        return False
-    return not (p.type is PartType.TEXT and not (p.text or "").strip())
+class _Prefix(Struct, gc=False):
+    """A normalized history prefix: its last message normalized (None: the empty history,
+    whose next message is written without a comma) and the running hash of its JSON
+    array, still open (`[m1,m2`), as `orjson.dumps(normalize(...))` spells it; and the
+    prefixes that extend it by one message, by that message's id (the message held so the
+    id stays its; None where it normalizes to nothing, so the prefix is this one).
+
+    A call's input is the previous call's input plus what followed, with the same Message
+    objects (the decoder's memos): a history is hashed on from the prefix it extends, so
+    each message is normalized and hashed once per history it is in, not once per call
+    that repeats it. A tree (no cycles) of untracked objects: the collector never walks it."""
+
+    running: hashlib._Hash
+    last: NormMessage | None
+    closed: str | None = None
+    next: dict[int, tuple[Message, _Prefix | None]] = {}
+
+    def key(self) -> str:
+        """The hash of the closed array (`[m1,m2]`)."""
+        if self.closed is None:
+            closed = self.running.copy()
+            closed.update(b"]")
+            self.closed = closed.hexdigest()[:32]
+        return self.closed
+
+    def extended(self, m: Message) -> _Prefix:
+        """This prefix with `m` (itself when `m` normalizes to nothing)."""
+        hit = self.next.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1] or self
+        norm = _normalize_message(m)
+        child = None
+        if norm is not None:
+            running = self.running.copy()
+            piece = orjson.dumps(norm)
+            running.update(piece if self.last is None else b"," + piece)
+            child = _Prefix(running, norm)
+        global _PREFIXES
+        _PREFIXES += 1
+        self.next[id(m)] = (m, child)
+        return child or self
 
 
-def _norm_part(p: Part) -> NormPart:
-    call = p.type is PartType.TOOL_CALL
-    return (
-        p.type,  # a StrEnum is its value; `.value` is enum's slow descriptor on 3.11
-        None if call else (p.text or "").strip(),
-        p.call_id,
-        p.name if call else None,
-        p.arguments if call else None,
-    )
+def _root() -> _Prefix:
+    """The empty history; all of them dropped once `_PREFIXES_SIZE` were made (bounded)."""
+    global _ROOT, _PREFIXES
+    if _PREFIXES >= _PREFIXES_SIZE:
+        _ROOT, _PREFIXES = _Prefix(hashlib.sha256(b"["), None), 0
+    return _ROOT
 
 
-def _encoded(messages: Iterable[Message]) -> list[bytes]:
-    return [n[1] for m in messages if (n := _normalized(m)) is not None]
+def _walk(messages: Iterable[Message], start: _Prefix) -> list[_Prefix]:
+    """`start` and each distinct prefix after it that `messages` make, in order."""
+    out = [start]
+    node = start
+    for m in messages:
+        child = node.extended(m)
+        if child is not node:
+            out.append(child)
+            node = child
+    return out
 
 
-def _hashes(encoded: Sequence[bytes]) -> tuple[str, ...]:
-    """The key of each prefix of `encoded` (normalized messages as JSON): the hash of the
-    JSON array of its first n messages, as `orjson.dumps(normalized[:n])` spells it, each
-    prefix hashed on from the one before (linear, not quadratic, in the history's length)."""
-    running = hashlib.sha256(b"[")
-    out: list[str] = []
-    for i, piece in enumerate(encoded):
-        running.update(b"," + piece if i else piece)
-        closed = running.copy()
-        closed.update(b"]")
-        out.append(closed.hexdigest()[:32])
-    return tuple(out)
-
-
-def _key(encoded: Sequence[bytes]) -> str:
-    return hashlib.sha256(b"[" + b",".join(encoded) + b"]").hexdigest()[:32]
-
-
-def _memo(cache: dict[int, tuple[Span, T]], span: Span, compute: Callable[[], T]) -> T:
-    hit = cache.get(id(span))
-    if hit is not None and hit[0] is span:
-        return hit[1]
-    value = compute()
-    if len(cache) >= _KEYS_SIZE:
-        cache.clear()
-    cache[id(span)] = (span, value)  # holding `span` keeps its id from being reused
-    return value
-
-
-_HISTORY_KEYS: dict[int, tuple[Span, str]] = {}
-_PREFIX_KEYS: dict[int, tuple[Span, tuple[str, ...]]] = {}
-_KEYS_SIZE = 16_384
-"""A call's keys are asked for several times (grouping, the links it stores, join keys,
-store lookups): hashed once. Bounded."""
+_ROOT = _Prefix(hashlib.sha256(b"["), None)
+_PREFIXES = 0
+_PREFIXES_SIZE = 65_536
+"""Prefixes made since the last drop. Chat spans share their history's Message objects,
+so one conversation's calls walk one path; a batch's conversations fit, so each of the
+several passes over its calls (join keys, grouping, stored links) walks, not hashes."""
