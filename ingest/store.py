@@ -118,19 +118,30 @@ def encode_value(value: AttrValue) -> dict[str, Any]:
 
 
 def _key_values(attrs: Attributes) -> list[dict[str, Any]]:
-    return [{"key": k, "value": encode_value(v)} for k, v in attrs.items()]
+    # Strings, most values, skip the call: this runs for every attribute of every span.
+    return [
+        {"key": k, "value": {"stringValue": v} if type(v) is str else encode_value(v)}
+        for k, v in attrs.items()
+    ]
 
 
 def encode_attributes(attrs: Attributes) -> str:
     """Attributes as an OTLP/JSON KeyValue list, JSON text."""
-    return orjson.dumps(_key_values(attrs)).decode()
+    return _attributes_json(attrs).decode()
+
+
+def _attributes_json(attrs: Attributes) -> bytes:
+    """`encode_attributes` as UTF-8, which is what Arrow stores: no round trip via `str`."""
+    return orjson.dumps(_key_values(attrs))
 
 
 def decode_attributes(text: str) -> dict[str, AttrValue]:
     return decode_json_key_values(orjson.loads(text))
 
 
-def _encode_events(events: Sequence[RawEvent]) -> str:
+def _encode_events(events: Sequence[RawEvent]) -> bytes:
+    if not events:
+        return b"[]"
     return orjson.dumps(
         [
             {
@@ -140,7 +151,7 @@ def _encode_events(events: Sequence[RawEvent]) -> str:
             }
             for e in events
         ]
-    ).decode()
+    )
 
 
 def _decode_events(text: str | None) -> tuple[RawEvent, ...]:
@@ -197,13 +208,16 @@ def remove_stale_temp_files(root: Path) -> int:
     return removed
 
 
-def _day(unix_nano: int) -> str:
-    return _day_name(max(unix_nano, 0) // _NS_PER_DAY)
-
-
 @cache
 def _day_name(day: int) -> str:
     return datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%d")
+
+
+def _trace_order(rec: RawSpan | RawLog) -> tuple[str, int]:
+    """Rows of a part in this order put a trace in one or two row groups."""
+    if isinstance(rec, RawSpan):
+        return rec.trace_id, rec.start_unix_nano
+    return rec.trace_id or "", rec.time_unix_nano
 
 
 class _Resources:
@@ -211,13 +225,13 @@ class _Resources:
     one dict, so a batch encodes it once, not once per span."""
 
     def __init__(self) -> None:
-        self._seen: dict[int, tuple[Attributes, str]] = {}
+        self._seen: dict[int, tuple[Attributes, bytes]] = {}
 
-    def encode(self, resource: Attributes) -> str:
+    def encode(self, resource: Attributes) -> bytes:
         hit = self._seen.get(id(resource))
         if hit is not None and hit[0] is resource:
             return hit[1]
-        text = encode_attributes(resource)
+        text = _attributes_json(resource)
         self._seen[id(resource)] = (resource, text)  # holding it keeps the id unique
         return text
 
@@ -323,16 +337,27 @@ class SpanStore(_PartStore):
         Touches nothing but new files, so another process may call it; `tag` keeps its
         file names apart from this process's."""
         conv = links or {}
-        by_day: dict[str, list[dict[str, Any]]] = {}
-        resources = _Resources()
+        by_day: dict[int, list[RawSpan | RawLog]] = {}
         for rec in records:
-            row = self._row(rec, conv, resources)
-            by_day.setdefault(_day(row["start_unix_nano"]), []).append(row)
+            start = rec.start_unix_nano if isinstance(rec, RawSpan) else rec.time_unix_nano
+            by_day.setdefault(max(start, 0) // _NS_PER_DAY, []).append(rec)
+        resources = _Resources()
         parts = []
-        for day, rows in sorted(by_day.items()):
-            path = self._names.next(self.root, day, tag)
-            rows.sort(key=lambda r: (r["trace_id"] or "", r["start_unix_nano"]))
-            table = pa.Table.from_pylist(rows, schema=_SPAN_SCHEMA)
+        for day, recs in sorted(by_day.items()):
+            path = self._names.next(self.root, _day_name(day), tag)
+            recs.sort(key=_trace_order)
+            # Row tuples turned into columns by `zip`: a dict per row and
+            # `Table.from_pylist` cost more than the encoding.
+            rows = [
+                self._span_row(rec, conv, resources)
+                if isinstance(rec, RawSpan)
+                else self._log_row(rec, resources)
+                for rec in recs
+            ]
+            columns = zip(zip(*rows, strict=True), _SPAN_SCHEMA, strict=True)
+            table = pa.Table.from_arrays(
+                [pa.array(column, f.type) for column, f in columns], schema=_SPAN_SCHEMA
+            )
             write_parquet_atomic(table, path, row_group_size=SPAN_ROW_GROUP)
             parts.append((path, _span_key_rows(table)))
         return parts
@@ -342,64 +367,38 @@ class SpanStore(_PartStore):
         for path, rows in parts:
             index.put(path, rows)
 
-    def _row(
-        self,
-        rec: RawSpan | RawLog,
-        conv: Mapping[tuple[str, str], SpanLinks],
-        resources: _Resources,
-    ) -> dict[str, Any]:
-        attributes = encode_attributes(rec.attributes)
-        resource = resources.encode(rec.resource)
-        common = {
-            "trace_id": rec.trace_id,
-            "span_id": rec.span_id,
-            "attributes": attributes,
-            "resource": resource,
-            "source": rec.source,
-            "position": rec.position,
-            "ingest_id": self.ingest_id,
-        }
-        if isinstance(rec, RawSpan):
-            links = conv.get((rec.trace_id, rec.span_id), _NO_LINKS)
-            return common | {
-                "record_type": "span",
-                "record_id": rec.span_id,
-                "parent_span_id": rec.parent_span_id,
-                "name": rec.name,
-                "kind": rec.kind,
-                "start_unix_nano": rec.start_unix_nano,
-                "end_unix_nano": rec.end_unix_nano,
-                "status_code": rec.status_code,
-                "status_message": rec.status_message,
-                "events": _encode_events(rec.events),
-                "body": None,
-                "scope_name": rec.scope_name,
-                "scope_version": rec.scope_version,
-                "conversation_id": links.conversation_id,
-                "history_key": links.history_key,
-                "prefix_keys": list(links.prefix_keys) or None,
-                "response_id": links.response_id,
-            }
-        body = orjson.dumps(encode_value(rec.body)).decode()
-        return common | {
-            "record_type": "log",
-            "record_id": _log_record_id(rec, body, attributes, resource),
-            "parent_span_id": None,
-            "name": rec.event_name,
-            "kind": None,
-            "start_unix_nano": rec.time_unix_nano,
-            "end_unix_nano": None,
-            "status_code": None,
-            "status_message": None,
-            "events": None,
-            "body": body,
-            "scope_name": "",
-            "scope_version": "",
-            "conversation_id": None,
-            "history_key": None,
-            "prefix_keys": None,
-            "response_id": None,
-        }
+    # A row is a tuple in `SPAN_FIELDS` order, a line per group of fields.
+
+    def _span_row(
+        self, span: RawSpan, conv: Mapping[tuple[str, str], SpanLinks], resources: _Resources
+    ) -> tuple[Any, ...]:
+        links = conv.get((span.trace_id, span.span_id), _NO_LINKS) if conv else _NO_LINKS
+        return (
+            "span", span.span_id, span.trace_id, span.span_id, span.parent_span_id, span.name,
+            span.kind, span.start_unix_nano, span.end_unix_nano, span.status_code,
+            span.status_message,
+            _attributes_json(span.attributes), _encode_events(span.events), None,
+            resources.encode(span.resource), span.scope_name, span.scope_version,
+            links.conversation_id, links.history_key, list(links.prefix_keys) or None,
+            links.response_id,
+            span.source, span.position, self.ingest_id,
+        )  # fmt: skip
+
+    def _log_row(self, log: RawLog, resources: _Resources) -> tuple[Any, ...]:
+        attributes = encode_attributes(log.attributes)
+        resource = resources.encode(log.resource).decode()
+        body = orjson.dumps(encode_value(log.body)).decode()
+        return (
+            "log", _log_record_id(log, body, attributes, resource), log.trace_id, log.span_id,
+            None, log.event_name,
+            None, log.time_unix_nano, None, None,
+            None,
+            attributes, None, body,
+            resource, "", "",
+            None, None, None,
+            None,
+            log.source, log.position, self.ingest_id,
+        )  # fmt: skip
 
     def read(self, trace_ids: Collection[str]) -> StoredRecords:
         """Every stored span and log record of the given traces."""
