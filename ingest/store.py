@@ -188,7 +188,12 @@ def write_parquet_atomic(table: pa.Table, path: Path, row_group_size: int | None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"{TEMP_PREFIX}{path.name}.{os.getpid()}")
     try:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
+        # No dictionary pages: zstd takes the repeats, and dictionaries cost the writer a
+        # fifth of its time (8k bench spans: 48 -> 35 ms, 2.23 -> 2.15 MB; 6k turns:
+        # 100 -> 86 ms, DuckDB reads them as fast).
+        pq.write_table(
+            table, tmp, compression="zstd", row_group_size=row_group_size, use_dictionary=False
+        )
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
