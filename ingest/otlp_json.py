@@ -35,6 +35,7 @@ from msgspec.structs import astuple
 
 from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import (
+    MAX_ATTRIBUTE_VALUE_CHARS,
     AnyValueError,
     OnTruncate,
     decode_json_any_value,
@@ -431,11 +432,17 @@ def _json_attrs(items: list[_KeyValue] | None, owner: str, report: Report) -> di
     `decode_json_any_value`; a bad one is dropped and an over-long one cut, each reported
     (`decode_attrs`), as is an entry without a string key.
 
-    A value is decoded without a reporter first (a closure per attribute costs as much as
+    The usual value, one string, is read inline (as `otlp._pb_attrs` reads scalars); any
+    other is decoded without a reporter first (a closure per attribute costs as much as
     decoding it); only one that is dropped or cut, rare, is decoded again, reported."""
     out: dict[str, AttrValue] = {}
     for item in items or ():
         key, value = item.key, item.value
+        if type(value) is dict and len(value) == 1 and type(key) is str:
+            text = value.get("stringValue")
+            if type(text) is str and len(text) <= MAX_ATTRIBUTE_VALUE_CHARS:
+                out[key] = text
+                continue
         if value is UNSET:
             value = None
         if key is UNSET:  # proto3 JSON omits default values, so a missing key is ""
