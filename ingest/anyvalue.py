@@ -103,7 +103,7 @@ def _values_list(container: object, kind: str, depth: int) -> Sequence[Any]:
     """The values of an arrayValue or kvlistValue at `depth` (the root is 0)."""
     if container is None:
         return ()
-    if not isinstance(container, Mapping):
+    if type(container) is not dict and not isinstance(container, Mapping):  # an ABC's check is slow
         raise AnyValueError(f"{kind} is not an object")
     values = container.get("values")
     if values is None:
@@ -120,10 +120,11 @@ def decode_json_any_value(
 ) -> AttrValue:
     """Decode one OTLP JSON `AnyValue` object. Raises `AnyValueError` on malformed input,
     and past `MAX_ANY_VALUE_DEPTH` levels of arrays and lists."""
-    if type(value) is dict and len(value) == 1:  # nearly every value: one scalar kind
-        ((key, raw),) = value.items()
-        if key == "stringValue" and type(raw) is str and len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
-            return raw
+    if type(value) is dict:
+        if len(value) == 1:  # nearly every value: one scalar kind, most often a string
+            raw = value.get("stringValue")  # a lookup: unpacking `items()` costs 4x
+            if type(raw) is str and len(raw) <= MAX_ATTRIBUTE_VALUE_CHARS:
+                return raw
     elif value is None:
         return None
     elif not isinstance(value, Mapping):

@@ -269,11 +269,13 @@ def describe_non_otlp(data: bytes) -> str:
 
 
 Parse = Callable[[bytes | memoryview, str], tuple[object, int]]
-"""Decodes one JSON document's bytes, found at a position ('line 3'): its value and how
-many object keys it holds (for the repeated-key check). Raises msgspec's errors, or
-RecursionError, for a document msgspec does not read (`_standard` reads it then)."""
+"""Decodes one JSON document's bytes, found at a position ('line 3'): its value and the
+colons of what it decoded written again as JSON (`written_colons`, for the repeated-key
+check). Raises msgspec's errors, or RecursionError, for a document msgspec does not read
+(`_standard` reads it then)."""
 _PARSE_ERRORS = (msgspec.MsgspecError, ValueError, RecursionError)
 _GENERIC = msgspec.json.Decoder()
+_WRITER = msgspec.json.Encoder()
 _EXTENT = msgspec.json.Decoder(msgspec.Raw)
 """Reads a document without building it: where it ends (`_Framer.extent`)."""
 _TRAILING = re.compile(r"trailing characters \(byte (\d+)\)")
@@ -284,7 +286,16 @@ _OPEN, _COMMA, _CLOSE = b"[,]"
 def parse_plain(data: bytes | memoryview, position: str = "") -> tuple[object, int]:
     """`Parse` into plain JSON values (dict, list, str, int, float, bool, None)."""
     value = _GENERIC.decode(data)
-    return value, count_keys(value)
+    return value, written_colons(value)
+
+
+def written_colons(value: object) -> int:
+    """The colons of `value` (as decoded: structs, plain values) written as JSON: one per
+    object key, and those inside its strings. -1 for a value that cannot be written."""
+    try:
+        return _WRITER.encode(value).count(b":")
+    except (msgspec.EncodeError, UnicodeEncodeError):
+        return -1
 
 
 def iter_json_documents(
@@ -516,27 +527,23 @@ def _next_document_start(data: bytes, pos: int) -> int:
     return -1 if found < 0 else found + 1
 
 
-def _key_ends(data: bytes, start: int, end: int) -> int:
-    """The object keys `data[start:end]` (one JSON document) holds, as its text says:
-    every `":` outside a string ends a key (inside one the quote is escaped). A key ending
-    in an escaped backslash, or with blanks before its colon, is missed."""
-    return data.count(b'":', start, end) - data.count(b'\\":', start, end)
-
-
 def _checked(
-    data: bytes, value: object, keys: int, position: str, start: int = 0, end: int | None = None
+    data: bytes, value: object, colons: int, position: str, start: int = 0, end: int | None = None
 ) -> JsonDocument | Problem:
-    """`value`, parsed from `data[start:end]` with `keys` object keys, unless an object of
-    it repeats a key. Parsers keep the last value of a repeated key and drop the others
-    without a word (a repeated `resourceSpans` would drop a whole request), so such a
-    document is a problem.
+    """`value`, parsed from `data[start:end]`, whose parse written again as JSON holds
+    `colons` colons, unless an object of it repeats a key. Parsers keep the last value of a
+    repeated key and drop the others without a word (a repeated `resourceSpans` would drop
+    a whole request), so such a document is a problem.
 
-    Cheap for the usual document: it holds as many key ends as its objects hold keys. Only
-    a document whose text and parse disagree is parsed again to find a repeat: more in the
-    text is a repeat or a key-like string; fewer, a key `_key_ends` missed, which could
-    hide a repeat."""
+    Cheap for the usual document: JSON has a colon after every key and elsewhere only in
+    strings, which decoding keeps, so the text holds as many colons as its parse written
+    again; a dropped key takes its colon away, whatever blanks or escapes surround it.
+    Only a document whose counts differ is parsed again to find a repeat: more in the text
+    is a repeat or a field the parse does not keep; fewer, a colon written as an escape
+    (`\\u003a`, which no encoder writes; a repeat hidden behind as many of them goes
+    unseen)."""
     end = len(data) if end is None else end
-    if _key_ends(data, start, end) == keys:
+    if data.count(b":", start, end) == colons:
         return JsonDocument(value, position)
     problem = _repeated_key(data[start:end].decode("utf-8", "replace"), position)
     return JsonDocument(value, position) if problem is None else problem
@@ -576,7 +583,7 @@ def _document(text: str, value: object, position: str) -> Iterator[JsonDocument 
             yield Problem(
                 position, f"{replaced} lone UTF-16 surrogate escape(s) replaced with U+FFFD"
             )
-    yield _checked(text.encode(), value, count_keys(value), position)
+    yield _checked(text.encode(), value, written_colons(value), position)
 
 
 def _repeated_key(text: str, position: str) -> Problem | None:
@@ -602,20 +609,6 @@ def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
                 raise _RepeatedKey(key)
             seen.add(key)
     return out
-
-
-def count_keys(value: object) -> int:
-    """Keys of every object in `value`, counted without recursion (any depth)."""
-    count = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is dict:
-            count += len(item)
-            stack.extend(v for v in item.values() if type(v) in (dict, list))
-        elif type(item) is list:
-            stack.extend(v for v in item if type(v) in (dict, list))
-    return count
 
 
 def _json_error(exc: json.JSONDecodeError) -> str:

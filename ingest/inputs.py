@@ -59,11 +59,8 @@ class SkippedFile:
 
 
 def file_key(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest()
+    with open(path, "rb") as fh:  # read into one reused buffer, not a new chunk each time
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,8 @@ request's decode; only then is the request converted again piece by piece with t
 structs (`_granular`), and the piece that fails is left as a `Misshapen` where its struct
 would be: a bad span, scope or resource block is skipped, a bad attribute entry dropped,
 a bad event or status skips its span, each with a row naming it (by span id where one
-reads), and the rest is kept. Absent fields are `UNSET` (not None), so the keys a
-request holds can be counted (`_keys`) for `formats`' repeated-key check.
+reads), and the rest is kept. Absent fields are `UNSET` (not None), so a request written
+again as JSON holds the keys it was read from, for `formats`' repeated-key check.
 
 A document in snake_case (protobuf's `preserving_proto_field_name`) has its field names
 respelled first (`_camel_case`), a lowerCamelCase one winning where both are given, as
@@ -31,10 +31,10 @@ from typing import Any
 
 import msgspec
 from msgspec import UNSET, Struct
-from msgspec.structs import astuple
 
 from turnscore.ingest import formats
 from turnscore.ingest.anyvalue import (
+    MAX_ATTRIBUTE_VALUE_CHARS,
     AnyValueError,
     OnTruncate,
     decode_json_any_value,
@@ -185,9 +185,9 @@ class Read(list[Record]):
 
 def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple[object, int]:
     """One OTLP/JSON request's bytes (from `source`, at `position`) as its records and the
-    object keys it holds: a `formats.Parse` for `formats.iter_json_documents`. A document
-    of another shape comes back as plain JSON values, for `json_request_records` to say
-    what it is. Raises msgspec's errors for what only the standard parser reads (NaN, lone
+    colons of the request written again: a `formats.Parse` for `formats.iter_json_documents`.
+    A document of another shape comes back as plain JSON values, for `json_request_records`
+    to say what it is. Raises msgspec's errors for what only the standard parser reads (NaN, lone
     surrogates, numbers beyond a double, malformed JSON)."""
     try:
         request = _DECODER.decode(data)
@@ -195,7 +195,7 @@ def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple
         request = None
     if request is None or (request.resource_spans in _NONE and request.resource_logs in _NONE):
         return formats.parse_plain(data)  # no request (or an empty one): say what it is
-    return _request_records(request, Where(source, position)), _keys(request)
+    return _request_records(request, Where(source, position)), formats.written_colons(request)
 
 
 def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
@@ -232,55 +232,6 @@ def _request_records(request: _Request, where: Where) -> Read:
             else:
                 block_records(JSON, tree, block, where.at(f"{tree.blocks_path}[{i}]"), read)
     return read
-
-
-def _present(struct: Struct) -> int:
-    """How many of the struct's fields the JSON object held (absent ones are UNSET)."""
-    fields = astuple(struct)
-    return len(fields) - fields.count(UNSET)
-
-
-def _keys(request: _Request) -> int:
-    """The object keys a decoded request holds, for `formats`' repeated-key check (a
-    miscount is only slower: the document is then parsed again to look for a repeat)."""
-    count_keys = formats.count_keys
-    keys = _present(request)
-    for tree in (TRACES, LOGS):
-        for block in getattr(request, tree.blocks) or ():
-            keys += _present(block)
-            if resource := block.resource:
-                keys += _present(resource) + count_keys(resource.entity_refs)
-                keys += _attr_keys(resource.attributes)
-            for scope_block in getattr(block, tree.scopes) or ():
-                keys += _present(scope_block)
-                if scope := scope_block.scope:
-                    keys += _present(scope) + count_keys(scope.attributes)
-                for item in getattr(scope_block, tree.items) or ():
-                    keys += _present(item) + _attr_keys(item.attributes)
-                    if tree is LOGS:
-                        keys += count_keys(item.body)
-                        continue
-                    keys += count_keys(item.links)
-                    if item.status:
-                        keys += _present(item.status)
-                    for event in item.events or ():
-                        keys += _present(event) + _attr_keys(event.attributes)
-    return keys
-
-
-def _attr_keys(items: list[_KeyValue] | None) -> int:
-    keys = 0
-    for item in items or ():
-        value = item.value
-        keys += (item.key is not UNSET) + (value is not UNSET)
-        if type(value) is dict:  # counted here: nearly every value is one scalar kind
-            keys += len(value)
-            for inner in value.values():
-                if type(inner) is dict or type(inner) is list:
-                    keys += formats.count_keys(inner)
-        elif type(value) is list:
-            keys += formats.count_keys(value)
-    return keys
 
 
 # --- a request msgspec refused, or plain JSON values --------------------------------
@@ -431,11 +382,17 @@ def _json_attrs(items: list[_KeyValue] | None, owner: str, report: Report) -> di
     `decode_json_any_value`; a bad one is dropped and an over-long one cut, each reported
     (`decode_attrs`), as is an entry without a string key.
 
-    A value is decoded without a reporter first (a closure per attribute costs as much as
+    The usual value, one string, is read inline (as `otlp._pb_attrs` reads scalars); any
+    other is decoded without a reporter first (a closure per attribute costs as much as
     decoding it); only one that is dropped or cut, rare, is decoded again, reported."""
     out: dict[str, AttrValue] = {}
     for item in items or ():
         key, value = item.key, item.value
+        if type(value) is dict and len(value) == 1 and type(key) is str:
+            text = value.get("stringValue")
+            if type(text) is str and len(text) <= MAX_ATTRIBUTE_VALUE_CHARS:
+                out[key] = text
+                continue
         if value is UNSET:
             value = None
         if key is UNSET:  # proto3 JSON omits default values, so a missing key is ""

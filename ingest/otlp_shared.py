@@ -251,7 +251,7 @@ def span_record(
     try:
         if type(status) is Misshapen:
             raise BadInput(str(status))
-        events = tuple(_event(d, e, owner, report) for e in span.events or ())
+        events = tuple(_event(d, e, owner, report) for e in span.events) if span.events else ()
         start = d.time(span.start_time_unix_nano, "start_time_unix_nano")
         end = d.time(span.end_time_unix_nano, "end_time_unix_nano")
     except BadInput as exc:

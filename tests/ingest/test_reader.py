@@ -65,6 +65,12 @@ FRAMINGS: dict[str, tuple[str, list[tuple[str, Any]]]] = {
         '{"a":1}\n{"b":{"c":1,"c":2}}', [("line 1", {"a": 1}), ("line 2", REPEATED.format("c"))]
     ),
     "escaped key-like text in a string": ('{"a":"{\\"b\\":1}"}', [("line 1", {"a": '{"b":1}'})]),
+    "repeated key beside a blank before a colon": (
+        '{"x" :1,"x":2}', [("line 1", REPEATED.format("x"))]
+    ),
+    "repeated key beside a key ending in a backslash": (
+        '{"a\\\\":1,"b":2,"b":3}', [("line 1", REPEATED.format("b"))]
+    ),
 }  # fmt: skip
 
 
