@@ -104,22 +104,21 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
     unique, errors = dedupe(spans)
     unique = logical_spans(unique)
     forest = Forest(unique)
-    leaf_calls = [s for s in unique if forest.is_leaf_model_call(s)]
-    main = [c for c in leaf_calls if not forest.under_tool(c)]
-    side = [c for c in leaf_calls if forest.under_tool(c)]
-    tool_spans = [s for s in unique if _is_tool(s) and not forest.under_tool(s)]
+    main: list[Span] = []
+    by_trace: dict[str, _TraceSpans] = defaultdict(_TraceSpans)
+    for s in unique:
+        if forest.under_tool(s):  # a sub-agent's: its model calls count for usage only
+            if forest.is_leaf_model_call(s):
+                by_trace[s.trace_id].side.append(s)
+            continue
+        if forest.is_leaf_model_call(s):
+            main.append(s)
+        if _is_tool(s):
+            by_trace[s.trace_id].tools.append(s)
+        if s.kind is SpanKind.AGENT and not forest.under_agent(s):
+            by_trace[s.trace_id].agents.append(s)
     conversations = group_conversations(forest, main)
     trace_conv = {t: c.conversation_id for c in conversations for t in c.traces}
-
-    by_trace: dict[str, _TraceSpans] = defaultdict(_TraceSpans)
-    for s in tool_spans:
-        by_trace[s.trace_id].tools.append(s)
-    for s in side:
-        by_trace[s.trace_id].side.append(s)
-    for s in unique:
-        outermost = not any(a.kind is SpanKind.AGENT for a in forest.ancestors(s))
-        if s.kind is SpanKind.AGENT and outermost and not forest.under_tool(s):
-            by_trace[s.trace_id].agents.append(s)
 
     turns: list[Turn] = []
     for conv in conversations:
@@ -301,13 +300,10 @@ def _members(forest: Forest, d: _Draft, root: Span, exclusive: bool) -> list[Spa
         found = [*d.steps, *d.side, *d.tools]
         for s in d.steps:
             found.extend(forest.ancestors(s))
-    seen: set[tuple[str, str]] = set()
-    out: list[Span] = []
-    for s in sorted(found, key=lambda s: (len(forest.ancestors(s)), s.start_unix_nano, s.span_id)):
-        if key_of(s) not in seen:
-            seen.add(key_of(s))
-            out.append(s)
-    return out
+    # The forest holds one object per span, so a span met twice is the same object; the
+    # sort is stable, but spans of one trace never tie (span ids are unique in a trace).
+    unique = {id(s): s for s in found}.values()
+    return sorted(unique, key=lambda s: (len(forest.ancestors(s)), s.start_unix_nano, s.span_id))
 
 
 def _final_answer(d: _Draft, agents: list[Span]) -> tuple[str | None, bool]:
