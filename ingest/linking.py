@@ -79,8 +79,12 @@ def canonical(arguments: str | None) -> str | None:
 def results_by_id(model_calls: Iterable[Span]) -> dict[str, Part]:
     """First tool-result part per call id across these model calls' inputs."""
     out: dict[str, Part] = {}
+    seen: set[int] = set()  # decoding shares a message replayed in later inputs: read it once
     for call in model_calls:
         for m in call.input_messages or ():
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
             for p in m.parts:
                 if p.type is PartType.TOOL_RESULT and p.call_id:
                     out.setdefault(p.call_id, p)
@@ -88,9 +92,12 @@ def results_by_id(model_calls: Iterable[Span]) -> dict[str, Part]:
 
 
 def attach_results(
-    requested: Sequence[Requested], steps: Sequence[Span], conversation_results: dict[str, Part]
+    requested: Sequence[Requested],
+    steps: Sequence[Span],
+    own: dict[str, Part],
+    conversation_results: dict[str, Part],
 ) -> None:
-    own = results_by_id(steps)
+    """Set `seen` on requested calls: `own` is `results_by_id` of the turn's steps."""
     for r in requested:
         if r.part.call_id:
             r.seen = own.get(r.part.call_id) or conversation_results.get(r.part.call_id)
@@ -122,7 +129,10 @@ def _split_lines(result: Part, calls: int) -> list[Part]:
 def _trailing_results(messages: Sequence[Message] | None) -> list[Part]:
     if not messages:
         return []
-    last_assistant = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    # From the end: the input replays the whole conversation before the last results.
+    last_assistant = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), -1
+    )
     return [
         p for m in messages[last_assistant + 1 :] for p in m.parts if p.type is PartType.TOOL_RESULT
     ]
@@ -254,4 +264,4 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def utc(unix_nano: int) -> datetime:
     """Exact to the microsecond (a float of seconds is not)."""
-    return _EPOCH + timedelta(microseconds=unix_nano // 1000)
+    return _EPOCH + timedelta(0, 0, unix_nano // 1000)  # positional: keywords cost 2x
