@@ -108,7 +108,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
     main: list[Span] = []
     by_trace: dict[str, _TraceSpans] = defaultdict(_TraceSpans)
     for s in unique:
-        if forest.under_tool(s):  # a sub-agent's: its model calls count for usage only
+        if key_of(s) in forest.under_tool:  # a sub-agent's: its model calls count for usage only
             if forest.is_leaf_model_call(s):
                 by_trace[s.trace_id].side.append(s)
             continue
@@ -116,7 +116,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
             main.append(s)
         if _is_tool(s):
             by_trace[s.trace_id].tools.append(s)
-        if s.kind is SpanKind.AGENT and not forest.under_agent(s):
+        if s.kind is SpanKind.AGENT and key_of(s) not in forest.under_agent:
             by_trace[s.trace_id].agents.append(s)
     conversations = group_conversations(forest, main)
     trace_conv = {t: c.conversation_id for c in conversations for t in c.traces}
@@ -309,7 +309,7 @@ def _request(d: _Draft, agents: list[Span]) -> str:
 def _members(forest: Forest, d: _Draft, root: Span, exclusive: bool) -> list[Span]:
     """Every span of the turn, outermost first where they nest."""
     if exclusive:
-        found = [root, *forest.descendants(root), *d.steps, *d.side, *d.tools]
+        found = [root, *forest.below(root), *d.steps, *d.side, *d.tools]
     else:
         found = [*d.steps, *d.side, *d.tools]
         for s in d.steps:

@@ -88,16 +88,15 @@ class Forest:
     def __init__(self, spans: Sequence[Span]) -> None:
         self.spans = list(spans)
         self.by_key: dict[SpanKey, Span] = {key_of(s): s for s in self.spans}
-        self.children: dict[SpanKey, list[Span]] = defaultdict(list)
-        for s in self.spans:
-            if s.parent_span_id is not None:
-                self.children[(s.trace_id, s.parent_span_id)].append(s)
         self.agent_traces = {s.trace_id for s in self.spans if s.kind is SpanKind.AGENT}
         """Traces of agent runs (one run per trace in agent frameworks)."""
         self._ancestors: dict[SpanKey, tuple[Span, ...]] = {}
-        self._under_tool: set[SpanKey] = set()
-        self._under_agent: set[SpanKey] = set()
+        self.under_tool: set[SpanKey] = set()
+        """Spans with a TOOL span above them."""
+        self.under_agent: set[SpanKey] = set()
+        """Spans with an AGENT span above them."""
         self._has_llm_below: set[SpanKey] = set()
+        self._below: dict[SpanKey, list[Span]] = defaultdict(list)
         for s in self.spans:
             k = key_of(s)
             chain: list[Span] = []
@@ -107,13 +106,15 @@ class Forest:
                 chain.append(cur)
                 seen.add(up)
                 if cur.kind is SpanKind.TOOL:
-                    self._under_tool.add(k)
+                    self.under_tool.add(k)
                 elif cur.kind is SpanKind.AGENT:
-                    self._under_agent.add(k)
+                    self.under_agent.add(k)
                 if s.kind is SpanKind.LLM:
                     self._has_llm_below.add(up)
                 cur = self.parent(cur)
             self._ancestors[k] = tuple(chain)
+            if chain:
+                self._below[key_of(chain[-1])].append(s)
 
     def parent(self, span: Span) -> Span | None:
         if span.parent_span_id is None:
@@ -135,28 +136,13 @@ class Forest:
             return top.parent_span_id
         return None
 
-    def descendants(self, span: Span) -> list[Span]:
-        """Every span below `span`, in no set order."""
-        out: list[Span] = []
-        stack = list(self.children.get(key_of(span), ()))
-        seen: set[SpanKey] = set()
-        while stack:
-            s = stack.pop()
-            if key_of(s) in seen:
-                continue
-            seen.add(key_of(s))
-            out.append(s)
-            stack.extend(self.children.get(key_of(s), ()))
-        return out
+    def below(self, root: Span) -> list[Span]:
+        """The spans whose topmost ancestor is `root` (every span below it, when it is a
+        root: no cycle runs through a span without a parent), in start order."""
+        return self._below.get(key_of(root), [])
 
     def is_leaf_model_call(self, span: Span) -> bool:
         return span.kind is SpanKind.LLM and key_of(span) not in self._has_llm_below
-
-    def under_tool(self, span: Span) -> bool:
-        return key_of(span) in self._under_tool
-
-    def under_agent(self, span: Span) -> bool:
-        return key_of(span) in self._under_agent
 
 
 # --- conversations ---------------------------------------------------------------
@@ -183,8 +169,11 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
     """Conversations over every trace, each with its main-line model calls."""
     traces = list(dict.fromkeys(s.trace_id for s in forest.spans))  # by their first start
     own: dict[str, str] = {}  # trace -> its group: "c:" + conversation id, or "t:" + itself
-    for s in forest.spans:
-        if s.trace_id not in own and (cid := _conversation_id(forest, s)):
+    for s in forest.spans:  # a trace's group takes its first span's own or inherited id:
+        if s.trace_id in own:  # where rule 3 would give one its trace's only id, it is that
+            continue
+        up = (a.conversation_id for a in forest.ancestors(s) if a.conversation_id)
+        if cid := s.conversation_id or next(up, None):
             own[s.trace_id] = "c:" + cid
     joins = {t: {own.setdefault(t, "t:" + t)} for t in traces}
     first_calls: dict[str, Span] = {}
@@ -208,15 +197,6 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
     for c in calls:
         convs[group[c.trace_id]].calls.append(c)
     return list(convs.values())
-
-
-def _conversation_id(forest: Forest, span: Span) -> str | None:
-    """The span's conversation id, else its nearest ancestor's. (A trace's group takes its
-    first span's that has one: where rule 3 would give a span its trace's only id, that
-    span's is the same id.)"""
-    if span.conversation_id:
-        return span.conversation_id
-    return next((a.conversation_id for a in forest.ancestors(span) if a.conversation_id), None)
 
 
 class _HistoryIndex:
