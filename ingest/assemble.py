@@ -61,7 +61,7 @@ from turnscore.ingest.linking import (
     results_by_id,
     utc,
 )
-from turnscore.ingest.model import Message, Part, Span, SpanKind
+from turnscore.ingest.model import Message, Span, SpanKind
 from turnscore.ingest.records import InputError
 from turnscore.ingest.turn import Call, Tool, Turn, turn_id_for
 
@@ -132,14 +132,10 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
                 _assign(s, drafts, in_trace).tools.append(s)
             for s in by_trace[trace].side:
                 _assign(s, drafts, in_trace).side.append(s)
-        owns = [results_by_id(d.steps) for d in drafts]
-        conv_results: dict[str, Part] = {}  # the steps of the drafts, in order, are conv.calls
-        for own in owns:
-            for call_id, part in own.items():
-                conv_results.setdefault(call_id, part)
-        for d, own in zip(drafts, owns, strict=True):
+        conv_results = results_by_id(conv.calls)
+        for d in drafts:
             d.requested = requested_calls(d.steps)
-            attach_results(d.requested, d.steps, own, conv_results)
+            attach_results(d.requested, d.steps, conv_results)
         unclaimed = link_executions([d.requested for d in drafts], [d.tools for d in drafts])
         roots = [forest.root(d.anchor) for d in drafts]
         shared = Counter(key_of(r) for r in roots)

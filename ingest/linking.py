@@ -92,12 +92,9 @@ def results_by_id(model_calls: Iterable[Span]) -> dict[str, Part]:
 
 
 def attach_results(
-    requested: Sequence[Requested],
-    steps: Sequence[Span],
-    own: dict[str, Part],
-    conversation_results: dict[str, Part],
+    requested: Sequence[Requested], steps: Sequence[Span], conversation_results: dict[str, Part]
 ) -> None:
-    """Set `seen` on requested calls: `own` is `results_by_id` of the turn's steps."""
+    own = results_by_id(steps)
     for r in requested:
         if r.part.call_id:
             r.seen = own.get(r.part.call_id) or conversation_results.get(r.part.call_id)
