@@ -35,6 +35,7 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import orjson
 
@@ -104,33 +105,33 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
     unique, errors = dedupe(spans)
     unique = logical_spans(unique)
     forest = Forest(unique)
-    leaf_calls = [s for s in unique if forest.is_leaf_model_call(s)]
-    main = [c for c in leaf_calls if not forest.under_tool(c)]
-    side = [c for c in leaf_calls if forest.under_tool(c)]
-    tool_spans = [s for s in unique if _is_tool(s) and not forest.under_tool(s)]
+    main: list[Span] = []
+    by_trace: dict[str, _TraceSpans] = defaultdict(_TraceSpans)
+    for s in unique:
+        if key_of(s) in forest.under_tool:  # a sub-agent's: its model calls count for usage only
+            if forest.is_leaf_model_call(s):
+                by_trace[s.trace_id].side.append(s)
+            continue
+        if forest.is_leaf_model_call(s):
+            main.append(s)
+        if _is_tool(s):
+            by_trace[s.trace_id].tools.append(s)
+        if s.kind is SpanKind.AGENT and key_of(s) not in forest.under_agent:
+            by_trace[s.trace_id].agents.append(s)
     conversations = group_conversations(forest, main)
     trace_conv = {t: c.conversation_id for c in conversations for t in c.traces}
-
-    by_trace: dict[str, _TraceSpans] = defaultdict(_TraceSpans)
-    for s in tool_spans:
-        by_trace[s.trace_id].tools.append(s)
-    for s in side:
-        by_trace[s.trace_id].side.append(s)
-    for s in unique:
-        outermost = not any(a.kind is SpanKind.AGENT for a in forest.ancestors(s))
-        if s.kind is SpanKind.AGENT and outermost and not forest.under_tool(s):
-            by_trace[s.trace_id].agents.append(s)
 
     turns: list[Turn] = []
     for conv in conversations:
         drafts = _drafts(conv, segment_turns(forest, conv.calls), by_trace)
         if not drafts:
             continue
+        in_trace = _in_trace(drafts)
         for trace in conv.traces:
             for s in by_trace[trace].tools:
-                _assign(s, drafts).tools.append(s)
+                _assign(s, drafts, in_trace).tools.append(s)
             for s in by_trace[trace].side:
-                _assign(s, drafts).side.append(s)
+                _assign(s, drafts, in_trace).side.append(s)
         conv_results = results_by_id(conv.calls)
         for d in drafts:
             d.requested = requested_calls(d.steps)
@@ -174,12 +175,20 @@ def _drafts(
     return sorted(drafts, key=lambda d: (d.start, d.anchor.trace_id, d.anchor.span_id))
 
 
-def _assign(span: Span, drafts: list[_Draft]) -> _Draft:
-    """The turn a tool span or sub-agent call belongs to: same trace first, then by time."""
-    same = [d for d in drafts if any(s.trace_id == span.trace_id for s in [d.anchor, *d.steps])]
-    pool = same or drafts
-    before = [d for d in pool if d.start <= span.start_unix_nano]
-    return before[-1] if before else pool[0]
+def _in_trace(drafts: list[_Draft]) -> dict[str, list[_Draft]]:
+    """Trace -> the drafts (in order) whose anchor or a step is in it."""
+    out: dict[str, list[_Draft]] = defaultdict(list)
+    for d in drafts:
+        for trace in dict.fromkeys(s.trace_id for s in [d.anchor, *d.steps]):
+            out[trace].append(d)
+    return out
+
+
+def _assign(span: Span, drafts: list[_Draft], in_trace: dict[str, list[_Draft]]) -> _Draft:
+    """The turn a tool span or sub-agent call belongs to: same trace first, then the last
+    to start before it (drafts are in start order), else the first."""
+    pool = in_trace.get(span.trace_id) or drafts
+    return next((d for d in reversed(pool) if d.start <= span.start_unix_nano), pool[0])
 
 
 def _turn(
@@ -296,18 +305,15 @@ def _request(d: _Draft, agents: list[Span]) -> str:
 def _members(forest: Forest, d: _Draft, root: Span, exclusive: bool) -> list[Span]:
     """Every span of the turn, outermost first where they nest."""
     if exclusive:
-        found = [root, *forest.descendants(root), *d.steps, *d.side, *d.tools]
+        found = [root, *forest.below(root), *d.steps, *d.side, *d.tools]
     else:
         found = [*d.steps, *d.side, *d.tools]
         for s in d.steps:
             found.extend(forest.ancestors(s))
-    seen: set[tuple[str, str]] = set()
-    out: list[Span] = []
-    for s in sorted(found, key=lambda s: (len(forest.ancestors(s)), s.start_unix_nano, s.span_id)):
-        if key_of(s) not in seen:
-            seen.add(key_of(s))
-            out.append(s)
-    return out
+    # The forest holds one object per span, so a span met twice is the same object; the
+    # sort is stable, but spans of one trace never tie (span ids are unique in a trace).
+    unique = {id(s): s for s in found}.values()
+    return sorted(unique, key=lambda s: (len(forest.ancestors(s)), s.start_unix_nano, s.span_id))
 
 
 def _final_answer(d: _Draft, agents: list[Span]) -> tuple[str | None, bool]:
@@ -366,6 +372,8 @@ def _tools(
     for s in [*steps, *agents, *members]:
         for t in s.tool_definitions or ():
             have = merged.get(t.name)
+            if have is not None and have.description and have.parameters:
+                continue  # nothing left to take from a later definition
             merged[t.name] = Tool(
                 name=t.name,
                 description=have.description if have and have.description else t.description,
@@ -391,7 +399,8 @@ def _system_instructions(steps: list[Span], agents: list[Span]) -> str | None:
 
 def _conventions(members: list[Span]) -> str:
     """Sorted unique decoder names; a span decoded by several reads like 'a+b'."""
-    names = {n for s in members for n in s.convention.replace("+", ",").split(",") if n}
+    given = {s.convention for s in members}  # a turn's spans share one or two
+    names = {n for c in given for n in c.replace("+", ",").split(",") if n}
     return ",".join(sorted(names))
 
 
@@ -419,18 +428,22 @@ _CONTENT_PREFIXES = tuple(c + "." for c in CONTENT_KEYS)
 _LEAK_MIN = 8
 
 
+@lru_cache(maxsize=4096)  # every turn's root asks again of the same few keys
 def _is_content(key: str) -> bool:
     return key in _CONTENT_SET or key.startswith(_CONTENT_PREFIXES)
 
 
 def _holds(value: object, needles: set[str]) -> bool:
+    if isinstance(value, str):
+        for n in needles:  # noqa: SIM110 (a loop costs a third of any()'s, per value)
+            if n in value:
+                return True
+        return False
     if not needles or isinstance(value, bool | int | float) or value is None:
         return False
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
-    if not isinstance(value, str):
-        # JSON escapes quotes and newlines: compare with the needles spelled the same way.
-        return any(orjson.dumps(n).decode()[1:-1] in text or n in text for n in needles)
-    return any(n in text for n in needles)
+    text = orjson.dumps(value).decode()
+    # JSON escapes quotes and newlines: compare with the needles spelled the same way.
+    return any(orjson.dumps(n).decode()[1:-1] in text or n in text for n in needles)
 
 
 def _sum(values: Iterable[int | None]) -> int | None:

@@ -117,19 +117,19 @@ def carries_call(span: Span) -> bool:
 def logical_spans(spans: Sequence[Span]) -> list[Span]:
     """The spans, in the same order, with each logical model call one LLM span (rules 1-3, 5)."""
     out = [_structure(s) if _not_a_call(s) else s for s in spans]
-    index = {(s.trace_id, s.span_id): i for i, s in enumerate(out)}
+    # Rule 2 walks up through model-call spans only: they are all it needs to find.
+    index = {(s.trace_id, s.span_id): i for i, s in enumerate(out) if s.kind is SpanKind.LLM}
     llm_children: dict[SpanKey, list[int]] = defaultdict(list)
-    for i, s in enumerate(out):
-        if s.kind is SpanKind.LLM and s.parent_span_id is not None:
+    for i in index.values():
+        s = out[i]
+        if s.parent_span_id is not None:
             llm_children[(s.trace_id, s.parent_span_id)].append(i)
-    for i, s in enumerate(out):
-        if s.kind is SpanKind.LLM and not llm_children.get((s.trace_id, s.span_id)):
-            out[i] = _with_ancestors(s, out, index, llm_children)
     by_response: dict[str, list[int]] = defaultdict(list)
-    for i, s in enumerate(out):
-        is_call = s.kind is SpanKind.LLM and not llm_children.get((s.trace_id, s.span_id))
-        if is_call and s.response_id:
-            by_response[s.response_id].append(i)
+    for key, i in index.items():
+        if key not in llm_children:
+            out[i] = merged = _with_ancestors(out[i], out, index, llm_children)
+            if merged.response_id:
+                by_response[merged.response_id].append(i)
     for group in by_response.values():
         if len(group) < 2:
             continue
@@ -171,11 +171,10 @@ def _with_ancestors(
     cur = span
     while cur.parent_span_id is not None:
         parent_at = index.get((cur.trace_id, cur.parent_span_id))
-        if parent_at is None:
+        if parent_at is None:  # no parent, or not a model call
             break
         parent = spans[parent_at]
-        siblings = llm_children[(parent.trace_id, parent.span_id)]
-        if parent.kind is not SpanKind.LLM or len(siblings) != 1:
+        if len(llm_children[(parent.trace_id, parent.span_id)]) != 1:
             break
         if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
             break

@@ -81,21 +81,40 @@ def _richness(span: Span) -> tuple[int, int, str]:
 
 
 class Forest:
-    """Parent/child navigation over one set of spans (ancestor chains memoised)."""
+    """Parent/child navigation over one set of spans, given in start order (as `dedupe`
+    gives them). What each span's ancestors say of it is found once, here, in one pass:
+    assembly asks it several times per span."""
 
     def __init__(self, spans: Sequence[Span]) -> None:
         self.spans = list(spans)
-        self.by_key: dict[SpanKey, Span] = {key_of(s): s for s in spans}
-        self.children: dict[SpanKey, list[Span]] = defaultdict(list)
-        for s in spans:
-            if s.parent_span_id is not None:
-                self.children[(s.trace_id, s.parent_span_id)].append(s)
-        self._ancestors: dict[SpanKey, tuple[Span, ...]] = {}
-        self.agent_traces = {s.trace_id for s in spans if s.kind is SpanKind.AGENT}
+        self.by_key: dict[SpanKey, Span] = {key_of(s): s for s in self.spans}
+        self.agent_traces = {s.trace_id for s in self.spans if s.kind is SpanKind.AGENT}
         """Traces of agent runs (one run per trace in agent frameworks)."""
-        self._has_llm_below: set[SpanKey] = {
-            key_of(a) for s in spans if s.kind is SpanKind.LLM for a in self.ancestors(s)
-        }
+        self._ancestors: dict[SpanKey, tuple[Span, ...]] = {}
+        self.under_tool: set[SpanKey] = set()
+        """Spans with a TOOL span above them."""
+        self.under_agent: set[SpanKey] = set()
+        """Spans with an AGENT span above them."""
+        self._has_llm_below: set[SpanKey] = set()
+        self._below: dict[SpanKey, list[Span]] = defaultdict(list)
+        for s in self.spans:
+            k = key_of(s)
+            chain: list[Span] = []
+            seen = {k}
+            cur = self.parent(s)
+            while cur is not None and (up := key_of(cur)) not in seen:  # a cycle ends here
+                chain.append(cur)
+                seen.add(up)
+                if cur.kind is SpanKind.TOOL:
+                    self.under_tool.add(k)
+                elif cur.kind is SpanKind.AGENT:
+                    self.under_agent.add(k)
+                if s.kind is SpanKind.LLM:
+                    self._has_llm_below.add(up)
+                cur = self.parent(cur)
+            self._ancestors[k] = tuple(chain)
+            if chain:
+                self._below[key_of(chain[-1])].append(s)
 
     def parent(self, span: Span) -> Span | None:
         if span.parent_span_id is None:
@@ -104,19 +123,7 @@ class Forest:
 
     def ancestors(self, span: Span) -> tuple[Span, ...]:
         """Nearest first, up to the topmost ancestor that arrived."""
-        k = key_of(span)
-        cached = self._ancestors.get(k)
-        if cached is not None:
-            return cached
-        out: list[Span] = []
-        seen = {k}
-        cur = self.parent(span)
-        while cur is not None and key_of(cur) not in seen:  # a cycle in bad input ends here
-            out.append(cur)
-            seen.add(key_of(cur))
-            cur = self.parent(cur)
-        self._ancestors[k] = chain = tuple(out)
-        return chain
+        return self._ancestors[key_of(span)]
 
     def root(self, span: Span) -> Span:
         chain = self.ancestors(span)
@@ -129,51 +136,24 @@ class Forest:
             return top.parent_span_id
         return None
 
-    def descendants(self, span: Span) -> list[Span]:
-        out: list[Span] = []
-        stack = list(self.children.get(key_of(span), ()))
-        seen: set[SpanKey] = set()
-        while stack:
-            s = stack.pop()
-            if key_of(s) in seen:
-                continue
-            seen.add(key_of(s))
-            out.append(s)
-            stack.extend(self.children.get(key_of(s), ()))
-        return sorted(out, key=_order)
+    def below(self, root: Span) -> list[Span]:
+        """The spans whose topmost ancestor is `root` (every span below it, when it is a
+        root: no cycle runs through a span without a parent), in start order."""
+        return self._below.get(key_of(root), [])
 
     def is_leaf_model_call(self, span: Span) -> bool:
         return span.kind is SpanKind.LLM and key_of(span) not in self._has_llm_below
 
-    def under_tool(self, span: Span) -> bool:
-        return any(a.kind is SpanKind.TOOL for a in self.ancestors(span))
-
 
 # --- conversations ---------------------------------------------------------------
-
-
-def conversation_ids(forest: Forest) -> dict[SpanKey, str | None]:
-    """Each span's conversation id: own, nearest ancestor's, else its trace's only one."""
-    per_trace: dict[str, set[str]] = defaultdict(set)
-    for s in forest.spans:
-        if s.conversation_id:
-            per_trace[s.trace_id].add(s.conversation_id)
-    out: dict[SpanKey, str | None] = {}
-    for s in forest.spans:
-        cid = s.conversation_id or next(
-            (a.conversation_id for a in forest.ancestors(s) if a.conversation_id), None
-        )
-        if cid is None and len(per_trace[s.trace_id]) == 1:
-            cid = next(iter(per_trace[s.trace_id]))
-        out[key_of(s)] = cid
-    return out
 
 
 def newest_user(messages: Sequence[Message] | None) -> tuple[int, Message] | None:
     """(count of genuine user messages, the newest one), or None."""
     if not messages:
         return None
-    genuine = [m for m in messages if m.is_genuine_user]
+    # The role first: most messages are the assistant's or tools', and the property is dear.
+    genuine = [m for m in messages if m.role == "user" and m.is_genuine_user]
     return (len(genuine), genuine[-1]) if genuine else None
 
 
@@ -187,15 +167,14 @@ class Conversation:
 
 def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversation]:
     """Conversations over every trace, each with its main-line model calls."""
-    cids = conversation_ids(forest)
-    starts: dict[str, tuple[int, str]] = {}
+    traces = list(dict.fromkeys(s.trace_id for s in forest.spans))  # by their first start
     own: dict[str, str] = {}  # trace -> its group: "c:" + conversation id, or "t:" + itself
-    for s in forest.spans:
-        starts[s.trace_id] = min(starts.get(s.trace_id, (s.start_unix_nano, s.trace_id)),
-                                 (s.start_unix_nano, s.trace_id))
-        if (cid := cids[key_of(s)]) is not None:
-            own.setdefault(s.trace_id, "c:" + cid)
-    traces = sorted(starts, key=starts.__getitem__)
+    for s in forest.spans:  # a trace's group takes its first span's own or inherited id:
+        if s.trace_id in own:  # where rule 3 would give one its trace's only id, it is that
+            continue
+        up = (a.conversation_id for a in forest.ancestors(s) if a.conversation_id)
+        if cid := s.conversation_id or next(up, None):
+            own[s.trace_id] = "c:" + cid
     joins = {t: {own.setdefault(t, "t:" + t)} for t in traces}
     first_calls: dict[str, Span] = {}
     for c in calls:
@@ -255,6 +234,8 @@ class Segment:
     calls: list[Span]
     request: Message | None
     user_count: int
+    text: str = ""
+    """The request's text, stripped: each later call of the turn compares its own with it."""
 
 
 def segment_turns(forest: Forest, calls: Sequence[Span]) -> list[Segment]:
@@ -264,11 +245,13 @@ def segment_turns(forest: Forest, calls: Sequence[Span]) -> list[Segment]:
         cur = segments[-1] if segments else None
         if cur is None or _starts_turn(cur, call, newest, forest.agent_traces):
             count, msg = newest if newest else (0, None)
-            segments.append(Segment(calls=[call], request=msg, user_count=count))
+            text = msg.text.strip() if msg else ""
+            segments.append(Segment(calls=[call], request=msg, user_count=count, text=text))
             continue
         cur.calls.append(call)
         if cur.request is None and newest is not None:
             cur.user_count, cur.request = newest
+            cur.text = cur.request.text.strip()
     return segments
 
 
@@ -281,4 +264,4 @@ def _starts_turn(
     if newest is None or cur.request is None:
         return False
     count, msg = newest
-    return msg.text.strip() != cur.request.text.strip() or count > cur.user_count
+    return msg.text.strip() != cur.text or count > cur.user_count

@@ -79,8 +79,12 @@ def canonical(arguments: str | None) -> str | None:
 def results_by_id(model_calls: Iterable[Span]) -> dict[str, Part]:
     """First tool-result part per call id across these model calls' inputs."""
     out: dict[str, Part] = {}
+    seen: set[int] = set()  # decoding shares a message replayed in later inputs: read it once
     for call in model_calls:
         for m in call.input_messages or ():
+            if id(m) in seen:
+                continue
+            seen.add(id(m))
             for p in m.parts:
                 if p.type is PartType.TOOL_RESULT and p.call_id:
                     out.setdefault(p.call_id, p)
@@ -122,7 +126,10 @@ def _split_lines(result: Part, calls: int) -> list[Part]:
 def _trailing_results(messages: Sequence[Message] | None) -> list[Part]:
     if not messages:
         return []
-    last_assistant = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    # From the end: the input replays the whole conversation before the last results.
+    last_assistant = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), -1
+    )
     return [
         p for m in messages[last_assistant + 1 :] for p in m.parts if p.type is PartType.TOOL_RESULT
     ]
@@ -254,4 +261,4 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 def utc(unix_nano: int) -> datetime:
     """Exact to the microsecond (a float of seconds is not)."""
-    return _EPOCH + timedelta(microseconds=unix_nano // 1000)
+    return _EPOCH + timedelta(0, 0, unix_nano // 1000)  # positional: keywords cost 2x
