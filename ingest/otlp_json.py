@@ -21,6 +21,9 @@ again as JSON holds the keys it was read from, for `formats`' repeated-key check
 A document in snake_case (protobuf's `preserving_proto_field_name`) has its field names
 respelled first (`_camel_case`), a lowerCamelCase one winning where both are given, as
 in protobuf's JSON parser.
+
+(Just past the ~400-line guide: the structs, the piece-by-piece fallback that reuses them
+and the JSON `Dialect` describe one encoding, and each is read against the others.)
 """
 
 from __future__ import annotations

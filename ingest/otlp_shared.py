@@ -12,6 +12,10 @@ time of 0 or before 2000, or an end before the start, keeps the span, with a row
 so (`_check_times`); an enum value the protos do not name is reported and read as 0
 (`known_enum`). A piece of a JSON request of the wrong JSON type is a `Misshapen` where
 its struct would be (`otlp_json._granular`): it costs that piece, with a row naming it.
+
+(Just past the ~400-line guide: the walker, the span and log builders and the two
+`Dialect`s they are read through are one decoder; apart, each would only make sense
+beside the others.)
 """
 
 from __future__ import annotations
