@@ -111,6 +111,7 @@ Lookups = JoinKeys
 
 
 def join_keys(decoded: Sequence[Span]) -> JoinKeys:
+    _bound(decoded)
     with collector_paused():  # `span_links` says why
         return _join_keys(decoded)
 
@@ -187,6 +188,7 @@ def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Span
     """Per span worth finding, its keys; `trace_conv` is assembly's trace -> conversation."""
     # The history prefixes these make are kept (`_Prefix`): with the collector on, its
     # passes over a batch's live spans were most of the time, and found nothing.
+    _bound(decoded)
     with collector_paused():
         return _span_links(decoded, trace_conv)
 
@@ -306,11 +308,20 @@ class _Prefix(Struct, gc=False):
 
 
 def _root() -> _Prefix:
-    """The empty history; all of them dropped once `_PREFIXES_SIZE` were made (bounded)."""
-    global _ROOT, _PREFIXES
+    """The empty history."""
+    return _ROOT
+
+
+def _bound(decoded: Sequence[Span]) -> None:
+    """All prefixes dropped once `_PREFIXES_SIZE` were made, as a pass over a new batch
+    begins (one whose first span is not the last pass's)."""
+    global _ROOT, _PREFIXES, _FIRST
+    first = decoded[0] if decoded else None
+    if first is _FIRST:
+        return
+    _FIRST = first
     if _PREFIXES >= _PREFIXES_SIZE:
         _ROOT, _PREFIXES = _Prefix(hashlib.sha256(b"["), None), 0
-    return _ROOT
 
 
 def _walk(messages: Iterable[Message], start: _Prefix) -> list[_Prefix]:
@@ -326,8 +337,13 @@ def _walk(messages: Iterable[Message], start: _Prefix) -> list[_Prefix]:
 
 
 _ROOT = _Prefix(hashlib.sha256(b"["), None)
+_FIRST: Span | None = None
 _PREFIXES = 0
-_PREFIXES_SIZE = 65_536
+_PREFIXES_SIZE = 16_384
 """Prefixes made since the last drop. Chat spans share their history's Message objects,
-so one conversation's calls walk one path; a batch's conversations fit, so each of the
-several passes over its calls (join keys, grouping, stored links) walks, not hashes."""
+so one conversation's calls walk one path, and each of the several passes over a batch's
+calls (join keys, grouping, stored links) walks what the first hashed. So the tree is
+dropped only as the first pass over a batch begins (`_bound`), never inside a pass or
+between two over one batch (a batch is its spans in one list; the passes over it, in
+the pipeline and in `partition`, get that list): held are at most this many prefixes and
+one batch's (~11k per 8,000 bench spans, ~0.5 KB each)."""
