@@ -61,7 +61,7 @@ from turnscore.ingest.linking import (
     results_by_id,
     utc,
 )
-from turnscore.ingest.model import Message, Span, SpanKind
+from turnscore.ingest.model import Message, Span, SpanKind, bytes_as_base64
 from turnscore.ingest.records import InputError
 from turnscore.ingest.turn import Call, Tool, Turn, turn_id_for
 
@@ -410,17 +410,13 @@ def _root_attributes(root: Span, texts: Iterable[str | None]) -> str:
     and, as a last line for keys no convention declares, no attribute whose value holds
     the turn's request, answer or a tool result (`texts`; only texts of at least
     `_LEAK_MIN` characters count, so a result like "18" does not hide `gen_ai.usage.*`)."""
-    try:
-        raw = orjson.loads(root.attributes_json)
-    except orjson.JSONDecodeError:
-        return "{}"
-    if not isinstance(raw, dict):
-        return "{}"
     needles = {t.strip() for t in texts if t and len(t.strip()) >= _LEAK_MIN}
     kept = {
-        k: v for k, v in raw.items() if not _is_content(k) and not _holds(v, needles)
+        k: v for k, v in root.attributes.merged().items()
+        if not _is_content(k) and not _holds(v, needles)
     }
-    return orjson.dumps(kept, option=orjson.OPT_SORT_KEYS).decode()
+    # As `SpanAttributes.json` writes them (bytes as base64, NaN as null), keys sorted.
+    return orjson.dumps(kept, default=bytes_as_base64, option=orjson.OPT_SORT_KEYS).decode()
 
 
 _CONTENT_SET = frozenset(CONTENT_KEYS)
@@ -434,6 +430,8 @@ def _is_content(key: str) -> bool:
 
 
 def _holds(value: object, needles: set[str]) -> bool:
+    if isinstance(value, bytes):  # read as the attributes' JSON text holds it
+        value = bytes_as_base64(value)
     if isinstance(value, str):
         for n in needles:  # noqa: SIM110 (a loop costs a third of any()'s, per value)
             if n in value:
@@ -441,7 +439,7 @@ def _holds(value: object, needles: set[str]) -> bool:
         return False
     if not needles or isinstance(value, bool | int | float) or value is None:
         return False
-    text = orjson.dumps(value).decode()
+    text = orjson.dumps(value, default=bytes_as_base64).decode()
     # JSON escapes quotes and newlines: compare with the needles spelled the same way.
     return any(orjson.dumps(n).decode()[1:-1] in text or n in text for n in needles)
 

@@ -32,9 +32,8 @@ from turnscore.ingest.conventions import (
     vercel,
 )
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
-from turnscore.ingest.conventions.messages import keep
 from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable
-from turnscore.ingest.model import Span, SpanKind, ToolExecution
+from turnscore.ingest.model import Span, SpanAttributes, SpanKind, ToolExecution
 from turnscore.ingest.records import Attributes, AttrValue, InputError, RawLog, RawSpan
 
 logger = logging.getLogger(__name__)
@@ -267,7 +266,7 @@ def build_span(
         input_tokens=_first_int(merged.input_tokens, raw.attributes, _INPUT_TOKEN_KEYS),
         output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
         response_id=as_str(raw.attributes.get(A.GEN_AI_RESPONSE_ID)),
-        attributes_json=attributes_json(raw.attributes, raw.resource),
+        attributes=SpanAttributes(raw.attributes, raw.resource),
         source=raw.source,
     )
 
@@ -315,30 +314,3 @@ def _first_int(preferred: int | None, attributes: Attributes, keys: Sequence[str
         if key in attributes and (number := as_int(attributes[key])) is not None:
             return number
     return None
-
-
-def attributes_json(attributes: Mapping[str, AttrValue], resource: Mapping[str, AttrValue]) -> str:
-    """Raw attributes and resource attributes (under 'resource.'), JSON text, nothing dropped."""
-    merged = dict(attributes)
-    merged.update(_prefixed(resource))
-    # orjson walks the values in C; it calls `_json_default` only for what it cannot
-    # write (bytes, at any depth), which becomes base64 text as `jsonable` makes it.
-    return orjson.dumps(merged, default=_json_default).decode()
-
-
-_RESOURCES: dict[int, tuple[Mapping[str, AttrValue], dict[str, AttrValue]]] = {}
-"""Resource attributes under 'resource.', by resource: every span of a request shares one."""
-
-
-def _prefixed(resource: Mapping[str, AttrValue]) -> dict[str, AttrValue]:
-    entry = _RESOURCES.get(id(resource))
-    if entry is None or entry[0] is not resource:  # the entry holds it, so ids stay apart
-        entry = (resource, {f"resource.{k}": v for k, v in resource.items()})
-        keep(_RESOURCES, 64, id(resource), entry)
-    return entry[1]
-
-
-def _json_default(value: object) -> object:
-    if isinstance(value, bytes):
-        return jsonable(value)
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")

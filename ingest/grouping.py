@@ -59,10 +59,10 @@ def dedupe(spans: Iterable[Span]) -> tuple[list[Span], list[InputError]]:
             continue
         if other == span:
             continue
-        keep = max(other, span, key=_richness)
-        drop = span if keep is other else other
+        ranks = _richness(other), _richness(span)
+        keep, drop = (span, other) if ranks[1] > ranks[0] else (other, span)
         best[k] = keep
-        if _richness(other)[:2] == _richness(span)[:2]:
+        if ranks[0][:2] == ranks[1][:2]:
             errors.append(
                 InputError(
                     source=drop.source or keep.source,
@@ -77,7 +77,8 @@ def dedupe(spans: Iterable[Span]) -> tuple[list[Span], list[InputError]]:
 
 
 def _richness(span: Span) -> tuple[int, int, str]:
-    return (span.end_unix_nano, len(span.attributes_json), span.attributes_json)
+    text = span.attributes.json()  # built here only: copies that differ are rare
+    return (span.end_unix_nano, len(text), text)
 
 
 class Forest:

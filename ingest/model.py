@@ -17,9 +17,14 @@ decoding. They hold only immutable values, so they take no part in reference cyc
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Mapping
 from enum import StrEnum
 
+import orjson
 from msgspec import Struct
+
+from turnscore.ingest.records import AttrValue
 
 
 class SpanKind(StrEnum):
@@ -95,6 +100,40 @@ class ToolExecution(Struct, frozen=True, gc=False):
     error: str | None = None
 
 
+class SpanAttributes(Struct, frozen=True, gc=False):
+    """A span's raw attributes and its resource's: the mappings the reader built (shared
+    with the `RawSpan`, never changed, holding only values), not JSON text, which only a
+    turn's root and duplicate spans need. Two are equal, and hash, as their JSON text
+    (`json`) does: duplicate spans compare as their stored text would."""
+
+    own: Mapping[str, AttrValue]
+    resource: Mapping[str, AttrValue]
+
+    def merged(self) -> dict[str, AttrValue]:
+        """Every attribute, the resource's under 'resource.' (winning a clash of names)."""
+        merged = dict(self.own)
+        merged.update({f"resource.{k}": v for k, v in self.resource.items()})
+        return merged
+
+    def json(self) -> str:
+        """`merged` as JSON text, nothing dropped: bytes (at any depth) as base64 text."""
+        return orjson.dumps(self.merged(), default=bytes_as_base64).decode()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SpanAttributes) and self.json() == other.json()
+
+    def __hash__(self) -> int:
+        return hash(self.json())
+
+
+def bytes_as_base64(value: object) -> object:
+    """orjson's `default`: called only for what it cannot write, bytes become base64 text
+    (as `conventions.values.jsonable` makes them, which this module cannot import)."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
 class Span(Struct, frozen=True, gc=False):
     """A decoded span. Times are UNIX nanoseconds; ids lowercase hex."""
 
@@ -125,6 +164,6 @@ class Span(Struct, frozen=True, gc=False):
     output_tokens: int | None = None
     response_id: str | None = None
     """`gen_ai.response.id`: spans of two instrumentations reporting one model call share it."""
-    attributes_json: str = "{}"
-    """All raw attributes (and resource attributes under 'resource.'), JSON text, lossless."""
+    attributes: SpanAttributes = SpanAttributes({}, {})
+    """All raw attributes and resource attributes, as read."""
     source: str = ""

@@ -10,7 +10,16 @@ import pytest
 from msgspec.structs import replace
 
 from turnscore.ingest.assemble import AssemblyResult, assemble_turns
-from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind, ToolDef, ToolExecution
+from turnscore.ingest.model import (
+    Message,
+    Part,
+    PartType,
+    Span,
+    SpanAttributes,
+    SpanKind,
+    ToolDef,
+    ToolExecution,
+)
 from turnscore.ingest.turn import Tool, Turn
 
 T0 = 1_764_000_000_000_000_000
@@ -497,8 +506,8 @@ def test_same_spans_any_order_and_duplicates_give_the_same_turns() -> None:
 
 def test_conflicting_duplicate_is_reported() -> None:
     a = chat("D", "m", None, 0, [user("hi")], [asst(text("hello"))])
-    b = replace(a, attributes_json='{"x":1}', source="other.json")
-    c = replace(a, attributes_json='{"x":2}', source="third.json")
+    b = replace(a, attributes=SpanAttributes({"x": 1}, {}), source="other.json")
+    c = replace(a, attributes=SpanAttributes({"x": 2}, {}), source="third.json")
     res = assemble_turns([b, c])
     assert len(res.turns) == 1
     assert len(res.errors) == 1 and "span m" in res.errors[0].position
@@ -514,7 +523,7 @@ def test_turn_metadata_fields() -> None:
     spans = agent_trace("A", 0, [], Q1, "c1", {"expression": "1"}, "1", "1.")
     spans[0] = replace(
         spans[0],
-        attributes_json=orjson.dumps(root_attrs).decode(),
+        attributes=SpanAttributes(root_attrs, {}),
         case_id="case-7",
         service_name="svc",
         convention="pydantic-ai",

@@ -170,7 +170,7 @@ def test_every_span_keeps_identity_and_raw_attributes(case) -> None:
     framework, _, spans, _ = case
     for span in spans:
         assert span.service_name == f"corpus-{framework}"
-        raw = json.loads(span.attributes_json)
+        raw = json.loads(span.attributes.json())
         assert raw["resource.service.name"] == f"corpus-{framework}"
         assert span.convention != "none" or not any(k.startswith(("gen_ai.", "llm.")) for k in raw)
 
@@ -287,11 +287,11 @@ def test_tool_span_error_reaches_the_execution() -> None:
     assert span.tool_execution.error == "Unknown city" and span.tool_execution.result is None
 
 
-def test_attributes_json_is_lossless_with_resource_prefix() -> None:
+def test_attributes_are_lossless_with_resource_prefix() -> None:
     attributes = {"a": "x", "n": 3, "f": 1.5, "b": True, "raw": b"\x00\x01", "l": [1, "2"],
                   "kv": {"k": [None]}}
     span, _ = decode_span(raw_span(attributes=attributes))
-    assert json.loads(span.attributes_json) == {
+    assert json.loads(span.attributes.json()) == {
         "a": "x", "n": 3, "f": 1.5, "b": True, "raw": "AAE=", "l": [1, "2"],
         "kv": {"k": [None]}, "resource.service.name": "svc",
     }
