@@ -128,7 +128,7 @@ class SpanAttributes(Struct, frozen=True, gc=False):
 
 def bytes_as_base64(value: object) -> object:
     """orjson's `default`: called only for what it cannot write, bytes become base64 text
-    (as `conventions.values.jsonable` makes them, which this module cannot import)."""
+    (the one rule for bytes in JSON; `conventions.values.jsonable` applies it too)."""
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     raise TypeError(f"not JSON serializable: {type(value).__name__}")

@@ -12,13 +12,13 @@ closed (a missing index is not invented).
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
 
+from turnscore.ingest.model import bytes_as_base64
 from turnscore.ingest.records import AttrValue
 
 JsonValue = Any
@@ -192,9 +192,9 @@ def first_str(attributes: Mapping[str, AttrValue], keys: Iterable[str]) -> str |
 
 
 def jsonable(value: AttrValue) -> JsonValue:
-    """An AttrValue with bytes made JSON-safe (base64), for attributes_json."""
+    """An AttrValue with bytes made JSON-safe (base64, `model.bytes_as_base64`'s rule)."""
     if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
+        return bytes_as_base64(value)
     if isinstance(value, list):
         return [jsonable(v) for v in value]
     if isinstance(value, dict):
