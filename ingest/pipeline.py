@@ -376,7 +376,7 @@ def _solve_group(
         store.write(work.loose)
     workers = run.settings.workers or 1
     count = max(1, min(workers, len(work.spans) // shards.MIN_SHARED_SPANS))
-    if workers == 1 or len(work.spans) < shards.MIN_CHILD_SPANS:
+    if count == 1:
         solved, rebuilt = _solve_linked(run, Partition(work.spans, work.logs, work.new),
                                         work.rebuilt)
         store.write(work.new, solved.links)

@@ -39,18 +39,13 @@ from turnscore.ingest.records import InputError
 from turnscore.ingest.store import SpanStore
 from turnscore.ingest.turn import Turn
 
-__all__ = [
-    "CHILD_TIMEOUT", "MIN_CHILD_SPANS", "MIN_SHARED_SPANS", "Shard", "ShardJob", "run_shards",
-]
+__all__ = ["CHILD_TIMEOUT", "MIN_SHARED_SPANS", "Shard", "ShardJob", "run_shards"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MIN_SHARED_SPANS = 2_000
 """Below this many spans per process a fork costs more than it saves."""
-MIN_CHILD_SPANS = 500
-"""From this many spans a group's one partition is solved on a child too, so that the
-parent's work meanwhile (reading, turn writes) runs beside it rather than after it."""
 CHILD_TIMEOUT = 600.0
 """Seconds to wait for a child's shard (seconds of work) before running it here."""
 _PR_SET_PDEATHSIG = 1
