@@ -174,7 +174,8 @@ def _with_ancestors(
         if parent_at is None:  # no parent, or not a model call
             break
         parent = spans[parent_at]
-        if len(llm_children[(parent.trace_id, parent.span_id)]) != 1:
+        # `get`: indexing would add the key, and `logical_spans` reads absence as a leaf.
+        if len(llm_children.get((parent.trace_id, parent.span_id), ())) != 1:
             break
         if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
             break

@@ -152,7 +152,8 @@ def collector_paused() -> Iterator[None]:
     records) and keeps the records: the collector's passes over them were a quarter of
     decode time, and found nothing, since nothing decoding builds refers back to itself.
     Assembly (`assemble_turns`) is the same: its passes over the batch's live records
-    were 0.3 of its time, and a pass after it finds no cyclic garbage.
+    were 0.3 of its time, and a pass after it finds no cyclic garbage; so are the join
+    keys (`links.join_keys`, `span_links`), which grow the history prefix tree.
     Reference counting still frees everything; cycles made meanwhile (an exception's
     traceback) wait for the next pass after the block.
     """

@@ -274,7 +274,9 @@ class _Prefix(Struct, gc=False):
     A call's input is the previous call's input plus what followed, with the same Message
     objects (the decoder's memos): a history is hashed on from the prefix it extends, so
     each message is normalized and hashed once per history it is in, not once per call
-    that repeats it. A tree (no cycles) of untracked objects: the collector never walks it."""
+    that repeats it. A tree without cycles: its nodes are untracked, but their `next` dicts
+    and tuples are not, so the passes that grow it (`join_keys`, `span_links`, assembly's
+    grouping) run with the collector paused (`decode.collector_paused`)."""
 
     running: hashlib._Hash
     last: NormMessage | None
@@ -343,7 +345,9 @@ _PREFIXES_SIZE = 16_384
 """Prefixes made since the last drop. Chat spans share their history's Message objects,
 so one conversation's calls walk one path, and each of the several passes over a batch's
 calls (join keys, grouping, stored links) walks what the first hashed. So the tree is
-dropped only as the first pass over a batch begins (`_bound`), never inside a pass or
-between two over one batch (a batch is its spans in one list; the passes over it, in
-the pipeline and in `partition`, get that list): held are at most this many prefixes and
-one batch's (~11k per 8,000 bench spans, ~0.5 KB each)."""
+dropped only as a pass over a list of spans other than the last one's begins (`_bound`),
+never inside a pass: held are at most this many prefixes and one batch's (~11k per 8,000
+bench spans, ~0.5 KB each). A batch is recognised by its list's first span, which
+assembly's grouping and the re-solve of linked partitions do not always pass first: there
+a drop between two passes over one batch costs only hashing it again, never a wrong key
+(a node's hash depends on its messages alone)."""

@@ -10,7 +10,8 @@ did not carry the model input; `()` means it carried an empty list.
 Spans, and their parts, messages, tool definitions and executions, are frozen msgspec
 Structs, built in C: decoding makes hundreds of thousands of them, and a frozen
 dataclass's `__init__` (one `object.__setattr__` per field) was a large share of
-decoding. They hold only immutable values, so they take no part in reference cycles
+decoding. They hold immutable values and the reader's attribute mappings (never changed
+after reading, never referring back to a span), so they take no part in reference cycles
 (`gc=False`). A copy with fields changed is `msgspec.structs.replace` (not
 `dataclasses.replace`, which takes dataclasses only).
 """
@@ -104,7 +105,9 @@ class SpanAttributes(Struct, frozen=True, gc=False):
     """A span's raw attributes and its resource's: the mappings the reader built (shared
     with the `RawSpan`, never changed, holding only values), not JSON text, which only a
     turn's root and duplicate spans need. Two are equal, and hash, as their JSON text
-    (`json`) does: duplicate spans compare as their stored text would."""
+    (`json`) does: duplicate spans compare as their stored text would. So comparing or
+    hashing one (a `Span` too) writes that text: fine for a tie between duplicates, not
+    for keying every span."""
 
     own: Mapping[str, AttrValue]
     resource: Mapping[str, AttrValue]

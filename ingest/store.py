@@ -74,6 +74,19 @@ INDEX_DIR = ".index"
 """Under the ingest folder: the stores' key indexes (`turnscore.ingest.key_index`)."""
 _SPAN_SCHEMA = arrow_schema(SPAN_FIELDS)
 _SPAN_COLUMNS = [f.name for f in SPAN_FIELDS]
+_ROW_ORDER = (
+    "record_type", "record_id", "trace_id", "span_id", "parent_span_id", "name",
+    "kind", "start_unix_nano", "end_unix_nano", "status_code",
+    "status_message",
+    "attributes", "events", "body",
+    "resource", "scope_name", "scope_version",
+    "conversation_id", "history_key", "prefix_keys",
+    "response_id",
+    "source", "position", "ingest_id",
+)  # fmt: skip
+"""The fields in the order `SpanStore._span_row` and `_log_row` write them."""
+if tuple(_SPAN_COLUMNS) != _ROW_ORDER:
+    raise ImportError("store._ROW_ORDER no longer matches SPAN_FIELDS: update the row builders")
 _NS_PER_DAY = 86_400 * 1_000_000_000
 SPAN_ROW_GROUP = 1024
 """Rows per row group in `spans/`: reading one trace back reads about this many rows."""
@@ -372,7 +385,9 @@ class SpanStore(_PartStore):
         for path, rows in parts:
             index.put(path, rows)
 
-    # A row is a tuple in `SPAN_FIELDS` order, a line per group of fields.
+    # A row is a tuple in `SPAN_FIELDS` order (`_ROW_ORDER` spells it and is checked
+    # against the contract at import, so a reordered field fails loudly, not as swapped
+    # columns of one type); one line per line of `_ROW_ORDER`.
 
     def _span_row(
         self, span: RawSpan, conv: Mapping[tuple[str, str], SpanLinks], resources: _Resources
