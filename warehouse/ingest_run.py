@@ -69,7 +69,7 @@ from turnscore.warehouse.runs import (
     start_run,
 )
 from turnscore.warehouse.score_queue import queue_loaded_turns
-from turnscore.warehouse.score_schema import SCORE_FIELDS
+from turnscore.warehouse.score_schema import COLUMNS as SCORE_COLUMNS
 
 __all__ = ["ErrorLine", "IngestReport", "finish_ingest_run", "load_batch", "run_ingest"]
 
@@ -145,7 +145,7 @@ DELETE FROM turns WHERE turn_id IN (SELECT turn_id FROM _gone_turns) RETURNING t
 """
 # A removed turn's scores describe a turn that no longer exists: they leave `scores` (so
 # no view counts them) for `scores_history`, as a replaced score does.
-SCORE_COLS = ", ".join(f.name for f in SCORE_FIELDS)
+SCORE_COLS = ", ".join(SCORE_COLUMNS)
 RETIRE_GONE_SCORES = f"""
 INSERT INTO scores_history ({SCORE_COLS}, replaced_at)
 SELECT {SCORE_COLS}, ? FROM scores WHERE turn_id IN (SELECT turn_id FROM _gone_turns)

@@ -41,5 +41,7 @@ HISTORY_FIELDS: tuple[Field, ...] = (
     Field("replaced_at", TS, False, "When a newer score replaced the row (`scores_history`)."),
 )
 """`scores_history`: replaced rows of `scores`, with when they were replaced."""
+COLUMNS: tuple[str, ...] = tuple(f.name for f in SCORE_FIELDS)
+"""The `scores` columns in table order: what writers and copies to history name."""
 JSON_COLUMNS = frozenset({"details"})
 """Columns stored as DuckDB JSON (text in Arrow)."""

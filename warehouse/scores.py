@@ -25,11 +25,10 @@ import pyarrow as pa
 from turnscore.scorers.base import Score, details_json
 from turnscore.warehouse.db import record_commit, transaction
 from turnscore.warehouse.score_queue import queue_written
-from turnscore.warehouse.score_schema import JSON_COLUMNS, SCORE_FIELDS
+from turnscore.warehouse.score_schema import COLUMNS, JSON_COLUMNS, SCORE_FIELDS
 
 log = logging.getLogger(__name__)
 
-COLUMNS = tuple(f.name for f in SCORE_FIELDS)
 _KEY = ("turn_id", "scorer")
 _COLS = ", ".join(COLUMNS)
 
