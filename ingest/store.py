@@ -231,11 +231,14 @@ def _day_name(day: int) -> str:
     return datetime.fromtimestamp(day * 86_400, UTC).strftime("%Y-%m-%d")
 
 
+def _record_time(rec: RawSpan | RawLog) -> int:
+    """When a record happened: a span's start, a log record's time (its day and order)."""
+    return rec.start_unix_nano if isinstance(rec, RawSpan) else rec.time_unix_nano
+
+
 def _trace_order(rec: RawSpan | RawLog) -> tuple[str, int]:
     """Rows of a part in this order put a trace in one or two row groups."""
-    if isinstance(rec, RawSpan):
-        return rec.trace_id, rec.start_unix_nano
-    return rec.trace_id or "", rec.time_unix_nano
+    return rec.trace_id or "", _record_time(rec)
 
 
 class _Resources:
@@ -357,8 +360,7 @@ class SpanStore(_PartStore):
         conv = links or {}
         by_day: dict[int, list[RawSpan | RawLog]] = {}
         for rec in records:
-            start = rec.start_unix_nano if isinstance(rec, RawSpan) else rec.time_unix_nano
-            by_day.setdefault(max(start, 0) // _NS_PER_DAY, []).append(rec)
+            by_day.setdefault(max(_record_time(rec), 0) // _NS_PER_DAY, []).append(rec)
         resources = _Resources()
         parts = []
         for day, recs in sorted(by_day.items()):
