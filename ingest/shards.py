@@ -18,6 +18,7 @@ rerun out while one still writes; they die with the parent.
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 import multiprocessing
 import pickle
@@ -98,12 +99,21 @@ def run_shards(
     pa.array([], pa.string())
     running: list[tuple[BaseProcess, Connection, int]] = []
     try:
-        for shard, part in enumerate(parts):
-            reader, writer = context.Pipe(duplex=False)
-            proc = context.Process(target=_child, args=(writer, job, part, shard), daemon=True)
-            proc.start()
-            writer.close()
-            running.append((proc, reader, shard))
+        # Children inherit every record in this process. Frozen, those objects are out of
+        # the children's collections: a collection would write to each one's header, so
+        # copy every page they sit on, and walk them all for nothing.
+        gc.freeze()
+        try:
+            for shard, part in enumerate(parts):
+                reader, writer = context.Pipe(duplex=False)
+                proc = context.Process(
+                    target=_child, args=(writer, job, part, shard), daemon=True
+                )
+                proc.start()
+                writer.close()
+                running.append((proc, reader, shard))
+        finally:
+            gc.unfreeze()
         later = meanwhile()
         out = []
         while running:
