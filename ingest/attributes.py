@@ -45,6 +45,10 @@ GEN_AI_COMPLETION: Final = "gen_ai.completion"  # deprecated, or flattened prefi
 # Semantic Kernel 1.x (Python, before 1.19) counts usage under `gen_ai.response.*`.
 GEN_AI_RESPONSE_PROMPT_TOKENS: Final = "gen_ai.response.prompt_tokens"
 GEN_AI_RESPONSE_COMPLETION_TOKENS: Final = "gen_ai.response.completion_tokens"
+# OpenLIT (1.34.22 to 1.36) lists a chat's requested calls on the span, each key's values
+# joined by ", "; older versions put the repr of the calls in `gen_ai.response.tool_calls`.
+GEN_AI_TOOL_ARGS: Final = "gen_ai.tool.args"
+GEN_AI_RESPONSE_TOOL_CALLS: Final = "gen_ai.response.tool_calls"
 
 OP_CHAT: Final = "chat"
 OP_TEXT_COMPLETION: Final = "text_completion"

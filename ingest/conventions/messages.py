@@ -496,6 +496,7 @@ def whole_messages(
 
 
 _PREFIXED_LINE = re.compile(r"([A-Za-z][\w-]*): ?(.*)", re.DOTALL)
+_HISTORY_REPR = "[{'role': "
 
 
 def prefixed_messages(text: str, where: str, problems: Problems) -> tuple[Message, ...] | None:
@@ -506,8 +507,9 @@ def prefixed_messages(text: str, where: str, problems: Problems) -> tuple[Messag
     contents survive; a content line that itself starts with a role name cannot be told
     from a new message. Only text is rendered: tool calls and tool-use / tool-result blocks
     come out empty or as `None`, so those messages are dropped, never guessed at. A message
-    OpenLIT could not read is rendered as the Python repr of the whole request's list
-    (its fallback, `str(messages)`): that list is read back instead, when it is literal.
+    OpenLIT could not read (an assistant message whose content is None, an SDK object) is
+    rendered as the Python repr of the whole request's list (its fallback, `str(messages)`,
+    1.35 to 1.36): that list is read back instead when it is literal, else skipped.
     """
     messages: list[tuple[str, str]] = []
     for line in text.split("\n"):
@@ -521,10 +523,11 @@ def prefixed_messages(text: str, where: str, problems: Problems) -> tuple[Messag
     out: list[Message] = []
     for role, content in messages:
         content = content.strip()
-        if content.startswith("[{"):
+        if content.startswith(_HISTORY_REPR):
             history = _literal_history(content)
             if history is not None:
                 return parse_messages(history, where, problems)
+            continue  # a repr of objects: no message of its own, and not readable
         # List contents are rendered `text: ..., image_url: ...`.
         content = content.removeprefix("text: ")
         if content and content != "None":

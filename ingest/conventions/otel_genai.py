@@ -15,12 +15,17 @@ Precedence inside the convention, newest form first:
    `python/semantic_kernel/utils/telemetry/model_diagnostics/decorators.py`, OpenAI-format
    JSON with tool calls and results, operation names `chat.completions` and kin, usage under
    `gen_ai.response.prompt_tokens`), Langtrace (`gen_ai.content.completion` only).
+   OpenLIT lists a model call's requested calls on the span, content captured or not
+   (`gen_ai.tool.name` / `.call.id` / `gen_ai.tool.args`, values joined by ", ").
 On an `execute_tool` span the same events describe the execution, not a conversation.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+
+from msgspec.structs import replace
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
@@ -35,6 +40,7 @@ from turnscore.ingest.conventions.messages import (
     parse_tool_defs,
     remember_history,
     system_text,
+    tool_call,
     unwrap_tool_input,
     unwrap_tool_output,
     whole_messages,
@@ -103,6 +109,12 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         merged = merged.fill(_deprecated(view, problems))
     if operation is None and _is_model_call(view):
         merged = merged.fill(Decoded(kind=SpanKind.LLM))
+    # Listed whether or not content is captured: OpenLIT records calls regardless.
+    if merged.kind is SpanKind.LLM and A.GEN_AI_TOOL_ARGS in view.attributes:
+        calls = _listed_calls(view)
+        if calls:
+            merged = replace(merged, output_messages=_with_calls(merged.output_messages or (),
+                                                                 calls))
     if A.GEN_AI_RESPONSE_PROMPT_TOKENS in view.attributes:  # Semantic Kernel before 1.19
         merged = merged.fill(Decoded(
             input_tokens=as_int(view.get(A.GEN_AI_RESPONSE_PROMPT_TOKENS)),
@@ -301,6 +313,44 @@ def _whole(
                                          problems, prefixed=prefixed))
 
 
+def _listed_calls(view: SpanView) -> tuple[Part, ...]:
+    """OpenLIT's requested calls (`gen_ai.tool.name`, `.call.id`, `gen_ai.tool.args`, each
+    joined by ", "; openlit/openlit `instrumentation/openai/utils.py`): none unless every
+    name has its id and its arguments, since empty values were dropped before joining."""
+    names = [n.strip() for n in (as_str(view.get(A.GEN_AI_TOOL_NAME)) or "").split(",")]
+    ids = [i.strip() for i in (as_str(view.get(A.GEN_AI_TOOL_CALL_ID)) or "").split(",")]
+    text = as_str(view.get(A.GEN_AI_TOOL_ARGS)) or ""
+    args = [text] if len(names) == 1 else _json_sequence(text)
+    if not all(names) or len(ids) != len(names) or args is None or len(args) != len(names):
+        return ()
+    return tuple(tool_call(i, n, a) for n, i, a in zip(names, ids, args, strict=True))
+
+
+def _json_sequence(text: str) -> list[JsonValue] | None:
+    """JSON values joined by ", ", or None."""
+    decoder = json.JSONDecoder()
+    values: list[JsonValue] = []
+    at = 0
+    while at < len(text):
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            return None
+        values.append(value)
+        at += len(text[at:]) - len(text[at:].lstrip(", "))
+    return values
+
+
+def _with_calls(outputs: tuple[Message, ...], calls: tuple[Part, ...]) -> tuple[Message, ...]:
+    """The completion with the calls the span lists, in its last assistant message."""
+    if any(p.type is PartType.TOOL_CALL for m in outputs for p in m.parts):
+        return outputs
+    if outputs and outputs[-1].role == "assistant":
+        last = outputs[-1]
+        return (*outputs[:-1], Message("assistant", (*last.parts, *calls), last.finish_reason))
+    return (*outputs, Message("assistant", calls))
+
+
 def _tool_parts(view: SpanView, problems: Problems) -> list[Part]:
     content = current(view, problems)
     messages = (*(content.input_messages or ()), *(content.output_messages or ()))
@@ -343,6 +393,6 @@ OTEL_GENAI = Convention(
     events=frozenset({A.EV_OPERATION_DETAILS, A.EV_CHOICE, *_MESSAGE_EVENTS, *_WHOLE_EVENTS}),
     content_keys=(
         *_CONTENT_KEYS, A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT,
-        A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION,
+        A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.GEN_AI_TOOL_ARGS, A.GEN_AI_RESPONSE_TOOL_CALLS,
     ),
 )  # fmt: skip
