@@ -42,6 +42,13 @@ GEN_AI_USAGE_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"  # deprecated
 GEN_AI_USAGE_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"  # deprecated
 GEN_AI_PROMPT: Final = "gen_ai.prompt"  # deprecated whole-prompt attribute, or flattened prefix
 GEN_AI_COMPLETION: Final = "gen_ai.completion"  # deprecated, or flattened prefix
+# Semantic Kernel 1.x (Python, before 1.19) counts usage under `gen_ai.response.*`.
+GEN_AI_RESPONSE_PROMPT_TOKENS: Final = "gen_ai.response.prompt_tokens"
+GEN_AI_RESPONSE_COMPLETION_TOKENS: Final = "gen_ai.response.completion_tokens"
+# OpenLIT (1.34.22 to 1.36) lists a chat's requested calls on the span, each key's values
+# joined by ", "; older versions put the repr of the calls in `gen_ai.response.tool_calls`.
+GEN_AI_TOOL_ARGS: Final = "gen_ai.tool.args"
+GEN_AI_RESPONSE_TOOL_CALLS: Final = "gen_ai.response.tool_calls"
 
 OP_CHAT: Final = "chat"
 OP_TEXT_COMPLETION: Final = "text_completion"
@@ -52,6 +59,11 @@ OP_CREATE_AGENT: Final = "create_agent"
 OP_EXECUTE_TOOL: Final = "execute_tool"
 OP_EMBEDDINGS: Final = "embeddings"
 OP_RETRIEVAL: Final = "retrieval"
+# Semantic Kernel's own operation names (Python 1.x before 1.19): model calls all.
+OP_SK_CHAT: Final = "chat.completions"
+OP_SK_CHAT_STREAMING: Final = "chat.streaming_completions"
+OP_SK_TEXT: Final = "text.completions"
+OP_SK_TEXT_STREAMING: Final = "text.streaming_completions"
 
 # Events (log records or span events)
 EV_OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"
@@ -60,6 +72,10 @@ EV_USER_MESSAGE: Final = "gen_ai.user.message"
 EV_ASSISTANT_MESSAGE: Final = "gen_ai.assistant.message"
 EV_TOOL_MESSAGE: Final = "gen_ai.tool.message"
 EV_CHOICE: Final = "gen_ai.choice"
+# Semconv 1.26/1.27 span events carrying the whole prompt / completion under the
+# deprecated `gen_ai.prompt` / `gen_ai.completion` keys (OpenLIT, Semantic Kernel, Langtrace).
+EV_CONTENT_PROMPT: Final = "gen_ai.content.prompt"
+EV_CONTENT_COMPLETION: Final = "gen_ai.content.completion"
 
 # --- OpenInference ---------------------------------------------------------------
 OI_SPAN_KIND: Final = "openinference.span.kind"

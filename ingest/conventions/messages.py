@@ -17,6 +17,8 @@ messages and histories must see all of them to stay exact.
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -462,18 +464,21 @@ def remember_history(text: str, messages: tuple[Message, ...]) -> None:
 
 
 def whole_messages(
-    value: JsonValue, role: str, where: str, problems: Problems
+    value: JsonValue, role: str, where: str, problems: Problems, prefixed: bool = False
 ) -> tuple[Message, ...]:
     """A whole prompt or completion in one value: the deprecated `gen_ai.prompt` /
     `gen_ai.completion`, or a raw `input.value` / `output.value`.
 
     Accepts a message list, a request (`{messages: [...]}`), a response (`{choices: [...]}`),
-    a `{text, finish_reason}` completion, or prose (a string that is not such JSON).
+    a `{text, finish_reason}` completion, or prose (a string that is not such JSON); with
+    `prefixed`, prose in role-prefixed lines is a transcript (`prefixed_messages`).
     """
     parsed = value
     if isinstance(value, str):
         ok, parsed = try_json(value)
         if not ok or not isinstance(parsed, list | dict):
+            if prefixed and (transcript := prefixed_messages(value, where, problems)) is not None:
+                return transcript
             return (Message(role, (Part(PartType.TEXT, text=value),)),) if value else ()
     if isinstance(parsed, dict) and isinstance(parsed.get("messages"), list):
         parsed = parsed["messages"]
@@ -488,6 +493,61 @@ def whole_messages(
     if isinstance(parsed, list) and all(isinstance(m, dict) and "role" in m for m in parsed):
         return parse_messages(parsed, where, problems)
     return parse_messages({"role": role, "content": parsed}, where, problems)
+
+
+_PREFIXED_LINE = re.compile(r"([A-Za-z][\w-]*): ?(.*)", re.DOTALL)
+_HISTORY_REPR = "[{'role': "
+
+
+def prefixed_messages(text: str, where: str, problems: Problems) -> tuple[Message, ...] | None:
+    """A prompt rendered as `role: content` lines (OpenLIT's `format_content`, one line per
+    message joined by newlines), or None when the first line names no role.
+
+    A line that names no known role continues the message before it, so multi-line
+    contents survive; a content line that itself starts with a role name cannot be told
+    from a new message. Only text is rendered: tool calls and tool-use / tool-result blocks
+    come out empty or as `None`, so those messages are dropped, never guessed at. A message
+    OpenLIT could not read (an assistant message whose content is None, an SDK object) is
+    rendered as the Python repr of the whole request's list (its fallback, `str(messages)`,
+    1.35 to 1.36): that list is read back instead when it is literal, else skipped.
+    """
+    messages: list[tuple[str, str]] = []
+    for line in text.split("\n"):
+        match = _PREFIXED_LINE.fullmatch(line)
+        if match and match[1].lower() in _ROLES:
+            messages.append((match[1], match[2]))
+        elif messages:
+            messages[-1] = (messages[-1][0], f"{messages[-1][1]}\n{line}")
+        else:
+            return None
+    out: list[Message] = []
+    for role, content in messages:
+        content = content.strip()
+        if content.startswith(_HISTORY_REPR):
+            history = _literal_history(content)
+            if history is not None:
+                return parse_messages(history, where, problems)
+            continue  # a repr of objects: no message of its own, and not readable
+        # List contents are rendered `text: ..., image_url: ...`.
+        content = content.removeprefix("text: ")
+        if content and content != "None":
+            message = parse_message({"role": role, "content": content}, where, problems)
+            if message is not None:
+                out.append(message)
+    return tuple(out)
+
+
+def _literal_history(text: str) -> list[Any] | None:
+    """A Python repr of a list of message dicts, read back without evaluating code."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, list) and value and all(
+        isinstance(m, dict) and "role" in m for m in value
+    ):
+        return value
+    return None
 
 
 def instructions_text(value: JsonValue) -> str | None:

@@ -6,13 +6,26 @@ Precedence inside the convention, newest form first:
    events (structured AnyValue; Strands sends one attribute per event, so all are merged);
 2. the older per-message events (`gen_ai.system.message`, `user`, `assistant`, `tool`,
    `gen_ai.choice`), as log records or span events, in time order;
-3. the deprecated whole-prompt `gen_ai.prompt` / `gen_ai.completion` attributes.
+3. the deprecated whole-prompt `gen_ai.prompt` / `gen_ai.completion`: span attributes, else
+   the semconv 1.26/1.27 span events `gen_ai.content.prompt` / `gen_ai.content.completion`
+   carrying the same keys. Their values are a message list, a request or response, plain
+   text, or (prompts only) OpenLIT's `role: content` transcript (`prefixed_messages`).
+   Emitters: OpenLIT 1.17 to 1.36 (openlit/openlit `sdk/python/src/openlit/instrumentation/
+   */`, `format_content`), Semantic Kernel Python 1.8 to 1.18 (microsoft/semantic-kernel
+   `python/semantic_kernel/utils/telemetry/model_diagnostics/decorators.py`, OpenAI-format
+   JSON with tool calls and results, operation names `chat.completions` and kin, usage under
+   `gen_ai.response.prompt_tokens`), Langtrace (`gen_ai.content.completion` only).
+   OpenLIT lists a model call's requested calls on the span, content captured or not
+   (`gen_ai.tool.name` / `.call.id` / `gen_ai.tool.args`, values joined by ", ").
 On an `execute_tool` span the same events describe the execution, not a conversation.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+
+from msgspec.structs import replace
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
@@ -27,6 +40,7 @@ from turnscore.ingest.conventions.messages import (
     parse_tool_defs,
     remember_history,
     system_text,
+    tool_call,
     unwrap_tool_input,
     unwrap_tool_output,
     whole_messages,
@@ -34,6 +48,7 @@ from turnscore.ingest.conventions.messages import (
 from turnscore.ingest.conventions.values import (
     ContentError,
     JsonValue,
+    as_int,
     as_str,
     json_or_text,
     load,
@@ -55,6 +70,10 @@ _KINDS = {
     A.OP_CREATE_AGENT: SpanKind.OTHER,
     A.OP_EMBEDDINGS: SpanKind.OTHER,
     A.OP_RETRIEVAL: SpanKind.OTHER,
+    A.OP_SK_CHAT: SpanKind.LLM,
+    A.OP_SK_CHAT_STREAMING: SpanKind.LLM,
+    A.OP_SK_TEXT: SpanKind.LLM,
+    A.OP_SK_TEXT_STREAMING: SpanKind.LLM,
 }
 _CONTENT_KEYS = (
     A.GEN_AI_INPUT_MESSAGES,
@@ -68,6 +87,8 @@ _MESSAGE_EVENTS = {
     A.EV_ASSISTANT_MESSAGE: "assistant",
     A.EV_TOOL_MESSAGE: "tool",
 }
+_WHOLE_EVENTS = {A.EV_CONTENT_PROMPT: A.GEN_AI_PROMPT, A.EV_CONTENT_COMPLETION: A.GEN_AI_COMPLETION}
+_MODEL_CALL_EVENTS = frozenset({A.EV_CHOICE, A.EV_OPERATION_DETAILS, A.EV_CONTENT_COMPLETION})
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
@@ -83,10 +104,21 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     # The older forms are read only where present: most spans carry neither.
     if any(e.name in _MESSAGE_EVENTS or e.name == A.EV_CHOICE for e in view.events):
         merged = merged.fill(_message_events(view, problems))
-    if A.GEN_AI_PROMPT in view.attributes or A.GEN_AI_COMPLETION in view.attributes:
+    if (A.GEN_AI_PROMPT in view.attributes or A.GEN_AI_COMPLETION in view.attributes
+            or any(e.name in _WHOLE_EVENTS for e in view.events)):
         merged = merged.fill(_deprecated(view, problems))
     if operation is None and _is_model_call(view):
         merged = merged.fill(Decoded(kind=SpanKind.LLM))
+    # Listed whether or not content is captured: OpenLIT records calls regardless.
+    if merged.kind is SpanKind.LLM and A.GEN_AI_TOOL_ARGS in view.attributes:
+        calls = _listed_calls(view)
+        if calls:
+            merged = replace(merged, output_messages=_with_calls(merged.output_messages or (),
+                                                                 calls))
+    if A.GEN_AI_RESPONSE_PROMPT_TOKENS in view.attributes:  # Semantic Kernel before 1.19
+        merged = merged.fill(Decoded(
+            input_tokens=as_int(view.get(A.GEN_AI_RESPONSE_PROMPT_TOKENS)),
+            output_tokens=as_int(view.get(A.GEN_AI_RESPONSE_COMPLETION_TOKENS))))
     return merged
 
 
@@ -99,8 +131,9 @@ def _is_model_call(view: SpanView) -> bool:
     return (
         A.GEN_AI_COMPLETION in view.attributes
         or A.GEN_AI_OUTPUT_MESSAGES in view.attributes
-        or any(e.name in (A.EV_CHOICE, A.EV_OPERATION_DETAILS) for e in view.events)
+        or any(e.name in _MODEL_CALL_EVENTS for e in view.events)
     )
+
 
 
 def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:
@@ -253,16 +286,69 @@ def _message_events(view: SpanView, problems: Problems) -> Decoded:
 
 
 def _deprecated(view: SpanView, problems: Problems) -> Decoded:
-    prompt = view.get(A.GEN_AI_PROMPT)
-    completion = view.get(A.GEN_AI_COMPLETION)
-    inputs = None if prompt is None else whole_messages(prompt, "user", A.GEN_AI_PROMPT,
-                                                        problems)
-    outputs = (
-        None if completion is None
-        else whole_messages(completion, "assistant", A.GEN_AI_COMPLETION, problems)
-    )
+    """The whole prompt and completion, from the span's attributes or its content events."""
+    inputs = _whole(view, A.EV_CONTENT_PROMPT, "user", problems)
+    outputs = _whole(view, A.EV_CONTENT_COMPLETION, "assistant", problems)
     return Decoded(input_messages=inputs, output_messages=outputs,
                    system_instructions=system_text(inputs))
+
+
+def _whole(
+    view: SpanView, event_name: str, role: str, problems: Problems
+) -> tuple[Message, ...] | None:
+    """The span attribute, else every `event_name` event's value under the same key, in
+    time order (OpenLIT sends one completion event per choice); None when none has one
+    (OpenLIT's event for a completion that is only tool calls carries no value)."""
+    key = _WHOLE_EVENTS[event_name]
+    own = view.get(key)
+    values = [own] if own is not None else [
+        e.fields[key] for e in view.events if e.name == event_name and key in e.fields
+    ]
+    if not values:
+        return None
+    # Only prompts are rendered as `role: content` transcripts; an answer is what it says.
+    prefixed = role == "user"
+    return tuple(m for i, value in enumerate(values)
+                 for m in whole_messages(value, role, f"{key} {i}" if i else key,
+                                         problems, prefixed=prefixed))
+
+
+def _listed_calls(view: SpanView) -> tuple[Part, ...]:
+    """OpenLIT's requested calls (`gen_ai.tool.name`, `.call.id`, `gen_ai.tool.args`, each
+    joined by ", "; openlit/openlit `instrumentation/openai/utils.py`): none unless every
+    name has its id and its arguments, since empty values were dropped before joining."""
+    names = [n.strip() for n in (as_str(view.get(A.GEN_AI_TOOL_NAME)) or "").split(",")]
+    ids = [i.strip() for i in (as_str(view.get(A.GEN_AI_TOOL_CALL_ID)) or "").split(",")]
+    text = as_str(view.get(A.GEN_AI_TOOL_ARGS)) or ""
+    args = [text] if len(names) == 1 else _json_sequence(text)
+    if not all(names) or len(ids) != len(names) or args is None or len(args) != len(names):
+        return ()
+    return tuple(tool_call(i, n, a) for n, i, a in zip(names, ids, args, strict=True))
+
+
+def _json_sequence(text: str) -> list[JsonValue] | None:
+    """JSON values joined by ", ", or None."""
+    decoder = json.JSONDecoder()
+    values: list[JsonValue] = []
+    at = 0
+    while at < len(text):
+        try:
+            value, at = decoder.raw_decode(text, at)
+        except json.JSONDecodeError:
+            return None
+        values.append(value)
+        at += len(text[at:]) - len(text[at:].lstrip(", "))
+    return values
+
+
+def _with_calls(outputs: tuple[Message, ...], calls: tuple[Part, ...]) -> tuple[Message, ...]:
+    """The completion with the calls the span lists, in its last assistant message."""
+    if any(p.type is PartType.TOOL_CALL for m in outputs for p in m.parts):
+        return outputs
+    if outputs and outputs[-1].role == "assistant":
+        last = outputs[-1]
+        return (*outputs[:-1], Message("assistant", (*last.parts, *calls), last.finish_reason))
+    return (*outputs, Message("assistant", calls))
 
 
 def _tool_parts(view: SpanView, problems: Problems) -> list[Part]:
@@ -304,9 +390,9 @@ OTEL_GENAI = Convention(
         A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT, A.GEN_AI_PROMPT,
         A.GEN_AI_COMPLETION,
     }),
-    events=frozenset({A.EV_OPERATION_DETAILS, A.EV_CHOICE, *_MESSAGE_EVENTS}),
+    events=frozenset({A.EV_OPERATION_DETAILS, A.EV_CHOICE, *_MESSAGE_EVENTS, *_WHOLE_EVENTS}),
     content_keys=(
         *_CONTENT_KEYS, A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT,
-        A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION,
+        A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.GEN_AI_TOOL_ARGS, A.GEN_AI_RESPONSE_TOOL_CALLS,
     ),
 )  # fmt: skip
