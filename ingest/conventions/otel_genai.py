@@ -135,7 +135,6 @@ def _is_model_call(view: SpanView) -> bool:
     )
 
 
-
 def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:
     """Span attributes overlaid with every operation-details event's attributes."""
     merged: dict[str, AttrValue] = {k: view.attributes[k] for k in _CONTENT_KEYS
@@ -173,8 +172,16 @@ def _messages(
     attrs: Mapping[str, AttrValue], key: str, problems: Problems, history: bool = False
 ) -> tuple[Message, ...] | None:
     """The messages under `key`; with `history`, a JSON text continuing an input seen
-    before is parsed only where it is new (`continued_messages`)."""
+    before is parsed only where it is new (`continued_messages`).
+
+    Prose where the JSON belongs is what it says: OpenLIT 1.37 and later send most
+    providers' messages as its `role: content` transcript here (openlit/openlit
+    `sdk/python/src/openlit/instrumentation/*/utils.py`). Broken JSON (text opening with
+    `[` or `{`) is reported instead: read as prose it would be garbage."""
     text = attrs.get(key)
+    if isinstance(text, str) and text.strip() and text.lstrip()[0] not in "[{":
+        return whole_messages(text, "user" if history else "assistant", key, problems,
+                              prefixed=history)
     memo = text if history and isinstance(text, str) else None
     if memo is not None and (known := continued_messages(memo, key)) is not None:
         return known

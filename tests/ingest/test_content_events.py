@@ -9,7 +9,9 @@ in the shapes their emitters give, decoded and assembled into turns:
   utils/telemetry/model_diagnostics/decorators.py`): OpenAI-format JSON histories with
   tool calls and results, operation `chat.completions`, usage in `gen_ai.response.*`;
 - Langtrace (Scale3-Labs/langtrace-python-sdk `utils/llm.py`): the prompt as the span
-  attribute, the completion as a JSON message list in the event.
+  attribute, the completion as a JSON message list in the event;
+- OpenLIT 1.37 and later, most providers: the same transcript and text, but in the current
+  `gen_ai.input.messages` / `gen_ai.output.messages`, where JSON belongs.
 """
 
 from __future__ import annotations
@@ -215,3 +217,19 @@ def test_the_attribute_wins_over_the_event(tmp_path: Path) -> None:
 
     (turn,) = turns_of(record, tmp_path)
     assert (turn.request, turn.final_answer, turn.llm_calls) == (REQUEST, ANSWER, 1)
+
+
+def test_openlit_transcript_where_the_current_messages_belong(tmp_path: Path) -> None:
+    """Prose in `gen_ai.input.messages` / `output.messages` is the content, unreported;
+    broken JSON there stays a reported problem (the `malformed` convention case)."""
+    def record(r: Any) -> None:
+        with r.span("chat mistral-large-latest", {
+            "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": f"system: {SYSTEM}\nuser: {REQUEST}\nin Celsius",
+            "gen_ai.output.messages": ANSWER,
+        }):
+            pass
+
+    (turn,) = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer) == (f"{REQUEST}\nin Celsius", ANSWER)
+    assert (turn.system_instructions, turn.status, turn.issues) == (SYSTEM, "ok", ())
