@@ -10,8 +10,9 @@ chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
   request body in `request_data` (chat and Anthropic messages, tools, system; a legacy
   completion's prompt), the answer in `response_data` (`{message, usage}`, a stream's
   combined text, a completion's text), the Responses API's input and output items in
-  `events`. A streamed request's span is structure: the `streaming response from ...` log
-  reports that call. Anthropic tool-call arguments come wrapped as `{"input": {...}}`.
+  `events`. A streamed request's span is structure (`stream` in its body; with
+  `version='latest'` alone, no answer, usage or exception): the `streaming response
+  from ...` log reports that call. Anthropic tool-call arguments come wrapped as `{"input": {...}}`.
   Logfire's `gen_ai.*` attributes (4.19+; messages only with `version='latest'`) are
   `otel_genai`'s. Under Pydantic AI's chat span the request span is the same call
   (`turnscore.ingest.calls`, rule 2).
@@ -139,7 +140,7 @@ def _logfire_decode(view: SpanView, problems: Problems) -> Decoded:
     request = view.load(A.LOGFIRE_REQUEST_DATA, problems)
     if not isinstance(request, dict):
         return Decoded()
-    if request.get("stream") is True and not view.name.startswith(A.LOGFIRE_STREAM_LOG):
+    if _stream_request(view, request):
         # A streamed request's span closes when the stream opens, before any answer; the
         # call is reported whole (request, answer, usage) by the log Logfire writes when the
         # stream ends, under the request's parent. Counting both would double the call.
@@ -168,6 +169,29 @@ def _logfire_decode(view: SpanView, problems: Problems) -> Decoded:
         output_tokens=None if reported
         else as_int(usage.get("completion_tokens", usage.get("output_tokens"))),
     )
+
+
+def _stream_request(view: SpanView, request: dict[str, Any]) -> bool:
+    """The span of a streamed request, not the log of its answer: the body says `stream`.
+    With `version='latest'` alone the body is only the model: a chat span with no answer,
+    no usage and no exception is then a stream's (a returned call has both, a failed one
+    records its exception)."""
+    if view.name.startswith(A.LOGFIRE_STREAM_LOG):
+        return False
+    if request.get("stream") is True:
+        return True
+    return (
+        set(request) == {"model"}
+        and as_str(view.get(A.GEN_AI_OPERATION_NAME)) in (A.OP_CHAT, A.OP_TEXT_COMPLETION)
+        and _NO_ANSWER.isdisjoint(view.attributes)
+        and not any(e.name == A.EXCEPTION_EVENT for e in view.events)
+    )
+
+
+_NO_ANSWER = frozenset({
+    A.GEN_AI_OUTPUT_MESSAGES, A.GEN_AI_USAGE_INPUT_TOKENS, A.GEN_AI_USAGE_OUTPUT_TOKENS,
+    A.GEN_AI_RESPONSE_ID,
+})  # fmt: skip
 
 
 def _logfire_request(

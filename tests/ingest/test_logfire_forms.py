@@ -477,3 +477,29 @@ def test_pydantic_ai_streaming_with_logfire_openai_underneath(tmp_path: Path) ->
     assert turn.calls == (Call("calculator", "call_1", turn.calls[0].arguments, "395",
                                step=0, started_at=turn.calls[0].started_at,
                                duration_ms=turn.calls[0].duration_ms),)
+
+
+def test_semconv_latest_only_stream_under_pydantic_ai(tmp_path: Path) -> None:
+    """`instrument_openai(version='latest')` (4.23+): `request_data` is only the model, the
+    messages are `gen_ai.input.messages` / `output.messages` (otel_genai's). The stream's
+    request span (no answer, no usage) is still no call: one call below the chat span."""
+    user = {"role": "user", "parts": [{"type": "text", "content": REQUEST}]}
+    answer = {"role": "assistant", "parts": [{"type": "text", "content": ANSWER}],
+              "finish_reason": "stop"}
+    common = {"request_data": {"model": "gpt-4o"}, "gen_ai.request.model": "gpt-4o",
+              "gen_ai.system": "openai", "gen_ai.operation.name": "chat",
+              "gen_ai.input.messages": [user]}
+
+    def record(r: Any) -> None:
+        with _pydantic_agent(r), r.span("chat gpt-4o", _pydantic_chat(
+                [user], [answer], "chatcmpl-9", (9, 4))):
+            with r.span(CHAT, _logfire(CHAT, common)):
+                pass
+            with r.span(STREAM, _logfire(STREAM, {
+                    **common, "duration": 1.0, "gen_ai.output.messages": [answer],
+                    "gen_ai.usage.input_tokens": 9, "gen_ai.usage.output_tokens": 4}, "log")):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (REQUEST, ANSWER, 1)
+    assert (turn.input_tokens, turn.output_tokens) == (9, 4)
