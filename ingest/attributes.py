@@ -130,6 +130,15 @@ GEN_AI_AGGREGATED_INPUT_TOKENS: Final = "gen_ai.aggregated_usage.input_tokens"
 PYDANTIC_AI_TOOL_ARGUMENTS: Final = "tool_arguments"  # before data-format version 2
 PYDANTIC_AI_TOOL_RESPONSE: Final = "tool_response"  # before data-format version 2
 LOGFIRE_JSON_SCHEMA: Final = "logfire.json_schema"
+# Logfire's LLM-provider instrumentations (`logfire.instrument_openai()`, `_anthropic()`):
+# pydantic/logfire `logfire/_internal/integrations/llm_providers/{openai,anthropic}.py`.
+LOGFIRE_MSG_TEMPLATE: Final = "logfire.msg_template"
+LOGFIRE_SPAN_TYPE: Final = "logfire.span_type"
+LOGFIRE_REQUEST_DATA: Final = "request_data"  # the request body as sent (v1 semconv form)
+LOGFIRE_RESPONSE_DATA: Final = "response_data"  # {message, usage} or streamed text
+LOGFIRE_EVENTS: Final = "events"  # Responses API: input and output items as message dicts
+LOGFIRE_STREAM_LOG: Final = "streaming response from "  # the name every stream's answer has
+LOGFIRE_ANTHROPIC_SPAN: Final = "Message with "  # Anthropic's span name (its message template)
 PYDANTIC_AI_MODEL_NAME: Final = "model_name"  # on agent-run spans
 STRANDS_TOOL_JSON_SCHEMA: Final = "gen_ai.tool.json_schema"
 MLFLOW_SPAN_TYPE: Final = "mlflow.spanType"

@@ -4,9 +4,9 @@ Per span: join the GenAI log records whose trace id and span id match it, detect
 conventions its attributes and events speak (never from span kind, provider name, finish
 reason wording or non-standard operation names alone), run each detected decoder, and
 merge their answers field by field, the more specific convention first:
-framework forms (Pydantic AI, MLflow, ADK, Strands, Vercel AI SDK) > OTel GenAI > OpenInference >
-OpenLLMetry. Model, tokens, conversation and agent fall back to the generic keys of every
-convention. Decoding one span is a pure function (`decode_span`).
+framework forms (Pydantic AI, Logfire, MLflow, ADK, Strands, Vercel AI SDK) > OTel GenAI >
+OpenInference > OpenLLMetry. Model, tokens, conversation and agent fall back to the generic
+keys of every convention. Decoding one span is a pure function (`decode_span`).
 
 A span whose content is malformed still yields a `Span` with what could be read, plus an
 `InputError` naming the span and each problem. Log records with GenAI content that match
@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 CONVENTIONS: tuple[Convention, ...] = (
     frameworks.PYDANTIC_AI,
+    frameworks.LOGFIRE,
     frameworks.MLFLOW,
     frameworks.ADK,
     frameworks.STRANDS,

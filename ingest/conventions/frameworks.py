@@ -1,10 +1,21 @@
-"""Framework forms layered on the standard conventions: Pydantic AI, Strands, MLflow, ADK.
+"""Framework forms layered on the standard conventions: Pydantic AI, Logfire, Strands,
+MLflow, ADK.
 
 Each reads only its own attributes; the standard parts of the same spans (Pydantic AI's
 chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
 - Pydantic AI: `pydantic_ai.all_messages` on the agent span (the whole conversation, the
   last assistant message being the answer), `final_result`, tools in
   `model_request_parameters.function_tools[].parameters_json_schema`, aggregated usage.
+- Logfire LLM providers (`logfire.instrument_openai()`, `instrument_anthropic()`): the
+  request body in `request_data` (chat and Anthropic messages, tools, system; a legacy
+  completion's prompt), the answer in `response_data` (`{message, usage}`, a stream's
+  combined text, a completion's text), the Responses API's input and output items in
+  `events`. A streamed request's span is structure (`stream` in its body; with
+  `version='latest'` alone, no answer, usage or exception): the `streaming response
+  from ...` log reports that call. Anthropic tool-call arguments come wrapped as `{"input": {...}}`.
+  Logfire's `gen_ai.*` attributes (4.19+; messages only with `version='latest'`) are
+  `otel_genai`'s. Under Pydantic AI's chat span the request span is the same call
+  (`turnscore.ingest.calls`, rule 2).
 - Strands: per-called-tool `gen_ai.tool.json_schema`, tool names in `gen_ai.agent.tools`.
 - MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`.
 - Google ADK: Gemini request/response JSON in `gcp.vertex.agent.llm_request/llm_response`,
@@ -111,10 +122,163 @@ def _pydantic_tool(view: SpanView, problems: Problems) -> ToolExecution | None:
 PYDANTIC_AI = Convention("pydantic-ai", _pydantic_decode, markers=frozenset({
     A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
     A.PYDANTIC_AI_TOOL_ARGUMENTS, A.PYDANTIC_AI_TOOL_RESPONSE, A.LOGFIRE_JSON_SCHEMA,
-}), content_keys=(
+    # Logfire's LLM-provider spans carry its JSON schema too, but are no Pydantic AI span.
+}), accepts=lambda view: A.LOGFIRE_REQUEST_DATA not in view.attributes, content_keys=(
     A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_FINAL_RESULT,
     A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, A.PYDANTIC_AI_TOOL_ARGUMENTS,
     A.PYDANTIC_AI_TOOL_RESPONSE,
+))
+
+# --- Logfire LLM providers ----------------------------------------------------------
+# pydantic/logfire `logfire/_internal/integrations/llm_providers/openai.py`, `anthropic.py`
+# and `llm_provider.py` (read at 4.41): one span per request, named by its message template
+# ("Chat Completion with {request_data[model]!r}", "Responses API with ...", "Completion
+# with ...", "Message with ..." for Anthropic), every dict attribute JSON text.
+
+
+def _logfire_decode(view: SpanView, problems: Problems) -> Decoded:
+    request = view.load(A.LOGFIRE_REQUEST_DATA, problems)
+    if not isinstance(request, dict):
+        return Decoded()
+    if _stream_request(view, request):
+        # A streamed request's span closes when the stream opens, before any answer; the
+        # call is reported whole (request, answer, usage) by the log Logfire writes when the
+        # stream ends, under the request's parent. Counting both would double the call.
+        return Decoded(kind=SpanKind.CHAIN)
+    inputs = _logfire_request(view, request, problems)
+    if inputs is None:  # embeddings, images, files: no step of the conversation
+        return Decoded()
+    history, answer = inputs
+    response = view.load(A.LOGFIRE_RESPONSE_DATA, problems)
+    response = response if isinstance(response, dict) else {}
+    outputs = answer or _logfire_response(view, response, problems)
+    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
+    assert isinstance(usage, dict)
+    reported = A.GEN_AI_USAGE_INPUT_TOKENS in view.attributes  # Logfire's own count first
+    known_model = not {A.GEN_AI_RESPONSE_MODEL, A.GEN_AI_REQUEST_MODEL}.isdisjoint(view.attributes)
+    return Decoded(
+        kind=SpanKind.LLM,
+        input_messages=history,
+        output_messages=outputs,
+        system_instructions=instructions_text(request.get("system")) or system_text(history),
+        tool_definitions=None if request.get("tools") is None
+        else parse_tool_defs(request["tools"], A.LOGFIRE_REQUEST_DATA, problems),
+        model=None if known_model else as_str(request.get("model")),
+        input_tokens=None if reported
+        else as_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
+        output_tokens=None if reported
+        else as_int(usage.get("completion_tokens", usage.get("output_tokens"))),
+    )
+
+
+def _stream_request(view: SpanView, request: dict[str, Any]) -> bool:
+    """The span of a streamed request, not the log of its answer: the body says `stream`.
+    With `version='latest'` alone the body is only the model: a chat span with no answer,
+    no usage and no exception is then a stream's (a returned call has both, a failed one
+    records its exception)."""
+    if view.name.startswith(A.LOGFIRE_STREAM_LOG):
+        return False
+    if request.get("stream") is True:
+        return True
+    return (
+        set(request) == {"model"}
+        and as_str(view.get(A.GEN_AI_OPERATION_NAME)) in (A.OP_CHAT, A.OP_TEXT_COMPLETION)
+        and _NO_ANSWER.isdisjoint(view.attributes)
+        and not any(e.name == A.EXCEPTION_EVENT for e in view.events)
+    )
+
+
+_NO_ANSWER = frozenset({
+    A.GEN_AI_OUTPUT_MESSAGES, A.GEN_AI_USAGE_INPUT_TOKENS, A.GEN_AI_USAGE_OUTPUT_TOKENS,
+    A.GEN_AI_RESPONSE_ID,
+})  # fmt: skip
+
+
+def _logfire_request(
+    view: SpanView, request: dict[str, Any], problems: Problems
+) -> tuple[tuple[Message, ...], tuple[Message, ...] | None] | None:
+    """The request's messages, and for the Responses API the answer items Logfire appends
+    to the same list; None when the request is no conversation."""
+    if isinstance(request.get("messages"), list):  # chat completions, Anthropic messages
+        return parse_messages(request["messages"], A.LOGFIRE_REQUEST_DATA, problems), None
+    prompt = request.get("prompt")
+    if isinstance(prompt, str | list):  # legacy completions: a prompt or a list of them
+        prompts = prompt if isinstance(prompt, list) else [prompt]
+        return tuple(Message("user", (Part(PartType.TEXT, text=p),))
+                     for p in prompts if isinstance(p, str)), None
+    events = view.load(A.LOGFIRE_EVENTS, problems)
+    if not isinstance(events, list):
+        return None
+    # Responses API: request_data holds only model and stream; `events` lists the input
+    # items as chat messages (one per content part), then the output items, all
+    # role "assistant": the answer is the run of assistant items after the last other one.
+    items = [e for e in events if isinstance(e, dict) and e.get(A.EVENT_NAME) != _UNKNOWN_ITEM]
+    end = len(items)
+    while end and items[end - 1].get("role") == "assistant":
+        end -= 1
+    history = _joined(parse_messages(items[:end], A.LOGFIRE_EVENTS, problems))
+    answer = parse_messages(items[end:], A.LOGFIRE_EVENTS, problems)
+    return history, _merge_assistant(answer) if answer else None
+
+
+_UNKNOWN_ITEM = "gen_ai.unknown"
+"""Logfire's stand-in for an item it has no message form for (reasoning): no content."""
+
+
+def _joined(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """Consecutive messages of one role (not tool results, one per call) as one message:
+    Logfire splits a message's content parts into one event each."""
+    out: list[Message] = []
+    for m in messages:
+        if out and m.role == out[-1].role and m.role != "tool":
+            out[-1] = Message(m.role, out[-1].parts + m.parts, m.finish_reason)
+        else:
+            out.append(m)
+    return tuple(out)
+
+
+def _logfire_response(
+    view: SpanView, response: dict[str, Any], problems: Problems
+) -> tuple[Message, ...] | None:
+    message = response.get("message")
+    if isinstance(message, dict):
+        if view.name.startswith(A.LOGFIRE_ANTHROPIC_SPAN):
+            message = _anthropic_calls(message)
+        return parse_messages(message, A.LOGFIRE_RESPONSE_DATA, problems)
+    # Streams without a message form (Anthropic, completions, older chat) and legacy
+    # completions give the text alone.
+    text = response.get("combined_chunk_content", response.get("text"))
+    if not isinstance(text, str):
+        return None
+    parts = (Part(PartType.TEXT, text=text),) if text else ()
+    return (Message("assistant", parts, as_str(response.get("finish_reason"))),)
+
+
+def _anthropic_calls(message: dict[str, Any]) -> dict[str, Any]:
+    """Anthropic's response rewritten as an OpenAI message by Logfire, whose tool call
+    arguments are the block dumped with only its input: `{"input": {...}}`."""
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return message
+    unwrapped = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+            ok, parsed = try_json(function["arguments"])
+            if ok and isinstance(parsed, dict) and set(parsed) == {"input"}:
+                call = {**call, "function": {**function, "arguments": parsed["input"]}}
+        unwrapped.append(call)
+    return {**message, "tool_calls": unwrapped}
+
+
+def _is_logfire(view: SpanView) -> bool:
+    return A.LOGFIRE_MSG_TEMPLATE in view.attributes or A.LOGFIRE_SPAN_TYPE in view.attributes
+
+
+LOGFIRE = Convention("logfire", _logfire_decode, markers=frozenset({
+    A.LOGFIRE_REQUEST_DATA,
+}), accepts=_is_logfire, content_keys=(
+    A.LOGFIRE_REQUEST_DATA, A.LOGFIRE_RESPONSE_DATA, A.LOGFIRE_EVENTS,
 ))
 
 # --- Strands ------------------------------------------------------------------------
