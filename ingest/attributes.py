@@ -157,3 +157,17 @@ VERCEL_USAGE_INPUT_TOKENS: Final = "ai.usage.inputTokens"  # v5
 VERCEL_USAGE_OUTPUT_TOKENS: Final = "ai.usage.outputTokens"  # v5
 VERCEL_METADATA_PREFIX: Final = "ai.telemetry.metadata."
 VERCEL_FUNCTION_ID: Final = "ai.telemetry.functionId"
+
+# --- Surveyed stacks (ingest/conventions/langfuse.py) --------------------------------
+# Langfuse Python SDK v3/v4, langfuse-python `langfuse/_client/attributes.py`.
+LF_OBSERVATION_TYPE: Final = "langfuse.observation.type"
+LF_OBSERVATION_INPUT: Final = "langfuse.observation.input"
+LF_OBSERVATION_OUTPUT: Final = "langfuse.observation.output"
+LF_OBSERVATION_MODEL: Final = "langfuse.observation.model.name"
+LF_OBSERVATION_USAGE_DETAILS: Final = "langfuse.observation.usage_details"
+LF_OBSERVATION_LEVEL: Final = "langfuse.observation.level"
+LF_OBSERVATION_STATUS_MESSAGE: Final = "langfuse.observation.status_message"
+LF_TRACE_INPUT: Final = "langfuse.trace.input"
+LF_TRACE_OUTPUT: Final = "langfuse.trace.output"
+LF_EXPERIMENT_ITEM_EXPECTED_OUTPUT: Final = "langfuse.experiment.item.expected_output"
+LF_SESSION_ID_COMPAT: Final = "langfuse.session.id"  # before `session.id` (Langfuse OTel docs)

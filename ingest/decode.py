@@ -24,31 +24,13 @@ from contextlib import contextmanager
 import orjson
 
 from turnscore.ingest import attributes as A
-from turnscore.ingest.conventions import (
-    frameworks,
-    openinference,
-    openllmetry,
-    otel_genai,
-    vercel,
-)
+from turnscore.ingest.conventions import CONVENTIONS as CONVENTIONS
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable
 from turnscore.ingest.model import Span, SpanAttributes, SpanKind, ToolExecution
 from turnscore.ingest.records import Attributes, AttrValue, InputError, RawLog, RawSpan
 
 logger = logging.getLogger(__name__)
-
-CONVENTIONS: tuple[Convention, ...] = (
-    frameworks.PYDANTIC_AI,
-    frameworks.MLFLOW,
-    frameworks.ADK,
-    frameworks.STRANDS,
-    vercel.VERCEL,
-    otel_genai.OTEL_GENAI,
-    openinference.OPENINFERENCE,
-    openllmetry.OPENLLMETRY,
-)
-"""Every decoder, in merge precedence."""
 
 CONTENT_KEYS: tuple[str, ...] = tuple(
     dict.fromkeys(k for c in CONVENTIONS for k in c.content_keys)

@@ -1,0 +1,212 @@
+"""Stacks surveyed for issue-free turns, recorded with the real OTel SDK (the convention
+fixtures' `Recorder`) in the shapes their source emits, decoded and assembled.
+
+- Langfuse Python SDK v3/v4 (`langfuse.observation.*`, langfuse-python 4.14.3:
+  `langfuse/_client/attributes.py`, `langfuse/openai.py`, `langfuse/_client/observe.py`,
+  `langfuse/langchain/CallbackHandler.py`): its OpenAI integration under `@observe`
+  (chat completions and the Responses API) and its LangChain callback.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.ingest.outputs import load_module
+from turnscore.ingest.assemble import assemble_turns
+from turnscore.ingest.decode import decode_spans
+from turnscore.ingest.otlp import read_file
+from turnscore.ingest.records import RawLog, RawSpan
+from turnscore.ingest.turn import Turn
+
+BUILD = Path(__file__).resolve().parent.parent / "fixtures" / "conventions" / "build.py"
+Recorder = load_module("conventions_build", BUILD).Recorder
+
+REQUEST = "What's the weather in Paris?"
+ANSWER = "It is 18 degrees C in Paris."
+SYSTEM = "Be terse."
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+OPENAI_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "Weather for a city.", "parameters": SCHEMA}}
+ARGUMENTS = '{"city":"Paris"}'
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value)
+
+
+def turns_of(record: Any, tmp_path: Path) -> list[Turn]:
+    recorder = Recorder("survey-forms")
+    record(recorder)
+    spans: list[RawSpan] = []
+    logs: list[RawLog] = []
+    for path in recorder.write(tmp_path, "case"):
+        for r in read_file(path):
+            if isinstance(r, RawSpan):
+                spans.append(r)
+            elif isinstance(r, RawLog):
+                logs.append(r)
+    decoded, errors = decode_spans(spans, logs)
+    assert errors == []
+    result = assemble_turns(decoded)
+    assert result.errors == []
+    return sorted(result.turns, key=lambda t: t.started_at)
+
+
+def _content_free(turn: Turn, *texts: str) -> None:
+    for text in (REQUEST, ANSWER, *texts):
+        assert text not in turn.attributes, text
+
+
+# --- Langfuse ---------------------------------------------------------------------------
+
+
+def _lf(observation: str, inputs: Any = None, output: Any = None, **extra: Any) -> dict[str, Any]:
+    """A Langfuse observation: input and output JSON text, or the string itself
+    (`_serialize` in `langfuse/_client/attributes.py`)."""
+    attributes: dict[str, Any] = {"langfuse.observation.type": observation,
+                                  "langfuse.environment": "default"}
+    for key, value in (("input", inputs), ("output", output)):
+        if value is not None:
+            text = value if isinstance(value, str) else _j(value)
+            attributes[f"langfuse.observation.{key}"] = text
+    attributes.update(extra)
+    return attributes
+
+
+def test_langfuse_openai_integration_under_observe(tmp_path: Path) -> None:
+    """`@observe(as_type="agent")` > the OpenAI integration's generations (tools given:
+    input `{tools, messages}`) and an `@observe(as_type="tool")` function: one turn with
+    the declared tool, the call joined to its execution, usage summed over generations."""
+    call = {"id": "call_1", "function": {"arguments": _j({"city": "Paris"}),
+                                         "name": "get_weather"}, "type": "function"}
+    result = {"temperature": 18, "conditions": "cloudy"}
+    first = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": REQUEST}]
+    second = [*first, {"role": "assistant", "content": None, "tool_calls": [call]},
+              {"role": "tool", "tool_call_id": "call_1", "content": _j(result)}]
+    session = {"session.id": "lf-1", "user.id": "u-7"}
+
+    def generation(messages: list[Any], output: Any, tokens: tuple[int, int]) -> dict[str, Any]:
+        usage = {"prompt_tokens": tokens[0], "completion_tokens": tokens[1],
+                 "total_tokens": sum(tokens)}
+        return _lf("generation", {"tools": [OPENAI_TOOL], "messages": messages}, output,
+                   **session, **{"langfuse.observation.model.name": "gpt-4o-mini",
+                                 "langfuse.observation.usage_details": _j(usage)})
+
+    def record(r: Any) -> None:
+        with r.span("weather_agent", _lf("agent", {"args": [REQUEST], "kwargs": {}}, ANSWER,
+                                         **session)):
+            with r.span("OpenAI-generation", generation(
+                    first, {"role": "assistant", "tool_calls": [call], "content": None}, (50, 10))):
+                pass
+            with r.span("get_weather", _lf("tool", {"args": [], "kwargs": {"city": "Paris"}},
+                                           result, **session)):
+                pass
+            with r.span("OpenAI-generation", generation(
+                    second, {"role": "assistant", "content": ANSWER}, (80, 12))):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.conversation_id, turn.model, turn.system_instructions) == (
+        "lf-1", "gpt-4o-mini", SYSTEM)
+    assert [(t.name, t.description) for t in turn.tools] == [("get_weather", "Weather for a city.")]
+    assert json.loads(turn.tools[0].parameters or "") == SCHEMA
+    assert [(c.name, c.call_id, c.arguments, c.status) for c in turn.calls] == [
+        ("get_weather", "call_1", ARGUMENTS, "ok")]
+    assert json.loads(turn.calls[0].result or "") == result
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
+    assert turn.issues == ()
+    assert "langfuse.observation.input" not in json.loads(turn.attributes)
+    _content_free(turn, "cloudy")
+
+
+def test_langfuse_langchain_callback(tmp_path: Path) -> None:
+    """The LangChain callback appends the tool definitions to a generation's input as
+    `{"role": "tool", "content": <definition>}`: definitions, not results. Its tool calls
+    are LangChain's `{name, args, id}`; a tool observation's output is the ToolMessage."""
+    lc_call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_lc",
+               "type": "tool_call"}
+    tool_message = {"content": "18C, cloudy", "additional_kwargs": {}, "type": "tool",
+                    "name": "get_weather", "tool_call_id": "call_lc", "status": "success"}
+    asked = {"role": "assistant", "content": "", "tool_calls": [lc_call]}
+    definition = {"role": "tool", "content": OPENAI_TOOL}
+
+    def record(r: Any) -> None:
+        with r.span("LangGraph", _lf("chain", {"messages": [REQUEST]}, {"messages": []},
+                                     **{"session.id": "lc-1"})):
+            with r.span("ChatOpenAI", _lf("generation", [
+                {"role": "user", "content": REQUEST}, definition,
+            ], asked, **{"langfuse.observation.model.name": "gpt-4o"})):
+                pass
+            with r.span("get_weather", _lf("tool", {"city": "Paris"}, tool_message)):
+                pass
+            with r.span("ChatOpenAI", _lf("generation", [
+                {"role": "user", "content": REQUEST}, asked,
+                {"role": "tool", "content": "18C, cloudy", "tool_call_id": "call_lc"}, definition,
+            ], {"role": "assistant", "content": ANSWER},
+                    **{"langfuse.observation.model.name": "gpt-4o"})):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.conversation_id) == (REQUEST, ANSWER, "lc-1")
+    assert [t.name for t in turn.tools] == ["get_weather"]
+    assert [(c.name, c.call_id, c.arguments, c.result, c.status) for c in turn.calls] == [
+        ("get_weather", "call_lc", ARGUMENTS, "18C, cloudy", "ok")]
+    assert turn.llm_calls == 2 and turn.issues == ()
+    _content_free(turn, "cloudy")
+
+
+def test_langfuse_failed_langchain_tool_is_the_call_s_error(tmp_path: Path) -> None:
+    """A ToolMessage with status `error`: the callback sets level ERROR with its text."""
+    failed = {"content": "Error: city not found", "type": "tool", "name": "get_weather",
+              "tool_call_id": "call_x", "status": "error"}
+    asked = {"role": "assistant", "content": "", "tool_calls": [
+        {"name": "get_weather", "args": {"city": "Atlantis"}, "id": "call_x"}]}
+
+    def record(r: Any) -> None:
+        with r.span("agent", _lf("chain", {"messages": [REQUEST]}, **{"session.id": "lc-2"})):
+            with r.span("ChatOpenAI", _lf("generation", [{"role": "user", "content": REQUEST}],
+                                          asked)):
+                pass
+            with r.span("get_weather", _lf("tool", {"city": "Atlantis"}, failed, **{
+                "langfuse.observation.level": "ERROR",
+                "langfuse.observation.status_message": "Error: city not found"})):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    [call] = turn.calls
+    assert (call.call_id, call.status) == ("call_x", "error")
+    assert call.error and "city not found" in call.error
+    assert "city not found" not in turn.attributes
+
+
+def test_langfuse_openai_responses_api(tmp_path: Path) -> None:
+    """The Responses API: input `{input: [items], tools}` (instructions folded in as a
+    system message), output one item (a `function_call`, then a `message`)."""
+    function_call = {"type": "function_call", "call_id": "fc_1", "name": "get_weather",
+                     "arguments": _j({"city": "Paris"})}
+    tools = [{"type": "function", "name": "get_weather", "description": "Weather.",
+              "parameters": SCHEMA}]
+    head = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": REQUEST}]
+
+    def record(r: Any) -> None:
+        with r.span("OpenAI-generation", _lf("generation", {"input": head, "tools": tools},
+                                             function_call, **{"session.id": "r-1"})):
+            pass
+        with r.span("OpenAI-generation", _lf("generation", {"input": [
+            *head, function_call,
+            {"type": "function_call_output", "call_id": "fc_1", "output": "18C"},
+        ], "tools": tools}, {"type": "message", "role": "assistant", "status": "completed",
+                             "content": [{"type": "output_text", "text": ANSWER}]},
+                **{"session.id": "r-1"})):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.system_instructions) == (
+        REQUEST, ANSWER, SYSTEM)
+    assert [t.name for t in turn.tools] == ["get_weather"]
+    assert [(c.call_id, c.arguments, c.result) for c in turn.calls] == [
+        ("fc_1", ARGUMENTS, "18C")]
+    assert turn.llm_calls == 2
