@@ -7,6 +7,7 @@
 - `frameworks`: Pydantic AI, Strands, MLflow and Google ADK specifics.
 - `vercel`: Vercel AI SDK telemetry (`ai.*`).
 - `langfuse`: the Langfuse Python SDK v3/v4 (`langfuse.observation.*`).
+- `haystack`: Haystack's own tracing (`haystack.component.*`, `haystack.agent.*`).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -17,6 +18,7 @@ runs them; nothing else should call them directly.
 
 from turnscore.ingest.conventions import (
     frameworks,
+    haystack,
     langfuse,
     openinference,
     openllmetry,
@@ -32,6 +34,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     frameworks.STRANDS,
     vercel.VERCEL,
     langfuse.LANGFUSE,
+    haystack.HAYSTACK,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

@@ -5,6 +5,10 @@ fixtures' `Recorder`) in the shapes their source emits, decoded and assembled.
   `langfuse/_client/attributes.py`, `langfuse/openai.py`, `langfuse/_client/observe.py`,
   `langfuse/langchain/CallbackHandler.py`): its OpenAI integration under `@observe`
   (chat completions and the Responses API) and its LangChain callback.
+- Haystack's OpenTelemetry tracer with content tracing (deepset-ai/haystack
+  `haystack/tracing/utils.py`, `haystack/components/agents/agent.py`,
+  `haystack/dataclasses/chat_message.py`): the Agent loop's `haystack.agent.step.*` spans
+  and Haystack 2's component spans.
 """
 
 from __future__ import annotations
@@ -210,3 +214,106 @@ def test_langfuse_openai_responses_api(tmp_path: Path) -> None:
     assert [(c.call_id, c.arguments, c.result) for c in turn.calls] == [
         ("fc_1", ARGUMENTS, "18C")]
     assert turn.llm_calls == 2
+
+
+# --- Haystack ---------------------------------------------------------------------------
+
+HS_TOOL = {"type": "haystack.tools.tool.Tool", "data": {
+    "name": "weather_tool", "description": "Weather for a location.",
+    "parameters": {"type": "object", "properties": {"location": {"type": "string"}}},
+    "function": "app.weather", "outputs_to_string": None, "inputs_from_state": None}}
+HS_CALL = {"tool_name": "weather_tool", "arguments": {"location": "Paris"}, "id": "call_h"}
+HS_RESULT = {"weather": "cloudy", "temperature": 18}
+
+
+def _hs(role: str, *content: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    """`ChatMessage.to_dict()`."""
+    return {"role": role, "meta": meta, "name": None, "content": list(content)}
+
+
+HS_SYSTEM = _hs("system", {"text": SYSTEM})
+HS_USER = _hs("user", {"text": REQUEST})
+HS_ASKED = _hs("assistant", {"tool_call": HS_CALL}, model="gpt-4o-mini",
+               finish_reason="tool_calls", usage={"prompt_tokens": 40, "completion_tokens": 9})
+HS_TOOL_MESSAGE = _hs("tool", {"tool_call_result": {
+    "result": _j(HS_RESULT), "origin": HS_CALL, "error": False}})
+HS_FINAL = _hs("assistant", {"text": ANSWER}, model="gpt-4o-mini", finish_reason="stop",
+               usage={"prompt_tokens": 70, "completion_tokens": 12})
+HS_FIRST = {"messages": [HS_SYSTEM, HS_USER], "tools": [HS_TOOL]}
+HS_SECOND = {"messages": [HS_SYSTEM, HS_USER, HS_ASKED, HS_TOOL_MESSAGE], "tools": [HS_TOOL]}
+HS_AGENT = {"haystack.agent.max_steps": 100, "haystack.agent.tools": _j([HS_TOOL]),
+            "haystack.agent.exit_conditions": _j(["text"])}
+
+
+def _assert_haystack_turn(turn: Turn) -> None:
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.system_instructions, turn.model) == (SYSTEM, "gpt-4o-mini")
+    assert [(t.name, t.description) for t in turn.tools] == [
+        ("weather_tool", "Weather for a location.")]
+    [call] = turn.calls
+    assert (call.name, call.call_id, call.arguments, call.status) == (
+        "weather_tool", "call_h", '{"location":"Paris"}', "ok")
+    assert json.loads(call.result or "") == HS_RESULT
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 110, 21)
+    assert turn.issues == ()
+    _content_free(turn, "cloudy")
+
+
+def test_haystack_agent_loop(tmp_path: Path) -> None:
+    """`haystack.agent.run` > `haystack.agent.step` > `.step.llm` (generator input and
+    output as content tags) and one `.step.tool` per call (its arguments and result)."""
+
+    def record(r: Any) -> None:
+        with r.span("haystack.agent.run", {**HS_AGENT, "haystack.agent.input": _j(
+                {"messages": [HS_USER]}), "haystack.agent.output": _j({"last_message": HS_FINAL})}):
+            with r.span("haystack.agent.step", {"haystack.agent.step": 0}):
+                with r.span("haystack.agent.step.llm", {
+                    "haystack.agent.step.llm.input": _j(HS_FIRST),
+                    "haystack.agent.step.llm.output": _j({"replies": [HS_ASKED]}),
+                }):
+                    pass
+                with r.span("haystack.agent.step.tool", {
+                    "haystack.tool.name": "weather_tool",
+                    "haystack.tool.description": "Weather for a location.",
+                    "haystack.agent.step.tool.input": _j({"location": "Paris"}),
+                    "haystack.agent.step.tool.output": _j(HS_RESULT),
+                }):
+                    pass
+            with r.span("haystack.agent.step", {"haystack.agent.step": 1}), r.span(
+                "haystack.agent.step.llm", {
+                    "haystack.agent.step.llm.input": _j(HS_SECOND),
+                    "haystack.agent.step.llm.output": _j({"replies": [HS_FINAL]}),
+                }):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    _assert_haystack_turn(turn)
+
+
+def test_haystack_pipeline_components(tmp_path: Path) -> None:
+    """Haystack 2: the chat generator and the ToolInvoker as `haystack.component.run`
+    spans; the invoker's grouped results reach the next generator input, where they count."""
+
+    def component(name: str, kind: str, inputs: Any, output: Any) -> dict[str, Any]:
+        return {"haystack.component.name": name, "haystack.component.type": kind,
+                "haystack.component.visits": 1, "haystack.component.input": _j(inputs),
+                "haystack.component.output": _j(output)}
+
+    def record(r: Any) -> None:
+        with r.span("haystack.pipeline.run", {
+            "haystack.pipeline.input_data": _j({"agent": {"messages": [HS_USER]}}),
+            "haystack.pipeline.max_runs_per_component": 100,
+        }), r.span("haystack.agent.run", HS_AGENT):
+            with r.span("haystack.component.run", component(
+                    "chat_generator", "OpenAIChatGenerator", HS_FIRST, {"replies": [HS_ASKED]})):
+                pass
+            with r.span("haystack.component.run", component(
+                    "tool_invoker", "ToolInvoker", {"messages": [HS_ASKED], "state": {}},
+                    {"tool_messages": [HS_TOOL_MESSAGE], "state": {}})):
+                pass
+            with r.span("haystack.component.run", component(
+                    "chat_generator", "OpenAIChatGenerator", HS_SECOND, {"replies": [HS_FINAL]})):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    _assert_haystack_turn(turn)
