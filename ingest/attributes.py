@@ -158,7 +158,7 @@ VERCEL_USAGE_OUTPUT_TOKENS: Final = "ai.usage.outputTokens"  # v5
 VERCEL_METADATA_PREFIX: Final = "ai.telemetry.metadata."
 VERCEL_FUNCTION_ID: Final = "ai.telemetry.functionId"
 
-# --- Surveyed stacks: Langfuse, Haystack (conventions/langfuse.py, haystack.py) ----------
+# --- Surveyed stacks: Langfuse, Haystack, LangSmith (conventions/<name>.py) -----------
 # Langfuse Python SDK v3/v4, langfuse-python `langfuse/_client/attributes.py`.
 LF_OBSERVATION_TYPE: Final = "langfuse.observation.type"
 LF_OBSERVATION_INPUT: Final = "langfuse.observation.input"
@@ -187,3 +187,9 @@ HS_STEP_TOOL_INPUT: Final = "haystack.agent.step.tool.input"
 HS_STEP_TOOL_OUTPUT: Final = "haystack.agent.step.tool.output"
 HS_TOOL_NAME: Final = "haystack.tool.name"
 HS_TOOL_DESCRIPTION: Final = "haystack.tool.description"
+
+# LangSmith's OTel export (ingest/conventions/langsmith.py), langchain-ai/langsmith-sdk
+# `python/langsmith/_internal/otel/_otel_exporter.py`.
+LS_SPAN_KIND: Final = "langsmith.span.kind"  # the run type
+LS_TRACE_NAME: Final = "langsmith.trace.name"  # the run's name
+LS_METADATA_PREFIX: Final = "langsmith.metadata."

@@ -8,6 +8,7 @@
 - `vercel`: Vercel AI SDK telemetry (`ai.*`).
 - `langfuse`: the Langfuse Python SDK v3/v4 (`langfuse.observation.*`).
 - `haystack`: Haystack's own tracing (`haystack.component.*`, `haystack.agent.*`).
+- `langsmith`: LangSmith's OTel export of LangChain runs (`langsmith.*`, `gen_ai.prompt`).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -20,6 +21,7 @@ from turnscore.ingest.conventions import (
     frameworks,
     haystack,
     langfuse,
+    langsmith,
     openinference,
     openllmetry,
     otel_genai,
@@ -35,6 +37,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     vercel.VERCEL,
     langfuse.LANGFUSE,
     haystack.HAYSTACK,
+    langsmith.LANGSMITH,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

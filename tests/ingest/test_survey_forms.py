@@ -9,6 +9,9 @@ fixtures' `Recorder`) in the shapes their source emits, decoded and assembled.
   `haystack/tracing/utils.py`, `haystack/components/agents/agent.py`,
   `haystack/dataclasses/chat_message.py`): the Agent loop's `haystack.agent.step.*` spans
   and Haystack 2's component spans.
+- LangSmith's OTel export (langchain-ai/langsmith-sdk
+  `python/langsmith/_internal/otel/_otel_exporter.py`): LangGraph runs as `langsmith.span.kind`
+  spans with the run's inputs and outputs in `gen_ai.prompt` / `gen_ai.completion`.
 """
 
 from __future__ import annotations
@@ -317,3 +320,77 @@ def test_haystack_pipeline_components(tmp_path: Path) -> None:
 
     [turn] = turns_of(record, tmp_path)
     _assert_haystack_turn(turn)
+
+
+# --- LangSmith --------------------------------------------------------------------------
+
+
+def _lc(cls: str, **kwargs: Any) -> dict[str, Any]:
+    """A LangChain message as `dumpd` serializes it."""
+    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", cls],
+            "kwargs": kwargs}
+
+
+LS_OPERATIONS = {"llm": "chat", "prompt": "chat", "tool": "execute_tool", "chain": "chain"}
+
+
+def _ls(run_type: str, name: str, inputs: Any, outputs: Any, **extra: Any) -> dict[str, Any]:
+    return {"langsmith.span.kind": run_type, "langsmith.trace.name": name,
+            "langsmith.trace.session_id": "project-uuid", "langsmith.metadata.thread_id": "th-1",
+            "gen_ai.operation.name": LS_OPERATIONS[run_type], "gen_ai.system": "langchain",
+            "gen_ai.prompt": _j(inputs), "gen_ai.completion": _j(outputs), **extra}
+
+
+def test_langsmith_otel_langgraph_run(tmp_path: Path) -> None:
+    """Chat model runs (`{messages: [[...]]}` in, `{generations: [[...]]}` out), a tool run
+    (`{input: <repr of the arguments>}` in, `{output: <ToolMessage>}` out) and a prompt run,
+    which LangSmith maps to `chat` too but is no model call. The session is the thread,
+    not LangSmith's tracing project."""
+    human = _lc("HumanMessage", content=REQUEST, type="human")
+    system = _lc("SystemMessage", content=SYSTEM, type="system")
+    asked = _lc("AIMessage", content="", type="ai", tool_calls=[
+        {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_ls", "type": "tool_call"}])
+    result = _lc("ToolMessage", content="18C, cloudy", type="tool", tool_call_id="call_ls",
+                 name="get_weather", status="success")
+    final = _lc("AIMessage", content=ANSWER, type="ai")
+
+    def generations(message: dict[str, Any], finish: str) -> dict[str, Any]:
+        return {"generations": [[{"text": message["kwargs"]["content"], "message": message,
+                                  "generation_info": {"finish_reason": finish},
+                                  "type": "ChatGeneration"}]], "type": "LLMResult"}
+
+    def model(prompt: list[Any], output: dict[str, Any], tokens: tuple[int, int]) -> Any:
+        return _ls("llm", "ChatOpenAI", {"messages": [prompt]}, output, **{
+            "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": tokens[0],
+            "gen_ai.usage.output_tokens": tokens[1]})
+
+    def record(r: Any) -> None:
+        with r.span("LangGraph", _ls("chain", "LangGraph", {"messages": [human]},
+                                     {"messages": [human, asked, result, final]})):
+            with r.span("agent", _ls("chain", "agent", {"messages": [human]},
+                                     {"messages": [asked]})):
+                with r.span("ChatPromptTemplate", _ls("prompt", "ChatPromptTemplate",
+                                                      {"question": REQUEST}, {"text": SYSTEM})):
+                    pass
+                with r.span("ChatOpenAI", model([system, human],
+                                                generations(asked, "tool_calls"), (50, 10))):
+                    pass
+            with r.span("tools", _ls("chain", "tools", {"messages": [human, asked]},
+                                     {"messages": [result]})), r.span(
+                    "get_weather", _ls("tool", "get_weather", {"input": "{'city': 'Paris'}"},
+                                       {"output": result})):
+                pass
+            with r.span("agent", _ls("chain", "agent", {"messages": [human, asked, result]},
+                                     {"messages": [final]})), r.span(
+                    "ChatOpenAI", model([system, human, asked, result],
+                                        generations(final, "stop"), (80, 12))):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.conversation_id, turn.system_instructions) == ("th-1", SYSTEM)
+    assert [(c.name, c.call_id, c.arguments, c.result, c.status) for c in turn.calls] == [
+        ("get_weather", "call_ls", ARGUMENTS, "18C, cloudy", "ok")]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
+    assert turn.issues == ()
+    _content_free(turn, "cloudy")
