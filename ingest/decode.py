@@ -6,7 +6,8 @@ reason wording or non-standard operation names alone), run each detected decoder
 merge their answers field by field, the more specific convention first
 (`conventions.CONVENTIONS`): framework and stack forms (Pydantic AI, MLflow, ADK, Strands,
 Vercel AI SDK, Langfuse, Haystack, LangSmith) > OTel GenAI > OpenInference > OpenLLMetry.
-Model, tokens, conversation and agent fall back to the generic keys of every convention. Decoding one span is a pure function (`decode_span`).
+Model, tokens, conversation and agent fall back to the generic keys of every convention.
+Decoding one span is a pure function (`decode_span`).
 
 A span whose content is malformed still yields a `Span` with what could be read, plus an
 `InputError` naming the span and each problem. Log records with GenAI content that match
