@@ -182,3 +182,39 @@ VERCEL_USAGE_INPUT_TOKENS: Final = "ai.usage.inputTokens"  # v5
 VERCEL_USAGE_OUTPUT_TOKENS: Final = "ai.usage.outputTokens"  # v5
 VERCEL_METADATA_PREFIX: Final = "ai.telemetry.metadata."
 VERCEL_FUNCTION_ID: Final = "ai.telemetry.functionId"
+
+# --- Surveyed stacks: Langfuse, Haystack, LangSmith (conventions/<name>.py) -----------
+# Langfuse Python SDK v3/v4, langfuse-python `langfuse/_client/attributes.py`.
+LF_OBSERVATION_TYPE: Final = "langfuse.observation.type"
+LF_OBSERVATION_INPUT: Final = "langfuse.observation.input"
+LF_OBSERVATION_OUTPUT: Final = "langfuse.observation.output"
+LF_OBSERVATION_MODEL: Final = "langfuse.observation.model.name"
+LF_OBSERVATION_USAGE_DETAILS: Final = "langfuse.observation.usage_details"
+LF_OBSERVATION_LEVEL: Final = "langfuse.observation.level"
+LF_OBSERVATION_STATUS_MESSAGE: Final = "langfuse.observation.status_message"
+LF_TRACE_INPUT: Final = "langfuse.trace.input"
+LF_TRACE_OUTPUT: Final = "langfuse.trace.output"
+LF_EXPERIMENT_ITEM_EXPECTED_OUTPUT: Final = "langfuse.experiment.item.expected_output"
+LF_SESSION_ID_COMPAT: Final = "langfuse.session.id"  # before `session.id` (Langfuse OTel docs)
+
+# Haystack tracing tags (ingest/conventions/haystack.py), deepset-ai/haystack
+# `haystack/core/pipeline/base.py`, `haystack/components/agents/agent.py`.
+HS_COMPONENT_INPUT: Final = "haystack.component.input"
+HS_COMPONENT_OUTPUT: Final = "haystack.component.output"
+HS_PIPELINE_INPUT: Final = "haystack.pipeline.input_data"
+HS_PIPELINE_OUTPUT: Final = "haystack.pipeline.output_data"
+HS_AGENT_INPUT: Final = "haystack.agent.input"
+HS_AGENT_OUTPUT: Final = "haystack.agent.output"
+HS_AGENT_MAX_STEPS: Final = "haystack.agent.max_steps"
+HS_STEP_LLM_INPUT: Final = "haystack.agent.step.llm.input"
+HS_STEP_LLM_OUTPUT: Final = "haystack.agent.step.llm.output"
+HS_STEP_TOOL_INPUT: Final = "haystack.agent.step.tool.input"
+HS_STEP_TOOL_OUTPUT: Final = "haystack.agent.step.tool.output"
+HS_TOOL_NAME: Final = "haystack.tool.name"
+HS_TOOL_DESCRIPTION: Final = "haystack.tool.description"
+
+# LangSmith's OTel export (ingest/conventions/langsmith.py), langchain-ai/langsmith-sdk
+# `python/langsmith/_internal/otel/_otel_exporter.py`.
+LS_SPAN_KIND: Final = "langsmith.span.kind"  # the run type
+LS_TRACE_NAME: Final = "langsmith.trace.name"  # the run's name
+LS_METADATA_PREFIX: Final = "langsmith.metadata."

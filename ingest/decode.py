@@ -3,10 +3,11 @@
 Per span: join the GenAI log records whose trace id and span id match it, detect which
 conventions its attributes and events speak (never from span kind, provider name, finish
 reason wording or non-standard operation names alone), run each detected decoder, and
-merge their answers field by field, the more specific convention first:
-framework forms (Pydantic AI, Logfire, MLflow, ADK, Strands, Vercel AI SDK) > OTel GenAI >
-OpenInference > OpenLLMetry. Model, tokens, conversation and agent fall back to the generic
-keys of every convention. Decoding one span is a pure function (`decode_span`).
+merge their answers field by field, the more specific convention first
+(`conventions.CONVENTIONS`): framework and stack forms (Pydantic AI, Logfire, MLflow, ADK,
+Strands, Vercel AI SDK, Langfuse, Haystack, LangSmith) > OTel GenAI > OpenInference >
+OpenLLMetry. Model, tokens, conversation and agent fall back to the generic keys of every
+convention. Decoding one span is a pure function (`decode_span`).
 
 A span whose content is malformed still yields a `Span` with what could be read, plus an
 `InputError` naming the span and each problem. Log records with GenAI content that match
@@ -24,32 +25,13 @@ from contextlib import contextmanager
 import orjson
 
 from turnscore.ingest import attributes as A
-from turnscore.ingest.conventions import (
-    frameworks,
-    openinference,
-    openllmetry,
-    otel_genai,
-    vercel,
-)
+from turnscore.ingest.conventions import CONVENTIONS as CONVENTIONS
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable
 from turnscore.ingest.model import Span, SpanAttributes, SpanKind, ToolExecution
 from turnscore.ingest.records import Attributes, AttrValue, InputError, RawLog, RawSpan
 
 logger = logging.getLogger(__name__)
-
-CONVENTIONS: tuple[Convention, ...] = (
-    frameworks.PYDANTIC_AI,
-    frameworks.LOGFIRE,
-    frameworks.MLFLOW,
-    frameworks.ADK,
-    frameworks.STRANDS,
-    vercel.VERCEL,
-    otel_genai.OTEL_GENAI,
-    openinference.OPENINFERENCE,
-    openllmetry.OPENLLMETRY,
-)
-"""Every decoder, in merge precedence."""
 
 CONTENT_KEYS: tuple[str, ...] = tuple(
     dict.fromkeys(k for c in CONVENTIONS for k in c.content_keys)

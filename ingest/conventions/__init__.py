@@ -4,15 +4,46 @@
   events, older per-message events, deprecated whole-prompt attributes, execute_tool).
 - `openinference`: Arize OpenInference (flattened `llm.*`, TOOL spans, raw values).
 - `openllmetry`: Traceloop OpenLLMetry (legacy flattened prompts, entity input/output).
-- `frameworks`: Pydantic AI, Strands, MLflow and Google ADK specifics.
+- `frameworks`: Pydantic AI, Logfire's LLM providers, Strands, MLflow and Google ADK
+  specifics.
 - `vercel`: Vercel AI SDK telemetry (`ai.*`).
+- `langfuse`: the Langfuse Python SDK v3/v4 (`langfuse.observation.*`).
+- `haystack`: Haystack's own tracing (`haystack.component.*`, `haystack.agent.*`).
+- `langsmith`: LangSmith's OTel export of LangChain runs (`langsmith.*`, `gen_ai.prompt`).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
 
-`turnscore.ingest.decode` detects and runs them; nothing else should call them directly.
+`CONVENTIONS` registers them, in merge precedence; `turnscore.ingest.decode` detects and
+runs them; nothing else should call them directly.
 """
 
+from turnscore.ingest.conventions import (
+    frameworks,
+    haystack,
+    langfuse,
+    langsmith,
+    openinference,
+    openllmetry,
+    otel_genai,
+    vercel,
+)
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 
-__all__ = ["ContentEvent", "Convention", "Decoded", "SpanView"]
+CONVENTIONS: tuple[Convention, ...] = (
+    frameworks.PYDANTIC_AI,
+    frameworks.LOGFIRE,
+    frameworks.MLFLOW,
+    frameworks.ADK,
+    frameworks.STRANDS,
+    vercel.VERCEL,
+    langfuse.LANGFUSE,
+    haystack.HAYSTACK,
+    langsmith.LANGSMITH,
+    otel_genai.OTEL_GENAI,
+    openinference.OPENINFERENCE,
+    openllmetry.OPENLLMETRY,
+)
+"""Every decoder, in merge precedence: a stack's own attributes before the standard ones."""
+
+__all__ = ["CONVENTIONS", "ContentEvent", "Convention", "Decoded", "SpanView"]

@@ -1,0 +1,162 @@
+"""Haystack's own tracing (`haystack.tracing.OpenTelemetryTracer`, content tracing on).
+
+Tags become span attributes as they are, a structured value as JSON text of its `to_dict()`
+form (deepset-ai/haystack `haystack/tracing/utils.py`, `coerce_tag_value`). Decoded here:
+- a chat generator's run: `haystack.component.run` (Haystack 2) with
+  `haystack.component.input` `{messages, tools}` and `haystack.component.output`
+  `{replies}`, or `haystack.agent.step.llm` (the Agent loop of Haystack 2.2x/3) with
+  `haystack.agent.step.llm.input` / `.output` of the same shapes
+  (`haystack/components/agents/agent.py`);
+- messages as `ChatMessage.to_dict()`: `{role, content: [{text} | {tool_call: {tool_name,
+  arguments, id}} | {tool_call_result: {result, origin, error}}], meta}` (before 2.9 a
+  string `content`; 2.9-2.11 `_role` / `_content`), the model and usage in a reply's `meta`;
+  tools as `Tool.to_dict()`, `{type, data: {name, description, parameters}}`;
+- a tool call: `haystack.agent.step.tool` with `haystack.tool.name` and the call's
+  arguments and result in `.input` / `.output` (one span per call; the grouped form,
+  `{messages, state}` in, `{tool_messages}` out, is structure, its results reaching the
+  next model call's input, as with the ToolInvoker component);
+- `haystack.agent.run` is the agent. Haystack records no session and never reports a
+  failure on its spans (a tool's failure is in its result's `error`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    execution,
+    parse_messages,
+    parse_tool_defs,
+    system_text,
+)
+from turnscore.ingest.conventions.values import (
+    JsonValue,
+    as_int,
+    as_str,
+    json_or_text,
+    result_text,
+)
+from turnscore.ingest.model import SpanKind, ToolDef
+
+
+def decode(view: SpanView, problems: Problems) -> Decoded:
+    if A.HS_TOOL_NAME in view.attributes:
+        return _tool_step(view)
+    for in_key, out_key in ((A.HS_STEP_LLM_INPUT, A.HS_STEP_LLM_OUTPUT),
+                            (A.HS_COMPONENT_INPUT, A.HS_COMPONENT_OUTPUT)):
+        inputs = json_or_text(view.get(in_key))
+        outputs = json_or_text(view.get(out_key))
+        if _is_chat(inputs, outputs):
+            return _chat(inputs, outputs, in_key, problems)
+    if A.HS_AGENT_MAX_STEPS in view.attributes or A.HS_AGENT_INPUT in view.attributes:
+        return Decoded(kind=SpanKind.AGENT)
+    if A.HS_COMPONENT_INPUT in view.attributes or A.HS_STEP_TOOL_INPUT in view.attributes:
+        return Decoded(kind=SpanKind.CHAIN)
+    return Decoded()
+
+
+def _is_chat(inputs: JsonValue, outputs: JsonValue) -> bool:
+    """A chat generator's run: messages in (replies out, unless it failed)."""
+    if not isinstance(inputs, dict) or not isinstance(inputs.get("messages"), list):
+        return False
+    return outputs in (None, "") or (
+        isinstance(outputs, dict) and isinstance(outputs.get("replies"), list))
+
+
+def _chat(inputs: dict[str, Any], outputs: JsonValue, where: str, problems: Problems) -> Decoded:
+    messages = parse_messages([_message(m) for m in inputs["messages"]], where, problems)
+    replies = outputs.get("replies") if isinstance(outputs, dict) else None
+    answer = None if replies is None else parse_messages(
+        [_message(m) for m in replies], where, problems)
+    meta: dict[str, Any] = next((r["meta"] for r in replies or () if isinstance(r, dict)
+                                 and isinstance(r.get("meta"), dict)), {})
+    usage: dict[str, Any] = meta["usage"] if isinstance(meta.get("usage"), dict) else {}
+    return Decoded(
+        kind=SpanKind.LLM,
+        input_messages=messages,
+        output_messages=answer,
+        system_instructions=system_text(messages),
+        tool_definitions=_tools(inputs.get("tools"), problems),
+        model=as_str(meta.get("model")),
+        input_tokens=as_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
+        output_tokens=as_int(usage.get("completion_tokens", usage.get("output_tokens"))),
+    )
+
+
+def _message(obj: JsonValue) -> JsonValue:
+    """A `ChatMessage.to_dict()` as an OTel-parts message (other shapes pass through)."""
+    if not isinstance(obj, dict):
+        return obj
+    role, content = obj.get("role", obj.get("_role")), obj.get("content", obj.get("_content"))
+    if not isinstance(content, list):
+        return {"role": role, "content": content, "name": obj.get("name")}
+    parts: list[dict[str, Any]] = []
+    finish = None
+    for item in content:
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("text"), str):
+            parts.append({"type": "text", "content": item["text"]})
+        elif isinstance(item.get("tool_call"), dict):
+            call = item["tool_call"]
+            parts.append({"type": "tool_call", "id": call.get("id"), "name": call.get("tool_name"),
+                          "arguments": call.get("arguments")})
+        elif isinstance(item.get("tool_call_result"), dict):
+            res = item["tool_call_result"]
+            origin = res.get("origin") if isinstance(res.get("origin"), dict) else {}
+            assert isinstance(origin, dict)
+            parts.append({"type": "tool_call_response", "id": origin.get("id"),
+                          "name": origin.get("tool_name"), "response": res.get("result"),
+                          "is_error": res.get("error") is True})
+    meta = obj.get("meta", obj.get("_meta"))
+    if isinstance(meta, dict):
+        finish = meta.get("finish_reason")
+    return {"role": role, "parts": parts, "finish_reason": finish}
+
+
+def _tools(value: JsonValue, problems: Problems) -> tuple[ToolDef, ...] | None:
+    """`Tool.to_dict()` items (`{type, data}`); a Toolset's `data.tools` flattened."""
+    if not isinstance(value, list):
+        return None
+    plain: list[JsonValue] = []
+    for item in value:
+        data = item.get("data") if isinstance(item, dict) else None
+        if isinstance(data, dict) and isinstance(data.get("tools"), list):
+            plain.extend(t.get("data", t) for t in data["tools"] if isinstance(t, dict))
+        else:
+            plain.append(data if isinstance(data, dict) else item)
+    return parse_tool_defs(plain, A.HS_STEP_LLM_INPUT, problems)
+
+
+def _tool_step(view: SpanView) -> Decoded:
+    arguments = json_or_text(view.get(A.HS_STEP_TOOL_INPUT))
+    if isinstance(arguments, dict) and "messages" in arguments and "state" in arguments:
+        return Decoded(kind=SpanKind.CHAIN)  # the grouped form: several calls, one span
+    output = json_or_text(view.get(A.HS_STEP_TOOL_OUTPUT))
+    failed = isinstance(output, dict) and bool(output.get("error"))
+    raw = view.get(A.HS_STEP_TOOL_OUTPUT)
+    # The tag as recorded: a string result as it is, a structured one as JSON text.
+    result = None if raw in (None, "") else raw if isinstance(raw, str) else result_text(output)
+    name = as_str(view.get(A.HS_TOOL_NAME)) or view.name
+    definition = ToolDef(name, as_str(view.get(A.HS_TOOL_DESCRIPTION)))
+    return Decoded(kind=SpanKind.TOOL, tool_definitions=(definition,),
+                   tool_execution=execution(name, None, arguments, result, failed))
+
+
+HAYSTACK = Convention(
+    "haystack",
+    decode,
+    markers=frozenset({
+        A.HS_COMPONENT_INPUT, A.HS_COMPONENT_OUTPUT, A.HS_STEP_LLM_INPUT, A.HS_STEP_LLM_OUTPUT,
+        A.HS_STEP_TOOL_INPUT, A.HS_STEP_TOOL_OUTPUT, A.HS_TOOL_NAME, A.HS_AGENT_INPUT,
+        A.HS_AGENT_MAX_STEPS,
+    }),
+    content_keys=(
+        A.HS_COMPONENT_INPUT, A.HS_COMPONENT_OUTPUT, A.HS_STEP_LLM_INPUT, A.HS_STEP_LLM_OUTPUT,
+        A.HS_STEP_TOOL_INPUT, A.HS_STEP_TOOL_OUTPUT, A.HS_AGENT_INPUT, A.HS_AGENT_OUTPUT,
+        A.HS_PIPELINE_INPUT, A.HS_PIPELINE_OUTPUT,
+    ),
+)  # fmt: skip

@@ -1,0 +1,221 @@
+"""Langfuse Python SDK v3/v4 (OTel-based): `langfuse.observation.*` attributes.
+
+Every observation is an OTel span typed by `langfuse.observation.type` (`generation`,
+`embedding`, `agent`, `tool`, `chain`, `retriever`, `evaluator`, `guardrail`, `span`,
+`event`), with its input and output in `langfuse.observation.input` / `output`: JSON text
+of whatever the caller passed, or the string itself when it was a string (langfuse-python
+`langfuse/_client/attributes.py`, `_serialize`). Decoded here:
+- generations from the OpenAI integration (`langfuse/openai.py`): input a message list,
+  or `{tools|functions, messages}` when tools were given, or (Responses API) the input
+  items, `{instructions, input, tools}`; output the assistant message (`tool_calls` in
+  OpenAI's shape), a list of them for several choices, or Responses output items;
+- generations from the LangChain callback (`langfuse/langchain/CallbackHandler.py`):
+  OpenAI-like message dicts whose `tool_calls` are LangChain's `{name, args, id}`, and the
+  tool definitions appended to the input as `{"role": "tool", "content": <definition>}`
+  pseudo-messages (they are definitions, never results);
+- tools: `@observe(as_type="tool")` records `{"args": [...], "kwargs": {...}}` and the
+  return value; the LangChain callback the tool's input and the `ToolMessage` it returned
+  (`model_dump`: content, `tool_call_id`, `status`);
+- agents: `@observe(as_type="agent")` with one string argument (the request) and a string
+  return (the answer);
+- model `langfuse.observation.model.name`; tokens from `langfuse.observation.usage_details`
+  (Langfuse's `input`/`output`, or the provider's usage keys the OpenAI integration
+  passes through); the session in `session.id` (read generically) or the older
+  `langfuse.session.id`; level `ERROR` with its status message is a failure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    execution,
+    instructions_text,
+    parse_messages,
+    parse_tool_defs,
+    system_text,
+    unwrap_tool_input,
+    unwrap_tool_output,
+)
+from turnscore.ingest.conventions.values import (
+    JsonValue,
+    as_int,
+    as_str,
+    json_or_text,
+    result_text,
+)
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
+
+_KINDS = {
+    "generation": SpanKind.LLM,
+    "agent": SpanKind.AGENT,
+    "tool": SpanKind.TOOL,
+    "chain": SpanKind.CHAIN,
+}
+_INPUT_TOKEN_KEYS = ("input", "input_tokens", "prompt_tokens")
+_OUTPUT_TOKEN_KEYS = ("output", "output_tokens", "completion_tokens")
+_RESPONSES_ITEMS = frozenset({"message", "function_call", "function_call_output"})
+
+
+def decode(view: SpanView, problems: Problems) -> Decoded:
+    observation = as_str(view.get(A.LF_OBSERVATION_TYPE)) or ""
+    kind = _KINDS.get(observation, SpanKind.OTHER if observation else None)
+    base = Decoded(
+        kind=kind,
+        conversation_id=as_str(view.get(A.LF_SESSION_ID_COMPAT)),
+        model=as_str(view.get(A.LF_OBSERVATION_MODEL)),
+        error=_failure(view),
+    )
+    usage = json_or_text(view.get(A.LF_OBSERVATION_USAGE_DETAILS))
+    if isinstance(usage, dict):
+        base = base.fill(Decoded(input_tokens=_count(usage, _INPUT_TOKEN_KEYS),
+                                 output_tokens=_count(usage, _OUTPUT_TOKEN_KEYS)))
+    inputs = json_or_text(view.get(A.LF_OBSERVATION_INPUT))
+    outputs = json_or_text(view.get(A.LF_OBSERVATION_OUTPUT))
+    if kind is SpanKind.TOOL:
+        return base.fill(Decoded(tool_execution=_tool(view, inputs)))
+    if kind is SpanKind.AGENT:
+        return base.fill(Decoded(
+            agent_name=view.name,
+            input_messages=_request(inputs),
+            output_messages=_text_message("assistant", outputs),
+        ))
+    if kind is not SpanKind.LLM:
+        return base
+    messages_in, tools, instructions = _prompt(inputs, problems)
+    return base.fill(Decoded(
+        input_messages=messages_in,
+        output_messages=_completion(outputs, problems),
+        system_instructions=instructions or system_text(messages_in),
+        tool_definitions=tools,
+    ))
+
+
+def _failure(view: SpanView) -> str | None:
+    if as_str(view.get(A.LF_OBSERVATION_LEVEL)) != "ERROR":
+        return None
+    return as_str(view.get(A.LF_OBSERVATION_STATUS_MESSAGE)) or "observation level ERROR"
+
+
+def _count(usage: dict[str, Any], keys: tuple[str, ...]) -> int | None:
+    """Langfuse's own usage key, else the provider's the OpenAI integration passes on."""
+    return next((as_int(usage[k]) for k in keys if k in usage), None)
+
+
+def _prompt(
+    value: JsonValue, problems: Problems
+) -> tuple[tuple[Message, ...] | None, tuple[ToolDef, ...] | None, str | None]:
+    """A generation's input: (messages, tool definitions, instructions given apart)."""
+    if value is None:
+        return None, None, None
+    if isinstance(value, str):
+        return _text_message("user", value), None, None
+    tools: list[Any] = []
+    instructions = None
+    if isinstance(value, dict) and ("messages" in value or "input" in value
+                                    or "instructions" in value):
+        for key in ("tools", "functions"):
+            if isinstance(value.get(key), list):
+                tools.extend(value[key])
+        instructions = instructions_text(value.get("instructions"))
+        value = value.get("messages", value.get("input"))
+        if isinstance(value, str):
+            return _text_message("user", value), _definitions(tools, problems), instructions
+    items = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+    messages = []
+    for item in items:
+        if _is_definition_message(item):
+            tools.append(item["content"])
+        else:
+            messages.append(item)
+    parsed = parse_messages(messages, A.LF_OBSERVATION_INPUT, problems) if messages else ()
+    return parsed, _definitions(tools, problems), instructions
+
+
+def _is_definition_message(item: JsonValue) -> bool:
+    """The LangChain callback's `{"role": "tool", "content": {"type": "function", ...}}`:
+    a tool definition it appends to the prompt, not a tool's result."""
+    if not isinstance(item, dict) or item.get("role") != "tool" or item.get("tool_call_id"):
+        return False
+    content = item.get("content")
+    return isinstance(content, dict) and (
+        isinstance(content.get("function"), dict) or "parameters" in content
+    )
+
+
+def _definitions(tools: list[Any], problems: Problems) -> tuple[ToolDef, ...] | None:
+    return parse_tool_defs(tools, A.LF_OBSERVATION_INPUT, problems) if tools else None
+
+
+def _completion(value: JsonValue, problems: Problems) -> tuple[Message, ...] | None:
+    """A generation's output: an assistant message, several (one per choice), Responses
+    output items (merged into the one assistant message they are), or text."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return _text_message("assistant", value)
+    items = value if isinstance(value, list) else [value]
+    if not all(isinstance(i, dict) and ("role" in i or i.get("type") in _RESPONSES_ITEMS)
+               for i in items):
+        return _text_message("assistant", value)
+    shaped = [i if "role" in i or i.get("type") != "message"
+              else {**i, "role": "assistant"} for i in items]
+    messages = parse_messages(shaped, A.LF_OBSERVATION_OUTPUT, problems)
+    if any(isinstance(i, dict) and "type" in i and i.get("type") in _RESPONSES_ITEMS
+           for i in items):
+        parts = tuple(p for m in messages if m.role == "assistant" for p in m.parts)
+        return (Message("assistant", parts),)
+    return messages
+
+
+def _request(value: JsonValue) -> tuple[Message, ...] | None:
+    """An agent observation's input as the user's message: a string, or `@observe`'s
+    `{"args": [text], "kwargs": {}}` for a function given the request alone."""
+    if isinstance(value, dict) and set(value) == {"args", "kwargs"}:
+        args, kwargs = value["args"], value["kwargs"]
+        if isinstance(args, list) and len(args) == 1 and not kwargs:
+            value = args[0]
+    return _text_message("user", value) if isinstance(value, str) else None
+
+
+def _text_message(role: str, value: JsonValue) -> tuple[Message, ...] | None:
+    """Text as one message; an assistant's structured value as its JSON text."""
+    if value is None or (role == "user" and not isinstance(value, str)):
+        return None
+    text = value if isinstance(value, str) else result_text(value)
+    return (Message(role, (Part(PartType.TEXT, text=text),)),) if text else ()
+
+
+def _tool(view: SpanView, inputs: JsonValue) -> ToolExecution:
+    arguments, wrapped_id = unwrap_tool_input(inputs)
+    raw = view.get(A.LF_OBSERVATION_OUTPUT)
+    output = json_or_text(raw)
+    if _is_tool_message(output):
+        assert isinstance(output, dict)
+        content = output.get("content")
+        text, _, failed = unwrap_tool_output(content)
+        return execution(view.name, as_str(output.get("tool_call_id")) or wrapped_id,
+                         arguments, text, failed or output.get("status") == "error")
+    result = raw if isinstance(raw, str) or raw is None else as_str(output)
+    text, result_id, failed = unwrap_tool_output(result)
+    return execution(view.name, result_id or wrapped_id, arguments, text, failed)
+
+
+def _is_tool_message(value: JsonValue) -> bool:
+    """LangChain's ToolMessage as pydantic dumps it (flat, not the `lc` constructor form)."""
+    return (isinstance(value, dict) and value.get("type") == "tool"
+            and "tool_call_id" in value and "content" in value)
+
+
+LANGFUSE = Convention(
+    "langfuse",
+    decode,
+    markers=frozenset({A.LF_OBSERVATION_TYPE, A.LF_OBSERVATION_INPUT, A.LF_OBSERVATION_OUTPUT}),
+    content_keys=(
+        A.LF_OBSERVATION_INPUT, A.LF_OBSERVATION_OUTPUT, A.LF_TRACE_INPUT, A.LF_TRACE_OUTPUT,
+        A.LF_OBSERVATION_STATUS_MESSAGE, A.LF_EXPERIMENT_ITEM_EXPECTED_OUTPUT,
+    ),
+)  # fmt: skip
