@@ -136,7 +136,9 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
         for d in drafts:
             d.requested = requested_calls(d.steps)
             attach_results(d.requested, d.steps, conv_results)
-        unclaimed = link_executions([d.requested for d in drafts], [d.tools for d in drafts])
+        unclaimed = link_executions(
+            [d.requested for d in drafts], [d.tools for d in drafts], [d.steps for d in drafts]
+        )
         roots = [forest.root(d.anchor) for d in drafts]
         shared = Counter(key_of(r) for r in roots)
         for index, (d, loose, root) in enumerate(zip(drafts, unclaimed, roots, strict=True)):
