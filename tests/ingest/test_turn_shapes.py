@@ -233,6 +233,55 @@ def test_openinference_handoff_is_one_turn_and_one_handoff_call(tmp_path: Path) 
         ("transfer_to_weather", "ok", 0), ("get_weather", "ok", 1)]
 
 
+def test_handoff_with_the_history_summarized_is_one_turn(tmp_path: Path) -> None:
+    """OpenAI Agents SDK `nest_handoff_history` (`src/agents/handoffs/history.py`): the next
+    agent gets the transcript as one assistant message, no user message of its own."""
+    summary = ("For context, here is the conversation so far:\n<CONVERSATION HISTORY>\n"
+               f"1. [user] {Q1}\n2. [tool_call] transfer_to_weather({{}})\n"
+               "</CONVERSATION HISTORY>")
+
+    def record(r: Any) -> None:
+        with r.span("workflow", {"gen_ai.operation.name": "invoke_workflow"}):
+            with agent(r, "triage"):
+                chat(r, [user(Q1)], [asks(("h1", "transfer_to_weather", {}))])
+            with agent(r, "weather"):
+                chat(r, [said(summary)], [said(A1)])
+
+    [turn] = turns_of(record, tmp_path)
+    assert shape(turn) == (Q1, A1, "ok", 2)
+    assert [(c.name, c.status) for c in turn.calls] == [("transfer_to_weather", "no_result")]
+
+
+def test_swarm_handoff_over_raw_client_traces_is_one_turn(tmp_path: Path) -> None:
+    """OpenAI Swarm has no spans of its own: the client instrumentation gives one parentless
+    trace per model call. The handoff function's result switches the agent, so the next
+    call carries the specialist's system instructions over the same history."""
+    from opentelemetry import context, trace
+
+    handoff = ("h1", "transfer_to_weather", {})
+    weather = ("c1", "get_weather", PARIS)
+    handed = [user(Q1), asks(handoff), answers(("h1", {"assistant": "weather"}))]
+    steps = [
+        ("You triage.", [user(Q1)], [asks(handoff)]),
+        ("You report weather.", handed, [asks(weather)]),
+        ("You report weather.", [*handed, asks(weather), answers(("c1", PARIS_OUT))], [said(A1)]),
+    ]
+
+    def record(r: Any) -> None:
+        for system, inp, out in steps:
+            token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
+            try:
+                chat(r, inp, out, **{"gen_ai.system_instructions": _j(
+                    [{"type": "text", "content": system}])})
+            finally:
+                context.detach(token)
+
+    [turn] = turns_of(record, tmp_path)
+    assert shape(turn) == (Q1, A1, "ok", 3)
+    assert [(c.name, c.status, c.step) for c in turn.calls] == [
+        ("transfer_to_weather", "ok", 0), ("get_weather", "ok", 1)]
+
+
 # --- agent as tool ----------------------------------------------------------------------
 
 
