@@ -9,9 +9,11 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
 
 - the **request** is the newest genuine user message of its first model call, or the run's
   agent span's user text when the model got that text wrapped in a template.
-- the **steps** are its main-line model calls; `llm_calls` also counts sub-agent model calls
-  (below a tool span), whose tokens are summed with the steps' (leaf model calls only:
-  agent spans repeat the totals). Tokens are null when no model call reported them.
+- the **steps** are its main-line model calls, less failed attempts (a call that failed
+  with no output before the turn's last call: a retried request asked and answered
+  nothing); `llm_calls` also counts those attempts and sub-agent model calls (below a tool
+  span), whose tokens are summed with the steps' (leaf model calls only: agent spans
+  repeat the totals). Tokens are null when no model call reported them.
 - the **tools available** are the union of the definitions on the turn's model calls, its
   agent spans and the other spans of the turn (some frameworks declare only the tools
   that ran, on the tool span); `declared` when any exist, else `inferred` from the calls'
@@ -21,7 +23,8 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   call's output was not captured, the agent span's output, under the same rule.
 - **status**: `ok` with a final answer and no failed agent span; else `error` when a span
   of the turn failed (its error text is kept); else `incomplete` (a parent never arrived,
-  a tool call is pending, or the answer was not captured: `error` says which).
+  a tool call is pending, or the answer was not captured: `error` says which; a pending
+  call in a run whose agent span arrived says the run ended there, as a step limit does).
 - a trace with no model call but an agent span (an agent bridge without model spans) gives
   one turn per outermost agent span, from the agent span's own messages.
 
@@ -46,6 +49,7 @@ from turnscore.ingest.grouping import (
     Forest,
     Segment,
     dedupe,
+    delegated_runs,
     group_conversations,
     key_of,
     newest_user,
@@ -107,8 +111,12 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
     forest = Forest(unique)
     main: list[Span] = []
     by_trace: dict[str, _TraceSpans] = defaultdict(_TraceSpans)
+    delegated = delegated_runs(forest, [
+        s for s in unique if forest.is_leaf_model_call(s) and key_of(s) not in forest.under_tool
+    ])
     for s in unique:
-        if key_of(s) in forest.under_tool:  # a sub-agent's: its model calls count for usage only
+        k = key_of(s)
+        if k in forest.under_tool or k in delegated:  # a sub-agent's: counts for usage only
             if forest.is_leaf_model_call(s):
                 by_trace[s.trace_id].side.append(s)
             continue
@@ -136,7 +144,9 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
         for d in drafts:
             d.requested = requested_calls(d.steps)
             attach_results(d.requested, d.steps, conv_results)
-        unclaimed = link_executions([d.requested for d in drafts], [d.tools for d in drafts])
+        unclaimed = link_executions(
+            [d.requested for d in drafts], [d.tools for d in drafts], [d.steps for d in drafts]
+        )
         roots = [forest.root(d.anchor) for d in drafts]
         shared = Counter(key_of(r) for r in roots)
         for index, (d, loose, root) in enumerate(zip(drafts, unclaimed, roots, strict=True)):
@@ -162,7 +172,11 @@ class _TraceSpans:
 def _drafts(
     conv: Conversation, segments: list[Segment], by_trace: dict[str, _TraceSpans]
 ) -> list[_Draft]:
-    drafts = [_Draft(steps=seg.calls, request=seg.request, anchor=seg.calls[0]) for seg in segments]
+    drafts = []
+    for seg in segments:
+        attempts = [c for c in seg.calls[:-1] if _failed_attempt(c)]
+        steps = [c for c in seg.calls[:-1] if not _failed_attempt(c)] + seg.calls[-1:]
+        drafts.append(_Draft(steps=steps, request=seg.request, anchor=seg.calls[0], side=attempts))
     with_calls = {c.trace_id for c in conv.calls}
     for trace in conv.traces:
         if trace in with_calls:
@@ -173,6 +187,12 @@ def _drafts(
                 _Draft(steps=[], request=newest[1] if newest else None, anchor=s, agent=s)
             )
     return sorted(drafts, key=lambda d: (d.start, d.anchor.trace_id, d.anchor.span_id))
+
+
+def _failed_attempt(call: Span) -> bool:
+    """A model call that failed and answered nothing: an attempt (a client's retry after a
+    rate limit or a timeout), not a step, unless the turn ends on it."""
+    return call.status == "error" and not any(m.parts for m in call.output_messages or ())
 
 
 def _in_trace(drafts: list[_Draft]) -> dict[str, list[_Draft]]:
@@ -360,6 +380,8 @@ def _status(
     missing = next((p for p in (forest.missing_parent(s) for s in [d.anchor, *d.steps]) if p), None)
     if missing is not None:
         return "incomplete", f"parent span {missing} never arrived"
+    if pending and agents:  # the run's span ended and arrived: nothing is missing after it
+        return "incomplete", "the run ended on a model call that requested tools (a step limit?)"
     if pending:
         return "incomplete", "the last model call requested tools and no later model call arrived"
     return "incomplete", "no final answer was captured"

@@ -7,7 +7,14 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
 2. **Model calls** are *leaf* LLM spans (no LLM span below them): some stacks nest a
    framework model span over the client's, and both repeat the same request.
    A model call below a TOOL span is a sub-agent's call (agent used as a tool): it counts
-   for usage but does not segment turns or request calls of the turn.
+   for usage but does not segment turns or request calls of the turn. So is one below a
+   **delegated run** (`delegated_runs`): an agent span nested in another agent's run, after
+   a model call of that run's own, and given a task of its own (its first model call's
+   newest user message is not the one that call answered): smolagents' managed agents
+   (`MultiStepAgent.__call__` runs the sub-agent on a templated task, and OpenInference's
+   smolagents instrumentation wraps every `run` as an AGENT span, no TOOL span between).
+   An agent handed the same user message (ADK's `transfer_to_agent`, nested under the
+   agent that transferred) runs the same turn.
 3. **Conversation id** of a span: its own, else its nearest ancestor's, else the only one
    its trace carries. Traces with an id group by it; traces without one start as their
    own group and are then chained **by history**: the group's first model call joins the
@@ -144,6 +151,37 @@ class Forest:
 
     def is_leaf_model_call(self, span: Span) -> bool:
         return span.kind is SpanKind.LLM and key_of(span) not in self._has_llm_below
+
+
+def delegated_runs(forest: Forest, calls: Sequence[Span]) -> set[SpanKey]:
+    """Keys of the spans at or below a delegated run (rule 2), given the main-line leaf
+    model calls in start order."""
+    nearest: dict[SpanKey, list[Span]] = defaultdict(list)  # agent -> its own model calls
+    first: dict[SpanKey, Span] = {}  # agent -> the first model call at any depth below it
+    for c in calls:
+        agents = [a for a in forest.ancestors(c) if a.kind is SpanKind.AGENT]
+        if agents:
+            nearest[key_of(agents[0])].append(c)
+        for a in agents:
+            first.setdefault(key_of(a), c)
+    runs: list[Span] = []
+    for key in first:
+        run = forest.by_key[key]
+        opening = newest_user(first[key].input_messages) if key in forest.under_agent else None
+        if opening is None:
+            continue
+        for outer in forest.ancestors(run):
+            own = nearest.get(key_of(outer), ())
+            before = [c for c in own if c.start_unix_nano <= run.start_unix_nano]
+            asked = newest_user(before[-1].input_messages) if before else None
+            if asked is not None and asked[1].text.strip() != opening[1].text.strip():
+                runs.append(run)
+                break
+    if not runs:
+        return set()
+    found = {key_of(r) for r in runs}
+    below = (s for s in forest.spans if any(key_of(a) in found for a in forest.ancestors(s)))
+    return found | {key_of(s) for s in below}
 
 
 # --- conversations ---------------------------------------------------------------

@@ -4,8 +4,9 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
 
 1. **Requested calls**: the tool-call parts of each main-line model call's output, in order;
    `step` is the index of that model call in the turn.
-2. **Results the model saw**: tool-result parts in later model calls' inputs, by call id
-   (the turn's own calls first, then the whole conversation's); parts without a usable id
+2. **Results the model saw**: tool-result parts in later model calls' inputs, by call id:
+   the first result with that id that appeared after the call was asked (in this turn or,
+   for a call the turn left pending, a later one); parts without a usable id
    pair in order with the previous step's calls still lacking one (by name where given),
    taking only the results after the input's last assistant message; one id-less result
    for several such calls is split by lines (`_split_lines`).
@@ -15,7 +16,9 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    turn, by tool name plus canonical arguments in request order (parallel calls may run in
    any order; decoders have unwrapped framework wrappers such as `{"kwargs": {...}}`,
    `conventions.messages.unwrap_tool_input`); then by name alone when the span carries no
-   arguments; then, for executions without a call id, by name in order. An execution
+   arguments; then, for executions without a call id, by name in order; then an execution
+   carrying nothing but its own name, alone in its step, joins the one call of that step
+   left without one (`_link_bare`: a handoff reported under another name). An execution
    joins one call at most, so a call is never counted twice; what no rule joins is kept
    (4.) and the turn's `issues` say `unreconciled_calls`.
 4. Executions no requested call claims are kept as calls too (for example when no model
@@ -76,9 +79,21 @@ def canonical(arguments: str | None) -> str | None:
 # --- results the model saw ---------------------------------------------------------
 
 
-def results_by_id(model_calls: Iterable[Span]) -> dict[str, Part]:
-    """First tool-result part per call id across these model calls' inputs."""
-    out: dict[str, Part] = {}
+Order = tuple[int, str, str]
+"""A model call's place in its conversation: (start, trace id, span id)."""
+
+
+def order_of(span: Span) -> Order:
+    return (span.start_unix_nano, span.trace_id, span.span_id)
+
+
+def results_by_id(model_calls: Iterable[Span]) -> dict[str, list[tuple[Order, Part]]]:
+    """Per call id, each distinct tool-result part these model calls' inputs hold, with
+    the place of the first call whose input held it, in that order. Ids restart in some
+    stacks (`call_1` every run): a replayed history holds an earlier turn's result under
+    the id a later call reuses, and only where a result first appears tells them apart."""
+    out: dict[str, list[tuple[Order, Part]]] = {}
+    known: set[Part] = set()  # the same result replayed as a copy (no shared message) too
     seen: set[int] = set()  # decoding shares a message replayed in later inputs: read it once
     for call in model_calls:
         for m in call.input_messages or ():
@@ -86,18 +101,24 @@ def results_by_id(model_calls: Iterable[Span]) -> dict[str, Part]:
                 continue
             seen.add(id(m))
             for p in m.parts:
-                if p.type is PartType.TOOL_RESULT and p.call_id:
-                    out.setdefault(p.call_id, p)
+                if p.type is PartType.TOOL_RESULT and p.call_id and p not in known:
+                    known.add(p)
+                    out.setdefault(p.call_id, []).append((order_of(call), p))
     return out
 
 
 def attach_results(
-    requested: Sequence[Requested], steps: Sequence[Span], conversation_results: dict[str, Part]
+    requested: Sequence[Requested],
+    steps: Sequence[Span],
+    conversation_results: dict[str, list[tuple[Order, Part]]],
 ) -> None:
-    own = results_by_id(steps)
     for r in requested:
         if r.part.call_id:
-            r.seen = own.get(r.part.call_id) or conversation_results.get(r.part.call_id)
+            # A result that appeared before the call was asked answered an earlier call.
+            after = order_of(steps[r.step])
+            r.seen = next(
+                (p for at, p in conversation_results.get(r.part.call_id, ()) if at > after), None
+            )
     known = {r.part.call_id for r in requested if r.part.call_id}
     for k in range(1, len(steps)):
         loose = [p for p in _trailing_results(steps[k].input_messages) if p.call_id not in known]
@@ -139,11 +160,12 @@ def _trailing_results(messages: Sequence[Message] | None) -> list[Part]:
 
 
 def link_executions(
-    turns: Sequence[list[Requested]], tools: Sequence[list[Span]]
+    turns: Sequence[list[Requested]], tools: Sequence[list[Span]], steps: Sequence[Sequence[Span]]
 ) -> list[list[Span]]:
     """Set `execution` on requested calls; returns each turn's tool spans nobody claimed.
 
-    `tools[i]` are the tool spans assigned to turn `i` (same trace, or by time).
+    `tools[i]` are the tool spans assigned to turn `i` (same trace, or by time), `steps[i]`
+    its model calls.
     """
     unclaimed = [list(ts) for ts in tools]
     for i, spans in enumerate(tools):
@@ -163,7 +185,33 @@ def link_executions(
         _link_by_content(requested, unclaimed[i], with_arguments=True)
         _link_by_content(requested, unclaimed[i], with_arguments=False)
         _link_by_order(requested, unclaimed[i])
+        _link_bare(requested, unclaimed[i], steps[i])
     return unclaimed
+
+
+def step_of(span: Span, steps: Sequence[Span]) -> int:
+    """The last model call that started before a tool span (the first when none did)."""
+    return max(
+        (i for i, s in enumerate(steps) if s.start_unix_nano <= span.start_unix_nano), default=0
+    )
+
+
+def _link_bare(requested: list[Requested], spans: list[Span], steps: Sequence[Span]) -> None:
+    """Last: an execution that says nothing but a name of its own (no call id, arguments,
+    result or error), alone in its step beside the one call of that step no execution
+    answered, is that call's. OpenInference's OpenAI Agents processor reports a handoff as
+    a bare TOOL span named `handoff to <agent>` while the model asked for
+    `transfer_to_<agent>` (openinference-instrumentation-openai-agents, `_processor.py`)."""
+    bare: dict[int, list[Span]] = defaultdict(list)
+    for s in spans:
+        ex = execution_of(s)
+        if not (ex.call_id or ex.arguments or ex.result or ex.error):
+            bare[step_of(s, steps)].append(s)
+    for step, found in bare.items():
+        waiting = [r for r in requested if r.step == step and r.execution is None]
+        if len(found) == 1 and len(waiting) == 1:
+            waiting[0].execution = found[0]
+            spans.remove(found[0])
 
 
 def _link_by_order(requested: list[Requested], spans: list[Span]) -> None:
@@ -216,10 +264,7 @@ def build_calls(
     for n, r in enumerate(requested):
         out.append((r.step, n, _call(r.part, r.execution, r.seen, r.step)))
     for n, span in enumerate(unclaimed):
-        step = max(
-            (i for i, s in enumerate(steps) if s.start_unix_nano <= span.start_unix_nano),
-            default=0,
-        )
+        step = step_of(span, steps)
         out.append((step, len(requested) + n, _call(None, span, None, step)))
     return sorted(out, key=lambda t: (t[0], t[1]))
 
