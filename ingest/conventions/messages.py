@@ -291,9 +291,20 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
     role = normalize_role(obj.get("role"))
     finish = as_str(obj.get("finish_reason"))
     if isinstance(obj.get("parts"), list):
-        parts = [parse_part(p, role) for p in obj["parts"]]
-        return Message(role, tuple(p for p in parts if p is not None and not _not_captured(p)),
-                       finish)
+        read = [parse_part(p, role) for p in obj["parts"]]
+        parts = [p for p in read if p is not None and not _not_captured(p)]
+        # LiteLLM's OTel callback (BerriAI/litellm `integrations/opentelemetry.py`) keeps
+        # OpenAI's keys beside the parts: an assistant's `tool_calls`, a tool message's
+        # `tool_call_id` (its parts plain text).
+        if "tool_calls" in obj and not any(p.type is PartType.TOOL_CALL for p in parts):
+            parts.extend(_listed_calls(obj))
+        if role == "tool" and (result_id := as_str(obj.get("tool_call_id"))):
+            parts = [
+                Part(PartType.TOOL_RESULT, p.text, result_id, p.name, p.arguments, p.is_error)
+                if p.type is PartType.TEXT else p
+                for p in parts
+            ]  # fmt: skip
+        return Message(role, tuple(parts), finish)
     call_id = obj.get("tool_call_id") or obj.get("id") if role == "tool" else None
     parts_list = list(parse_content(obj.get("content"), role, call_id))
     if role == "tool" and parts_list and obj.get("name"):

@@ -14,8 +14,8 @@ fixtures' `Recorder`) in the shapes their source emits, decoded and assembled.
   spans with the run's inputs and outputs in `gen_ai.prompt` / `gen_ai.completion`.
 
 Stacks whose exports already come out right are pinned too (Microsoft Agent Framework's
-own telemetry, the OpenAI Agents SDK through OpenInference), and a known gap is held by a
-strict xfail (LiteLLM's OTel callback) so its fix shows.
+own telemetry, the OpenAI Agents SDK through OpenInference), and LiteLLM's OTel callback,
+whose OpenAI keys beside the OTel parts (`tool_calls`, `tool_call_id`) are read with them.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.ingest.outputs import load_module
 from turnscore.ingest.assemble import assemble_turns
@@ -500,9 +498,6 @@ def test_openai_agents_sdk_through_openinference(tmp_path: Path) -> None:
 # --- known gaps -------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "LiteLLM puts `tool_calls` / `tool_call_id` beside `parts` (OTel parts plus OpenAI keys); "
-    "messages.parse_message reads `parts` alone, so the calls vanish"))
 def test_litellm_otel_callback_calls_beside_parts(tmp_path: Path) -> None:
     """BerriAI/litellm `litellm/integrations/opentelemetry.py`
     (`_transform_messages_to_otel_semantic_conventions`): an assistant message
