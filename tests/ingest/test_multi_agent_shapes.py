@@ -8,8 +8,10 @@ Strands' `Swarm` and `Graph` (strands-agents/sdk-python `src/strands/multiagent/
 user's task as its user message (a `gen_ai.user.message` event, or the operation-details
 event under the latest opt-in) and no output (`end_swarm_span` is never called). Each node
 agent's `invoke_agent` nests below it and gets a prompt the orchestration built from the
-task (`_build_node_input`). Each test pins what the turn must be (DESIGN §3), not how
-assembly gets there.
+task (`_build_node_input`). Also: langgraph-supervisor's workers on the same messages, a
+sub-agent run that is the last thing a run does, and a retried call whose failed attempt
+had partial output. Each test pins what the turn must be (DESIGN §3), not how assembly
+gets there.
 """
 
 from __future__ import annotations
@@ -287,3 +289,126 @@ def test_langgraph_supervisor_hands_the_same_messages_to_the_worker(tmp_path: Pa
     [turn] = turns_of(record, tmp_path)
     assert shape(turn) == (Q1, A1, "ok", 4)
     assert [c.name for c in turn.calls] == ["transfer_to_weather_expert", "get_weather"]
+
+
+# --- a sub-agent run that is the last thing a run does -----------------------------------
+
+
+def test_an_agent_tool_that_ends_the_run_gives_the_answer(tmp_path: Path) -> None:
+    """The orchestrator's last model call asks for an agent tool and the run returns its
+    output (OpenAI Agents `tool_use_behavior="stop_on_first_tool"`, LangChain
+    `return_direct`): no model call follows, the user got the sub-agent's answer."""
+    ask = ("c1", "weather_agent", {"input": SUB_TASK})
+
+    def record(r: Any) -> None:
+        with agent(r, "orchestrator"):
+            chat(r, [user(Q1)], [asks(ask)])
+            with tool(r, "weather_agent", "c1", {"input": SUB_TASK}, SUB_ANSWER), \
+                    agent(r, "weather"):
+                weather_run(r, request=SUB_TASK, cid="s1", answer=SUB_ANSWER)
+
+    [turn] = turns_of(record, tmp_path)
+    assert shape(turn) == (Q1, SUB_ANSWER, "ok", 3)
+    assert [(c.name, c.result, c.status) for c in turn.calls] == [
+        ("weather_agent", _j(SUB_ANSWER), "ok")]
+    assert (turn.error, turn.issues) == (None, ())
+
+
+def test_a_delegated_run_last_in_the_run_gives_the_answer(tmp_path: Path) -> None:
+    """smolagents under OpenInference: the manager's step runs the managed agent (no TOOL
+    span between) and the run ends there: the manager's step text is the delegation, the
+    managed agent's answer is the last model output."""
+    delegation = f"weather_agent(task='{SUB_TASK}')"
+
+    def record(r: Any) -> None:
+        with oi_span(r, "AGENT", "manager"), oi_span(r, "CHAIN", "Step 1"):
+            oi_llm(r, [u(Q1)], [a(delegation)])
+            with oi_span(r, "AGENT", "weather_agent"):
+                oi_llm(r, [u(SUB_TASK)], [a(SUB_ANSWER)])
+
+    [turn] = turns_of(record, tmp_path)
+    assert shape(turn) == (Q1, SUB_ANSWER, "ok", 2)
+
+
+def test_a_check_run_after_the_answer_does_not_replace_it(tmp_path: Path) -> None:
+    """An agent run after the outer agent answered (an output guardrail's agent) whose
+    outermost agent span recorded the outer answer as the run's output: that is the
+    answer the user got."""
+
+    def record(r: Any) -> None:
+        with agent(r, "helper", **{"gen_ai.output.messages": _j([said(A1)])}):
+            weather_run(r)
+            with r.span("guardrail", {}), agent(r, "checker"):
+                chat(r, [user(f"Is this safe? {A1}")], [said("safe")])
+
+    [turn] = turns_of(record, tmp_path)
+    assert shape(turn) == (Q1, A1, "ok", 3)
+
+
+def test_a_sub_agent_answer_of_a_run_whose_root_never_arrived_is_no_answer(
+        tmp_path: Path) -> None:
+    """The run's parent span never arrived (a crash in the workflow above the agent): the
+    sub-agent answered its tool, nothing says the run ended there and the user got it."""
+    from opentelemetry import trace
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+    lost = SpanContext(trace_id=0x5EED, span_id=0xDEAD, is_remote=True,
+                       trace_flags=TraceFlags(TraceFlags.SAMPLED))
+    ask = ("c1", "weather_agent", {"input": SUB_TASK})
+
+    def record(r: Any) -> None:
+        from opentelemetry import context
+
+        token = context.attach(trace.set_span_in_context(NonRecordingSpan(lost)))
+        try:
+            with agent(r, "orchestrator"):
+                chat(r, [user(Q1)], [asks(ask)])
+                with tool(r, "weather_agent", "c1", {"input": SUB_TASK}, SUB_ANSWER), \
+                        agent(r, "weather"):
+                    weather_run(r, request=SUB_TASK, cid="s1", answer=SUB_ANSWER)
+        finally:
+            context.detach(token)
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.final_answer, turn.status) == (None, "incomplete")
+
+
+# --- a retried call whose failed attempt had partial output ----------------------------
+
+
+def test_a_stream_cut_after_a_tool_call_and_retried_counts_the_call_once(
+        tmp_path: Path) -> None:
+    """The first attempt's stream broke after the tool call (status error, the partial
+    output recorded); the client sent the same input again and the retry asked for the
+    same tool under a new id, which ran. One call, not a second one without result."""
+
+    def record(r: Any) -> None:
+        with agent(r, "helper"):
+            chat(r, [user(Q1)], [asks(("c0", "get_weather", PARIS))], error="stream cut")
+            weather_run(r)
+
+    [turn] = turns_of(record, tmp_path)
+    assert shape(turn) == (Q1, A1, "ok", 3)  # the attempt was a request: it counts
+    assert calls_of(turn) == [("get_weather", '{"city":"Paris"}',
+                               json.dumps(PARIS_OUT, separators=(",", ":")), "ok", 0)]
+    assert (turn.error, turn.issues) == (None, ())
+
+
+def test_a_failed_call_whose_output_the_run_used_stays_a_step(tmp_path: Path) -> None:
+    """A call marked failed whose tool call ran and whose result the next call got: the
+    conversation went on from it, it is a step."""
+
+    def record(r: Any) -> None:
+        with agent(r, "helper"):
+            chat(r, [user(Q1)], [asks(("c1", "get_weather", PARIS))], error="late error")
+            with tool(r, "get_weather", "c1", PARIS, PARIS_OUT):
+                pass
+            chat(r, [user(Q1), asks(("c1", "get_weather", PARIS)), answers(("c1", PARIS_OUT))],
+                 [said(A1)])
+
+    [turn] = turns_of(record, tmp_path)
+    assert shape(turn) == (Q1, A1, "ok", 2)
+    # Requested by the step and answered in the next call's input (compact JSON there),
+    # not an execution no step asked for (the tool span's own text).
+    assert calls_of(turn) == [("get_weather", '{"city":"Paris"}',
+                               json.dumps(PARIS_OUT, separators=(",", ":")), "ok", 0)]
