@@ -7,24 +7,31 @@ same spans always give the same turns and turn ids, whatever their order.
 How spans become turns is specified in `turnscore.ingest.grouping` (conversations and turn
 boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per turn:
 
-- the **request** is the newest genuine user message of its first model call, or the run's
-  agent span's user text when the model got that text wrapped in a template.
-- the **steps** are its main-line model calls, less failed attempts (a call that failed
-  with no output before the turn's last call: a retried request asked and answered
-  nothing); `llm_calls` also counts those attempts and sub-agent model calls (below a tool
-  span), whose tokens are summed with the steps' (leaf model calls only: agent spans
-  repeat the totals). Tokens are null when no model call reported them.
+- the **request** is the newest genuine user message of its first model call, or the
+  request its prompt was built from (an orchestration's task, an agent span's user text
+  wrapped in a template: `turnscore.ingest.grouping` rule 5).
+- the **steps** are its main-line model calls, less failed attempts (a call before the
+  turn's last that failed with no output, or whose input the next call was sent again: a
+  retried request, whose partial output, a tool call of a cut stream say, never reached
+  the conversation and is not one of the turn's calls); `llm_calls` also counts those
+  attempts and sub-agent model calls (below a tool span), whose tokens are summed with
+  the steps' (leaf model calls only: agent spans repeat the totals). Tokens are null
+  when no model call reported them.
 - the **tools available** are the union of the definitions on the turn's model calls, its
   agent spans and the other spans of the turn (some frameworks declare only the tools
   that ran, on the tool span); `declared` when any exist, else `inferred` from the calls'
   names (no schema), else `none`.
 - the **final answer** is the last model call's text when it requests no tool, or the
   argument of the final-answer tool it calls (`turnscore.ingest.calls` rule 4); when that
-  call's output was not captured, the agent span's output, under the same rule.
+  call's output was not captured, the agent span's output, under the same rule. When a
+  sub-agent run (below a tool span, or delegated) is the last thing a run that arrived
+  whole did, its last model call's text is the answer (`_sub_agent_answer`).
 - **status**: `ok` with a final answer and no failed agent span; else `error` when a span
-  of the turn failed (its error text is kept); else `incomplete` (a parent never arrived,
-  a tool call is pending, or the answer was not captured: `error` says which; a pending
-  call in a run whose agent span arrived says the run ended there, as a step limit does).
+  of the turn failed (its error text is kept), or when the run's agent span arrived and
+  the run ended on a model call none of whose requested tools ran (a step limit: every
+  span is there and the run gave no answer); else `incomplete` (a parent never arrived,
+  a tool call is pending with no agent span to say the run ended, tools ran and no later
+  model call arrived, or the answer was not captured: `error` says which).
 - a trace with no model call but an agent span (an agent bridge without model spans) gives
   one turn per outermost agent span, from the agent span's own messages.
 
@@ -174,8 +181,10 @@ def _drafts(
 ) -> list[_Draft]:
     drafts = []
     for seg in segments:
-        attempts = [c for c in seg.calls[:-1] if _failed_attempt(c)]
-        steps = [c for c in seg.calls[:-1] if not _failed_attempt(c)] + seg.calls[-1:]
+        before = seg.calls[:-1]
+        gone = [_failed_attempt(c, after) for c, after in zip(before, seg.calls[1:], strict=True)]
+        attempts = [c for c, g in zip(before, gone, strict=True) if g]
+        steps = [c for c, g in zip(before, gone, strict=True) if not g] + seg.calls[-1:]
         drafts.append(_Draft(steps=steps, request=seg.request, anchor=seg.calls[0], side=attempts))
     with_calls = {c.trace_id for c in conv.calls}
     for trace in conv.traces:
@@ -189,10 +198,16 @@ def _drafts(
     return sorted(drafts, key=lambda d: (d.start, d.anchor.trace_id, d.anchor.span_id))
 
 
-def _failed_attempt(call: Span) -> bool:
-    """A model call that failed and answered nothing: an attempt (a client's retry after a
-    rate limit or a timeout), not a step, unless the turn ends on it."""
-    return call.status == "error" and not any(m.parts for m in call.output_messages or ())
+def _failed_attempt(call: Span, after: Span) -> bool:
+    """A model call that failed and either answered nothing or was sent again (the next
+    call of the turn got the same input: what it output never reached the conversation, as
+    a stream cut after a tool call): an attempt (a client's retry after a rate limit, a
+    timeout or a broken stream), not a step, unless the turn ends on it."""
+    if call.status != "error":
+        return False
+    if not any(m.parts for m in call.output_messages or ()):
+        return True
+    return call.input_messages is not None and after.input_messages == call.input_messages
 
 
 def _in_trace(drafts: list[_Draft]) -> dict[str, list[_Draft]]:
@@ -223,14 +238,19 @@ def _turn(
 ) -> Turn:
     members = _members(forest, d, root, exclusive)
     agents = [s for s in members if s.kind is SpanKind.AGENT]
-    final, pending = _final_answer(d, agents if exclusive else [])
+    ended = exclusive and forest.missing_parent(d.anchor) is None  # the whole run arrived
+    final, pending = _final_answer(d, agents if exclusive else [], ended)
     answering = len(d.steps) - 1 if _answers_by_tool(d) else None
     calls = tuple(
         c for _, _, c in build_calls(d.requested, unclaimed, d.steps)
         if not (c.step == answering and c.name in FINAL_ANSWER_TOOLS)
     )
     own_agents = agents if exclusive else []  # a shared root may have failed in another turn
-    status, error = _status(forest, d, root if exclusive else None, own_agents, final, pending)
+    last = len(d.steps) - 1
+    ran = any(c.step == last and c.status != "no_result" for c in calls)
+    status, error = _status(
+        forest, d, root if exclusive else None, own_agents, final, pending and not ran, pending
+    )
     tools, source = _tools(d.steps, agents, members, calls)
     model_calls = d.steps + d.side
     request = _request(d, own_agents)
@@ -336,8 +356,10 @@ def _members(forest: Forest, d: _Draft, root: Span, exclusive: bool) -> list[Spa
     return sorted(unique, key=lambda s: (len(forest.ancestors(s)), s.start_unix_nano, s.span_id))
 
 
-def _final_answer(d: _Draft, agents: list[Span]) -> tuple[str | None, bool]:
+def _final_answer(d: _Draft, agents: list[Span], ended: bool) -> tuple[str | None, bool]:
     """(final answer, whether a tool call is still pending)."""
+    if ended and (handed := _sub_agent_answer(d, agents)) is not None:
+        return handed, False
     last = d.steps[-1].output_messages if d.steps else None
     if last is None:
         last = next((a.output_messages for a in agents if a.output_messages is not None), None)
@@ -355,6 +377,34 @@ def _final_answer(d: _Draft, agents: list[Span]) -> tuple[str | None, bool]:
     return (text if text.strip() else None), False
 
 
+def _sub_agent_answer(d: _Draft, agents: list[Span]) -> str | None:
+    """The answer of a sub-agent run that was the last thing the turn did: the latest
+    sub-agent model call (below a tool span or a delegated run) started after the turn's
+    last step, and gave text with no pending tool call. It is the last model output of the
+    run (DESIGN §3), so what the user got back, as when an agent tool returns directly
+    (OpenAI Agents `tool_use_behavior="stop_on_first_tool"`, LangChain `return_direct`) or
+    a delegation is the run's last step; unless the run's outermost agent span recorded
+    the outer call's text as its output (a check run after the answer, not the answer)."""
+    if not d.steps or not agents:
+        return None
+    last = d.steps[-1]
+    later = [s for s in d.side if s.start_unix_nano > last.start_unix_nano]
+    if not later:
+        return None
+    out = max(later, key=lambda s: (s.end_unix_nano, s.start_unix_nano)).output_messages or ()
+    if any(m.tool_calls for m in out):
+        return None
+    text = "".join(m.text for m in out if m.role == "assistant")
+    if not text.strip():
+        return None
+    given = agents[0].output_messages
+    said = "".join(m.text for m in given or () if m.role == "assistant").strip()
+    outer = "".join(m.text for m in last.output_messages or () if m.role == "assistant")
+    if said and said == outer.strip() and said != text.strip():
+        return None
+    return text
+
+
 def _answers_by_tool(d: _Draft) -> bool:
     """The turn's last model call answers through a final-answer tool (calls rule 4)."""
     last = d.steps[-1].output_messages if d.steps else None
@@ -367,8 +417,10 @@ def _status(
     root: Span | None,
     agents: list[Span],
     final: str | None,
+    stalled: bool,
     pending: bool,
 ) -> tuple[str, str | None]:
+    """`stalled`: the last model call requested tools none of which ran or answered."""
     run = [s for s in [root, *agents] if s is not None and s.status == "error"]
     if final is not None and not run:
         return "ok", None
@@ -380,8 +432,11 @@ def _status(
     missing = next((p for p in (forest.missing_parent(s) for s in [d.anchor, *d.steps]) if p), None)
     if missing is not None:
         return "incomplete", f"parent span {missing} never arrived"
-    if pending and agents:  # the run's span ended and arrived: nothing is missing after it
-        return "incomplete", "the run ended on a model call that requested tools (a step limit?)"
+    if pending and agents:  # the run's span ended and arrived
+        # Its tools never ran: nothing is missing, the run stopped there (a step limit) and
+        # failed to answer. Tools that ran with no later call: that call may arrive late.
+        return ("error" if stalled else "incomplete",
+                "the run ended on a model call that requested tools (a step limit?)")
     if pending:
         return "incomplete", "the last model call requested tools and no later model call arrived"
     return "incomplete", "no final answer was captured"

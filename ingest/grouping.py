@@ -27,6 +27,18 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
    where a call falls in another agent-run trace (a trace with an agent span) than the
    previous one: agent frameworks give one trace per run, even when they replay no history.
    A call whose input was not captured stays in the current turn.
+5. **Orchestrated runs.** A call's newest user message is the request of the run it works
+   for, unless a span above it that is not a model call (the orchestration's own span, or
+   the agent run's) was given a genuine user message whose text the call's contains and
+   differs from: then the orchestrator built the call's prompt from that request, and the
+   outermost such span's message is the call's request for rule 4. Node agents of a
+   multi-agent orchestration each get a built prompt (strands-agents/sdk-python
+   `multiagent/swarm.py` `_build_node_input`: `Context:` ... `User Request: <task>`;
+   `multiagent/graph.py`: the task, or `Original Task: <task>` and the previous nodes'
+   outputs), below the orchestration's span that holds the task as its user message
+   (`telemetry/tracer.py` `start_multiagent_span`: `invoke_swarm` / `invoke_graph`): one
+   turn, not one per node. A span given another request (a later turn's agent run) does
+   not contain it, so it stays apart.
 """
 
 from __future__ import annotations
@@ -279,8 +291,9 @@ class Segment:
 
 def segment_turns(forest: Forest, calls: Sequence[Span]) -> list[Segment]:
     segments: list[Segment] = []
+    asked: dict[SpanKey, tuple[int, Message] | None] = {}  # span -> its newest user message
     for call in calls:
-        newest = newest_user(call.input_messages)
+        newest = _request_of(forest, call, asked)
         cur = segments[-1] if segments else None
         if cur is None or _starts_turn(cur, call, newest, forest.agent_traces):
             count, msg = newest if newest else (0, None)
@@ -292,6 +305,29 @@ def segment_turns(forest: Forest, calls: Sequence[Span]) -> list[Segment]:
             cur.user_count, cur.request = newest
             cur.text = cur.request.text.strip()
     return segments
+
+
+def _request_of(
+    forest: Forest, call: Span, asked: dict[SpanKey, tuple[int, Message] | None]
+) -> tuple[int, Message] | None:
+    """The call's newest genuine user message, or the request its prompt was built from
+    (rule 5): the outermost non-model span above it whose own user message the call's
+    contains."""
+    newest = newest_user(call.input_messages)
+    if newest is None:
+        return None
+    own = newest[1].text.strip()
+    for outer in reversed(forest.ancestors(call)):
+        if outer.kind is SpanKind.LLM or outer.input_messages is None:
+            continue
+        k = key_of(outer)
+        if k not in asked:
+            asked[k] = newest_user(outer.input_messages)
+        given = asked[k]
+        text = given[1].text.strip() if given else ""
+        if text and text != own and text in own:
+            return given
+    return newest
 
 
 def _starts_turn(

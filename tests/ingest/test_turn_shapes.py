@@ -469,9 +469,10 @@ def test_turns_in_traces_of_their_own_chain_by_history(tmp_path: Path) -> None:
 # --- a run stopped before its answer ----------------------------------------------------
 
 
-def test_a_run_stopped_on_a_call_never_executed_is_incomplete(tmp_path: Path) -> None:
+def test_a_run_stopped_on_a_call_never_executed_failed(tmp_path: Path) -> None:
     """A step limit hit: the last model call asks for a tool, no tool runs, the agent span
-    ends. No answer, the call without result, and the error says the run ended there."""
+    ends. Every span arrived and the run gave no answer: the turn failed (`incomplete`
+    means spans missing), the call without result, and the error says the run ended there."""
 
     def record(r: Any) -> None:
         with agent(r, "helper"):
@@ -483,7 +484,7 @@ def test_a_run_stopped_on_a_call_never_executed_is_incomplete(tmp_path: Path) ->
                  [asks(("c2", "get_weather", ROME))])
 
     [turn] = turns_of(record, tmp_path)
-    assert (turn.request, turn.final_answer, turn.status) == (Q1, None, "incomplete")
+    assert (turn.request, turn.final_answer, turn.status) == (Q1, None, "error")
     assert turn.error == "the run ended on a model call that requested tools (a step limit?)"
     assert [(c.name, c.status, c.step) for c in turn.calls] == [
         ("get_weather", "ok", 0), ("get_weather", "no_result", 1)]
