@@ -38,7 +38,9 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
    outputs), below the orchestration's span that holds the task as its user message
    (`telemetry/tracer.py` `start_multiagent_span`: `invoke_swarm` / `invoke_graph`): one
    turn, not one per node. A span given another request (a later turn's agent run) does
-   not contain it, so it stays apart.
+   not contain it, so it stays apart; nor does a request the call's input holds as an
+   earlier user message of its own (a session's first turn, on the span around the
+   session: the call continues that conversation, it was not built from it).
 """
 
 from __future__ import annotations
@@ -325,9 +327,18 @@ def _request_of(
             asked[k] = newest_user(outer.input_messages)
         given = asked[k]
         text = given[1].text.strip() if given else ""
-        if text and text != own and text in own:
+        if text and text != own and text in own and not _said_before(call, newest[1], text):
             return given
     return newest
+
+
+def _said_before(call: Span, newest: Message, text: str) -> bool:
+    """Whether the user said `text` earlier in the call's input: then it was a turn of the
+    conversation the call continues, not a task the call's prompt was built from."""
+    return any(
+        m is not newest and m.role == "user" and m.text.strip() == text
+        for m in call.input_messages or ()
+    )
 
 
 def _starts_turn(

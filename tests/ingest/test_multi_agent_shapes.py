@@ -262,6 +262,22 @@ def test_a_node_prompt_not_built_from_the_request_stays_its_own(tmp_path: Path) 
     assert [x.request for x in (first, second)] == [Q1, Q2]
 
 
+def test_a_later_turn_quoting_the_first_turn_stays_its_own(tmp_path: Path) -> None:
+    """A chat loop's agent span holds the session's first message; a later message that
+    quotes it ("Hello" in "Hello again, ...") continues the conversation, where the first
+    message is a turn of its own: the later call was not built from it."""
+    first_q, later_q = "Hello", "Hello again, what is 2+2?"
+
+    def record(r: Any) -> None:
+        with agent(r, "helper", **{"gen_ai.input.messages": _j([user(first_q)])}):
+            chat(r, [user(first_q)], [said("Hi! How can I help?")])
+            chat(r, [user(first_q), said("Hi! How can I help?"), user(later_q)], [said("4")])
+
+    first, second = turns_of(record, tmp_path)
+    assert [(x.request, x.final_answer) for x in (first, second)] == [
+        (first_q, "Hi! How can I help?"), (later_q, "4")]
+
+
 def test_langgraph_supervisor_hands_the_same_messages_to_the_worker(tmp_path: Path) -> None:
     """langgraph-supervisor (`create_supervisor`): the supervisor calls `transfer_to_<agent>`,
     the worker runs on the same message state (the user's message, the transfer and its
