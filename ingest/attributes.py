@@ -140,6 +140,18 @@ LOGFIRE_EVENTS: Final = "events"  # Responses API: input and output items as mes
 LOGFIRE_STREAM_LOG: Final = "streaming response from "  # the name every stream's answer has
 LOGFIRE_ANTHROPIC_SPAN: Final = "Message with "  # Anthropic's span name (its message template)
 PYDANTIC_AI_MODEL_NAME: Final = "model_name"  # on agent-run spans
+# Logfire's OpenAI Agents SDK spans (`logfire.instrument_openai_agents()`): the SDK's span
+# data as attributes, pydantic/logfire `logfire/_internal/integrations/openai_agents.py`.
+LOGFIRE_AGENTS_SDK_SPAN_TYPE: Final = "sdk_span_type"  # task and turn spans (0.14+)
+LOGFIRE_AGENTS_NAME: Final = "name"  # the agent's, the function's, the guardrail's
+LOGFIRE_AGENTS_AGENT_NAME: Final = "agent_name"  # turn spans
+LOGFIRE_AGENTS_TOOLS: Final = "tools"  # agent spans: the tool names
+LOGFIRE_AGENTS_GROUP_ID: Final = "group_id"  # trace spans: the run's group (conversation)
+LOGFIRE_AGENTS_ERROR: Final = "error"  # the SDK's span error {message, data}
+LOGFIRE_AGENTS_INPUT: Final = "input"  # function arguments (JSON text); generation messages
+LOGFIRE_AGENTS_OUTPUT: Final = "output"  # function result; generation output messages
+LOGFIRE_AGENTS_RAW_INPUT: Final = "raw_input"  # Responses API input items as sent
+LOGFIRE_AGENTS_RESPONSE: Final = "response"  # the Responses API `Response`, dumped whole
 STRANDS_TOOL_JSON_SCHEMA: Final = "gen_ai.tool.json_schema"
 MLFLOW_SPAN_TYPE: Final = "mlflow.spanType"
 MLFLOW_SPAN_INPUTS: Final = "mlflow.spanInputs"

@@ -1,0 +1,428 @@
+"""The OpenAI Agents SDK (openai/openai-agents-python) through the bridges that bring its
+traces to OTel files, recorded with the real OTel SDK (the convention fixtures' `Recorder`)
+in the shapes each bridge writes:
+
+- Logfire's `logfire.instrument_openai_agents()` (pydantic/logfire
+  `logfire/_internal/integrations/openai_agents.py`, read at 4.41, and the snapshots in
+  `tests/otel_integrations/test_openai_agents.py`): one Logfire span per SDK span, named by
+  its message template, every span-data field an attribute (dicts and lists as JSON text
+  declared in `logfire.json_schema`). `instrument_openai()` adds nothing under them: it
+  skips a request made inside the agent's own model span (`is_current_agent_span` in
+  `llm_providers/openai.py`).
+- OpenInference's `openinference-instrumentation-openai-agents` (Arize-ai/openinference
+  `python/.../openai_agents/_processor.py`, 1.x and 2.0).
+
+Each test pins the assembled turn: request, tools with schemas, calls with arguments and
+results, handoffs, final answer, agent name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+
+from tests.ingest.test_stack_forms import turns_of
+from turnscore.ingest.turn import Turn
+
+Q = "What is the weather in Paris? Then hand off to the reporter."
+ANSWER = "Reporter here: it is 18 C and cloudy in Paris."
+TRIAGE_SYSTEM = "You triage weather questions."
+REPORTER_SYSTEM = "You write the weather report."
+PARIS = {"city": "Paris"}
+PARIS_OUT = "18 C, cloudy"
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"],
+          "additionalProperties": False}
+TOOL = {"type": "function", "name": "get_weather", "description": "Weather for a city.",
+        "parameters": SCHEMA, "strict": True}
+HANDOFF_TOOL = {"type": "function", "name": "transfer_to_reporter",
+                "description": "Handoff to the reporter agent.",
+                "parameters": {"type": "object", "properties": {}, "required": [],
+                               "additionalProperties": False}, "strict": True}
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value)
+
+
+# --- Logfire `instrument_openai_agents()` -------------------------------------------------
+
+
+def _logfire(template: str, values: dict[str, Any], message: str | None = None,
+             level: int | None = None) -> dict[str, Any]:
+    """Attributes as Logfire writes them: dicts and lists JSON text declared in the JSON
+    schema, None as 'null', the template as span name and `logfire.msg_template`."""
+    attrs: dict[str, Any] = {"logfire.msg_template": template, "logfire.msg": message or template,
+                             "logfire.span_type": "span"}
+    schema: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, dict | list):
+            attrs[key] = _j(value)
+            schema[key] = {"type": "object" if isinstance(value, dict) else "array"}
+        elif value is None:
+            attrs[key] = "null"
+            schema[key] = {"type": "null"}
+        else:
+            attrs[key] = value
+    if schema:
+        attrs["logfire.json_schema"] = _j({"type": "object", "properties": schema})
+    if level is not None:
+        attrs["logfire.level_num"] = level
+    return attrs
+
+
+@contextmanager
+def lf_trace(r: Any, name: str = "Agent workflow") -> Iterator[None]:
+    with r.span("OpenAI Agents trace: {name}", _logfire("OpenAI Agents trace: {name}", {
+            "name": name, "group_id": None, "metadata": None, "tracing": None,
+            "agent_trace_id": "trace_0123"}, f"OpenAI Agents trace: {name}")), \
+        r.span(f"Task: {name}", _logfire(f"Task: {name}", {
+            "type": "custom", "name": name, "sdk_span_type": "task",
+            "usage": {"input_tokens": 0, "output_tokens": 0}, "gen_ai.system": "openai"})):
+        yield
+
+
+@contextmanager
+def lf_agent(r: Any, name: str, tools: list[str], handoffs: list[str], turn: int = 1
+             ) -> Iterator[None]:
+    """`Agent run: {name!r}` and, from openai-agents 0.14, `Turn {turn} for agent X`."""
+    with r.span("Agent run: {name!r}", _logfire("Agent run: {name!r}", {
+            "name": name, "handoffs": handoffs, "tools": tools, "output_type": "str",
+            "gen_ai.system": "openai"}, f"Agent run: {name!r}")), \
+        r.span(f"Turn {{turn}} for agent {name}", _logfire(f"Turn {{turn}} for agent {name}", {
+            "type": "custom", "name": "turn", "sdk_span_type": "turn", "turn": turn,
+            "agent_name": name, "usage": {"input_tokens": 0, "output_tokens": 0},
+            "gen_ai.system": "openai"})):
+        yield
+
+
+def _call_item(cid: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"arguments": _j(args), "call_id": cid, "name": name, "type": "function_call",
+            "id": f"fc_{cid}", "status": "completed"}
+
+
+def _output_item(cid: str, output: str) -> dict[str, Any]:
+    return {"call_id": cid, "output": output, "type": "function_call_output"}
+
+
+def _message_item(text: str) -> dict[str, Any]:
+    return {"id": "msg_1", "content": [{"annotations": [], "text": text, "type": "output_text",
+                                       "logprobs": []}],
+            "role": "assistant", "status": "completed", "type": "message"}
+
+
+def _events(instructions: str | None, items: list[dict[str, Any]],
+            outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Logfire's `inputs_to_events` + `responses_output_events`: one event per input item
+    (per content part), then the output items, all role assistant."""
+    names: dict[str, str] = {}
+    events: list[dict[str, Any]] = []
+    if instructions:
+        events.append({"event.name": "gen_ai.system.message", "content": instructions,
+                       "role": "system"})
+
+    def one(item: dict[str, Any]) -> list[dict[str, Any]]:
+        if item.get("role") and item.get("type") in (None, "message"):
+            role = item["role"]
+            content = item["content"]
+            if isinstance(content, str):
+                return [{"event.name": f"gen_ai.{role}.message", "content": content,
+                         "role": role}]
+            return [{"event.name": f"gen_ai.{role}.message", "content": c["text"], "role": role}
+                    for c in content]
+        if item["type"] == "function_call":
+            names[item["call_id"]] = item["name"]
+            return [{"event.name": "gen_ai.assistant.message", "role": "assistant",
+                     "tool_calls": [{"id": item["call_id"], "type": "function", "function": {
+                         "name": item["name"], "arguments": item["arguments"]}}]}]
+        if item["type"] == "function_call_output":
+            return [{"event.name": "gen_ai.tool.message", "role": "tool", "id": item["call_id"],
+                     "content": item["output"], "name": names.get(item["call_id"], "unknown")}]
+        return [{"event.name": "gen_ai.unknown", "role": item.get("role", "unknown"),
+                 "content": f"{item['type']}\n\nSee JSON for details", "data": item}]
+
+    for item in items:
+        events += one(item)
+    for item in outputs:
+        events += [{**e, "role": "assistant"} for e in one(item)]
+    return events
+
+
+def _response(rid: str, instructions: str | None, outputs: list[dict[str, Any]],
+              tools: list[dict[str, Any]], tokens: tuple[int, int]) -> dict[str, Any]:
+    """An OpenAI `Response`, dumped whole as Logfire dumps it (abridged to what matters)."""
+    return {"id": rid, "created_at": 1741608000.0, "instructions": instructions,
+            "model": "gpt-4o-2024-08-06", "object": "response", "output": outputs,
+            "parallel_tool_calls": True, "temperature": 1.0, "tool_choice": "auto",
+            "tools": tools, "top_p": 1.0, "status": "completed",
+            "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1],
+                      "total_tokens": sum(tokens),
+                      "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
+RESPONSES = "Responses API with {gen_ai.request.model!r}"
+
+
+def lf_responses(r: Any, rid: str, instructions: str | None, items: list[dict[str, Any]],
+                 outputs: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 tokens: tuple[int, int] = (100, 10)) -> None:
+    """The SDK's response span as Logfire writes it (`attributes_from_span_data` for a
+    `ResponseSpanData`, plus `get_magic_response_attributes`)."""
+    with r.span(RESPONSES, _logfire(RESPONSES, {
+        "gen_ai.request.model": "gpt-4o", "model_settings": {"temperature": None},
+        "response_id": rid, "usage": {"requests": 1, "input_tokens": tokens[0],
+                                      "output_tokens": tokens[1]},
+        "gen_ai.response.model": "gpt-4o-2024-08-06",
+        "response": _response(rid, instructions, outputs, tools, tokens),
+        "gen_ai.system": "openai", "gen_ai.operation.name": "chat",
+        "raw_input": items, "events": _events(instructions, items, outputs),
+        "gen_ai.usage.input_tokens": tokens[0], "gen_ai.usage.output_tokens": tokens[1],
+    }, "Responses API with 'gpt-4o'")):
+        pass
+
+
+def lf_function(r: Any, name: str, args: dict[str, Any], output: Any,
+                error: dict[str, Any] | None = None) -> None:
+    values: dict[str, Any] = {"name": name, "input": _j(args), "mcp_data": None,
+                              "gen_ai.system": "openai", "output": output}
+    events: list[tuple[str, dict[str, Any]]] = []
+    if error is not None:
+        values["error"] = error
+        events = [("exception", {"exception.type": "RuntimeError",
+                                 "exception.message": error["data"]["error"],
+                                 "exception.escaped": "False"})]
+    with r.span("Function: {name}", _logfire("Function: {name}", values, f"Function: {name}",
+                                             17 if error else None), events):
+        pass
+
+
+def lf_handoff(r: Any, source: str, target: str) -> None:
+    template = "Handoff: {from_agent} → {to_agent}"
+    with r.span(template, _logfire(template, {"from_agent": source, "to_agent": target,
+                                              "gen_ai.system": "openai"})):
+        pass
+
+
+def lf_guardrail(r: Any, name: str, triggered: bool) -> None:
+    template = "Guardrail {name!r} {triggered=}"
+    with r.span(template, _logfire(template, {"name": name, "triggered": triggered,
+                                              "gen_ai.system": "openai"})):
+        pass
+
+
+USER = {"content": Q, "role": "user"}
+CALL = _call_item("call_w", "get_weather", PARIS)
+HANDOFF = _call_item("call_h", "transfer_to_reporter", {})
+HANDED = [USER, CALL, HANDOFF, _output_item("call_w", PARIS_OUT),
+          _output_item("call_h", _j({"assistant": "reporter"}))]
+
+
+def lf_handoff_run(r: Any) -> None:
+    """`test_responses` in Logfire's tests, with a tool taking arguments: triage calls
+    get_weather and the handoff in one response; the reporter answers."""
+    with lf_trace(r):
+        with lf_agent(r, "triage", ["get_weather"], ["reporter"]):
+            lf_responses(r, "resp_1", TRIAGE_SYSTEM, [USER], [CALL, HANDOFF],
+                         [TOOL, HANDOFF_TOOL], (60, 30))
+            lf_function(r, "get_weather", PARIS, PARIS_OUT)
+            lf_handoff(r, "triage", "reporter")
+        with lf_agent(r, "reporter", [], [], turn=2):
+            lf_responses(r, "resp_2", REPORTER_SYSTEM, HANDED, [_message_item(ANSWER)], [],
+                         (90, 12))
+
+
+def _handoff_turn(turn: Turn) -> None:
+    assert (turn.request, turn.final_answer, turn.status) == (Q, ANSWER, "ok")
+    assert [(c.name, c.call_id, json.loads(c.arguments or "null"), c.result, c.status, c.step)
+            for c in turn.calls] == [
+        ("get_weather", "call_w", PARIS, PARIS_OUT, "ok", 0),
+        ("transfer_to_reporter", "call_h", {}, _j({"assistant": "reporter"}), "ok", 0)]
+    tools = {t.name: t for t in turn.tools}
+    assert set(tools) == {"get_weather", "transfer_to_reporter"}
+    assert json.loads(tools["get_weather"].parameters or "null") == SCHEMA
+    assert tools["get_weather"].description == "Weather for a city."
+    assert turn.llm_calls == 2
+    assert turn.agent_name == "triage"
+    assert turn.system_instructions == TRIAGE_SYSTEM
+
+
+def test_logfire_responses_handoff_run(tmp_path: Path) -> None:
+    [turn] = turns_of(lf_handoff_run, tmp_path)
+    _handoff_turn(turn)
+    assert (turn.input_tokens, turn.output_tokens) == (150, 42)
+    assert "pydantic-ai" not in turn.convention.split(",")
+    attributes = json.loads(turn.attributes)
+    assert not {"raw_input", "events", "response"} & set(attributes)
+    assert Q not in turn.attributes and ANSWER not in turn.attributes
+
+
+def test_logfire_chat_completions_model(tmp_path: Path) -> None:
+    """`OpenAIChatCompletionsModel` (and LiteLLM): `Chat completion with ...` spans carry
+    the chat messages sent (`input`) and the message returned (`output`); `request_data`
+    joins both for Logfire's UI and is no request. No tool schemas reach the span: the
+    agent span's tool names are the turn's tools."""
+    call = {"id": "call_w", "type": "function",
+            "function": {"name": "get_weather", "arguments": _j(PARIS)}}
+
+    def message(content: str | None, calls: list[dict[str, Any]] | None) -> dict[str, Any]:
+        return {"content": content, "refusal": None, "role": "assistant", "annotations": [],
+                "audio": None, "function_call": None, "tool_calls": calls}
+
+    def generation(r: Any, inputs: list[dict[str, Any]], output: dict[str, Any],
+                   tokens: tuple[int, int]) -> None:
+        template = "Chat completion with {gen_ai.request.model!r}"
+        attrs = _logfire(template, {
+            "input": inputs, "output": [output], "model_config": {"temperature": None},
+            "usage": {"requests": 1, "input_tokens": tokens[0], "output_tokens": tokens[1]},
+            "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o",
+            "gen_ai.response.model": "gpt-4o", "gen_ai.usage.input_tokens": tokens[0],
+            "gen_ai.usage.output_tokens": tokens[1],
+            "request_data": {"messages": [*inputs, output], "model": "gpt-4o"},
+        }, "Chat completion with 'gpt-4o'")
+        attrs["logfire.tags"] = ("LLM",)
+        with r.span(template, attrs):
+            pass
+
+    first = [{"content": TRIAGE_SYSTEM, "role": "system"}, {"role": "user", "content": Q}]
+    second = [*first, {"role": "assistant", "tool_calls": [call]},
+              {"role": "tool", "tool_call_id": "call_w", "content": PARIS_OUT}]
+
+    def record(r: Any) -> None:
+        with lf_trace(r), lf_agent(r, "triage", ["get_weather"], []):
+            generation(r, first, message(None, [call]), (40, 9))
+            lf_function(r, "get_weather", PARIS, PARIS_OUT)
+            generation(r, second, message(ANSWER, None), (60, 12))
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status, turn.llm_calls) == (Q, ANSWER, "ok", 2)
+    assert [(c.name, c.call_id, c.result, c.status) for c in turn.calls] == [
+        ("get_weather", "call_w", PARIS_OUT, "ok")]
+    assert json.loads(turn.calls[0].arguments or "null") == PARIS
+    assert [(t.name, t.parameters) for t in turn.tools] == [("get_weather", None)]
+    assert (turn.system_instructions, turn.agent_name) == (TRIAGE_SYSTEM, "triage")
+    assert (turn.input_tokens, turn.output_tokens) == (100, 21)
+    assert "pydantic-ai" not in turn.convention.split(",")
+
+
+def test_logfire_tool_failure_is_the_calls_error_not_the_turns(tmp_path: Path) -> None:
+    """A tool raising: the SDK sends the model an error text and records a span error
+    `{message, data}`, which Logfire writes as `error` with level error (no error status)
+    and the exception as an event. The call failed; the run went on to its answer."""
+    failed = "An error occurred while running the tool. Please try again. Error: no station"
+    items = [USER, CALL, _output_item("call_w", failed)]
+    sorry = "I could not get the weather for Paris."
+
+    def record(r: Any) -> None:
+        with lf_trace(r), lf_agent(r, "triage", ["get_weather"], []):
+            lf_responses(r, "resp_1", TRIAGE_SYSTEM, [USER], [CALL], [TOOL])
+            lf_function(r, "get_weather", PARIS, failed, error={
+                "message": "Error running tool (non-fatal)",
+                "data": {"tool_name": "get_weather", "error": "no station"}})
+            lf_responses(r, "resp_2", TRIAGE_SYSTEM, items, [_message_item(sorry)], [TOOL])
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (Q, sorry, "ok")
+    [call] = turn.calls
+    assert (call.name, call.result, call.status) == ("get_weather", failed, "error")
+    assert call.error is not None and "no station" in call.error
+
+
+def test_logfire_input_guardrail_tripwire_fails_the_turn(tmp_path: Path) -> None:
+    """An input guardrail trips: the SDK records the error on the turn span (0.14+) and
+    raises; the model call running beside the guardrail may be cut off without output."""
+
+    def record(r: Any) -> None:
+        with lf_trace(r), r.span("Agent run: {name!r}", _logfire("Agent run: {name!r}", {
+                "name": "triage", "handoffs": [], "tools": ["get_weather"],
+                "output_type": "str"})):
+            template = "Turn {turn} for agent triage"
+            with r.span(template, _logfire(template, {
+                    "type": "custom", "name": "turn", "sdk_span_type": "turn", "turn": 1,
+                    "agent_name": "triage", "error": {
+                        "message": "Guardrail tripwire triggered",
+                        "data": {"guardrail": "no_zero"}}}, level=17)):
+                lf_guardrail(r, "no_zero", True)
+                with r.span(RESPONSES, _logfire(RESPONSES, {
+                        "gen_ai.request.model": "gpt-4o", "response_id": None, "usage": None,
+                        "gen_ai.system": "openai", "raw_input": [USER],
+                        "events": _events(None, [USER], [])})):
+                    pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer) == (Q, None)
+    assert turn.status == "error"
+    assert turn.error is not None and "Guardrail tripwire triggered" in turn.error
+
+
+def test_logfire_handoff_with_nested_history(tmp_path: Path) -> None:
+    """`RunConfig(nest_handoff_history=True)` (`src/agents/handoffs/history.py`): the next
+    agent's input is one assistant message summarizing the transcript. Its span's `events`
+    would read that message as part of the answer; the raw input and the response do not."""
+    summary = ("For context, here is the conversation so far between the user and the "
+               "previous agent:\n<CONVERSATION HISTORY>\n"
+               f"1. user: {Q}\n2. function_call: {{...}}\n</CONVERSATION HISTORY>")
+
+    def record(r: Any) -> None:
+        with lf_trace(r):
+            with lf_agent(r, "triage", [], ["reporter"]):
+                lf_responses(r, "resp_1", TRIAGE_SYSTEM, [USER], [HANDOFF], [HANDOFF_TOOL])
+                lf_handoff(r, "triage", "reporter")
+            with lf_agent(r, "reporter", [], [], turn=2):
+                lf_responses(r, "resp_2", REPORTER_SYSTEM,
+                             [{"role": "assistant", "content": summary}],
+                             [_message_item(ANSWER)], [])
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status, turn.llm_calls) == (
+        Q, ANSWER, "ok", 2)
+    assert [c.name for c in turn.calls] == ["transfer_to_reporter"]
+
+
+def test_logfire_two_runs_in_one_trace_are_two_turns_of_the_group(tmp_path: Path) -> None:
+    """`with trace("chat", group_id=...)` around two `Runner.run` calls, the second given
+    `result.to_input_list()` plus the next question (Logfire's `test_responses_simple`):
+    two turns of the conversation the group id names; reasoning items (o-series models)
+    in the output and carried back in the input are no message."""
+    q2 = "And in Rome?"
+    a1, a2 = "18 C in Paris.", "24 C in Rome."
+    reasoning = {"id": "rs_1", "summary": [{"text": "Look it up.", "type": "summary_text"}],
+                 "type": "reasoning", "encrypted_content": None}
+
+    def record(r: Any) -> None:
+        with r.span("OpenAI Agents trace: {name}", _logfire("OpenAI Agents trace: {name}", {
+                "name": "chat", "group_id": "thread-7", "metadata": None, "tracing": None,
+                "agent_trace_id": "trace_1"})):
+            with lf_agent(r, "triage", [], []):
+                lf_responses(r, "resp_1", TRIAGE_SYSTEM, [USER],
+                             [reasoning, _message_item(a1)], [])
+            second = [USER, reasoning, _message_item(a1), {"role": "user", "content": q2}]
+            with lf_agent(r, "triage", [], []):
+                lf_responses(r, "resp_2", TRIAGE_SYSTEM, second, [_message_item(a2)], [])
+
+    turns = turns_of(record, tmp_path)
+    assert [(t.request, t.final_answer, t.status, t.turn_index) for t in turns] == [
+        (Q, a1, "ok", 0), (q2, a2, "ok", 1)]
+    assert {t.conversation_id for t in turns} == {"thread-7"}
+
+
+def test_logfire_structured_tool_output(tmp_path: Path) -> None:
+    """A tool returning a dict: Logfire writes the function span's `output` as JSON text
+    (declared an object); an int stays an int attribute."""
+    out = {"temperature": 18, "conditions": "cloudy"}
+    items = [USER, CALL, _output_item("call_w", str(out))]
+
+    def record(r: Any) -> None:
+        with lf_trace(r), lf_agent(r, "triage", ["get_weather"], []):
+            lf_responses(r, "resp_1", TRIAGE_SYSTEM, [USER], [CALL], [TOOL])
+            lf_function(r, "get_weather", PARIS, out)
+            lf_responses(r, "resp_2", TRIAGE_SYSTEM, items, [_message_item(ANSWER)], [TOOL])
+
+    [turn] = turns_of(record, tmp_path)
+    [call] = turn.calls
+    assert call.status == "ok"
+    assert call.result in (str(out), json.dumps(out, separators=(",", ":")))
+    assert turn.final_answer == ANSWER
