@@ -24,7 +24,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-
 from tests.ingest.test_stack_forms import turns_of
 from turnscore.ingest.turn import Turn
 
