@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.ingest.test_stack_forms import turns_of
 from turnscore.ingest.turn import Turn
 
@@ -234,7 +236,7 @@ def lf_handoff_run(r: Any) -> None:
                          (90, 12))
 
 
-def _handoff_turn(turn: Turn) -> None:
+def _handoff_turn(turn: Turn, agent: str | None = "triage") -> None:
     assert (turn.request, turn.final_answer, turn.status) == (Q, ANSWER, "ok")
     assert [(c.name, c.call_id, json.loads(c.arguments or "null"), c.result, c.status, c.step)
             for c in turn.calls] == [
@@ -245,7 +247,7 @@ def _handoff_turn(turn: Turn) -> None:
     assert json.loads(tools["get_weather"].parameters or "null") == SCHEMA
     assert tools["get_weather"].description == "Weather for a city."
     assert turn.llm_calls == 2
-    assert turn.agent_name == "triage"
+    assert turn.agent_name == agent
     assert turn.system_instructions == TRIAGE_SYSTEM
 
 
@@ -425,3 +427,149 @@ def test_logfire_structured_tool_output(tmp_path: Path) -> None:
     assert call.status == "ok"
     assert call.result in (str(out), json.dumps(out, separators=(",", ":")))
     assert turn.final_answer == ANSWER
+
+
+# --- OpenInference `openinference-instrumentation-openai-agents` -----------------------------
+# Arize-ai/openinference `python/instrumentation/openinference-instrumentation-openai-agents/
+# src/openinference/instrumentation/openai_agents/_processor.py`: 2.0 (Aug 2026) sets
+# `agent.name`, scopes `llm.system` to LLM spans, reads tool schemas onto function spans
+# and records a handoff's agents as its input and output; 1.1 to 1.6 name the agent only in
+# `graph.node.id`; before 1.1 only the span name does.
+
+
+def _oi_input(items: list[dict[str, Any]], instructions: str | None) -> dict[str, Any]:
+    """`_get_attributes_from_input` (items from index 1, the instructions at 0; an item it
+    skips, such as reasoning, leaves its index unused) and `input.value`."""
+    p = "llm.input_messages"
+    out: dict[str, Any] = {"input.value": _j(items), "input.mime_type": "application/json"}
+    if instructions:
+        out[f"{p}.0.message.role"], out[f"{p}.0.message.content"] = "system", instructions
+    for i, item in enumerate(items, 1):
+        m = f"{p}.{i}.message."
+        kind = item.get("type")
+        if kind in (None, "message") and "role" in item:
+            out[m + "role"] = item["role"]
+            if isinstance(item["content"], str):
+                out[m + "content"] = item["content"]
+            else:
+                for k, c in enumerate(item["content"]):
+                    out[f"{m}contents.{k}.message_content.type"] = "text"
+                    out[f"{m}contents.{k}.message_content.text"] = c["text"]
+        elif kind == "function_call":
+            out[m + "role"] = "assistant"
+            out[m + "tool_calls.0.tool_call.id"] = item["call_id"]
+            out[m + "tool_calls.0.tool_call.function.name"] = item["name"]
+            if item["arguments"] != "{}":
+                out[m + "tool_calls.0.tool_call.function.arguments"] = item["arguments"]
+        elif kind == "function_call_output":
+            out[m + "role"] = "tool"
+            out[m + "tool_call_id"] = item["call_id"]
+            out[m + "content"] = item["output"]
+    return out
+
+
+def _oi_output(outputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """`_get_attributes_from_response_output`: a message takes an index of its own, the
+    function calls after it share the next one."""
+    p = "llm.output_messages"
+    out: dict[str, Any] = {}
+    msg, call = 0, 0
+    for item in outputs:
+        if item["type"] == "message":
+            m = f"{p}.{msg}.message."
+            out[m + "role"] = "assistant"
+            for k, c in enumerate(item["content"]):
+                out[f"{m}contents.{k}.message_content.type"] = "text"
+                out[f"{m}contents.{k}.message_content.text"] = c["text"]
+            out[m + "content"] = "\n".join(c["text"] for c in item["content"])
+            msg += 1
+        elif item["type"] == "function_call":
+            m = f"{p}.{msg}.message."
+            out[m + "role"] = "assistant"
+            c = f"{m}tool_calls.{call}.tool_call."
+            out[c + "id"], out[c + "function.name"] = item["call_id"], item["name"]
+            if item["arguments"] != "{}":
+                out[c + "function.arguments"] = item["arguments"]
+            call += 1
+    return out
+
+
+def oi_response(r: Any, instructions: str | None, items: list[dict[str, Any]],
+                outputs: list[dict[str, Any]], tools: list[dict[str, Any]],
+                tokens: tuple[int, int] = (100, 10), legacy: bool = False) -> None:
+    attrs: dict[str, Any] = {
+        "openinference.span.kind": "LLM", "llm.system": "openai",
+        "output.mime_type": "application/json",
+        "output.value": _j(_response("resp", instructions, outputs, tools, tokens)),
+        "llm.token_count.completion": tokens[1], "llm.token_count.prompt": tokens[0],
+        "llm.token_count.total": sum(tokens), "llm.model_name": "gpt-4o-2024-08-06",
+        "llm.invocation_parameters": _j({"model": "gpt-4o-2024-08-06"}),
+        **{f"llm.tools.{i}.tool.json_schema": _j({"type": "function", "function": {
+            k: t[k] for k in ("name", "description", "parameters", "strict")}})
+           for i, t in enumerate(tools)},
+        **_oi_output(outputs), **_oi_input(items, instructions),
+    }
+    with r.span("response", attrs):
+        pass
+
+
+def _kind(kind: str, legacy: bool) -> dict[str, Any]:
+    """1.x put `llm.system` on every span."""
+    return {"openinference.span.kind": kind, **({"llm.system": "openai"} if legacy else {})}
+
+
+@contextmanager
+def oi_agent(r: Any, name: str, version: str, parent: str | None = None) -> Iterator[None]:
+    attrs = _kind("AGENT", version != "2")
+    if version in ("1", "2"):
+        attrs["graph.node.id"] = name
+        if parent:
+            attrs["graph.node.parent_id"] = parent
+    if version == "2":
+        attrs["agent.name"] = name
+    with r.span(name, attrs):
+        yield
+
+
+def oi_function(r: Any, name: str, args: dict[str, Any], output: str, version: str,
+                error: str | None = None) -> None:
+    attrs = {**_kind("TOOL", version != "2"), "tool.name": name, "input.value": _j(args),
+             "input.mime_type": "application/json", "output.value": output}
+    if version == "2":
+        attrs["tool.description"] = "Weather for a city."
+        attrs["tool.parameters"] = _j(SCHEMA)
+    with r.span(name, attrs, error=error):
+        pass
+
+
+def oi_handoff(r: Any, source: str, target: str, version: str) -> None:
+    attrs = _kind("TOOL", version != "2")
+    if version == "2":
+        attrs["input.value"], attrs["output.value"] = source, target
+    with r.span(f"handoff to {target}", attrs):
+        pass
+
+
+def oi_handoff_run(version: str) -> Any:
+    def record(r: Any) -> None:
+        with r.span("Agent workflow", _kind("AGENT", version != "2")):
+            with oi_agent(r, "triage", version):
+                oi_response(r, TRIAGE_SYSTEM, [USER], [CALL, HANDOFF], [TOOL, HANDOFF_TOOL],
+                            (60, 30))
+                oi_function(r, "get_weather", PARIS, PARIS_OUT, version)
+                oi_handoff(r, "triage", "reporter", version)
+            with oi_agent(r, "reporter", version, parent="triage"):
+                oi_response(r, REPORTER_SYSTEM, HANDED, [_message_item(ANSWER)], [], (90, 12))
+    return record
+
+
+@pytest.mark.parametrize("version", ["0", "1", "2"])
+def test_openinference_responses_handoff_run(tmp_path: Path, version: str) -> None:
+    """The run of `test_logfire_responses_handoff_run` through each processor version: the
+    agent named by `agent.name` (2.0) or `graph.node.id` (1.x), not by the root AGENT span
+    named after the trace (nor at all before 1.1); the handoff's TOOL span (2.0: the two
+    agents as input and output) no call of its own."""
+    [turn] = turns_of(oi_handoff_run(version), tmp_path)
+    _handoff_turn(turn, agent=None if version == "0" else "triage")
+    assert (turn.input_tokens, turn.output_tokens) == (150, 42)
+    assert "openinference" in turn.convention
