@@ -143,11 +143,16 @@ def _content_blocks(contents: list[Any], listed: list[dict[str, Any]]) -> list[d
             block = {**call, "type": "tool_call"}
         elif block.get("type") in _CALL_BLOCKS and not any(k in block for k in ("name", "id")):
             continue  # a call part naming nothing: the call is in `tool_calls` or nowhere
+        elif block.get("type") == _REASONING:
+            # The model's reasoning (a Responses reasoning item's summary, openai-agents
+            # `_processor.py`) is no text it said: OTel's reasoning part, not a text block.
+            block = {"type": _REASONING, "content": block.get("text")}
         blocks.append(block)
     return blocks
 
 
 _CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call"})
+_REASONING = "reasoning"
 
 
 def _tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:

@@ -483,6 +483,14 @@ def _oi_output(outputs: list[dict[str, Any]]) -> dict[str, Any]:
                 out[f"{m}contents.{k}.message_content.text"] = c["text"]
             out[m + "content"] = "\n".join(c["text"] for c in item["content"])
             msg += 1
+        elif item["type"] == "reasoning":
+            m = f"{p}.{msg}.message."
+            out[m + "role"] = "assistant"
+            out[m + "contents.0.message_content.type"] = "reasoning"
+            out[m + "contents.0.message_content.text"] = "\n\n".join(
+                x["text"] for x in item["summary"])
+            out[m + "contents.0.message_content.id"] = item["id"]
+            msg += 1
         elif item["type"] == "function_call":
             m = f"{p}.{msg}.message."
             out[m + "role"] = "assistant"
@@ -573,3 +581,119 @@ def test_openinference_responses_handoff_run(tmp_path: Path, version: str) -> No
     _handoff_turn(turn, agent=None if version == "0" else "triage")
     assert (turn.input_tokens, turn.output_tokens) == (150, 42)
     assert "openinference" in turn.convention
+
+
+REASONING = {"id": "rs_1", "summary": [{"text": "Look the weather up.", "type": "summary_text"}],
+             "type": "reasoning", "encrypted_content": None}
+
+
+def test_openinference_reasoning_is_no_answer_text(tmp_path: Path) -> None:
+    """A reasoning model: the processor writes a reasoning item as an output message of its
+    own whose content block is of type `reasoning` (the summary as its text), and skips it
+    in the next input, leaving its index unused. The summary is not the answer."""
+
+    def record(r: Any) -> None:
+        with r.span("Agent workflow", _kind("AGENT", False)), oi_agent(r, "triage", "2"):
+            oi_response(r, TRIAGE_SYSTEM, [USER], [REASONING, CALL], [TOOL])
+            oi_function(r, "get_weather", PARIS, PARIS_OUT, "2")
+            items = [USER, REASONING, CALL, _output_item("call_w", PARIS_OUT)]
+            oi_response(r, TRIAGE_SYSTEM, items, [REASONING, _message_item(ANSWER)], [TOOL])
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status, turn.llm_calls) == (Q, ANSWER, "ok", 2)
+    assert [(c.name, c.call_id, c.result) for c in turn.calls] == [
+        ("get_weather", "call_w", PARIS_OUT)]
+
+
+def _oi_chat(prefix: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """`_get_attributes_from_chat_completions_message_dicts`: the tool-call index runs on
+    across the messages of one list instead of restarting at each."""
+    out: dict[str, Any] = {}
+    call = 0
+    for i, m in enumerate(messages):
+        p = f"{prefix}.{i}.message."
+        out[p + "role"] = m["role"]
+        if m.get("content"):
+            out[p + "content"] = m["content"]
+        if "tool_call_id" in m:
+            out[p + "tool_call_id"] = m["tool_call_id"]
+        for tc in m.get("tool_calls") or ():
+            q = f"{p}tool_calls.{call}.tool_call."
+            out[q + "id"], out[q + "function.name"] = tc["id"], tc["function"]["name"]
+            if tc["function"]["arguments"] != "{}":
+                out[q + "function.arguments"] = tc["function"]["arguments"]
+            call += 1
+    return out
+
+
+def oi_generation(r: Any, inputs: list[dict[str, Any]], output: dict[str, Any],
+                  tokens: tuple[int, int], version: str) -> None:
+    attrs = {**_kind("LLM", True), "llm.model_name": "gpt-4o",
+             "llm.invocation_parameters": _j({"temperature": 0.2}),
+             "input.value": _j(inputs), "input.mime_type": "application/json",
+             "output.value": _j([output]), "output.mime_type": "application/json",
+             **_oi_chat("llm.input_messages", inputs), **_oi_chat("llm.output_messages", [output]),
+             "llm.token_count.prompt": tokens[0], "llm.token_count.completion": tokens[1]}
+    with r.span("generation", attrs):
+        pass
+
+
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_openinference_chat_completions_model_two_rounds(tmp_path: Path, version: str) -> None:
+    """`OpenAIChatCompletionsModel`: LLM spans from the generation span data (chat messages,
+    no tool definitions). Two rounds of calls, so the second assistant message's call sits
+    at tool-call index 1. Tool schemas only from 2.0's function spans (`tool.parameters`)."""
+    rome = {"city": "Rome"}
+
+    def call(cid: str, args: dict[str, Any]) -> dict[str, Any]:
+        return {"id": cid, "type": "function",
+                "function": {"name": "get_weather", "arguments": _j(args)}}
+
+    def asks(c: dict[str, Any]) -> dict[str, Any]:
+        return {"role": "assistant", "content": None, "tool_calls": [c]}
+
+    h1 = [{"role": "system", "content": TRIAGE_SYSTEM}, {"role": "user", "content": Q}]
+    h2 = [*h1, asks(call("c1", PARIS)),
+          {"role": "tool", "tool_call_id": "c1", "content": PARIS_OUT}]
+    h3 = [*h2, asks(call("c2", rome)), {"role": "tool", "tool_call_id": "c2", "content": "24 C"}]
+
+    def record(r: Any) -> None:
+        with r.span("Agent workflow", _kind("AGENT", version != "2")), \
+                oi_agent(r, "triage", version):
+            oi_generation(r, h1, asks(call("c1", PARIS)), (40, 9), version)
+            oi_function(r, "get_weather", PARIS, PARIS_OUT, version)
+            oi_generation(r, h2, asks(call("c2", rome)), (60, 9), version)
+            oi_function(r, "get_weather", rome, "24 C", version)
+            oi_generation(r, h3, {"role": "assistant", "content": ANSWER}, (80, 12), version)
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status, turn.llm_calls) == (Q, ANSWER, "ok", 3)
+    assert [(c.name, c.call_id, json.loads(c.arguments or "null"), c.result, c.step)
+            for c in turn.calls] == [("get_weather", "c1", PARIS, PARIS_OUT, 0),
+                                     ("get_weather", "c2", rome, "24 C", 1)]
+    [tool] = turn.tools
+    if version == "2":
+        assert (tool.description, json.loads(tool.parameters or "null")) == (
+            "Weather for a city.", SCHEMA)
+    assert (turn.agent_name, turn.system_instructions) == ("triage", TRIAGE_SYSTEM)
+
+
+def test_openinference_tool_failure(tmp_path: Path) -> None:
+    """A tool raising: the function span's status is ERROR with the SDK's span error as
+    description; the model gets the error text and answers."""
+    failed = "An error occurred while running the tool. Please try again. Error: no station"
+    sorry = "I could not get the weather for Paris."
+
+    def record(r: Any) -> None:
+        with r.span("Agent workflow", _kind("AGENT", False)), oi_agent(r, "triage", "2"):
+            oi_response(r, TRIAGE_SYSTEM, [USER], [CALL], [TOOL])
+            oi_function(r, "get_weather", PARIS, failed, "2", error=(
+                "Error running tool (non-fatal): {'tool_name': 'get_weather', "
+                "'error': 'no station'}"))
+            oi_response(r, TRIAGE_SYSTEM, [USER, CALL, _output_item("call_w", failed)],
+                        [_message_item(sorry)], [TOOL])
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.final_answer, turn.status) == (sorry, "ok")
+    [call] = turn.calls
+    assert (call.name, call.result, call.status) == ("get_weather", failed, "error")
