@@ -697,3 +697,64 @@ def test_openinference_tool_failure(tmp_path: Path) -> None:
     assert (turn.final_answer, turn.status) == (sorry, "ok")
     [call] = turn.calls
     assert (call.name, call.result, call.status) == ("get_weather", failed, "error")
+
+
+# --- Logfire `instrument_claude_agent_sdk()` ---------------------------------------------------
+# pydantic/logfire `logfire/_internal/integrations/claude_agent_sdk.py` and the snapshot of
+# `test_tool_use_conversation_cassette`: OTel GenAI attributes (JSON text, declared in
+# `logfire.json_schema`) on `invoke_agent` > `chat` / `execute_tool <name>` siblings; usage
+# per chat span only as `gen_ai.usage.partial.*` (the message's, not the call's), the
+# totals on `invoke_agent`.
+
+
+def test_logfire_claude_agent_sdk_tool_use(tmp_path: Path) -> None:
+    listing = {"stdout": "README.md\nsrc", "stderr": "", "interrupted": False,
+               "isImage": False, "noOutputExpected": False}
+    args = {"command": "ls", "description": "List files in current directory"}
+    user = {"role": "user", "parts": [{"type": "text", "content": "List the files"}]}
+    asks = {"role": "assistant", "parts": [
+        {"type": "reasoning", "content": "Let me list the files."},
+        {"type": "tool_call", "id": "toolu_1", "name": "Bash", "arguments": args}]}
+    result = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "toolu_1",
+                                         "name": "Bash", "response": listing}]}
+    answer = "There are two entries: README.md and src."
+    system = [{"type": "text", "content": "Be helpful"}]
+    common = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+              "gen_ai.system": "anthropic", "gen_ai.system_instructions": system,
+              "gen_ai.request.model": "claude-sonnet-4-6",
+              "gen_ai.response.model": "claude-sonnet-4-6"}
+
+    def record(r: Any) -> None:
+        with r.span("invoke_agent", _logfire("invoke_agent", {
+                "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "anthropic",
+                "gen_ai.system": "anthropic", "gen_ai.system_instructions": system,
+                "gen_ai.input.messages": [user], "gen_ai.usage.input_tokens": 18872,
+                "gen_ai.usage.output_tokens": 415, "gen_ai.conversation.id": "sess-1",
+                "num_turns": 2, "gen_ai.request.model": "claude-sonnet-4-6"})):
+            with r.span("chat claude-sonnet-4-6", _logfire("chat", {
+                    **common, "gen_ai.input.messages": [user], "gen_ai.output.messages": [asks],
+                    "gen_ai.usage.partial.input_tokens": 9343,
+                    "gen_ai.usage.partial.output_tokens": 0}, "chat claude-sonnet-4-6")):
+                pass
+            with r.span("execute_tool Bash", _logfire("execute_tool Bash", {
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "Bash",
+                    "gen_ai.tool.call.id": "toolu_1", "gen_ai.tool.call.arguments": args,
+                    "gen_ai.tool.call.result": listing})):
+                pass
+            with r.span("chat claude-sonnet-4-6", _logfire("chat", {
+                    **common, "gen_ai.input.messages": [user, asks, result],
+                    "gen_ai.output.messages": [{"role": "assistant", "parts": [
+                        {"type": "text", "content": answer}]}],
+                    "gen_ai.usage.partial.input_tokens": 9529,
+                    "gen_ai.usage.partial.output_tokens": 1}, "chat claude-sonnet-4-6")):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status, turn.llm_calls) == (
+        "List the files", answer, "ok", 2)
+    [call] = turn.calls
+    assert (call.name, call.call_id, json.loads(call.arguments or "null"), call.status) == (
+        "Bash", "toolu_1", args, "ok")
+    assert json.loads(call.result or "null") == listing
+    assert (turn.system_instructions, turn.conversation_id) == ("Be helpful", "sess-1")
+    assert turn.tools_source == "inferred"  # Claude Code's tools are declared nowhere
