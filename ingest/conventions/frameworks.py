@@ -16,6 +16,13 @@ chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
   Logfire's `gen_ai.*` attributes (4.19+; messages only with `version='latest'`) are
   `otel_genai`'s. Under Pydantic AI's chat span the request span is the same call
   (`turnscore.ingest.calls`, rule 2).
+- Logfire's OpenAI Agents SDK bridge (`logfire.instrument_openai_agents()`), told by its
+  message templates: `Responses API` spans (input items in `raw_input`, the `Response`
+  with output, instructions and tools in `response`), `Chat completion` spans (`input`
+  and `output` messages; their `request_data` joins both), `Function:` spans (arguments
+  and result), `Agent run:` and `Turn ... for agent` spans (agent name, tool names, the
+  SDK's span `error`), the trace span (`group_id` as conversation). Logfire's
+  `instrument_claude_agent_sdk()` writes OTel GenAI attributes: `otel_genai`'s.
 - Strands: per-called-tool `gen_ai.tool.json_schema`, tool names in `gen_ai.agent.tools`.
 - MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`.
 - Google ADK: Gemini request/response JSON in `gcp.vertex.agent.llm_request/llm_response`,
@@ -295,7 +302,7 @@ _AGENTS_TEMPLATES = {
     "Responses API": "response",
     "Responses API with {gen_ai.request.model!r}": "response",
     "Handoff: {from_agent} → {to_agent}": "handoff",
-    "Handoff: {from_agent} -> {to_agent}": "handoff",  # before 3.9
+    "Handoff: {from_agent} -> {to_agent}": "handoff",  # Logfire 3.9 and before
     "Guardrail {name!r} {triggered=}": "guardrail",
     "MCP: list tools from server {server}": "mcp_tools",
     "Custom span: {name}": "custom",

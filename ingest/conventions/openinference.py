@@ -6,6 +6,9 @@ function.name, function.arguments}}`. Raw request/response JSON in `input.value`
 `output.value` is read only where the flattened messages are absent (Langfuse gets this
 precedence backwards). LangChain TOOL spans serialize a `ToolMessage` as output; its
 `content` is the result the model saw and its `tool_call_id` the link to the call.
+An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`); a
+TOOL span naming no tool with plain-text input (the OpenAI Agents processor's handoff) is
+no call's input and output; a `reasoning` content block is no text.
 """
 
 from __future__ import annotations
