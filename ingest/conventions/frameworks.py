@@ -410,8 +410,13 @@ def _agents_response(view: SpanView, problems: Problems) -> Decoded:
     tools = response.get("tools")
     functions = [t for t in tools if isinstance(t, dict) and t.get("type") == "function"] \
         if isinstance(tools, list) else None
+    # A run on a server-side conversation (`Runner.run(..., conversation_id=...)`) sends
+    # only the new items: the conversation the response names threads the runs.
+    conversation = response.get("conversation")
     return Decoded(
         kind=SpanKind.LLM, input_messages=history, output_messages=answer,
+        conversation_id=as_str(conversation.get("id")) if isinstance(conversation, dict)
+        else None,
         system_instructions=instructions or system_text(history),
         tool_definitions=None if functions is None
         else parse_tool_defs(functions, A.LOGFIRE_AGENTS_RESPONSE, problems),

@@ -153,9 +153,11 @@ def _events(instructions: str | None, items: list[dict[str, Any]],
 
 
 def _response(rid: str, instructions: str | None, outputs: list[dict[str, Any]],
-              tools: list[dict[str, Any]], tokens: tuple[int, int]) -> dict[str, Any]:
+              tools: list[dict[str, Any]], tokens: tuple[int, int],
+              conversation: str | None = None) -> dict[str, Any]:
     """An OpenAI `Response`, dumped whole as Logfire dumps it (abridged to what matters)."""
     return {"id": rid, "created_at": 1741608000.0, "instructions": instructions,
+            "conversation": {"id": conversation} if conversation else None,
             "model": "gpt-4o-2024-08-06", "object": "response", "output": outputs,
             "parallel_tool_calls": True, "temperature": 1.0, "tool_choice": "auto",
             "tools": tools, "top_p": 1.0, "status": "completed",
@@ -170,7 +172,7 @@ RESPONSES = "Responses API with {gen_ai.request.model!r}"
 
 def lf_responses(r: Any, rid: str, instructions: str | None, items: list[dict[str, Any]],
                  outputs: list[dict[str, Any]], tools: list[dict[str, Any]],
-                 tokens: tuple[int, int] = (100, 10)) -> None:
+                 tokens: tuple[int, int] = (100, 10), conversation: str | None = None) -> None:
     """The SDK's response span as Logfire writes it (`attributes_from_span_data` for a
     `ResponseSpanData`, plus `get_magic_response_attributes`)."""
     with r.span(RESPONSES, _logfire(RESPONSES, {
@@ -178,7 +180,7 @@ def lf_responses(r: Any, rid: str, instructions: str | None, items: list[dict[st
         "response_id": rid, "usage": {"requests": 1, "input_tokens": tokens[0],
                                       "output_tokens": tokens[1]},
         "gen_ai.response.model": "gpt-4o-2024-08-06",
-        "response": _response(rid, instructions, outputs, tools, tokens),
+        "response": _response(rid, instructions, outputs, tools, tokens, conversation),
         "gen_ai.system": "openai", "gen_ai.operation.name": "chat",
         "raw_input": items, "events": _events(instructions, items, outputs),
         "gen_ai.usage.input_tokens": tokens[0], "gen_ai.usage.output_tokens": tokens[1],
@@ -408,6 +410,30 @@ def test_logfire_two_runs_in_one_trace_are_two_turns_of_the_group(tmp_path: Path
     assert [(t.request, t.final_answer, t.status, t.turn_index) for t in turns] == [
         (Q, a1, "ok", 0), (q2, a2, "ok", 1)]
     assert {t.conversation_id for t in turns} == {"thread-7"}
+
+
+def test_logfire_server_side_conversation_threads_runs(tmp_path: Path) -> None:
+    """`Runner.run(..., conversation_id="conv_1")` twice, each run a trace of its own: the
+    input holds only the new message (the server keeps the history) and the `Response`
+    names its conversation, which threads the two turns."""
+    q2 = "And in Rome?"
+    a1, a2 = "18 C in Paris.", "24 C in Rome."
+
+    def record(r: Any) -> None:
+        from opentelemetry import context, trace
+
+        for question, answer in ((Q, a1), (q2, a2)):
+            token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
+            try:
+                with lf_trace(r), lf_agent(r, "triage", [], []):
+                    lf_responses(r, "resp", TRIAGE_SYSTEM, [{"role": "user", "content": question}],
+                                 [_message_item(answer)], [], conversation="conv_1")
+            finally:
+                context.detach(token)
+
+    turns = turns_of(record, tmp_path)
+    assert [(t.request, t.final_answer, t.turn_index, t.conversation_id) for t in turns] == [
+        (Q, a1, 0, "conv_1"), (q2, a2, 1, "conv_1")]
 
 
 def test_logfire_structured_tool_output(tmp_path: Path) -> None:
