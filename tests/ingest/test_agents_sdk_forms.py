@@ -784,3 +784,36 @@ def test_logfire_claude_agent_sdk_tool_use(tmp_path: Path) -> None:
     assert json.loads(call.result or "null") == listing
     assert (turn.system_instructions, turn.conversation_id) == ("Be helpful", "sess-1")
     assert turn.tools_source == "inferred"  # Claude Code's tools are declared nowhere
+
+
+def test_logfire_agent_as_tool_is_one_call(tmp_path: Path) -> None:
+    """`Agent.as_tool()`: the tool's function span holds the sub-agent's whole run, whose
+    first model call carries the tool input as its user message. One turn, one call
+    answered by the sub-agent; its model calls and tool count in the turn's steps."""
+    task, report = "Weather report for Paris", "Paris: 18 C, cloudy."
+    ask = _call_item("call_a", "weather_agent", {"input": task})
+    as_tool = {"type": "function", "name": "weather_agent", "description": "Weather agent.",
+               "parameters": {"type": "object", "properties": {"input": {"type": "string"}}},
+               "strict": True}
+    sub_user = {"role": "user", "content": task}
+
+    def record(r: Any) -> None:
+        with lf_trace(r), lf_agent(r, "orchestrator", ["weather_agent"], []):
+            lf_responses(r, "resp_1", TRIAGE_SYSTEM, [USER], [ask], [as_tool])
+            with r.span("Function: {name}", _logfire("Function: {name}", {
+                    "name": "weather_agent", "input": _j({"input": task}), "mcp_data": None,
+                    "output": report})), lf_agent(r, "weather", ["get_weather"], []):
+                lf_responses(r, "resp_s1", REPORTER_SYSTEM, [sub_user], [CALL], [TOOL])
+                lf_function(r, "get_weather", PARIS, PARIS_OUT)
+                lf_responses(r, "resp_s2", REPORTER_SYSTEM,
+                             [sub_user, CALL, _output_item("call_w", PARIS_OUT)],
+                             [_message_item(report)], [TOOL])
+            lf_responses(r, "resp_2", TRIAGE_SYSTEM, [USER, ask, _output_item("call_a", report)],
+                         [_message_item(ANSWER)], [as_tool])
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status, turn.agent_name) == (
+        Q, ANSWER, "ok", "orchestrator")
+    assert [(c.name, c.call_id, c.result) for c in turn.calls] == [
+        ("weather_agent", "call_a", report)]
+    assert turn.system_instructions == TRIAGE_SYSTEM
