@@ -16,6 +16,13 @@ chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
   Logfire's `gen_ai.*` attributes (4.19+; messages only with `version='latest'`) are
   `otel_genai`'s. Under Pydantic AI's chat span the request span is the same call
   (`turnscore.ingest.calls`, rule 2).
+- Logfire's OpenAI Agents SDK bridge (`logfire.instrument_openai_agents()`), told by its
+  message templates: `Responses API` spans (input items in `raw_input`, the `Response`
+  with output, instructions and tools in `response`), `Chat completion` spans (`input`
+  and `output` messages; their `request_data` joins both), `Function:` spans (arguments
+  and result), `Agent run:` and `Turn ... for agent` spans (agent name, tool names, the
+  SDK's span `error`), the trace span (`group_id` as conversation). Logfire's
+  `instrument_claude_agent_sdk()` writes OTel GenAI attributes: `otel_genai`'s.
 - Strands: per-called-tool `gen_ai.tool.json_schema`, tool names in `gen_ai.agent.tools`.
 - MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`.
 - Google ADK: Gemini request/response JSON in `gcp.vertex.agent.llm_request/llm_response`,
@@ -88,15 +95,17 @@ def _pydantic_decode(view: SpanView, problems: Problems) -> Decoded:
     return decoded
 
 
-def _declared_structured(view: SpanView) -> frozenset[str]:
-    """Attributes Logfire declares as object/array: their string values are JSON text."""
+def _declared_structured(view: SpanView, types: tuple[str, ...] = ("object", "array")
+                         ) -> frozenset[str]:
+    """Attributes Logfire declares as object/array: their string values are JSON text (as
+    is the 'null' it writes for None, declared as type null)."""
     raw = view.get(A.LOGFIRE_JSON_SCHEMA)
     ok, schema = try_json(raw) if isinstance(raw, str) else (True, raw)
     properties = schema.get("properties") if ok and isinstance(schema, dict) else None
     if not isinstance(properties, dict):
         return frozenset()
     return frozenset(k for k, v in properties.items()
-                     if isinstance(v, dict) and v.get("type") in ("object", "array"))
+                     if isinstance(v, dict) and v.get("type") in types)
 
 
 def _pydantic_tool(view: SpanView, problems: Problems) -> ToolExecution | None:
@@ -119,11 +128,16 @@ def _pydantic_tool(view: SpanView, problems: Problems) -> ToolExecution | None:
     return execution(name, as_str(view.get(A.GEN_AI_TOOL_CALL_ID)), arguments, result)
 
 
+def _pydantic_accepts(view: SpanView) -> bool:
+    # Every Logfire span with a structured attribute carries its JSON schema: Logfire's
+    # LLM-provider and OpenAI Agents SDK spans do too, and are no Pydantic AI span.
+    return A.LOGFIRE_REQUEST_DATA not in view.attributes and _agents_span(view) is None
+
+
 PYDANTIC_AI = Convention("pydantic-ai", _pydantic_decode, markers=frozenset({
     A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
     A.PYDANTIC_AI_TOOL_ARGUMENTS, A.PYDANTIC_AI_TOOL_RESPONSE, A.LOGFIRE_JSON_SCHEMA,
-    # Logfire's LLM-provider spans carry its JSON schema too, but are no Pydantic AI span.
-}), accepts=lambda view: A.LOGFIRE_REQUEST_DATA not in view.attributes, content_keys=(
+}), accepts=_pydantic_accepts, content_keys=(
     A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_FINAL_RESULT,
     A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, A.PYDANTIC_AI_TOOL_ARGUMENTS,
     A.PYDANTIC_AI_TOOL_RESPONSE,
@@ -137,6 +151,8 @@ PYDANTIC_AI = Convention("pydantic-ai", _pydantic_decode, markers=frozenset({
 
 
 def _logfire_decode(view: SpanView, problems: Problems) -> Decoded:
+    if (sdk_span := _agents_span(view)) is not None:
+        return _agents_decode(sdk_span, view, problems)
     request = view.load(A.LOGFIRE_REQUEST_DATA, problems)
     if not isinstance(request, dict):
         return Decoded()
@@ -271,14 +287,172 @@ def _anthropic_calls(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "tool_calls": unwrapped}
 
 
+# --- Logfire's OpenAI Agents SDK bridge ----------------------------------------------
+# pydantic/logfire `logfire/_internal/integrations/openai_agents.py` (read at 4.41; the
+# shapes in its `tests/otel_integrations/test_openai_agents.py`): one Logfire span per SDK
+# span, named by a message template per span-data type, the span data's `export()` as
+# attributes. Logfire's own `instrument_openai()` records nothing under the agent's model
+# spans (`is_current_agent_span` in `llm_providers/openai.py`), so each model call is
+# reported once.
+_AGENTS_TEMPLATES = {
+    "OpenAI Agents trace: {name}": "trace",
+    "Agent run: {name!r}": "agent",
+    "Function: {name}": "function",
+    "Chat completion with {gen_ai.request.model!r}": "generation",
+    "Responses API": "response",
+    "Responses API with {gen_ai.request.model!r}": "response",
+    "Handoff: {from_agent} → {to_agent}": "handoff",
+    "Handoff: {from_agent} -> {to_agent}": "handoff",  # Logfire 3.9 and before
+    "Guardrail {name!r} {triggered=}": "guardrail",
+    "MCP: list tools from server {server}": "mcp_tools",
+    "Custom span: {name}": "custom",
+}
+
+
+def _agents_span(view: SpanView) -> str | None:
+    """The SDK span type of a Logfire OpenAI Agents span, else None. Task and turn spans
+    (openai-agents 0.14+) inline their name in the template and say their type in
+    `sdk_span_type`. `instrument_openai()`'s own Responses span shares the template but
+    records the request body (`request_data`)."""
+    template = view.get(A.LOGFIRE_MSG_TEMPLATE)
+    if not isinstance(template, str):
+        return None
+    kind = _AGENTS_TEMPLATES.get(template)
+    if kind == "response" and A.LOGFIRE_REQUEST_DATA in view.attributes:
+        return None
+    if kind is None and isinstance(view.get(A.LOGFIRE_AGENTS_SDK_SPAN_TYPE), str):
+        return as_str(view.get(A.LOGFIRE_AGENTS_SDK_SPAN_TYPE))
+    return kind
+
+
+def _agents_decode(sdk_span: str, view: SpanView, problems: Problems) -> Decoded:
+    error = _agents_error(view, problems)
+    if sdk_span == "response":
+        return _agents_response(view, problems).fill(Decoded(error=error))
+    if sdk_span == "generation":
+        # `request_data` is the input and the output joined (for Logfire's UI): read each.
+        inputs = parse_messages(view.load(A.LOGFIRE_AGENTS_INPUT, problems) or [],
+                                A.LOGFIRE_AGENTS_INPUT, problems)
+        output = view.load(A.LOGFIRE_AGENTS_OUTPUT, problems)
+        return Decoded(
+            kind=SpanKind.LLM, input_messages=inputs, system_instructions=system_text(inputs),
+            output_messages=None if not output
+            else _merge_assistant(parse_messages(output, A.LOGFIRE_AGENTS_OUTPUT, problems)),
+            error=error,
+        )
+    if sdk_span == "function":
+        name = as_str(view.get(A.LOGFIRE_AGENTS_NAME)) or view.name
+        output = view.get(A.LOGFIRE_AGENTS_OUTPUT)
+        if isinstance(output, str) and A.LOGFIRE_AGENTS_OUTPUT in _declared_structured(
+                view, ("object", "array", "null")):
+            ok, parsed = try_json(output)  # a structured result, as Logfire's JSON text
+            output = parsed if ok else output
+        return Decoded(kind=SpanKind.TOOL, error=error, tool_execution=execution(
+            name, None, view.get(A.LOGFIRE_AGENTS_INPUT),
+            None if output is None else result_text(output)))
+    if sdk_span == "agent":
+        names = view.load(A.LOGFIRE_AGENTS_TOOLS, problems)
+        return Decoded(
+            kind=SpanKind.AGENT, agent_name=as_str(view.get(A.LOGFIRE_AGENTS_NAME)), error=error,
+            # Names only: the schemas are on the model spans (Responses API) or nowhere.
+            tool_definitions=tuple(ToolDef(n) for n in names if isinstance(n, str) and n)
+            if isinstance(names, list) else None,
+        )
+    if sdk_span == "trace":
+        group = as_str(view.get(A.LOGFIRE_AGENTS_GROUP_ID))
+        # The run's group id threads a conversation's runs (`trace(..., group_id=...)`).
+        return Decoded(kind=SpanKind.CHAIN, error=error,
+                       conversation_id=None if group == "null" else group)
+    if sdk_span == "turn":
+        # One agent's step (0.14+) inside its run: where the SDK records what ends the run
+        # (a guardrail tripwire, too many turns), which the run span held before.
+        return Decoded(kind=SpanKind.AGENT, error=error,
+                       agent_name=as_str(view.get(A.LOGFIRE_AGENTS_AGENT_NAME)))
+    return Decoded(kind=SpanKind.CHAIN, error=error)
+
+
+def _agents_error(view: SpanView, problems: Problems) -> str | None:
+    """The SDK's span error (`{message, data}`), which Logfire records as `error` with
+    level error but no error status: a tool's non-fatal failure, a guardrail tripwire."""
+    if A.LOGFIRE_AGENTS_ERROR not in view.attributes:
+        return None
+    error = view.load(A.LOGFIRE_AGENTS_ERROR, problems)
+    if not isinstance(error, dict):
+        return None
+    message = as_str(error.get("message")) or "error"
+    data = error.get("data")
+    detail = as_str(data.get("error")) if isinstance(data, dict) else None
+    return f"{message}: {detail}" if detail else message
+
+
+def _agents_response(view: SpanView, problems: Problems) -> Decoded:
+    """A Responses API call: the input items as the SDK sent them (`raw_input`) and the
+    `response` as returned, with its instructions and tools. Logfire's `events` list both
+    in one run, the output items role assistant too, which leaves the boundary unknown when
+    the input ends with an assistant item (a handoff's summarized history)."""
+    raw = view.load(A.LOGFIRE_AGENTS_RAW_INPUT, problems)
+    response = view.load(A.LOGFIRE_AGENTS_RESPONSE, problems)
+    response = response if isinstance(response, dict) else {}
+    if isinstance(raw, str):
+        raw = [{"role": "user", "content": raw}]
+    if not isinstance(raw, list):
+        return Decoded(kind=SpanKind.LLM)
+    instructions = instructions_text(response.get("instructions"))
+    items = [i for i in map(_responses_item, raw) if i is not None]
+    history = parse_messages(items, A.LOGFIRE_AGENTS_RAW_INPUT, problems)
+    if instructions:
+        history = (Message("system", (Part(PartType.TEXT, text=instructions),)), *history)
+    outputs = response.get("output")
+    answer = None
+    if isinstance(outputs, list):
+        produced = [i for i in map(_responses_item, outputs) if i is not None]
+        answer = _merge_assistant(parse_messages(produced, A.LOGFIRE_AGENTS_RESPONSE, problems))
+    tools = response.get("tools")
+    functions = [t for t in tools if isinstance(t, dict) and t.get("type") == "function"] \
+        if isinstance(tools, list) else None
+    # A run on a server-side conversation (`Runner.run(..., conversation_id=...)`) sends
+    # only the new items: the conversation the response names threads the runs.
+    conversation = response.get("conversation")
+    return Decoded(
+        kind=SpanKind.LLM, input_messages=history, output_messages=answer,
+        conversation_id=as_str(conversation.get("id")) if isinstance(conversation, dict)
+        else None,
+        system_instructions=instructions or system_text(history),
+        tool_definitions=None if functions is None
+        else parse_tool_defs(functions, A.LOGFIRE_AGENTS_RESPONSE, problems),
+        model=as_str(response.get("model")),
+    )
+
+
+def _responses_item(item: JsonValue) -> JsonValue:
+    """A Responses API item as `parse_messages` reads it, or None for an item that is no
+    message (reasoning, hosted tool calls). A function call and its output are linked by
+    `call_id`; the item's own `id` names the item, not the call."""
+    if not isinstance(item, dict):
+        return item
+    if item.get("type") in ("function_call", "function_call_output"):
+        return {**item, "id": item.get("call_id")}
+    return item if "role" in item else None
+
+
 def _is_logfire(view: SpanView) -> bool:
     return A.LOGFIRE_MSG_TEMPLATE in view.attributes or A.LOGFIRE_SPAN_TYPE in view.attributes
 
 
+def _logfire_accepts(view: SpanView) -> bool:
+    """A Logfire LLM-provider request (its body in `request_data`) or an OpenAI Agents
+    SDK span (its message template)."""
+    if A.LOGFIRE_REQUEST_DATA in view.attributes:
+        return _is_logfire(view)
+    return _agents_span(view) is not None
+
+
 LOGFIRE = Convention("logfire", _logfire_decode, markers=frozenset({
-    A.LOGFIRE_REQUEST_DATA,
-}), accepts=_is_logfire, content_keys=(
+    A.LOGFIRE_REQUEST_DATA, A.LOGFIRE_MSG_TEMPLATE,
+}), accepts=_logfire_accepts, content_keys=(
     A.LOGFIRE_REQUEST_DATA, A.LOGFIRE_RESPONSE_DATA, A.LOGFIRE_EVENTS,
+    A.LOGFIRE_AGENTS_RAW_INPUT, A.LOGFIRE_AGENTS_RESPONSE, A.LOGFIRE_AGENTS_INPUT,
+    A.LOGFIRE_AGENTS_OUTPUT,
 ))
 
 # --- Strands ------------------------------------------------------------------------

@@ -6,6 +6,9 @@ function.name, function.arguments}}`. Raw request/response JSON in `input.value`
 `output.value` is read only where the flattened messages are absent (Langfuse gets this
 precedence backwards). LangChain TOOL spans serialize a `ToolMessage` as output; its
 `content` is the result the model saw and its `tool_call_id` the link to the call.
+An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`); a
+TOOL span naming no tool with plain-text input (the OpenAI Agents processor's handoff) is
+no call's input and output; a `reasoning` content block is no text.
 """
 
 from __future__ import annotations
@@ -49,7 +52,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     base = Decoded(
         kind=kind,
         conversation_id=as_str(view.get(A.OI_SESSION_ID)) or _metadata_session(view),
-        agent_name=as_str(view.get(A.OI_AGENT_NAME)),
+        agent_name=as_str(view.get(A.OI_AGENT_NAME))
+        or (_graph_node(view) if kind is SpanKind.AGENT else None),
     )
     if kind is SpanKind.TOOL:
         return base.fill(_tool(view, problems))
@@ -71,6 +75,15 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         system_instructions=system_text(inputs),
         tool_definitions=tools,
     ))
+
+
+def _graph_node(view: SpanView) -> str | None:
+    """The node an AGENT span is in the execution graph, named: `graph.node.name` (the
+    spec's human-readable name), else `graph.node.id`, which instrumentations setting no
+    `agent.name` fill with the agent's name (openai-agents 1.1 to 1.6, CrewAI, AutoGen
+    AgentChat). A span name is no agent's: the OpenAI Agents processor names its root AGENT
+    span after the trace ("Agent workflow")."""
+    return as_str(view.get(A.OI_GRAPH_NODE_NAME)) or as_str(view.get(A.OI_GRAPH_NODE_ID))
 
 
 def _with_finish(
@@ -133,11 +146,16 @@ def _content_blocks(contents: list[Any], listed: list[dict[str, Any]]) -> list[d
             block = {**call, "type": "tool_call"}
         elif block.get("type") in _CALL_BLOCKS and not any(k in block for k in ("name", "id")):
             continue  # a call part naming nothing: the call is in `tool_calls` or nowhere
+        elif block.get("type") == _REASONING:
+            # The model's reasoning (a Responses reasoning item's summary, openai-agents
+            # `_processor.py`) is no text it said: OTel's reasoning part, not a text block.
+            block = {"type": _REASONING, "content": block.get("text")}
         blocks.append(block)
     return blocks
 
 
 _CALL_BLOCKS = frozenset({"tool_use", "tool_call", "function_call"})
+_REASONING = "reasoning"
 
 
 def _tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
@@ -225,6 +243,8 @@ def _message_list(value: JsonValue) -> bool:
 def _tool(view: SpanView, problems: Problems) -> Decoded:
     name = as_str(view.get(A.OI_TOOL_NAME)) or view.name
     call_id = as_str(view.get(A.OI_TOOL_CALL_ID)) or as_str(view.get(A.OI_TOOL_ID))
+    if _no_tool_io(view):
+        return Decoded(tool_execution=execution(name, call_id, None, None))
     arguments, wrapped_id = unwrap_tool_input(view.get(A.OI_INPUT_VALUE))
     raw_output = view.get(A.OI_OUTPUT_VALUE)
     result, result_id, failed = unwrap_tool_output(raw_output)
@@ -239,6 +259,21 @@ def _tool(view: SpanView, problems: Problems) -> Decoded:
         tool_definitions=definition if schema is not None or view.get(A.OI_TOOL_DESCRIPTION)
         else None,
     )
+
+
+def _no_tool_io(view: SpanView) -> bool:
+    """A TOOL span naming no tool (`tool.name`) whose input is neither declared JSON
+    (`input.mime_type`) nor JSON: a framework step reported as a tool, its input and output
+    the span's own, no call's arguments and result. openai-agents 2.0 reports a handoff so,
+    the agent handing off as input and the agent taking over as output (`_processor.py`);
+    tools that take text say which tool they are."""
+    if as_str(view.get(A.OI_TOOL_NAME)) or view.get(A.OI_INPUT_MIME_TYPE) == _JSON_MIME:
+        return False
+    raw = view.get(A.OI_INPUT_VALUE)
+    return not isinstance(raw, str) or not isinstance(try_json(raw)[1], dict | list)
+
+
+_JSON_MIME = "application/json"
 
 
 OPENINFERENCE = Convention(
