@@ -249,7 +249,8 @@ def _turn(
     last = len(d.steps) - 1
     ran = any(c.step == last and c.status != "no_result" for c in calls)
     status, error = _status(
-        forest, d, root if exclusive else None, own_agents, final, pending and not ran, pending
+        forest, d, root if exclusive else None, own_agents, final, pending and not ran, pending,
+        members,
     )
     tools, source = _tools(d.steps, agents, members, calls)
     model_calls = d.steps + d.side
@@ -419,12 +420,17 @@ def _status(
     final: str | None,
     stalled: bool,
     pending: bool,
+    members: list[Span],
 ) -> tuple[str, str | None]:
     """`stalled`: the last model call requested tools none of which ran or answered."""
     run = [s for s in [root, *agents] if s is not None and s.status == "error"]
     if final is not None and not run:
         return "ok", None
     failing = run + [s for s in [*d.steps, *d.tools] if s.status == "error"]
+    # With no answer, any failed span of the turn says why: a guardrail's tripwire fails a
+    # span of structure (OpenInference's `turn` CHAIN under the OpenAI Agents SDK) while
+    # the run's own span ends OK.
+    failing = failing or [s for s in members if s.status == "error"]
     if failing:
         texts = [s.error for s in failing if s.error]
         first = failing[0]

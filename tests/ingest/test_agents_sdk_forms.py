@@ -725,6 +725,24 @@ def test_openinference_tool_failure(tmp_path: Path) -> None:
     assert (call.name, call.result, call.status) == ("get_weather", failed, "error")
 
 
+def test_openinference_guardrail_tripwire_fails_the_turn(tmp_path: Path) -> None:
+    """SDK 0.14+: a tripwire fails the run's `turn` span (CHAIN) while every AGENT span ends
+    OK, and the model call it cut short has no output: the turn failed, with the reason."""
+    tripped = "Guardrail InputGuardrail triggered tripwire"
+
+    def record(r: Any) -> None:
+        with (
+            r.span("Agent workflow", _kind("AGENT", False)),
+            oi_agent(r, "triage", "2"),
+            r.span("turn", _kind("CHAIN", False), error=tripped),
+        ):
+            oi_response(r, TRIAGE_SYSTEM, [USER], [], [TOOL])
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (USER["content"], None, "error")
+    assert turn.error == tripped
+
+
 # --- Logfire `instrument_claude_agent_sdk()` ---------------------------------------------------
 # pydantic/logfire `logfire/_internal/integrations/claude_agent_sdk.py` and the snapshot of
 # `test_tool_use_conversation_cassette`: OTel GenAI attributes (JSON text, declared in
