@@ -218,3 +218,17 @@ HS_TOOL_DESCRIPTION: Final = "haystack.tool.description"
 LS_SPAN_KIND: Final = "langsmith.span.kind"  # the run type
 LS_TRACE_NAME: Final = "langsmith.trace.name"  # the run's name
 LS_METADATA_PREFIX: Final = "langsmith.metadata."
+
+# --- Surveyed stacks, second round: Mastra (conventions/mastra.py) ---------------------
+# Mastra's OTel exporter (mastra-ai/mastra `observability/otel-exporter/src/gen-ai-semantics.ts`,
+# and before it `span-converter.ts`, the 0.x AI-tracing exporter).
+MASTRA_SPAN_TYPE: Final = "mastra.span.type"  # agent_run, model_generation, tool_call, ...
+MASTRA_TOOL_INPUT: Final = "gen_ai.tool.input"  # 0.x: a tool call's arguments (JSON text)
+MASTRA_TOOL_OUTPUT: Final = "gen_ai.tool.output"  # 0.x: what the tool returned (JSON text)
+MASTRA_TOOL_SUCCESS: Final = "gen_ai.tool.success"  # 0.x
+MASTRA_AGENT_ID: Final = "agent.id"  # 0.x: the agent run's id (its name in the registry)
+MASTRA_AVAILABLE_TOOLS: Final = "agent.available_tools"  # 0.x: JSON list of tool names
+MASTRA_INPUT: Final = "input"  # 0.x: every span's input, JSON text ("for Laminar")
+MASTRA_OUTPUT: Final = "output"  # 0.x: every span's output
+MASTRA_ERROR_MESSAGE: Final = "error.message"
+MASTRA_PREFIX: Final = "mastra."

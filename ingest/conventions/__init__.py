@@ -10,6 +10,7 @@
 - `langfuse`: the Langfuse Python SDK v3/v4 (`langfuse.observation.*`).
 - `haystack`: Haystack's own tracing (`haystack.component.*`, `haystack.agent.*`).
 - `langsmith`: LangSmith's OTel export of LangChain runs (`langsmith.*`, `gen_ai.prompt`).
+- `mastra`: Mastra's OTel exporter (`mastra.span.type`; the 0.x exporter's tool keys).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -23,6 +24,7 @@ from turnscore.ingest.conventions import (
     haystack,
     langfuse,
     langsmith,
+    mastra,
     openinference,
     openllmetry,
     otel_genai,
@@ -40,6 +42,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     langfuse.LANGFUSE,
     haystack.HAYSTACK,
     langsmith.LANGSMITH,
+    mastra.MASTRA,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,
