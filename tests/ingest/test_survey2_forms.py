@@ -1,0 +1,316 @@
+"""Second survey of stacks whose exports could come out empty, doubled or split, recorded
+with the real OTel SDK (the convention fixtures' `Recorder`) in the shapes their source
+emits, decoded and assembled.
+
+- Mastra's OTel exporter (mastra-ai/mastra `observability/otel-exporter/src/`): the 0.x
+  AI-tracing exporter (`span-converter.ts`: `agent.run`, `tool.execute` with
+  `gen_ai.tool.input` / `output`, `gen_ai.prompt` holding Mastra's `{messages}`) lost its
+  tool calls; decoded by `conventions/mastra.py`. The 1.x exporter (`gen-ai-semantics.ts`,
+  `gen-ai-messages.ts`: standard `chat` / `execute_tool` / `invoke_agent`, tool names
+  in `gen_ai.tool.definitions`) is pinned.
+- Pydantic AI's own instrumentation, recorded from a real run (pydantic-ai-slim 2.78,
+  `InstrumentationSettings(version=6)`, `FunctionModel`): `gen_ai.input.messages` on
+  each chat span beside `pydantic_ai.all_messages` on the agent span, tool results as
+  role `tool`: one turn, usage not doubled. Versions 2, 3 and 5 assemble the same.
+- Vercel AI SDK 5/6 (`ai.*`; tool definitions with `inputSchema`, `tool-result` parts
+  with a typed `output`, `ai.toolCall.args` / `result` kept for compatibility:
+  vercel/ai PR 7623): pinned.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.ingest.outputs import load_module
+from turnscore.ingest.assemble import assemble_turns
+from turnscore.ingest.decode import decode_spans
+from turnscore.ingest.otlp import read_file
+from turnscore.ingest.records import RawLog, RawSpan
+from turnscore.ingest.turn import Turn
+
+BUILD = Path(__file__).resolve().parent.parent / "fixtures" / "conventions" / "build.py"
+Recorder = load_module("conventions_build", BUILD).Recorder
+
+REQUEST = "What's the weather in Paris?"
+ANSWER = "It is 18 degrees C in Paris."
+SYSTEM = "Be terse."
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+ARGUMENTS = '{"city":"Paris"}'
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value)
+
+
+def turns_of(record: Any, tmp_path: Path) -> list[Turn]:
+    recorder = Recorder("survey2-forms")
+    record(recorder)
+    spans: list[RawSpan] = []
+    logs: list[RawLog] = []
+    for path in recorder.write(tmp_path, "case"):
+        for r in read_file(path):
+            if isinstance(r, RawSpan):
+                spans.append(r)
+            elif isinstance(r, RawLog):
+                logs.append(r)
+    decoded, errors = decode_spans(spans, logs)
+    assert errors == []
+    result = assemble_turns(decoded)
+    assert result.errors == []
+    return sorted(result.turns, key=lambda t: t.started_at)
+
+
+def _content_free(turn: Turn, *texts: str) -> None:
+    for text in (REQUEST, ANSWER, *texts):
+        assert text not in turn.attributes, text
+
+
+# --- Mastra -----------------------------------------------------------------------------
+
+
+def test_mastra_0x_exporter_tool_span_is_the_call(tmp_path: Path) -> None:
+    """The 0.x exporter: the model generation spans the whole step loop (its completion
+    is the final `{text}`), so the `tool.execute` span, arguments and result in
+    `gen_ai.tool.input` / `output`, is the only record of the call."""
+    user = {"role": "user", "content": [{"type": "text", "text": REQUEST}]}
+    mastra_messages = {"messages": [{"role": "system", "content": SYSTEM}, user]}
+    weather = _j({"temperature": 18, "conditions": "cloudy"})
+    agent = {
+        "gen_ai.operation.name": "agent.run", "span.kind": "server",
+        "mastra.span.type": "agent_run", "agent.id": "weatherAgent", "agent.max_steps": 5,
+        "agent.available_tools": _j(["weatherTool"]),
+        "input": _j([{"role": "user", "content": REQUEST}]), "output": _j({"text": ANSWER}),
+    }
+    generation = {
+        "gen_ai.operation.name": "chat", "mastra.span.type": "llm_generation",
+        "input": _j(mastra_messages), "gen_ai.prompt": _j(mastra_messages),
+        "output": _j({"text": ANSWER, "toolCalls": []}),
+        "gen_ai.completion": _j({"text": ANSWER, "toolCalls": []}),
+        "gen_ai.request.model": "gpt-4o-mini", "gen_ai.system": "openai.chat",
+        "gen_ai.usage.input_tokens": 130, "gen_ai.usage.output_tokens": 22,
+    }
+    tool = {
+        "gen_ai.operation.name": "tool.execute", "mastra.span.type": "tool_call",
+        "input": _j({"city": "Paris"}), "gen_ai.tool.input": _j({"city": "Paris"}),
+        "output": weather, "gen_ai.tool.output": weather,
+        "gen_ai.tool.name": "weatherTool", "gen_ai.tool.success": True,
+    }
+
+    def record(r: Any) -> None:
+        with (r.span("agent.weatherAgent", agent), r.span("chat gpt-4o-mini", generation),
+              r.span("tool.execute weatherTool", tool)):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.system_instructions, turn.model) == (SYSTEM, "gpt-4o-mini")
+    assert [t.name for t in turn.tools] == ["weatherTool"]
+    [call] = turn.calls
+    assert (call.name, call.arguments, call.status) == ("weatherTool", ARGUMENTS, "ok")
+    assert json.loads(call.result or "") == {"temperature": 18, "conditions": "cloudy"}
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 130, 22)
+    assert turn.issues == ()
+    assert "gen_ai.tool.output" not in json.loads(turn.attributes)
+    _content_free(turn, "cloudy")
+
+
+def test_mastra_0x_failed_tool(tmp_path: Path) -> None:
+    """`gen_ai.tool.success` false with `error.message`: the call failed."""
+    agent = {"mastra.span.type": "agent_run", "gen_ai.operation.name": "agent.run",
+             "agent.id": "weatherAgent"}
+    generation = {
+        "gen_ai.operation.name": "chat", "mastra.span.type": "llm_generation",
+        "gen_ai.prompt": _j({"messages": [{"role": "user", "content": REQUEST}]}),
+        "gen_ai.completion": _j({"text": "I could not find that city."}),
+    }
+    tool = {
+        "gen_ai.operation.name": "tool.execute", "mastra.span.type": "tool_call",
+        "gen_ai.tool.input": _j({"city": "Atlantis"}), "gen_ai.tool.name": "weatherTool",
+        "gen_ai.tool.success": False, "error.message": "city not found",
+    }
+
+    def record(r: Any) -> None:
+        with (r.span("agent.weatherAgent", agent), r.span("chat gpt-4o-mini", generation),
+              r.span("tool.execute weatherTool", tool, error="city not found")):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    [call] = turn.calls
+    assert (call.name, call.status) == ("weatherTool", "error")
+    assert call.error and "city not found" in call.error
+
+
+def test_mastra_1x_exporter(tmp_path: Path) -> None:
+    """The 1.x exporter: standard `invoke_agent` > `chat` (the generation) > step spans
+    (`agent_step`, their own input and output under `mastra.model_step.*`) >
+    `execute_tool` with a call id; the agent's tools a list of names."""
+    agent = {
+        "gen_ai.operation.name": "invoke_agent", "mastra.span.type": "agent_run",
+        "mastra.agent_run.input": _j([{"role": "user", "content": REQUEST}]),
+        "mastra.agent_run.output": _j({"text": ANSWER, "files": []}),
+        "gen_ai.agent.id": "weatherAgent", "gen_ai.agent.name": "Weather Agent",
+        "gen_ai.conversation.id": "thread-1", "mastra.agent_run.max_steps": 5,
+        "gen_ai.tool.definitions": _j(["weatherTool"]), "gen_ai.system_instructions": SYSTEM,
+    }
+    generation = {
+        "gen_ai.operation.name": "chat", "mastra.span.type": "model_generation",
+        "gen_ai.input.messages": _j([
+            {"role": "system", "parts": [{"type": "text", "content": SYSTEM}]},
+            {"role": "user", "parts": [{"type": "text", "content": REQUEST}]}]),
+        "gen_ai.output.messages": _j([
+            {"role": "assistant", "parts": [{"type": "text", "content": ANSWER}]}]),
+        "gen_ai.request.model": "gpt-4o-mini", "gen_ai.provider.name": "openai",
+        "gen_ai.usage.input_tokens": 130, "gen_ai.usage.output_tokens": 22,
+        "gen_ai.agent.name": "Weather Agent",
+    }
+    step = {
+        "gen_ai.operation.name": "agent_step", "mastra.span.type": "model_step",
+        "mastra.model_step.output": _j({"text": "", "toolCalls": [
+            {"toolCallId": "call_1", "toolName": "weatherTool", "args": {"city": "Paris"}}]}),
+    }
+    tool = {
+        "gen_ai.operation.name": "execute_tool", "mastra.span.type": "tool_call",
+        "gen_ai.tool.call.arguments": _j({"city": "Paris"}),
+        "gen_ai.tool.call.result": _j({"temperature": 18}),
+        "gen_ai.tool.name": "weatherTool", "gen_ai.tool.call.id": "call_1",
+        "gen_ai.tool.description": "Get weather",
+    }
+
+    def record(r: Any) -> None:
+        with (r.span("invoke_agent Weather Agent", agent), r.span("chat gpt-4o-mini", generation),
+              r.span("step: 0", step), r.span("execute_tool weatherTool", tool)):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.conversation_id, turn.system_instructions) == ("thread-1", SYSTEM)
+    assert [t.name for t in turn.tools] == ["weatherTool"]
+    assert [(c.name, c.call_id, c.arguments, c.status) for c in turn.calls] == [
+        ("weatherTool", "call_1", ARGUMENTS, "ok")]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 130, 22)
+    assert turn.issues == ()
+    assert not any(k.startswith("mastra.model_step.") for k in json.loads(turn.attributes))
+    _content_free(turn)
+
+
+# --- Pydantic AI ------------------------------------------------------------------------
+
+
+def test_pydantic_ai_agent_and_chat_spans_are_one_turn(tmp_path: Path) -> None:
+    """A real `version=6` run: the agent span's `pydantic_ai.all_messages` and the chat
+    spans' `gen_ai.input.messages` say the same conversation; one turn, two model calls,
+    usage from the chat spans (the agent's `gen_ai.aggregated_usage.*` not added)."""
+    user = {"role": "user", "parts": [{"type": "text", "content": REQUEST}]}
+    asked = {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_1",
+                                             "name": "get_weather",
+                                             "arguments": {"city": "Paris"}}]}
+    answered = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1",
+                                           "name": "get_weather", "result": "18C, cloudy"}]}
+    final = {"role": "assistant", "parts": [{"type": "text", "content": ANSWER}]}
+    common = {"gen_ai.agent.name": "weather_agent", "gen_ai.conversation.id": "conv-1",
+              "gen_ai.agent.call.id": "call-run-1"}
+    definitions = _j([{"type": "function", "name": "get_weather",
+                       "description": "Weather for a city.", "parameters": SCHEMA}])
+    instructions = _j([{"type": "text", "content": SYSTEM}])
+
+    def chat(messages: list[Any], out: dict[str, Any], tokens: tuple[int, int]) -> dict[str, Any]:
+        return {**common, "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": "gpt-4o", "gen_ai.response.model": "gpt-4o",
+                "gen_ai.tool.definitions": definitions, "gen_ai.system_instructions": instructions,
+                "gen_ai.input.messages": _j(messages), "gen_ai.output.messages": _j([out]),
+                "gen_ai.usage.input_tokens": tokens[0], "gen_ai.usage.output_tokens": tokens[1]}
+
+    def record(r: Any) -> None:
+        with r.span("invoke_agent weather_agent", {
+            **common, "gen_ai.operation.name": "invoke_agent", "model_name": "gpt-4o",
+            "agent_name": "weather_agent", "logfire.msg": "weather_agent run",
+            "final_result": ANSWER, "gen_ai.aggregated_usage.input_tokens": 112,
+            "gen_ai.aggregated_usage.output_tokens": 18, "gen_ai.system_instructions": instructions,
+            "pydantic_ai.all_messages": _j([user, asked, answered, final]),
+        }):
+            with r.span("chat gpt-4o", chat([user], asked, (55, 5))):
+                pass
+            with r.span("execute_tool get_weather", {
+                **common, "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "call_1",
+                "gen_ai.tool.call.arguments": ARGUMENTS, "gen_ai.tool.call.result": "18C, cloudy",
+                "logfire.msg": "running tool: get_weather",
+            }):
+                pass
+            with r.span("chat gpt-4o", chat([user, asked, answered], final, (57, 13))):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.conversation_id, turn.system_instructions) == ("conv-1", SYSTEM)
+    assert [(t.name, t.description) for t in turn.tools] == [("get_weather", "Weather for a city.")]
+    assert [(c.name, c.call_id, c.arguments, c.result, c.status) for c in turn.calls] == [
+        ("get_weather", "call_1", ARGUMENTS, "18C, cloudy", "ok")]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 112, 18)
+    assert turn.issues == ()
+    _content_free(turn, "18C, cloudy")
+
+
+# --- Vercel AI SDK 5/6 ------------------------------------------------------------------
+
+
+def test_vercel_ai_sdk_5_and_6(tmp_path: Path) -> None:
+    """v5/v6 keys: tools with `inputSchema`, `tool-call` parts with `input`, `tool-result`
+    parts with `output: {type: "json", value}`, `ai.usage.inputTokens`, and the tool span's
+    `ai.toolCall.args` / `result` (v5.0 kept v4's names)."""
+    tools = [_j({"type": "function", "name": "weather", "description": "Weather for a city.",
+                 "inputSchema": SCHEMA})]
+    system = {"role": "system", "content": SYSTEM}
+    user = {"role": "user", "content": [{"type": "text", "text": REQUEST}]}
+    asked = {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "call_1",
+                                               "toolName": "weather", "input": {"city": "Paris"}}]}
+    output = {"type": "json", "value": {"temperature": 18}}
+    result = {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "call_1",
+                                           "toolName": "weather", "output": output}]}
+
+    def base(operation: str) -> dict[str, Any]:
+        return {"operation.name": f"{operation} agent", "ai.operationId": operation,
+                "ai.telemetry.functionId": "agent", "ai.model.id": "gpt-4o-mini",
+                "ai.model.provider": "openai.responses", "ai.telemetry.metadata.sessionId": "v-1"}
+
+    def record(r: Any) -> None:
+        with r.span("ai.generateText", {
+            **base("ai.generateText"), "ai.prompt": _j({"system": SYSTEM, "prompt": REQUEST}),
+            "ai.response.text": ANSWER, "ai.response.finishReason": "stop",
+            "ai.usage.inputTokens": 130, "ai.usage.outputTokens": 22,
+        }):
+            with r.span("ai.generateText.doGenerate", {
+                **base("ai.generateText.doGenerate"), "ai.prompt.messages": _j([system, user]),
+                "ai.prompt.tools": tools, "ai.response.finishReason": "tool-calls",
+                "ai.response.toolCalls": _j([{"toolCallId": "call_1", "toolName": "weather",
+                                              "input": ARGUMENTS}]),
+                "ai.usage.inputTokens": 50, "ai.usage.outputTokens": 10,
+                "gen_ai.system": "openai.responses", "gen_ai.request.model": "gpt-4o-mini",
+            }):
+                pass
+            with r.span("ai.toolCall", {
+                **base("ai.toolCall"), "ai.toolCall.name": "weather", "ai.toolCall.id": "call_1",
+                "ai.toolCall.args": ARGUMENTS, "ai.toolCall.result": _j({"temperature": 18}),
+            }):
+                pass
+            with r.span("ai.generateText.doGenerate", {
+                **base("ai.generateText.doGenerate"),
+                "ai.prompt.messages": _j([system, user, asked, result]), "ai.prompt.tools": tools,
+                "ai.response.text": ANSWER, "ai.response.finishReason": "stop",
+                "ai.usage.inputTokens": 80, "ai.usage.outputTokens": 12,
+            }):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.conversation_id, turn.system_instructions) == ("v-1", SYSTEM)
+    assert [(t.name, t.description) for t in turn.tools] == [("weather", "Weather for a city.")]
+    assert json.loads(turn.tools[0].parameters or "") == SCHEMA
+    assert [(c.name, c.call_id, c.arguments, c.status) for c in turn.calls] == [
+        ("weather", "call_1", ARGUMENTS, "ok")]
+    assert json.loads(turn.calls[0].result or "") == {"temperature": 18}
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
+    assert turn.issues == ()
+    _content_free(turn)
