@@ -11,6 +11,7 @@
 - `haystack`: Haystack's own tracing (`haystack.component.*`, `haystack.agent.*`).
 - `langsmith`: LangSmith's OTel export of LangChain runs (`langsmith.*`, `gen_ai.prompt`).
 - `mastra`: Mastra's OTel exporter (`mastra.span.type`; the 0.x exporter's tool keys).
+- `llamaindex`: LlamaIndex's own OTel integration (instrumentation events as span events).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -24,6 +25,7 @@ from turnscore.ingest.conventions import (
     haystack,
     langfuse,
     langsmith,
+    llamaindex,
     mastra,
     openinference,
     openllmetry,
@@ -43,6 +45,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     haystack.HAYSTACK,
     langsmith.LANGSMITH,
     mastra.MASTRA,
+    llamaindex.LLAMAINDEX,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

@@ -314,3 +314,90 @@ def test_vercel_ai_sdk_5_and_6(tmp_path: Path) -> None:
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
     assert turn.issues == ()
     _content_free(turn)
+
+
+# --- LlamaIndex's own OTel integration --------------------------------------------------
+
+
+def _li_message(role: str, *blocks: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A ChatMessage `model_dump()` (llama-index-core 0.14: content blocks)."""
+    return {"role": role, "additional_kwargs": extra, "blocks": list(blocks)}
+
+
+def _li_text(text: str) -> dict[str, Any]:
+    return {"block_type": "text", "text": text}
+
+
+LI_CALL = {"block_type": "tool_call", "tool_call_id": "call_1", "tool_name": "get_weather",
+           "tool_kwargs": {"city": "Paris"}}
+LI_HISTORY = [_li_message("system", _li_text(SYSTEM)), _li_message("user", _li_text(REQUEST))]
+LI_AFTER_TOOL = [*LI_HISTORY, _li_message("assistant", LI_CALL),
+                 _li_message("tool", _li_text("18C, cloudy"), tool_call_id="call_1")]
+LI_TAGS = {"llamaindex.run_id": "Q5fnOajopj", "llamaindex.step.input_event": "AgentSetup",
+           "llamaindex.step.input_summary": f"AgentSetup(input=[ChatMessage(text={REQUEST!r})"}
+
+
+def _li_chat_events(messages: list[Any], answer: dict[str, Any] | None,
+                    usage: tuple[int, int]) -> list[tuple[str, dict[str, Any]]]:
+    """LLMChatStartEvent and (unless streamed) LLMChatEndEvent, flattened as the
+    integration's `flatten_dict` does: lists of objects as JSON text."""
+    model = {"model_dict.model": "gpt-4o-mini", "model_dict.class_name": "OpenAI_LLM",
+             "additional_kwargs.tools": _j(["<FunctionTool object at 0x7f90ef3be6d0>"])}
+    start = {"messages": _j(messages), "class_name": "LLMChatStartEvent", **model}
+    events = [("LLMChatStartEvent", start)]
+    if answer is not None:
+        events.append(("LLMChatEndEvent", {
+            "messages": _j(messages), "response.message.role": "assistant",
+            "response.message.blocks": _j([answer]), "response.delta": "",
+            "response.additional_kwargs.prompt_tokens": usage[0],
+            "response.additional_kwargs.completion_tokens": usage[1],
+            "class_name": "LLMChatEndEvent"}))
+    return events
+
+
+def _li_agent(r: Any, streamed: bool) -> None:
+    """FunctionAgent.run > run_agent_step > achat > chat (two dispatcher spans for one
+    call, each with the events), call_tool > FunctionTool.acall (tags only)."""
+    def step(messages: list[Any], answer: dict[str, Any], usage: tuple[int, int]) -> None:
+        events = _li_chat_events(messages, None if streamed else answer, usage)
+        method = "astream_chat" if streamed else "achat"
+        with r.span("BaseWorkflowAgent.run_agent_step", LI_TAGS):
+            with r.span("OpenAI._prepare_chat_with_tools", LI_TAGS):
+                pass
+            with r.span(f"OpenAI.{method}", LI_TAGS, events=events):
+                if not streamed:
+                    with r.span("OpenAI.chat", LI_TAGS, events=events):
+                        pass
+
+    with r.span("FunctionAgent.run", {}, events=[("workflow.output", {
+            "output": "StopEvent(result=AgentOutput(response=ChatMessage(role=<MessageRole."
+                      "ASSISTANT: 'assistant'>, additional_kwargs={}, blocks=[TextBlock(bl..."})]):
+        step(LI_HISTORY, LI_CALL, (50, 10))
+        with r.span("BaseWorkflowAgent.call_tool", LI_TAGS), \
+                r.span("FunctionTool.acall", LI_TAGS):
+            pass
+        step(LI_AFTER_TOOL, _li_text(ANSWER), (80, 12))
+
+
+def test_llamaindex_otel_integration(tmp_path: Path) -> None:
+    """A FunctionAgent run (`streaming=False`), recorded from llama-index-core 0.14 with
+    llama-index-observability-otel 0.7: no GenAI attributes at all, the content only in the
+    LLMChat events. Before `conventions/llamaindex.py` it gave no turn."""
+    [turn] = turns_of(lambda r: _li_agent(r, streamed=False), tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.system_instructions, turn.model) == (SYSTEM, "gpt-4o-mini")
+    assert [(c.name, c.call_id, c.arguments, c.result, c.status) for c in turn.calls] == [
+        ("get_weather", "call_1", ARGUMENTS, "18C, cloudy", "ok")]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
+    assert turn.issues == ()
+    _content_free(turn, "18C, cloudy")
+
+
+def test_llamaindex_streamed_agent_has_no_answer(tmp_path: Path) -> None:
+    """Streamed (the FunctionAgent default): the integration drops the end event, which
+    comes after the span closed, so each call has its request only. The turn is there,
+    its answer recorded as not captured rather than invented."""
+    [turn] = turns_of(lambda r: _li_agent(r, streamed=True), tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, None, "incomplete")
+    assert turn.system_instructions == SYSTEM
+    assert "answer_not_captured" in turn.issues
