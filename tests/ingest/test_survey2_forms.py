@@ -468,3 +468,43 @@ def test_botocore_bedrock_converse_is_one_turn(tmp_path: Path) -> None:
     assert [(c.name, c.call_id, c.arguments, c.status) for c in turn.calls] == [
         ("get_weather", "tooluse_1", ARGUMENTS, "ok")]
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
+
+
+# --- Google GenAI SDK's own instrumentation ---------------------------------------------
+
+
+def test_google_genai_automatic_function_calling(tmp_path: Path) -> None:
+    """Recorded from opentelemetry-instrumentation-google-genai 1.3b0 (on
+    opentelemetry-util-genai; google-genai 2.34, content `SPAN_ONLY`) with automatic
+    function calling over two stubbed responses: one `generate_content` span for the whole
+    loop (the request, the final answer, the last response's usage only) and an
+    `execute_tool` child without a call id. Standard keys: already one right turn."""
+    def record(r: Any) -> None:
+        with r.span("generate_content gemini-2.5-flash", {
+            "gen_ai.operation.name": "generate_content", "gen_ai.provider.name": "gemini",
+            "gen_ai.request.model": "gemini-2.5-flash", "gen_ai.response.model": "gemini-2.5-flash",
+            "gen_ai.response.finish_reasons": ["stop"], "gen_ai.response.id": "r2",
+            "gen_ai.usage.input_tokens": 80, "gen_ai.usage.output_tokens": 12,
+            "gen_ai.input.messages": _j([{"role": "user", "parts": [
+                {"content": REQUEST, "type": "text"}], "name": None}]),
+            "gen_ai.output.messages": _j([{"role": "assistant", "parts": [
+                {"content": ANSWER, "type": "text"}], "finish_reason": "stop", "name": None}]),
+            "gen_ai.system_instructions": _j([{"content": SYSTEM, "type": "text"}]),
+            "gen_ai.tool.definitions": _j([{"name": "get_weather", "type": "function",
+                                            "description": "Weather for a city.",
+                                            "parameters": None}]),
+        }), r.span("execute_tool get_weather", {
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+            "gen_ai.tool.description": "Weather for a city.",
+            "gen_ai.tool.call.arguments": ARGUMENTS, "gen_ai.tool.call.result": "18C, cloudy",
+        }):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.system_instructions, turn.model) == (SYSTEM, "gemini-2.5-flash")
+    assert [(t.name, t.description) for t in turn.tools] == [("get_weather", "Weather for a city.")]
+    assert [(c.name, c.arguments, c.result, c.status) for c in turn.calls] == [
+        ("get_weather", ARGUMENTS, "18C, cloudy", "ok")]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 80, 12)
+    assert turn.issues == ()
