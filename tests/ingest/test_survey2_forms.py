@@ -508,3 +508,65 @@ def test_google_genai_automatic_function_calling(tmp_path: Path) -> None:
         ("get_weather", ARGUMENTS, "18C, cloudy", "ok")]
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 80, 12)
     assert turn.issues == ()
+
+
+# --- AgentOps ---------------------------------------------------------------------------
+
+
+def test_agentops_decorators_and_llm_spans(tmp_path: Path) -> None:
+    """AgentOps' SDK (AgentOps-AI/agentops `agentops/sdk/decorators/utility.py`): `@agent`
+    and `@tool` spans named `{name}.{kind}` with `agentops.span.kind` and the call's
+    `{"args", "kwargs"}` / return value as JSON in `agentops.entity.input` / `output`;
+    its OpenAI instrumentor (forked from OpenLLMetry) writes the flattened
+    `gen_ai.prompt.N.*` / `gen_ai.completion.N.*`. The model calls carry the whole
+    exchange, so the turn is already right without reading the tool span."""
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+    def llm(prompts: list[dict[str, Any]], completion: dict[str, Any],
+            tokens: tuple[int, int]) -> dict[str, Any]:
+        attributes: dict[str, Any] = {
+            "gen_ai.system": "OpenAI", "llm.request.type": "chat",
+            "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini",
+            "gen_ai.usage.prompt_tokens": tokens[0], "gen_ai.usage.completion_tokens": tokens[1],
+            "llm.request.functions.0.name": "get_weather",
+            "llm.request.functions.0.description": "Weather for a city.",
+            "llm.request.functions.0.parameters": _j(schema)}
+        for i, prompt in enumerate(prompts):
+            attributes.update({f"gen_ai.prompt.{i}.{k}": v for k, v in prompt.items()})
+        attributes.update({f"gen_ai.completion.0.{k}": v for k, v in completion.items()})
+        return attributes
+
+    asked = {"role": "assistant", "finish_reason": "tool_calls", "tool_calls.0.id": "call_1",
+             "tool_calls.0.name": "get_weather", "tool_calls.0.arguments": ARGUMENTS}
+    openai_call = {"id": "call_1", "type": "function",
+                   "function": {"name": "get_weather", "arguments": ARGUMENTS}}
+    history = [{"role": "user", "content": REQUEST},
+               {"role": "assistant", "tool_calls": _j([openai_call])},
+               {"role": "tool", "content": "18C, cloudy", "tool_call_id": "call_1"}]
+
+    def record(r: Any) -> None:
+        with r.span("weather_agent.agent", {
+            "agentops.span.kind": "agent", "agentops.operation.name": "weather_agent",
+            "agentops.entity.input": _j({"args": [REQUEST], "kwargs": {}}),
+            "agentops.entity.output": _j(ANSWER),
+        }):
+            with r.span("openai.chat.completion", llm(history[:1], asked, (50, 10))):
+                pass
+            with r.span("get_weather.tool", {
+                "agentops.span.kind": "tool", "agentops.operation.name": "get_weather",
+                "agentops.entity.input": _j({"args": [], "kwargs": {"city": "Paris"}}),
+                "agentops.entity.output": _j("18C, cloudy"),
+            }):
+                pass
+            with r.span("openai.chat.completion", llm(history, {
+                    "role": "assistant", "content": ANSWER, "finish_reason": "stop"}, (80, 12))):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert [(t.name, t.description) for t in turn.tools] == [("get_weather", "Weather for a city.")]
+    assert [(c.name, c.call_id, c.arguments, c.result, c.status) for c in turn.calls] == [
+        ("get_weather", "call_1", ARGUMENTS, "18C, cloudy", "ok")]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
+    assert turn.issues == ()
+    _content_free(turn, "18C, cloudy")
