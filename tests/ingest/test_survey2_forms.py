@@ -570,3 +570,63 @@ def test_agentops_decorators_and_llm_spans(tmp_path: Path) -> None:
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
     assert turn.issues == ()
     _content_free(turn, "18C, cloudy")
+
+
+# --- Vercel AI SDK 7: @ai-sdk/otel ------------------------------------------------------
+
+
+def test_vercel_ai_sdk_7_open_telemetry_integration(tmp_path: Path) -> None:
+    """AI SDK 7 moved telemetry to `@ai-sdk/otel` (1.0.185, `dist/index.js`): its
+    `LegacyOpenTelemetry` keeps the `ai.*` spans above; its `OpenTelemetry` writes the GenAI
+    conventions and no `ai.operationId`: `invoke_agent {functionId}` (the run's request,
+    answer and total usage) > `step N` (`agent_step`) > `chat {model}` and
+    `execute_tool {name}`. One turn, usage from the model calls, not doubled by the root."""
+    user = {"role": "user", "parts": [{"type": "text", "content": REQUEST}]}
+    asked = {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_1",
+                                             "name": "weather", "arguments": {"city": "Paris"}}]}
+    answered = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1",
+                                           "response": {"temperature": 18}}]}
+    final = {"role": "assistant", "parts": [{"type": "text", "content": ANSWER}],
+             "finish_reason": "stop"}
+    definitions = _j([{"type": "function", "name": "weather",
+                       "description": "Weather for a city.", "parameters": SCHEMA}])
+    instructions = _j([{"type": "text", "content": SYSTEM}])
+    model = {"gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini"}
+
+    def chat(messages: list[Any], out: dict[str, Any], tokens: tuple[int, int]) -> dict[str, Any]:
+        return {**model, "gen_ai.operation.name": "chat",
+                "gen_ai.system_instructions": instructions, "gen_ai.input.messages": _j(messages), "gen_ai.tool.definitions": definitions,
+                "gen_ai.output.messages": _j([out]), "gen_ai.response.model": "gpt-4o-mini",
+                "gen_ai.usage.input_tokens": tokens[0], "gen_ai.usage.output_tokens": tokens[1]}
+
+    def record(r: Any) -> None:
+        with r.span("invoke_agent weather-agent", {
+            **model, "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather-agent",
+            "gen_ai.output.type": "text", "gen_ai.system_instructions": instructions,
+            "gen_ai.input.messages": _j([user]), "gen_ai.output.messages": _j([final]),
+            "gen_ai.usage.input_tokens": 130, "gen_ai.usage.output_tokens": 22,
+        }):
+            with r.span("step 1", {"gen_ai.operation.name": "agent_step"}):
+                with r.span("chat gpt-4o-mini", chat([user], asked, (50, 10))):
+                    pass
+                with r.span("execute_tool weather", {
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather",
+                    "gen_ai.tool.call.id": "call_1", "gen_ai.tool.type": "function",
+                    "gen_ai.tool.call.arguments": ARGUMENTS,
+                    "gen_ai.tool.call.result": _j({"temperature": 18}),
+                }):
+                    pass
+            with r.span("step 2", {"gen_ai.operation.name": "agent_step"}), \
+                    r.span("chat gpt-4o-mini", chat([user, asked, answered], final, (80, 12))):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.system_instructions, turn.model) == (SYSTEM, "gpt-4o-mini")
+    assert [(t.name, t.description) for t in turn.tools] == [("weather", "Weather for a city.")]
+    assert [(c.name, c.call_id, c.arguments, c.status) for c in turn.calls] == [
+        ("weather", "call_1", ARGUMENTS, "ok")]
+    assert json.loads(turn.calls[0].result or "") == {"temperature": 18}
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
+    assert turn.issues == ()
+    _content_free(turn)
