@@ -595,7 +595,8 @@ def test_vercel_ai_sdk_7_open_telemetry_integration(tmp_path: Path) -> None:
 
     def chat(messages: list[Any], out: dict[str, Any], tokens: tuple[int, int]) -> dict[str, Any]:
         return {**model, "gen_ai.operation.name": "chat",
-                "gen_ai.system_instructions": instructions, "gen_ai.input.messages": _j(messages), "gen_ai.tool.definitions": definitions,
+                "gen_ai.system_instructions": instructions, "gen_ai.input.messages": _j(messages),
+                "gen_ai.tool.definitions": definitions,
                 "gen_ai.output.messages": _j([out]), "gen_ai.response.model": "gpt-4o-mini",
                 "gen_ai.usage.input_tokens": tokens[0], "gen_ai.usage.output_tokens": tokens[1]}
 
