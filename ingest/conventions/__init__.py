@@ -12,6 +12,7 @@
 - `langsmith`: LangSmith's OTel export of LangChain runs (`langsmith.*`, `gen_ai.prompt`).
 - `mastra`: Mastra's OTel exporter (`mastra.span.type`; the 0.x exporter's tool keys).
 - `llamaindex`: LlamaIndex's own OTel integration (instrumentation events as span events).
+- `dspy`: DSPy's adapter-rendered prompts (`[[ ## field ## ]]`) under OpenInference or MLflow.
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -21,6 +22,7 @@ runs them; nothing else should call them directly.
 """
 
 from turnscore.ingest.conventions import (
+    dspy,
     frameworks,
     haystack,
     langfuse,
@@ -35,6 +37,7 @@ from turnscore.ingest.conventions import (
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 
 CONVENTIONS: tuple[Convention, ...] = (
+    dspy.DSPY,
     frameworks.PYDANTIC_AI,
     frameworks.LOGFIRE,
     frameworks.MLFLOW,

@@ -631,3 +631,133 @@ def test_vercel_ai_sdk_7_open_telemetry_integration(tmp_path: Path) -> None:
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
     assert turn.issues == ()
     _content_free(turn)
+
+
+# --- DSPy -------------------------------------------------------------------------------
+
+DSPY_STEP_OUTPUTS = ("next_thought", "next_tool_name", "next_tool_args")
+
+
+def _dspy_system(outputs: tuple[str, ...]) -> str:
+    """ChatAdapter's system message (abridged): the fields, then the objective."""
+    return ("Your input fields are:\n1. `question` (str): \n2. `trajectory` (str):\n"
+            "Your output fields are:\n" + "".join(
+                f"{i}. `{name}` (str): \n" for i, name in enumerate(outputs, 1))
+            + "All interactions will be structured in the following way, with the "
+              "appropriate values filled in.\n\nIn adhering to this structure, your objective "
+              "is: \n        Given the fields `question`, produce the fields `answer`.")
+
+
+def _dspy_user(trajectory: list[tuple[str, str, dict[str, Any], str]],
+               outputs: tuple[str, ...]) -> str:
+    """ChatAdapter's user message: input fields as sections (ReAct's trajectory nested as
+    its own sections), then the instruction naming the output sections."""
+    steps = "\n\n".join(
+        f"[[ ## thought_{i} ## ]]\n{thought}\n\n[[ ## tool_name_{i} ## ]]\n{tool}\n\n"
+        f"[[ ## tool_args_{i} ## ]]\n{json.dumps(args)}\n\n[[ ## observation_{i} ## ]]\n{seen}"
+        for i, (thought, tool, args, seen) in enumerate(trajectory))
+    ask = ", then ".join(f"`[[ ## {name} ## ]]`" for name in outputs)
+    return (f"[[ ## question ## ]]\n{REQUEST}\n\n[[ ## trajectory ## ]]\n{steps}\n\n"
+            f"Respond with the corresponding output fields, starting with the field {ask}, "
+            "and then ending with the marker for `[[ ## completed ## ]]`.")
+
+
+def _dspy_completion(**fields: Any) -> str:
+    return "\n\n".join(f"[[ ## {k} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}"
+                       for k, v in fields.items())
+
+
+DSPY_TRAJECTORY = [("I should look up the weather.", "get_weather", {"city": "Paris"},
+                    "18C, cloudy"), ("I have it.", "finish", {}, "Completed.")]
+DSPY_CALLS = [  # (outputs asked for, steps already taken, completion)
+    (DSPY_STEP_OUTPUTS, 0, _dspy_completion(
+        next_thought="I should look up the weather.", next_tool_name="get_weather",
+        next_tool_args={"city": "Paris"})),
+    (DSPY_STEP_OUTPUTS, 1, _dspy_completion(
+        next_thought="I have it.", next_tool_name="finish", next_tool_args={})),
+    (("reasoning", "answer"), 2, _dspy_completion(reasoning="The tool said 18C.",
+                                                   answer=ANSWER)),
+]
+
+
+def test_dspy_react_under_openinference(tmp_path: Path) -> None:
+    """Recorded from dspy 3.4.1 with openinference-instrumentation-dspy 0.1.48
+    (`dspy.ReAct("question -> answer", tools=[get_weather])` over a DummyLM): three model
+    calls whose user message is ChatAdapter's template with the trajectory so far, tool
+    spans `{tool}.__call__`. Before `conventions/dspy.py`: three turns, each request the
+    template, each answer `[[ ## ... ## ]]` sections, the tool named `get_weather.__call__`."""
+    def lm(outputs: tuple[str, ...], steps: int, completion: str) -> dict[str, Any]:
+        messages = [{"role": "system", "content": _dspy_system(outputs)},
+                    {"role": "user", "content": _dspy_user(DSPY_TRAJECTORY[:steps], outputs)}]
+        return {"openinference.span.kind": "LLM", "llm.model_name": "openai/gpt-4o-mini",
+                "input.mime_type": "application/json", "output.mime_type": "application/json",
+                "input.value": _j({"prompt": None, "messages": messages, "kwargs": {}}),
+                "llm.input_messages.0.message.role": "system",
+                "llm.input_messages.0.message.content": messages[0]["content"],
+                "llm.input_messages.1.message.role": "user",
+                "llm.input_messages.1.message.content": messages[1]["content"],
+                "output.value": _j([completion]),
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": completion}
+
+    def chain(value: Any, output: Any) -> dict[str, Any]:
+        return {"openinference.span.kind": "CHAIN", "input.value": _j(value),
+                "output.value": _j(output), "input.mime_type": "application/json"}
+
+    def tool(args: dict[str, Any], result: str) -> dict[str, Any]:
+        return {"openinference.span.kind": "TOOL", "input.value": _j({"kwargs": args}),
+                "output.value": _j(result), "input.mime_type": "application/json"}
+
+    question = {"question": REQUEST, "trajectory": ""}
+
+    def record(r: Any) -> None:
+        with r.span("ReAct.forward", chain({"input_args": {"question": REQUEST}},
+                                           {"answer": ANSWER})):
+            for (outputs, steps, completion), step in zip(DSPY_CALLS, [0, 1, None], strict=True):
+                with r.span("Predict.forward", chain(question, {})), \
+                        r.span("ChatAdapter.__call__", chain({}, [{}])), \
+                        r.span("DummyLM.__call__", lm(outputs, steps, completion)):
+                    pass
+                if step is not None:
+                    _, name, args, seen = DSPY_TRAJECTORY[step]
+                    with r.span(f"{name}.__call__", tool(args, seen)):
+                        pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert [(c.name, c.call_id, c.arguments, c.result, c.status) for c in turn.calls] == [
+        ("get_weather", "get_weather_0", ARGUMENTS, "18C, cloudy", "ok"),
+        ("finish", "finish_1", "{}", "Completed.", "ok")]
+    assert turn.llm_calls == 3
+    assert turn.system_instructions and "Your input fields are" in turn.system_instructions
+    assert turn.issues == ()
+    _content_free(turn, "18C, cloudy")
+
+
+def test_dspy_predict_under_mlflow(tmp_path: Path) -> None:
+    """MLflow's DSPy autolog (mlflow `mlflow/dspy/callback.py`: the LM call's arguments as
+    `mlflow.spanInputs`, its completions as `spanOutputs`, span type CHAT_MODEL; every
+    value JSON-encoded): a `ChainOfThought` program's one call is a turn whose request is
+    the question and whose answer is the `answer` field, not the template."""
+    outputs = ("reasoning", "answer")
+    messages = [{"role": "system", "content": _dspy_system(outputs)},
+                {"role": "user", "content": _dspy_user([], outputs)}]
+    completion = _dspy_completion(reasoning="Paris is mild.", answer=ANSWER)
+
+    def record(r: Any) -> None:
+        with r.span("ChainOfThought.forward", {
+            "mlflow.spanType": _j("CHAIN"), "mlflow.spanInputs": _j({"question": REQUEST}),
+            "mlflow.spanOutputs": _j({"reasoning": "Paris is mild.", "answer": ANSWER}),
+        }), r.span("LM.__call__", {
+            "mlflow.spanType": _j("CHAT_MODEL"),
+            "mlflow.spanInputs": _j({"prompt": None, "messages": messages}),
+            "mlflow.spanOutputs": _j([completion]),
+            "mlflow.chat.tokenUsage": _j({"input_tokens": 120, "output_tokens": 30,
+                                          "total_tokens": 150}),
+        }):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert turn.calls == ()
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 120, 30)
