@@ -64,7 +64,7 @@ def _accepts(view: SpanView) -> bool:
         return view.name.endswith(_TOOL_SUFFIX) and view.get(A.OI_TOOL_NAME) is None
     if kind == "LLM":
         return _SECTION in (as_str(view.get(A.OI_INPUT_VALUE)) or "")
-    if (json_or_text(view.get(A.MLFLOW_SPAN_TYPE))) in _MODEL_SPAN_TYPES:
+    if as_str(json_or_text(view.get(A.MLFLOW_SPAN_TYPE))) in _MODEL_SPAN_TYPES:
         return _SECTION in (as_str(view.get(A.MLFLOW_SPAN_INPUTS)) or "")
     return False
 

@@ -1,20 +1,24 @@
 """Second survey of stacks whose exports could come out empty, doubled or split, recorded
 with the real OTel SDK (the convention fixtures' `Recorder`) in the shapes their source
-emits, decoded and assembled.
+emits (several recorded from a real run of the library, as noted), decoded and assembled.
 
-- Mastra's OTel exporter (mastra-ai/mastra `observability/otel-exporter/src/`): the 0.x
-  AI-tracing exporter (`span-converter.ts`: `agent.run`, `tool.execute` with
-  `gen_ai.tool.input` / `output`, `gen_ai.prompt` holding Mastra's `{messages}`) lost its
-  tool calls; decoded by `conventions/mastra.py`. The 1.x exporter (`gen-ai-semantics.ts`,
-  `gen-ai-messages.ts`: standard `chat` / `execute_tool` / `invoke_agent`, tool names
-  in `gen_ai.tool.definitions`) is pinned.
-- Pydantic AI's own instrumentation, recorded from a real run (pydantic-ai-slim 2.78,
-  `InstrumentationSettings(version=6)`, `FunctionModel`): `gen_ai.input.messages` on
-  each chat span beside `pydantic_ai.all_messages` on the agent span, tool results as
-  role `tool`: one turn, usage not doubled. Versions 2, 3 and 5 assemble the same.
-- Vercel AI SDK 5/6 (`ai.*`; tool definitions with `inputSchema`, `tool-result` parts
-  with a typed `output`, `ai.toolCall.args` / `result` kept for compatibility:
-  vercel/ai PR 7623): pinned.
+Fixed (a convention of their own):
+- Mastra's 0.x OTel exporter (mastra-ai/mastra `observability/otel-exporter/src/
+  span-converter.ts`): tool calls in `gen_ai.tool.input` / `output` were lost
+  (`conventions/mastra.py`); the 1.x exporter (`gen-ai-semantics.ts`) is pinned.
+- LlamaIndex's own integration (llama-index-observability-otel 0.7, recorded from a
+  FunctionAgent run): content only in LLMChat span events, no turn at all before
+  (`conventions/llamaindex.py`); streamed calls lose their answer at the source.
+- DSPy (dspy 3.4.1 + openinference-instrumentation-dspy 0.1.48, recorded from a ReAct run;
+  MLflow's autolog from its callback source): ChatAdapter templates split a run into one
+  turn per step with the template as request (`conventions/dspy.py`).
+
+Already right, pinned: Pydantic AI's own instrumentation (recorded, `version=6`), Vercel AI
+SDK 5/6 (`ai.*`) and 7 (`@ai-sdk/otel`'s GenAI spans), Google GenAI SDK's instrumentation
+(recorded, automatic function calling), AgentOps (decorators and its OpenAI instrumentor).
+
+Known gap, xfail: opentelemetry-instrumentation-botocore's Bedrock Converse events (what
+ADOT runs; recorded from stubbed calls) split the turn (a `messages.py` fix).
 """
 
 from __future__ import annotations
