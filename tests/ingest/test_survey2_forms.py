@@ -15,7 +15,8 @@ Fixed (a convention of their own):
 
 Already right, pinned: Pydantic AI's own instrumentation (recorded, `version=6`), Vercel AI
 SDK 5/6 (`ai.*`) and 7 (`@ai-sdk/otel`'s GenAI spans), Google GenAI SDK's instrumentation
-(recorded, automatic function calling), AgentOps (decorators and its OpenAI instrumentor).
+(recorded, automatic function calling), AgentOps (decorators and its OpenAI instrumentor),
+OpenLLMetry-JS 0.27 (the current GenAI keys, as the Python SDK writes them since 0.55).
 
 Known gap, xfail: opentelemetry-instrumentation-botocore's Bedrock Converse events (what
 ADOT runs; recorded from stubbed calls) split the turn (a `messages.py` fix).
@@ -765,3 +766,55 @@ def test_dspy_predict_under_mlflow(tmp_path: Path) -> None:
     assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
     assert turn.calls == ()
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 120, 30)
+
+
+# --- OpenLLMetry-JS (Traceloop JS SDK) --------------------------------------------------
+
+
+def test_openllmetry_js_openai(tmp_path: Path) -> None:
+    """@traceloop/instrumentation-openai 0.27.0 (`dist/index.js`, `buildOpenAIInputMessages`,
+    `buildOpenAIOutputMessage`) writes the current GenAI keys, as the Python SDK does since
+    0.55 (older releases of both: the flattened `gen_ai.prompt.N.*`): `chat {model}` spans with parts (arguments parsed into
+    objects, a tool message's result as `tool_call_response.response`) and the tools in
+    OpenAI's nested form, under the SDK's `withWorkflow` span. Already one right turn."""
+    tools = _j([{"type": "function", "function": {"name": "get_weather",
+                                                  "description": "Weather for a city.",
+                                                  "parameters": SCHEMA}}])
+    system = {"role": "system", "parts": [{"type": "text", "content": SYSTEM}]}
+    user = {"role": "user", "parts": [{"type": "text", "content": REQUEST}]}
+    asked = {"role": "assistant", "parts": [{"type": "tool_call", "id": "call_1",
+                                             "name": "get_weather",
+                                             "arguments": {"city": "Paris"}}]}
+    answered = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1",
+                                           "response": "18C, cloudy"}]}
+
+    def chat(messages: list[Any], out: dict[str, Any], finish: str,
+             tokens: tuple[int, int]) -> dict[str, Any]:
+        return {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini",
+                "gen_ai.input.messages": _j(messages), "gen_ai.tool.definitions": tools,
+                "gen_ai.output.messages": _j([{**out, "finish_reason": finish}]),
+                "gen_ai.usage.input_tokens": tokens[0], "gen_ai.usage.output_tokens": tokens[1],
+                "traceloop.association.properties.session_id": "js-1"}
+
+    def record(r: Any) -> None:
+        with r.span("weather.workflow", {
+            "traceloop.span.kind": "workflow", "traceloop.entity.name": "weather",
+            "traceloop.workflow.name": "weather",
+            "traceloop.association.properties.session_id": "js-1",
+        }):
+            with r.span("chat gpt-4o-mini", chat([system, user], asked, "tool_call", (50, 10))):
+                pass
+            with r.span("chat gpt-4o-mini", chat([system, user, asked, answered], {
+                    "role": "assistant", "parts": [{"type": "text", "content": ANSWER}]},
+                    "stop", (80, 12))):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert turn.system_instructions == SYSTEM
+    assert [(t.name, t.description) for t in turn.tools] == [("get_weather", "Weather for a city.")]
+    assert [(c.name, c.call_id, c.arguments, c.result, c.status) for c in turn.calls] == [
+        ("get_weather", "call_1", ARGUMENTS, "18C, cloudy", "ok")]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (2, 130, 22)
+    assert turn.issues == ()
