@@ -774,9 +774,10 @@ def test_dspy_predict_under_mlflow(tmp_path: Path) -> None:
 def test_openllmetry_js_openai(tmp_path: Path) -> None:
     """@traceloop/instrumentation-openai 0.27.0 (`dist/index.js`, `buildOpenAIInputMessages`,
     `buildOpenAIOutputMessage`) writes the current GenAI keys, as the Python SDK does since
-    0.55 (older releases of both: the flattened `gen_ai.prompt.N.*`): `chat {model}` spans with parts (arguments parsed into
-    objects, a tool message's result as `tool_call_response.response`) and the tools in
-    OpenAI's nested form, under the SDK's `withWorkflow` span. Already one right turn."""
+    0.55 (older releases of both: the flattened `gen_ai.prompt.N.*`): `chat {model}` spans
+    with parts (arguments parsed into objects, a tool message's result as
+    `tool_call_response.response`) and the tools in OpenAI's nested form, under the SDK's
+    `withWorkflow` span. Already one right turn."""
     tools = _j([{"type": "function", "function": {"name": "get_weather",
                                                   "description": "Weather for a city.",
                                                   "parameters": SCHEMA}}])
