@@ -233,3 +233,43 @@ HS_TOOL_DESCRIPTION: Final = "haystack.tool.description"
 LS_SPAN_KIND: Final = "langsmith.span.kind"  # the run type
 LS_TRACE_NAME: Final = "langsmith.trace.name"  # the run's name
 LS_METADATA_PREFIX: Final = "langsmith.metadata."
+
+# --- Surveyed stacks, second round: Mastra (conventions/mastra.py) ---------------------
+# Mastra's OTel exporter (mastra-ai/mastra `observability/otel-exporter/src/gen-ai-semantics.ts`,
+# and before it `span-converter.ts`, the 0.x AI-tracing exporter).
+MASTRA_SPAN_TYPE: Final = "mastra.span.type"  # agent_run, model_generation, tool_call, ...
+MASTRA_TOOL_INPUT: Final = "gen_ai.tool.input"  # 0.x: a tool call's arguments (JSON text)
+MASTRA_TOOL_OUTPUT: Final = "gen_ai.tool.output"  # 0.x: what the tool returned (JSON text)
+MASTRA_TOOL_SUCCESS: Final = "gen_ai.tool.success"  # 0.x
+MASTRA_AGENT_ID: Final = "agent.id"  # 0.x: the agent run's id (its name in the registry)
+MASTRA_AVAILABLE_TOOLS: Final = "agent.available_tools"  # 0.x: JSON list of tool names
+MASTRA_INPUT: Final = "input"  # 0.x: every span's input, JSON text ("for Laminar")
+MASTRA_OUTPUT: Final = "output"  # 0.x: every span's output
+MASTRA_ERROR_MESSAGE: Final = "error.message"
+MASTRA_PREFIX: Final = "mastra."
+
+# LlamaIndex's own OTel integration (conventions/llamaindex.py), run-llama/llama_index
+# `llama-index-integrations/observability/llama-index-observability-otel/.../base.py`:
+# each instrumentation event is a span event named by its class, its `model_dump()`
+# flattened with dots (lists of objects as JSON text).
+LI_EV_CHAT_START: Final = "LLMChatStartEvent"
+LI_EV_CHAT_END: Final = "LLMChatEndEvent"
+LI_EV_COMPLETION_START: Final = "LLMCompletionStartEvent"
+LI_EV_COMPLETION_END: Final = "LLMCompletionEndEvent"
+LI_MESSAGES: Final = "messages"  # chat events: the request, JSON list of ChatMessage dumps
+LI_PROMPT: Final = "prompt"  # completion events
+LI_RESPONSE_ROLE: Final = "response.message.role"
+LI_RESPONSE_BLOCKS: Final = "response.message.blocks"  # JSON list of content blocks
+LI_RESPONSE_CONTENT: Final = "response.message.content"  # before content blocks (< 0.12)
+LI_RESPONSE_TOOL_CALLS: Final = "response.message.additional_kwargs.tool_calls"
+LI_RESPONSE_TEXT: Final = "response.text"  # completion end
+LI_MODEL_KEYS: Final = ("model_dict.model", "model_dict.model_name")
+LI_INPUT_TOKEN_KEYS: Final = (
+    "response.additional_kwargs.prompt_tokens", "response.raw.usage.prompt_tokens",
+    "response.raw.usage.input_tokens",
+)
+LI_OUTPUT_TOKEN_KEYS: Final = (
+    "response.additional_kwargs.completion_tokens", "response.raw.usage.completion_tokens",
+    "response.raw.usage.output_tokens",
+)
+LI_STEP_INPUT_SUMMARY: Final = "llamaindex.step.input_summary"  # a step's input, Python repr

@@ -10,6 +10,9 @@
 - `langfuse`: the Langfuse Python SDK v3/v4 (`langfuse.observation.*`).
 - `haystack`: Haystack's own tracing (`haystack.component.*`, `haystack.agent.*`).
 - `langsmith`: LangSmith's OTel export of LangChain runs (`langsmith.*`, `gen_ai.prompt`).
+- `mastra`: Mastra's OTel exporter (`mastra.span.type`; the 0.x exporter's tool keys).
+- `llamaindex`: LlamaIndex's own OTel integration (instrumentation events as span events).
+- `dspy`: DSPy's adapter-rendered prompts (`[[ ## field ## ]]`) under OpenInference or MLflow.
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -19,10 +22,13 @@ runs them; nothing else should call them directly.
 """
 
 from turnscore.ingest.conventions import (
+    dspy,
     frameworks,
     haystack,
     langfuse,
     langsmith,
+    llamaindex,
+    mastra,
     openinference,
     openllmetry,
     otel_genai,
@@ -31,6 +37,7 @@ from turnscore.ingest.conventions import (
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 
 CONVENTIONS: tuple[Convention, ...] = (
+    dspy.DSPY,
     frameworks.PYDANTIC_AI,
     frameworks.LOGFIRE,
     frameworks.MLFLOW,
@@ -40,6 +47,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     langfuse.LANGFUSE,
     haystack.HAYSTACK,
     langsmith.LANGSMITH,
+    mastra.MASTRA,
+    llamaindex.LLAMAINDEX,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

@@ -1,0 +1,200 @@
+"""DSPy's prompts and programs, under OpenInference's DSPy instrumentation or MLflow's
+DSPy autolog: a model call's messages read as the conversation they encode.
+
+DSPy's adapters do not send the conversation as messages: `ChatAdapter` renders a
+signature's input fields into one user message as `[[ ## field ## ]]` sections, followed by
+an instruction ("Respond with the corresponding output fields ..."), and parses the
+completion's sections back into output fields (stanfordnlp/dspy `dspy/adapters/
+chat_adapter.py`). `ReAct` puts its trajectory (`thought_i`, `tool_name_i`, `tool_args_i`,
+`observation_i`) into the same user message, calls the tool the completion names in
+`next_tool_name` / `next_tool_args`, stops at the pseudo-tool `finish`, and extracts the
+answer with one more call (`dspy/predict/react.py`). Read as messages, every step's user
+message differs, so each step looked like a new turn whose request was the template.
+
+Decoded here, on the model calls whose request holds DSPy sections (OpenInference LLM
+spans: `input.value` `{"messages": [...]}` and `output.value` a list of completions;
+MLflow `CHAT_MODEL` spans: the same in `mlflow.spanInputs` / `spanOutputs`):
+- the user message as the request, from its input fields other than the trajectory (one
+  field: its value; several: `name: value` paragraphs), then each trajectory step as the
+  assistant's tool call and the tool's result; a step's call id is synthesized as
+  `{tool}_{step}` (DSPy has none), the same in the step's completion and in later history;
+- a completion naming a tool as that call (`finish` too: ReAct declares and runs it, its
+  span records it); any other completion's output fields, `reasoning` aside, as the
+  answer (a JSON object, JSONAdapter's, alike);
+- OpenInference's DSPy tool spans (`{tool}.__call__`): the tool's own name, its
+  `{"kwargs": ...}` input unwrapped.
+Model, usage and the rest stay OpenInference's and MLflow's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    execution,
+    system_text,
+    tool_call,
+    tool_result,
+    unwrap_tool_input,
+)
+from turnscore.ingest.conventions.values import (
+    JsonValue,
+    as_str,
+    json_or_text,
+    result_text,
+    try_json,
+)
+from turnscore.ingest.model import Message, Part, PartType, SpanKind
+
+_SECTION = "[[ ## "
+_HEADER = re.compile(r"\[\[ ## (\w+) ## \]\]")
+_INSTRUCTION = re.compile(r"\n\s*Respond with (?:the corresponding output fields|a JSON object)")
+_STEP = re.compile(r"(thought|tool_name|tool_args|observation)_(\d+)")
+_TOOL_SUFFIX = ".__call__"
+_MODEL_SPAN_TYPES = frozenset({"CHAT_MODEL", "LLM"})
+
+
+def _accepts(view: SpanView) -> bool:
+    kind = as_str(view.get(A.OI_SPAN_KIND))
+    if kind == "TOOL":  # DSPy's tool spans name no tool; other TOOL spans are not read here
+        return view.name.endswith(_TOOL_SUFFIX) and view.get(A.OI_TOOL_NAME) is None
+    if kind == "LLM":
+        return _SECTION in (as_str(view.get(A.OI_INPUT_VALUE)) or "")
+    if as_str(json_or_text(view.get(A.MLFLOW_SPAN_TYPE))) in _MODEL_SPAN_TYPES:
+        return _SECTION in (as_str(view.get(A.MLFLOW_SPAN_INPUTS)) or "")
+    return False
+
+
+def decode(view: SpanView, problems: Problems) -> Decoded:
+    if as_str(view.get(A.OI_SPAN_KIND)) == "TOOL":
+        return _tool(view)
+    mlflow = view.get(A.MLFLOW_SPAN_INPUTS) is not None
+    request = _loaded(view.get(A.MLFLOW_SPAN_INPUTS if mlflow else A.OI_INPUT_VALUE))
+    completions = _loaded(view.get(A.MLFLOW_SPAN_OUTPUTS if mlflow else A.OI_OUTPUT_VALUE))
+    inputs, steps = _request(request)
+    if inputs is None:
+        return Decoded()
+    return Decoded(
+        kind=SpanKind.LLM,
+        input_messages=inputs,
+        output_messages=_completion(completions, steps),
+        system_instructions=system_text(inputs),
+    )
+
+
+def _loaded(value: Any) -> JsonValue:
+    """JSON text, once or (MLflow encodes every value) twice."""
+    value = json_or_text(value)
+    return json_or_text(value) if isinstance(value, str) else value
+
+
+def _tool(view: SpanView) -> Decoded:
+    name = view.name.removesuffix(_TOOL_SUFFIX)
+    arguments, _ = unwrap_tool_input(view.get(A.OI_INPUT_VALUE))
+    output = json_or_text(view.get(A.OI_OUTPUT_VALUE))
+    return Decoded(kind=SpanKind.TOOL, tool_execution=execution(
+        name, None, json_or_text(arguments), None if output is None else result_text(output)))
+
+
+def _sections(text: str) -> list[tuple[str, str]]:
+    """The `[[ ## name ## ]]` sections of a DSPy message, in order, values stripped."""
+    headers = list(_HEADER.finditer(text))
+    return [
+        (h.group(1), text[h.end():nxt.start() if nxt else len(text)].strip())
+        for h, nxt in zip(headers, [*headers[1:], None], strict=True)
+    ]
+
+
+def _request(value: JsonValue) -> tuple[tuple[Message, ...] | None, int]:
+    """A DSPy request as messages, and how many trajectory steps it holds."""
+    messages = value.get("messages") if isinstance(value, dict) else value
+    if not isinstance(messages, list):
+        return None, 0
+    out: list[Message] = []
+    steps = 0
+    for message in messages:
+        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+            continue
+        role, content = str(message.get("role")), message["content"]
+        if role == "user" and _SECTION in content:
+            user, steps = _user(content)
+            out.extend(user)
+        elif role == "assistant" and _SECTION in content:
+            out.append(_answer(_sections(content)))  # a demo's or an earlier turn's
+        else:
+            out.append(Message(role, (Part(PartType.TEXT, text=content),)))
+    return tuple(out), steps
+
+
+def _user(content: str) -> tuple[list[Message], int]:
+    """A user message's input fields as the request, its trajectory as calls and results."""
+    # The adapter's closing instruction names the output sections: cut before reading any.
+    instruction = list(_INSTRUCTION.finditer(content))
+    sections = _sections(content[:instruction[-1].start()] if instruction else content)
+    fields: list[tuple[str, str]] = []
+    steps: dict[int, dict[str, str]] = {}
+    for name, value in sections:
+        if found := _STEP.fullmatch(name):
+            steps.setdefault(int(found.group(2)), {})[found.group(1)] = value
+        elif name != "trajectory":
+            fields.append((name, value))
+    messages = [Message("user", (Part(PartType.TEXT, text=_joined(fields)),))]
+    for index in sorted(steps):
+        step = steps[index]
+        tool = step.get("tool_name", "")
+        if not tool:
+            continue
+        call_id = f"{tool}_{index}"
+        messages.append(Message("assistant", (tool_call(call_id, tool, _arguments(step)),)))
+        messages.append(Message("tool", (tool_result(call_id, step.get("observation", "")),)))
+    return messages, (max(steps) + 1 if steps else 0)
+
+
+def _arguments(fields: dict[str, str], key: str = "tool_args") -> JsonValue:
+    text = fields.get(key, "")
+    ok, parsed = try_json(text)
+    return parsed if ok else text
+
+
+def _completion(value: JsonValue, steps: int) -> tuple[Message, ...] | None:
+    """The first completion: a ReAct step's call, or the output fields as the answer."""
+    first = value[0] if isinstance(value, list) and value else value
+    if isinstance(first, dict) and isinstance(first.get("text"), str):
+        first = first["text"]
+    if isinstance(first, str):
+        fields = _sections(first)
+        if not fields:
+            ok, parsed = try_json(first)
+            if not (ok and isinstance(parsed, dict)):
+                return (Message("assistant", (Part(PartType.TEXT, text=first),)),)
+            fields = [(str(k), v if isinstance(v, str) else result_text(v))
+                      for k, v in parsed.items()]
+    else:
+        return None
+    named = dict(fields)
+    tool = named.get("next_tool_name")
+    if tool is None:
+        return (_answer(fields),)
+    thought = Part(PartType.OTHER, text=named.get("next_thought", ""))
+    call = tool_call(f"{tool}_{steps}", tool, _arguments(named, "next_tool_args"))
+    return (Message("assistant", (thought, call)),)
+
+
+def _answer(fields: list[tuple[str, str]]) -> Message:
+    shown = [(n, v) for n, v in fields if n not in ("reasoning", "completed")]
+    return Message("assistant", (Part(PartType.TEXT, text=_joined(shown)),))
+
+
+def _joined(fields: list[tuple[str, str]]) -> str:
+    if len(fields) == 1:
+        return fields[0][1]
+    return "\n\n".join(f"{name}: {value}" for name, value in fields)
+
+
+DSPY = Convention(
+    "dspy", decode, markers=frozenset({A.OI_SPAN_KIND, A.MLFLOW_SPAN_TYPE}), accepts=_accepts,
+)  # fmt: skip

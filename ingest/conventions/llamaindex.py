@@ -1,0 +1,142 @@
+"""LlamaIndex's own OTel integration (`llama-index-observability-otel`): content in span
+events named by LlamaIndex's instrumentation event classes.
+
+The integration opens a span per dispatcher span (named `Class.method`, no attributes but
+the `llamaindex.*` tags) and adds each instrumentation event to its span as a span event
+named by the event's class, its `model_dump()` flattened with dots and lists of objects as
+JSON text (run-llama/llama_index `llama-index-observability-otel/.../base.py`, `utils.py`).
+Decoded here, on the model-call spans:
+- `LLMChatStartEvent` / `LLMChatEndEvent`: the request in `messages` (ChatMessage dumps:
+  `role`, `blocks` of `{block_type: text|tool_call, ...}`, a tool result as role `tool`
+  with `additional_kwargs.tool_call_id`; before content blocks, `content` and OpenAI
+  `additional_kwargs.tool_calls`), the answer in `response.message.role` / `.blocks`;
+- `LLMCompletionStartEvent` / `LLMCompletionEndEvent`: `prompt`, `response.text`;
+- the model from `model_dict.model` / `model_name`, usage from the provider's counts in
+  `response.additional_kwargs` or `response.raw.usage`.
+Messages are rewritten into OpenAI's chat shape and read by the shared parser. A streamed
+call's end event comes after its span closed and is dropped by the integration, so such
+a span has the request only; tool spans and workflow steps carry Python reprs cut at 200
+characters (`llamaindex.step.input_summary`, `step.output`), which are not decoded: calls
+are read from the answers, results from the next call's request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
+from turnscore.ingest.conventions.messages import Problems, parse_messages, system_text
+from turnscore.ingest.conventions.values import (
+    JsonValue,
+    as_int,
+    as_str,
+    compact_json,
+    first_str,
+    json_or_text,
+)
+from turnscore.ingest.model import Message, Part, PartType, SpanKind
+
+_STARTS = (A.LI_EV_CHAT_START, A.LI_EV_COMPLETION_START)
+_ENDS = (A.LI_EV_CHAT_END, A.LI_EV_COMPLETION_END)
+
+
+def decode(view: SpanView, problems: Problems) -> Decoded:
+    start = _last(view.events, _STARTS)
+    end = _last(view.events, _ENDS)
+    if start is None and end is None:
+        return Decoded()
+    request = end if end is not None and _has_request(end) else start
+    inputs = None if request is None else _request(request, problems)
+    fields = {**(start.fields if start else {}), **(end.fields if end else {})}
+    return Decoded(
+        kind=SpanKind.LLM,
+        input_messages=inputs,
+        output_messages=None if end is None else _response(end, problems),
+        system_instructions=system_text(inputs),
+        model=first_str(fields, A.LI_MODEL_KEYS),
+        input_tokens=_count(fields, A.LI_INPUT_TOKEN_KEYS),
+        output_tokens=_count(fields, A.LI_OUTPUT_TOKEN_KEYS),
+    )
+
+
+def _last(events: tuple[ContentEvent, ...], names: tuple[str, ...]) -> ContentEvent | None:
+    return next((e for e in reversed(events) if e.name in names), None)
+
+
+def _has_request(event: ContentEvent) -> bool:
+    return event.fields.get(A.LI_MESSAGES) is not None or event.fields.get(A.LI_PROMPT) is not None
+
+
+def _count(fields: Any, keys: tuple[str, ...]) -> int | None:
+    return next((n for k in keys if (n := as_int(fields.get(k))) is not None), None)
+
+
+def _request(event: ContentEvent, problems: Problems) -> tuple[Message, ...] | None:
+    prompt = as_str(event.fields.get(A.LI_PROMPT))
+    if prompt is not None:
+        return (Message("user", (Part(PartType.TEXT, text=prompt),)),)
+    messages = json_or_text(event.fields.get(A.LI_MESSAGES))
+    if not isinstance(messages, list):
+        return None
+    where = f"{event.name}.{A.LI_MESSAGES}"
+    return parse_messages([_openai(m) for m in messages], where, problems)
+
+
+def _response(event: ContentEvent, problems: Problems) -> tuple[Message, ...] | None:
+    text = as_str(event.fields.get(A.LI_RESPONSE_TEXT))
+    if event.name == A.LI_EV_COMPLETION_END:
+        return None if text is None else (Message("assistant", (Part(PartType.TEXT, text=text),)),)
+    message = {
+        "role": as_str(event.fields.get(A.LI_RESPONSE_ROLE)) or "assistant",
+        "blocks": json_or_text(event.fields.get(A.LI_RESPONSE_BLOCKS)),
+        "content": event.fields.get(A.LI_RESPONSE_CONTENT),
+        "additional_kwargs": {
+            "tool_calls": json_or_text(event.fields.get(A.LI_RESPONSE_TOOL_CALLS)),
+        },
+    }
+    if message["blocks"] is None and message["content"] is None:
+        return None
+    return parse_messages([_openai(message)], f"{event.name}.response", problems)
+
+
+def _openai(message: JsonValue) -> JsonValue:
+    """A LlamaIndex ChatMessage dump as an OpenAI chat message: text blocks joined into
+    `content`, `tool_call` blocks as `tool_calls`, a tool result's id from its kwargs."""
+    if not isinstance(message, dict):
+        return message
+    role = message.get("role")
+    extra = message.get("additional_kwargs")
+    extra = extra if isinstance(extra, dict) else {}
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    blocks = message.get("blocks")
+    for block in blocks if isinstance(blocks, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("block_type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind == "tool_call":
+            arguments = block.get("tool_kwargs")
+            calls.append({"id": block.get("tool_call_id"), "type": "function", "function": {
+                "name": block.get("tool_name"),
+                "arguments": arguments if isinstance(arguments, str) else compact_json(arguments),
+            }})
+    if not isinstance(blocks, list) and isinstance(message.get("content"), str):
+        texts.append(message["content"])
+    if not calls and isinstance(extra.get("tool_calls"), list):
+        calls = extra["tool_calls"]  # before content blocks: OpenAI's own tool calls
+    result: dict[str, Any] = {"role": role, "content": "\n".join(texts) if texts else None}
+    if calls:
+        result["tool_calls"] = calls
+    if extra.get("tool_call_id") is not None:
+        result["tool_call_id"] = extra["tool_call_id"]
+    return result
+
+
+LLAMAINDEX = Convention(
+    "llamaindex", decode,
+    events=frozenset({*_STARTS, *_ENDS}),
+    content_keys=(A.LI_STEP_INPUT_SUMMARY,),
+)  # fmt: skip
