@@ -296,8 +296,7 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
         # LiteLLM's OTel callback (BerriAI/litellm `integrations/opentelemetry.py`) keeps
         # OpenAI's keys beside the parts: an assistant's `tool_calls`, a tool message's
         # `tool_call_id` (its parts plain text).
-        if "tool_calls" in obj and not any(p.type is PartType.TOOL_CALL for p in parts):
-            parts.extend(_listed_calls(obj))
+        _add_listed_calls(parts, obj)
         if role == "tool" and (result_id := as_str(obj.get("tool_call_id"))):
             parts = [
                 Part(PartType.TOOL_RESULT, p.text, result_id, p.name, p.arguments, p.is_error)
@@ -309,7 +308,7 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
     parts_list = list(parse_content(obj.get("content"), role, call_id))
     if role == "tool" and parts_list and obj.get("name"):
         parts_list = _named(parts_list, as_str(obj["name"]))
-    parts_list.extend(_listed_calls(obj))
+    _add_listed_calls(parts_list, obj)
     if isinstance(obj.get("function_call"), dict):
         parts_list.append(_call_part(obj["function_call"]))
     return Message(role, tuple(parts_list), finish)
@@ -327,6 +326,18 @@ def _named(parts: list[Part], name: str | None, is_error: bool | None = None) ->
 def _listed_calls(obj: dict[str, Any]) -> list[Part]:
     """The calls an OpenAI-style message lists beside its content (`tool_calls`)."""
     return [_call_part(c) for c in _as_list(obj.get("tool_calls")) if isinstance(c, dict)]
+
+
+def _add_listed_calls(parts: list[Part], obj: dict[str, Any]) -> None:
+    """`parts` with the calls `obj` lists beside them, less those its parts already hold
+    (by id; any, where the parts' calls have none): botocore's Bedrock events list each
+    call twice, as a `toolUse` block and in `tool_calls`."""
+    if "tool_calls" not in obj:
+        return
+    held = [p.call_id for p in parts if p.type is PartType.TOOL_CALL]
+    if held and None in held:
+        return
+    parts.extend(c for c in _listed_calls(obj) if c.call_id is None or c.call_id not in held)
 
 
 def _langchain_message(body: dict[str, Any]) -> Message:

@@ -18,8 +18,9 @@ SDK 5/6 (`ai.*`) and 7 (`@ai-sdk/otel`'s GenAI spans), Google GenAI SDK's instru
 (recorded, automatic function calling), AgentOps (decorators and its OpenAI instrumentor),
 OpenLLMetry-JS 0.27 (the current GenAI keys, as the Python SDK writes them since 0.55).
 
-Known gap, xfail: opentelemetry-instrumentation-botocore's Bedrock Converse events (what
-ADOT runs; recorded from stubbed calls) split the turn (a `messages.py` fix).
+opentelemetry-instrumentation-botocore's Bedrock Converse events (what ADOT runs; recorded
+from stubbed calls) list each call twice in an assistant message (a `toolUse` block and
+`tool_calls`): one call, one turn.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.ingest.outputs import load_module
 from turnscore.ingest.assemble import assemble_turns
@@ -427,10 +426,6 @@ def _detached() -> Iterator[None]:
         context.detach(token)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "botocore's gen_ai.assistant.message body lists each call twice (toolUse in `content`, "
-    "the same id in `tool_calls`): messages.parse_message keeps both, so the history no "
-    "longer matches the first call's output and the turn splits in two (owner: messages.py)"))
 def test_botocore_bedrock_converse_is_one_turn(tmp_path: Path) -> None:
     """Recorded from opentelemetry-instrumentation-botocore 0.66b2 (what ADOT's Python
     distro runs) on two stubbed Converse calls, content capture on: one parentless trace
