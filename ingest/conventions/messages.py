@@ -206,7 +206,9 @@ def _call_part(obj: dict[str, Any]) -> Part:
     function = obj.get("function") if isinstance(obj.get("function"), dict) else {}
     assert isinstance(function, dict)
     arguments = obj.get("arguments", obj.get("input", obj.get("args", function.get("arguments"))))
-    call_id = obj.get("id") or obj.get("call_id") or obj.get("toolCallId")
+    # A Responses API item's `call_id` is what its output names; its `id` (`fc_...`) is
+    # the item's own.
+    call_id = obj.get("call_id") or obj.get("id") or obj.get("toolCallId")
     return tool_call(call_id, obj.get("name") or function.get("name") or obj.get("toolName"),
                      arguments)
 

@@ -292,6 +292,13 @@ MESSAGE_FORMS: list[tuple[str, Any, Message]] = [
     ("responses function_call item", {"type": "function_call", "call_id": "c", "name": "f",
                                       "arguments": "{}"},
      Message("assistant", (Part(PartType.TOOL_CALL, call_id="c", name="f", arguments="{}"),))),
+    ("responses function_call item with its own id", {
+        "type": "function_call", "id": "fc_1", "call_id": "c", "name": "f", "arguments": "{}"},
+     Message("assistant", (Part(PartType.TOOL_CALL, call_id="c", name="f", arguments="{}"),))),
+    ("botocore call in content and tool_calls", {"role": "assistant", "content": [
+        {"toolUse": {"toolUseId": "c", "name": "f", "input": {}}}], "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+     Message("assistant", (Part(PartType.TOOL_CALL, call_id="c", name="f", arguments="{}"),))),
     ("gemini model role", {"role": "model", "parts": [{"text": "done"}]},
      Message("assistant", (Part(PartType.TEXT, text="done"),))),
 ]
