@@ -4,8 +4,8 @@
   events, older per-message events, deprecated whole-prompt attributes, execute_tool).
 - `openinference`: Arize OpenInference (flattened `llm.*`, TOOL spans, raw values).
 - `openllmetry`: Traceloop OpenLLMetry (legacy flattened prompts, entity input/output).
-- `frameworks`: Pydantic AI, Logfire's LLM providers, Strands, MLflow and Google ADK
-  specifics.
+- `frameworks`: Pydantic AI, Strands, MLflow and Google ADK specifics.
+- `logfire`: Pydantic Logfire's LLM-provider spans and its OpenAI Agents SDK bridge.
 - `vercel`: Vercel AI SDK telemetry (`ai.*`).
 - `langfuse`: the Langfuse Python SDK v3/v4 (`langfuse.observation.*`).
 - `haystack`: Haystack's own tracing (`haystack.component.*`, `haystack.agent.*`).
@@ -28,6 +28,7 @@ from turnscore.ingest.conventions import (
     langfuse,
     langsmith,
     llamaindex,
+    logfire,
     mastra,
     openinference,
     openllmetry,
@@ -39,7 +40,7 @@ from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded,
 CONVENTIONS: tuple[Convention, ...] = (
     dspy.DSPY,
     frameworks.PYDANTIC_AI,
-    frameworks.LOGFIRE,
+    logfire.LOGFIRE,
     frameworks.MLFLOW,
     frameworks.ADK,
     frameworks.STRANDS,

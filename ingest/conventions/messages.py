@@ -574,6 +574,12 @@ def _literal_history(text: str) -> list[Any] | None:
     return None
 
 
+def merge_assistant(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """Responses API output items (a message, then function calls) as one assistant turn."""
+    parts = tuple(p for m in messages if m.role == "assistant" for p in m.parts)
+    return (Message("assistant", parts),) if parts else messages
+
+
 def instructions_text(value: JsonValue) -> str | None:
     """System instructions from a string, a part, or a list of parts."""
     if value is None or is_placeholder(value):
