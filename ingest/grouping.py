@@ -318,7 +318,7 @@ def _request_of(
     newest = newest_user(call.input_messages)
     if newest is None:
         return None
-    own = newest[1].text.strip()
+    own = None  # joined only when some span above has a user message: most have none
     for outer in reversed(forest.ancestors(call)):
         if outer.kind is SpanKind.LLM or outer.input_messages is None:
             continue
@@ -327,7 +327,10 @@ def _request_of(
             asked[k] = newest_user(outer.input_messages)
         given = asked[k]
         text = given[1].text.strip() if given else ""
-        if text and text != own and text in own and not _said_before(call, newest[1], text):
+        if not text:
+            continue
+        own = newest[1].text.strip() if own is None else own
+        if text != own and text in own and not _said_before(call, newest[1], text):
             return given
     return newest
 
