@@ -15,8 +15,8 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   retried request, whose partial output, a tool call of a cut stream say, never reached
   the conversation and is not one of the turn's calls); `llm_calls` also counts those
   attempts and sub-agent model calls (below a tool span), whose tokens are summed with
-  the steps' (leaf model calls only: agent spans repeat the totals). Tokens are null
-  when no model call reported them.
+  the steps' (leaf model calls only: agent spans repeat the totals). When no model call
+  reported usage, the run's own agent span's totals are the turn's (null if it has none).
 - the **tools available** are the union of the definitions on the turn's model calls, its
   agent spans and the other spans of the turn (some frameworks declare only the tools
   that ran, on the tool span); `declared` when any exist, else `inferred` from the calls'
@@ -254,6 +254,11 @@ def _turn(
     )
     tools, source = _tools(d.steps, agents, members, calls)
     model_calls = d.steps + d.side
+    # Leaf model calls' usage, else the run's own agent span's totals (Claude Agent SDK's
+    # chat spans report only partial usage; its `invoke_agent` has the run's).
+    counted = model_calls if any(
+        s.input_tokens is not None or s.output_tokens is not None for s in model_calls
+    ) else own_agents[:1]
     request = _request(d, own_agents)
     # The first model call anchors the id, not the root: a root that arrives late (or a
     # conversation id it carries) must not change the id of a turn already stored.
@@ -276,8 +281,8 @@ def _turn(
         calls=calls,
         final_answer=final,
         llm_calls=len(model_calls),
-        input_tokens=_sum(s.input_tokens for s in model_calls),
-        output_tokens=_sum(s.output_tokens for s in model_calls),
+        input_tokens=_sum(s.input_tokens for s in counted),
+        output_tokens=_sum(s.output_tokens for s in counted),
         agent_name=_first(s.agent_name for s in [*agents, *d.steps, *members]),
         service_name=_first(s.service_name for s in [root, *members]),
         model=_first(s.model for s in [*reversed(d.steps), *agents]),

@@ -802,6 +802,8 @@ def test_logfire_claude_agent_sdk_tool_use(tmp_path: Path) -> None:
     assert json.loads(call.result or "null") == listing
     assert (turn.system_instructions, turn.conversation_id) == ("Be helpful", "sess-1")
     assert turn.tools_source == "inferred"  # Claude Code's tools are declared nowhere
+    # The chat spans' usage is partial: the run's totals are on its agent span.
+    assert (turn.input_tokens, turn.output_tokens) == (18872, 415)
 
 
 def test_logfire_agent_as_tool_is_one_call(tmp_path: Path) -> None:
