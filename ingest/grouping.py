@@ -20,7 +20,10 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
    own group and are then chained **by history**: the group's first model call joins the
    group of the latest earlier call whose input + output is a prefix of its input
    (system messages, empty text and non-content parts ignored; call ids compared, so two
-   runs of the same script with fresh ids stay apart).
+   runs of the same script with fresh ids stay apart). An assistant message replayed
+   without its content, then tool results, stands for an earlier call's output that asked
+   for tools and said nothing (`links`: the gap rule; LiteLLM's older OTel callback drops
+   the tool calls it replays), in traces that name no conversation.
 4. **Turns**: the conversation's main-line model calls, in start order, split where the
    newest genuine user message changes (its text, or a larger count of genuine user
    messages: a repeated identical request in replayed history is still a new turn), and
@@ -50,7 +53,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from turnscore.ingest.links import JoinKeys, components, history_key, normalize, prefix_keys
+from turnscore.ingest.links import (
+    JoinKeys,
+    components,
+    gap_history_key,
+    gaps,
+    history_key,
+    normalize,
+    prefix_keys,
+)
 from turnscore.ingest.model import Message, Span, SpanKind
 from turnscore.ingest.records import InputError
 
@@ -236,7 +247,7 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
     for trace, call in first_calls.items():
         if own[trace].startswith("c:") or call.input_messages is None:
             continue
-        history = history or _HistoryIndex(calls)
+        history = history or _HistoryIndex(calls, forest)
         prev = history.predecessor(call)
         if prev is not None:
             joins[trace].add(own[prev.trace_id])
@@ -253,28 +264,50 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
 
 
 class _HistoryIndex:
-    """Model calls by the history they leave behind (`history_key`), for prefix lookups."""
+    """Model calls by the history they leave behind (`history_key`, and `gap_history_key`
+    for the calls of traces that name no conversation, as `links` stores them), for
+    prefix lookups."""
 
-    def __init__(self, calls: Sequence[Span]) -> None:
+    def __init__(self, calls: Sequence[Span], forest: Forest) -> None:
         self._by_history: dict[str, list[Span]] = defaultdict(list)
+        self._by_gap: dict[str, list[Span]] = defaultdict(list)
+        with_id = {s.trace_id for s in forest.spans if s.conversation_id}
         for c in calls:
             if c.input_messages is None or c.output_messages is None:
                 continue
             after = normalize((*c.input_messages, *c.output_messages))
             if any(role == "user" for role, _ in after):
                 self._by_history[history_key(c) or ""].append(c)
+            if c.trace_id not in with_id and (gap := gap_history_key(c)) is not None:
+                self._by_gap[gap].append(c)
 
     def predecessor(self, call: Span) -> Span | None:
         """The latest earlier call, in another trace, whose history is the longest prefix
-        of this call's input."""
-        for key in reversed(prefix_keys(call)):
+        of this call's input, a gap standing for the output of the call it continues
+        (`links`: the gap rule) where the tool results after it name none of that
+        output's calls' ids only."""
+        # A history through a gap at n is n + 1 messages long, the output in the gap.
+        found: list[tuple[int, str, frozenset[str] | None]] = [
+            (n + 1, key, None) for n, key in enumerate(prefix_keys(call))
+        ]
+        found += [(g.at + 1, g.key, g.answers) for g in gaps(call)]
+        for _, key, answers in sorted(found, key=lambda f: (f[0], f[2] is None), reverse=True):
+            index = self._by_history if answers is None else self._by_gap
             earlier = [
-                c for c in self._by_history.get(key, ())
+                c for c in index.get(key, ())
                 if _order(c) < _order(call) and c.trace_id != call.trace_id
+                and (answers is None or _answered(c, answers))
             ]
             if earlier:
                 return max(earlier, key=_order)
         return None
+
+
+def _answered(call: Span, answers: frozenset[str]) -> bool:
+    """Whether the tool results after a gap may answer `call`'s output: ids compared where
+    both name them, so two runs of one script with fresh ids stay apart."""
+    asked = {p.call_id for m in call.output_messages or () for p in m.tool_calls if p.call_id}
+    return not asked or not answers or bool(asked & answers)
 
 
 # --- turns -----------------------------------------------------------------------

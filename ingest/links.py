@@ -16,6 +16,11 @@ Grouping matches the one against the other; so do partitions and the store.
 - **forward**: the `history_key` of each model call, matched against later first calls'
   `prefix_keys`: traces that continue this one (an earlier trace arriving after the later
   ones);
+- gaps: `gap_keys` among the prefixes, `gap_history_key` among the histories; and, since
+  the store keeps one history key per span, both are stored among `prefix_keys` and both
+  looked up as histories (`gap_keys` too), so either side finds the other in the store.
+  Over-approximate: calls with the same input that asked for tools, or inputs with a gap
+  after the same history, find each other there too;
 - the response ids of their model calls (two instrumentations of one call in separate
   traces).
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
@@ -29,8 +34,8 @@ kind of `JoinKeys` (`SpanStore.linked_traces`):
 - `conversation_id`: the conversation it was grouped into, unless that is its own trace
   (found by `JoinKeys.conversations`, as is its trace id);
 - `history_key`: each model call's (found by `prefixes`);
-- `prefix_keys`: the first model call's of a conversation-less trace (found by
-  `histories`);
+- `prefix_keys`: the first model call's of a conversation-less trace, and its `gap_keys`;
+  and each model call's `gap_history_key` in such a trace (found by `histories`);
 - `response_id`: each model call's (found by `responses`). Span files written before this
   column existed lack it: their calls are found by the other keys only.
 
@@ -41,6 +46,23 @@ id must be found by history as well, or such a trace would join it only when bot
 in one batch. Keys over-approximate (any call's prefixes, any named trace): joining an
 unrelated trace costs time, never correctness, since assembly is a pure function of the
 spans it gets.
+
+**Gaps.** Some emitters replay the assistant message that asked for a tool with its role
+alone: BerriAI/litellm `litellm/integrations/opentelemetry.py` (`set_attributes`: a
+prompt's `content` only when truthy, never its `tool_calls`; the completion keeps the call
+as `gen_ai.completion.N.function_call.*`), OpenLLMetry's older `gen_ai.prompt.N.{role,
+content}`, OpenInference where tool calls are not captured. The later input then no longer
+extends the earlier call's input + output. So an assistant message of an input that
+normalizes to nothing, after a user message and followed by a tool result, is a **gap**:
+it stands for whatever an earlier call output there, provided that output asked for tools
+and said nothing (had it said something, the replay would carry it). Both sides hash the
+normalized history with a gap marker in that place, a message no capture normalizes to
+(`["assistant",[]]`): `gap_keys` (prefix side: before each gap of an input) and
+`gap_history_key` (history side: a call's input, then the gap its output leaves). These
+are extra keys; every other key is unchanged. Only calls of traces that name no
+conversation (raw clients: the traces chained by history) have a history side: an agent
+run's calls would otherwise meet every run given the same request. Grouping compares call
+ids where the tool results after the gap and the earlier output both name them.
 """
 
 from __future__ import annotations
@@ -50,7 +72,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import orjson
 from msgspec import Struct
@@ -59,8 +81,9 @@ from turnscore.ingest.decode import collector_paused
 from turnscore.ingest.model import Message, PartType, Span, SpanKind
 
 __all__ = [
-    "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "components", "history_key",
-    "join_keys", "normalize", "prefix_keys", "span_links", "trace_keys",
+    "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "components", "gap_history_key",
+    "gap_keys", "gaps", "history_key", "join_keys", "normalize", "prefix_keys", "span_links",
+    "trace_keys",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -77,7 +100,8 @@ class SpanLinks:
     history_key: str | None = None
     """Model call: hash of its normalized input + output."""
     prefix_keys: tuple[str, ...] = ()
-    """First model call of a conversation-less trace: hashes of every prefix of its input."""
+    """First model call of a conversation-less trace: hashes of every prefix of its input,
+    then its `gap_keys`; any model call of such a trace: its `gap_history_key`, last."""
     response_id: str | None = None
     """Model call: its response id, which another instrumentation's report of the same
     call, in another trace, shares."""
@@ -91,9 +115,11 @@ class JoinKeys:
     conversations: AbstractSet[str] = frozenset()
     """Conversation ids the spans name, and their trace ids."""
     prefixes: AbstractSet[str] = frozenset()
-    """Backward: every prefix of every model input of the conversation-less traces."""
+    """Backward: every prefix of every model input of the conversation-less traces, and
+    their `gap_keys`."""
     histories: AbstractSet[str] = frozenset()
-    """Forward: input + output of each model call."""
+    """Forward: input + output of each model call; `gap_history_key` and `gap_keys` of
+    the calls of conversation-less traces (the module doc says why both)."""
     responses: AbstractSet[str] = frozenset()
     """Response ids of the model calls."""
 
@@ -119,20 +145,20 @@ def join_keys(decoded: Sequence[Span]) -> JoinKeys:
 def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
     with_id = {s.trace_id for s in decoded if s.conversation_id}
     calls = [s for s in decoded if s.kind is SpanKind.LLM]
+    free = [s for s in calls if s.trace_id not in with_id]
     # Grouping chains a conversation-less trace by its first main-line call, known only
     # once assembled; every call with input stands in for it here.
+    walked = [_input_keys(s) for s in free if s.input_messages is not None]
+    gapped = {key for _, keys in walked for key in keys}
     return JoinKeys(
         conversations=frozenset(
             {s.conversation_id for s in decoded if s.conversation_id}
             | {s.trace_id for s in decoded}
         ),
-        prefixes=frozenset(
-            key
-            for s in calls
-            if s.input_messages is not None and s.trace_id not in with_id
-            for key in prefix_keys(s)
-        ),
-        histories=frozenset(k for s in calls if (k := history_key(s)) is not None),
+        prefixes=frozenset(key for keys, _ in walked for key in keys) | gapped,
+        histories=frozenset(k for s in calls if (k := history_key(s)) is not None)
+        | {k for s in free if (k := gap_history_key(s)) is not None}
+        | gapped,
         responses=frozenset(s.response_id for s in calls if s.response_id),
     )
 
@@ -195,14 +221,21 @@ def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Span
 
 def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
     firsts = _first_calls(decoded)
+    with_id = {s.trace_id for s in decoded if s.conversation_id}
     out: dict[SpanKey, SpanLinks] = {}
     for s in decoded:
         conv = s.conversation_id or trace_conv.get(s.trace_id)
         call = s.kind is SpanKind.LLM
+        keys: tuple[str, ...] = ()
+        if firsts.get(s.trace_id) is s:
+            prefixes, gapped = _input_keys(s)
+            keys = (*prefixes, *gapped)
+        if call and s.trace_id not in with_id and (gap := gap_history_key(s)) is not None:
+            keys = (*keys, gap)
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
             history_key=history_key(s) if call else None,
-            prefix_keys=prefix_keys(s) if firsts.get(s.trace_id) is s else (),
+            prefix_keys=keys,
             response_id=s.response_id if call else None,
         )
         if links != _NONE:
@@ -242,6 +275,63 @@ def prefix_keys(call: Span) -> tuple[str, ...]:
     return tuple(n.key() for n in _walk(call.input_messages or (), _root())[1:])
 
 
+def _input_keys(call: Span) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """`prefix_keys` and `gap_keys` of the call, in one walk."""
+    found: list[Gap] = []
+    walked = _walk(call.input_messages or (), _root(), found)
+    return tuple(n.key() for n in walked[1:]), tuple(g.key for g in found)
+
+
+class Gap(NamedTuple):
+    """A gap in an input (the module doc): where, its key, what follows it."""
+
+    at: int
+    """How many normalized messages precede it: the history it stands after."""
+    key: str
+    """Hash of those messages, then the gap marker."""
+    answers: frozenset[str]
+    """Call ids of the tool results that follow it (empty where none is named)."""
+
+
+def gaps(call: Span) -> tuple[Gap, ...]:
+    """The gaps of the call's input, in order."""
+    found: list[Gap] = []
+    _walk(call.input_messages or (), _root(), found)
+    return tuple(found)
+
+
+def gap_keys(call: Span) -> tuple[str, ...]:
+    """Prefix side of the gap rule: each gap's key."""
+    return tuple(g.key for g in gaps(call))
+
+
+def gap_history_key(span: Span) -> str | None:
+    """History side of the gap rule: the hash of the call's normalized input, then the gap
+    its output leaves when replayed without content; for a call whose input has a user
+    message and whose output asks for tools and says nothing, else None."""
+    if span.input_messages is None or not _asks_only(span.output_messages or ()):
+        return None
+    walked = _walk(span.input_messages, _root())
+    if not _has_user(walked):
+        return None
+    return walked[-1].gap_key()
+
+
+def _asks_only(messages: Iterable[Message]) -> bool:
+    asks = False
+    for m in messages:
+        for p in m.parts:
+            if p.type is PartType.TOOL_CALL:
+                asks = True
+            elif p.type is not PartType.OTHER and (p.text or "").strip():
+                return False
+    return asks
+
+
+def _has_user(walked: Sequence[_Prefix]) -> bool:
+    return any(n.last is not None and n.last[0] == "user" for n in walked)
+
+
 def normalize(messages: Iterable[Message]) -> tuple[NormMessage, ...]:
     """Messages reduced to what any two captures of them agree on (for history matching):
     no system messages, no empty text or non-content parts; call ids kept, so two runs of
@@ -267,7 +357,8 @@ def _normalize_message(m: Message) -> NormMessage | None:
 class _Prefix(Struct, gc=False):
     """A normalized history prefix: its last message normalized (None: the empty history,
     whose next message is written without a comma) and the running hash of its JSON
-    array, still open (`[m1,m2`), as `orjson.dumps(normalize(...))` spells it; and the
+    array, still open (`[m1,m2`), as `orjson.dumps(normalize(...))` spells it; its key and
+    gap key once asked for; and the
     prefixes that extend it by one message, by that message's id (the message held so the
     id stays its; None where it normalizes to nothing, so the prefix is this one).
 
@@ -281,6 +372,7 @@ class _Prefix(Struct, gc=False):
     running: hashlib._Hash
     last: NormMessage | None
     closed: str | None = None
+    gapped: str | None = None
     next: dict[int, tuple[Message, _Prefix | None]] = {}
 
     def key(self) -> str:
@@ -290,6 +382,14 @@ class _Prefix(Struct, gc=False):
             closed.update(b"]")
             self.closed = closed.hexdigest()[:32]
         return self.closed
+
+    def gap_key(self) -> str:
+        """The hash of this prefix, then a gap (`[m1,m2,["assistant",[]]]`)."""
+        if self.gapped is None:
+            gapped = self.running.copy()
+            gapped.update((_GAP if self.last is None else b"," + _GAP) + b"]")
+            self.gapped = gapped.hexdigest()[:32]
+        return self.gapped
 
     def extended(self, m: Message) -> _Prefix:
         """This prefix with `m` (itself when `m` normalizes to nothing)."""
@@ -326,16 +426,33 @@ def _bound(decoded: Sequence[Span]) -> None:
         _ROOT, _PREFIXES = _Prefix(hashlib.sha256(b"["), None), 0
 
 
-def _walk(messages: Iterable[Message], start: _Prefix) -> list[_Prefix]:
-    """`start` and each distinct prefix after it that `messages` make, in order."""
+def _walk(
+    messages: Iterable[Message], start: _Prefix, found: list[Gap] | None = None
+) -> list[_Prefix]:
+    """`start` and each distinct prefix after it that `messages` make, in order; and the
+    gaps among them, into `found` when given."""
     out = [start]
     node = start
+    gap: _Prefix | None = None
     for m in messages:
         child = node.extended(m)
-        if child is not node:
-            out.append(child)
-            node = child
+        if child is node:
+            if found is not None and m.role == "assistant":
+                gap = node
+            continue
+        if gap is not None and found is not None and child.last is not None:
+            results = [p for p in child.last[1] if p[0] is PartType.TOOL_RESULT]
+            if results and _has_user(out):
+                answers = frozenset(p[2] for p in results if p[2])
+                found.append(Gap(len(out) - 1, gap.gap_key(), answers))
+            gap = None
+        out.append(child)
+        node = child
     return out
+
+
+_GAP = orjson.dumps(("assistant", ()))
+"""The gap marker: `_normalize_message` never yields a message without parts."""
 
 
 _ROOT = _Prefix(hashlib.sha256(b"["), None)

@@ -3,10 +3,15 @@
 Legacy LLM spans (before 0.55) flatten messages as `gen_ai.prompt.N.{role, content,
 tool_call_id, tool_calls.M.{id, name, arguments}}` and `gen_ai.completion.N.{role, content,
 finish_reason, tool_calls.M.*, function_call.*}`; `content` may itself be a JSON string of
-content blocks. Tools are `llm.request.functions.N.{name, description, parameters}`.
-Workflow/task/agent/tool spans carry `traceloop.entity.input` / `output` JSON; sessions
-ride in `traceloop.association.properties.*`. Newer versions use the OTel attributes,
-which `otel_genai` reads.
+content blocks. BerriAI/litellm's older OTel callback (`litellm/integrations/opentelemetry.py`
+`set_attributes`) writes the same keys: a prompt's role, and its content only when it has
+one, so a replayed tool-call message is its role alone (kept as an assistant message
+without parts: `links`' gap rule chains the calls), the completion's calls as
+`gen_ai.completion.N.function_call.{name, arguments}`, without ids. Tools are
+`llm.request.functions.N.{name, description, parameters}`. Workflow/task/agent/tool spans
+carry `traceloop.entity.input` / `output` JSON; sessions ride in
+`traceloop.association.properties.*`. Newer versions use the OTel attributes, which
+`otel_genai` reads.
 """
 
 from __future__ import annotations
