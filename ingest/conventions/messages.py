@@ -263,7 +263,7 @@ def _server_response_part(obj: dict[str, Any]) -> Part:
     if isinstance(inner, dict) and (as_str(inner.get("type")) or "").endswith(
         _SERVER_RESULT_SUFFIX
     ):
-        return replace_id(_server_result_part(inner), obj.get("id"))
+        return _with_id(_server_result_part(inner), obj.get("id"))
     value = inner
     if isinstance(inner, dict):
         value = next((inner[k] for k in ("response", "output", "result", "content") if k in inner),
@@ -289,7 +289,7 @@ def _reports_error(value: JsonValue) -> bool:
     )
 
 
-def replace_id(part: Part, call_id: JsonValue) -> Part:
+def _with_id(part: Part, call_id: JsonValue) -> Part:
     """`part` with `call_id` where it has none."""
     if part.call_id is not None or call_id is None:
         return part
@@ -794,7 +794,9 @@ def _tool_defs(obj: JsonValue, where: str, problems: Problems) -> list[ToolDef]:
 
 def _hosted_tool_type(obj: dict[str, Any]) -> str | None:
     kind = as_str(obj.get("type"))
-    return kind if kind and kind != "function" and "parameters" not in obj else None
+    if not kind or kind in ("function", "object") or "parameters" in obj or "properties" in obj:
+        return None  # a function without its name, or a bare schema: no hosted tool
+    return kind
 
 
 # --- tool executions: framework wrappers ------------------------------------------------
