@@ -21,9 +21,12 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   agent spans and the other spans of the turn (some frameworks declare only the tools
   that ran, on the tool span); `declared` when any exist, else `inferred` from the calls'
   names (no schema), else `none`.
-- the **final answer** is the last model call's text when it requests no tool, or the
-  argument of the final-answer tool it calls (`turnscore.ingest.calls` rule 4); when that
-  call's output was not captured, the agent span's output, under the same rule. When a
+- the **final answer** is the last model call's text when it requests no tool (a hosted
+  call the provider ran, answered in that same output, is no request: `linking` 1.), or
+  the argument of the final-answer tool it calls (`turnscore.ingest.calls` rule 4); when
+  that call's output was not captured, the agent span's output, under the same rule. A
+  run that arrived whole and ended on tools that all ran, whose agent span's output is
+  one of their results, returned that result directly (`_returned_directly`). When a
   sub-agent run (below a tool span, or delegated) is the last thing a run that arrived
   whole did, its last model call's text is the answer (`_sub_agent_answer`).
 - **status**: `ok` with a final answer and no failed agent span; else `error` when a span
@@ -66,8 +69,10 @@ from turnscore.ingest.linking import (
     Requested,
     attach_results,
     build_calls,
+    canonical,
     execution_of,
     link_executions,
+    open_calls,
     requested_calls,
     results_by_id,
     utc,
@@ -239,12 +244,12 @@ def _turn(
     members = _members(forest, d, root, exclusive)
     agents = [s for s in members if s.kind is SpanKind.AGENT]
     ended = exclusive and forest.missing_parent(d.anchor) is None  # the whole run arrived
-    final, pending = _final_answer(d, agents if exclusive else [], ended)
     answering = len(d.steps) - 1 if _answers_by_tool(d) else None
     calls = tuple(
         c for _, _, c in build_calls(d.requested, unclaimed, d.steps)
         if not (c.step == answering and c.name in FINAL_ANSWER_TOOLS)
     )
+    final, pending = _final_answer(d, agents if exclusive else [], ended, calls)
     own_agents = agents if exclusive else []  # a shared root may have failed in another turn
     last = len(d.steps) - 1
     ran = any(c.step == last and c.status != "no_result" for c in calls)
@@ -362,8 +367,11 @@ def _members(forest: Forest, d: _Draft, root: Span, exclusive: bool) -> list[Spa
     return sorted(unique, key=lambda s: (len(forest.ancestors(s)), s.start_unix_nano, s.span_id))
 
 
-def _final_answer(d: _Draft, agents: list[Span], ended: bool) -> tuple[str | None, bool]:
-    """(final answer, whether a tool call is still pending)."""
+def _final_answer(
+    d: _Draft, agents: list[Span], ended: bool, calls: tuple[Call, ...]
+) -> tuple[str | None, bool]:
+    """(final answer, whether a tool call is still pending). A call the provider ran
+    (answered in the output that requested it) is not pending (`linking.open_calls`)."""
     if ended and (handed := _sub_agent_answer(d, agents)) is not None:
         return handed, False
     last = d.steps[-1].output_messages if d.steps else None
@@ -377,10 +385,33 @@ def _final_answer(d: _Draft, agents: list[Span], ended: bool) -> tuple[str | Non
             if p.name in FINAL_ANSWER_TOOLS
         )
         return (answer if answer and answer.strip() else None), False
-    if any(m.tool_calls for m in last):
-        return None, True
+    if open_calls(last):
+        returned = _returned_directly(d, agents, calls) if ended else None
+        return (returned, False) if returned is not None else (None, True)
     text = "".join(m.text for m in last if m.role == "assistant")
     return (text if text.strip() else None), False
+
+
+def _returned_directly(d: _Draft, agents: list[Span], calls: tuple[Call, ...]) -> str | None:
+    """The answer of a run that ended on a tool whose result went to the user (OpenAI
+    Agents `tool_use_behavior="stop_on_first_tool"` / `StopAtTools`, LangChain
+    `return_direct=True`): the run arrived whole, its outermost agent span ended OK with
+    an output, every call of the last model call ran, and that output is one of their
+    results (the same text, or the same JSON). No model produced that output: a model
+    call that arrives late would have, and its text is not a tool's result, so a run whose
+    output is anything else stays waiting for it (`incomplete`)."""
+    if not d.steps or not agents or agents[0].status == "error":
+        return None
+    said = "".join(m.text for m in agents[0].output_messages or () if m.role == "assistant")
+    if not said.strip():
+        return None
+    last = [c for c in calls if c.step == len(d.steps) - 1]
+    if not last or any(c.status == "no_result" for c in last):
+        return None
+    said_json = canonical(said)
+    return said if any(
+        c.result is not None and canonical(c.result) == said_json for c in last
+    ) else None
 
 
 def _sub_agent_answer(d: _Draft, agents: list[Span]) -> str | None:
@@ -398,7 +429,7 @@ def _sub_agent_answer(d: _Draft, agents: list[Span]) -> str | None:
     if not later:
         return None
     out = max(later, key=lambda s: (s.end_unix_nano, s.start_unix_nano)).output_messages or ()
-    if any(m.tool_calls for m in out):
+    if open_calls(out):
         return None
     text = "".join(m.text for m in out if m.role == "assistant")
     if not text.strip():

@@ -3,7 +3,10 @@
 Helpers for `turnscore.ingest.assemble`. For one conversation:
 
 1. **Requested calls**: the tool-call parts of each main-line model call's output, in order;
-   `step` is the index of that model call in the turn.
+   `step` is the index of that model call in the turn. A call whose result is in that same
+   output ran on the provider's side (a hosted tool: web search, code interpreter, an MCP
+   call; `conventions.messages.hosted_parts`): that result is what the model saw, and the
+   call is finished, never pending (`open_calls`).
 2. **Results the model saw**: tool-result parts in later model calls' inputs, by call id:
    the first result with that id that appeared after the call was asked (in this turn or,
    for a call the turn left pending, a later one); parts without a usable id
@@ -57,9 +60,31 @@ class Requested:
 def requested_calls(steps: Sequence[Span]) -> list[Requested]:
     out: list[Requested] = []
     for i, step in enumerate(steps):
+        answered = _answered(step.output_messages)
         for m in step.output_messages or ():
-            out.extend(Requested(part=p, step=i) for p in m.tool_calls)
+            out.extend(
+                Requested(part=p, step=i, seen=answered.get(p.call_id) if p.call_id else None)
+                for p in m.tool_calls
+            )
     return out
+
+
+def _answered(output: Sequence[Message] | None) -> dict[str, Part]:
+    """Results a model output holds itself, by call id: the provider ran those calls."""
+    return {
+        p.call_id: p for m in output or () for p in m.parts
+        if p.type is PartType.TOOL_RESULT and p.call_id
+    }  # fmt: skip
+
+
+def open_calls(output: Sequence[Message] | None) -> list[Part]:
+    """The calls a model output requests and leaves to the client: all but those it
+    answers itself (hosted tools the provider ran)."""
+    answered = _answered(output)
+    return [
+        p for m in output or () for p in m.tool_calls
+        if not (p.call_id and p.call_id in answered)
+    ]  # fmt: skip
 
 
 def execution_of(span: Span) -> ToolExecution:
@@ -113,7 +138,7 @@ def attach_results(
     conversation_results: dict[str, list[tuple[Order, Part]]],
 ) -> None:
     for r in requested:
-        if r.part.call_id:
+        if r.part.call_id and r.seen is None:
             # A result that appeared before the call was asked answered an earlier call.
             after = order_of(steps[r.step])
             r.seen = next(

@@ -6,6 +6,17 @@ One reader for all conventions, because the shapes cross convention lines: OTel 
 `toolUse`, `toolResult`), Gemini parts (`function_call`, `function_response`) and LangChain
 serialized messages all turn up inside OTel, OpenInference and framework attributes.
 
+Hosted (server-run) tools are calls too: the model chose the tool and its arguments, the
+provider ran it, and the call and its result sit in the model's own output. Read as a
+tool-call part followed by a tool-result part of the same id (`hosted_parts`): OpenAI
+Responses output items (`web_search_call`, `file_search_call`, `code_interpreter_call`,
+`image_generation_call`, `mcp_call`: openai/openai-python `types/responses/`, one item
+holding both), OTel GenAI's `server_tool_call` / `server_tool_call_response` parts
+(semantic-conventions `gen-ai-input-messages.json` / `gen-ai-output-messages.json`), and
+Anthropic's `server_tool_use` / `mcp_tool_use` blocks with their `*_tool_result` blocks
+(anthropic-sdk-python `types/`: `web_search_tool_result`, `code_execution_tool_result`,
+`mcp_tool_result`, ...). Assembly reads a call answered in its own output as finished.
+
 Rules: arguments become canonical JSON text (sorted keys); a tool result stays a string
 when it is one and becomes compact JSON in its own key order when structured; a malformed
 item is skipped and reported, never the whole list (Phoenix drops the list; we do better).
@@ -157,6 +168,8 @@ def parse_part(obj: JsonValue, role: str) -> Part | None:
         return part
     kind = as_str(obj.get("type")) or ""
     handler = _PART_TYPES.get(kind)
+    if handler is None and kind.endswith(_SERVER_RESULT_SUFFIX):
+        handler = _server_result_part  # Anthropic's server tools name a result type each
     if handler is not None:
         return handler(obj)
     if "text" in obj and isinstance(obj["text"], str):
@@ -227,6 +240,107 @@ def _response_part(obj: dict[str, Any]) -> Part:
     return tool_result(call_id, value, obj.get("name") or obj.get("toolName"), is_error=is_error)
 
 
+# --- hosted (server-run) tools ---------------------------------------------------------
+
+
+def _server_call_part(obj: dict[str, Any]) -> Part:
+    """OTel GenAI `server_tool_call`: `{id, name, server_tool_call: {type, ...}}`, the
+    provider's own call object under `server_tool_call` (its arguments under `arguments`
+    or `input` where it has such a key, else the object less its `type`)."""
+    inner = obj.get("server_tool_call")
+    inner = inner if isinstance(inner, dict) else {}
+    arguments = inner.get("arguments", inner.get("input"))
+    if arguments is None:
+        arguments = {k: v for k, v in inner.items() if k != "type"}
+    return tool_call(obj.get("id"), obj.get("name") or inner.get("type"), arguments)
+
+
+def _server_response_part(obj: dict[str, Any]) -> Part:
+    """OTel GenAI `server_tool_call_response`: `{id, server_tool_call_response: {...}}`,
+    the provider's result object (an Anthropic `*_tool_result` block as it is, or
+    `{type, response}`)."""
+    inner = obj.get("server_tool_call_response")
+    if isinstance(inner, dict) and (as_str(inner.get("type")) or "").endswith(
+        _SERVER_RESULT_SUFFIX
+    ):
+        return _with_id(_server_result_part(inner), obj.get("id"))
+    value = inner
+    if isinstance(inner, dict):
+        value = next((inner[k] for k in ("response", "output", "result", "content") if k in inner),
+                     {k: v for k, v in inner.items() if k != "type"})
+    return tool_result(obj.get("id"), value, is_error=_reports_error(inner))
+
+
+_SERVER_RESULT_SUFFIX = "_tool_result"
+
+
+def _server_result_part(obj: dict[str, Any]) -> Part:
+    """An Anthropic `*_tool_result` block (`web_search_tool_result`, `mcp_tool_result`,
+    ...): `{tool_use_id, content}`; a failure is `is_error` or a content of an `*_error`
+    type (`web_search_tool_result_error`)."""
+    content = obj.get("content")
+    failed = obj.get("is_error") is True or _reports_error(content)
+    return tool_result(obj.get("tool_use_id") or obj.get("id"), content, is_error=failed)
+
+
+def _reports_error(value: JsonValue) -> bool:
+    return isinstance(value, dict) and (
+        (as_str(value.get("type")) or "").endswith("_error") or value.get("is_error") is True
+    )
+
+
+def _with_id(part: Part, call_id: JsonValue) -> Part:
+    """`part` with `call_id` where it has none."""
+    if part.call_id is not None or call_id is None:
+        return part
+    return Part(part.type, part.text, as_str(call_id), part.name, part.arguments, part.is_error)
+
+
+_HOSTED_ITEMS: dict[str, tuple[str | None, str | tuple[str, ...], str]] = {
+    "web_search_call": ("web_search", "action", "action.sources"),
+    "file_search_call": ("file_search", ("queries",), "results"),
+    "code_interpreter_call": ("code_interpreter", ("code",), "outputs"),
+    "image_generation_call": ("image_generation", ("revised_prompt",), ""),
+    "mcp_call": (None, "arguments", "output"),
+}
+"""OpenAI Responses output items the provider ran (openai-python `types/responses/`:
+`response_function_web_search.py`, `response_file_search_tool_call.py`,
+`response_code_interpreter_tool_call.py`, `response_output_item.py` `ImageGenerationCall`
+and `McpCall`): item type -> (tool name, None where the item names it; the key holding
+the arguments, or the keys gathered into them; the path of the result, "" for none).
+An item without its result (not requested with `include`, or an image's base64) gives
+its `status` as the result: the call ran; `failed`, `incomplete` or an `error` is a
+failure. Client-run items (`computer_call`, `local_shell_call`, `custom_tool_call`) are
+not here: their output arrives as an input item of the next call."""
+_FAILED = frozenset({"failed", "incomplete"})
+
+
+def hosted_parts(item: dict[str, Any]) -> tuple[Part, Part] | None:
+    """A Responses output item the provider ran, as its call and its result (one id), or
+    None when `item` is no such item."""
+    spec = _HOSTED_ITEMS.get(as_str(item.get("type")) or "")
+    if spec is None:
+        return None
+    name, argument_keys, result_path = spec
+    head, _, tail = result_path.partition(".")
+    if isinstance(argument_keys, str):
+        arguments = item.get(argument_keys)
+        if tail and head == argument_keys and isinstance(arguments, dict):
+            arguments = {k: v for k, v in arguments.items() if k != tail}  # the result's
+    else:
+        arguments = {k: item[k] for k in argument_keys if item.get(k) is not None}
+    result = item.get(head) if head else None
+    if tail:
+        result = result.get(tail) if isinstance(result, dict) else None
+    error = item.get("error")
+    failed = bool(error) or item.get("status") in _FAILED
+    if result is None:
+        result = error if isinstance(error, str) and error else item.get("status")
+    call_id = item.get("id") or item.get("call_id")
+    call = tool_call(call_id, name or item.get("name"), arguments)
+    return call, tool_result(call_id, result, call.name, is_error=failed)
+
+
 _PART_TYPES: dict[str, Callable[[dict[str, Any]], Part]] = {
     "text": _text_part,
     "input_text": _text_part,
@@ -240,7 +354,20 @@ _PART_TYPES: dict[str, Callable[[dict[str, Any]], Part]] = {
     "function_call_output": _response_part,
     "tool-call": _call_part,
     "tool-result": _response_part,
+    # Anthropic's server-run and MCP-connector calls: `tool_use`'s shape.
+    "server_tool_use": _call_part,
+    "mcp_tool_use": _call_part,
+    "server_tool_call": _server_call_part,
+    "server_tool_call_response": _server_response_part,
 }
+
+
+def _parts_of(obj: JsonValue, role: str) -> tuple[Part, ...]:
+    """`parse_part`'s part, or a hosted item's call and result."""
+    if isinstance(obj, dict) and (hosted := hosted_parts(obj)) is not None:
+        return hosted
+    part = parse_part(obj, role)
+    return () if part is None or _not_captured(part) else (part,)
 
 
 def parse_content(content: JsonValue, role: str, call_id: JsonValue = None) -> tuple[Part, ...]:
@@ -260,17 +387,17 @@ def parse_content(content: JsonValue, role: str, call_id: JsonValue = None) -> t
         for b in blocks
     ):
         return (tool_result(call_id, content),)
-    parts = (parse_part(b, role) for b in blocks)
-    return tuple(p for p in parts if p is not None and not _not_captured(p))
+    return tuple(p for b in blocks for p in _parts_of(b, role))
 
 
 def _not_captured(part: Part) -> bool:
     return part.type is PartType.TEXT and is_placeholder(part.text)
 
 
-_RESULT_TYPES = frozenset(
-    {"tool_call_response", "tool_result", "function_call_output", "tool-result"}
-)
+_RESULT_TYPES = frozenset({
+    "tool_call_response", "tool_result", "function_call_output", "tool-result",
+    "server_tool_call_response",
+})
 
 
 def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | None:
@@ -290,11 +417,12 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
         part = parse_part(obj, "assistant")
         role = "assistant" if obj["type"] == "function_call" else "tool"
         return Message(role, (part,) if part else ())
+    if "role" not in obj and (hosted := hosted_parts(obj)) is not None:
+        return Message("assistant", hosted)
     role = normalize_role(obj.get("role"))
     finish = as_str(obj.get("finish_reason"))
     if isinstance(obj.get("parts"), list):
-        read = [parse_part(p, role) for p in obj["parts"]]
-        parts = [p for p in read if p is not None and not _not_captured(p)]
+        parts = [p for item in obj["parts"] for p in _parts_of(item, role)]
         # LiteLLM's OTel callback (BerriAI/litellm `integrations/opentelemetry.py`) keeps
         # OpenAI's keys beside the parts: an assistant's `tool_calls`, a tool message's
         # `tool_call_id` (its parts plain text).
@@ -635,7 +763,10 @@ def _tool_defs(obj: JsonValue, where: str, problems: Problems) -> list[ToolDef]:
     for key in ("function", "toolSpec"):
         if isinstance(obj.get(key), dict):
             return _tool_defs(obj[key], where, problems)
-    name = as_str(obj.get("name"))
+    # A provider's hosted tool is declared by its type alone (Responses API
+    # `{"type": "web_search"}`, `{"type": "mcp", "server_label": ...}`): the type names it,
+    # as the hosted call's name does (`hosted_parts`).
+    name = as_str(obj.get("name")) or _hosted_tool_type(obj)
     if name is None:
         problems.append(f"{where}: tool definition without a name")
         return []
@@ -659,6 +790,13 @@ def _tool_defs(obj: JsonValue, where: str, problems: Problems) -> list[ToolDef]:
             parameters=None if schema is None else canonical_json(schema),
         )
     ]
+
+
+def _hosted_tool_type(obj: dict[str, Any]) -> str | None:
+    kind = as_str(obj.get("type"))
+    if not kind or kind in ("function", "object") or "parameters" in obj or "properties" in obj:
+        return None  # a function without its name, or a bare schema: no hosted tool
+    return kind
 
 
 # --- tool executions: framework wrappers ------------------------------------------------
