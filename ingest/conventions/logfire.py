@@ -30,6 +30,7 @@ from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
+    hosted_parts,
     instructions_text,
     merge_assistant,
     parse_messages,
@@ -336,13 +337,14 @@ def _agents_response(view: SpanView, problems: Problems) -> Decoded:
 
 def _responses_item(item: JsonValue) -> JsonValue:
     """A Responses API item as `parse_messages` reads it, or None for an item that is no
-    message (reasoning, hosted tool calls). A function call and its output are linked by
-    `call_id`; the item's own `id` names the item, not the call."""
+    message and no call (reasoning). A function call and its output are linked by
+    `call_id`; the item's own `id` names the item, not the call. A call the provider ran
+    (`messages.hosted_parts`: web search, MCP, ...) is read as it is."""
     if not isinstance(item, dict):
         return item
     if item.get("type") in ("function_call", "function_call_output"):
         return {**item, "id": item.get("call_id")}
-    return item if "role" in item else None
+    return item if "role" in item or hosted_parts(item) is not None else None
 
 
 def _is_logfire(view: SpanView) -> bool:

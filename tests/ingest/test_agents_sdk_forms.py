@@ -263,6 +263,24 @@ def test_logfire_responses_handoff_run(tmp_path: Path) -> None:
     assert Q not in turn.attributes and ANSWER not in turn.attributes
 
 
+def test_logfire_hosted_web_search_is_a_call(tmp_path: Path) -> None:
+    """A `web_search_call` output item (the provider ran it) beside the answer: one
+    finished call with the query as its arguments, and the turn is answered."""
+    search = {"id": "ws_1", "type": "web_search_call", "status": "completed",
+              "action": {"type": "search", "query": "Paris weather today"}}
+
+    def record(r: Any) -> None:
+        with lf_trace(r), lf_agent(r, "triage", [], []):
+            lf_responses(r, "resp_1", TRIAGE_SYSTEM, [USER], [search, _message_item(ANSWER)],
+                         [{"type": "web_search"}])
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (Q, ANSWER, "ok")
+    [call] = turn.calls
+    assert (call.name, call.status) == ("web_search", "ok")
+    assert "Paris weather today" in (call.arguments or "")
+
+
 def test_logfire_chat_completions_model(tmp_path: Path) -> None:
     """`OpenAIChatCompletionsModel` (and LiteLLM): `Chat completion with ...` spans carry
     the chat messages sent (`input`) and the message returned (`output`); `request_data`
