@@ -24,15 +24,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.outputs import load_module
-from turnscore.ingest.assemble import assemble_turns
-from turnscore.ingest.decode import decode_spans
-from turnscore.ingest.otlp import read_file
-from turnscore.ingest.records import RawLog, RawSpan
+from tests.ingest.test_stack_forms import turns_of
 from turnscore.ingest.turn import Turn
-
-BUILD = Path(__file__).resolve().parent.parent / "fixtures" / "conventions" / "build.py"
-Recorder = load_module("conventions_build", BUILD).Recorder
 
 REQUEST = "What's the weather in Paris?"
 ANSWER = "It is 18 degrees C in Paris."
@@ -47,22 +40,6 @@ def _j(value: Any) -> str:
     return json.dumps(value)
 
 
-def turns_of(record: Any, tmp_path: Path) -> list[Turn]:
-    recorder = Recorder("survey-forms")
-    record(recorder)
-    spans: list[RawSpan] = []
-    logs: list[RawLog] = []
-    for path in recorder.write(tmp_path, "case"):
-        for r in read_file(path):
-            if isinstance(r, RawSpan):
-                spans.append(r)
-            elif isinstance(r, RawLog):
-                logs.append(r)
-    decoded, errors = decode_spans(spans, logs)
-    assert errors == []
-    result = assemble_turns(decoded)
-    assert result.errors == []
-    return sorted(result.turns, key=lambda t: t.started_at)
 
 
 def _content_free(turn: Turn, *texts: str) -> None:
