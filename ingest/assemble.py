@@ -388,7 +388,7 @@ def _final_answer(
     if open_calls(last):
         returned = _returned_directly(d, agents, calls) if ended else None
         return (returned, False) if returned is not None else (None, True)
-    text = "".join(m.text for m in last if m.role == "assistant")
+    text = _assistant_text(last)
     return (text if text.strip() else None), False
 
 
@@ -402,7 +402,7 @@ def _returned_directly(d: _Draft, agents: list[Span], calls: tuple[Call, ...]) -
     output is anything else stays waiting for it (`incomplete`)."""
     if not d.steps or not agents or agents[0].status == "error":
         return None
-    said = "".join(m.text for m in agents[0].output_messages or () if m.role == "assistant")
+    said = _assistant_text(agents[0].output_messages)
     if not said.strip():
         return None
     last = [c for c in calls if c.step == len(d.steps) - 1]
@@ -431,15 +431,19 @@ def _sub_agent_answer(d: _Draft, agents: list[Span]) -> str | None:
     out = max(later, key=lambda s: (s.end_unix_nano, s.start_unix_nano)).output_messages or ()
     if open_calls(out):
         return None
-    text = "".join(m.text for m in out if m.role == "assistant")
+    text = _assistant_text(out)
     if not text.strip():
         return None
-    given = agents[0].output_messages
-    said = "".join(m.text for m in given or () if m.role == "assistant").strip()
-    outer = "".join(m.text for m in last.output_messages or () if m.role == "assistant")
-    if said and said == outer.strip() and said != text.strip():
+    said = _assistant_text(agents[0].output_messages).strip()
+    outer = _assistant_text(last.output_messages).strip()
+    if said and said == outer and said != text.strip():
         return None
     return text
+
+
+def _assistant_text(messages: Sequence[Message] | None) -> str:
+    """What the assistant messages among `messages` say, joined."""
+    return "".join(m.text for m in messages or () if m.role == "assistant")
 
 
 def _answers_by_tool(d: _Draft) -> bool:

@@ -364,7 +364,9 @@ _PART_TYPES: dict[str, Callable[[dict[str, Any]], Part]] = {
 
 def _parts_of(obj: JsonValue, role: str) -> tuple[Part, ...]:
     """`parse_part`'s part, or a hosted item's call and result."""
-    if isinstance(obj, dict) and (hosted := hosted_parts(obj)) is not None:
+    # Most parts are no hosted item: the type is looked up here, not through a call.
+    kind = obj.get("type") if isinstance(obj, dict) else None
+    if type(kind) is str and kind in _HOSTED_ITEMS and (hosted := hosted_parts(obj)):
         return hosted
     part = parse_part(obj, role)
     return () if part is None or _not_captured(part) else (part,)

@@ -344,7 +344,8 @@ def _json_sequence(text: str) -> list[JsonValue] | None:
         except json.JSONDecodeError:
             return None
         values.append(value)
-        at += len(text[at:]) - len(text[at:].lstrip(", "))
+        while at < len(text) and text[at] in ", ":
+            at += 1
     return values
 
 
