@@ -20,7 +20,6 @@ metadata; `langsmith.trace.session_id` is the tracing project, not a conversatio
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 from turnscore.ingest import attributes as A
@@ -33,7 +32,13 @@ from turnscore.ingest.conventions.messages import (
     system_text,
     unwrap_tool_output,
 )
-from turnscore.ingest.conventions.values import JsonValue, as_str, first_str, json_or_text
+from turnscore.ingest.conventions.values import (
+    JsonValue,
+    as_str,
+    first_str,
+    json_or_text,
+    python_literal,
+)
 from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolExecution
 
 _KINDS = {
@@ -117,10 +122,7 @@ def _input_str(text: JsonValue) -> JsonValue:
     parsed = json_or_text(text)
     if parsed is not text:
         return parsed
-    try:
-        literal = ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return text
+    literal = python_literal(text)
     return literal if isinstance(literal, dict) else text
 
 

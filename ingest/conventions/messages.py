@@ -28,7 +28,6 @@ messages and histories must see all of them to stay exact.
 
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -41,6 +40,7 @@ from turnscore.ingest.conventions.values import (
     canonical_arguments,
     canonical_json,
     is_placeholder,
+    python_literal,
     result_text,
     try_json,
     unflatten,
@@ -693,10 +693,7 @@ def prefixed_messages(text: str, where: str, problems: Problems) -> tuple[Messag
 
 def _literal_history(text: str) -> list[Any] | None:
     """A Python repr of a list of message dicts, read back without evaluating code."""
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
+    value = python_literal(text)
     if isinstance(value, list) and value and all(
         isinstance(m, dict) and "role" in m for m in value
     ):

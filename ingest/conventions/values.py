@@ -12,6 +12,7 @@ closed (a missing index is not invented).
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -87,6 +88,15 @@ def try_json(text: str) -> tuple[bool, JsonValue]:
         return True, orjson.loads(text)
     except orjson.JSONDecodeError:
         return False, None
+
+
+def python_literal(text: str) -> object | None:
+    """`text` read as a Python literal (a repr some instrumentations write where JSON
+    belongs: `{'city': 'Paris'}`), without evaluating code; None when it is none."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
 
 
 def structured(value: AttrValue | JsonValue, where: str) -> JsonValue:
