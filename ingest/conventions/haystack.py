@@ -34,10 +34,10 @@ from turnscore.ingest.conventions.messages import (
 )
 from turnscore.ingest.conventions.values import (
     JsonValue,
-    as_int,
     as_str,
     json_or_text,
     result_text,
+    usage_tokens,
 )
 from turnscore.ingest.model import SpanKind, ToolDef
 
@@ -74,6 +74,7 @@ def _chat(inputs: dict[str, Any], outputs: JsonValue, where: str, problems: Prob
     meta: dict[str, Any] = next((r["meta"] for r in replies or () if isinstance(r, dict)
                                  and isinstance(r.get("meta"), dict)), {})
     usage: dict[str, Any] = meta["usage"] if isinstance(meta.get("usage"), dict) else {}
+    input_tokens, output_tokens = usage_tokens(usage)
     return Decoded(
         kind=SpanKind.LLM,
         input_messages=messages,
@@ -81,8 +82,8 @@ def _chat(inputs: dict[str, Any], outputs: JsonValue, where: str, problems: Prob
         system_instructions=system_text(messages),
         tool_definitions=_tools(inputs.get("tools"), problems),
         model=as_str(meta.get("model")),
-        input_tokens=as_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
-        output_tokens=as_int(usage.get("completion_tokens", usage.get("output_tokens"))),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
     )
 
 

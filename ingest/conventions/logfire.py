@@ -37,7 +37,13 @@ from turnscore.ingest.conventions.messages import (
     parse_tool_defs,
     system_text,
 )
-from turnscore.ingest.conventions.values import JsonValue, as_int, as_str, result_text, try_json
+from turnscore.ingest.conventions.values import (
+    JsonValue,
+    as_str,
+    result_text,
+    try_json,
+    usage_tokens,
+)
 from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef
 
 
@@ -79,9 +85,11 @@ def _logfire_decode(view: SpanView, problems: Problems) -> Decoded:
     response = view.load(A.LOGFIRE_RESPONSE_DATA, problems)
     response = response if isinstance(response, dict) else {}
     outputs = answer or _logfire_response(view, response, problems)
-    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-    assert isinstance(usage, dict)
-    reported = A.GEN_AI_USAGE_INPUT_TOKENS in view.attributes  # Logfire's own count first
+    usage = response.get("usage")
+    input_tokens = output_tokens = None
+    # Logfire's own count (`gen_ai.usage.*`) first: the decoder's generic keys read it.
+    if A.GEN_AI_USAGE_INPUT_TOKENS not in view.attributes and isinstance(usage, dict):
+        input_tokens, output_tokens = usage_tokens(usage)
     known_model = not {A.GEN_AI_RESPONSE_MODEL, A.GEN_AI_REQUEST_MODEL}.isdisjoint(view.attributes)
     return Decoded(
         kind=SpanKind.LLM,
@@ -91,10 +99,8 @@ def _logfire_decode(view: SpanView, problems: Problems) -> Decoded:
         tool_definitions=None if request.get("tools") is None
         else parse_tool_defs(request["tools"], A.LOGFIRE_REQUEST_DATA, problems),
         model=None if known_model else as_str(request.get("model")),
-        input_tokens=None if reported
-        else as_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
-        output_tokens=None if reported
-        else as_int(usage.get("completion_tokens", usage.get("output_tokens"))),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
     )
 
 

@@ -90,6 +90,16 @@ def try_json(text: str) -> tuple[bool, JsonValue]:
         return False, None
 
 
+def usage_tokens(usage: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """(input, output) tokens of a provider's usage object: OpenAI's `prompt_tokens` /
+    `completion_tokens`, else Anthropic's and the Responses API's `input_tokens` /
+    `output_tokens`."""
+    return (
+        as_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
+        as_int(usage.get("completion_tokens", usage.get("output_tokens"))),
+    )
+
+
 def python_literal(text: str) -> object | None:
     """`text` read as a Python literal (a repr some instrumentations write where JSON
     belongs: `{'city': 'Paris'}`), without evaluating code; None when it is none."""
