@@ -21,6 +21,9 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   agent spans and the other spans of the turn (some frameworks declare only the tools
   that ran, on the tool span); `declared` when any exist, else `inferred` from the calls'
   names (no schema), else `none`.
+- the **agent** is the one the outermost span of the turn naming an agent names: an
+  orchestration's own span (Strands' `invoke_swarm` / `invoke_graph`, `gen_ai.agent.name`
+  `swarm` / `graph`) over the node agents it runs, else the run's agent span.
 - the **final answer** is the last model call's text when it requests no tool (a hosted
   call the provider ran, answered in that same output, is no request: `linking` 1.), or
   the argument of the final-answer tool it calls (`turnscore.ingest.calls` rule 4); when
@@ -70,9 +73,11 @@ from turnscore.ingest.linking import (
     attach_results,
     build_calls,
     canonical,
+    captured_calls,
     execution_of,
     link_executions,
     open_calls,
+    replayed_calls,
     requested_calls,
     results_by_id,
     utc,
@@ -153,8 +158,9 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
             for s in by_trace[trace].side:
                 _assign(s, drafts, in_trace).side.append(s)
         conv_results = results_by_id(conv.calls)
+        captured = captured_calls(conv.calls)
         for d in drafts:
-            d.requested = requested_calls(d.steps)
+            d.requested = requested_calls(d.steps) + replayed_calls(d.steps, captured)
             attach_results(d.requested, d.steps, conv_results)
         unclaimed = link_executions(
             [d.requested for d in drafts], [d.tools for d in drafts], [d.steps for d in drafts]
@@ -288,7 +294,9 @@ def _turn(
         llm_calls=len(model_calls),
         input_tokens=_sum(s.input_tokens for s in counted),
         output_tokens=_sum(s.output_tokens for s in counted),
-        agent_name=_first(s.agent_name for s in [*agents, *d.steps, *members]),
+        # The outermost span naming an agent runs the turn: an orchestration's own span
+        # (Strands' `invoke_swarm`, named `swarm`) rather than the first node it ran.
+        agent_name=_first(s.agent_name for s in [*members, *d.steps]),
         service_name=_first(s.service_name for s in [root, *members]),
         model=_first(s.model for s in [*reversed(d.steps), *agents]),
         error=error,
@@ -309,7 +317,8 @@ ISSUE_REQUEST = "request_not_captured"
 ISSUE_ANSWER = "answer_not_captured"
 ISSUE_EMPTY_CALL = "model_call_without_content"
 ISSUE_UNRECONCILED = "unreconciled_calls"
-ISSUES = (ISSUE_REQUEST, ISSUE_ANSWER, ISSUE_EMPTY_CALL, ISSUE_UNRECONCILED)
+ISSUE_CALL = "call_content_not_captured"
+ISSUES = (ISSUE_REQUEST, ISSUE_ANSWER, ISSUE_EMPTY_CALL, ISSUE_UNRECONCILED, ISSUE_CALL)
 """What a turn's `issues` may hold, in this order (the `turns.issues` description says
 what each means)."""
 
@@ -319,9 +328,10 @@ def _issues(
 ) -> tuple[str, ...]:
     """What assembly could not trust: a request or an answer not captured (a placeholder
     counts as not captured: decoding drops it), a model call reporting usage but no
-    messages in any span of it (`turnscore.ingest.calls` rule 1), and a requested call left
+    messages in any span of it (`turnscore.ingest.calls` rule 1), a requested call left
     without execution beside an unclaimed execution of the same tool (they may be one call
-    counted twice). A turn still waiting for a tool result is not missing its answer."""
+    counted twice), and a call whose arguments or result were not captured
+    (`_content_missing`). A turn still waiting for a tool result is not missing its answer."""
     found: set[str] = set()
     if d.request is None or not d.request.text.strip():
         found.add(ISSUE_REQUEST)
@@ -332,7 +342,20 @@ def _issues(
     loose = {execution_of(s).name for s in unclaimed}
     if any(c.status == "no_result" and c.name in loose for c in calls):
         found.add(ISSUE_UNRECONCILED)
+    if any(_content_missing(c) for c in calls):
+        found.add(ISSUE_CALL)
     return tuple(i for i in ISSUES if i in found)
+
+
+def _content_missing(call: Call) -> bool:
+    """A call that ran (or was answered) with its arguments, or its outcome, not captured:
+    a tool span without content (the Google GenAI SDK instrumentation in `EVENT_ONLY` mode
+    writes `gen_ai.tool.call.arguments` / `result` only when content goes on spans:
+    opentelemetry-python-contrib `opentelemetry-instrumentation-google-genai`,
+    `tool_call_wrapper.py`). A call still waiting for its result is not missing it."""
+    if call.status == "no_result":
+        return False
+    return call.arguments is None or (call.result is None and call.error is None)
 
 
 def _answer_missing(last: Span) -> bool:

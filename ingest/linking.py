@@ -7,6 +7,16 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    output ran on the provider's side (a hosted tool: web search, code interpreter, an MCP
    call; `conventions.messages.hosted_parts`): that result is what the model saw, and the
    call is finished, never pending (`open_calls`).
+   **Calls seen only in a later request**: a model call whose output was not captured
+   (LlamaIndex's OTel integration drops a streamed call's end event, which arrives after
+   its span closed) may still have asked for tools: a later model call of the same turn
+   replays that output in its input, an assistant message with tool calls, then their
+   results. Such a message, after the input's newest genuine user message (what came
+   before it belongs to earlier turns), none of whose calls any captured output of the
+   conversation holds (by call id, or by name and canonical arguments where there is no
+   id), is the output of the latest earlier step of the turn without one
+   (`replayed_calls`). Only steps whose output is missing take calls this way: a
+   captured output is what the model said.
 2. **Results the model saw**: tool-result parts in later model calls' inputs, by call id:
    the first result with that id that appeared after the call was asked (in this turn or,
    for a call the turn left pending, a later one); parts without a usable id
@@ -67,6 +77,63 @@ def requested_calls(steps: Sequence[Span]) -> list[Requested]:
                 for p in m.tool_calls
             )
     return out
+
+
+CallKey = tuple[str, str | None, str | None]
+"""A call as a captured output names it: by id, else by name and canonical arguments."""
+
+
+def call_key(part: Part) -> CallKey:
+    if part.call_id:
+        return ("id", part.call_id, None)
+    return ("content", part.name, canonical(part.arguments))
+
+
+def captured_calls(model_calls: Iterable[Span]) -> set[CallKey]:
+    """The calls the captured outputs of these model calls request."""
+    return {call_key(p) for s in model_calls for m in s.output_messages or () for p in m.tool_calls}
+
+
+def replayed_calls(steps: Sequence[Span], captured: set[CallKey]) -> list[Requested]:
+    """Calls of steps whose output was not captured, read where a later step of the turn
+    replays that output (rule 1, second paragraph); `captured` are the conversation's
+    captured calls (`captured_calls`), so no call is read twice."""
+    missing = [i for i, s in enumerate(steps) if not _has_output(s)]
+    if not missing:
+        return []
+    known = set(captured)
+    out: list[Requested] = []
+    for k in range(1, len(steps)):
+        open_steps = [i for i in missing if i < k and not any(r.step == i for r in out)]
+        if not open_steps:
+            continue
+        replayed = [m for m in _this_turn(steps[k].input_messages) if m.tool_calls]
+        fresh = [m for m in replayed if not any(call_key(p) in known for p in m.tool_calls)]
+        # The latest replayed output is the latest missing one's: pair them from the end.
+        for m, step in zip(reversed(fresh), reversed(open_steps), strict=False):
+            answered = _answered((m,))
+            for p in m.tool_calls:
+                known.add(call_key(p))
+                out.append(Requested(part=p, step=step,
+                                     seen=answered.get(p.call_id) if p.call_id else None))
+    return sorted(out, key=lambda r: r.step)
+
+
+def _has_output(step: Span) -> bool:
+    return any(m.parts for m in step.output_messages or ())
+
+
+def _this_turn(messages: Sequence[Message] | None) -> Sequence[Message]:
+    """The assistant messages after the newest genuine user message: the turn's own work
+    replayed (nothing when the input holds no user message to tell turns apart)."""
+    if not messages:
+        return ()
+    last_user = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i].is_genuine_user), None
+    )
+    if last_user is None:
+        return ()
+    return [m for m in messages[last_user + 1 :] if m.role == "assistant"]
 
 
 def _answered(output: Sequence[Message] | None) -> dict[str, Part]:

@@ -15,7 +15,8 @@ Decoded here, on the model-call spans:
   `response.additional_kwargs` or `response.raw.usage`.
 Messages are rewritten into OpenAI's chat shape and read by the shared parser. A streamed
 call's end event comes after its span closed and is dropped by the integration, so such
-a span has the request only; tool spans and workflow steps carry Python reprs cut at 200
+a span has the request only (its calls are read where the next call's request replays
+them: `linking` rule 1); tool spans and workflow steps carry Python reprs cut at 200
 characters (`llamaindex.step.input_summary`, `step.output`), which are not decoded: calls
 are read from the answers, results from the next call's request.
 """
