@@ -51,7 +51,10 @@ Rules, in order:
    it is not listed among the turn's calls (its definition stays among the tools).
 5. **Synthetic spans.** ADK's `execute_tool (merged)` with `gen_ai.tool.name="(merged tools)"`
    (`conventions.values.SYNTHETIC_TOOL_NAMES`) wraps the parallel tool spans that did run:
-   it is structure (`CHAIN`), never a call nor a tool definition.
+   it is structure (`CHAIN`), never a call nor a tool definition. So is a span the
+   convention of highest precedence decoded as structure (`CHAIN`) though a later one read
+   a tool execution from it: DSPy's span of ReAct's `finish` pseudo-tool, which
+   OpenInference reports as a TOOL span (`conventions.dspy`).
 """
 
 from __future__ import annotations
@@ -147,7 +150,9 @@ def _not_a_call(span: Span) -> bool:
     if span.kind is SpanKind.LLM:
         return not carries_call(span)
     execution = span.tool_execution
-    return execution is not None and execution.name in SYNTHETIC_TOOL_NAMES
+    return execution is not None and (
+        execution.name in SYNTHETIC_TOOL_NAMES or span.kind is SpanKind.CHAIN
+    )
 
 
 def _structure(span: Span) -> Span:

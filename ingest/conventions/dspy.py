@@ -18,11 +18,15 @@ MLflow `CHAT_MODEL` spans: the same in `mlflow.spanInputs` / `spanOutputs`):
   field: its value; several: `name: value` paragraphs), then each trajectory step as the
   assistant's tool call and the tool's result; a step's call id is synthesized as
   `{tool}_{step}` (DSPy has none), the same in the step's completion and in later history;
-- a completion naming a tool as that call (`finish` too: ReAct declares and runs it, its
-  span records it); any other completion's output fields, `reasoning` aside, as the
-  answer (a JSON object, JSONAdapter's, alike);
+- a completion naming a tool as that call; any other completion's output fields,
+  `reasoning` aside, as the answer (a JSON object, JSONAdapter's, alike);
 - OpenInference's DSPy tool spans (`{tool}.__call__`): the tool's own name, its
   `{"kwargs": ...}` input unwrapped.
+`finish` is no tool of the agent: ReAct adds it to every tool list itself (a lambda
+returning "Completed.") so the model can say it is done, and stops the loop on it before
+the extracting call gives the answer (`ReAct.__init__` / `forward`). A completion naming it
+keeps only its thought, the trajectory drops its steps, and its tool span is structure
+(`calls` rule 5), so it is neither one of the turn's calls nor one of its tools.
 Model, usage and the rest stay OpenInference's and MLflow's.
 """
 
@@ -56,6 +60,8 @@ _INSTRUCTION = re.compile(r"\n\s*Respond with (?:the corresponding output fields
 _STEP = re.compile(r"(thought|tool_name|tool_args|observation)_(\d+)")
 _TOOL_SUFFIX = ".__call__"
 _MODEL_SPAN_TYPES = frozenset({"CHAT_MODEL", "LLM"})
+_FINISH = "finish"
+"""ReAct's own end-of-loop pseudo-tool (stanfordnlp/dspy `dspy/predict/react.py`)."""
 
 
 def _accepts(view: SpanView) -> bool:
@@ -94,6 +100,8 @@ def _loaded(value: Any) -> JsonValue:
 
 def _tool(view: SpanView) -> Decoded:
     name = view.name.removesuffix(_TOOL_SUFFIX)
+    if name == _FINISH:  # ReAct ending its loop: structure, whatever else reads the span
+        return Decoded(kind=SpanKind.CHAIN)
     arguments, _ = unwrap_tool_input(view.get(A.OI_INPUT_VALUE))
     output = json_or_text(view.get(A.OI_OUTPUT_VALUE))
     return Decoded(kind=SpanKind.TOOL, tool_execution=execution(
@@ -146,7 +154,7 @@ def _user(content: str) -> tuple[list[Message], int]:
     for index in sorted(steps):
         step = steps[index]
         tool = step.get("tool_name", "")
-        if not tool:
+        if not tool or tool == _FINISH:
             continue
         call_id = f"{tool}_{index}"
         messages.append(Message("assistant", (tool_call(call_id, tool, _arguments(step)),)))
@@ -180,6 +188,8 @@ def _completion(value: JsonValue, steps: int) -> tuple[Message, ...] | None:
     if tool is None:
         return (_answer(fields),)
     thought = Part(PartType.OTHER, text=named.get("next_thought", ""))
+    if tool == _FINISH:
+        return (Message("assistant", (thought,)),)
     call = tool_call(f"{tool}_{steps}", tool, _arguments(named, "next_tool_args"))
     return (Message("assistant", (thought, call)),)
 
