@@ -72,7 +72,7 @@ TURN_FIELDS: tuple[Field, ...] = (
     Field("attributes", pa.string(), False, "Other attributes of the turn's root span, JSON."),
     Field("ingest_id", pa.string(), False, "Ingest run that last wrote the row."),
     Field("source", pa.string(), False, "File(s) the turn's spans came from."),
-    Field("issues", pa.list_(pa.string()), False, "What assembly could not trust, empty when nothing: `request_not_captured`, `answer_not_captured` (content not captured, or only placeholders such as `<elided>`), `model_call_without_content` (a model call with usage but no messages anywhere), `unreconciled_calls` (a requested call and a tool execution of the same tool that could not be joined)."),
+    Field("issues", pa.list_(pa.string()), False, "What assembly could not trust, empty when nothing: `request_not_captured`, `answer_not_captured` (content not captured, or only placeholders such as `<elided>`), `model_call_without_content` (a model call with usage but no messages anywhere), `unreconciled_calls` (a requested call and a tool execution of the same tool that could not be joined), `call_content_not_captured` (a call that ran with its arguments, or its result, not captured)."),
 )
 
 
