@@ -84,6 +84,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "defines only the called ones, on their execute_tool spans (gen_ai.tool.description, "
         "gen_ai.tool.json_schema): the others' descriptions and schemas are nowhere",
         _never_called),
+    Gap("pydantic-ai-logfire", "tool_error", "call.result",
+        "Pydantic AI sends a failed tool's return (ToolFailed) to an OpenAI chat model wrapped "
+        "as {\"error\": ...}; its telemetry (execute_tool and the next chat span's "
+        "tool_call_response) records the failure text alone",
+        lambda rec, index: ['{"error":', '{"error": ']),
 )  # fmt: skip
 
 
@@ -184,6 +189,13 @@ FORMS: dict[str, Form] = {
         frozenset({"invocation", "call_llm", "generate_content gemini-2.5-flash"}),
         frozenset({"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response"}),
         frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.choice"}),
+    ),
+    "pydantic-ai-logfire": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"pydantic_ai.all_messages", "model_request_parameters",
+                          "logfire.json_schema", "logfire.msg", "gen_ai.tool.call.result"},
+        absent=frozenset({"request_data", "logfire.msg_template"}),
     ),
 }  # fmt: skip
 

@@ -71,6 +71,8 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "adk_agent", "gemini",
                 ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk")
           for name in ("adk-spans", "adk-events", "adk-legacy")),
+        Stack("pydantic-ai-logfire", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "logfire", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
