@@ -89,6 +89,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "as {\"error\": ...}; its telemetry (execute_tool and the next chat span's "
         "tool_call_response) records the failure text alone",
         lambda rec, index: ['{"error":', '{"error": ']),
+    Gap("anthropic-logfire", "tool_error", "call.is_error",
+        "a raw client loop has no tool span, and Logfire 5's default format (version 2: OTel "
+        "GenAI messages) converts a tool_result to a tool_call_response without its is_error "
+        "flag: the failure is only in the text (version 1's request_data keeps it)",
+        lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -196,6 +201,17 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"pydantic_ai.all_messages", "model_request_parameters",
                           "logfire.json_schema", "logfire.msg", "gen_ai.tool.call.result"},
         absent=frozenset({"request_data", "logfire.msg_template"}),
+    ),
+    "anthropic-logfire": Form(
+        frozenset({"Message with {request_data[model]!r}"}),
+        _JSON_MESSAGES | {"request_data", "logfire.msg_template", "gen_ai.tool.definitions",
+                          "gen_ai.system_instructions"},
+        absent=frozenset({"response_data"}),
+    ),
+    "anthropic-logfire-v1": Form(
+        frozenset({"Message with {request_data[model]!r}"}),
+        frozenset({"request_data", "response_data", "logfire.msg_template"}),
+        absent=_JSON_MESSAGES,
     ),
 }  # fmt: skip
 

@@ -73,6 +73,9 @@ STACKS: dict[str, Stack] = {
           for name in ("adk-spans", "adk-events", "adk-legacy")),
         Stack("pydantic-ai-logfire", "pydantic_ai_agent", "openai",
               ("pydantic-ai-slim", "logfire", "openai", "opentelemetry-sdk")),
+        *(Stack(name, "anthropic_logfire", "anthropic",
+                ("anthropic", "logfire", "opentelemetry-sdk"), venv="anthropic-logfire")
+          for name in ("anthropic-logfire", "anthropic-logfire-v1")),
     )
 }  # fmt: skip
 
