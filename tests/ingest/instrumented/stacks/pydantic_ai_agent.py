@@ -31,11 +31,10 @@ def _failing_to_the_model(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def converse(base_url: str, scenario: str) -> None:
+    from openai import AsyncOpenAI
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
-
-    from openai import AsyncOpenAI
 
     client = AsyncOpenAI(base_url=base_url, api_key="test-key", max_retries=0)
     model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
