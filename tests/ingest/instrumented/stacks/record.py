@@ -75,7 +75,8 @@ STACKS: dict[str, Stack] = {
               ("pydantic-ai-slim", "logfire", "openai", "opentelemetry-sdk")),
         *(Stack(name, "anthropic_logfire", "anthropic",
                 ("anthropic", "logfire", "opentelemetry-sdk"), venv="anthropic-logfire")
-          for name in ("anthropic-logfire", "anthropic-logfire-v1")),
+          for name in ("anthropic-logfire", "anthropic-logfire-v1", "anthropic-logfire-stream",
+                       "anthropic-logfire-stream-v1")),
     )
 }  # fmt: skip
 
