@@ -102,15 +102,29 @@ def _pydantic_tool(view: SpanView, problems: Problems) -> ToolExecution | None:
 
 
 def _pydantic_accepts(view: SpanView) -> bool:
-    # Every Logfire span with a structured attribute carries its JSON schema: Logfire's
-    # LLM-provider and OpenAI Agents SDK spans do too, and are no Pydantic AI span.
-    return A.LOGFIRE_REQUEST_DATA not in view.attributes and agents_span(view) is None
+    """Every Logfire span with a structured attribute carries its JSON schema: Logfire's
+    LLM-provider and OpenAI Agents SDK spans do too, and are no Pydantic AI span. Pydantic
+    AI writes the schema (and `logfire.msg`) itself on its own tracer's spans, never a
+    message template (pydantic/pydantic-ai `pydantic_ai/_instrumentation.py`,
+    `capabilities/instrumentation.py`); a span made through Logfire's API names its
+    template, so one marked by the schema alone is another integration's (Logfire's
+    `instrument_claude_agent_sdk()`: OTel GenAI attributes, `otel_genai`'s)."""
+    if A.LOGFIRE_REQUEST_DATA in view.attributes or agents_span(view) is not None:
+        return False
+    return A.LOGFIRE_MSG_TEMPLATE not in view.attributes or not _PYDANTIC_OWN.isdisjoint(
+        view.attributes)
 
 
-PYDANTIC_AI = Convention("pydantic-ai", _pydantic_decode, markers=frozenset({
+_PYDANTIC_OWN = frozenset({
     A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS,
-    A.PYDANTIC_AI_TOOL_ARGUMENTS, A.PYDANTIC_AI_TOOL_RESPONSE, A.LOGFIRE_JSON_SCHEMA,
-}), accepts=_pydantic_accepts, content_keys=(
+    A.PYDANTIC_AI_TOOL_ARGUMENTS, A.PYDANTIC_AI_TOOL_RESPONSE,
+})  # fmt: skip
+"""Keys only Pydantic AI writes (older releases made their spans through Logfire's API)."""
+
+
+PYDANTIC_AI = Convention("pydantic-ai", _pydantic_decode, markers=_PYDANTIC_OWN | {
+    A.LOGFIRE_JSON_SCHEMA,
+}, accepts=_pydantic_accepts, content_keys=(
     A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_FINAL_RESULT,
     A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, A.PYDANTIC_AI_TOOL_ARGUMENTS,
     A.PYDANTIC_AI_TOOL_RESPONSE,

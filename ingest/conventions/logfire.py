@@ -1,17 +1,18 @@
-"""Pydantic Logfire's own span forms (pydantic/logfire, read at 4.41), and the JSON schema it
-declares beside every structured attribute (`declared_structured`), which Pydantic AI's
-spans carry too.
+"""Pydantic Logfire's own span forms (pydantic/logfire, read at 4.41 and 5.4), and the JSON
+schema it declares beside every structured attribute (`declared_structured`), which
+Pydantic AI's spans carry too.
 
-- LLM providers (`logfire.instrument_openai()`, `instrument_anthropic()`): the
-  request body in `request_data` (chat and Anthropic messages, tools, system; a legacy
-  completion's prompt), the answer in `response_data` (`{message, usage}`, a stream's
-  combined text, a completion's text), the Responses API's input and output items in
-  `events`. A streamed request's span is structure (`stream` in its body; with
-  `version='latest'` alone, no answer, usage or exception): the `streaming response
-  from ...` log reports that call. Anthropic tool-call arguments come wrapped as `{"input": {...}}`.
-  Logfire's `gen_ai.*` attributes (4.19+; messages only with `version='latest'`) are
-  `otel_genai`'s. Under Pydantic AI's chat span the request span is the same call
-  (`turnscore.ingest.calls`, rule 2).
+- LLM providers (`logfire.instrument_openai()`, `instrument_anthropic()`) with `version=1`
+  (4.x's default): the request body in `request_data` (chat and Anthropic messages, tools,
+  system; a legacy completion's prompt), the answer in `response_data` (`{message, usage}`,
+  a stream's combined text, which drops its calls, a completion's text), the Responses
+  API's input and output items in `events`. A streamed request's span is structure
+  (`stream` in its body; with `version=2` or `'latest'` alone, no answer, usage or
+  exception): the `streaming response from ...` log reports that call. Anthropic
+  tool-call arguments come wrapped as `{"input": {...}}`. Logfire's `gen_ai.*` attributes
+  (4.19+; messages only with `version=2`, 5.4's default, or `'latest'`, `request_data`
+  then only the model) are `otel_genai`'s. Under Pydantic AI's chat span the request span
+  is the same call (`turnscore.ingest.calls`, rule 2).
 - the OpenAI Agents SDK bridge (`logfire.instrument_openai_agents()`), told by its
   message templates: `Responses API` spans (input items in `raw_input`, the `Response`
   with output, instructions and tools in `response`), `Chat completion` spans (`input`
@@ -106,9 +107,9 @@ def _logfire_decode(view: SpanView, problems: Problems) -> Decoded:
 
 def _stream_request(view: SpanView, request: dict[str, Any]) -> bool:
     """The span of a streamed request, not the log of its answer: the body says `stream`.
-    With `version='latest'` alone the body is only the model: a chat span with no answer,
-    no usage and no exception is then a stream's (a returned call has both, a failed one
-    records its exception)."""
+    With `version=2` (5.4's default) or `'latest'` alone the body is only the model: a chat
+    span with no answer, no usage and no exception is then a stream's (a returned call has
+    both, a failed one records its exception)."""
     if view.name.startswith(A.LOGFIRE_STREAM_LOG):
         return False
     if request.get("stream") is True:

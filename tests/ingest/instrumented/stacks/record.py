@@ -71,6 +71,12 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "adk_agent", "gemini",
                 ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk")
           for name in ("adk-spans", "adk-events", "adk-legacy")),
+        Stack("pydantic-ai-logfire", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "logfire", "openai", "opentelemetry-sdk")),
+        *(Stack(name, "anthropic_logfire", "anthropic",
+                ("anthropic", "logfire", "opentelemetry-sdk"), venv="anthropic-logfire")
+          for name in ("anthropic-logfire", "anthropic-logfire-v1", "anthropic-logfire-stream",
+                       "anthropic-logfire-stream-v1")),
     )
 }  # fmt: skip
 

@@ -1,0 +1,58 @@
+"""A Pydantic AI `Agent` on its OpenAI chat model, instrumented through Logfire
+(`logfire.instrument_pydantic_ai()`, the data format Pydantic AI defaults to); the next
+turn continues the conversation with `message_history`. A failing tool tells the model
+through `ToolFailed`, as Pydantic AI asks of a failure the model should see."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main
+from tests.ingest.instrumented.stacks.logfire_setup import logfire_configured
+from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+
+
+def _failing_to_the_model(fn: Callable[..., Any]) -> Callable[..., Any]:
+    from pydantic_ai.exceptions import ToolFailed
+
+    @functools.wraps(fn)
+    def tool(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            raise ToolFailed(f"{type(exc).__name__}: {exc}") from exc
+
+    return tool
+
+
+def converse(base_url: str, scenario: str) -> None:
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    client = AsyncOpenAI(base_url=base_url, api_key="test-key", max_retries=0)
+    model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
+    agent = Agent(
+        model, system_prompt=SYSTEM_PROMPT, name=AGENT_NAME,
+        tools=[_failing_to_the_model(fn) for fn in FUNCTIONS],
+    )  # fmt: skip
+    history: list[Any] = []
+    for turn in SCENARIOS[scenario].turns:
+        result = agent.run_sync(turn.request, message_history=history)
+        history = result.all_messages()
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with logfire_configured(stack, out, scenario) as logfire:
+        logfire.instrument_pydantic_ai()
+        converse(base_url, scenario)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], {}, run))
