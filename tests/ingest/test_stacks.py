@@ -114,14 +114,7 @@ class NotYet:
     reason: str
 
 
-NOT_YET: tuple[NotYet, ...] = (
-    NotYet("anthropic-logfire-stream-v1", ("single_tool", "parallel_tools", "tool_error",
-                                           "multi_turn"), CALLS,
-           "Logfire's legacy stream log keeps only the text deltas (response_data "
-           "combined_chunk_content): the calls a streamed answer asked for are only in the "
-           "next request's request_data, which replays that answer whole; no rule completes "
-           "an output from its replay yet (grouping/links)"),
-)
+NOT_YET: tuple[NotYet, ...] = ()
 
 
 def _cases(scenario: str, index: int | None) -> list[str]:
