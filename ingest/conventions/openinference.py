@@ -13,6 +13,7 @@ no call's input and output; a `reasoning` content block is no text.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from msgspec.structs import replace
@@ -58,7 +59,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     if kind is SpanKind.TOOL:
         return base.fill(_tool(view, problems))
     inputs = _flat_messages(view, A.OI_INPUT_MESSAGES, problems)
-    outputs = _with_finish(_flat_messages(view, A.OI_OUTPUT_MESSAGES, problems),
+    outputs = _with_finish(_flat_messages(view, A.OI_OUTPUT_MESSAGES, problems, "assistant"),
                            as_str(view.get(A.OI_FINISH_REASON)))
     if kind is SpanKind.LLM:
         inputs = _failed_results(view, inputs) if inputs is not None \
@@ -105,18 +106,22 @@ def _metadata_session(view: SpanView) -> str | None:
     return next((as_str(metadata[k]) for k in _SESSION_KEYS if metadata.get(k)), None)
 
 
-def _flat_messages(view: SpanView, prefix: str, problems: Problems) -> tuple[Message, ...] | None:
-    return flat_messages(view.attributes, prefix, _plain_message, "no message fields", problems)
+def _flat_messages(
+    view: SpanView, prefix: str, problems: Problems, role: str | None = None
+) -> tuple[Message, ...] | None:
+    """`role`: the role of a message that names none (an output's is the model's: the
+    OpenAI instrumentation leaves it out of a streamed reply that only called tools)."""
+    body = _plain_message if role is None else partial(_plain_message, role=role)
+    return flat_messages(view.attributes, prefix, body, "no message fields", problems)
 
 
-def _plain_message(item: JsonValue) -> dict[str, Any] | None:
+def _plain_message(item: JsonValue, role: str | None = None) -> dict[str, Any] | None:
     """The flattened OpenInference message as an OpenAI-style message."""
     body = item.get("message") if isinstance(item, dict) else None
     if not isinstance(body, dict):
         return None
-    plain: dict[str, Any] = {
-        k: body[k] for k in ("role", "name", "tool_call_id", "content") if k in body
-    }
+    plain: dict[str, Any] = {"role": role} if role else {}
+    plain |= {k: body[k] for k in ("role", "name", "tool_call_id", "content") if k in body}
     calls = body.get("tool_calls")
     wrapped = [c.get("tool_call") for c in calls if isinstance(c, dict)] \
         if isinstance(calls, list) else []

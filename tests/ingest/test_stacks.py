@@ -84,6 +84,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "defines only the called ones, on their execute_tool spans (gen_ai.tool.description, "
         "gen_ai.tool.json_schema): the others' descriptions and schemas are nowhere",
         _never_called),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openai-openinference-openllmetry", "openai-three-instrumentations",
+                    "openai-three-instrumentations-stream")),
 )  # fmt: skip
 
 
@@ -184,6 +190,21 @@ FORMS: dict[str, Form] = {
         frozenset({"invocation", "call_llm", "generate_content gemini-2.5-flash"}),
         frozenset({"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response"}),
         frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.choice"}),
+    ),
+    # One model call, one span per instrumentation, nested in one trace.
+    "openai-openinference-openllmetry": Form(
+        frozenset({"ChatCompletion", "openai.chat"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.tool.definitions"},
+    ),
+    "openai-three-instrumentations": Form(
+        frozenset({"ChatCompletion", "openai.chat", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.system"},
+        log_events=frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.choice"}),
+    ),
+    "openai-three-instrumentations-stream": Form(
+        frozenset({"ChatCompletion", "openai.chat", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.is_streaming"},
+        log_events=frozenset({"gen_ai.user.message", "gen_ai.choice"}),
     ),
 }  # fmt: skip
 

@@ -71,6 +71,12 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "adk_agent", "gemini",
                 ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk")
           for name in ("adk-spans", "adk-events", "adk-legacy")),
+        *(Stack(name, "openai_loop", "openai",
+                ("openai", "openinference-instrumentation-openai",
+                 "opentelemetry-instrumentation-openai", "opentelemetry-instrumentation-openai-v2",
+                 "opentelemetry-sdk"), venv="openai-multi")
+          for name in ("openai-openinference-openllmetry", "openai-three-instrumentations",
+                       "openai-three-instrumentations-stream")),
     )
 }  # fmt: skip
 
