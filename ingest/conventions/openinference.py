@@ -75,6 +75,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         output_messages=outputs,
         system_instructions=system_text(inputs),
         tool_definitions=tools,
+        response_id=_response_id(view) if kind is SpanKind.LLM else None,
     ))
 
 
@@ -193,6 +194,27 @@ def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Messa
             or isinstance(parsed.get("text"), str)
         )
     return whole_messages(parsed, role, key, problems) if is_payload else None
+
+
+def _response_id(view: SpanView) -> str | None:
+    """The provider's response id, which OpenInference keeps only inside `output.value`:
+    the response itself (OpenAI's `chatcmpl-...`, Anthropic's `msg_...`) or LangChain's
+    `LLMResult` (`llm_output.id`, Arize-ai/openinference `openinference-instrumentation-
+    langchain` `_tracer.py` dumps the run's outputs). It is how another instrumentation's
+    span of the same call, in a trace of its own, is found to be that call
+    (`turnscore.ingest.calls`): OpenLLMetry's OpenAI instrumentation under OpenInference's
+    LangChain one starts its spans outside LangChain's context."""
+    raw = view.get(A.OI_OUTPUT_VALUE)
+    if not isinstance(raw, str) or '"id"' not in raw:
+        return None
+    ok, parsed = try_json(raw)
+    if not ok or not isinstance(parsed, dict):
+        return None
+    result = parsed.get("llm_output")
+    if isinstance(result, dict):
+        return as_str(result.get("id"))
+    is_response = "choices" in parsed or parsed.get("type") == "message" or "output" in parsed
+    return as_str(parsed.get("id")) if is_response else None
 
 
 def _failed_results(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message, ...]:

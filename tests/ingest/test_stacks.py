@@ -206,6 +206,12 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.is_streaming"},
         log_events=frozenset({"gen_ai.user.message", "gen_ai.choice"}),
     ),
+    # OpenLLMetry's client spans start outside LangChain's context: a trace of their own.
+    "langgraph-openinference-mixed": Form(
+        frozenset({"ChatOpenAI", "openai.chat", "calculator", "research_assistant"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.response.id",
+                          "output.value"},
+    ),
 }  # fmt: skip
 
 

@@ -77,6 +77,10 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-sdk"), venv="openai-multi")
           for name in ("openai-openinference-openllmetry", "openai-three-instrumentations",
                        "openai-three-instrumentations-stream")),
+        Stack("langgraph-openinference-mixed", "langgraph_agent", "openai",
+              ("langgraph", "langchain-core", "langchain-openai", "openai",
+               "openinference-instrumentation-langchain", "opentelemetry-instrumentation-openai",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
