@@ -249,7 +249,7 @@ def build_span(
         tool_execution=tool,
         input_tokens=_first_int(merged.input_tokens, raw.attributes, _INPUT_TOKEN_KEYS),
         output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
-        response_id=as_str(raw.attributes.get(A.GEN_AI_RESPONSE_ID)),
+        response_id=as_str(raw.attributes.get(A.GEN_AI_RESPONSE_ID)) or merged.response_id,
         attributes=SpanAttributes(raw.attributes, raw.resource),
         source=raw.source,
     )

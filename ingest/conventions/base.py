@@ -65,6 +65,7 @@ class Decoded(Struct, frozen=True, gc=False):
     input_tokens: int | None = None
     output_tokens: int | None = None
     error: str | None = None
+    response_id: str | None = None
 
     def fill(self, other: Decoded) -> Self:
         """Fields still None here taken from `other` (self has precedence)."""

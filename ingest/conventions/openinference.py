@@ -13,6 +13,7 @@ no call's input and output; a `reasoning` content block is no text.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from msgspec.structs import replace
@@ -58,7 +59,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     if kind is SpanKind.TOOL:
         return base.fill(_tool(view, problems))
     inputs = _flat_messages(view, A.OI_INPUT_MESSAGES, problems)
-    outputs = _with_finish(_flat_messages(view, A.OI_OUTPUT_MESSAGES, problems),
+    outputs = _with_finish(_flat_messages(view, A.OI_OUTPUT_MESSAGES, problems, "assistant"),
                            as_str(view.get(A.OI_FINISH_REASON)))
     if kind is SpanKind.LLM:
         inputs = _failed_results(view, inputs) if inputs is not None \
@@ -74,6 +75,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         output_messages=outputs,
         system_instructions=system_text(inputs),
         tool_definitions=tools,
+        response_id=_response_id(view) if kind is SpanKind.LLM else None,
     ))
 
 
@@ -105,18 +107,22 @@ def _metadata_session(view: SpanView) -> str | None:
     return next((as_str(metadata[k]) for k in _SESSION_KEYS if metadata.get(k)), None)
 
 
-def _flat_messages(view: SpanView, prefix: str, problems: Problems) -> tuple[Message, ...] | None:
-    return flat_messages(view.attributes, prefix, _plain_message, "no message fields", problems)
+def _flat_messages(
+    view: SpanView, prefix: str, problems: Problems, role: str | None = None
+) -> tuple[Message, ...] | None:
+    """`role`: the role of a message that names none (an output's is the model's: the
+    OpenAI instrumentation leaves it out of a streamed reply that only called tools)."""
+    body = _plain_message if role is None else partial(_plain_message, role=role)
+    return flat_messages(view.attributes, prefix, body, "no message fields", problems)
 
 
-def _plain_message(item: JsonValue) -> dict[str, Any] | None:
+def _plain_message(item: JsonValue, role: str | None = None) -> dict[str, Any] | None:
     """The flattened OpenInference message as an OpenAI-style message."""
     body = item.get("message") if isinstance(item, dict) else None
     if not isinstance(body, dict):
         return None
-    plain: dict[str, Any] = {
-        k: body[k] for k in ("role", "name", "tool_call_id", "content") if k in body
-    }
+    plain: dict[str, Any] = {"role": role} if role else {}
+    plain |= {k: body[k] for k in ("role", "name", "tool_call_id", "content") if k in body}
     calls = body.get("tool_calls")
     wrapped = [c.get("tool_call") for c in calls if isinstance(c, dict)] \
         if isinstance(calls, list) else []
@@ -188,6 +194,27 @@ def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Messa
             or isinstance(parsed.get("text"), str)
         )
     return whole_messages(parsed, role, key, problems) if is_payload else None
+
+
+def _response_id(view: SpanView) -> str | None:
+    """The provider's response id, which OpenInference keeps only inside `output.value`:
+    the response itself (OpenAI's `chatcmpl-...`, Anthropic's `msg_...`) or LangChain's
+    `LLMResult` (`llm_output.id`, Arize-ai/openinference `openinference-instrumentation-
+    langchain` `_tracer.py` dumps the run's outputs). It is how another instrumentation's
+    span of the same call, in a trace of its own, is found to be that call
+    (`turnscore.ingest.calls`): OpenLLMetry's OpenAI instrumentation under OpenInference's
+    LangChain one starts its spans outside LangChain's context."""
+    raw = view.get(A.OI_OUTPUT_VALUE)
+    if not isinstance(raw, str) or '"id"' not in raw:
+        return None
+    ok, parsed = try_json(raw)
+    if not ok or not isinstance(parsed, dict):
+        return None
+    result = parsed.get("llm_output")
+    if isinstance(result, dict):
+        return as_str(result.get("id"))
+    is_response = "choices" in parsed or parsed.get("type") == "message" or "output" in parsed
+    return as_str(parsed.get("id")) if is_response else None
 
 
 def _failed_results(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message, ...]:

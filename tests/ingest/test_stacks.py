@@ -97,6 +97,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("anthropic-logfire-stream", "tool_error", "call.is_error",
         "as anthropic-logfire: the default format's tool_call_response has no is_error flag",
         lambda rec, index: ["is_error", "exception.type"]),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openai-openinference-openllmetry", "openai-three-instrumentations",
+                    "openai-three-instrumentations-stream")),
 )  # fmt: skip
 
 
@@ -227,6 +233,26 @@ FORMS: dict[str, Form] = {
                    "streaming response from {request_data[model]!r} took {duration:.2f}s"}),
         frozenset({"request_data", "response_data", "logfire.msg_template"}),
         absent=_JSON_MESSAGES,
+    # One model call, one span per instrumentation, nested in one trace.
+    "openai-openinference-openllmetry": Form(
+        frozenset({"ChatCompletion", "openai.chat"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.tool.definitions"},
+    ),
+    "openai-three-instrumentations": Form(
+        frozenset({"ChatCompletion", "openai.chat", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.system"},
+        log_events=frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.choice"}),
+    ),
+    "openai-three-instrumentations-stream": Form(
+        frozenset({"ChatCompletion", "openai.chat", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.is_streaming"},
+        log_events=frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+    ),
+    # OpenLLMetry's client spans start outside LangChain's context: a trace of their own.
+    "langgraph-openinference-mixed": Form(
+        frozenset({"ChatOpenAI", "openai.chat", "calculator", "research_assistant"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.response.id",
+                          "output.value"},
     ),
 }  # fmt: skip
 

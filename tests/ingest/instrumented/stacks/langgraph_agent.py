@@ -1,5 +1,8 @@
-"""LangGraph's prebuilt ReAct agent on `ChatOpenAI`, under OpenLLMetry's LangChain
-instrumentation; a checkpointer thread carries the conversation across turns."""
+"""LangGraph's prebuilt ReAct agent on `ChatOpenAI`; a checkpointer thread carries the
+conversation across turns. Instrumented by OpenLLMetry's LangChain instrumentation
+(`langgraph-openllmetry`), or by two vendors at once (`langgraph-openinference-mixed`):
+OpenInference's LangChain instrumentation for the framework and OpenLLMetry's OpenAI
+instrumentation for the client under it, each recording every model call."""
 
 from __future__ import annotations
 
@@ -32,9 +35,16 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, _):
-        from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+        if stack == "langgraph-openinference-mixed":
+            from openinference.instrumentation.langchain import LangChainInstrumentor
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
-        LangchainInstrumentor().instrument(tracer_provider=tracer_provider)
+            LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
+            OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+        else:
+            from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+
+            LangchainInstrumentor().instrument(tracer_provider=tracer_provider)
         converse(base_url, stack, scenario)
 
 

@@ -77,6 +77,16 @@ STACKS: dict[str, Stack] = {
                 ("anthropic", "logfire", "opentelemetry-sdk"), venv="anthropic-logfire")
           for name in ("anthropic-logfire", "anthropic-logfire-v1", "anthropic-logfire-stream",
                        "anthropic-logfire-stream-v1")),
+        *(Stack(name, "openai_loop", "openai",
+                ("openai", "openinference-instrumentation-openai",
+                 "opentelemetry-instrumentation-openai", "opentelemetry-instrumentation-openai-v2",
+                 "opentelemetry-sdk"), venv="openai-multi")
+          for name in ("openai-openinference-openllmetry", "openai-three-instrumentations",
+                       "openai-three-instrumentations-stream")),
+        Stack("langgraph-openinference-mixed", "langgraph_agent", "openai",
+              ("langgraph", "langchain-core", "langchain-openai", "openai",
+               "openinference-instrumentation-langchain", "opentelemetry-instrumentation-openai",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
