@@ -233,6 +233,7 @@ FORMS: dict[str, Form] = {
                    "streaming response from {request_data[model]!r} took {duration:.2f}s"}),
         frozenset({"request_data", "response_data", "logfire.msg_template"}),
         absent=_JSON_MESSAGES,
+    ),
     # One model call, one span per instrumentation, nested in one trace.
     "openai-openinference-openllmetry": Form(
         frozenset({"ChatCompletion", "openai.chat"}),
