@@ -18,6 +18,7 @@ results, handoffs, final answer, agent name.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -546,13 +547,19 @@ def _oi_output(outputs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_RESPONSE_IDS = itertools.count(1)
+"""Every response has an id of its own, as the API gives: one id on two model calls would
+make them one call (`turnscore.ingest.calls`, rule 3)."""
+
+
 def oi_response(r: Any, instructions: str | None, items: list[dict[str, Any]],
                 outputs: list[dict[str, Any]], tools: list[dict[str, Any]],
                 tokens: tuple[int, int] = (100, 10), legacy: bool = False) -> None:
     attrs: dict[str, Any] = {
         "openinference.span.kind": "LLM", "llm.system": "openai",
         "output.mime_type": "application/json",
-        "output.value": _j(_response("resp", instructions, outputs, tools, tokens)),
+        "output.value": _j(_response(f"resp_{next(_RESPONSE_IDS)}", instructions, outputs,
+                                     tools, tokens)),
         "llm.token_count.completion": tokens[1], "llm.token_count.prompt": tokens[0],
         "llm.token_count.total": sum(tokens), "llm.model_name": "gpt-4o-2024-08-06",
         "llm.invocation_parameters": _j({"model": "gpt-4o-2024-08-06"}),
