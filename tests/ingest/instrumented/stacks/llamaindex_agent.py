@@ -1,5 +1,7 @@
 """A LlamaIndex `FunctionAgent` (its default: streaming) on the OpenAI LLM, under
-OpenInference; one `Context` carries the conversation across a scenario's turns."""
+OpenInference, alone or (`llamaindex-openinference-openllmetry`) with OpenLLMetry's OpenAI
+instrumentation recording the client under it; one `Context` carries the conversation
+across a scenario's turns."""
 
 from __future__ import annotations
 
@@ -34,9 +36,13 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 
         LlamaIndexInstrumentor().instrument(tracer_provider=tracer_provider)
+        if stack == "llamaindex-openinference-openllmetry":
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+            OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
         with using_session(f"sess-{stack}-{scenario}"):
             asyncio.run(converse(base_url, scenario))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], {}, run))
+    sys.exit(main(sys.argv[1:], {"TRACELOOP_TRACE_CONTENT": "true"}, run))

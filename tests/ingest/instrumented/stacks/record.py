@@ -87,6 +87,13 @@ STACKS: dict[str, Stack] = {
               ("langgraph", "langchain-core", "langchain-openai", "openai",
                "openinference-instrumentation-langchain", "opentelemetry-instrumentation-openai",
                "opentelemetry-sdk")),
+        Stack("llamaindex-openinference-openllmetry", "llamaindex_agent", "openai",
+              ("llama-index-core", "llama-index-llms-openai", "openai",
+               "openinference-instrumentation-llama-index",
+               "opentelemetry-instrumentation-openai", "opentelemetry-sdk")),
+        Stack("smolagents-openinference-openai", "smolagents_agent", "openai",
+              ("smolagents", "openai", "openinference-instrumentation-smolagents",
+               "openinference-instrumentation-openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 

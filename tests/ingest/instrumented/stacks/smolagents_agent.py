@@ -1,5 +1,7 @@
-"""A smolagents `ToolCallingAgent` on `OpenAIServerModel`, under OpenInference. The agent
-answers through its `final_answer` tool; a second turn continues the same memory."""
+"""A smolagents `ToolCallingAgent` on `OpenAIServerModel`, under OpenInference (and, in
+`smolagents-openinference-openai`, OpenInference's OpenAI instrumentation too, so each model
+call is also recorded by the client's span). The agent answers through its `final_answer`
+tool; a second turn continues the same memory."""
 
 from __future__ import annotations
 
@@ -30,6 +32,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 
         SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
+        if stack == "smolagents-openinference-openai":
+            from openinference.instrumentation.openai import OpenAIInstrumentor
+
+            OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
         with using_session(f"sess-{stack}-{scenario}"):
             converse(base_url, scenario)
 
