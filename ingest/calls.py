@@ -32,9 +32,12 @@ Rules, in order:
    which it is the only model-call child, and whose response id (when both carry one) is
    the parent's, reports the same call, whatever the two conventions: the child (the
    innermost span, nearest the wire) keeps its identity and its fields, and takes from its
-   ancestors every field it lacks (None, or messages made only of placeholders): the
-   Anthropic SDK's usage-only `anthropic.messages.create` under OpenInference's LLM span;
-   ADK's `generate_content`, with `<elided>` message events, under `call_llm`. The parent
+   ancestors every field it lacks (None, or messages made only of placeholders), and
+   their messages where they have them: a framework's span says what the agent meant where
+   a client's shows the wire (smolagents sends a tool's result as a user message,
+   `Observation: ...`, which its own span records as the tool's). So the Anthropic SDK's
+   usage-only `anthropic.messages.create` under OpenInference's LLM span; ADK's
+   `generate_content`, with `<elided>` message events, under `call_llm`. The parent
    stays an LLM span with a model call below it, so it is never a step itself. A parent
    with several model-call children (a framework span over a retry or a multi-call step)
    lends them nothing: which child its content belongs to is unknown.
@@ -45,7 +48,11 @@ Rules, in order:
    takes the others' missing fields; the others are demoted to `CHAIN` without content or
    usage, so they give no turn and their tokens are not counted twice. Only spans of one
    batch are merged: a copy arriving in a later batch without content stays a usage-only
-   model call (flagged `no_content`).
+   model call (flagged `no_content`). Sibling model calls (one parent) of different
+   conventions whose inputs and outputs normalize alike are one call too, whether or not
+   both carry its response id: a framework's span closed before the client's under it
+   started (LlamaIndex's streamed `astream_chat` under OpenInference beside OpenLLMetry's
+   `openai.chat`), so neither is the other's parent.
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
@@ -66,6 +73,7 @@ import orjson
 from msgspec.structs import replace
 
 from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_text
+from turnscore.ingest.links import normalize
 from turnscore.ingest.model import Message, Span, SpanKind
 
 __all__ = ["FINAL_ANSWER_TOOLS", "carries_call", "final_answer_of", "logical_spans"]
@@ -133,7 +141,9 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
             out[i] = merged = _with_ancestors(out[i], out, index, llm_children)
             if merged.response_id:
                 by_response[merged.response_id].append(i)
-    for group in by_response.values():
+    leaves = [i for key, i in index.items() if key not in llm_children]
+    for group in [*by_response.values(), *_echoes(out, leaves)]:
+        group = [i for i in group if out[i].kind is SpanKind.LLM]  # not merged by another key
         if len(group) < 2:
             continue
         keep = max(group, key=lambda i: _richness(out[i]))
@@ -144,6 +154,26 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
                 out[i] = _hollow(out[i])
         out[keep] = merged
     return out
+
+
+def _echoes(spans: list[Span], leaves: list[int]) -> list[list[int]]:
+    """Rule 3's other key: sibling model calls of different conventions saying the same
+    (input and output alike once normalized, `links.normalize`)."""
+    siblings: dict[SpanKey, list[int]] = defaultdict(list)
+    for i in leaves:
+        s = spans[i]
+        if s.parent_span_id is not None:
+            siblings[(s.trace_id, s.parent_span_id)].append(i)
+    echoes: dict[tuple[object, ...], list[int]] = defaultdict(list)
+    for group in siblings.values():
+        if len({spans[i].convention for i in group}) < 2:
+            continue  # the usual case, left before anything is normalized
+        for i in group:
+            s = spans[i]
+            if not (_missing(s.input_messages) or _missing(s.output_messages)):
+                said = (normalize(s.input_messages or ()), normalize(s.output_messages or ()))
+                echoes[(s.trace_id, s.parent_span_id, *said)].append(i)
+    return [g for g in echoes.values() if len({spans[i].convention for i in g}) > 1]
 
 
 def _not_a_call(span: Span) -> bool:
@@ -185,8 +215,14 @@ def _with_ancestors(
         if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
             break
         merged = _fill(merged, parent)
+        said = {name: getattr(parent, name) for name in _SAID if not _missing(getattr(parent, name))}
+        merged = replace(merged, **said) if said else merged
         cur = parent
     return merged
+
+
+_SAID = ("input_messages", "output_messages")
+"""What an enclosing report of the call says over the wire form under it (rule 2)."""
 
 
 def _fill(span: Span, other: Span) -> Span:
