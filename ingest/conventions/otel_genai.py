@@ -5,7 +5,9 @@ Precedence inside the convention, newest form first:
    from span attributes (JSON strings) overlaid by `gen_ai.client.inference.operation.details`
    events (structured AnyValue; Strands sends one attribute per event, so all are merged);
 2. the older per-message events (`gen_ai.system.message`, `user`, `assistant`, `tool`,
-   `gen_ai.choice`), as log records or span events, in time order;
+   `gen_ai.choice`), as log records or span events, in time order; a body sent as its
+   JSON text (Semantic Kernel Python 1.19 and later, through Python `logging`) is read as
+   that body (`_body`);
 3. the deprecated whole-prompt `gen_ai.prompt` / `gen_ai.completion`: span attributes, else
    the semconv 1.26/1.27 span events `gen_ai.content.prompt` / `gen_ai.content.completion`
    carrying the same keys. Their values are a message list, a request or response, plain
@@ -235,9 +237,9 @@ text: it is parsed once. Bounded; cleared whole when full. Only clean parses are
 so a problem is reported on every span that has it, in its place."""
 
 
-def _field(event: ContentEvent, key: str) -> JsonValue:
+def _field(fields: Mapping[str, JsonValue], key: str) -> JsonValue:
     """An event field; span-event attributes carry JSON strings where log bodies nest."""
-    value = event.fields.get(key)
+    value = fields.get(key)
     if isinstance(value, str) and key in ("tool_calls", "message"):
         ok, parsed = try_json(value)
         if ok and isinstance(parsed, dict | list):
@@ -245,26 +247,57 @@ def _field(event: ContentEvent, key: str) -> JsonValue:
     return value
 
 
+_BODY_KEYS = ("role", "message", "tool_calls", "id", "finish_reason")
+"""Fields of an older per-message event's body besides `content`."""
+
+
+def _body(event: ContentEvent) -> Mapping[str, JsonValue]:
+    """The event's fields, or the body it carries as JSON text in their place.
+
+    Semantic Kernel Python (1.19 and later) logs these events through Python `logging`, the
+    message the JSON text of the whole body: `json.dumps(message.to_dict())`, an OpenAI-form
+    message with its role, and for a choice `{"message": ..., "finish_reason": ...}`
+    (microsoft/semantic-kernel `python/semantic_kernel/utils/telemetry/model_diagnostics/
+    decorators.py`, `_set_completion_input` / `_set_completion_response`). The OTel logging
+    handler exports that text as a string body, which reaches here as `content`. It is the
+    body only where no body field sits beside it and it names the event's own role (a
+    choice: holds a message object), so a user who typed JSON still said JSON."""
+    text = event.fields.get("content")
+    if not isinstance(text, str) or not text.startswith("{") or any(
+            k in event.fields for k in _BODY_KEYS):
+        return event.fields
+    ok, parsed = try_json(text)
+    if not ok or not isinstance(parsed, dict):
+        return event.fields
+    if event.name == A.EV_CHOICE:
+        is_body = isinstance(parsed.get("message"), dict)
+    else:
+        is_body = parsed.get("role") == _MESSAGE_EVENTS[event.name]
+    return parsed if is_body else event.fields
+
+
 def event_message(event: ContentEvent, where: str, problems: Problems) -> Message | None:
     """One older per-message event (system/user/assistant/tool message or choice)."""
+    fields = _body(event)
     if event.name == A.EV_CHOICE:
-        body = _field(event, "message")
-        finish = as_str(event.fields.get("finish_reason"))
+        body = _field(fields, "message")
+        finish = as_str(fields.get("finish_reason"))
         if isinstance(body, dict) and ("content" in body or "tool_calls" in body):
             obj = {"role": "assistant", **body, "finish_reason": finish}
             # OpenLLMetry's events mode puts the calls beside the message, not inside it.
-            beside = _field(event, "tool_calls")
+            beside = _field(fields, "tool_calls")
             if "tool_calls" not in body and beside is not None:
                 obj["tool_calls"] = beside
         else:
             obj = {"role": "assistant", "content": body, "finish_reason": finish}
         return parse_message(obj, where, problems)
-    role = as_str(event.fields.get("role")) or _MESSAGE_EVENTS[event.name]
+    role = as_str(fields.get("role")) or _MESSAGE_EVENTS[event.name]
     obj = {
         "role": role,
-        "content": event.fields.get("content"),
-        "tool_calls": _field(event, "tool_calls"),
-        "tool_call_id": event.fields.get("id"),
+        "content": fields.get("content"),
+        "tool_calls": _field(fields, "tool_calls"),
+        # The convention's `id`; an OpenAI-form body (Semantic Kernel's) says tool_call_id.
+        "tool_call_id": fields.get("id") or fields.get("tool_call_id"),
     }
     return parse_message(obj, where, problems)
 
@@ -377,7 +410,7 @@ def tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
             arguments = event.fields.get("content")
             call_id = call_id or as_str(event.fields.get("id"))
         elif event.name == A.EV_CHOICE and result is None:
-            result = _field(event, "message")
+            result = _field(event.fields, "message")
     if arguments is None or result is None:
         # The latest Strands opt-in puts the call and its response in operation details.
         for part in _tool_parts(view, problems):
