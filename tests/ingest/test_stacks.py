@@ -84,6 +84,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "defines only the called ones, on their execute_tool spans (gen_ai.tool.description, "
         "gen_ai.tool.json_schema): the others' descriptions and schemas are nowhere",
         _never_called),
+    Gap("autogen-agentchat", "*", "tools",
+        "AutoGen 0.7 describes only the tools it ran (gen_ai.tool.description on execute_tool, "
+        "no schema) and the OTel OpenAI instrumentation (openai-v2 2.4b0) records no "
+        "gen_ai.tool.definitions: the others' descriptions and every schema are nowhere",
+        _never_called),
 )  # fmt: skip
 
 
@@ -184,6 +189,28 @@ FORMS: dict[str, Form] = {
         frozenset({"invocation", "call_llm", "generate_content gemini-2.5-flash"}),
         frozenset({"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response"}),
         frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.choice"}),
+    ),
+    "autogen-agentchat": Form(
+        frozenset({"create_agent research_assistant", "invoke_agent research_assistant",
+                   "execute_tool calculator", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.call.id", "gen_ai.tool.description"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.tool.call.arguments"}),
+    ),
+    "agent-framework": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.definitions",
+                          "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"},
+        frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+    ),
+    "semantic-kernel": Form(
+        frozenset({"invoke_agent research_assistant", "AutoFunctionInvocationLoop",
+                   "chat gpt-4o-mini", "execute_tool tools-calculator"}),
+        frozenset({"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                   "gen_ai.tool.call.result", "sk.available_functions"}),
+        # The messages of each model call are log records, their JSON text the body.
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.response.prompt_tokens"}),
     ),
 }  # fmt: skip
 

@@ -71,6 +71,14 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "adk_agent", "gemini",
                 ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk")
           for name in ("adk-spans", "adk-events", "adk-legacy")),
+        Stack("autogen-agentchat", "autogen_agent", "openai",
+              ("autogen-agentchat", "autogen-core", "autogen-ext", "openai",
+               "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
+               "opentelemetry-sdk")),
+        Stack("agent-framework", "agent_framework_agent", "openai",
+              ("agent-framework-core", "agent-framework-openai", "openai", "opentelemetry-sdk")),
+        Stack("semantic-kernel", "semantic_kernel_agent", "openai",
+              ("semantic-kernel", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
