@@ -4,6 +4,8 @@ Precedence inside the convention, newest form first:
 1. `gen_ai.input.messages` / `output.messages` / `system_instructions` / `tool.definitions`,
    from span attributes (JSON strings) overlaid by `gen_ai.client.inference.operation.details`
    events (structured AnyValue; Strands sends one attribute per event, so all are merged);
+   an output text that is the repr of the model's message dump (the OpenAI Agents SDK's
+   official OTel bridge) is that message (`_dumped`);
 2. the older per-message events (`gen_ai.system.message`, `user`, `assistant`, `tool`,
    `gen_ai.choice`), as log records or span events, in time order; a body sent as its
    JSON text (Semantic Kernel Python 1.19 and later, through Python `logging`) is read as
@@ -54,6 +56,7 @@ from turnscore.ingest.conventions.values import (
     as_str,
     json_or_text,
     load,
+    python_literal,
     structured,
     try_json,
 )
@@ -152,6 +155,8 @@ def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) ->
     attrs = content_attributes(view)
     inputs = _messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True)
     outputs = _messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
+    if outputs and any(p.text and p.text.startswith("{'") for m in outputs for p in m.parts):
+        outputs = tuple(_dumped(m, problems) for m in outputs)
     tools = _definitions(attrs, problems)
     own = view.get(A.GEN_AI_TOOL_DEFINITIONS)
     if tools and own is not None and own is not attrs.get(A.GEN_AI_TOOL_DEFINITIONS):
@@ -195,6 +200,30 @@ def _messages(
     if memo is not None and len(problems) == before:
         remember_history(memo, messages)
     return messages
+
+
+def _dumped(message: Message, problems: Problems) -> Message:
+    """An output whose text is the repr of the model's message dump is that message.
+
+    The OpenAI Agents SDK's official OTel bridge writes `str(item)` for an output item that
+    has no text, so a chat completion that only asks for tools arrives as the text
+    `{'content': None, 'role': 'assistant', 'tool_calls': [...]}`
+    (opentelemetry-instrumentation-openai-agents-v2 0.1.0, open-telemetry/
+    opentelemetry-python-contrib `instrumentation-genai/opentelemetry-instrumentation-
+    openai-agents-v2/.../span_processor.py`, `_normalize_output_messages_to_role_parts`).
+    Read back only when it is an assistant message's dump (its role and its calls), so an
+    answer that quotes a dict stays the answer."""
+    if message.role != "assistant":
+        return message
+    parts: list[Part] = []
+    for part in message.parts:
+        dump = python_literal(part.text) if part.type is PartType.TEXT and part.text else None
+        if isinstance(dump, dict) and dump.get("role") == "assistant" and "tool_calls" in dump:
+            read = parse_message(dump, A.GEN_AI_OUTPUT_MESSAGES, problems)
+            parts.extend(read.parts if read is not None else (part,))
+        else:
+            parts.append(part)
+    return Message(message.role, tuple(parts), message.finish_reason)
 
 
 def _definitions(attrs: Mapping[str, AttrValue], problems: Problems) -> tuple[ToolDef, ...] | None:
