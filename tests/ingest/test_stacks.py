@@ -89,6 +89,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "no schema) and the OTel OpenAI instrumentation (openai-v2 2.4b0) records no "
         "gen_ai.tool.definitions: the others' descriptions and every schema are nowhere",
         _never_called),
+    Gap("openai-agents-otel", "*", "tools",
+        "the official OTel bridge of the OpenAI Agents SDK (openai-agents-v2 0.1.0) records no "
+        "gen_ai.tool.definitions and no description: only a called tool's name, on its "
+        "execute_tool span", _never_called),
 )  # fmt: skip
 
 
@@ -211,6 +215,13 @@ FORMS: dict[str, Form] = {
         # The messages of each model call are log records, their JSON text the body.
         frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"}),
         absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.response.prompt_tokens"}),
+    ),
+    "openai-agents-otel": Form(
+        frozenset({"Agent workflow", "invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result"},
+        absent=frozenset({"gen_ai.tool.call.id", "gen_ai.tool.definitions"}),
     ),
 }  # fmt: skip
 

@@ -79,6 +79,9 @@ STACKS: dict[str, Stack] = {
               ("agent-framework-core", "agent-framework-openai", "openai", "opentelemetry-sdk")),
         Stack("semantic-kernel", "semantic_kernel_agent", "openai",
               ("semantic-kernel", "openai", "opentelemetry-sdk")),
+        Stack("openai-agents-otel", "openai_agents_otel_agent", "openai",
+              ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents-v2",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
