@@ -215,7 +215,7 @@ def _with_ancestors(
         if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
             break
         merged = _fill(merged, parent)
-        said = {name: getattr(parent, name) for name in _SAID if not _missing(getattr(parent, name))}
+        said = {n: getattr(parent, n) for n in _SAID if not _missing(getattr(parent, n))}
         merged = replace(merged, **said) if said else merged
         cur = parent
     return merged

@@ -4,8 +4,12 @@ Precedence inside the convention, newest form first:
 1. `gen_ai.input.messages` / `output.messages` / `system_instructions` / `tool.definitions`,
    from span attributes (JSON strings) overlaid by `gen_ai.client.inference.operation.details`
    events (structured AnyValue; Strands sends one attribute per event, so all are merged);
+   an output text that is the repr of the model's message dump (the OpenAI Agents SDK's
+   official OTel bridge) is that message (`_dumped`);
 2. the older per-message events (`gen_ai.system.message`, `user`, `assistant`, `tool`,
-   `gen_ai.choice`), as log records or span events, in time order;
+   `gen_ai.choice`), as log records or span events, in time order; a body sent as its
+   JSON text (Semantic Kernel Python 1.19 and later, through Python `logging`) is read as
+   that body (`_body`);
 3. the deprecated whole-prompt `gen_ai.prompt` / `gen_ai.completion`: span attributes, else
    the semconv 1.26/1.27 span events `gen_ai.content.prompt` / `gen_ai.content.completion`
    carrying the same keys. Their values are a message list, a request or response, plain
@@ -52,6 +56,7 @@ from turnscore.ingest.conventions.values import (
     as_str,
     json_or_text,
     load,
+    python_literal,
     structured,
     try_json,
 )
@@ -150,6 +155,8 @@ def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) ->
     attrs = content_attributes(view)
     inputs = _messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True)
     outputs = _messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
+    if outputs and any(p.text and p.text.startswith("{'") for m in outputs for p in m.parts):
+        outputs = tuple(_dumped(m, problems) for m in outputs)
     tools = _definitions(attrs, problems)
     own = view.get(A.GEN_AI_TOOL_DEFINITIONS)
     if tools and own is not None and own is not attrs.get(A.GEN_AI_TOOL_DEFINITIONS):
@@ -195,6 +202,30 @@ def _messages(
     return messages
 
 
+def _dumped(message: Message, problems: Problems) -> Message:
+    """An output whose text is the repr of the model's message dump is that message.
+
+    The OpenAI Agents SDK's official OTel bridge writes `str(item)` for an output item that
+    has no text, so a chat completion that only asks for tools arrives as the text
+    `{'content': None, 'role': 'assistant', 'tool_calls': [...]}`
+    (opentelemetry-instrumentation-openai-agents-v2 0.1.0, open-telemetry/
+    opentelemetry-python-contrib `instrumentation-genai/opentelemetry-instrumentation-
+    openai-agents-v2/.../span_processor.py`, `_normalize_output_messages_to_role_parts`).
+    Read back only when it is an assistant message's dump (its role and its calls), so an
+    answer that quotes a dict stays the answer."""
+    if message.role != "assistant":
+        return message
+    parts: list[Part] = []
+    for part in message.parts:
+        dump = python_literal(part.text) if part.type is PartType.TEXT and part.text else None
+        if isinstance(dump, dict) and dump.get("role") == "assistant" and "tool_calls" in dump:
+            read = parse_message(dump, A.GEN_AI_OUTPUT_MESSAGES, problems)
+            parts.extend(read.parts if read is not None else (part,))
+        else:
+            parts.append(part)
+    return Message(message.role, tuple(parts), message.finish_reason)
+
+
 def _definitions(attrs: Mapping[str, AttrValue], problems: Problems) -> tuple[ToolDef, ...] | None:
     """`gen_ai.tool.definitions`, each text parsed once (`_TOOLS_CACHE`)."""
     text = attrs.get(A.GEN_AI_TOOL_DEFINITIONS)
@@ -235,9 +266,9 @@ text: it is parsed once. Bounded; cleared whole when full. Only clean parses are
 so a problem is reported on every span that has it, in its place."""
 
 
-def _field(event: ContentEvent, key: str) -> JsonValue:
+def _field(fields: Mapping[str, JsonValue], key: str) -> JsonValue:
     """An event field; span-event attributes carry JSON strings where log bodies nest."""
-    value = event.fields.get(key)
+    value = fields.get(key)
     if isinstance(value, str) and key in ("tool_calls", "message"):
         ok, parsed = try_json(value)
         if ok and isinstance(parsed, dict | list):
@@ -245,26 +276,57 @@ def _field(event: ContentEvent, key: str) -> JsonValue:
     return value
 
 
+_BODY_KEYS = ("role", "message", "tool_calls", "id", "finish_reason")
+"""Fields of an older per-message event's body besides `content`."""
+
+
+def _body(event: ContentEvent) -> Mapping[str, JsonValue]:
+    """The event's fields, or the body it carries as JSON text in their place.
+
+    Semantic Kernel Python (1.19 and later) logs these events through Python `logging`, the
+    message the JSON text of the whole body: `json.dumps(message.to_dict())`, an OpenAI-form
+    message with its role, and for a choice `{"message": ..., "finish_reason": ...}`
+    (microsoft/semantic-kernel `python/semantic_kernel/utils/telemetry/model_diagnostics/
+    decorators.py`, `_set_completion_input` / `_set_completion_response`). The OTel logging
+    handler exports that text as a string body, which reaches here as `content`. It is the
+    body only where no body field sits beside it and it names the event's own role (a
+    choice: holds a message object), so a user who typed JSON still said JSON."""
+    text = event.fields.get("content")
+    if not isinstance(text, str) or not text.startswith("{") or any(
+            k in event.fields for k in _BODY_KEYS):
+        return event.fields
+    ok, parsed = try_json(text)
+    if not ok or not isinstance(parsed, dict):
+        return event.fields
+    if event.name == A.EV_CHOICE:
+        is_body = isinstance(parsed.get("message"), dict)
+    else:
+        is_body = parsed.get("role") == _MESSAGE_EVENTS[event.name]
+    return parsed if is_body else event.fields
+
+
 def event_message(event: ContentEvent, where: str, problems: Problems) -> Message | None:
     """One older per-message event (system/user/assistant/tool message or choice)."""
+    fields = _body(event)
     if event.name == A.EV_CHOICE:
-        body = _field(event, "message")
-        finish = as_str(event.fields.get("finish_reason"))
+        body = _field(fields, "message")
+        finish = as_str(fields.get("finish_reason"))
         if isinstance(body, dict) and ("content" in body or "tool_calls" in body):
             obj = {"role": "assistant", **body, "finish_reason": finish}
             # OpenLLMetry's events mode puts the calls beside the message, not inside it.
-            beside = _field(event, "tool_calls")
+            beside = _field(fields, "tool_calls")
             if "tool_calls" not in body and beside is not None:
                 obj["tool_calls"] = beside
         else:
             obj = {"role": "assistant", "content": body, "finish_reason": finish}
         return parse_message(obj, where, problems)
-    role = as_str(event.fields.get("role")) or _MESSAGE_EVENTS[event.name]
+    role = as_str(fields.get("role")) or _MESSAGE_EVENTS[event.name]
     obj = {
         "role": role,
-        "content": event.fields.get("content"),
-        "tool_calls": _field(event, "tool_calls"),
-        "tool_call_id": event.fields.get("id"),
+        "content": fields.get("content"),
+        "tool_calls": _field(fields, "tool_calls"),
+        # The convention's `id`; an OpenAI-form body (Semantic Kernel's) says tool_call_id.
+        "tool_call_id": fields.get("id") or fields.get("tool_call_id"),
     }
     return parse_message(obj, where, problems)
 
@@ -377,7 +439,7 @@ def tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
             arguments = event.fields.get("content")
             call_id = call_id or as_str(event.fields.get("id"))
         elif event.name == A.EV_CHOICE and result is None:
-            result = _field(event, "message")
+            result = _field(event.fields, "message")
     if arguments is None or result is None:
         # The latest Strands opt-in puts the call and its response in operation details.
         for part in _tool_parts(view, problems):

@@ -103,6 +103,15 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("openai-openinference-openllmetry", "openai-three-instrumentations",
                     "openai-three-instrumentations-stream")),
+    Gap("autogen-agentchat", "*", "tools",
+        "AutoGen 0.7 describes only the tools it ran (gen_ai.tool.description on execute_tool, "
+        "no schema) and the OTel OpenAI instrumentation (openai-v2 2.4b0) records no "
+        "gen_ai.tool.definitions: the others' descriptions and every schema are nowhere",
+        _never_called),
+    Gap("openai-agents-otel", "*", "tools",
+        "the official OTel bridge of the OpenAI Agents SDK (openai-agents-v2 0.1.0) records no "
+        "gen_ai.tool.definitions and no description: only a called tool's name, on its "
+        "execute_tool span", _never_called),
 )  # fmt: skip
 
 
@@ -254,6 +263,45 @@ FORMS: dict[str, Form] = {
         frozenset({"ChatOpenAI", "openai.chat", "calculator", "research_assistant"}),
         _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.response.id",
                           "output.value"},
+    ),
+    # Siblings: LlamaIndex's streamed span closes before the client's starts.
+    "llamaindex-openinference-openllmetry": Form(
+        frozenset({"FunctionAgent.run", "OpenAI.astream_chat", "openai.chat"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.response.id"},
+    ),
+    # Nested: the client's span (tool results as `Observation:` user text) under the agent's.
+    "smolagents-openinference-openai": Form(
+        frozenset({"research_assistant.run", "OpenAIModel.generate", "ChatCompletion"}),
+        frozenset({"llm.input_messages.0.message.role", "session.id"}),
+    ),
+    "autogen-agentchat": Form(
+        frozenset({"create_agent research_assistant", "invoke_agent research_assistant",
+                   "execute_tool calculator", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.call.id", "gen_ai.tool.description"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.tool.call.arguments"}),
+    ),
+    "agent-framework": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.definitions",
+                          "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"},
+        frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+    ),
+    "semantic-kernel": Form(
+        frozenset({"invoke_agent research_assistant", "AutoFunctionInvocationLoop",
+                   "chat gpt-4o-mini", "execute_tool tools-calculator"}),
+        frozenset({"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                   "gen_ai.tool.call.result", "sk.available_functions"}),
+        # The messages of each model call are log records, their JSON text the body.
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.response.prompt_tokens"}),
+    ),
+    "openai-agents-otel": Form(
+        frozenset({"Agent workflow", "invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result"},
+        absent=frozenset({"gen_ai.tool.call.id", "gen_ai.tool.definitions"}),
     ),
 }  # fmt: skip
 

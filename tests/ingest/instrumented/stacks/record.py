@@ -94,6 +94,17 @@ STACKS: dict[str, Stack] = {
         Stack("smolagents-openinference-openai", "smolagents_agent", "openai",
               ("smolagents", "openai", "openinference-instrumentation-smolagents",
                "openinference-instrumentation-openai", "opentelemetry-sdk")),
+        Stack("autogen-agentchat", "autogen_agent", "openai",
+              ("autogen-agentchat", "autogen-core", "autogen-ext", "openai",
+               "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
+               "opentelemetry-sdk")),
+        Stack("agent-framework", "agent_framework_agent", "openai",
+              ("agent-framework-core", "agent-framework-openai", "openai", "opentelemetry-sdk")),
+        Stack("semantic-kernel", "semantic_kernel_agent", "openai",
+              ("semantic-kernel", "openai", "opentelemetry-sdk")),
+        Stack("openai-agents-otel", "openai_agents_otel_agent", "openai",
+              ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents-v2",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
