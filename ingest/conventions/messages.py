@@ -495,23 +495,39 @@ def flat_messages(
 ) -> tuple[Message, ...] | None:
     """Messages flattened under `prefix.N...` (OpenInference, OpenLLMetry), or None when
     no key is. Each index's keys are rebuilt (`unflatten`) and `body` reads them as an
-    OpenAI-style message; where it cannot, `missing` says why, with the position."""
+    OpenAI-style message; where it cannot, `missing` says why, with the position.
+
+    An index holding a `function_call` and nothing else (no role, no content) is no
+    message: it is the next call of the assistant message before it. LiteLLM's OTel callback
+    numbers its calls, not its choices, under `gen_ai.completion.N.function_call.*`
+    (BerriAI/litellm `litellm/integrations/opentelemetry.py`, `_tool_calls_kv_pair`),
+    beside a first choice's own `role` and `content` in its older form.
+    """
     tree = unflatten(attributes, prefix)
     if tree is None:
         return None
     if not isinstance(tree, list):
         problems.append(f"{prefix}: keys are not indexed by message number")
         return ()
-    messages = []
+    messages: list[Message] = []
     for i, item in enumerate(tree):
         plain = body(item)
         if plain is None:
             problems.append(f"{prefix}.{i}: {missing}")
             continue
         message = parse_message(plain, f"{prefix}.{i}", problems)
-        if message is not None:
+        if message is None:
+            continue
+        if messages and messages[-1].role == "assistant" and _call_only(item):
+            last = messages[-1]
+            messages[-1] = Message(last.role, (*last.parts, *message.parts), last.finish_reason)
+        else:
             messages.append(message)
     return tuple(messages)
+
+
+def _call_only(item: JsonValue) -> bool:
+    return isinstance(item, dict) and set(item) == {"function_call"}
 
 
 def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Message, ...]:

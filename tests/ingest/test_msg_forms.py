@@ -11,18 +11,33 @@ and assembled. `tests/ingest/test_stacks.py` checks LiteLLM and OpenLIT on real 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.test_stack_forms import turns_of
+from tests.ingest.test_stack_forms import Recorder, turns_of
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.mastra import MASTRA
+from turnscore.ingest.decode import decode_spans
+from turnscore.ingest.model import Span
+from turnscore.ingest.otlp import read_file
+from turnscore.ingest.records import RawSpan
 
 SYSTEM = "Be terse."
 
 
 def _j(value: Any) -> str:
     return json.dumps(value)
+
+
+def _decoded(record: Callable[[Any], None], tmp_path: Path) -> list[Span]:
+    recorder = Recorder("msg-forms")
+    record(recorder)
+    raw = [r for path in recorder.write(tmp_path, "case") for r in read_file(path)
+           if isinstance(r, RawSpan)]  # fmt: skip
+    spans, errors = decode_spans(raw)
+    assert errors == []
+    return spans
 
 
 # --- Mastra 0.x -------------------------------------------------------------------------
@@ -61,3 +76,51 @@ def test_mastra_0x_bare_input_output_stay_out_of_turn_attributes(tmp_path: Path)
     attributes = json.loads(turn.attributes)
     assert {"input", "output"}.isdisjoint(attributes)
     assert attributes["deployment"] == "prod"
+
+
+# --- LiteLLM's OTel callback ------------------------------------------------------------
+
+REQUEST = "What's the weather in Paris and in Rome?"
+ANSWER = "Paris: 18C, cloudy. Rome: 24C, sunny."
+_LITELLM = {"llm.request.type": "completion", "gen_ai.system": "openai",
+            "gen_ai.request.model": "gpt-4o-mini",
+            "llm.request.functions.0.name": "get_weather",
+            "llm.request.functions.0.parameters": _j(
+                {"type": "object", "properties": {"city": {"type": "string"}}})}
+
+
+def test_litellm_parallel_calls_numbered_by_call_are_one_message(tmp_path: Path) -> None:
+    """The older flattened form (BerriAI/litellm `integrations/opentelemetry.py`,
+    `set_attributes` and `_tool_calls_kv_pair`): the first choice's role and finish reason
+    at `gen_ai.completion.0`, then each call at `gen_ai.completion.<call index>.
+    function_call.*`. The second call is no second answer: one model output, two calls."""
+    asks = {**_LITELLM, "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": REQUEST,
+            "gen_ai.completion.0.role": "assistant",
+            "gen_ai.completion.0.finish_reason": "tool_calls",
+            "gen_ai.completion.0.function_call.name": "get_weather",
+            "gen_ai.completion.0.function_call.arguments": _j({"city": "Paris"}),
+            "gen_ai.completion.1.function_call.name": "get_weather",
+            "gen_ai.completion.1.function_call.arguments": _j({"city": "Rome"})}
+    answers = {**_LITELLM, "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": REQUEST,
+               "gen_ai.prompt.1.role": "assistant",  # its calls not replayed
+               "gen_ai.prompt.2.role": "tool", "gen_ai.prompt.2.content": "18C, cloudy",
+               "gen_ai.prompt.3.role": "tool", "gen_ai.prompt.3.content": "24C, sunny",
+               "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": ANSWER,
+               "gen_ai.completion.0.finish_reason": "stop"}
+
+    def record(r: Any) -> None:
+        with r.span("litellm_request", asks):
+            pass
+        with r.span("litellm_request", answers):
+            pass
+
+    (tmp_path / "spans").mkdir()
+    first = _decoded(record, tmp_path / "spans")[0]
+    [output] = first.output_messages or ()
+    assert (output.role, output.finish_reason) == ("assistant", "tool_calls")
+    assert [(p.name, p.arguments) for p in output.tool_calls] == [
+        ("get_weather", '{"city":"Paris"}'), ("get_weather", '{"city":"Rome"}')]
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (REQUEST, ANSWER, 2)
+    assert [(c.name, c.arguments, c.step) for c in turn.calls] == [
+        ("get_weather", '{"city":"Paris"}', 0), ("get_weather", '{"city":"Rome"}', 0)]
