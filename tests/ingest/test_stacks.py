@@ -101,7 +101,13 @@ class NotYet:
     reason: str
 
 
-NOT_YET: tuple[NotYet, ...] = ()
+NOT_YET: tuple[NotYet, ...] = (
+    NotYet("litellm-otel", WITH_TOOLS, CALLS,
+           "LiteLLM 1.110 drops an output's calls from gen_ai.output.messages (its Message "
+           "fails `\"tool_calls\" in msg`): they are only id-less gen_ai.completion.N."
+           "function_call.* and the next call's replay, which otel_genai and assembly do not "
+           "read as the output's calls"),
+)  # fmt: skip
 
 
 def _cases(scenario: str, index: int | None) -> list[str]:
@@ -184,6 +190,11 @@ FORMS: dict[str, Form] = {
         frozenset({"invocation", "call_llm", "generate_content gemini-2.5-flash"}),
         frozenset({"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response"}),
         frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.choice"}),
+    ),
+    "litellm-otel": Form(
+        frozenset({"litellm_request", "raw_gen_ai_request"}),
+        _JSON_MESSAGES | {"gen_ai.completion.0.function_call.name", "llm.request.functions.0.name",
+                          "litellm.call_id", "llm.openai.choices"},
     ),
 }  # fmt: skip
 

@@ -71,6 +71,7 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "adk_agent", "gemini",
                 ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk")
           for name in ("adk-spans", "adk-events", "adk-legacy")),
+        Stack("litellm-otel", "litellm_loop", "openai", ("litellm", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
