@@ -18,6 +18,7 @@ from typing import Any
 from tests.ingest.test_stack_forms import Recorder, turns_of
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.mastra import MASTRA
+from turnscore.ingest.conventions import messages
 from turnscore.ingest.decode import decode_spans
 from turnscore.ingest.model import Span
 from turnscore.ingest.otlp import read_file
@@ -124,3 +125,82 @@ def test_litellm_parallel_calls_numbered_by_call_are_one_message(tmp_path: Path)
     assert (turn.request, turn.final_answer, turn.llm_calls) == (REQUEST, ANSWER, 2)
     assert [(c.name, c.arguments, c.step) for c in turn.calls] == [
         ("get_weather", '{"city":"Paris"}', 0), ("get_weather", '{"city":"Rome"}', 0)]
+
+
+# --- OpenLIT ----------------------------------------------------------------------------
+
+WEATHER = {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris and Rome?"}]}
+_OPENLIT = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": "gpt-4o-mini", "telemetry.sdk.name": "openlit"}
+
+
+def _openlit_call(r: Any, history: list[dict[str, Any]], output: dict[str, Any]) -> None:
+    with r.span("chat gpt-4o-mini", {**_OPENLIT, "gen_ai.input.messages": _j(history),
+                                     "gen_ai.output.messages": _j([output])}):
+        pass
+
+
+def test_openlit_input_without_the_message_that_asked_for_the_tools(tmp_path: Path) -> None:
+    """OpenLIT 1.45 (`build_input_messages`, openai `utils.py`) keeps a request message only
+    when its content gives parts and never reads `tool_calls`: the assistant message that
+    asked for the tools is missing, the results follow the user's question. Two parentless
+    calls (a raw client) are still one turn, each call answered by its result."""
+    system = {"role": "system", "parts": [{"type": "text", "content": SYSTEM}]}
+    calls = [{"type": "tool_call", "id": f"call_{c}", "name": "get_weather",
+              "arguments": {"city": city}} for c, city in (("p", "Paris"), ("r", "Rome"))]
+    results = [{"role": "tool", "parts": [{"type": "tool_call_response", "id": f"call_{c}",
+                                           "response": text}]}
+               for c, text in (("p", "18C, cloudy"), ("r", "24C, sunny"))]
+    answer = "Paris: 18C, cloudy. Rome: 24C, sunny."
+
+    def record(r: Any) -> None:
+        _openlit_call(r, [system, WEATHER], {"role": "assistant", "parts": calls,
+                                             "finish_reason": "tool_call"})
+        _openlit_call(r, [system, WEATHER, *results], {
+            "role": "assistant", "parts": [{"type": "text", "content": answer}],
+            "finish_reason": "stop"})
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (
+        "Weather in Paris and Rome?", answer, 2)
+    assert [(c.call_id, c.result, c.step) for c in turn.calls] == [
+        ("call_p", "18C, cloudy", 0), ("call_r", "24C, sunny", 0)]
+    assert turn.issues == ()
+
+    (tmp_path / "whole").mkdir()  # the history memo cleared: the whole list parsed at once
+    messages._HISTORIES.clear()
+    later = _decoded(lambda r: _openlit_call(r, [system, WEATHER, *results], {
+        "role": "assistant", "parts": [], "finish_reason": "stop"}), tmp_path / "whole")[0]
+    assert [(m.role, len(m.parts)) for m in later.input_messages or ()] == [
+        ("system", 1), ("user", 1), ("assistant", 0), ("tool", 1), ("tool", 1)]
+
+
+def test_a_history_opening_with_results_gets_no_invented_message(tmp_path: Path) -> None:
+    """A list that opens with tool results may be a truncated history: nothing is put
+    before them."""
+    result = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_p",
+                                         "response": "18C"}]}
+    [span] = _decoded(lambda r: _openlit_call(r, [result, WEATHER], {
+        "role": "assistant", "parts": [{"type": "text", "content": "18C."}]}), tmp_path)
+    assert [m.role for m in span.input_messages or ()] == ["tool", "user"]
+
+
+def test_openlit_transcript_keeps_prose_dialogue_in_its_message(tmp_path: Path) -> None:
+    """OpenLIT's transcript (`format_content`: `f"{role}: {content}"` per message, most
+    providers since 1.37 in `gen_ai.input.messages`) opens a message with a role as the
+    request spells it, lower case, then `: `. A few-shot prompt's `User:` / `Assistant:`
+    lines, or a `note:x` line, are content of the message they are in."""
+    request = ("Answer in the style of these examples.\nUser: Is it cold?\n"
+               "Assistant: Bring a coat.\nsystem:reboot is no role line\nUser: Is it hot?")
+
+    def record(r: Any) -> None:
+        with r.span("chat mistral-large-latest", {
+            "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": f"system: {SYSTEM}\nuser: {request}",
+            "gen_ai.output.messages": "Bring sunscreen.",
+        }):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.system_instructions) == (request, SYSTEM)
+    assert turn.final_answer == "Bring sunscreen."
