@@ -84,6 +84,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "defines only the called ones, on their execute_tool spans (gen_ai.tool.description, "
         "gen_ai.tool.json_schema): the others' descriptions and schemas are nowhere",
         _never_called),
+    Gap("openlit-openai", "tool_error", "call.is_error",
+        "a raw client loop has no tool span, and OpenLIT's tool_call_response part keeps the "
+        "result's text only: the failure is only in the text",
+        lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -195,6 +199,13 @@ FORMS: dict[str, Form] = {
         frozenset({"litellm_request", "raw_gen_ai_request"}),
         _JSON_MESSAGES | {"gen_ai.completion.0.function_call.name", "llm.request.functions.0.name",
                           "litellm.call_id", "llm.openai.choices"},
+    ),
+    "openlit-openai": Form(
+        frozenset({"chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.args",
+                          "gen_ai.tool.call.id", "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
     ),
 }  # fmt: skip
 

@@ -72,6 +72,8 @@ STACKS: dict[str, Stack] = {
                 ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk")
           for name in ("adk-spans", "adk-events", "adk-legacy")),
         Stack("litellm-otel", "litellm_loop", "openai", ("litellm", "opentelemetry-sdk")),
+        Stack("openlit-openai", "openai_loop", "openai",
+              ("openlit", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
