@@ -17,8 +17,8 @@ from typing import Any
 
 from tests.ingest.test_stack_forms import Recorder, turns_of
 from turnscore.ingest import attributes as A
-from turnscore.ingest.conventions.mastra import MASTRA
 from turnscore.ingest.conventions import messages
+from turnscore.ingest.conventions.mastra import MASTRA
 from turnscore.ingest.decode import decode_spans
 from turnscore.ingest.model import Span
 from turnscore.ingest.otlp import read_file

@@ -5,7 +5,6 @@ one is set (`OpenTelemetry._get_or_create_provider`), so `providers()` runs firs
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
