@@ -9,6 +9,9 @@ parts are `otel_genai`'s. What only Mastra's spans say, read here:
 - 0.x tool spans (`span-converter.ts`): the arguments and result in `gen_ai.tool.input` /
   `gen_ai.tool.output`, JSON text, no call id; the model generation spans the whole
   step loop, so this span is the only record of the call;
+- 0.x content on every span (`span-converter.ts`, "for Laminar compatibility"): the span's
+  own input and output again under the bare keys `input` / `output`, declared as content
+  here (not decoded: the typed keys above and `gen_ai.prompt` / `completion` say the same);
 - the tools an agent could use: names only, as a JSON list in `agent.available_tools`
   (0.x) or, in the same form, in `gen_ai.tool.definitions` (1.x,
   `gen-ai-semantics.ts`, where the standard key holds a list of names, not definitions);
@@ -95,7 +98,7 @@ def _tool_names(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | Non
 MASTRA = Convention(
     "mastra", decode, markers=frozenset({A.MASTRA_SPAN_TYPE}),
     content_keys=(
-        A.MASTRA_TOOL_INPUT, A.MASTRA_TOOL_OUTPUT,
+        A.MASTRA_TOOL_INPUT, A.MASTRA_TOOL_OUTPUT, A.MASTRA_INPUT, A.MASTRA_OUTPUT,
         *(f"{A.MASTRA_PREFIX}{t}.{io}" for t in _CONTENT_TYPES for io in ("input", "output")),
     ),
 )  # fmt: skip

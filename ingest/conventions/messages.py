@@ -495,34 +495,75 @@ def flat_messages(
 ) -> tuple[Message, ...] | None:
     """Messages flattened under `prefix.N...` (OpenInference, OpenLLMetry), or None when
     no key is. Each index's keys are rebuilt (`unflatten`) and `body` reads them as an
-    OpenAI-style message; where it cannot, `missing` says why, with the position."""
+    OpenAI-style message; where it cannot, `missing` says why, with the position.
+
+    An index holding a `function_call` and nothing else (no role, no content) is no
+    message: it is the next call of the assistant message before it. LiteLLM's OTel callback
+    numbers its calls, not its choices, under `gen_ai.completion.N.function_call.*`
+    (BerriAI/litellm `litellm/integrations/opentelemetry.py`, `_tool_calls_kv_pair`),
+    beside a first choice's own `role` and `content` in its older form.
+    """
     tree = unflatten(attributes, prefix)
     if tree is None:
         return None
     if not isinstance(tree, list):
         problems.append(f"{prefix}: keys are not indexed by message number")
         return ()
-    messages = []
+    messages: list[Message] = []
     for i, item in enumerate(tree):
         plain = body(item)
         if plain is None:
             problems.append(f"{prefix}.{i}: {missing}")
             continue
         message = parse_message(plain, f"{prefix}.{i}", problems)
-        if message is not None:
+        if message is None:
+            continue
+        if messages and messages[-1].role == "assistant" and _call_only(item):
+            last = messages[-1]
+            messages[-1] = Message(last.role, (*last.parts, *message.parts), last.finish_reason)
+        else:
             messages.append(message)
     return tuple(messages)
 
 
+def _call_only(item: JsonValue) -> bool:
+    return isinstance(item, dict) and set(item) == {"function_call"}
+
+
 def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Message, ...]:
-    """A list of messages; a single message object counts as a list of one."""
+    """A list of messages; a single message object counts as a list of one. Where tool
+    results follow no message that could have asked for them, the assistant message the
+    emitter dropped is restored (`_DROPPED`)."""
     items = value if isinstance(value, list) else [value]
     out: list[Message] = []
     for i, obj in enumerate(items):
         message = _cached_message(obj, where, i, problems)
         if message is not None:
+            if out and _orphaned(out[-1], message):
+                out.append(_DROPPED)
             out.append(message)
     return tuple(out)
+
+
+_DROPPED = Message("assistant", ())
+"""The assistant message a call's input dropped, its content not captured.
+
+A tool result answers an assistant message that asked for it. Some emitters drop that
+message when it has no text: OpenLIT's `build_input_messages` (openlit/openlit
+`sdk/python/src/openlit/instrumentation/openai/utils.py`) keeps a message only when its
+content gave parts and never reads `tool_calls`, so a history reads `user, tool, tool`.
+Restored without parts (what a role-only replay says), history matching reads it as the
+gap it is (`turnscore.ingest.links`). Only between two messages: a list that opens with
+results may be a truncated history, and nothing is invented there."""
+
+
+def _orphaned(before: Message, message: Message) -> bool:
+    """Whether `message` is tool results that `before` cannot have asked for."""
+    return before.role != "assistant" and _answers(message) and not _answers(before)
+
+
+def _answers(message: Message) -> bool:
+    return bool(message.parts) and all(p.type is PartType.TOOL_RESULT for p in message.parts)
 
 
 _MESSAGE_CACHE: dict[bytes, Message] = {}
@@ -599,7 +640,10 @@ def _continued(text: str, where: str) -> tuple[Message, ...] | None:
             return None
         new: Problems = []
         more = parse_messages(value, where, new) if isinstance(value, list) else None
-        return None if more is None or new else messages + more
+        if more is None or new:
+            return None
+        gap = (_DROPPED,) if messages and more and _orphaned(messages[-1], more[0]) else ()
+        return (*messages, *gap, *more)
     return None
 
 
@@ -649,7 +693,10 @@ def whole_messages(
     return parse_messages({"role": role, "content": parsed}, where, problems)
 
 
-_PREFIXED_LINE = re.compile(r"([A-Za-z][\w-]*): ?(.*)", re.DOTALL)
+_PREFIXED_LINE = re.compile(r"([a-z][a-z-]*):(?: (.*))?", re.DOTALL)
+"""A transcript line opening a message: a role as the request spelled it (APIs and
+LangChain's message types are lower case), then `: ` (`f"{role}: {content}"`), or the
+bare colon of a content stripped to nothing."""
 _HISTORY_REPR = "[{'role': "
 
 
@@ -657,19 +704,21 @@ def prefixed_messages(text: str, where: str, problems: Problems) -> tuple[Messag
     """A prompt rendered as `role: content` lines (OpenLIT's `format_content`, one line per
     message joined by newlines), or None when the first line names no role.
 
-    A line that names no known role continues the message before it, so multi-line
-    contents survive; a content line that itself starts with a role name cannot be told
-    from a new message. Only text is rendered: tool calls and tool-use / tool-result blocks
-    come out empty or as `None`, so those messages are dropped, never guessed at. A message
-    OpenLIT could not read (an assistant message whose content is None, an SDK object) is
-    rendered as the Python repr of the whole request's list (its fallback, `str(messages)`,
-    1.35 to 1.36): that list is read back instead when it is literal, else skipped.
+    A line that opens no message (`_PREFIXED_LINE`: a known role, lower case, then `: `)
+    continues the message before it, so multi-line contents survive, prose dialogue
+    (`User: ...`, `assistant:x`) included; a content line that itself starts exactly as
+    OpenLIT opens a message (`user: `) cannot be told from a new message. Only text is
+    rendered: tool calls and tool-use / tool-result blocks come out empty or as `None`,
+    so those messages are dropped, never guessed at. A message OpenLIT could not read (an
+    assistant message whose content is None, an SDK object) is rendered as the Python repr
+    of the whole request's list (its fallback, `str(messages)`, 1.35 to 1.36): that list is
+    read back instead when it is literal, else skipped.
     """
     messages: list[tuple[str, str]] = []
     for line in text.split("\n"):
         match = _PREFIXED_LINE.fullmatch(line)
-        if match and match[1].lower() in _ROLES:
-            messages.append((match[1], match[2]))
+        if match and match[1] in _ROLES:
+            messages.append((match[1], match[2] or ""))
         elif messages:
             messages[-1] = (messages[-1][0], f"{messages[-1][1]}\n{line}")
         else:

@@ -105,6 +105,9 @@ STACKS: dict[str, Stack] = {
         Stack("openai-agents-otel", "openai_agents_otel_agent", "openai",
               ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents-v2",
                "opentelemetry-sdk")),
+        Stack("litellm-otel", "litellm_loop", "openai", ("litellm", "opentelemetry-sdk")),
+        Stack("openlit-openai", "openlit_loop", "openai",
+              ("openlit", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 

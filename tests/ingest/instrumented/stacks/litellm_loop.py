@@ -1,0 +1,55 @@
+"""A raw-client agent loop on `litellm.completion` (OpenAI chat format with tools), traced by
+LiteLLM's own OpenTelemetry callback (`litellm.callbacks = ["otel"]`), at its defaults:
+content on the spans, no events. The callback reuses the global SDK tracer provider when
+one is set (`OpenTelemetry._get_or_create_provider`), so `providers()` runs first."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT, TOOLS, run_tool
+from tests.ingest.instrumented.stacks.common import main, providers
+
+
+def converse(completion: Any, scenario: str, base_url: str) -> None:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
+    for turn in SCENARIOS[scenario].turns:
+        messages.append({"role": "user", "content": turn.request})
+        for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
+            reply = completion(
+                model=f"openai/{MODEL}", api_base=base_url, api_key="test-key",
+                messages=messages, tools=TOOLS, num_retries=0,
+            )  # fmt: skip
+            message = reply.choices[0].message
+            calls = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.function.name, "arguments": c.function.arguments}}
+                for c in message.tool_calls or ()
+            ]  # fmt: skip
+            said: dict[str, Any] = {"role": "assistant", "content": message.content}
+            messages.append(said | ({"tool_calls": calls} if calls else {}))
+            if not calls:
+                break
+            for call in calls:
+                text, _ = run_tool(call["function"]["name"], call["function"]["arguments"])
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with providers(stack, out, scenario):
+        import litellm
+
+        litellm.callbacks = ["otel"]
+        converse(litellm.completion, scenario, base_url)
+        # Success callbacks run on LiteLLM's logging thread pool: a service lives on while
+        # they end their spans, a script must wait for them before the providers shut down.
+        litellm.utils.executor.shutdown(wait=True)
+
+
+# The cost map is bundled; without this LiteLLM fetches it from GitHub at import.
+ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], ENV, run))
