@@ -133,13 +133,7 @@ class NotYet:
     reason: str
 
 
-NOT_YET: tuple[NotYet, ...] = (
-    NotYet("litellm-otel", WITH_TOOLS, CALLS,
-           "LiteLLM 1.110 drops an output's calls from gen_ai.output.messages (its Message "
-           "fails `\"tool_calls\" in msg`): they are only id-less gen_ai.completion.N."
-           "function_call.* and the next call's replay, which otel_genai and assembly do not "
-           "read as the output's calls"),
-)  # fmt: skip
+NOT_YET: tuple[NotYet, ...] = ()
 
 
 def _cases(scenario: str, index: int | None) -> list[str]:
