@@ -102,7 +102,7 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "error flag: the failure is only in the result's text",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("openai-openinference-openllmetry", "openai-three-instrumentations",
-                    "openai-three-instrumentations-stream")),
+                    "openai-three-instrumentations-stream", "litellm-otel")),
     Gap("autogen-agentchat", "*", "tools",
         "AutoGen 0.7 describes only the tools it ran (gen_ai.tool.description on execute_tool, "
         "no schema) and the OTel OpenAI instrumentation (openai-v2 2.4b0) records no "
