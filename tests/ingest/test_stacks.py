@@ -84,6 +84,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "defines only the called ones, on their execute_tool spans (gen_ai.tool.description, "
         "gen_ai.tool.json_schema): the others' descriptions and schemas are nowhere",
         _never_called),
+    Gap("openai-agents-openinference", "*", "tools",
+        "the Agents SDK's chat-completions generation span records messages, not the tools "
+        "sent (openai-agents `models/openai_chatcompletions.py`), and OpenInference's agent "
+        "span names no tools: only the called ones are defined, on their TOOL spans",
+        _never_called),
 )  # fmt: skip
 
 
@@ -184,6 +189,11 @@ FORMS: dict[str, Form] = {
         frozenset({"invocation", "call_llm", "generate_content gemini-2.5-flash"}),
         frozenset({"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response"}),
         frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.choice"}),
+    ),
+    "openai-agents-openinference": Form(
+        frozenset({"Agent workflow", "research_assistant", "turn", "generation", "calculator"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "graph.node.id"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema", "session.id"}),
     ),
 }  # fmt: skip
 

@@ -71,6 +71,9 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "adk_agent", "gemini",
                 ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk")
           for name in ("adk-spans", "adk-events", "adk-legacy")),
+        Stack("openai-agents-openinference", "openai_agents_agent", "openai",
+              ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+               "openinference-instrumentation", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
