@@ -195,6 +195,22 @@ FORMS: dict[str, Form] = {
         frozenset({"llm.input_messages.0.message.role", "tool.parameters", "graph.node.id"}),
         absent=frozenset({"llm.tools.0.tool.json_schema", "session.id"}),
     ),
+    "crewai-openinference": Form(
+        frozenset({"research_assistant._execute_core", "ChatCompletion", "calculator.run"}),
+        frozenset({"crew_inputs", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "graph.node.id", "session.id"}),
+    ),
+    "crewai-openinference-sequential": Form(
+        frozenset({"research_assistant._execute_core", "editor._execute_core", "ChatCompletion",
+                   "calculator.run"}),
+        frozenset({"crew_inputs", "llm.input_messages.0.message.role", "graph.node.id",
+                   "session.id"}),
+    ),
+    "agno-openinference": Form(
+        frozenset({"research_assistant.run", "OpenAIChat.invoke", "calculator"}),
+        frozenset({"agno.tools", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "graph.node.name", "session.id"}),
+    ),
 }  # fmt: skip
 
 

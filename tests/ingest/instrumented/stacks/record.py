@@ -74,6 +74,13 @@ STACKS: dict[str, Stack] = {
         Stack("openai-agents-openinference", "openai_agents_agent", "openai",
               ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "crewai_agent", "openai",
+                ("crewai", "openai", "openinference-instrumentation-crewai",
+                 "openinference-instrumentation-openai", "opentelemetry-sdk"),
+                venv="crewai-openinference")
+          for name in ("crewai-openinference", "crewai-openinference-sequential")),
+        Stack("agno-openinference", "agno_agent", "openai",
+              ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
