@@ -144,3 +144,24 @@ def test_a_kickoff_with_several_text_inputs_names_no_request(tmp_path: Path) -> 
 
         [turn] = turns_of(record, tmp_path)
         assert (turn.request, turn.status) == (prompt, "ok")
+
+
+def test_a_crewai_tool_whose_result_is_the_answer_ends_the_task(tmp_path: Path) -> None:
+    """`result_as_answer=True` (CrewAI's return_direct): no model call follows the tool, and
+    the task's output (`TaskOutput.raw`) is its result."""
+
+    def record(r: Any) -> None:
+        task = {"graph.node.id": "researcher",
+                "output.value": _j({"description": REQUEST, "raw": RESULT})}
+        with _kickoff(r, {"request": REQUEST}), \
+                oi_span(r, "AGENT", "researcher._execute_core", **task):
+                oi_llm(r, [u(_prompt(REQUEST))], [a_calls(CALL)])
+                with oi_span(r, "TOOL", "calculator.run", **{
+                        "tool.name": "calculator", "input.value": _j(ARGS),
+                        "input.mime_type": "application/json", "output.value": RESULT,
+                        "tool.result_as_answer": True}):
+                    pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status, turn.llm_calls) == (
+        REQUEST, RESULT, "ok", 1)
