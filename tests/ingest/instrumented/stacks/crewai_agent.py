@@ -57,9 +57,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             converse(base_url, stack, scenario)
 
 
-# CrewAI's own telemetry and trace upload are off: nothing leaves the machine.
+# CrewAI's own telemetry and trace upload are off (nothing leaves the machine), and its
+# storage (task outputs, kickoff records) goes outside the repository.
 _ENV = {"CREWAI_DISABLE_TELEMETRY": "true", "CREWAI_TRACING_ENABLED": "false",
-        "OTEL_SDK_DISABLED": "false", "CREWAI_STORAGE_DIR": "/tmp/crewai-stack"}  # fmt: skip
+        "CREWAI_STORAGE_DIR": "/tmp/crewai-stack"}  # fmt: skip
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], _ENV, run))
