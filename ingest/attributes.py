@@ -106,6 +106,11 @@ OI_RERANKER_INPUT_DOCUMENTS: Final = "reranker.input_documents"
 OI_RERANKER_OUTPUT_DOCUMENTS: Final = "reranker.output_documents"
 OI_RERANKER_QUERY: Final = "reranker.query"
 OI_EMBEDDING_EMBEDDINGS: Final = "embedding.embeddings"
+# openinference-instrumentation-crewai `_wrappers.py` (`_CrewKickoffWrapper`): a crew
+# kickoff's inputs (the values its task descriptions interpolate), tasks and agents as JSON.
+OI_CREW_INPUTS: Final = "crew_inputs"
+OI_CREW_TASKS: Final = "crew_tasks"
+OI_CREW_AGENTS: Final = "crew_agents"
 
 # --- OpenLLMetry (Traceloop) -------------------------------------------------------
 TL_SPAN_KIND: Final = "traceloop.span.kind"

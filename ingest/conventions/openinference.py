@@ -6,9 +6,12 @@ function.name, function.arguments}}`. Raw request/response JSON in `input.value`
 `output.value` is read only where the flattened messages are absent (Langfuse gets this
 precedence backwards). LangChain TOOL spans serialize a `ToolMessage` as output; its
 `content` is the result the model saw and its `tool_call_id` the link to the call.
-An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`); a
-TOOL span naming no tool with plain-text input (the OpenAI Agents processor's handoff) is
-no call's input and output; a `reasoning` content block is no text.
+An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`); its
+task is a known key of its JSON input (`_task`), its answer its text output or a known key
+of its JSON output (`_agent_answer`: what a `return_direct` run returned). A CrewAI
+kickoff's one text input is the user's request (`_kickoff_request`). A TOOL span naming
+no tool with plain-text input (the OpenAI Agents processor's handoff) is no call's input
+and output; a `reasoning` content block is no text.
 """
 
 from __future__ import annotations
@@ -67,8 +70,11 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         outputs = (
             outputs if outputs is not None else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
         )
-    elif kind is SpanKind.AGENT and inputs is None:
-        inputs = _task(view)
+    elif kind is SpanKind.AGENT:
+        inputs = inputs if inputs is not None else _task(view)
+        outputs = outputs if outputs is not None else _agent_answer(view)
+    elif inputs is None and A.OI_CREW_INPUTS in view.attributes:
+        inputs = _kickoff_request(view)
     tools = _tools(view, problems)
     return base.fill(Decoded(
         input_messages=inputs,
@@ -259,6 +265,47 @@ def _task(view: SpanView) -> tuple[Message, ...] | None:
     return (Message("user", (Part(PartType.TEXT, text=text),)),)
 
 
+def _kickoff_request(view: SpanView) -> tuple[Message, ...] | None:
+    """A CrewAI kickoff's inputs (`input.value`, as `crew_inputs`) are the values the crew's
+    task descriptions interpolate (crewai `Crew.kickoff(inputs=...)`): the only one holding
+    text is what the user asked, each task's prompt built from it (grouping rule 5: one
+    turn, however many tasks run). Several text inputs are parameters of one template: which
+    is the request is not said, so none is."""
+    raw = view.get(A.OI_INPUT_VALUE)
+    ok, parsed = try_json(raw) if isinstance(raw, str) else (False, None)
+    if not ok or not isinstance(parsed, dict):
+        return None
+    texts = [v for v in parsed.values() if isinstance(v, str) and v.strip()]
+    if len(texts) != 1:
+        return None
+    return (Message("user", (Part(PartType.TEXT, text=texts[0]),)),)
+
+
+_ANSWER_KEYS = ("output", "raw")
+
+
+def _agent_answer(view: SpanView) -> tuple[Message, ...] | None:
+    """What an agent span's `output.value` says the run returned: its text, where the
+    instrumentation unwrapped the return value (smolagents' `agent.run`, LangChain's
+    single-key chain outputs, openinference-instrumentation-langchain `_convert_io`), or the
+    text under the first of `_ANSWER_KEYS` of a returned object (an `AgentExecutor`'s
+    `{"output": ..., "intermediate_steps": ...}`, or any version before that unwrapping;
+    a CrewAI task's `TaskOutput`, its answer in `raw`, crewai `tasks/task_output.py`).
+    Other JSON (a graph's state, a list, null) is no answer. A run whose tool returned directly
+    ends on this output (`return_direct`), with no model call to say it."""
+    raw = view.get(A.OI_OUTPUT_VALUE)
+    if not isinstance(raw, str) or not raw.strip():
+        return None
+    ok, parsed = try_json(raw)
+    if ok and isinstance(parsed, dict):
+        parsed = next((parsed[k] for k in _ANSWER_KEYS if isinstance(parsed.get(k), str)), None)
+    elif not ok or isinstance(parsed, int | float):
+        parsed = raw  # prose, or a number the run returned as text
+    if not isinstance(parsed, str) or not parsed.strip():
+        return None
+    return (Message("assistant", (Part(PartType.TEXT, text=parsed),)),)
+
+
 def _message_list(value: JsonValue) -> bool:
     """A non-empty list of message objects (LlamaIndex puts Python reprs of its
     ChatMessage objects in `output.value` of spans that are not model calls)."""
@@ -312,6 +359,6 @@ OPENINFERENCE = Convention(
         A.OI_INPUT_VALUE, A.OI_OUTPUT_VALUE, A.OI_INPUT_MESSAGES, A.OI_OUTPUT_MESSAGES,
         A.OI_TOOLS, A.OI_PROMPTS, A.OI_PROMPT_TEMPLATE, A.OI_RETRIEVAL_DOCUMENTS,
         A.OI_RERANKER_INPUT_DOCUMENTS, A.OI_RERANKER_OUTPUT_DOCUMENTS, A.OI_RERANKER_QUERY,
-        A.OI_EMBEDDING_EMBEDDINGS,
+        A.OI_EMBEDDING_EMBEDDINGS, A.OI_CREW_INPUTS, A.OI_CREW_TASKS, A.OI_CREW_AGENTS,
     ),
 )  # fmt: skip

@@ -116,6 +116,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "a raw client loop has no tool span, and OpenLIT's tool_call_response part keeps the "
         "result's text only: the failure is only in the text",
         lambda rec, index: ["is_error", "exception.type"]),
+    Gap("openai-agents-openinference", "*", "tools",
+        "the Agents SDK's chat-completions generation span records messages, not the tools "
+        "sent (openai-agents `models/openai_chatcompletions.py`), and OpenInference's agent "
+        "span names no tools: only the called ones are defined, on their TOOL spans",
+        _never_called),
 )  # fmt: skip
 
 
@@ -318,6 +323,27 @@ FORMS: dict[str, Form] = {
                           "gen_ai.tool.call.id", "openlit.agent.version_hash"},
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
+    ),
+    "openai-agents-openinference": Form(
+        frozenset({"Agent workflow", "research_assistant", "turn", "generation", "calculator"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "graph.node.id"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema", "session.id"}),
+    ),
+    "crewai-openinference": Form(
+        frozenset({"research_assistant._execute_core", "ChatCompletion", "calculator.run"}),
+        frozenset({"crew_inputs", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "graph.node.id", "session.id"}),
+    ),
+    "crewai-openinference-sequential": Form(
+        frozenset({"research_assistant._execute_core", "editor._execute_core", "ChatCompletion",
+                   "calculator.run"}),
+        frozenset({"crew_inputs", "llm.input_messages.0.message.role", "graph.node.id",
+                   "session.id"}),
+    ),
+    "agno-openinference": Form(
+        frozenset({"research_assistant.run", "OpenAIChat.invoke", "calculator"}),
+        frozenset({"agno.tools", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "graph.node.name", "session.id"}),
     ),
 }  # fmt: skip
 

@@ -108,6 +108,16 @@ STACKS: dict[str, Stack] = {
         Stack("litellm-otel", "litellm_loop", "openai", ("litellm", "opentelemetry-sdk")),
         Stack("openlit-openai", "openlit_loop", "openai",
               ("openlit", "openai", "opentelemetry-sdk")),
+        Stack("openai-agents-openinference", "openai_agents_agent", "openai",
+              ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+               "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "crewai_agent", "openai",
+                ("crewai", "openai", "openinference-instrumentation-crewai",
+                 "openinference-instrumentation-openai", "opentelemetry-sdk"),
+                venv="crewai-openinference")
+          for name in ("crewai-openinference", "crewai-openinference-sequential")),
+        Stack("agno-openinference", "agno_agent", "openai",
+              ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 

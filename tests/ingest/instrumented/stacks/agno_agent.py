@@ -1,0 +1,39 @@
+"""An Agno `Agent` on its `OpenAIChat` model (chat completions), under OpenInference's Agno
+instrumentation. The agent keeps its sessions in an in-memory database and adds the
+session's history to each run, so the turns of a scenario are one conversation
+(`session_id`), as an app serving it runs them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+
+
+def converse(base_url: str, stack: str, scenario: str) -> None:
+    from agno.agent import Agent
+    from agno.db.in_memory import InMemoryDb
+    from agno.models.openai import OpenAIChat
+
+    agent = Agent(
+        name=AGENT_NAME, instructions=SYSTEM_PROMPT, tools=list(FUNCTIONS),
+        model=OpenAIChat(id=MODEL, base_url=base_url, api_key="test-key", max_retries=0),
+        db=InMemoryDb(), add_history_to_context=True, telemetry=False,
+    )  # fmt: skip
+    for turn in SCENARIOS[scenario].turns:
+        agent.run(turn.request, session_id=f"sess-{stack}-{scenario}")
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        from openinference.instrumentation.agno import AgnoInstrumentor
+
+        AgnoInstrumentor().instrument(tracer_provider=tracer_provider)
+        converse(base_url, stack, scenario)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], {"AGNO_TELEMETRY": "false"}, run))

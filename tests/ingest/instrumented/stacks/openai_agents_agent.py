@@ -1,0 +1,43 @@
+"""An OpenAI Agents SDK `Agent` on `OpenAIChatCompletionsModel`, under OpenInference's
+bridge (its tracing processor, exclusive: nothing goes to OpenAI's backend). Each turn is
+one `Runner.run`; the next turn's input is the previous run's items
+(`result.to_input_list()`) and the user's new message, as an app carries a conversation."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+
+
+async def converse(base_url: str, scenario: str) -> None:
+    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+    from openai import AsyncOpenAI
+
+    client = AsyncOpenAI(base_url=base_url, api_key="test-key", max_retries=0)
+    agent = Agent(
+        name=AGENT_NAME, instructions=SYSTEM_PROMPT,
+        model=OpenAIChatCompletionsModel(model=MODEL, openai_client=client),
+        tools=[function_tool(fn) for fn in FUNCTIONS],
+    )  # fmt: skip
+    history: list[Any] = []
+    for turn in SCENARIOS[scenario].turns:
+        result = await Runner.run(agent, [*history, {"role": "user", "content": turn.request}])
+        history = result.to_input_list()
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+        OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
+        asyncio.run(converse(base_url, scenario))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], {}, run))
