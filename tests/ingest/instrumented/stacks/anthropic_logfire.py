@@ -19,8 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import SCENARIOS, SYSTEM_PROMPT, run_tool
-from tests.ingest.instrumented.stacks.anthropic_loop import ANTHROPIC_TOOLS, MODEL, converse
+from tests.ingest.instrumented.stacks.anthropic_loop import converse
 from tests.ingest.instrumented.stacks.common import main
 from tests.ingest.instrumented.stacks.logfire_setup import logfire_configured
 
@@ -79,30 +78,6 @@ def _streaming_client(base_url: str) -> Any:
                                http_client=httpx2.Client(transport=SseFromJson()))  # fmt: skip
 
 
-def converse_streamed(client: Any, scenario: str) -> None:
-    """`anthropic_loop.converse`, each call streamed and read to its final message."""
-    messages: list[dict[str, Any]] = []
-    for turn in SCENARIOS[scenario].turns:
-        messages.append({"role": "user", "content": turn.request})
-        for _ in range(8):
-            with client.messages.stream(
-                model=MODEL, max_tokens=1024, system=SYSTEM_PROMPT, messages=messages,
-                tools=ANTHROPIC_TOOLS,
-            ) as stream:  # fmt: skip
-                reply = stream.get_final_message()
-            content = [block.model_dump(exclude_none=True) for block in reply.content]
-            messages.append({"role": "assistant", "content": content})
-            uses = [b for b in content if b["type"] == "tool_use"]
-            if not uses:
-                break
-            results = []
-            for use in uses:
-                text, failed = run_tool(use["name"], json.dumps(use["input"]))
-                result = {"type": "tool_result", "tool_use_id": use["id"], "content": text}
-                results.append(result | ({"is_error": True} if failed else {}))
-            messages.append({"role": "user", "content": results})
-
-
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with logfire_configured(stack, out, scenario) as logfire:
         import anthropic
@@ -110,7 +85,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         version = VERSIONS[stack]
         logfire.instrument_anthropic(**({} if version is None else {"version": version}))
         if stack.startswith("anthropic-logfire-stream"):
-            converse_streamed(_streaming_client(base_url), scenario)
+            converse(_streaming_client(base_url), scenario, stream=True)
             return
         client = anthropic.Anthropic(base_url=base_url, api_key="test-key", max_retries=0)
         converse(client, scenario)

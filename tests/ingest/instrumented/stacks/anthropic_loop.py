@@ -36,15 +36,21 @@ def _instrument(stack: str, tracer_provider: Any) -> None:
         raise ValueError(f"no setup for {stack}")
 
 
-def converse(client: Any, scenario: str) -> None:
+def _reply(client: Any, messages: list[dict[str, Any]], stream: bool) -> Any:
+    request = {"model": MODEL, "max_tokens": 1024, "system": SYSTEM_PROMPT,
+               "messages": messages, "tools": ANTHROPIC_TOOLS}
+    if not stream:
+        return client.messages.create(**request)
+    with client.messages.stream(**request) as streamed:  # read to its final message
+        return streamed.get_final_message()
+
+
+def converse(client: Any, scenario: str, stream: bool = False) -> None:
     messages: list[dict[str, Any]] = []
     for turn in SCENARIOS[scenario].turns:
         messages.append({"role": "user", "content": turn.request})
         for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            reply = client.messages.create(
-                model=MODEL, max_tokens=1024, system=SYSTEM_PROMPT, messages=messages,
-                tools=ANTHROPIC_TOOLS,
-            )  # fmt: skip
+            reply = _reply(client, messages, stream)
             content = [block.model_dump(exclude_none=True) for block in reply.content]
             messages.append({"role": "assistant", "content": content})
             uses = [b for b in content if b["type"] == "tool_use"]
