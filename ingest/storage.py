@@ -164,8 +164,9 @@ class StoredFile:
 
 def list_files(root: Location, keep: Callable[[str], bool] | None = None) -> list[StoredFile]:
     """Every file under `root` (recursively; `root` may be one file), hidden names and
-    folders (`.`) skipped, sorted by path; only those whose base name `keep` accepts, if
-    given (a file named as `root` itself is always kept, as a path given explicitly is).
+    folders (`.`) skipped, sorted by path as `PurePath`s sort; only those whose base name
+    `keep` accepts, if given (a file named as `root` itself is always kept, as a path given
+    explicitly is).
     Raises `StorageError` when `root` does not exist."""
     try:
         info = root.fs.get_file_info(root.path)
@@ -186,7 +187,10 @@ def list_files(root: Location, keep: Callable[[str], bool] | None = None) -> lis
         if keep is not None and not keep(entry.base_name):
             continue
         out.append(StoredFile(root.child(rel), entry.size or 0))
-    return sorted(out, key=lambda f: f.location.path)
+    # Folder by folder, as local ingest orders paths (`PurePath`s compare by parts): by
+    # the whole string, `a-b/x` would come before `a/x`, and the two engines would keep
+    # different copies of one content (`inputs.plan`: the first is read).
+    return sorted(out, key=lambda f: f.location.path.split("/"))
 
 
 @dataclass(frozen=True, slots=True)

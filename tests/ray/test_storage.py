@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from turnscore.ingest.otlp import iter_input_files
 from turnscore.ingest.storage import (
     Location,
     Manifest,
@@ -44,6 +45,19 @@ def test_write_list_read_round_trip(root: Location) -> None:
     assert [f.location.uri for f in jsonl] == [f"{root.uri}/in/sub/b.jsonl"]
     one = list_files(root.child("in/a.json"))
     assert [f.size for f in one] == [21]
+
+
+def test_files_come_in_the_order_local_ingest_walks_them(root: Location, tmp_path: Path) -> None:
+    """Folder by folder, as `Path`s sort: `a/x.json` before `a-b/x.json`, though `-` sorts
+    before `/`. Of two files with one content the first is read, by either engine."""
+    local = tmp_path / "local"
+    for rel in ("a-b/x.json", "a/x.json", "a.b/x.json", "a/y/x.json"):
+        root.child(f"in/{rel}").write_bytes(b"{}")
+        (local / rel).parent.mkdir(parents=True, exist_ok=True)
+        (local / rel).write_bytes(b"{}")
+    listed = [f.location.uri.removeprefix(f"{root.uri}/in/") for f in list_files(root.child("in"))]
+    walked = [p.relative_to(local).as_posix() for p in iter_input_files([local])]
+    assert listed == walked == ["a/x.json", "a/y/x.json", "a-b/x.json", "a.b/x.json"]
 
 
 def test_exists(root: Location) -> None:
