@@ -135,13 +135,12 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
         s = out[i]
         if s.parent_span_id is not None:
             llm_children[(s.trace_id, s.parent_span_id)].append(i)
-    by_response: dict[str, list[int]] = defaultdict(list)
-    for key, i in index.items():
-        if key not in llm_children:
-            out[i] = merged = _with_ancestors(out[i], out, index, llm_children)
-            if merged.response_id:
-                by_response[merged.response_id].append(i)
     leaves = [i for key, i in index.items() if key not in llm_children]
+    by_response: dict[str, list[int]] = defaultdict(list)
+    for i in leaves:
+        out[i] = merged = _with_ancestors(out[i], out, index, llm_children)
+        if merged.response_id:
+            by_response[merged.response_id].append(i)
     for group in [*by_response.values(), *_echoes(out, leaves)]:
         group = [i for i in group if out[i].kind is SpanKind.LLM]  # not merged by another key
         if len(group) < 2:
@@ -214,22 +213,22 @@ def _with_ancestors(
             break
         if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
             break
-        merged = _fill(merged, parent)
-        said = {n: getattr(parent, n) for n in _SAID if not _missing(getattr(parent, n))}
-        merged = replace(merged, **said) if said else merged
+        merged = _fill(merged, parent, over=_SAID)
         cur = parent
     return merged
 
 
-_SAID = ("input_messages", "output_messages")
+_SAID = frozenset({"input_messages", "output_messages"})
 """What an enclosing report of the call says over the wire form under it (rule 2)."""
 
 
-def _fill(span: Span, other: Span) -> Span:
+def _fill(span: Span, other: Span, over: frozenset[str] = frozenset()) -> Span:
+    """`span` with the fields it lacks taken from `other`, and those named in `over`
+    taken wherever `other` has them."""
     changes = {
         name: getattr(other, name)
         for name in _FILLED
-        if _missing(getattr(span, name)) and not _missing(getattr(other, name))
+        if (name in over or _missing(getattr(span, name))) and not _missing(getattr(other, name))
     }
     return replace(span, **changes) if changes else span
 
