@@ -106,9 +106,9 @@ def _session(library: Library, session_id: str) -> AbstractContextManager[object
     return nullcontext()
 
 
-def _complete(client: Any, library: Library, messages: list[dict[str, Any]]) -> dict[str, Any]:
+def _complete(client: Any, messages: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
     """One model call; the assistant message as the next request will carry it."""
-    if not library.stream:
+    if not stream:
         reply = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
         message: dict[str, Any] = reply.choices[0].message.model_dump(exclude_none=True)
         return {k: message[k] for k in ("role", "content", "tool_calls") if k in message}
@@ -134,12 +134,14 @@ def _complete(client: Any, library: Library, messages: list[dict[str, Any]]) -> 
     return out
 
 
-def converse(client: Any, library: Library, scenario: str) -> None:
+def converse(client: Any, scenario: str, stream: bool = False) -> None:
+    """The scenario's turns on the `openai` client, each model call streamed or not (the
+    stack drivers' raw OpenAI loop too: `stacks/openai_loop.py`)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
     for turn in SCENARIOS[scenario].turns:
         messages.append({"role": "user", "content": turn.request})
         for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            message = _complete(client, library, messages)
+            message = _complete(client, messages, stream)
             messages.append(message)
             if not message.get("tool_calls"):
                 break
@@ -178,7 +180,7 @@ def main(argv: list[str]) -> int:
 
         client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
         with _session(library, f"sess-{name}-{scenario}"):
-            converse(client, library, scenario)
+            converse(client, scenario, library.stream)
     return 0
 
 

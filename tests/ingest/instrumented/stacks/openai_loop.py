@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT, TOOLS, run_tool
+from tests.ingest.instrumented.driver import converse
 from tests.ingest.instrumented.stacks.common import main, providers
 
 INSTRUMENTATIONS = {
@@ -36,52 +36,6 @@ def _instrument(stack: str, tracer_provider: Any, logger_provider: Any) -> None:
             from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as Contrib
 
             Contrib().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
-
-
-def _streamed(client: Any, messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The assistant message the chunks of a streamed reply spell out, as an app joins them."""
-    text, calls = "", {}
-    stream = client.chat.completions.create(
-        model=MODEL, messages=messages, tools=TOOLS, stream=True,
-        stream_options={"include_usage": True},
-    )  # fmt: skip
-    for chunk in stream:
-        for choice in chunk.choices:
-            text += choice.delta.content or ""
-            for part in choice.delta.tool_calls or ():
-                call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
-                call["id"] += part.id or ""
-                call["name"] += (part.function and part.function.name) or ""
-                call["arguments"] += (part.function and part.function.arguments) or ""
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        message["tool_calls"] = [
-            {"id": c["id"], "type": "function",
-             "function": {"name": c["name"], "arguments": c["arguments"]}}
-            for _, c in sorted(calls.items())
-        ]  # fmt: skip
-    return message
-
-
-def _reply(client: Any, messages: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
-    if stream:
-        return _streamed(client, messages)
-    reply = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
-    return reply.choices[0].message.model_dump(exclude_none=True)
-
-
-def converse(client: Any, scenario: str, stream: bool) -> None:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
-    for turn in SCENARIOS[scenario].turns:
-        messages.append({"role": "user", "content": turn.request})
-        for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            message = _reply(client, messages, stream)
-            messages.append(message)
-            if not message.get("tool_calls"):
-                break
-            for call in message["tool_calls"]:
-                text, _ = run_tool(call["function"]["name"], call["function"]["arguments"])
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:

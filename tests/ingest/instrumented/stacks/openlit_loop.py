@@ -1,15 +1,16 @@
-"""The raw-client agent loop of `openai_loop` on the real `openai` SDK (chat completions with
-tools), instrumented by OpenLIT (`openlit.init`, content capture on). OpenLIT reuses the
-global SDK tracer and logger providers when they are set (`openlit/otel/tracing.py`,
-`events.py`), so `providers()` runs first; metrics are off (no meter provider here)."""
+"""The raw-client agent loop of `instrumented.driver` on the real `openai` SDK (chat
+completions with tools), instrumented by OpenLIT (`openlit.init`, content capture on).
+OpenLIT reuses the global SDK tracer and logger providers when they are set
+(`openlit/otel/tracing.py`, `events.py`), so `providers()` runs first; metrics are off (no
+meter provider here)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from tests.ingest.instrumented.driver import converse
 from tests.ingest.instrumented.stacks.common import main, providers
-from tests.ingest.instrumented.stacks.openai_loop import converse
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
