@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -39,20 +40,28 @@ says nothing; a request, answer or result made only of them is "not captured"). 
 string is not a placeholder: it is empty text, which no rule takes for a request."""
 
 
-_LONGEST_PLACEHOLDER = max(map(len, PLACEHOLDERS))
-
 SYNTHETIC_TOOL_NAMES: frozenset[str] = frozenset({"(merged tools)"})
 """Tool names that mark a span grouping other tool spans, not a tool (ADK's
 `execute_tool (merged)` around parallel calls): structure (`turnscore.ingest.calls`)."""
 
 
+_SCRUBBED = re.compile(r"\[Scrubbed due to '[^'\]]{1,40}'\]")
+"""Logfire's scrubbing (on by default) puts this in place of a whole value whose key or
+text matched a sensitive pattern (pydantic/logfire `logfire/_internal/scrubbing.py`:
+`f'[Scrubbed due to {matched_substring!r}]'`), e.g. a tool's arguments that mention an
+API key: content not captured, like `PLACEHOLDERS`."""
+_LONGEST_PLACEHOLDER = max(*map(len, PLACEHOLDERS), len("[Scrubbed due to '']") + 40)
+
+
 def is_placeholder(text: object) -> bool:
-    """Whether `text` is one of `PLACEHOLDERS` (content not captured)."""
+    """Whether `text` is one of `PLACEHOLDERS`, or Logfire's scrub marker (`_SCRUBBED`):
+    content not captured."""
     if not isinstance(text, str):
         return False
     if len(text) > _LONGEST_PLACEHOLDER and not (text[:1].isspace() or text[-1:].isspace()):
         return False  # a long text would be stripped (copied) for nothing: most are long
-    return text.strip() in PLACEHOLDERS
+    text = text.strip()
+    return text in PLACEHOLDERS or (text[:1] == "[" and _SCRUBBED.fullmatch(text) is not None)
 
 
 class ContentError(ValueError):

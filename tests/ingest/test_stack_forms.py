@@ -410,12 +410,14 @@ def test_bedrock_shape_definitions_on_the_agent_keep_uncalled_tools(tmp_path: Pa
 # --- placeholders --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["<elided>", " [REDACTED] ", "<redacted>"])
+@pytest.mark.parametrize("text", ["<elided>", " [REDACTED] ", "<redacted>",
+                                  "[Scrubbed due to 'auth']", "[Scrubbed due to 'API key']"])
 def test_placeholders(text: str) -> None:
     assert is_placeholder(text)
 
 
-@pytest.mark.parametrize("text", ["", "elided", "The answer is [REDACTED] today.", "<b>"])
+@pytest.mark.parametrize("text", ["", "elided", "The answer is [REDACTED] today.", "<b>",
+                                  "[Scrubbed due to 'auth'] and more", "[Scrubbed due to auth]"])
 def test_not_placeholders(text: str) -> None:
     assert not is_placeholder(text)
 
