@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
@@ -16,7 +16,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from turnscore.cli.options import EXIT_FOR_OUTCOME, Json, exit_on_error, print_json
-from turnscore.demo.run import DemoReport, run_demo
+
+if TYPE_CHECKING:
+    from turnscore.demo.run import DemoReport
 
 
 def demo_cli(
@@ -27,6 +29,10 @@ def demo_cli(
 ) -> None:
     """Generate simulated agent traces with the OTel SDK, run the nightly job on them, and
     print what each agent policy does well and badly."""
+    # Imported here: the library's imports (every scorer, polars, the judge client) are
+    # a second that `turnscore --help` and the other commands need not pay.
+    from turnscore.demo.run import run_demo
+
     console = Console()
     with exit_on_error(Console(stderr=True)):
         if json_output:

@@ -11,7 +11,7 @@ never the errors: those go to stderr.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -33,12 +33,13 @@ from turnscore.cli.options import (
 )
 from turnscore.errors import TurnscoreError
 from turnscore.ingest.formats import INPUT_SUFFIXES_HELP
-from turnscore.ingest.pipeline import Progress as IngestProgress
 from turnscore.warehouse.config import Config as LoadedConfig
 from turnscore.warehouse.config import load_config
 from turnscore.warehouse.errors import InvalidOption
-from turnscore.warehouse.ingest_run import IngestReport, run_ingest
-from turnscore.warehouse.ray_run import run_ray_ingest
+
+if TYPE_CHECKING:
+    from turnscore.ingest.pipeline import Progress as IngestProgress
+    from turnscore.warehouse.ingest_run import IngestReport
 
 MAX_ERROR_LINES = 20
 """Error lines shown in the summary; the rest are in the `ingest_errors` table."""
@@ -69,6 +70,11 @@ def ingest_cli(
     Files already ingested (same content) are skipped; late spans rebuild their turns. A
     file that gave no record, only errors, is read and reported again on the next run.
     """
+    # Imported here: the ingest pipeline and pyarrow are half a second that `turnscore
+    # --help` and the other commands need not pay.
+    from turnscore.warehouse.ingest_run import run_ingest
+    from turnscore.warehouse.ray_run import run_ray_ingest
+
     err = Console(stderr=True)
     with exit_on_error(err, json_output=json_output):
         cfg = load_config(config)
@@ -107,6 +113,8 @@ def ingest_cli(
 def _with_progress(
     paths: list[Path], warehouse: Path, wait: bool, cfg: LoadedConfig, console: Console
 ) -> IngestReport:
+    from turnscore.warehouse.ingest_run import run_ingest
+
     columns = (
         TextColumn("ingest"),
         BarColumn(),

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 import orjson
 import typer
 
 from turnscore.cli.options import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Config, Json
 from turnscore.errors import ConfigError
-from turnscore.scorers.judge.check import JudgeCheck, check_judges
-from turnscore.scorers.judge.config import load_judge_settings
-from turnscore.scorers.judged import SAMPLE_TURN, SPECS
 from turnscore.warehouse.config import load_config
+
+if TYPE_CHECKING:
+    from turnscore.scorers.judge.check import JudgeCheck
 
 app = typer.Typer(help="LLM judges: check their configuration.", no_args_is_help=True)
 
@@ -25,6 +26,12 @@ def _judge() -> None:
 @app.command("check")
 def check_cli(config: Config = None, json: Json = False) -> None:
     """Judge a sample turn with each configured judge; report model, latency, structured output."""
+    # Imported here: the judge and every scorer are a second that `turnscore --help` and
+    # the other commands need not pay.
+    from turnscore.scorers.judge.check import check_judges
+    from turnscore.scorers.judge.config import load_judge_settings
+    from turnscore.scorers.judged import SAMPLE_TURN, SPECS
+
     try:
         table = load_config(config).judge
         settings = load_judge_settings(table, known_scorers=tuple(SPECS))

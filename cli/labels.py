@@ -9,7 +9,7 @@ warehouse.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -29,7 +29,9 @@ from turnscore.cli.options import (
     warehouse_of,
 )
 from turnscore.warehouse.config import load_config
-from turnscore.warehouse.labels import LabelsReport, load_labels
+
+if TYPE_CHECKING:
+    from turnscore.warehouse.labels import LabelsReport
 
 MAX_ERROR_LINES = 20
 
@@ -50,6 +52,10 @@ def labels_cli(
 ) -> None:
     """Load labelled cases (canary, ideal_response, expected_tools, ...) for the judge-free
     scorers. Cases with an existing id are replaced; bad rows are reported with their line."""
+    # Imported here: the library's imports (every scorer, polars, the judge client) are
+    # a second that `turnscore --help` and the other commands need not pay.
+    from turnscore.warehouse.labels import load_labels
+
     err = Console(stderr=True)
     with exit_on_error(err):
         cfg = load_config(config)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -28,9 +28,11 @@ from turnscore.cli.options import (
     print_json,
 )
 from turnscore.warehouse.config import Config as NightlyConfig
-from turnscore.warehouse.config import load_config
-from turnscore.warehouse.nightly import JudgeMode, NightlyReport, run_nightly
-from turnscore.warehouse.ray_run import OnRay
+from turnscore.warehouse.config import JudgeMode, load_config
+
+if TYPE_CHECKING:
+    from turnscore.warehouse.nightly import NightlyReport
+    from turnscore.warehouse.ray_run import OnRay
 
 
 def nightly_cli(
@@ -59,6 +61,11 @@ def nightly_cli(
     Exit codes: 0 every stage worked; 3 completed with errors (bad input, errored scores,
     a judge stop); 1 a stage failed; 2 bad options or config; 4 another run holds the
     warehouse (with --no-wait)."""
+    # Imported here: the library's imports (every scorer, polars, the judge client) are
+    # a second that `turnscore --help` and the other commands need not pay.
+    from turnscore.warehouse.nightly import run_nightly
+    from turnscore.warehouse.ray_run import OnRay
+
     err = Console(stderr=True)
     with exit_on_error(err, json_output=json_output):
         cfg = load_config(config)
@@ -82,6 +89,8 @@ def nightly_cli(
 
 def _with_progress(cfg: NightlyConfig, judge: JudgeMode, max_cost: float | None, wait: bool,
                    console: Console, ray: OnRay | None) -> NightlyReport:
+    from turnscore.warehouse.nightly import run_nightly
+
     columns = (TextColumn("{task.description:<7}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=console, transient=True) as bar:
         tasks: dict[str, TaskID] = {}

@@ -24,7 +24,6 @@ from turnscore.cli.options import (
     print_json,
     warehouse_of,
 )
-from turnscore.warehouse.report import build_report
 
 DEFAULT_OUT = Path("turnscore-report.html")
 _DAY = ["%Y-%m-%d"]
@@ -46,6 +45,10 @@ def report_cli(
 ) -> None:
     """Write one self-contained HTML report (charts inlined, opens offline) for a night
     or a date range."""
+    # Imported here: the library's imports (every scorer, polars, the judge client) are
+    # a second that `turnscore --help` and the other commands need not pay.
+    from turnscore.warehouse.report import build_report
+
     err = Console(stderr=True)
     with exit_on_error(err):
         summary = build_report(warehouse_of(warehouse, config), start=_day(start),

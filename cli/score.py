@@ -9,7 +9,7 @@ warehouse.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich import box
@@ -31,18 +31,12 @@ from turnscore.cli.options import (
     print_json,
     warehouse_of,
 )
-from turnscore.scorers.judge.config import Budget
-from turnscore.warehouse.config import ScorerSelection, load_config
+from turnscore.warehouse.config import JudgeMode, ScorerSelection, load_config
 from turnscore.warehouse.db import DB_FILE
 from turnscore.warehouse.errors import WarehouseMissing
-from turnscore.warehouse.judging import JudgeMode, llm_judge_for
-from turnscore.warehouse.ray_score import run_ray_score
-from turnscore.warehouse.score_run import (
-    JudgeFactory,
-    ScoreReport,
-    resolve_scorers,
-    score_turns,
-)
+
+if TYPE_CHECKING:
+    from turnscore.warehouse.score_run import JudgeFactory, ScoreReport
 
 
 def score_cli(
@@ -76,6 +70,13 @@ def score_cli(
 ) -> None:
     """Score every turn that has no current score (new turns, changed turns, new scorer
     versions, earlier errors), then publish a snapshot."""
+    # Imported here: the library's imports (every scorer, polars, the judge client) are
+    # a second that `turnscore --help` and the other commands need not pay.
+    from turnscore.scorers.judge.config import Budget
+    from turnscore.warehouse.judging import llm_judge_for
+    from turnscore.warehouse.ray_score import run_ray_score
+    from turnscore.warehouse.score_run import resolve_scorers, score_turns
+
     err = Console(stderr=True)
     with exit_on_error(err, json_output=json_output):
         cfg = load_config(config)
@@ -115,6 +116,8 @@ def score_cli(
 def _with_progress(warehouse: Path, selection: ScorerSelection, rescore: bool,
                    sample: float | None, factory: JudgeFactory | None, wait: bool,
                    console: Console) -> ScoreReport:
+    from turnscore.warehouse.score_run import score_turns
+
     columns = (TextColumn("score"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("score", total=None)

@@ -31,13 +31,12 @@ import os
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 
 from turnscore.errors import ConfigError
 from turnscore.ingest.formats import Limits
 from turnscore.ingest.settings import IngestSettings
-from turnscore.scorers.judge.config import load_judge_settings
-from turnscore.scorers.judged import SPECS
 from turnscore.warehouse.errors import UnknownScorer
 
 DEFAULT_CASE_ID_ATTRIBUTE = "turnscore.case_id"
@@ -56,6 +55,20 @@ _KNOWN_KEYS = {
 _INGEST_KEYS = {"max_expanded_mb": "MAX_EXPANDED_MB", "max_expansion_ratio": "MAX_EXPANSION_RATIO"}
 """`[ingest]` keys and their `TURNSCORE_INGEST_*` environment overrides."""
 _QUERY_KEYS = {"memory_limit", "timeout_s"}
+
+
+class JudgeMode(StrEnum):
+    """Which judge a run uses: the LLM judge when `[judge]` has a base_url (auto), the
+    rules judge, or the LLM judge and an error without one (`warehouse.judging`)."""
+
+    AUTO = "auto"
+    RULES = "rules"
+    LLM = "llm"
+
+
+_JUDGE_ENV = "TURNSCORE_JUDGE_"
+"""How the judge's environment overrides are named (`scorers.judge.config.ENV_BASE_URL`,
+`ENV_MODEL`): with none set and no `[judge]` table there are no judge settings to check."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,8 +254,14 @@ def load_config(path: Path | None, *, env: Mapping[str, str] | None = None) -> C
     warehouse = base / (text("warehouse") or "turnscore-data")
     report = text("report")
     judge = table("judge")
-    # Checked here, where the file is known, so a bad [judge] key names it like the rest.
-    load_judge_settings(judge, env, known_scorers=tuple(SPECS), source=path)
+    if judge or any(k.startswith(_JUDGE_ENV) and v for k, v in env.items()):
+        # Checked here, where the file is known, so a bad [judge] key names it like the
+        # rest. Imported here: the judge (its client, every scorer) is a second of start-up
+        # that a command reading no judge settings would pay for nothing.
+        from turnscore.scorers.judge.config import load_judge_settings
+        from turnscore.scorers.judged import SPECS
+
+        load_judge_settings(judge, env, known_scorers=tuple(SPECS), source=path)
     return Config(
         warehouse=Path(env_warehouse) if env_warehouse else warehouse,
         sources=paths("sources"),

@@ -7,24 +7,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 
 from turnscore.errors import ConfigError
 from turnscore.scorers.judge.config import Budget, load_judge_settings
 from turnscore.scorers.judge.engine import JudgeEngine
 from turnscore.scorers.judged import SPECS, make_judge_runner
+from turnscore.warehouse.config import JudgeMode as JudgeMode
 from turnscore.warehouse.judge_batch import BatchJudge, batched
 from turnscore.warehouse.judge_cache import DuckDBJudgeCache
 from turnscore.warehouse.score_run import JudgeRunner
-
-
-class JudgeMode(StrEnum):
-    """Which judge a run uses: the LLM judge when `[judge]` has a base_url (auto), the
-    rules judge, or the LLM judge and an error without one."""
-
-    AUTO = "auto"
-    RULES = "rules"
-    LLM = "llm"
 
 
 class LlmJudge:

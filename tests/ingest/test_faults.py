@@ -188,11 +188,13 @@ def test_ingest_json_prints_its_object_whatever_happens(
     import typer
 
     from turnscore.cli import ingest as cli_ingest
+    from turnscore.warehouse import ingest_run
 
     def broken(*args: Any, **kwargs: Any) -> IngestReport:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(cli_ingest, "run_ingest", broken)
+    # The command imports its library when it runs: patched where it is looked up.
+    monkeypatch.setattr(ingest_run, "run_ingest", broken)
     monkeypatch.chdir(tmp_path)
     app = typer.Typer()
     app.callback()(lambda: None)

@@ -110,3 +110,18 @@ def test_an_empty_scorer_list_is_refused_rather_than_running_every_scorer(
     selection = load_config(path, env={}).scorer_selection(["tool_grounding", "call_validity"])
     assert selection.scorers == ("call_validity",)
     assert selection.for_agent("bot") == ["call_validity"] and selection.for_agent("x") == []
+
+
+def test_the_judge_settings_are_checked_whenever_there_are_any() -> None:
+    """`load_config` checks the judge's settings only when a `[judge]` table or one of its
+    environment overrides exists, told by their common prefix."""
+    from turnscore.scorers.judge.config import ENV_BASE_URL, ENV_MODEL
+    from turnscore.warehouse import config
+
+    assert ENV_BASE_URL.startswith(config._JUDGE_ENV) and ENV_MODEL.startswith(config._JUDGE_ENV)
+
+
+def test_a_bad_judge_table_is_still_an_error(tmp_path: Path) -> None:
+    (tmp_path / "t.toml").write_text('[judge]\nno_such_key = 1\n')
+    with pytest.raises(ConfigError, match="no_such_key"):
+        load_config(tmp_path / "t.toml", env={})
