@@ -360,6 +360,20 @@ FORMS: dict[str, Form] = {
                           "gen_ai.request.stream"},
         absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
     ),
+    "langgraph-openllmetry-stream": Form(
+        frozenset({"ChatOpenAI.chat", "execute_tool calculator", "invoke_agent research_assistant",
+                   "research_assistant.workflow"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.task.input", "gen_ai.conversation.id"},
+        absent=frozenset({"gen_ai.prompt.0.content"}),
+    ),
+    "llamaindex-openllmetry": Form(
+        frozenset({"FunctionAgent.workflow", "BaseWorkflowAgent.task", "FunctionTool.task",
+                   "openai.chat"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.is_streaming", "tool.arguments",
+                          "traceloop.entity.input"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
+    ),
 }  # fmt: skip
 
 

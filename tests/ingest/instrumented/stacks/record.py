@@ -131,7 +131,8 @@ STACKS: dict[str, Stack] = {
               venv="langgraph-openllmetry"),
         Stack("llamaindex-openllmetry", "llamaindex_agent", "openai",
               ("llama-index-core", "llama-index-llms-openai", "openai",
-               "opentelemetry-instrumentation-llamaindex", "opentelemetry-sdk")),
+               "opentelemetry-instrumentation-llamaindex", "opentelemetry-instrumentation-openai",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 

@@ -19,7 +19,8 @@ told to answer through it does.
 
 Every exchange is kept as `Wire`: the request body as received and the response as answered
 (the whole JSON body; for a stream, the completion or message the chunks or events spell
-out and whether usage was sent; an Anthropic stream always sends it). The recordings commit these, and the expectations are derived from them.
+out and whether usage was sent; an Anthropic stream always sends it). The recordings commit
+these, and the expectations are derived from them.
 """
 
 from __future__ import annotations
