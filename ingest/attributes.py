@@ -129,6 +129,11 @@ CREWAI_TASK_DESCRIPTION: Final = "crewai.task.description"
 CREWAI_TASK_EXPECTED_OUTPUT: Final = "crewai.task.expected_output"
 CREWAI_AGENT_GOAL: Final = "crewai.agent.goal"
 CREWAI_AGENT_BACKSTORY: Final = "crewai.agent.backstory"
+# OpenLLMetry's LlamaIndex instrumentation (traceloop/openllmetry
+# `opentelemetry-instrumentation-llamaindex/.../dispatcher_wrapper.py`, `new_span`): a
+# workflow agent's `call_tool` step, a `task` span, names the tool and its arguments (JSON).
+TL_TOOL_NAME: Final = "tool.name"  # the same key as OpenInference's
+TL_TOOL_ARGUMENTS: Final = "tool.arguments"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"

@@ -904,8 +904,11 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
     whether it reports a failure).
 
     Unwrapped: LlamaIndex's `ToolOutput` (`{"blocks", "raw_output", "is_error", ...}`: the
-    raw output), a LangChain `ToolMessage` (plain or `lc` constructor form, bare or under
-    `{"output": ...}` as OpenLLMetry records it: its content, `tool_call_id`, `status`).
+    raw output), its workflow agents' `ToolCallResult` (`{"tool_name", "tool_kwargs",
+    "tool_id", "tool_output": ToolOutput, "return_direct"}`, llama-index-core
+    `agent/workflow/workflow_events.py`: the output's, with the call id), a LangChain
+    `ToolMessage` (plain or `lc` constructor form, bare or under `{"output": ...}` as
+    OpenLLMetry records it: its content, `tool_call_id`, `status`).
     Anything else is the result as it is.
     """
     if isinstance(value, str) and not value.lstrip().startswith("{"):
@@ -916,6 +919,11 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
         ok, parsed = try_json(value)
         if not ok:
             return value, None, False
+    if isinstance(parsed, dict) and {"tool_id", "tool_output"} <= parsed.keys():
+        output = parsed["tool_output"]
+        if isinstance(output, dict) and "raw_output" in output and "blocks" in output:
+            result, _, failed = unwrap_tool_output(output)
+            return result, as_str(parsed["tool_id"]), failed
     if isinstance(parsed, dict) and "raw_output" in parsed and "blocks" in parsed:
         return block_result_text(parsed["raw_output"]), None, parsed.get("is_error") is True
     wrapped = parsed.get("output") if isinstance(parsed, dict) and len(parsed) <= 2 else None

@@ -12,6 +12,12 @@ without parts: `links`' gap rule chains the calls), the completion's calls as
 carry `traceloop.entity.input` / `output` JSON; sessions ride in
 `traceloop.association.properties.*`. Newer versions use the OTel attributes, which
 `otel_genai` reads.
+
+The LlamaIndex instrumentation (`dispatcher_wrapper.py`) makes every step of a workflow
+agent a `task` span; the `call_tool` step's is the tool's execution: it names the tool
+(`tool.name`) and its arguments (`tool.arguments`), and its entity output is LlamaIndex's
+`ToolCallResult` (the call id, and the `ToolOutput` with the result and `is_error`). The
+tool's own `FunctionTool.task` span under it is a plain task: one execution per call.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     outputs = _flat(view, A.GEN_AI_COMPLETION, "assistant", problems)
     is_llm = (as_str(view.get(A.TL_REQUEST_TYPE)) in _LLM_TYPES) or inputs is not None
     kind = tl_kind or (SpanKind.LLM if is_llm else None)
+    if tl_kind is SpanKind.CHAIN and as_str(view.get(A.TL_TOOL_NAME)):
+        kind = SpanKind.TOOL  # a LlamaIndex call_tool step
     functions = unflatten(view.attributes, A.TL_REQUEST_FUNCTIONS)
     base = Decoded(
         kind=kind,
@@ -91,8 +99,9 @@ def _plain(item: JsonValue, role: str) -> dict[str, Any] | None:
 
 
 def _tool(view: SpanView) -> ToolExecution:
-    name = as_str(view.get(A.TL_ENTITY_NAME)) or view.name.removesuffix(".tool")
-    entity_in = json_or_text(view.get(A.TL_ENTITY_INPUT))
+    name = (as_str(view.get(A.TL_TOOL_NAME)) or as_str(view.get(A.TL_ENTITY_NAME))
+            or view.name.removesuffix(".tool"))  # fmt: skip
+    entity_in = json_or_text(view.get(A.TL_TOOL_ARGUMENTS) or view.get(A.TL_ENTITY_INPUT))
     arguments, wrapped_id = unwrap_tool_input(entity_in)
     if isinstance(arguments, dict) and arguments is entity_in:
         # LangChain's older callback records {"input": ...} alone.
@@ -117,7 +126,7 @@ OPENLLMETRY = Convention(
     ),
     content_keys=(
         A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.TL_ENTITY_INPUT, A.TL_ENTITY_OUTPUT,
-        A.TL_REQUEST_FUNCTIONS, A.TL_TASK_INPUT, A.TL_TASK_OUTPUT,
+        A.TL_REQUEST_FUNCTIONS, A.TL_TASK_INPUT, A.TL_TASK_OUTPUT, A.TL_TOOL_ARGUMENTS,
         # CrewAI's instrumentation copies the crew's and tasks' texts onto its spans.
         A.CREWAI_CREW_RESULT, A.CREWAI_CREW_TASKS_OUTPUT, A.CREWAI_CREW_TASKS,
         A.CREWAI_TASK_DESCRIPTION, A.CREWAI_TASK_EXPECTED_OUTPUT, A.CREWAI_AGENT_GOAL,

@@ -121,6 +121,9 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "sent (openai-agents `models/openai_chatcompletions.py`), and OpenInference's agent "
         "span names no tools: only the called ones are defined, on their TOOL spans",
         _never_called),
+    Gap("anthropic-openllmetry-stream", "tool_error", "call.is_error",
+        "as anthropic-openllmetry: gen_ai.input.messages keep a tool_result's text, not its "
+        "is_error flag", lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -344,6 +347,32 @@ FORMS: dict[str, Form] = {
         frozenset({"research_assistant.run", "OpenAIChat.invoke", "calculator"}),
         frozenset({"agno.tools", "llm.input_messages.0.message.role",
                    "llm.tools.0.tool.json_schema", "graph.node.name", "session.id"}),
+    ),
+    "anthropic-openinference-stream": Form(
+        frozenset({"messages.stream", _SDK_SPAN}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.token_count.prompt", "session.id", "gen_ai.request.stream"}),
+        absent=frozenset({"gen_ai.input.messages"}),
+    ),
+    "anthropic-openllmetry-stream": Form(
+        frozenset({"anthropic.chat", _SDK_SPAN}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.usage.input_tokens",
+                          "gen_ai.request.stream"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
+    ),
+    "langgraph-openllmetry-stream": Form(
+        frozenset({"ChatOpenAI.chat", "execute_tool calculator", "invoke_agent research_assistant",
+                   "research_assistant.workflow"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.task.input", "gen_ai.conversation.id"},
+        absent=frozenset({"gen_ai.prompt.0.content"}),
+    ),
+    "llamaindex-openllmetry": Form(
+        frozenset({"FunctionAgent.workflow", "BaseWorkflowAgent.task", "FunctionTool.task",
+                   "openai.chat"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.is_streaming", "tool.arguments",
+                          "traceloop.entity.input"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
     ),
 }  # fmt: skip
 

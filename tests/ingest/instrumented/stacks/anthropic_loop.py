@@ -1,6 +1,8 @@
 """A raw-client agent loop on the real `anthropic` SDK (Messages API with tools), under
-OpenInference or OpenLLMetry. The SDK's own tracing stays as it ships (on, metadata only),
-so its `anthropic.messages.create` spans are in the export beside the instrumentation's."""
+OpenInference or OpenLLMetry, each also with every call streamed (`-stream`:
+`messages.stream()`, read to its final message). The SDK's own tracing stays as it ships
+(on, metadata only), so its `anthropic.messages.create` spans are in the export beside the
+instrumentation's."""
 
 from __future__ import annotations
 
@@ -24,11 +26,11 @@ ANTHROPIC_TOOLS = [
 
 
 def _instrument(stack: str, tracer_provider: Any) -> None:
-    if stack == "anthropic-openinference":
+    if stack.startswith("anthropic-openinference"):
         from openinference.instrumentation.anthropic import AnthropicInstrumentor
 
         AnthropicInstrumentor().instrument(tracer_provider=tracer_provider)
-    elif stack == "anthropic-openllmetry":
+    elif stack.startswith("anthropic-openllmetry"):
         from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor as Traceloop
 
         Traceloop().instrument(tracer_provider=tracer_provider)
@@ -70,13 +72,14 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         import anthropic
 
         client = anthropic.Anthropic(base_url=base_url, api_key="test-key", max_retries=0)
-        if stack == "anthropic-openinference":
+        stream = stack.endswith("-stream")
+        if stack.startswith("anthropic-openinference"):
             from openinference.instrumentation import using_session
 
             with using_session(f"sess-{stack}-{scenario}"):
-                converse(client, scenario)
+                converse(client, scenario, stream)
         else:
-            converse(client, scenario)
+            converse(client, scenario, stream)
 
 
 ENV = {"TRACELOOP_TRACE_CONTENT": "true"}

@@ -1,8 +1,10 @@
 """LangGraph's prebuilt ReAct agent on `ChatOpenAI`; a checkpointer thread carries the
 conversation across turns. Instrumented by OpenLLMetry's LangChain instrumentation
-(`langgraph-openllmetry`), or by two vendors at once (`langgraph-openinference-mixed`):
-OpenInference's LangChain instrumentation for the framework and OpenLLMetry's OpenAI
-instrumentation for the client under it, each recording every model call."""
+(`langgraph-openllmetry`; `-stream` drives it with `agent.stream(..., stream_mode="messages")`,
+so the chat model streams its tokens), or by two vendors at once
+(`langgraph-openinference-mixed`): OpenInference's LangChain instrumentation for the
+framework and OpenLLMetry's OpenAI instrumentation for the client under it, each recording
+every model call."""
 
 from __future__ import annotations
 
@@ -30,7 +32,12 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
     )  # fmt: skip
     config = {"configurable": {"thread_id": f"sess-{stack}-{scenario}"}}
     for turn in SCENARIOS[scenario].turns:
-        agent.invoke({"messages": [{"role": "user", "content": turn.request}]}, config)
+        said = {"messages": [{"role": "user", "content": turn.request}]}
+        if stack.endswith("-stream"):
+            for _ in agent.stream(said, config, stream_mode="messages"):  # token by token
+                pass
+        else:
+            agent.invoke(said, config)
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:

@@ -1,7 +1,9 @@
 """A LlamaIndex `FunctionAgent` (its default: streaming) on the OpenAI LLM, under
 OpenInference, alone or (`llamaindex-openinference-openllmetry`) with OpenLLMetry's OpenAI
-instrumentation recording the client under it; one `Context` carries the conversation
-across a scenario's turns."""
+instrumentation recording the client under it, or under OpenLLMetry alone
+(`llamaindex-openllmetry`: its LlamaIndex instrumentation, which makes no span of an `OpenAI`
+LLM's own and leaves the model calls to its OpenAI instrumentation, installed beside it as
+`Traceloop.init` does); one `Context` carries the conversation across a scenario's turns."""
 
 from __future__ import annotations
 
@@ -32,6 +34,14 @@ async def converse(base_url: str, scenario: str) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, _):
+        if stack == "llamaindex-openllmetry":
+            from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor as Traceloop
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+            Traceloop().instrument(tracer_provider=tracer_provider)
+            OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+            asyncio.run(converse(base_url, scenario))
+            return
         from openinference.instrumentation import using_session
         from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 

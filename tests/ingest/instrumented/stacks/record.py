@@ -118,6 +118,21 @@ STACKS: dict[str, Stack] = {
           for name in ("crewai-openinference", "crewai-openinference-sequential")),
         Stack("agno-openinference", "agno_agent", "openai",
               ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk")),
+        Stack("anthropic-openinference-stream", "anthropic_loop", "anthropic",
+              ("anthropic", "openinference-instrumentation-anthropic",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="anthropic-openinference"),
+        Stack("anthropic-openllmetry-stream", "anthropic_loop", "anthropic",
+              ("anthropic", "opentelemetry-instrumentation-anthropic", "opentelemetry-sdk"),
+              venv="anthropic-openllmetry"),
+        Stack("langgraph-openllmetry-stream", "langgraph_agent", "openai",
+              ("langgraph", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-instrumentation-langchain", "opentelemetry-sdk"),
+              venv="langgraph-openllmetry"),
+        Stack("llamaindex-openllmetry", "llamaindex_agent", "openai",
+              ("llama-index-core", "llama-index-llms-openai", "openai",
+               "opentelemetry-instrumentation-llamaindex", "opentelemetry-instrumentation-openai",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 

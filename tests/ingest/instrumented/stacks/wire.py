@@ -2,7 +2,10 @@
 
 One server on 127.0.0.1 speaks three model APIs:
 - OpenAI chat completions, `POST /<stack>/<scenario>/v1/chat/completions` (JSON or SSE),
-- Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON; `tool_use` blocks),
+- Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON, or with `stream` the
+  Messages API's server-sent events: message_start, each content block's start, delta
+  (`text_delta`, `input_json_delta`) and stop, message_delta with the stop reason and output
+  tokens, message_stop; `tool_use` blocks),
 - Gemini, `POST /<stack>/<scenario>/<version>/models/<model>:generateContent` (JSON;
   `functionCall` parts, with ids as the API may give them).
 
@@ -15,14 +18,16 @@ time, so the count is the conversation's own). A request that offers a
 told to answer through it does.
 
 Every exchange is kept as `Wire`: the request body as received and the response as answered
-(the whole JSON body; for a stream, the completion the chunks spell out and whether usage
-was sent). The recordings commit these, and the expectations are derived from them.
+(the whole JSON body; for a stream, the completion or message the chunks or events spell
+out and whether usage was sent; an Anthropic stream always sends it). The recordings commit
+these, and the expectations are derived from them.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -197,6 +202,38 @@ class StackServer(ScriptedServer):
         return response
 
 
+def anthropic_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A Messages API answer as the stream of events that spells it (name, data)."""
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None,
+             "usage": {**usage, "output_tokens": 0}}  # fmt: skip
+    yield "message_start", {"type": "message_start", "message": start}
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            opened: dict[str, Any] = {"type": "text", "text": ""}
+            text = block["text"]
+            half = len(text) // 2
+            deltas = [{"type": "text_delta", "text": t} for t in (text[:half], text[half:])]
+        else:
+            # The API opens a tool_use block with empty input and streams the JSON in pieces.
+            opened = {**block, "input": {}}
+            arguments = json.dumps(block["input"])
+            half = len(arguments) // 2
+            deltas = [{"type": "input_json_delta", "partial_json": j}
+                      for j in (arguments[:half], arguments[half:])]  # fmt: skip
+        yield "content_block_start", {"type": "content_block_start", "index": index,
+                                      "content_block": opened}  # fmt: skip
+        for delta in deltas:
+            yield "content_block_delta", {"type": "content_block_delta", "index": index,
+                                          "delta": delta}  # fmt: skip
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield "message_delta", {"type": "message_delta",
+                            "delta": {"stop_reason": message["stop_reason"],
+                                      "stop_sequence": message.get("stop_sequence")},
+                            "usage": {"output_tokens": usage["output_tokens"]}}  # fmt: skip
+    yield "message_stop", {"type": "message_stop"}
+
+
 def _prefix(stack: str, scenario: str, turn: int, step: int) -> str:
     return hashlib.sha256(f"{stack}/{scenario}/{turn}/{step}".encode()).hexdigest()[:12]
 
@@ -217,11 +254,19 @@ def _handler(
             if gemini:
                 self._json(server.gemini(parts[0], parts[1], body))
             elif body.get("stream"):
-                self.send_error(400, "the scripted Anthropic route does not stream")
+                self._events(server.anthropic(parts[0], parts[1], body))
             else:
                 self._json(server.anthropic(parts[0], parts[1], body))
 
         def _json(self, body: dict[str, Any]) -> None:
             self._send(json.dumps(body).encode())
+
+        def _events(self, message: dict[str, Any]) -> None:
+            # Ended by closing the connection, as the OpenAI route's stream is.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for name, data in anthropic_events(message):
+                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
 
     return Handler
