@@ -118,6 +118,8 @@ STACKS: dict[str, Stack] = {
           for name in ("crewai-openinference", "crewai-openinference-sequential")),
         Stack("agno-openinference", "agno_agent", "openai",
               ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk")),
+        Stack("pydantic-ai-otel", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
