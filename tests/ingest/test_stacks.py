@@ -358,6 +358,14 @@ FORMS: dict[str, Form] = {
                           "gen_ai.tool.definitions", "gen_ai.tool.call.result"},
         absent=frozenset({"logfire.span_type", "logfire.metrics", "request_data"}),
     ),
+    # A standalone Agent: its run and each component it runs, OpenInference's attributes on
+    # each; no Haystack tracer tags (haystack.*), no tool spans.
+    "haystack-openinference": Form(
+        frozenset({"Agent.run", "OpenAIChatGenerator.run", "ChatPromptBuilder.run"}),
+        frozenset({"llm.input_messages.0.message.role", "input.value", "output.value",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.function.name"}),
+        absent=frozenset({"haystack.component.input", "haystack.agent.step.llm.input"}),
+    ),
 }  # fmt: skip
 
 

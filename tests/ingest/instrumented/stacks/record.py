@@ -120,6 +120,9 @@ STACKS: dict[str, Stack] = {
               ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk")),
         Stack("pydantic-ai-otel", "pydantic_ai_agent", "openai",
               ("pydantic-ai-slim", "openai", "opentelemetry-sdk")),
+        Stack("haystack-openinference", "haystack_agent", "openai",
+              ("haystack-ai", "openai", "openinference-instrumentation-haystack",
+               "openinference-instrumentation", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
