@@ -123,6 +123,9 @@ STACKS: dict[str, Stack] = {
         Stack("haystack-openinference", "haystack_agent", "openai",
               ("haystack-ai", "openai", "openinference-instrumentation-haystack",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("adk-openinference", "adk_agent", "gemini",
+              ("google-adk", "google-genai", "openinference-instrumentation-google-adk",
+               "openinference-instrumentation", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
