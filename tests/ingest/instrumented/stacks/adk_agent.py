@@ -3,8 +3,9 @@ server's Gemini route, traced by ADK itself. Three stacks share this driver and 
 environment: content in spans, content in log records, and ADK's legacy schema (version 1:
 `call_llm` spans with `gcp.vertex.agent.*`); a fourth (`adk-openinference`, its own
 environment) adds OpenInference's Google ADK instrumentation to ADK's own tracing, as an
-application following OpenInference's instructions has both. The agent's tool-error callback tells the model
-the error, as the other frameworks do (ADK's default raises it out of the run)."""
+application following OpenInference's instructions has both. The agent's tool-error
+callback tells the model the error, as the other frameworks do (ADK's default raises it out
+of the run)."""
 
 from __future__ import annotations
 
