@@ -17,10 +17,26 @@ form (deepset-ai/haystack `haystack/tracing/utils.py`, `coerce_tag_value`). Deco
   next model call's input, as with the ToolInvoker component);
 - `haystack.agent.run` is the agent. Haystack records no session and never reports a
   failure on its spans (a tool's failure is in its result's `error`).
+
+OpenInference's Haystack instrumentation (Arize-ai/openinference `python/instrumentation/
+openinference-instrumentation-haystack/src/openinference/instrumentation/haystack/
+_wrappers.py`) wraps each component's `run` instead: a generator's span is an LLM span whose
+`input.value` / `output.value` are the run's arguments and result as JSON written with
+`default=str`, so each `ChatMessage` and `Tool` is its dataclass repr (`ChatMessage(_role=
+<ChatRole.TOOL: 'tool'>, _content=[ToolCallResult(result=..., origin=ToolCall(tool_name=...,
+arguments={...}, id=...), error=True)], ...)`; `Tool(name=..., parameters={...}, function=
+<function f at 0x...>)`), while its flattened `llm.input_messages` keep a message's text
+alone (a tool call's id, a tool result, every tool definition are only in the reprs). Those
+reprs are read here (`_from_repr`: a literal tree, never evaluated; `<...>` objects as their
+enum value or None) into the `to_dict()` shapes above; model and usage stay OpenInference's.
+An Agent run on its own (no Pipeline) runs its tools inside its own `run`: no tool span.
 """
 
 from __future__ import annotations
 
+import ast
+import io
+import tokenize
 from typing import Any
 
 from turnscore.ingest import attributes as A
@@ -43,6 +59,8 @@ from turnscore.ingest.model import SpanKind, ToolDef
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
+    if A.OI_SPAN_KIND in view.attributes and not _HS_KEYS.intersection(view.attributes):
+        return _openinference_chat(view, problems)
     if A.HS_TOOL_NAME in view.attributes:
         return _tool_step(view)
     for in_key, out_key in ((A.HS_STEP_LLM_INPUT, A.HS_STEP_LLM_OUTPUT),
@@ -132,6 +150,115 @@ def _tools(value: JsonValue, problems: Problems) -> tuple[ToolDef, ...] | None:
     return parse_tool_defs(plain, A.HS_STEP_LLM_INPUT, problems)
 
 
+# --- OpenInference's Haystack spans: dataclass reprs -----------------------------------
+
+_REPR_MARK = "ChatMessage("
+
+
+def _accepts(view: SpanView) -> bool:
+    """Haystack's own tags, or an OpenInference LLM span whose input holds ChatMessage reprs."""
+    if _HS_KEYS.intersection(view.attributes):
+        return True
+    inputs = as_str(view.get(A.OI_INPUT_VALUE)) or ""
+    return view.get(A.OI_SPAN_KIND) == "LLM" and _REPR_MARK in inputs
+
+
+def _openinference_chat(view: SpanView, problems: Problems) -> Decoded:
+    inputs = _reprs_read(json_or_text(view.get(A.OI_INPUT_VALUE)))
+    outputs = _reprs_read(json_or_text(view.get(A.OI_OUTPUT_VALUE)))
+    if not _is_chat(inputs, outputs):
+        return Decoded()
+    assert isinstance(inputs, dict)
+    return _chat(inputs, outputs, A.OI_INPUT_VALUE, problems)
+
+
+def _reprs_read(value: JsonValue) -> JsonValue:
+    """`{messages, tools}` / `{replies}` whose items are reprs, the items read."""
+    if not isinstance(value, dict):
+        return value
+    out = dict(value)
+    for key in ("messages", "replies", "tools"):
+        items = value.get(key)
+        if isinstance(items, list):
+            out[key] = [_from_repr(i) if isinstance(i, str) else i for i in items]
+    return out
+
+
+_CONTENT = {
+    "TextContent": lambda kw: {"text": kw.get("text")},
+    "ToolCall": lambda kw: {"tool_call": kw},
+    "ToolCallResult": lambda kw: {"tool_call_result": _origin_plain(kw)},
+}
+"""Content dataclasses as the key `ChatMessage.to_dict()` gives each (other parts, as
+`ReasoningContent`, keep their fields and are skipped by `_message`)."""
+
+
+def _origin_plain(fields: dict[str, Any]) -> dict[str, Any]:
+    """A result's `origin` is the ToolCall's own fields in `to_dict()`, not a content part."""
+    origin = fields.get("origin")
+    if isinstance(origin, dict) and isinstance(origin.get("tool_call"), dict):
+        return {**fields, "origin": origin["tool_call"]}
+    return fields
+
+
+def _from_repr(text: str) -> JsonValue:
+    """A dataclass repr as nested dicts (a class's keyword fields; `TextContent` and kin as
+    their `to_dict()` keys); the text itself when it is none."""
+    try:
+        tree = ast.parse(_angle_free(text), mode="eval")
+        return _node(tree.body)
+    except (SyntaxError, tokenize.TokenError, RecursionError):
+        return text
+
+
+def _angle_free(text: str) -> str:
+    """`text` with each `<...>` object repr replaced: an enum's (`<ChatRole.USER: 'user'>`)
+    by its value, any other (`<function f at 0x...>`) by None. Tokens, so a `<` inside a
+    string literal is left alone."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    spans: list[tuple[int, int, str]] = []
+    depth, begin, value, after_colon = 0, 0, "None", False
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        at = starts[tok.start[0] - 1] + tok.start[1]
+        if tok.type == tokenize.OP and tok.string == "<":
+            if depth == 0:
+                begin, value = at, "None"
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string == ">" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((begin, at + 1, value))
+        elif depth == 1 and after_colon and tok.type in (tokenize.STRING, tokenize.NUMBER):
+            value = tok.string  # an enum's `<Class.NAME: value>`
+        after_colon = depth == 1 and tok.type == tokenize.OP and tok.string == ":"
+    for begin, end, value in reversed(spans):
+        text = text[:begin] + value + text[end:]
+    return text
+
+
+def _node(node: ast.expr) -> JsonValue:
+    if isinstance(node, ast.Call):
+        fields = {k.arg: _node(k.value) for k in node.keywords if k.arg is not None}
+        name = node.func.id if isinstance(node.func, ast.Name) else (
+            node.func.attr if isinstance(node.func, ast.Attribute) else "")
+        if node.args:
+            fields.setdefault("args", [_node(a) for a in node.args])
+        return _CONTENT[name](fields) if name in _CONTENT else fields
+    if isinstance(node, ast.Dict):
+        return {str(_node(k)) if k is not None else "": _node(v)
+                for k, v in zip(node.keys, node.values, strict=True)}
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [_node(e) for e in node.elts]
+    try:  # constants and negative numbers; anything else (a bare name) as its source text
+        value = ast.literal_eval(node)
+    except ValueError:
+        return ast.unparse(node)
+    return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+
+
 def _tool_step(view: SpanView) -> Decoded:
     arguments = json_or_text(view.get(A.HS_STEP_TOOL_INPUT))
     if isinstance(arguments, dict) and "messages" in arguments and "state" in arguments:
@@ -147,14 +274,17 @@ def _tool_step(view: SpanView) -> Decoded:
                    tool_execution=execution(name, None, arguments, result, failed))
 
 
+_HS_KEYS = frozenset({
+    A.HS_COMPONENT_INPUT, A.HS_COMPONENT_OUTPUT, A.HS_STEP_LLM_INPUT, A.HS_STEP_LLM_OUTPUT,
+    A.HS_STEP_TOOL_INPUT, A.HS_STEP_TOOL_OUTPUT, A.HS_TOOL_NAME, A.HS_AGENT_INPUT,
+    A.HS_AGENT_MAX_STEPS,
+})  # fmt: skip
+
 HAYSTACK = Convention(
     "haystack",
     decode,
-    markers=frozenset({
-        A.HS_COMPONENT_INPUT, A.HS_COMPONENT_OUTPUT, A.HS_STEP_LLM_INPUT, A.HS_STEP_LLM_OUTPUT,
-        A.HS_STEP_TOOL_INPUT, A.HS_STEP_TOOL_OUTPUT, A.HS_TOOL_NAME, A.HS_AGENT_INPUT,
-        A.HS_AGENT_MAX_STEPS,
-    }),
+    markers=_HS_KEYS | {A.OI_SPAN_KIND},
+    accepts=_accepts,
     content_keys=(
         A.HS_COMPONENT_INPUT, A.HS_COMPONENT_OUTPUT, A.HS_STEP_LLM_INPUT, A.HS_STEP_LLM_OUTPUT,
         A.HS_STEP_TOOL_INPUT, A.HS_STEP_TOOL_OUTPUT, A.HS_AGENT_INPUT, A.HS_AGENT_OUTPUT,

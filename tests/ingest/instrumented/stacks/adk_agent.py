@@ -1,8 +1,11 @@
 """A Google ADK `LlmAgent` on ADK's native Gemini model (google-genai) against the scripted
 server's Gemini route, traced by ADK itself. Three stacks share this driver and one
 environment: content in spans, content in log records, and ADK's legacy schema (version 1:
-`call_llm` spans with `gcp.vertex.agent.*`). The agent's tool-error callback tells the model
-the error, as the other frameworks do (ADK's default raises it out of the run)."""
+`call_llm` spans with `gcp.vertex.agent.*`); a fourth (`adk-openinference`, its own
+environment) adds OpenInference's Google ADK instrumentation to ADK's own tracing, as an
+application following OpenInference's instructions has both. The agent's tool-error
+callback tells the model the error, as the other frameworks do (ADK's default raises it out
+of the run)."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ ENVS: dict[str, dict[str, str]] = {
     "adk-spans": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
     "adk-events": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "EVENT_ONLY"},
     "adk-legacy": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"},
+    "adk-openinference": {},
 }
 
 
@@ -51,7 +55,11 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with providers(stack, out, scenario):
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        if stack == "adk-openinference":
+            from openinference.instrumentation.google_adk import GoogleADKInstrumentor
+
+            GoogleADKInstrumentor().instrument(tracer_provider=tracer_provider)
         asyncio.run(converse(base_url, stack, scenario))
 
 

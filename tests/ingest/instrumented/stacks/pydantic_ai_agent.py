@@ -1,6 +1,8 @@
 """A Pydantic AI `Agent` on its OpenAI chat model, instrumented through Logfire
-(`logfire.instrument_pydantic_ai()`, the data format Pydantic AI defaults to); the next
-turn continues the conversation with `message_history`. A failing tool tells the model
+(`pydantic-ai-logfire`: `logfire.instrument_pydantic_ai()`) or with plain OpenTelemetry
+(`pydantic-ai-otel`: the agent's `instrument` set to `InstrumentationSettings(...)` on
+the driver's providers, no Logfire installed), both in the data format Pydantic AI defaults
+to; the next turn continues the conversation with `message_history`. A failing tool tells the model
 through `ToolFailed`, as Pydantic AI asks of a failure the model should see."""
 
 from __future__ import annotations
@@ -12,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
-from tests.ingest.instrumented.stacks.common import AGENT_NAME, main
-from tests.ingest.instrumented.stacks.logfire_setup import logfire_configured
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
@@ -30,7 +31,7 @@ def _failing_to_the_model(fn: Callable[..., Any]) -> Callable[..., Any]:
     return tool
 
 
-def converse(base_url: str, scenario: str) -> None:
+def converse(base_url: str, scenario: str, instrument: Any = None) -> None:
     from openai import AsyncOpenAI
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
@@ -42,6 +43,9 @@ def converse(base_url: str, scenario: str) -> None:
         model, system_prompt=SYSTEM_PROMPT, name=AGENT_NAME,
         tools=[_failing_to_the_model(fn) for fn in FUNCTIONS],
     )  # fmt: skip
+    if instrument is not None:
+        # An `Agent(instrument=...)` argument in 1.x; a property of the agent since 2.0.
+        agent.instrument = instrument
     history: list[Any] = []
     for turn in SCENARIOS[scenario].turns:
         result = agent.run_sync(turn.request, message_history=history)
@@ -49,6 +53,14 @@ def converse(base_url: str, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    if stack == "pydantic-ai-otel":
+        from pydantic_ai.models.instrumented import InstrumentationSettings
+
+        with providers(stack, out, scenario) as (tracer_provider, _):
+            converse(base_url, scenario, InstrumentationSettings(tracer_provider=tracer_provider))
+        return
+    from tests.ingest.instrumented.stacks.logfire_setup import logfire_configured
+
     with logfire_configured(stack, out, scenario) as logfire:
         logfire.instrument_pydantic_ai()
         converse(base_url, scenario)

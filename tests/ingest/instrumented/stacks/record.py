@@ -133,6 +133,14 @@ STACKS: dict[str, Stack] = {
               ("llama-index-core", "llama-index-llms-openai", "openai",
                "opentelemetry-instrumentation-llamaindex", "opentelemetry-instrumentation-openai",
                "opentelemetry-sdk")),
+        Stack("pydantic-ai-otel", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "openai", "opentelemetry-sdk")),
+        Stack("haystack-openinference", "haystack_agent", "openai",
+              ("haystack-ai", "openai", "openinference-instrumentation-haystack",
+               "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("adk-openinference", "adk_agent", "gemini",
+              ("google-adk", "google-genai", "openinference-instrumentation-google-adk",
+               "openinference-instrumentation", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
