@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Self
+from typing import Self, TypeVar
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from turnscore.ingest.conventions.values import JsonValue, load
 from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
@@ -68,19 +69,47 @@ class Decoded(Struct, frozen=True, gc=False):
     response_id: str | None = None
 
     def fill(self, other: Decoded) -> Self:
-        """Fields still None here taken from `other` (self has precedence)."""
+        """Fields still None here taken from `other` (self has precedence); of a tool
+        execution, and of each tool definition (by name), the parts still None too: two
+        conventions on one span may each capture part of them (ADK's `gen_ai.*` without
+        content beside OpenInference's `output.value` and `llm.tools`)."""
         mine = [getattr(self, name) for name in _DECODED_FIELDS]
         changed = False
         for i, name in enumerate(_DECODED_FIELDS):
             if mine[i] is None and (theirs := getattr(other, name)) is not None:
                 mine[i] = theirs
                 changed = True
+        for i, name in _PARTWISE:
+            if mine[i] is not None and (theirs := getattr(other, name)) is not None:
+                filled = _fill_tools(mine[i], theirs) if name == "tool_definitions" \
+                    else _fill_parts(mine[i], theirs)
+                changed = changed or filled is not mine[i]
+                mine[i] = filled
         # Positional construction: `dataclasses.replace` per merge was a tenth of decoding.
         return type(self)(*mine) if changed else self
 
 
 # In declaration order, which `fill` relies on to construct positionally.
 _DECODED_FIELDS = Decoded.__struct_fields__
+_PARTWISE = tuple((i, n) for i, n in enumerate(_DECODED_FIELDS)
+                  if n in ("tool_definitions", "tool_execution"))
+
+S = TypeVar("S", ToolDef, ToolExecution)
+
+
+def _fill_parts(mine: S, theirs: S) -> S:
+    """`mine` with its None fields taken from `theirs`, when both name the same tool."""
+    if mine.name != theirs.name:
+        return mine
+    changes = {f: v for f in mine.__struct_fields__
+               if getattr(mine, f) is None and (v := getattr(theirs, f)) is not None}
+    return replace(mine, **changes) if changes else mine
+
+
+def _fill_tools(mine: tuple[ToolDef, ...], theirs: tuple[ToolDef, ...]) -> tuple[ToolDef, ...]:
+    by_name = {t.name: t for t in theirs}
+    filled = tuple(_fill_parts(t, by_name[t.name]) if t.name in by_name else t for t in mine)
+    return mine if all(a is b for a, b in zip(filled, mine, strict=True)) else filled
 
 
 @dataclass(frozen=True, slots=True)

@@ -908,7 +908,10 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
     "tool_id", "tool_output": ToolOutput, "return_direct"}`, llama-index-core
     `agent/workflow/workflow_events.py`: the output's, with the call id), a LangChain
     `ToolMessage` (plain or `lc` constructor form, bare or under `{"output": ...}` as
-    OpenLLMetry records it: its content, `tool_call_id`, `status`).
+    OpenLLMetry records it: its content, `tool_call_id`, `status`), a Gemini
+    `FunctionResponse` dump (`{"id", "name", "response"}`, as OpenInference's Google ADK
+    instrumentation records a tool's output: its response, as a `function_response` part
+    reads).
     Anything else is the result as it is.
     """
     if isinstance(value, str) and not value.lstrip().startswith("{"):
@@ -926,6 +929,9 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
             return result, as_str(parsed["tool_id"]), failed
     if isinstance(parsed, dict) and "raw_output" in parsed and "blocks" in parsed:
         return block_result_text(parsed["raw_output"]), None, parsed.get("is_error") is True
+    if isinstance(parsed, dict) and {"name", "response"} <= parsed.keys() <= _FUNCTION_RESPONSE:
+        part = tool_result(parsed.get("id"), parsed["response"], parsed["name"])
+        return part.text, part.call_id, part.is_error
     wrapped = parsed.get("output") if isinstance(parsed, dict) and len(parsed) <= 2 else None
     for candidate in (parsed, wrapped):
         message = tool_message(candidate)
@@ -935,6 +941,10 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
     if value is None:
         return None, None, False
     return (value if isinstance(value, str) else block_result_text(value)), None, False
+
+
+_FUNCTION_RESPONSE = frozenset({"id", "name", "response", "will_continue", "scheduling", "parts"})
+"""The fields of google-genai's `FunctionResponse`."""
 
 
 def tool_message(output: JsonValue) -> Message | None:

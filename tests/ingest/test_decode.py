@@ -480,3 +480,22 @@ def test_older_mlflow_chat_messages_split_into_history_and_answer() -> None:
     assert error is None and span.kind is SpanKind.LLM and span.convention == "mlflow"
     assert [m.text for m in span.input_messages or ()] == ["q"]
     assert [m.text for m in span.output_messages or ()] == ["a"]
+
+
+def test_two_conventions_fill_each_others_tool_parts() -> None:
+    """One span, two conventions each capturing part of a tool's execution and definitions
+    (ADK's `gen_ai.*` without content, OpenInference's `output.value` and `llm.tools`):
+    the first keeps precedence, its missing parts come from the second, by tool name."""
+    from turnscore.ingest.conventions.base import Decoded
+    from turnscore.ingest.model import ToolDef, ToolExecution
+
+    first = Decoded(tool_execution=ToolExecution("calc", call_id="c1"),
+                    tool_definitions=(ToolDef("calc", "Adds."), ToolDef("other")))
+    second = Decoded(tool_execution=ToolExecution("calc", call_id="x", result="395"),
+                     tool_definitions=(ToolDef("calc", "Sums.", '{"type":"object"}'),))
+    filled = first.fill(second)
+    assert filled.tool_execution == ToolExecution("calc", call_id="c1", result="395")
+    assert filled.tool_definitions == (ToolDef("calc", "Adds.", '{"type":"object"}'),
+                                       ToolDef("other"))
+    other_tool = Decoded(tool_execution=ToolExecution("search", result="r"))
+    assert first.fill(other_tool).tool_execution == first.tool_execution

@@ -153,14 +153,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "one invoke_agent span (the last call's keys win, the first call's tool_calls stay "
            "beside the answer's text); the calls survive only as one operation.details log "
            "record each on that span, and decode makes one model call of one span"),
-    NotYet("adk-openinference", _ADK_OI_TOOLS, ("call.result",),
-           "the execute_tool span's result is OpenInference's output.value; ADK's gen_ai "
-           "attributes (no content captured) decode first and Decoded.fill takes their "
-           "tool_execution whole, result None"),
-    NotYet("adk-openinference", ("*",), ("tools",),
-           "ADK's gen_ai.tool.definitions without content capture have parameters null; the "
-           "schemas are OpenInference's llm.tools on the same span, and Decoded.fill takes "
-           "the first convention's definitions whole"),
 )  # fmt: skip
 
 
