@@ -151,7 +151,19 @@ def _print_summary(report: IngestReport, console: Console) -> None:
         table.add_row(what, f"{count:,}")
     table.add_row("seconds", f"{report.seconds:.2f}")
     console.print(table)
+    if report.turn_status:
+        statuses = ", ".join(f"{n:,} {s}" for s, n in report.turn_status.items())
+        console.print(f"turns of this run by status: {statuses}", highlight=False)
     _print_problems(report, console)
+
+
+def turn_issues(report: IngestReport) -> str | None:
+    """One line on the run's turns that assembly could not trust, when there are any."""
+    if not report.turn_issues:
+        return None
+    counts = ", ".join(f"{issue} {n:,}" for issue, n in report.turn_issues.items())
+    return (f"turns with issues: {counts} (of {sum(report.turn_status.values()):,} turns; "
+            "per agent and convention: turnscore query turn_quality)")
 
 
 def _print_problems(report: IngestReport, console: Console) -> None:
@@ -159,6 +171,8 @@ def _print_problems(report: IngestReport, console: Console) -> None:
     # One line each, never wrapped: stderr of a scheduled run is read with grep.
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True)
+    if issues := turn_issues(report):
+        console.print(f"[yellow]note:[/yellow] {escape(issues)}", highlight=False, soft_wrap=True)
     if report.error:
         console.print(
             f"[red]failed:[/red] {escape(report.error)}", highlight=False, soft_wrap=True

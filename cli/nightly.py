@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from turnscore.cli.engine import DataRoot, Engine, EngineOption, RayAddress, data_root_of
+from turnscore.cli.ingest import turn_issues
 from turnscore.cli.options import (
     EXIT_FOR_OUTCOME,
     Config,
@@ -31,6 +32,7 @@ from turnscore.warehouse.config import Config as NightlyConfig
 from turnscore.warehouse.config import JudgeMode, load_config
 
 if TYPE_CHECKING:
+    from turnscore.warehouse.ingest_run import IngestReport
     from turnscore.warehouse.nightly import NightlyReport
     from turnscore.warehouse.ray_run import OnRay
 
@@ -135,6 +137,7 @@ def print_summary(report: NightlyReport, console: Console) -> None:
     table.add_row("spans", f"{ingest.spans} ({ingest.new_spans} new)" if ingest else "-")
     table.add_row("turns", f"{ingest.turns_new} new, {ingest.turns_rebuilt} rebuilt, "
                   f"{ingest.turns_unchanged} unchanged" if ingest else "-")
+    table.add_row("turn issues", _issues(ingest))
     table.add_row("labels", f"{labels.cases_read} read ({labels.cases_new} new, "
                   f"{labels.cases_updated} updated), {labels.unmatched_cases} unmatched"
                   if labels else "no labels configured")
@@ -147,11 +150,21 @@ def print_summary(report: NightlyReport, console: Console) -> None:
     console.print(table)
 
 
+def _issues(ingest: IngestReport | None) -> str:
+    if ingest is None:
+        return "-"
+    if not ingest.turn_issues:
+        return "none"
+    return ", ".join(f"{issue} {n:,}" for issue, n in ingest.turn_issues.items())
+
+
 def print_problems(report: NightlyReport, console: Console) -> None:
     """The notes, what went wrong and where the run stopped: all that `--quiet` keeps (on
     stderr), one line each."""
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}", soft_wrap=True)
+    if report.ingest and (issues := turn_issues(report.ingest)):
+        console.print(f"[yellow]note:[/yellow] {escape(issues)}", soft_wrap=True)
     for note in report.score.judge_notes if report.score else ():
         console.print(f"[yellow]judge:[/yellow] {escape(note)}", soft_wrap=True)
     if report.outcome.value != "ok":

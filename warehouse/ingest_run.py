@@ -46,6 +46,7 @@ import duckdb
 import pyarrow as pa
 
 from turnscore.errors import TurnscoreError
+from turnscore.ingest.assemble import ISSUES
 from turnscore.ingest.formats import INPUT_SUFFIXES_HELP, Limits
 from turnscore.ingest.otlp import folders_without_input
 from turnscore.ingest.pipeline import IngestBatch, IngestedFile, ProgressFn, ingest_paths
@@ -87,6 +88,14 @@ UNLOADED_DIR = ".unloaded-turns"
 """Under the warehouse folder: one marker per ingest run whose `turns/` writes are not
 (yet) committed to the warehouse (see the module doc)."""
 KNOWN_FILE_KEYS = "SELECT file_key FROM ingested_files"
+# What the run's turns say of themselves, from its own files (never a scan of `turns`).
+TURN_QUALITY = """
+SELECT 'status' AS kind, status AS name, count(*) FROM read_parquet($files) GROUP BY status
+UNION ALL
+SELECT 'issue', issue, count(*)
+FROM (SELECT unnest(issues) AS issue FROM read_parquet($files))
+GROUP BY issue
+"""
 # Staged: the keys only. The rows go from the files straight into `turns`, new ones by a
 # plain INSERT: INSERT OR REPLACE checks every row against the key for a conflict and
 # costs twice as much (measured), and most turns of a run are new.
@@ -210,6 +219,11 @@ class IngestReport:
     """Paths skipped, with the reason."""
     notes: tuple[str, ...] = field(default=())
     """What is worth saying but is no input error: a folder given with no input file."""
+    turn_status: dict[str, int] = field(default_factory=dict)
+    """The run's turns (new, rebuilt and unchanged) by status."""
+    turn_issues: dict[str, int] = field(default_factory=dict)
+    """The run's turns with each issue (`turns.issues`: what assembly could not trust,
+    such as content not captured), in `turnscore.ingest.assemble.ISSUES` order."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -356,6 +370,7 @@ def load_batch(
             con.execute(INSERT_ERRORS, [batch.ingest_id, now])
             con.execute(INSERT_FILES, [batch.ingest_id, now])
             outcome, failure = _outcome(batch, errors, known)
+            status, issues = _turn_quality(con, [*recovered, *batch.turn_files])
             report = IngestReport(
                 run_id=batch.ingest_id,
                 outcome=outcome,
@@ -374,6 +389,8 @@ def load_batch(
                 skipped=tuple(f"{s.path}: {s.reason}" for s in batch.skipped),
                 error=failure,
                 notes=notes,
+                turn_status=status,
+                turn_issues=issues,
             )
             finish_ingest_run(con, report)
             record_commit(con, batch.ingest_id)
@@ -418,6 +435,23 @@ def _upsert(con: duckdb.DuckDBPyConnection, turn_files: Sequence[Path], *,
             con.execute(REPLACE_CHANGED_TURNS, step)
         con.execute(RECORD_STAGED_IDS)
     return staged, new, changed
+
+
+def _turn_quality(con: duckdb.DuckDBPyConnection,
+                  turn_files: Sequence[Path]) -> tuple[dict[str, int], dict[str, int]]:
+    """The turns of `turn_files` by status, and how many have each issue."""
+    if not turn_files:
+        return {}, {}
+    rows = con.execute(TURN_QUALITY, {"files": [str(p) for p in turn_files]}).fetchall()
+    status = {name: n for kind, name, n in sorted(rows, key=_status_order) if kind == "status"}
+    found = {name: n for kind, name, n in rows if kind == "issue"}
+    return status, {i: found[i] for i in ISSUES if i in found}
+
+
+def _status_order(row: tuple[str, str, int]) -> tuple[int, str]:
+    """`ok`, `error`, `incomplete`, then any other status by name."""
+    order = ("ok", "error", "incomplete")
+    return (order.index(row[1]) if row[1] in order else len(order), row[1])
 
 
 def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> int:

@@ -14,6 +14,7 @@ import typer
 import zstandard
 from typer.testing import CliRunner
 
+from tests.warehouse.test_ingest_run import capture_off_export
 from turnscore.cli.ingest import ingest_cli
 from turnscore.cli.options import EXIT_BUSY, EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from turnscore.ingest.formats import COMPRESSED_SUFFIXES, INPUT_SUFFIXES, INPUT_SUFFIXES_HELP
@@ -319,3 +320,23 @@ def test_the_readme_names_the_input_suffixes_the_code_takes() -> None:
     assert found, "README no longer says which files a folder gives"
     assert found.group(1).split() == list(INPUT_SUFFIXES)
     assert found.group(2).replace("`", "").split("/") == list(COMPRESSED_SUFFIXES)
+
+
+def test_turns_with_issues_are_a_note_not_a_failure(
+    app: typer.Typer, runner: CliRunner, tmp_path: Path
+) -> None:
+    """Content not captured is no input error (exit 0), but the summary says so, with
+    `--quiet` too, and where to look."""
+    capture_off_export(tmp_path / "in")
+    outputs = []
+    for flags, wh in (([], "wh"), (["--quiet"], "wh-quiet")):
+        result = runner.invoke(
+            app, ["ingest", str(tmp_path / "in"), "--warehouse", str(tmp_path / wh), *flags]
+        )
+        assert result.exit_code == EXIT_OK, result.output
+        assert ("turns with issues: request_not_captured 1, answer_not_captured 1, "
+                "model_call_without_content 1 (of 2 turns; per agent and convention: "
+                "turnscore query turn_quality)") in " ".join(result.output.split())
+        outputs.append(result.output)
+    assert "turns of this run by status: 1 ok, 1 incomplete" in outputs[0]
+    assert "by status" not in outputs[1]  # --quiet drops the tables, keeps the note

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -17,6 +17,7 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
+from turnscore.ingest.assemble import ISSUES
 from turnscore.ingest.turn import Call, Tool, Turn, turns_to_arrow
 from turnscore.queries import (
     AGENT_MACRO,
@@ -192,6 +193,35 @@ def test_tool_errors(con: duckdb.DuckDBPyConnection) -> None:
         == {"tool": "weather", "calls": 3, "turns": 2, "errors": 1, "no_result": 1, "p50_ms": 200.0}
     assert weather["error_rate"] == pytest.approx(1 / 3)
     assert weather["p95_ms"] == pytest.approx(290.0)
+
+
+def test_turn_quality_counts_each_issue_per_agent_and_convention(
+        con: duckdb.DuckDBPyConnection) -> None:
+    """A stack whose content was not captured shows up by agent and convention, one column
+    per issue `assemble` can raise."""
+    untrusted = (
+        replace(TURNS[0], turn_id="q1", convention="openinference", final_answer=None,
+                status="incomplete", issues=("answer_not_captured",)),
+        replace(TURNS[0], turn_id="q2", convention="openinference", tools_source="none",
+                issues=("request_not_captured", "call_content_not_captured")),
+    )
+    con.register("_more", turns_to_arrow(untrusted))
+    con.execute("INSERT INTO turns SELECT * FROM _more")
+    rows = _rows(con, "SELECT * FROM turn_quality")
+    assert [(r["agent"], r["convention"], r["turns"], r["with_issues"]) for r in rows] == [
+        ("weather", "openinference", 2, 2), ("booking-svc", "", 1, 0), ("weather", "", 3, 0)]
+    first = rows[0]
+    assert {k: first[k] for k in ("ok", "errors", "incomplete", "no_answer", "no_tools",
+                                  *ISSUES)} == {
+        "ok": 1, "errors": 0, "incomplete": 1, "no_answer": 1, "no_tools": 1,
+        "request_not_captured": 1, "answer_not_captured": 1, "model_call_without_content": 0,
+        "unreconciled_calls": 0, "call_content_not_captured": 1}
+
+
+def test_turn_quality_has_a_column_for_every_issue() -> None:
+    """The view spells the issue names; `assemble.ISSUES` is where they are defined."""
+    view = next(v for v in load_views() if v.name == "turn_quality")
+    assert set(ISSUES) <= {c.name for c in view.columns}
 
 
 def test_daily_trends(con: duckdb.DuckDBPyConnection) -> None:

@@ -14,7 +14,11 @@ from typing import Any
 import duckdb
 import pytest
 import zstandard
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+from tests.ingest.instrumented.export import FileSpanExporter
 from turnscore.ingest.schema import TURN_FIELDS
 from turnscore.warehouse.db import DB_FILE
 from turnscore.warehouse.errors import InvalidOption, WarehouseBusy
@@ -379,3 +383,41 @@ def test_scores_of_a_removed_turn_move_to_history(tmp_path: Path) -> None:
                       "(SELECT turn_id FROM turns)") == [(0,)]
     assert {r[0] for r in _query(wh, "SELECT turn_id FROM scores_history")} == retired
     assert _query(wh, "SELECT count(*) FROM scores_history") == [(2 * len(retired),)]
+
+
+def capture_off_export(folder: Path) -> None:
+    """Two model calls in their own traces, exported by the OTel SDK: one with its
+    messages, one as an instrumentation records it with content capture off (usage only)."""
+    provider = TracerProvider(resource=Resource({"service.name": "weather-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(folder, "capture")))
+    tracer = provider.get_tracer("weather-agent")
+    said = {
+        "gen_ai.input.messages": json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}]),
+        "gen_ai.output.messages": json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": "Sunny."}],
+              "finish_reason": "stop"}]),
+    }
+    for content in (said, {}):
+        with tracer.start_as_current_span("chat gpt-4o", attributes={
+            "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+            "gen_ai.usage.input_tokens": 12, "gen_ai.usage.output_tokens": 3, **content,
+        }):
+            pass
+    provider.shutdown()
+
+
+def test_the_report_says_how_many_turns_have_each_status_and_issue(tmp_path: Path) -> None:
+    """A stack recorded without content gives turns nobody should score blindly: the run's
+    report counts them by issue, as the `turns` rows say."""
+    capture_off_export(tmp_path / "in")
+    wh = tmp_path / "wh"
+    first = run_ingest([tmp_path / "in"], wh)
+    statuses = dict(_query(wh, "SELECT status, count(*) FROM turns GROUP BY status"))
+    issues = dict(_query(wh, "SELECT issue, count(*) FROM "
+                             "(SELECT unnest(issues) AS issue FROM turns) GROUP BY issue"))
+    assert first.turn_status == statuses and sum(statuses.values()) == 2
+    assert first.turn_issues == issues
+    assert first.turn_status == {"ok": 1, "incomplete": 1}  # in this order, ok first
+    assert list(first.turn_issues.items()) == [
+        ("request_not_captured", 1), ("answer_not_captured", 1), ("model_call_without_content", 1)]
