@@ -316,3 +316,26 @@ def test_agents_are_named_as_the_views_name_them(tmp_path: Path) -> None:
     data = _load(tmp_path / "wh", Period(day, day))
     assert viewed == {"agent-x", "svc-a", "svc-b", None}  # None: a turn without either
     assert data.totals.agents == len(viewed)
+
+
+def test_turns_with_issues_are_counted_per_agent_convention_and_issue(tmp_path: Path) -> None:
+    """The stacks whose turns assembly could not trust, in the data-quality section."""
+    from dataclasses import replace
+
+    turns = [make_turn(i) for i in range(4)]
+    turns[0] = replace(turns[0], agent_name="blind", convention="openinference",
+                       issues=("request_not_captured", "answer_not_captured")).with_hash()
+    turns[1] = replace(turns[1], agent_name="blind", convention="openinference",
+                       issues=("answer_not_captured",)).with_hash()
+    con = open_warehouse(tmp_path / "wh")
+    load_turns(con, turns)
+    con.close()
+    day = turns[0].started_at.date()
+    data = _load(tmp_path / "wh", Period(day, day))
+    assert [(r.agent, r.convention, r.issue, r.turns) for r in data.turn_issues] == [
+        ("blind", "openinference", "answer_not_captured", 2),
+        ("blind", "openinference", "request_not_captured", 1),
+    ]
+    build_report(tmp_path / "wh", out=tmp_path / "r.html", start=day, end=day)
+    page = (tmp_path / "r.html").read_text()
+    assert "Turns with issues" in page and "request_not_captured" in page

@@ -225,6 +225,15 @@ class FailedTurn:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnIssueRow:
+    agent: str
+    convention: str
+    issue: str
+    """One of `turnscore.ingest.assemble.ISSUES`."""
+    turns: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunProblem:
     run_id: str
     kind: str
@@ -264,6 +273,7 @@ class ReportData:
     ingest_errors: Listed[IngestErrorRow]
     errored_scores: Listed[ErroredScore]
     failed_turns: Listed[FailedTurn]
+    turn_issues: tuple[TurnIssueRow, ...]
     run_problems: Listed[RunProblem]
 
     def stat(self, scorer: str, agent: str | None = None, *,
@@ -319,6 +329,7 @@ def load_report_data(con: duckdb.DuckDBPyConnection, period: Period, *,
         ingest_errors=_listed(con, sql.INGEST_ERRORS, p, IngestErrorRow),
         errored_scores=_listed(con, sql.ERRORED_SCORES, p, ErroredScore),
         failed_turns=_listed(con, sql.FAILED_TURNS, p, FailedTurn),
+        turn_issues=_rows(con, sql.TURN_ISSUES, p, TurnIssueRow),
         run_problems=_listed(con, sql.RUN_PROBLEMS, p, RunProblem),
     )
 

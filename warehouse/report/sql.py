@@ -232,6 +232,16 @@ FROM pt WHERE status <> 'ok'
 ORDER BY started_at, turn_id
 """
 
+# What assembly could not trust (`turns.issues`), per agent and convention: the stacks whose
+# content was not captured, or is read only in part.
+TURN_ISSUES = f"""
+WITH {_PERIOD}
+SELECT agent, convention, issue, count(*) AS turns
+FROM (SELECT agent, convention, unnest(issues) AS issue FROM pt)
+GROUP BY ALL
+ORDER BY turns DESC, agent, convention, issue
+"""
+
 RUN_PROBLEMS = """
 SELECT run_id, kind, started_at, outcome, error
 FROM runs

@@ -155,6 +155,13 @@ def data_quality(data: ReportData) -> str:
         [[t.turn_id, t.agent, t.status, _clip(t.error)] for t in data.failed_turns.rows],
     ) if data.failed_turns.rows else note("Every turn completed."))
 
+    parts.append("<h3>Turns with issues</h3>")
+    parts.append(table(
+        ["agent", "convention", "issue", "turns"],
+        [[r.agent, r.convention, r.issue, r.turns] for r in data.turn_issues],
+    ) if data.turn_issues else note("Assembly trusted every turn: requests, answers and "
+                                     "calls were all captured."))
+
     parts.append(f"<h3>Runs not ok ({data.run_problems.total:,})</h3>")
     parts.append(_shown(data.run_problems))
     parts.append(table(
