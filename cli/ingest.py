@@ -154,6 +154,8 @@ def _print_summary(report: IngestReport, console: Console) -> None:
     if report.turn_status:
         statuses = ", ".join(f"{n:,} {s}" for s, n in report.turn_status.items())
         console.print(f"turns of this run by status: {statuses}", highlight=False)
+        decoders = ", ".join(f"{c or '(none)'} {n:,}" for c, n in report.turn_conventions.items())
+        console.print(f"turns of this run by convention: {escape(decoders)}", highlight=False)
     _print_problems(report, console)
 
 

@@ -92,6 +92,8 @@ KNOWN_FILE_KEYS = "SELECT file_key FROM ingested_files"
 TURN_QUALITY = """
 SELECT 'status' AS kind, status AS name, count(*) FROM read_parquet($files) GROUP BY status
 UNION ALL
+SELECT 'convention', convention, count(*) FROM read_parquet($files) GROUP BY convention
+UNION ALL
 SELECT 'issue', issue, count(*)
 FROM (SELECT unnest(issues) AS issue FROM read_parquet($files))
 GROUP BY issue
@@ -224,6 +226,9 @@ class IngestReport:
     turn_issues: dict[str, int] = field(default_factory=dict)
     """The run's turns with each issue (`turns.issues`: what assembly could not trust,
     such as content not captured), in `turnscore.ingest.assemble.ISSUES` order."""
+    turn_conventions: dict[str, int] = field(default_factory=dict)
+    """The run's turns by the decoders that produced them (`turns.convention`), most first:
+    what turnscore took a stack's spans for."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -370,7 +375,7 @@ def load_batch(
             con.execute(INSERT_ERRORS, [batch.ingest_id, now])
             con.execute(INSERT_FILES, [batch.ingest_id, now])
             outcome, failure = _outcome(batch, errors, known)
-            status, issues = _turn_quality(con, [*recovered, *batch.turn_files])
+            status, issues, conventions = _turn_quality(con, [*recovered, *batch.turn_files])
             report = IngestReport(
                 run_id=batch.ingest_id,
                 outcome=outcome,
@@ -391,6 +396,7 @@ def load_batch(
                 notes=notes,
                 turn_status=status,
                 turn_issues=issues,
+                turn_conventions=conventions,
             )
             finish_ingest_run(con, report)
             record_commit(con, batch.ingest_id)
@@ -437,15 +443,18 @@ def _upsert(con: duckdb.DuckDBPyConnection, turn_files: Sequence[Path], *,
     return staged, new, changed
 
 
-def _turn_quality(con: duckdb.DuckDBPyConnection,
-                  turn_files: Sequence[Path]) -> tuple[dict[str, int], dict[str, int]]:
-    """The turns of `turn_files` by status, and how many have each issue."""
+def _turn_quality(con: duckdb.DuckDBPyConnection, turn_files: Sequence[Path]
+                  ) -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
+    """The turns of `turn_files` by status, by issue and by convention."""
     if not turn_files:
-        return {}, {}
+        return {}, {}, {}
     rows = con.execute(TURN_QUALITY, {"files": [str(p) for p in turn_files]}).fetchall()
     status = {name: n for kind, name, n in sorted(rows, key=_status_order) if kind == "status"}
     found = {name: n for kind, name, n in rows if kind == "issue"}
-    return status, {i: found[i] for i in ISSUES if i in found}
+    conventions = sorted(((n, name) for kind, name, n in rows if kind == "convention"),
+                         key=lambda c: (-c[0], c[1]))
+    return (status, {i: found[i] for i in ISSUES if i in found},
+            {name: n for n, name in conventions})
 
 
 def _status_order(row: tuple[str, str, int]) -> tuple[int, str]:

@@ -339,4 +339,5 @@ def test_turns_with_issues_are_a_note_not_a_failure(
                 "turnscore query turn_quality)") in " ".join(result.output.split())
         outputs.append(result.output)
     assert "turns of this run by status: 1 ok, 1 incomplete" in outputs[0]
+    assert "turns of this run by convention: otel-genai 2" in outputs[0]
     assert "by status" not in outputs[1]  # --quiet drops the tables, keeps the note

@@ -419,5 +419,6 @@ def test_the_report_says_how_many_turns_have_each_status_and_issue(tmp_path: Pat
     assert first.turn_status == statuses and sum(statuses.values()) == 2
     assert first.turn_issues == issues
     assert first.turn_status == {"ok": 1, "incomplete": 1}  # in this order, ok first
+    assert first.turn_conventions == {"otel-genai": 2}
     assert list(first.turn_issues.items()) == [
         ("request_not_captured", 1), ("answer_not_captured", 1), ("model_call_without_content", 1)]
