@@ -346,12 +346,47 @@ def _message_events(view: SpanView, problems: Problems) -> Decoded:
         return Decoded()
     has_input = any(e.name in _MESSAGE_EVENTS for e in view.events)
     has_output = any(e.name == A.EV_CHOICE for e in view.events)
-    input_messages = tuple(inputs) if has_input else None
+    input_messages = _results_once(inputs) if has_input else None
     return Decoded(
         input_messages=input_messages,
         output_messages=tuple(outputs) if has_output else None,
         system_instructions=system_text(input_messages),
     )
+
+
+def _results_once(messages: list[Message]) -> tuple[Message, ...]:
+    """The messages with each tool result once: a result a tool message gave, repeated by a
+    later message by call id, is dropped there, its failure flag kept on the first.
+
+    The botocore instrumentation's Bedrock events send a user message holding `toolResult`
+    blocks twice: one `gen_ai.tool.message` per block (its `id` and `content`, no `status`),
+    then the `gen_ai.user.message` whose content is the blocks as sent, `status: error` on a
+    failed one (open-telemetry/opentelemetry-python-contrib `instrumentation/
+    opentelemetry-instrumentation-botocore/src/opentelemetry/instrumentation/botocore/
+    extensions/bedrock_utils.py`, `message_to_event`)."""
+    given: set[str] = set()
+    failed: set[str] = set()
+    kept: list[Message] = []
+    for message in messages:
+        parts = []
+        for part in message.parts:
+            cid = part.call_id
+            if part.type is not PartType.TOOL_RESULT or cid is None or cid not in given:
+                parts.append(part)
+                if part.type is PartType.TOOL_RESULT and cid is not None:
+                    given.add(cid)
+            elif part.is_error:
+                failed.add(cid)
+        if parts or not message.parts:
+            kept.append(message if len(parts) == len(message.parts)
+                        else replace(message, parts=tuple(parts)))  # fmt: skip
+    if not failed:
+        return tuple(kept)
+    return tuple(
+        replace(m, parts=tuple(replace(p, is_error=True) if p.type is PartType.TOOL_RESULT
+                               and p.call_id in failed else p for p in m.parts))
+        for m in kept
+    )  # fmt: skip
 
 
 def _deprecated(view: SpanView, problems: Problems) -> Decoded:

@@ -37,7 +37,8 @@ class Stack:
     driver: str
     """Module under tests.ingest.instrumented.stacks."""
     api: str
-    """The model API the stack calls: 'openai' (base URL ends in /v1) or 'anthropic'."""
+    """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini'
+    or 'bedrock'."""
     distributions: tuple[str, ...]
     """Whose versions `versions.json` records."""
     venv: str = ""
@@ -141,6 +142,10 @@ STACKS: dict[str, Stack] = {
         Stack("adk-openinference", "adk_agent", "gemini",
               ("google-adk", "google-genai", "openinference-instrumentation-google-adk",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "bedrock_loop", "bedrock",
+                ("boto3", "botocore", "opentelemetry-instrumentation-botocore",
+                 "opentelemetry-sdk"), venv="bedrock-botocore")
+          for name in ("bedrock-botocore", "bedrock-botocore-stream")),
     )
 }  # fmt: skip
 
