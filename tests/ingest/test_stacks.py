@@ -134,6 +134,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "description or schema anywhere",
           lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
       for stack in ("bedrock-botocore", "bedrock-botocore-stream")),
+    *(Gap(stack, "*", "tools",
+          "as strands-latest: Strands 1.62 defines only the called tools, on their execute_tool "
+          "spans; the BedrockModel sends the rest in toolConfig, which its chat spans do not "
+          "record", _never_called)
+      for stack in ("strands-bedrock", "strands-bedrock-nostream")),
 )  # fmt: skip
 
 
@@ -431,6 +436,14 @@ FORMS: dict[str, Form] = {
                    "gen_ai.tool.message", "gen_ai.choice"}),
         absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
     ) for stack in ("bedrock-botocore", "bedrock-botocore-stream")},
+    # Strands' own spans as on its OpenAI provider (gen_ai.provider.name is strands-agents
+    # either way); streamed or not, the same keys.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat", "execute_tool calculator"}),
+        frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "gen_ai.provider.name",
+                   "gen_ai.server.time_to_first_token"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("strands-bedrock", "strands-bedrock-nostream")},
 }  # fmt: skip
 
 

@@ -146,6 +146,10 @@ STACKS: dict[str, Stack] = {
                 ("boto3", "botocore", "opentelemetry-instrumentation-botocore",
                  "opentelemetry-sdk"), venv="bedrock-botocore")
           for name in ("bedrock-botocore", "bedrock-botocore-stream")),
+        *(Stack(name, "strands_bedrock_agent", "bedrock",
+                ("strands-agents", "boto3", "botocore", "opentelemetry-sdk"),
+                venv="strands-bedrock")
+          for name in ("strands-bedrock", "strands-bedrock-nostream")),
     )
 }  # fmt: skip
 
