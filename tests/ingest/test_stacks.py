@@ -138,7 +138,7 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "as strands-latest: Strands 1.62 defines only the called tools, on their execute_tool "
           "spans; the BedrockModel sends the rest in toolConfig, which its chat spans do not "
           "record", _never_called)
-      for stack in ("strands-bedrock", "strands-bedrock-nostream")),
+      for stack in ("strands-bedrock", "strands-bedrock-nostream", "strands-bedrock-botocore")),
 )  # fmt: skip
 
 
@@ -444,6 +444,15 @@ FORMS: dict[str, Form] = {
                    "gen_ai.server.time_to_first_token"}),
         absent=_JSON_MESSAGES,
     ) for stack in ("strands-bedrock", "strands-bedrock-nostream")},
+    # Each model call twice: Strands' chat span, and under it botocore's client span with the
+    # per-message events (one logical call, the same request).
+    "strands-bedrock-botocore": Form(
+        frozenset({"invoke_agent research_assistant", "chat", "execute_tool calculator",
+                   "chat us.anthropic.claude-sonnet-4-5-20250929-v1:0"}),
+        frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "rpc.method"}),
+        frozenset({"gen_ai.user.message", "gen_ai.tool.message", "gen_ai.choice"}),
+        absent=_JSON_MESSAGES,
+    ),
 }  # fmt: skip
 
 

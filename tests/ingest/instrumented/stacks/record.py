@@ -150,6 +150,9 @@ STACKS: dict[str, Stack] = {
                 ("strands-agents", "boto3", "botocore", "opentelemetry-sdk"),
                 venv="strands-bedrock")
           for name in ("strands-bedrock", "strands-bedrock-nostream")),
+        Stack("strands-bedrock-botocore", "strands_bedrock_agent", "bedrock",
+              ("strands-agents", "boto3", "botocore", "opentelemetry-instrumentation-botocore",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 

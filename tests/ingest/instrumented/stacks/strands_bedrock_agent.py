@@ -1,7 +1,9 @@
 """A Strands `Agent` on its default model provider, Amazon Bedrock (`BedrockModel`: boto3's
 ConverseStream, or Converse with `-nostream`), pointed at the scripted server with dummy
 credentials and a fixed region; traced by Strands itself with the latest GenAI conventions
-(`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`)."""
+(`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`); `-botocore` adds the OTel
+contrib botocore instrumentation under it, message content captured (Strands does not read
+that switch), so each model call is reported twice, by Strands and by the client."""
 
 from __future__ import annotations
 
@@ -15,7 +17,13 @@ from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with providers(stack, out, scenario):
+    with providers(stack, out, scenario) as (tracer_provider, logger_provider):
+        if stack.endswith("-botocore"):
+            from opentelemetry.instrumentation.botocore import BotocoreInstrumentor
+
+            BotocoreInstrumentor().instrument(
+                tracer_provider=tracer_provider, logger_provider=logger_provider
+            )
         import boto3
         from botocore.config import Config
         from strands import Agent, tool
@@ -39,7 +47,8 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             agent(turn.request)
 
 
-ENV = {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"}
+ENV = {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+       "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], ENV, run))
