@@ -49,6 +49,12 @@ GEN_AI_RESPONSE_COMPLETION_TOKENS: Final = "gen_ai.response.completion_tokens"
 # joined by ", "; older versions put the repr of the calls in `gen_ai.response.tool_calls`.
 GEN_AI_TOOL_ARGS: Final = "gen_ai.tool.args"
 GEN_AI_RESPONSE_TOOL_CALLS: Final = "gen_ai.response.tool_calls"
+# The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
+# on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
+# `code.function.return.type` / `.value` for what it returned.
+CODE_FUNCTION_PARAMETERS: Final = "code.function.parameters"
+CODE_FUNCTION_RETURN_VALUE: Final = "code.function.return.value"
+CODE_FUNCTION_RETURN_TYPE: Final = "code.function.return.type"
 
 OP_CHAT: Final = "chat"
 OP_TEXT_COMPLETION: Final = "text_completion"

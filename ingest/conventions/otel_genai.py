@@ -21,7 +21,9 @@ Precedence inside the convention, newest form first:
    `gen_ai.response.prompt_tokens`), Langtrace (`gen_ai.content.completion` only).
    OpenLIT lists a model call's requested calls on the span, content captured or not
    (`gen_ai.tool.name` / `.call.id` / `gen_ai.tool.args`, values joined by ", ").
-On an `execute_tool` span the same events describe the execution, not a conversation.
+On an `execute_tool` span the same events describe the execution, not a conversation; the
+Google GenAI SDK's instrumentation records the tool function's Python call there instead
+(`code.function.parameters.<param>.value`, `code.function.return.value`, `_code_call`).
 """
 
 from __future__ import annotations
@@ -346,12 +348,47 @@ def _message_events(view: SpanView, problems: Problems) -> Decoded:
         return Decoded()
     has_input = any(e.name in _MESSAGE_EVENTS for e in view.events)
     has_output = any(e.name == A.EV_CHOICE for e in view.events)
-    input_messages = tuple(inputs) if has_input else None
+    input_messages = _results_once(inputs) if has_input else None
     return Decoded(
         input_messages=input_messages,
         output_messages=tuple(outputs) if has_output else None,
         system_instructions=system_text(input_messages),
     )
+
+
+def _results_once(messages: list[Message]) -> tuple[Message, ...]:
+    """The messages with each tool result once: a result a tool message gave, repeated by a
+    later message by call id, is dropped there, its failure flag kept on the first.
+
+    The botocore instrumentation's Bedrock events send a user message holding `toolResult`
+    blocks twice: one `gen_ai.tool.message` per block (its `id` and `content`, no `status`),
+    then the `gen_ai.user.message` whose content is the blocks as sent, `status: error` on a
+    failed one (open-telemetry/opentelemetry-python-contrib `instrumentation/
+    opentelemetry-instrumentation-botocore/src/opentelemetry/instrumentation/botocore/
+    extensions/bedrock_utils.py`, `message_to_event`)."""
+    given: set[str] = set()
+    failed: set[str] = set()
+    kept: list[Message] = []
+    for message in messages:
+        parts = []
+        for part in message.parts:
+            cid = part.call_id
+            if part.type is not PartType.TOOL_RESULT or cid is None or cid not in given:
+                parts.append(part)
+                if part.type is PartType.TOOL_RESULT and cid is not None:
+                    given.add(cid)
+            elif part.is_error:
+                failed.add(cid)
+        if parts or not message.parts:
+            kept.append(message if len(parts) == len(message.parts)
+                        else replace(message, parts=tuple(parts)))  # fmt: skip
+    if not failed:
+        return tuple(kept)
+    return tuple(
+        replace(m, parts=tuple(replace(p, is_error=True) if p.type is PartType.TOOL_RESULT
+                               and p.call_id in failed else p for p in m.parts))
+        for m in kept
+    )  # fmt: skip
 
 
 def _deprecated(view: SpanView, problems: Problems) -> Decoded:
@@ -427,11 +464,46 @@ def _tool_parts(view: SpanView, problems: Problems) -> list[Part]:
     return [p for m in messages for p in m.parts]
 
 
+_PRIMITIVE_TYPES = frozenset({"str", "int", "float", "bool", "NoneType"})
+
+
+def _code_value(value: AttrValue, python_type: AttrValue) -> JsonValue:
+    """One `code.function.*` value: a primitive (or a list of one primitive type) as it is,
+    anything else the JSON text of its plain form, read back by its recorded type."""
+    if not isinstance(value, str) or python_type in _PRIMITIVE_TYPES:
+        return value
+    ok, parsed = try_json(value)
+    return parsed if ok else value
+
+
+def _code_call(view: SpanView) -> tuple[JsonValue, JsonValue]:
+    """The arguments (by parameter name) and the return value of the Python call a Google
+    GenAI tool span records, each None where it records none (content not captured)
+    (open-telemetry/opentelemetry-python-contrib `instrumentation-genai/
+    opentelemetry-instrumentation-google-genai/src/opentelemetry/instrumentation/
+    google_genai/tool_call_wrapper.py`: positional arguments under their parameter's name,
+    `args[i]` past the signature)."""
+    prefix = A.CODE_FUNCTION_PARAMETERS + "."
+    arguments: dict[str, JsonValue] = {}
+    for key, value in view.attributes.items():
+        if key.startswith(prefix) and key.endswith(".value"):
+            param = key[len(prefix) : -len(".value")]
+            arguments[param] = _code_value(value, view.get(f"{prefix}{param}.type"))
+    returned = view.get(A.CODE_FUNCTION_RETURN_VALUE)
+    if returned is not None:
+        returned = _code_value(returned, view.get(A.CODE_FUNCTION_RETURN_TYPE))
+    return (arguments or None), returned
+
+
 def tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
     """What an `execute_tool` span says about the call it ran."""
     name = as_str(view.get(A.GEN_AI_TOOL_NAME)) or view.name.removeprefix("execute_tool ").strip()
     arguments: JsonValue = view.get(A.GEN_AI_TOOL_CALL_ARGUMENTS)
     result: JsonValue = view.get(A.GEN_AI_TOOL_CALL_RESULT)
+    if arguments is None or result is None:
+        called, returned = _code_call(view)
+        arguments = called if arguments is None else arguments
+        result = returned if result is None else result
     call_id = as_str(view.get(A.GEN_AI_TOOL_CALL_ID))
     for event in view.events:
         # Strands puts the call's input in a tool.message event and its output in a choice.
@@ -464,5 +536,6 @@ OTEL_GENAI = Convention(
     content_keys=(
         *_CONTENT_KEYS, A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT,
         A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.GEN_AI_TOOL_ARGS, A.GEN_AI_RESPONSE_TOOL_CALLS,
+        A.CODE_FUNCTION_PARAMETERS + ".", A.CODE_FUNCTION_RETURN_VALUE,
     ),
 )  # fmt: skip

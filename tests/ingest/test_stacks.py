@@ -128,6 +128,17 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "as pydantic-ai-logfire: the {\"error\": ...} wrapping of a ToolFailed return is the "
         "OpenAI model's, after telemetry recorded the failure text alone",
         lambda rec, index: ['{"error":', '{"error": ']),
+    *(Gap(stack, "*", "tools",
+          "the OTel contrib botocore instrumentation (0.66b2) records nothing of a Converse "
+          "request's toolConfig: tools are named only by the calls the model made, no "
+          "description or schema anywhere",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("bedrock-botocore", "bedrock-botocore-stream")),
+    *(Gap(stack, "*", "tools",
+          "as strands-latest: Strands 1.62 defines only the called tools, on their execute_tool "
+          "spans; the BedrockModel sends the rest in toolConfig, which its chat spans do not "
+          "record", _never_called)
+      for stack in ("strands-bedrock", "strands-bedrock-nostream", "strands-bedrock-botocore")),
 )  # fmt: skip
 
 
@@ -415,6 +426,32 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.input.messages", "gen_ai.tool.call.result",
                           "gcp.vertex.agent.llm_request"}),
+    ),
+    # One client span per Converse call (botocore's rpc.* keys beside the GenAI ones), its
+    # messages the older per-message events as log records, bodies in Bedrock's own blocks.
+    **{stack: Form(
+        frozenset({"chat us.anthropic.claude-sonnet-4-5-20250929-v1:0"}),
+        frozenset({"gen_ai.system", "gen_ai.usage.input_tokens", "rpc.method", "rpc.service"}),
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message",
+                   "gen_ai.tool.message", "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ) for stack in ("bedrock-botocore", "bedrock-botocore-stream")},
+    # Strands' own spans as on its OpenAI provider (gen_ai.provider.name is strands-agents
+    # either way); streamed or not, the same keys.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat", "execute_tool calculator"}),
+        frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "gen_ai.provider.name",
+                   "gen_ai.server.time_to_first_token"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("strands-bedrock", "strands-bedrock-nostream")},
+    # Each model call twice: Strands' chat span, and under it botocore's client span with the
+    # per-message events (one logical call, the same request).
+    "strands-bedrock-botocore": Form(
+        frozenset({"invoke_agent research_assistant", "chat", "execute_tool calculator",
+                   "chat us.anthropic.claude-sonnet-4-5-20250929-v1:0"}),
+        frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "rpc.method"}),
+        frozenset({"gen_ai.user.message", "gen_ai.tool.message", "gen_ai.choice"}),
+        absent=_JSON_MESSAGES,
     ),
 }  # fmt: skip
 

@@ -38,6 +38,8 @@ def _system(wire: dict[str, Any]) -> str | None:
         return _text(request.get("system"))
     if wire["api"] == "gemini":
         return _text((request.get("systemInstruction") or {}).get("parts"))
+    if wire["api"] == "bedrock":
+        return _text(request.get("system")) or None
     roles = ("system", "developer")
     texts = [_text(m["content"]) for m in request["messages"] if m["role"] in roles]
     return "\n".join(t for t in texts if t) or None
@@ -52,6 +54,11 @@ def _gemini_schema(declaration: dict[str, Any]) -> Any:
 
 def _tools(wire: dict[str, Any]) -> list[list[Any]]:
     tools = []
+    if wire["api"] == "bedrock":
+        specs = [t["toolSpec"] for t in (wire["request"].get("toolConfig") or {}).get("tools") or ()
+                 if "toolSpec" in t]  # fmt: skip
+        tools += [[s["name"], s.get("description"), (s.get("inputSchema") or {}).get("json")]
+                  for s in specs]  # fmt: skip
     for t in wire["request"].get("tools") or ():
         if wire["api"] == "gemini":
             # google-genai sends its own field names (parameters_json_schema), not the API's.
@@ -70,6 +77,9 @@ def _asked(wire: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     if wire["api"] == "gemini":
         return [(p["functionCall"].get("id"), p["functionCall"]["name"], p["functionCall"]["args"])
                 for p in _gemini_parts(wire) if "functionCall" in p]  # fmt: skip
+    if wire["api"] == "bedrock":
+        return [(b["toolUse"]["toolUseId"], b["toolUse"]["name"], b["toolUse"]["input"])
+                for b in _bedrock_blocks(wire) if "toolUse" in b]  # fmt: skip
     if wire["api"] == "anthropic":
         return [(b["id"], b["name"], b["input"])
                 for b in wire["response"]["content"] if b["type"] == "tool_use"]  # fmt: skip
@@ -82,7 +92,14 @@ def _gemini_parts(wire: dict[str, Any]) -> list[dict[str, Any]]:
     return list(wire["response"]["candidates"][0]["content"]["parts"])
 
 
+def _bedrock_blocks(wire: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(wire["response"]["output"]["message"]["content"])
+
+
 def _said(wire: dict[str, Any]) -> str | None:
+    if wire["api"] == "bedrock":
+        texts = [b["text"] for b in _bedrock_blocks(wire) if "text" in b]
+        return "".join(texts) if texts else None
     if wire["api"] == "gemini":
         texts = [p["text"] for p in _gemini_parts(wire) if "text" in p]
         return "".join(texts) if texts else None
@@ -105,7 +122,12 @@ def _results(wire: dict[str, Any]) -> dict[str, str]:
         return found
     for m in wire["request"]["messages"]:
         content = m.get("content")
-        if m["role"] == "tool":
+        if wire["api"] == "bedrock":
+            for block in content or ():
+                if "toolResult" in block:
+                    answer = block["toolResult"]
+                    found[answer["toolUseId"]] = _bedrock_result(answer.get("content") or ())
+        elif m["role"] == "tool":
             found[m["tool_call_id"]] = _text(content) or ""
         elif isinstance(content, list):
             for block in content:
@@ -115,6 +137,11 @@ def _results(wire: dict[str, Any]) -> dict[str, str]:
                         else _text(block["content"]) or ""
                     )  # fmt: skip
     return found
+
+
+def _bedrock_result(content: Any) -> str:
+    """A toolResult's content blocks: `text` as it is, `json` as its JSON text."""
+    return "".join(b["text"] if "text" in b else json.dumps(b.get("json")) for b in content)
 
 
 _CALLING, _OBSERVATION, _ERROR = "Calling tools:\n", "Observation:\n", "Error:\n"
@@ -157,6 +184,8 @@ def _usage(wire: dict[str, Any]) -> tuple[int, int]:
         return usage["promptTokenCount"], usage["candidatesTokenCount"]
     if wire["api"] == "anthropic":
         return usage["input_tokens"], usage["output_tokens"]
+    if wire["api"] == "bedrock":
+        return usage["inputTokens"], usage["outputTokens"]
     return usage["prompt_tokens"], usage["completion_tokens"]
 
 

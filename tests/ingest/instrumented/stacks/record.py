@@ -37,7 +37,8 @@ class Stack:
     driver: str
     """Module under tests.ingest.instrumented.stacks."""
     api: str
-    """The model API the stack calls: 'openai' (base URL ends in /v1) or 'anthropic'."""
+    """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini'
+    or 'bedrock'."""
     distributions: tuple[str, ...]
     """Whose versions `versions.json` records."""
     venv: str = ""
@@ -141,6 +142,17 @@ STACKS: dict[str, Stack] = {
         Stack("adk-openinference", "adk_agent", "gemini",
               ("google-adk", "google-genai", "openinference-instrumentation-google-adk",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "bedrock_loop", "bedrock",
+                ("boto3", "botocore", "opentelemetry-instrumentation-botocore",
+                 "opentelemetry-sdk"), venv="bedrock-botocore")
+          for name in ("bedrock-botocore", "bedrock-botocore-stream")),
+        *(Stack(name, "strands_bedrock_agent", "bedrock",
+                ("strands-agents", "boto3", "botocore", "opentelemetry-sdk"),
+                venv="strands-bedrock")
+          for name in ("strands-bedrock", "strands-bedrock-nostream")),
+        Stack("strands-bedrock-botocore", "strands_bedrock_agent", "bedrock",
+              ("strands-agents", "boto3", "botocore", "opentelemetry-instrumentation-botocore",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 

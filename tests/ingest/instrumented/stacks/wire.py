@@ -7,7 +7,13 @@ One server on 127.0.0.1 speaks three model APIs:
   (`text_delta`, `input_json_delta`) and stop, message_delta with the stop reason and output
   tokens, message_stop; `tool_use` blocks),
 - Gemini, `POST /<stack>/<scenario>/<version>/models/<model>:generateContent` (JSON;
-  `functionCall` parts, with ids as the API may give them).
+  `functionCall` parts, with ids as the API may give them),
+- Amazon Bedrock Runtime Converse, `POST /<stack>/<scenario>/model/<modelId>/converse`
+  (JSON: `toolUse` content blocks, `stopReason`, `usage`) and `.../converse-stream` (the
+  same answer as AWS event-stream frames: messageStart, each content block's start (a
+  `toolUse`'s id and name), deltas (`text`, or a `toolUse`'s input JSON in pieces) and stop,
+  messageStop with the stop reason, metadata with usage; the frames' binary form is
+  `event_frame`'s, which botocore's own parser reads).
 
 Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), send tool
 results as user messages and drop a failed step's tool calls from the history, so the turn
@@ -27,6 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
+import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler
@@ -38,12 +46,14 @@ from tests.ingest.instrumented.server import Exchange, ScriptedServer, _completi
 FINAL_ANSWER_TOOL = "final_answer"
 ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
 GEMINI_MODEL = "gemini-2.5-flash"
+BEDROCK_LATENCY_MS = 120
 
 
 @dataclass(frozen=True)
 class Wire:
     api: str
-    """'openai', 'anthropic' or 'gemini'."""
+    """'openai', 'anthropic', 'gemini' or 'bedrock' (Converse, streamed or not: the response
+    is the Converse answer either way)."""
     turn: int
     step: int
     request: dict[str, Any]
@@ -77,8 +87,9 @@ def locate(scenario: str, messages: list[dict[str, Any]]) -> int:
 
 
 def _offers(body: dict[str, Any], name: str) -> bool:
-    for tool in body.get("tools") or ():
-        if (tool.get("function") or tool).get("name") == name:
+    tools = body.get("tools") or (body.get("toolConfig") or {}).get("tools") or ()
+    for tool in tools:
+        if (tool.get("function") or tool.get("toolSpec") or tool).get("name") == name:
             return True
     return False
 
@@ -201,6 +212,31 @@ class StackServer(ScriptedServer):
         self._keep(stack, scenario, Wire("gemini", turn, step, body, response, True))
         return response
 
+    def bedrock(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A Converse answer; Bedrock's content blocks carry their own `text` key, so `locate`
+        reads the messages as they come."""
+        turn, step = self._locate(stack, scenario, body["messages"])
+        planned = _scripted(scenario, turn, step, body)
+        prefix = _prefix(stack, scenario, turn, step)
+        content: list[dict[str, Any]] = []
+        if planned.text is not None:
+            content.append({"text": planned.text})
+        content += [
+            {"toolUse": {"toolUseId": f"tooluse_{prefix}{k}", "name": c.name,
+                         "input": c.arguments}}
+            for k, c in enumerate(planned.calls)
+        ]  # fmt: skip
+        prompt, completion = _usage(body["messages"], {"content": content})
+        response = {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": "tool_use" if planned.calls else "end_turn",
+            "usage": {"inputTokens": prompt, "outputTokens": completion,
+                      "totalTokens": prompt + completion},
+            "metrics": {"latencyMs": BEDROCK_LATENCY_MS},
+        }  # fmt: skip
+        self._keep(stack, scenario, Wire("bedrock", turn, step, body, response, True))
+        return response
+
 
 def anthropic_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """A Messages API answer as the stream of events that spells it (name, data)."""
@@ -234,6 +270,46 @@ def anthropic_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, A
     yield "message_stop", {"type": "message_stop"}
 
 
+def bedrock_events(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A Converse answer as the ConverseStream events that spell it (event type, payload)."""
+    message = answer["output"]["message"]
+    yield "messageStart", {"role": message["role"]}
+    for index, block in enumerate(message["content"]):
+        if "text" in block:
+            text = block["text"]
+            half = len(text) // 2
+            deltas: list[dict[str, Any]] = [{"text": t} for t in (text[:half], text[half:])]
+        else:
+            use = block["toolUse"]
+            yield "contentBlockStart", {
+                "start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}},
+                "contentBlockIndex": index,
+            }
+            arguments = json.dumps(use["input"])
+            half = len(arguments) // 2
+            deltas = [{"toolUse": {"input": j}} for j in (arguments[:half], arguments[half:])]
+        for delta in deltas:
+            yield "contentBlockDelta", {"delta": delta, "contentBlockIndex": index}
+        yield "contentBlockStop", {"contentBlockIndex": index}
+    yield "messageStop", {"stopReason": answer["stopReason"]}
+    yield "metadata", {"usage": answer["usage"], "metrics": answer["metrics"]}
+
+
+def event_frame(event_type: str, payload: dict[str, Any]) -> bytes:
+    """One AWS event-stream message: a prelude (total and headers lengths, big-endian, and
+    their CRC32), string headers (name length byte, name, type 7, value length, value), the
+    JSON payload, and the CRC32 of everything before it."""
+    headers = b""
+    for name, value in ((":event-type", event_type), (":content-type", "application/json"),
+                        (":message-type", "event")):  # fmt: skip
+        raw = value.encode()
+        headers += bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(raw)) + raw
+    body = json.dumps(payload).encode()
+    prelude = struct.pack(">II", 12 + len(headers) + len(body) + 4, len(headers))
+    head = prelude + struct.pack(">I", zlib.crc32(prelude)) + headers + body
+    return head + struct.pack(">I", zlib.crc32(head))
+
+
 def _prefix(stack: str, scenario: str, turn: int, step: int) -> str:
     return hashlib.sha256(f"{stack}/{scenario}/{turn}/{step}".encode()).hexdigest()[:12]
 
@@ -247,11 +323,17 @@ def _handler(
             route = parts[2:]
             gemini = len(route) == 3 and route[1] == "models"
             gemini = gemini and route[2].endswith(":generateContent")
-            if not gemini and route != ["v1", "messages"]:
+            bedrock = len(route) == 3 and route[0] == "model"
+            bedrock = bedrock and route[2] in ("converse", "converse-stream")
+            if not gemini and not bedrock and route != ["v1", "messages"]:
                 super().do_POST()
                 return
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if gemini:
+            if bedrock and route[2] == "converse-stream":
+                self._frames(server.bedrock(parts[0], parts[1], body))
+            elif bedrock:
+                self._json(server.bedrock(parts[0], parts[1], body))
+            elif gemini:
                 self._json(server.gemini(parts[0], parts[1], body))
             elif body.get("stream"):
                 self._events(server.anthropic(parts[0], parts[1], body))
@@ -268,5 +350,12 @@ def _handler(
             self.end_headers()
             for name, data in anthropic_events(message):
                 self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+
+        def _frames(self, answer: dict[str, Any]) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.amazon.eventstream")
+            self.end_headers()
+            for name, payload in bedrock_events(answer):
+                self.wfile.write(event_frame(name, payload))
 
     return Handler
