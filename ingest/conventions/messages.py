@@ -59,6 +59,7 @@ _ROLES = {
     "assistant": "assistant",
     "model": "assistant",
     "bot": "assistant",
+    "chatbot": "assistant",  # Cohere's v1 chat history (USER / CHATBOT / SYSTEM / TOOL)
     "system": "system",
     "developer": "system",
     "tool": "tool",

@@ -285,6 +285,8 @@ MESSAGE_FORMS: list[tuple[str, Any, Message]] = [
     ("langchain serialized ai", {"type": "ai", "data": {"content": "", "tool_calls": [
         {"name": "f", "args": {"x": 1}, "id": "c", "type": "tool_call"}]}},
      Message("assistant", (Part(PartType.TOOL_CALL, call_id="c", name="f", arguments='{"x":1}'),))),
+    ("cohere v1 chatbot role", {"role": "CHATBOT", "content": "Sunny."},
+     Message("assistant", (Part(PartType.TEXT, text="Sunny."),))),
     ("langchain lc human", {"lc": 1, "type": "constructor",
                             "id": ["langchain", "schema", "messages", "HumanMessage"],
                             "kwargs": {"content": "hi", "type": "human"}},
