@@ -128,6 +128,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "as pydantic-ai-logfire: the {\"error\": ...} wrapping of a ToolFailed return is the "
         "OpenAI model's, after telemetry recorded the failure text alone",
         lambda rec, index: ['{"error":', '{"error": ']),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop under @observe() has no tool observation, and the chat "
+          "completions tool message in the next generation's input has no error flag: the "
+          "failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("langfuse-openai", "langfuse-openai-stream")),
 )  # fmt: skip
 
 
@@ -415,6 +421,24 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.input.messages", "gen_ai.tool.call.result",
                           "gcp.vertex.agent.llm_request"}),
+    ),
+    # Langfuse 5 (OTel-based since v3): its drop-in OpenAI client's generations under an
+    # @observe() span, the session propagated as session.id; nothing of another convention.
+    **{stack: Form(
+        frozenset({"OpenAI-generation", "conversation"}),
+        frozenset({"langfuse.observation.type", "langfuse.observation.input",
+                   "langfuse.observation.output", "langfuse.observation.usage_details",
+                   "langfuse.observation.model.name", "session.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt", "llm.input_messages.0.message.role"},
+    ) for stack in ("langfuse-openai", "langfuse-openai-stream")},
+    # Langfuse's LangChain CallbackHandler: one observation per LangChain run (the graph,
+    # its nodes, ChatOpenAI's generation, the tool), under the @observe() turn handler.
+    "langfuse-langgraph": Form(
+        frozenset({"handle", "research_assistant", "ChatOpenAI", "calculator", "tools"}),
+        frozenset({"langfuse.observation.type", "langfuse.observation.input",
+                   "langfuse.observation.output", "langfuse.observation.usage_details",
+                   "langfuse.observation.metadata.tool_call_id", "session.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt", "llm.input_messages.0.message.role"},
     ),
 }  # fmt: skip
 

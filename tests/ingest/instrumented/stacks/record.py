@@ -141,6 +141,12 @@ STACKS: dict[str, Stack] = {
         Stack("adk-openinference", "adk_agent", "gemini",
               ("google-adk", "google-genai", "openinference-instrumentation-google-adk",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "langfuse_agent", "openai",
+                ("langfuse", "openai", "opentelemetry-sdk"), venv="langfuse")
+          for name in ("langfuse-openai", "langfuse-openai-stream")),
+        Stack("langfuse-langgraph", "langfuse_agent", "openai",
+              ("langfuse", "langgraph", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-sdk"), venv="langfuse"),
     )
 }  # fmt: skip
 
