@@ -440,6 +440,15 @@ FORMS: dict[str, Form] = {
                    "langfuse.observation.metadata.tool_call_id", "session.id"}),
         absent=_JSON_MESSAGES | {"gen_ai.prompt", "llm.input_messages.0.message.role"},
     ),
+    # LangSmith's OTel export (langsmith 0.15, the otel tracing mode): one span per LangChain
+    # run, its inputs and outputs whole in gen_ai.prompt / gen_ai.completion, the run type in
+    # langsmith.span.kind, LangGraph's thread in langsmith.metadata.thread_id.
+    **{stack: Form(
+        frozenset({"research_assistant", "ChatOpenAI", "calculator", "tools"}),
+        frozenset({"langsmith.span.kind", "langsmith.metadata.thread_id", "gen_ai.prompt",
+                   "gen_ai.completion", "gen_ai.tool.definitions", "gen_ai.tool.call.id"}),
+        absent=_JSON_MESSAGES | {"langfuse.observation.type", "traceloop.entity.input"},
+    ) for stack in ("langsmith-otel", "langsmith-otel-stream")},
 }  # fmt: skip
 
 

@@ -147,6 +147,10 @@ STACKS: dict[str, Stack] = {
         Stack("langfuse-langgraph", "langfuse_agent", "openai",
               ("langfuse", "langgraph", "langchain-core", "langchain-openai", "openai",
                "opentelemetry-sdk"), venv="langfuse"),
+        *(Stack(name, "langsmith_agent", "openai",
+                ("langsmith", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="langsmith-otel")
+          for name in ("langsmith-otel", "langsmith-otel-stream")),
     )
 }  # fmt: skip
 
