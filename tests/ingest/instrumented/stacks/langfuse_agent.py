@@ -7,12 +7,15 @@ every span Langfuse makes, with the attributes Langfuse would send.
   tool loop (`driver.converse`) inside one `@observe()` function, the session propagated;
 - `langfuse-langgraph`: Langfuse's LangChain `CallbackHandler` over LangGraph's ReAct agent
   (`langgraph_agent.converse`'s agent), one `@observe()` turn handler per request.
+`langfuse-v3-*` are the same at Langfuse's last v3 release, whose client takes no span
+exporter: its own OTLP export is refused by the closed port it points at.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from inspect import signature
 from pathlib import Path
 from typing import Any
 
@@ -80,11 +83,14 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, _):
         from langfuse import Langfuse
 
+        # v3 takes no span exporter: its own OTLP export fails against the closed port.
+        own = {"span_exporter": _Discard()} if "span_exporter" in signature(Langfuse).parameters \
+            else {}
         langfuse = Langfuse(
             public_key="pk-lf-local", secret_key="sk-lf-local", base_url="http://127.0.0.1:9",
-            tracer_provider=tracer_provider, span_exporter=_Discard(),
+            tracer_provider=tracer_provider, **own,
         )  # fmt: skip
-        if stack == "langfuse-langgraph":
+        if stack.endswith("-langgraph"):
             _langgraph(stack, scenario, base_url)
         else:
             _openai_loop(stack, scenario, base_url)

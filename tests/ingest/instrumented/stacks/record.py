@@ -151,6 +151,12 @@ STACKS: dict[str, Stack] = {
                 ("langsmith", "langgraph", "langchain-core", "langchain-openai", "openai",
                  "opentelemetry-sdk"), venv="langsmith-otel")
           for name in ("langsmith-otel", "langsmith-otel-stream")),
+        *(Stack(name, "langfuse_agent", "openai",
+                ("langfuse", "openai", "opentelemetry-sdk"), venv="langfuse-v3")
+          for name in ("langfuse-v3-openai", "langfuse-v3-openai-stream")),
+        Stack("langfuse-v3-langgraph", "langfuse_agent", "openai",
+              ("langfuse", "langgraph", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-sdk"), venv="langfuse-v3"),
     )
 }  # fmt: skip
 
