@@ -209,7 +209,7 @@ VERCEL_METADATA_PREFIX: Final = "ai.telemetry.metadata."
 VERCEL_FUNCTION_ID: Final = "ai.telemetry.functionId"
 
 # --- Surveyed stacks: Langfuse, Haystack, LangSmith (conventions/<name>.py) -----------
-# Langfuse Python SDK v3/v4, langfuse-python `langfuse/_client/attributes.py`.
+# Langfuse Python SDK v3 to v5, langfuse-python `langfuse/_client/attributes.py`.
 LF_OBSERVATION_TYPE: Final = "langfuse.observation.type"
 LF_OBSERVATION_INPUT: Final = "langfuse.observation.input"
 LF_OBSERVATION_OUTPUT: Final = "langfuse.observation.output"

@@ -1,4 +1,4 @@
-"""Langfuse Python SDK v3/v4 (OTel-based): `langfuse.observation.*` attributes.
+"""Langfuse Python SDK v3 to v5 (OTel-based): `langfuse.observation.*` attributes.
 
 Every observation is an OTel span typed by `langfuse.observation.type` (`generation`,
 `embedding`, `agent`, `tool`, `chain`, `retriever`, `evaluator`, `guardrail`, `span`,
@@ -22,12 +22,14 @@ of whatever the caller passed, or the string itself when it was a string (langfu
   `create_react_agent` gives its model node, `agent`, that type: a run with a
   `langgraph_node` in its metadata (`langfuse.observation.metadata.*`, JSON values) is a
   node of a graph and names no agent; LangChain runs are named as LangSmith's are
-  (`langsmith.graph_agent`: `lc_agent_name`, or the invoked graph's run). Recorded:
-  langfuse 5.2 over LangGraph 1.2 (`tests/fixtures/stacks/langfuse-langgraph`);
+  (`langsmith.graph_agent`: `lc_agent_name`, or the invoked graph's run);
 - model `langfuse.observation.model.name`; tokens from `langfuse.observation.usage_details`
   (Langfuse's `input`/`output`, or the provider's usage keys the OpenAI integration
   passes through); the session in `session.id` (read generically) or the older
   `langfuse.session.id`; level `ERROR` with its status message is a failure.
+Recorded (`tests/fixtures/stacks/langfuse-*`): langfuse 3.15 and 5.2, the OpenAI
+integration streamed and not, and the LangChain callback over LangGraph 1.2. At 3.15 a
+streamed generation's output keeps its tool calls' names and arguments but not their ids.
 """
 
 from __future__ import annotations
