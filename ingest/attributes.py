@@ -215,7 +215,7 @@ VERCEL_METADATA_PREFIX: Final = "ai.telemetry.metadata."
 VERCEL_FUNCTION_ID: Final = "ai.telemetry.functionId"
 
 # --- Surveyed stacks: Langfuse, Haystack, LangSmith (conventions/<name>.py) -----------
-# Langfuse Python SDK v3/v4, langfuse-python `langfuse/_client/attributes.py`.
+# Langfuse Python SDK v3 to v5, langfuse-python `langfuse/_client/attributes.py`.
 LF_OBSERVATION_TYPE: Final = "langfuse.observation.type"
 LF_OBSERVATION_INPUT: Final = "langfuse.observation.input"
 LF_OBSERVATION_OUTPUT: Final = "langfuse.observation.output"
@@ -227,6 +227,7 @@ LF_TRACE_INPUT: Final = "langfuse.trace.input"
 LF_TRACE_OUTPUT: Final = "langfuse.trace.output"
 LF_EXPERIMENT_ITEM_EXPECTED_OUTPUT: Final = "langfuse.experiment.item.expected_output"
 LF_SESSION_ID_COMPAT: Final = "langfuse.session.id"  # before `session.id` (Langfuse OTel docs)
+LF_OBSERVATION_METADATA_PREFIX: Final = "langfuse.observation.metadata."  # JSON values
 
 # Haystack tracing tags (ingest/conventions/haystack.py), deepset-ai/haystack
 # `haystack/core/pipeline/base.py`, `haystack/components/agents/agent.py`.
@@ -249,6 +250,14 @@ HS_TOOL_DESCRIPTION: Final = "haystack.tool.description"
 LS_SPAN_KIND: Final = "langsmith.span.kind"  # the run type
 LS_TRACE_NAME: Final = "langsmith.trace.name"  # the run's name
 LS_METADATA_PREFIX: Final = "langsmith.metadata."
+# Keys of a LangChain run's metadata (under LS_ / LF_ metadata prefixes): LangGraph's
+# (langchain-ai/langgraph `pregel/main.py`: `ls_integration`, a task's `langgraph_node`) and
+# langchain's `create_agent` (`lc_agent_name`, on the agent's runs and those under them).
+LC_META_INTEGRATION: Final = "ls_integration"
+LC_META_LANGGRAPH_NODE: Final = "langgraph_node"
+LC_META_AGENT_NAME: Final = "lc_agent_name"
+LANGGRAPH_INTEGRATION: Final = "langgraph"
+LANGGRAPH_DEFAULT_NAME: Final = "LangGraph"  # an unnamed graph's (`Pregel.name`)
 
 # --- Surveyed stacks, second round: Mastra (conventions/mastra.py) ---------------------
 # Mastra's OTel exporter (mastra-ai/mastra `observability/otel-exporter/src/gen-ai-semantics.ts`,

@@ -1,4 +1,4 @@
-"""Langfuse Python SDK v3/v4 (OTel-based): `langfuse.observation.*` attributes.
+"""Langfuse Python SDK v3 to v5 (OTel-based): `langfuse.observation.*` attributes.
 
 Every observation is an OTel span typed by `langfuse.observation.type` (`generation`,
 `embedding`, `agent`, `tool`, `chain`, `retriever`, `evaluator`, `guardrail`, `span`,
@@ -17,11 +17,19 @@ of whatever the caller passed, or the string itself when it was a string (langfu
   return value; the LangChain callback the tool's input and the `ToolMessage` it returned
   (`model_dump`: content, `tool_call_id`, `status`);
 - agents: `@observe(as_type="agent")` with one string argument (the request) and a string
-  return (the answer);
+  return (the answer). The LangChain callback types a chain run `agent` when its name or
+  class path says "agent" (`_get_observation_type_from_serialized`), so LangGraph's
+  `create_react_agent` gives its model node, `agent`, that type: a run with a
+  `langgraph_node` in its metadata (`langfuse.observation.metadata.*`, JSON values) is a
+  node of a graph and names no agent; LangChain runs are named as LangSmith's are
+  (`langsmith.graph_agent`: `lc_agent_name`, or the invoked graph's run);
 - model `langfuse.observation.model.name`; tokens from `langfuse.observation.usage_details`
   (Langfuse's `input`/`output`, or the provider's usage keys the OpenAI integration
   passes through); the session in `session.id` (read generically) or the older
   `langfuse.session.id`; level `ERROR` with its status message is a failure.
+Recorded (`tests/fixtures/stacks/langfuse-*`): langfuse 3.15 and 5.2, the OpenAI
+integration streamed and not, and the LangChain callback over LangGraph 1.2. At 3.15 a
+streamed generation's output keeps its tool calls' names and arguments but not their ids.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import Any
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.langsmith import graph_agent
 from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
@@ -63,11 +72,17 @@ _RESPONSES_ITEMS = frozenset({"message", "function_call", "function_call_output"
 def decode(view: SpanView, problems: Problems) -> Decoded:
     observation = as_str(view.get(A.LF_OBSERVATION_TYPE)) or ""
     kind = _KINDS.get(observation, SpanKind.OTHER if observation else None)
+    def meta(key: str) -> Any:
+        return view.get(A.LF_OBSERVATION_METADATA_PREFIX + key)
+
+    node = meta(A.LC_META_LANGGRAPH_NODE) is not None
     base = Decoded(
         kind=kind,
         conversation_id=as_str(view.get(A.LF_SESSION_ID_COMPAT)),
         model=as_str(view.get(A.LF_OBSERVATION_MODEL)),
         error=_failure(view),
+        agent_name=view.name if kind is SpanKind.AGENT and not node
+        else graph_agent(view.name, meta),
     )
     usage = json_or_text(view.get(A.LF_OBSERVATION_USAGE_DETAILS))
     if isinstance(usage, dict):
@@ -79,7 +94,6 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         return base.fill(Decoded(tool_execution=_tool(view, inputs)))
     if kind is SpanKind.AGENT:
         return base.fill(Decoded(
-            agent_name=view.name,
             input_messages=_request(inputs),
             output_messages=_text_message("assistant", outputs),
         ))

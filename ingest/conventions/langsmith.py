@@ -15,11 +15,18 @@ and wrong for the rest, which this module decodes first:
   repr of a dict when the tool took one), outputs `{output: <ToolMessage or content>}`;
 - a `prompt`, `parser`, `retriever` or `embedding` run is no model call.
 The session is LangGraph's `thread_id` (or `session_id`, `conversation_id`) in the run's
-metadata; `langsmith.trace.session_id` is the tracing project, not a conversation.
+metadata; `langsmith.trace.session_id` is the tracing project, not a conversation. The
+model is the one the response names (the generation's `model_name`, as `gen_ai.response.model`
+is preferred elsewhere), else the request's. The agent is named by the run's metadata
+(`graph_agent`): langchain's `create_agent` stamps `lc_agent_name`; a LangGraph graph the
+application invoked is the run with LangGraph's `ls_integration` and no `langgraph_node`
+(recorded: langsmith 0.15 over LangGraph 1.2's `create_react_agent`, whose node runs are
+named `agent` and `tools`, the graph by its `name`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from turnscore.ingest import attributes as A
@@ -54,7 +61,12 @@ _SESSION_KEYS = tuple(
 def decode(view: SpanView, problems: Problems) -> Decoded:
     run_type = as_str(view.get(A.LS_SPAN_KIND)) or ""
     kind = _KINDS.get(run_type, SpanKind.OTHER)
-    base = Decoded(kind=kind, conversation_id=first_str(view.attributes, _SESSION_KEYS))
+    base = Decoded(
+        kind=kind,
+        conversation_id=first_str(view.attributes, _SESSION_KEYS),
+        agent_name=graph_agent(as_str(view.get(A.LS_TRACE_NAME)) or view.name,
+                               lambda key: view.get(A.LS_METADATA_PREFIX + key)),
+    )
     inputs = json_or_text(view.get(A.GEN_AI_PROMPT))
     outputs = json_or_text(view.get(A.GEN_AI_COMPLETION))
     if kind is SpanKind.TOOL:
@@ -63,9 +75,11 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         return base
     messages = _prompt(inputs, problems)
     tools = inputs.get("tools") if isinstance(inputs, dict) else None
+    generation = _first_generation(outputs)
     return base.fill(Decoded(
+        model=_response_model(generation),
         input_messages=messages,
-        output_messages=_generations(outputs, problems),
+        output_messages=_generations(generation, problems),
         system_instructions=system_text(messages),
         tool_definitions=parse_tool_defs(tools, A.GEN_AI_PROMPT, problems)
         if isinstance(tools, list) else None,
@@ -85,13 +99,50 @@ def _prompt(inputs: JsonValue, problems: Problems) -> tuple[Message, ...] | None
     return parse_messages(items, A.GEN_AI_PROMPT, problems)
 
 
-def _generations(outputs: JsonValue, problems: Problems) -> tuple[Message, ...] | None:
+def graph_agent(name: str | None, meta: Callable[[str], Any]) -> str | None:
+    """The agent a LangChain run stands for, from its metadata (`meta(key)`, JSON text or
+    the value): `create_agent`'s `lc_agent_name`, else the run of a LangGraph graph the
+    application invoked, by its name (a run inside one has a `langgraph_node`, inherited
+    by everything under that node), unless the graph was left unnamed."""
+    if agent := as_str(json_or_text(meta(A.LC_META_AGENT_NAME))):
+        return agent
+    if (json_or_text(meta(A.LC_META_INTEGRATION)) != A.LANGGRAPH_INTEGRATION
+            or meta(A.LC_META_LANGGRAPH_NODE) is not None or name == A.LANGGRAPH_DEFAULT_NAME):
+        return None
+    return name
+
+
+def _first_generation(outputs: JsonValue) -> dict[str, Any] | None:
+    """A model run's first generation (of its first prompt); None when it has no
+    `generations`, `{}` when they are empty."""
     if not isinstance(outputs, dict) or not isinstance(outputs.get("generations"), list):
         return None
     batch: list[Any] = outputs["generations"]
     first = batch[0] if batch and isinstance(batch[0], list) else batch
-    generation = first[0] if first and isinstance(first[0], dict) else None
+    return first[0] if first and isinstance(first[0], dict) else {}
+
+
+def _response_model(generation: dict[str, Any] | None) -> str | None:
+    """The model the response named: LangChain's `generation_info`, or the AIMessage's
+    `response_metadata` (its serialized `kwargs`, or flat)."""
+    if not generation:
+        return None
+    message = generation.get("message")
+    if isinstance(message, dict) and isinstance(message.get("kwargs"), dict):
+        message = message["kwargs"]
+    for info in (generation.get("generation_info"),
+                 message.get("response_metadata") if isinstance(message, dict) else None):
+        if isinstance(info, dict) and (model := as_str(info.get("model_name"))):
+            return model
+    return None
+
+
+def _generations(
+    generation: dict[str, Any] | None, problems: Problems
+) -> tuple[Message, ...] | None:
     if generation is None:
+        return None
+    if not generation:
         return ()
     info = generation.get("generation_info")
     finish = as_str(info.get("finish_reason")) if isinstance(info, dict) else None

@@ -139,6 +139,13 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "spans; the BedrockModel sends the rest in toolConfig, which its chat spans do not "
           "record", _never_called)
       for stack in ("strands-bedrock", "strands-bedrock-nostream", "strands-bedrock-botocore")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop under @observe() has no tool observation, and the chat "
+          "completions tool message in the next generation's input has no error flag: the "
+          "failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("langfuse-openai", "langfuse-openai-stream", "langfuse-v3-openai",
+                    "langfuse-v3-openai-stream")),
 )  # fmt: skip
 
 
@@ -164,6 +171,10 @@ NOT_YET: tuple[NotYet, ...] = (
            "one invoke_agent span (the last call's keys win, the first call's tool_calls stay "
            "beside the answer's text); the calls survive only as one operation.details log "
            "record each on that span, and decode makes one model call of one span"),
+    NotYet("langfuse-v3-openai-stream", WITH_TOOLS, ("call.id",),
+           "langfuse 3.15 drops a streamed tool call's id from the generation's output; the "
+           "id is in the next generation's input (the assistant message the loop sent back), "
+           "which calls are not matched against"),
 )  # fmt: skip
 
 
@@ -204,6 +215,12 @@ class Form:
 
 _SDK_SPAN = "anthropic.messages.create"
 _JSON_MESSAGES = frozenset({"gen_ai.input.messages", "gen_ai.output.messages"})
+_LANGFUSE = frozenset({"langfuse.observation.type", "langfuse.observation.input",
+                       "langfuse.observation.output", "langfuse.observation.usage_details",
+                       "session.id"})
+_NOT_LANGFUSE = _JSON_MESSAGES | {"gen_ai.prompt", "llm.input_messages.0.message.role"}
+_LANGFUSE_LANGGRAPH = frozenset({"handle", "research_assistant", "ChatOpenAI", "calculator",
+                                 "tools"})
 FORMS: dict[str, Form] = {
     "anthropic-openinference": Form(
         frozenset({"messages.create", _SDK_SPAN}),
@@ -452,6 +469,42 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "rpc.method"}),
         frozenset({"gen_ai.user.message", "gen_ai.tool.message", "gen_ai.choice"}),
         absent=_JSON_MESSAGES,
+    ),
+    # Langfuse 5 (OTel-based since v3): its drop-in OpenAI client's generations under an
+    # @observe() span, the session propagated as session.id; nothing of another convention.
+    **{stack: Form(
+        frozenset({"OpenAI-generation", "conversation"}),
+        _LANGFUSE | {"langfuse.observation.model.name", "langfuse.internal.is_app_root"},
+        absent=_NOT_LANGFUSE,
+    ) for stack in ("langfuse-openai", "langfuse-openai-stream")},
+    # Langfuse's LangChain CallbackHandler: one observation per LangChain run (the graph,
+    # its nodes, ChatOpenAI's generation, the tool), under the @observe() turn handler.
+    "langfuse-langgraph": Form(
+        _LANGFUSE_LANGGRAPH,
+        _LANGFUSE | {"langfuse.observation.metadata.tool_call_id",
+                     "langfuse.internal.is_app_root"},
+        absent=_NOT_LANGFUSE,
+    ),
+    # LangSmith's OTel export (langsmith 0.15, the otel tracing mode): one span per LangChain
+    # run, its inputs and outputs whole in gen_ai.prompt / gen_ai.completion, the run type in
+    # langsmith.span.kind, LangGraph's thread in langsmith.metadata.thread_id.
+    **{stack: Form(
+        frozenset({"research_assistant", "ChatOpenAI", "calculator", "tools"}),
+        frozenset({"langsmith.span.kind", "langsmith.metadata.thread_id", "gen_ai.prompt",
+                   "gen_ai.completion", "gen_ai.tool.definitions", "gen_ai.tool.call.id"}),
+        absent=_JSON_MESSAGES | {"langfuse.observation.type", "traceloop.entity.input"},
+    ) for stack in ("langsmith-otel", "langsmith-otel-stream")},
+    # Langfuse 3.15, the last v3: the same observations and keys, none of the internal
+    # root marker v4 added (`langfuse.internal.is_app_root`).
+    **{stack: Form(
+        frozenset({"OpenAI-generation", "conversation"}),
+        _LANGFUSE | {"langfuse.observation.model.name"},
+        absent=_NOT_LANGFUSE | {"langfuse.internal.is_app_root"},
+    ) for stack in ("langfuse-v3-openai", "langfuse-v3-openai-stream")},
+    "langfuse-v3-langgraph": Form(
+        _LANGFUSE_LANGGRAPH,
+        _LANGFUSE | {"langfuse.observation.metadata.langgraph_node"},
+        absent=_NOT_LANGFUSE | {"langfuse.internal.is_app_root"},
     ),
 }  # fmt: skip
 

@@ -153,6 +153,22 @@ STACKS: dict[str, Stack] = {
         Stack("strands-bedrock-botocore", "strands_bedrock_agent", "bedrock",
               ("strands-agents", "boto3", "botocore", "opentelemetry-instrumentation-botocore",
                "opentelemetry-sdk")),
+        *(Stack(name, "langfuse_agent", "openai",
+                ("langfuse", "openai", "opentelemetry-sdk"), venv="langfuse")
+          for name in ("langfuse-openai", "langfuse-openai-stream")),
+        Stack("langfuse-langgraph", "langfuse_agent", "openai",
+              ("langfuse", "langgraph", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-sdk"), venv="langfuse"),
+        *(Stack(name, "langsmith_agent", "openai",
+                ("langsmith", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="langsmith-otel")
+          for name in ("langsmith-otel", "langsmith-otel-stream")),
+        *(Stack(name, "langfuse_agent", "openai",
+                ("langfuse", "openai", "opentelemetry-sdk"), venv="langfuse-v3")
+          for name in ("langfuse-v3-openai", "langfuse-v3-openai-stream")),
+        Stack("langfuse-v3-langgraph", "langfuse_agent", "openai",
+              ("langfuse", "langgraph", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-sdk"), venv="langfuse-v3"),
     )
 }  # fmt: skip
 
