@@ -193,9 +193,12 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
         # Older MLflow: the whole exchange, answer last, in one standardized list.
         history, answer = _split_answer(parse_messages(chat, A.MLFLOW_CHAT_MESSAGES, problems))
         messages_in, messages_out = history, messages_out or answer or None
-    tools_raw = json_or_text(view.get(A.MLFLOW_CHAT_TOOLS))
-    if tools_raw is None and isinstance(inputs, dict):
-        tools_raw = inputs.get("tools")
+    # `mlflow.chat.tools` is MLflow's `ChatTool` model of the request's tools (mlflow
+    # `types/chat.py`): a parameter schema keeps only the keywords it models (`default` is
+    # dropped). The request's own list, where the inputs are the request, is what was sent.
+    tools_raw = inputs.get("tools") if isinstance(inputs, dict) else None
+    if not isinstance(tools_raw, list):
+        tools_raw = json_or_text(view.get(A.MLFLOW_CHAT_TOOLS))
     return base.fill(Decoded(
         input_messages=messages_in,
         output_messages=messages_out,

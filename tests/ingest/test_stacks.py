@@ -416,6 +416,25 @@ FORMS: dict[str, Form] = {
         absent=frozenset({"gen_ai.input.messages", "gen_ai.tool.call.result",
                           "gcp.vertex.agent.llm_request"}),
     ),
+    # MLflow's own OTLP export: one CHAT_MODEL span per call, every value JSON-encoded, the
+    # request's keyword arguments beside MLflow's keys; not the GenAI translation
+    # (MLFLOW_ENABLE_OTEL_GENAI_SEMCONV).
+    **{stack: Form(
+        frozenset({"Completions"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tools", "mlflow.chat.tokenUsage", "mlflow.message.format"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name"},
+    ) for stack in ("mlflow-openai", "mlflow-openai-stream")},
+    # MLflow's LangChain tracer: a CHAIN span per runnable and graph node, CHAT_MODEL spans
+    # with the request as role/content messages, TOOL spans with the call id beside the
+    # arguments; LangChain's run metadata (the checkpointer thread) as a JSON attribute.
+    "mlflow-langgraph": Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOpenAI", "calculator"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tools", "mlflow.chat.tokenUsage", "invocation_params",
+                   "tool_call_id", "metadata"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name", "session.id"},
+    ),
 }  # fmt: skip
 
 

@@ -141,6 +141,12 @@ STACKS: dict[str, Stack] = {
         Stack("adk-openinference", "adk_agent", "gemini",
               ("google-adk", "google-genai", "openinference-instrumentation-google-adk",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "mlflow_agent", "openai", ("mlflow", "openai", "opentelemetry-sdk"),
+                venv="mlflow")
+          for name in ("mlflow-openai", "mlflow-openai-stream")),
+        Stack("mlflow-langgraph", "mlflow_agent", "openai",
+              ("mlflow", "langgraph", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-sdk"), venv="mlflow"),
     )
 }  # fmt: skip
 

@@ -1,0 +1,62 @@
+"""MLflow tracing's autologging exported over OTLP: `mlflow.openai.autolog()` over the raw
+OpenAI tool loop (`mlflow-openai`; `-stream` streams every call), `mlflow.langchain.autolog()`
+over LangGraph's prebuilt ReAct agent (`mlflow-langgraph`).
+
+MLflow keeps its own tracer provider; with `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` set and no
+trace destination, it gives that provider only its `OtelSpanProcessor` (no tracking store:
+mlflow `tracing/provider.py`, `_get_span_processors`). The processor's exporter is the
+harness's file exporter in place of the OTLP one `get_otlp_exporter()` would build for the
+(never contacted) 127.0.0.1 endpoint: the same protobuf a collector would receive, from
+MLflow's own processor, which drops the trace metadata (the session among it) and copies
+only user tags onto the root span.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from tests.ingest.instrumented.stacks.common import main, providers
+from tests.ingest.instrumented.export import FileSpanExporter
+
+
+def _mlflow_exports_to(out: Path, scenario: str) -> None:
+    import mlflow.tracing.provider as mlflow_provider
+
+    mlflow_provider.get_otlp_exporter = lambda: FileSpanExporter(out, f"{scenario}-mlflow")
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with providers(stack, out, scenario):
+        _mlflow_exports_to(out, scenario)
+        import mlflow
+        import mlflow.tracing.provider as mlflow_provider
+
+        try:
+            if stack.startswith("mlflow-langgraph"):
+                from tests.ingest.instrumented.stacks.langgraph_agent import converse as graph
+
+                mlflow.langchain.autolog()
+                graph(base_url, stack, scenario)
+            else:
+                import openai
+
+                from tests.ingest.instrumented.driver import converse
+
+                mlflow.openai.autolog()
+                client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
+                converse(client, scenario, stack.endswith("-stream"))
+        finally:
+            mlflow_provider.provider.get().shutdown()
+
+
+ENV = {
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces",
+    # Nothing is logged to a tracking store, but autolog may still open one: keep it local.
+    "MLFLOW_TRACKING_URI": "sqlite:///" + os.path.join(tempfile.mkdtemp(), "mlflow.db"),
+}
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], ENV, run))
