@@ -187,18 +187,13 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
         return base.fill(Decoded(tool_execution=execution(
             view.name, None, inputs, None if outputs is None else result_text(outputs))))
     messages_in = _mlflow_request(inputs, problems)
-    messages_out = _mlflow_response(outputs, problems)
+    messages_out = _mlflow_response(_mlflow_stream(view) or outputs, problems)
     chat = json_or_text(view.get(A.MLFLOW_CHAT_MESSAGES))
     if messages_in is None and isinstance(chat, list):
         # Older MLflow: the whole exchange, answer last, in one standardized list.
         history, answer = _split_answer(parse_messages(chat, A.MLFLOW_CHAT_MESSAGES, problems))
         messages_in, messages_out = history, messages_out or answer or None
-    # `mlflow.chat.tools` is MLflow's `ChatTool` model of the request's tools (mlflow
-    # `types/chat.py`): a parameter schema keeps only the keywords it models (`default` is
-    # dropped). The request's own list, where the inputs are the request, is what was sent.
-    tools_raw = inputs.get("tools") if isinstance(inputs, dict) else None
-    if not isinstance(tools_raw, list):
-        tools_raw = json_or_text(view.get(A.MLFLOW_CHAT_TOOLS))
+    tools_raw = _mlflow_tools_sent(view, inputs)
     return base.fill(Decoded(
         input_messages=messages_in,
         output_messages=messages_out,
@@ -206,6 +201,62 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
         tool_definitions=None if tools_raw is None
         else parse_tool_defs(tools_raw, A.MLFLOW_CHAT_TOOLS, problems),
     ))
+
+
+def _mlflow_tools_sent(view: SpanView, inputs: JsonValue) -> JsonValue:
+    """The tools as the request sent them. `mlflow.chat.tools` is MLflow's `ChatTool` model
+    of them (mlflow `types/chat.py`): a parameter schema keeps only the keywords it models
+    (`default` is dropped). The OpenAI integration's inputs are the request's keyword
+    arguments (mlflow `openai/autolog.py`); the LangChain tracer writes the callback's
+    kwargs as attributes, `invocation_params.tools` among them (`langchain/langchain_tracer.py`,
+    `on_chat_model_start`)."""
+    for holder in (inputs, json_or_text(view.get(A.MLFLOW_INVOCATION_PARAMS))):
+        if isinstance(holder, dict) and isinstance(holder.get("tools"), list):
+            return holder["tools"]
+    return json_or_text(view.get(A.MLFLOW_CHAT_TOOLS))
+
+
+_CHAT_CHUNK = "chat.completion.chunk"
+
+
+def _mlflow_stream(view: SpanView) -> JsonValue:
+    """The chat completion a streamed call's chunks add up to, or None. MLflow records each
+    chunk as a span event `mlflow.chunk.item.N` (`mlflow.chunk.value`, JSON) and puts in
+    `mlflow.spanOutputs` its own reconstruction, which keeps the text only: no tool calls,
+    finish reason "stop" (mlflow 3.17 `openai/autolog.py`,
+    `_reconstruct_completion_from_stream`). Chat completion chunks are merged as the
+    OpenAI SDK merges them: text and arguments appended, a tool call per delta index."""
+    values = [json_or_text(e.fields.get(A.MLFLOW_CHUNK_VALUE)) for e in view.events
+              if e.name.startswith(A.MLFLOW_CHUNK_EVENT_PREFIX)]  # fmt: skip
+    chunks = [v for v in values if isinstance(v, dict) and v.get("object") == _CHAT_CHUNK]
+    if not chunks:
+        return None
+    text: list[str] = []
+    calls: dict[Any, dict[str, Any]] = {}
+    finish = None
+    for chunk in chunks:
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            raw = choice.get("delta")
+            delta: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            if isinstance(delta.get("content"), str):
+                text.append(delta["content"])
+            for part in delta.get("tool_calls") or ():
+                if not isinstance(part, dict):
+                    continue
+                call = calls.setdefault(part.get("index", len(calls)), {
+                    "id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+                call["id"] = part.get("id") or call["id"]
+                named = part.get("function")
+                fn: dict[str, Any] = named if isinstance(named, dict) else {}
+                for key in ("name", "arguments"):
+                    if isinstance(fn.get(key), str):
+                        call["function"][key] += fn[key]
+            finish = choice.get("finish_reason") or finish
+    message = {"role": "assistant", "content": "".join(text) or None,
+               "tool_calls": list(calls.values()) or None}
+    return {"choices": [{"message": message, "finish_reason": finish}]}
 
 
 def _mlflow_request(inputs: JsonValue, problems: Problems) -> tuple[Message, ...] | None:

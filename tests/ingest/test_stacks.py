@@ -128,6 +128,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "as pydantic-ai-logfire: the {\"error\": ...} wrapping of a ToolFailed return is the "
         "OpenAI model's, after telemetry recorded the failure text alone",
         lambda rec, index: ['{"error":', '{"error": ']),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and MLflow's OpenAI autolog records the chat "
+          "completions request, whose tool message has no error flag: the failure is only in "
+          "the result's text", lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("mlflow-openai", "mlflow-openai-stream")),
 )  # fmt: skip
 
 

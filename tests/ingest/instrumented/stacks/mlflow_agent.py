@@ -18,8 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.ingest.instrumented.stacks.common import main, providers
 from tests.ingest.instrumented.export import FileSpanExporter
+from tests.ingest.instrumented.stacks.common import main, providers
 
 
 def _mlflow_exports_to(out: Path, scenario: str) -> None:
