@@ -7,7 +7,9 @@ chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
   last assistant message being the answer), `final_result`, tools in
   `model_request_parameters.function_tools[].parameters_json_schema`, aggregated usage.
 - Strands: per-called-tool `gen_ai.tool.json_schema`, tool names in `gen_ai.agent.tools`.
-- MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`.
+- MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`;
+  a streamed call's chunks as `mlflow.chunk.item.N` span events; the tools as sent in the
+  request's kwargs or LangChain's `invocation_params` (also under MLflow's GenAI translation).
 - Google ADK: Gemini request/response JSON in `gcp.vertex.agent.llm_request/llm_response`,
   tool args and response in `gcp.vertex.agent.tool_call_args/tool_response`.
 """
@@ -292,7 +294,9 @@ def _mlflow_response(outputs: JsonValue, problems: Problems) -> tuple[Message, .
 
 
 MLFLOW = Convention("mlflow", _mlflow_decode, markers=frozenset({
-    A.MLFLOW_SPAN_TYPE, A.MLFLOW_SPAN_INPUTS,
+    # LangChain's kwargs stay beside the GenAI attributes MLflow translates its own into
+    # (MLFLOW_ENABLE_OTEL_GENAI_SEMCONV), whose tool definitions are the lossy ChatTool's.
+    A.MLFLOW_SPAN_TYPE, A.MLFLOW_SPAN_INPUTS, A.MLFLOW_INVOCATION_PARAMS,
 }), content_keys=(
     A.MLFLOW_SPAN_INPUTS, A.MLFLOW_SPAN_OUTPUTS, A.MLFLOW_CHAT_TOOLS, A.MLFLOW_CHAT_MESSAGES,
 ))

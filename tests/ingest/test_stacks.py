@@ -132,7 +132,7 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "a raw client loop has no tool span, and MLflow's OpenAI autolog records the chat "
           "completions request, whose tool message has no error flag: the failure is only in "
           "the result's text", lambda rec, index: ["is_error", "exception.type"])
-      for stack in ("mlflow-openai", "mlflow-openai-stream")),
+      for stack in ("mlflow-openai", "mlflow-openai-stream", "mlflow-openai-genai")),
 )  # fmt: skip
 
 
@@ -439,6 +439,29 @@ FORMS: dict[str, Form] = {
                    "mlflow.chat.tools", "mlflow.chat.tokenUsage", "invocation_params",
                    "tool_call_id", "metadata"}),
         absent=_JSON_MESSAGES | {"gen_ai.operation.name", "session.id"},
+    ),
+    # The same, streamed by messages: each token a `new_token` span event on the chat span.
+    "mlflow-langgraph-stream": Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOpenAI", "calculator"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tools", "invocation_params", "tool_call_id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name"},
+    ),
+    # MLFLOW_ENABLE_OTEL_GENAI_SEMCONV: MLflow's OTLP processor translates each span to the
+    # GenAI conventions (mlflow `tracing/export/genai_semconv/`) and drops its own keys; the
+    # integrations' extra attributes (request kwargs, LangChain's) stay JSON-encoded.
+    "mlflow-openai-genai": Form(
+        frozenset({"chat gpt-4o-mini-2024-07-18"}),
+        _JSON_MESSAGES | {"gen_ai.operation.name", "gen_ai.tool.definitions",
+                          "gen_ai.system_instructions", "tools"},
+        absent=frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.chat.tools"}),
+    ),
+    "mlflow-langgraph-genai": Form(
+        frozenset({"CHAIN", "chat gpt-4o-mini", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.operation.name", "gen_ai.tool.definitions",
+                          "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                          "invocation_params", "tool_call_id"},
+        absent=frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.chat.tools"}),
     ),
 }  # fmt: skip
 

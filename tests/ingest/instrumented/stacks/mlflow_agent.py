@@ -29,6 +29,8 @@ def _mlflow_exports_to(out: Path, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    if stack.endswith("-genai"):
+        os.environ["MLFLOW_ENABLE_OTEL_GENAI_SEMCONV"] = "true"
     with providers(stack, out, scenario):
         _mlflow_exports_to(out, scenario)
         import mlflow

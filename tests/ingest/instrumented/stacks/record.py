@@ -143,10 +143,11 @@ STACKS: dict[str, Stack] = {
                "openinference-instrumentation", "opentelemetry-sdk")),
         *(Stack(name, "mlflow_agent", "openai", ("mlflow", "openai", "opentelemetry-sdk"),
                 venv="mlflow")
-          for name in ("mlflow-openai", "mlflow-openai-stream")),
-        Stack("mlflow-langgraph", "mlflow_agent", "openai",
-              ("mlflow", "langgraph", "langchain-core", "langchain-openai", "openai",
-               "opentelemetry-sdk"), venv="mlflow"),
+          for name in ("mlflow-openai", "mlflow-openai-stream", "mlflow-openai-genai")),
+        *(Stack(name, "mlflow_agent", "openai",
+                ("mlflow", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="mlflow")
+          for name in ("mlflow-langgraph", "mlflow-langgraph-stream", "mlflow-langgraph-genai")),
     )
 }  # fmt: skip
 
