@@ -261,7 +261,17 @@ def _mlflow_stream(view: SpanView) -> JsonValue:
     return {"choices": [{"message": message, "finish_reason": finish}]}
 
 
+def _roled(value: JsonValue) -> bool:
+    """A list of role-keyed messages: what MLflow's Agents SDK processor records on a
+    generation span, in and out (`mlflow.message.format` "openai-agent": mlflow
+    `openai/_agent_tracer.py`)."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(m, dict) and "role" in m for m in value)
+
+
 def _mlflow_request(inputs: JsonValue, problems: Problems) -> tuple[Message, ...] | None:
+    if _roled(inputs):
+        return parse_messages(inputs, A.MLFLOW_SPAN_INPUTS, problems)
     if not isinstance(inputs, dict):
         return None
     if isinstance(inputs.get("messages"), list):
@@ -280,6 +290,8 @@ def _mlflow_response(outputs: JsonValue, problems: Problems) -> tuple[Message, .
     if isinstance(outputs, str):
         return parse_messages({"role": "assistant", "content": outputs},
                               A.MLFLOW_SPAN_OUTPUTS, problems)
+    if _roled(outputs):
+        return merge_assistant(parse_messages(outputs, A.MLFLOW_SPAN_OUTPUTS, problems))
     if isinstance(outputs, dict) and isinstance(outputs.get("choices"), list):
         items: list[Any] = [
             {**c["message"], "finish_reason": c.get("finish_reason")}

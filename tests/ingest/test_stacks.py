@@ -463,6 +463,17 @@ FORMS: dict[str, Form] = {
                           "invocation_params", "tool_call_id"},
         absent=frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.chat.tools"}),
     ),
+    # MLflow's Agents SDK tracing processor and its OpenAI client autolog at once: each model
+    # call twice, the SDK's Generation (message lists in and out, no tools) over the client's
+    # Completions (the request's kwargs); AgentRunner.run patched as the root.
+    "mlflow-openai-agents": Form(
+        frozenset({"AgentRunner.run", "Agent workflow", "research_assistant", "Generation",
+                   "AsyncCompletions", "calculator"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tools", "mlflow.chat.tokenUsage", "model_config",
+                   "mlflow.openai.agent_run_root"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name"},
+    ),
 }  # fmt: skip
 
 

@@ -1,6 +1,9 @@
 """MLflow tracing's autologging exported over OTLP: `mlflow.openai.autolog()` over the raw
-OpenAI tool loop (`mlflow-openai`; `-stream` streams every call), `mlflow.langchain.autolog()`
-over LangGraph's prebuilt ReAct agent (`mlflow-langgraph`).
+OpenAI tool loop (`mlflow-openai`; `-stream` streams every call) and over an OpenAI Agents
+SDK agent on chat completions (`mlflow-openai-agents`, the SDK's tracing processor), and
+`mlflow.langchain.autolog()` over LangGraph's prebuilt ReAct agent (`mlflow-langgraph`;
+`-stream` streams it by messages). `-genai` stacks turn on MLflow's translation of its spans
+to the GenAI conventions at export (`MLFLOW_ENABLE_OTEL_GENAI_SEMCONV`).
 
 MLflow keeps its own tracer provider; with `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` set and no
 trace destination, it gives that provider only its `OtelSpanProcessor` (no tracking store:
@@ -13,6 +16,7 @@ only user tags onto the root span.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import tempfile
@@ -42,6 +46,12 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
                 mlflow.langchain.autolog()
                 graph(base_url, stack, scenario)
+            elif stack == "mlflow-openai-agents":
+                from tests.ingest.instrumented.stacks.openai_agents_agent import converse as run_agent
+
+                # Exclusive: the SDK's own exporter to OpenAI's backend goes.
+                mlflow.openai.autolog(disable_openai_agent_tracer=True)
+                asyncio.run(run_agent(base_url, scenario))
             else:
                 import openai
 

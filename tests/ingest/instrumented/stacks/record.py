@@ -148,6 +148,8 @@ STACKS: dict[str, Stack] = {
                 ("mlflow", "langgraph", "langchain-core", "langchain-openai", "openai",
                  "opentelemetry-sdk"), venv="mlflow")
           for name in ("mlflow-langgraph", "mlflow-langgraph-stream", "mlflow-langgraph-genai")),
+        Stack("mlflow-openai-agents", "mlflow_agent", "openai",
+              ("mlflow", "openai-agents", "openai", "opentelemetry-sdk"), venv="mlflow"),
     )
 }  # fmt: skip
 
