@@ -22,7 +22,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests.ingest.instrumented import driver
 from tests.ingest.instrumented.export import FileSpanExporter
+from tests.ingest.instrumented.stacks import langgraph_agent, openai_agents_agent
 from tests.ingest.instrumented.stacks.common import main, providers
 
 
@@ -42,24 +44,18 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
         try:
             if stack.startswith("mlflow-langgraph"):
-                from tests.ingest.instrumented.stacks.langgraph_agent import converse as graph
-
                 mlflow.langchain.autolog()
-                graph(base_url, stack, scenario)
+                langgraph_agent.converse(base_url, stack, scenario)
             elif stack == "mlflow-openai-agents":
-                from tests.ingest.instrumented.stacks.openai_agents_agent import converse as run_agent
-
                 # Exclusive: the SDK's own exporter to OpenAI's backend goes.
                 mlflow.openai.autolog(disable_openai_agent_tracer=True)
-                asyncio.run(run_agent(base_url, scenario))
+                asyncio.run(openai_agents_agent.converse(base_url, scenario))
             else:
                 import openai
 
-                from tests.ingest.instrumented.driver import converse
-
                 mlflow.openai.autolog()
                 client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
-                converse(client, scenario, stack.endswith("-stream"))
+                driver.converse(client, scenario, stack.endswith("-stream"))
         finally:
             mlflow_provider.provider.get().shutdown()
 
