@@ -183,6 +183,7 @@ MLFLOW_CHAT_MESSAGES: Final = "mlflow.chat.messages"
 MLFLOW_CHUNK_EVENT_PREFIX: Final = "mlflow.chunk.item."  # span event per streamed chunk, N after
 MLFLOW_CHUNK_VALUE: Final = "mlflow.chunk.value"  # the chunk, JSON, on that event
 MLFLOW_INVOCATION_PARAMS: Final = "invocation_params"  # LangChain chat model kwargs, tools too
+MLFLOW_LANGCHAIN_METADATA: Final = "metadata"  # LangChain run metadata, the thread id too
 
 # --- Vercel AI SDK (`ai.*`, experimental_telemetry) ---------------------------------
 VERCEL_OPERATION_ID: Final = "ai.operationId"

@@ -182,6 +182,7 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
     base = Decoded(
         kind=kind,
         model=model,
+        conversation_id=_mlflow_thread(view),
         input_tokens=as_int(usage.get("input_tokens")),
         output_tokens=as_int(usage.get("output_tokens")),
     )
@@ -203,6 +204,21 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
         tool_definitions=None if tools_raw is None
         else parse_tool_defs(tools_raw, A.MLFLOW_CHAT_TOOLS, problems),
     ))
+
+
+_THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
+
+
+def _mlflow_thread(view: SpanView) -> str | None:
+    """The conversation, from LangChain's run metadata, which MLflow's LangChain tracer
+    writes on every span (`metadata`, JSON: LangGraph's checkpointer `thread_id`, or the
+    keys LangSmith groups threads by). MLflow's own session (`mlflow.trace.session`) is
+    trace metadata, and its OTLP processor exports only the trace's tags (mlflow 3.17
+    `tracing/processor/otel.py`)."""
+    metadata = json_or_text(view.get(A.MLFLOW_LANGCHAIN_METADATA))
+    if not isinstance(metadata, dict):
+        return None
+    return next((as_str(metadata[k]) for k in _THREAD_KEYS if metadata.get(k)), None)
 
 
 def _mlflow_tools_sent(view: SpanView, inputs: JsonValue) -> JsonValue:
