@@ -186,6 +186,10 @@ PYDANTIC_AI_AGGREGATED_OUTPUT_TOKENS: Final = "gen_ai.aggregated_usage.output_to
 STRANDS_AGENT_TOOLS: Final = "gen_ai.agent.tools"
 STRANDS_TOOL_STATUS: Final = "gen_ai.tool.status"
 MLFLOW_CHAT_MESSAGES: Final = "mlflow.chat.messages"
+MLFLOW_CHUNK_EVENT_PREFIX: Final = "mlflow.chunk.item."  # span event per streamed chunk, N after
+MLFLOW_CHUNK_VALUE: Final = "mlflow.chunk.value"  # the chunk, JSON, on that event
+MLFLOW_INVOCATION_PARAMS: Final = "invocation_params"  # LangChain chat model kwargs, tools too
+MLFLOW_LANGCHAIN_METADATA: Final = "metadata"  # LangChain run metadata, the thread id too
 
 # --- Vercel AI SDK (`ai.*`, experimental_telemetry) ---------------------------------
 VERCEL_OPERATION_ID: Final = "ai.operationId"

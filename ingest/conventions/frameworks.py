@@ -7,7 +7,9 @@ chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
   last assistant message being the answer), `final_result`, tools in
   `model_request_parameters.function_tools[].parameters_json_schema`, aggregated usage.
 - Strands: per-called-tool `gen_ai.tool.json_schema`, tool names in `gen_ai.agent.tools`.
-- MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`.
+- MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`;
+  a streamed call's chunks as `mlflow.chunk.item.N` span events; the tools as sent in the
+  request's kwargs or LangChain's `invocation_params` (also under MLflow's GenAI translation).
 - Google ADK: Gemini request/response JSON in `gcp.vertex.agent.llm_request/llm_response`,
   tool args and response in `gcp.vertex.agent.tool_call_args/tool_response`.
 """
@@ -180,6 +182,7 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
     base = Decoded(
         kind=kind,
         model=model,
+        conversation_id=_mlflow_thread(view),
         input_tokens=as_int(usage.get("input_tokens")),
         output_tokens=as_int(usage.get("output_tokens")),
     )
@@ -187,15 +190,13 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
         return base.fill(Decoded(tool_execution=execution(
             view.name, None, inputs, None if outputs is None else result_text(outputs))))
     messages_in = _mlflow_request(inputs, problems)
-    messages_out = _mlflow_response(outputs, problems)
+    messages_out = _mlflow_response(_mlflow_stream(view) or outputs, problems)
     chat = json_or_text(view.get(A.MLFLOW_CHAT_MESSAGES))
     if messages_in is None and isinstance(chat, list):
         # Older MLflow: the whole exchange, answer last, in one standardized list.
         history, answer = _split_answer(parse_messages(chat, A.MLFLOW_CHAT_MESSAGES, problems))
         messages_in, messages_out = history, messages_out or answer or None
-    tools_raw = json_or_text(view.get(A.MLFLOW_CHAT_TOOLS))
-    if tools_raw is None and isinstance(inputs, dict):
-        tools_raw = inputs.get("tools")
+    tools_raw = _mlflow_tools_sent(view, inputs)
     return base.fill(Decoded(
         input_messages=messages_in,
         output_messages=messages_out,
@@ -205,7 +206,88 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
     ))
 
 
+_THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
+
+
+def _mlflow_thread(view: SpanView) -> str | None:
+    """The conversation, from LangChain's run metadata, which MLflow's LangChain tracer
+    writes on every span (`metadata`, JSON: LangGraph's checkpointer `thread_id`, or the
+    keys LangSmith groups threads by). MLflow's own session (`mlflow.trace.session`) is
+    trace metadata, and its OTLP processor exports only the trace's tags (mlflow 3.17
+    `tracing/processor/otel.py`)."""
+    metadata = json_or_text(view.get(A.MLFLOW_LANGCHAIN_METADATA))
+    if not isinstance(metadata, dict):
+        return None
+    return next((as_str(metadata[k]) for k in _THREAD_KEYS if metadata.get(k)), None)
+
+
+def _mlflow_tools_sent(view: SpanView, inputs: JsonValue) -> JsonValue:
+    """The tools as the request sent them. `mlflow.chat.tools` is MLflow's `ChatTool` model
+    of them (mlflow `types/chat.py`): a parameter schema keeps only the keywords it models
+    (`default` is dropped). The OpenAI integration's inputs are the request's keyword
+    arguments (mlflow `openai/autolog.py`); the LangChain tracer writes the callback's
+    kwargs as attributes, `invocation_params.tools` among them (`langchain/langchain_tracer.py`,
+    `on_chat_model_start`)."""
+    for holder in (inputs, json_or_text(view.get(A.MLFLOW_INVOCATION_PARAMS))):
+        if isinstance(holder, dict) and isinstance(holder.get("tools"), list):
+            return holder["tools"]
+    return json_or_text(view.get(A.MLFLOW_CHAT_TOOLS))
+
+
+_CHAT_CHUNK = "chat.completion.chunk"
+
+
+def _mlflow_stream(view: SpanView) -> JsonValue:
+    """The chat completion a streamed call's chunks add up to, or None. MLflow records each
+    chunk as a span event `mlflow.chunk.item.N` (`mlflow.chunk.value`, JSON) and puts in
+    `mlflow.spanOutputs` its own reconstruction, which keeps the text only: no tool calls,
+    finish reason "stop" (mlflow 3.17 `openai/autolog.py`,
+    `_reconstruct_completion_from_stream`). Chat completion chunks are merged as the
+    OpenAI SDK merges them: text and arguments appended, a tool call per delta index."""
+    values = [json_or_text(e.fields.get(A.MLFLOW_CHUNK_VALUE)) for e in view.events
+              if e.name.startswith(A.MLFLOW_CHUNK_EVENT_PREFIX)]  # fmt: skip
+    chunks = [v for v in values if isinstance(v, dict) and v.get("object") == _CHAT_CHUNK]
+    if not chunks:
+        return None
+    text: list[str] = []
+    calls: dict[Any, dict[str, Any]] = {}
+    finish = None
+    for chunk in chunks:
+        for choice in chunk.get("choices") or ():
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue
+            raw = choice.get("delta")
+            delta: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            if isinstance(delta.get("content"), str):
+                text.append(delta["content"])
+            for part in delta.get("tool_calls") or ():
+                if not isinstance(part, dict):
+                    continue
+                call = calls.setdefault(part.get("index", len(calls)), {
+                    "id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+                call["id"] = part.get("id") or call["id"]
+                named = part.get("function")
+                fn: dict[str, Any] = named if isinstance(named, dict) else {}
+                for key in ("name", "arguments"):
+                    if isinstance(fn.get(key), str):
+                        call["function"][key] += fn[key]
+            finish = choice.get("finish_reason") or finish
+    message = {"role": "assistant", "content": "".join(text) or None,
+               "tool_calls": list(calls.values()) or None}
+    return {"choices": [{"message": message, "finish_reason": finish}]}
+
+
+def _roled(value: JsonValue) -> bool:
+    """A list of role-keyed messages: what MLflow's Agents SDK processor records on a
+    generation span, in and out (`mlflow.message.format` "openai-agent": mlflow
+    `openai/_agent_tracer.py`)."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(m, dict) and "role" in m for m in value)
+
+
 def _mlflow_request(inputs: JsonValue, problems: Problems) -> tuple[Message, ...] | None:
+    if _roled(inputs):
+        return parse_messages(inputs, A.MLFLOW_SPAN_INPUTS, problems)
     if not isinstance(inputs, dict):
         return None
     if isinstance(inputs.get("messages"), list):
@@ -224,6 +306,8 @@ def _mlflow_response(outputs: JsonValue, problems: Problems) -> tuple[Message, .
     if isinstance(outputs, str):
         return parse_messages({"role": "assistant", "content": outputs},
                               A.MLFLOW_SPAN_OUTPUTS, problems)
+    if _roled(outputs):
+        return merge_assistant(parse_messages(outputs, A.MLFLOW_SPAN_OUTPUTS, problems))
     if isinstance(outputs, dict) and isinstance(outputs.get("choices"), list):
         items: list[Any] = [
             {**c["message"], "finish_reason": c.get("finish_reason")}
@@ -238,7 +322,9 @@ def _mlflow_response(outputs: JsonValue, problems: Problems) -> tuple[Message, .
 
 
 MLFLOW = Convention("mlflow", _mlflow_decode, markers=frozenset({
-    A.MLFLOW_SPAN_TYPE, A.MLFLOW_SPAN_INPUTS,
+    # LangChain's kwargs stay beside the GenAI attributes MLflow translates its own into
+    # (MLFLOW_ENABLE_OTEL_GENAI_SEMCONV), whose tool definitions are the lossy ChatTool's.
+    A.MLFLOW_SPAN_TYPE, A.MLFLOW_SPAN_INPUTS, A.MLFLOW_INVOCATION_PARAMS,
 }), content_keys=(
     A.MLFLOW_SPAN_INPUTS, A.MLFLOW_SPAN_OUTPUTS, A.MLFLOW_CHAT_TOOLS, A.MLFLOW_CHAT_MESSAGES,
 ))

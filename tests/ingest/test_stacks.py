@@ -146,6 +146,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("langfuse-openai", "langfuse-openai-stream", "langfuse-v3-openai",
                     "langfuse-v3-openai-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and MLflow's OpenAI autolog records the chat "
+          "completions request, whose tool message has no error flag: the failure is only in "
+          "the result's text", lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("mlflow-openai", "mlflow-openai-stream", "mlflow-openai-genai")),
 )  # fmt: skip
 
 
@@ -505,6 +510,59 @@ FORMS: dict[str, Form] = {
         _LANGFUSE_LANGGRAPH,
         _LANGFUSE | {"langfuse.observation.metadata.langgraph_node"},
         absent=_NOT_LANGFUSE | {"langfuse.internal.is_app_root"},
+    ),
+    # MLflow's own OTLP export: one CHAT_MODEL span per call, every value JSON-encoded, the
+    # request's keyword arguments beside MLflow's keys; not the GenAI translation
+    # (MLFLOW_ENABLE_OTEL_GENAI_SEMCONV).
+    **{stack: Form(
+        frozenset({"Completions"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tools", "mlflow.chat.tokenUsage", "mlflow.message.format"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name"},
+    ) for stack in ("mlflow-openai", "mlflow-openai-stream")},
+    # MLflow's LangChain tracer: a CHAIN span per runnable and graph node, CHAT_MODEL spans
+    # with the request as role/content messages, TOOL spans with the call id beside the
+    # arguments; LangChain's run metadata (the checkpointer thread) as a JSON attribute.
+    "mlflow-langgraph": Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOpenAI", "calculator"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tools", "mlflow.chat.tokenUsage", "invocation_params",
+                   "tool_call_id", "metadata"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name", "session.id"},
+    ),
+    # The same, streamed by messages: each token a `new_token` span event on the chat span.
+    "mlflow-langgraph-stream": Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOpenAI", "calculator"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tools", "invocation_params", "tool_call_id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name"},
+    ),
+    # MLFLOW_ENABLE_OTEL_GENAI_SEMCONV: MLflow's OTLP processor translates each span to the
+    # GenAI conventions (mlflow `tracing/export/genai_semconv/`) and drops its own keys; the
+    # integrations' extra attributes (request kwargs, LangChain's) stay JSON-encoded.
+    "mlflow-openai-genai": Form(
+        frozenset({"chat gpt-4o-mini-2024-07-18"}),
+        _JSON_MESSAGES | {"gen_ai.operation.name", "gen_ai.tool.definitions",
+                          "gen_ai.system_instructions", "tools"},
+        absent=frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.chat.tools"}),
+    ),
+    "mlflow-langgraph-genai": Form(
+        frozenset({"CHAIN", "chat gpt-4o-mini", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.operation.name", "gen_ai.tool.definitions",
+                          "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                          "invocation_params", "tool_call_id"},
+        absent=frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.chat.tools"}),
+    ),
+    # MLflow's Agents SDK tracing processor and its OpenAI client autolog at once: each model
+    # call twice, the SDK's Generation (message lists in and out, no tools) over the client's
+    # Completions (the request's kwargs); AgentRunner.run patched as the root.
+    "mlflow-openai-agents": Form(
+        frozenset({"AgentRunner.run", "Agent workflow", "research_assistant", "Generation",
+                   "AsyncCompletions", "calculator"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tools", "mlflow.chat.tokenUsage", "model_config",
+                   "mlflow.openai.agent_run_root"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name"},
     ),
 }  # fmt: skip
 

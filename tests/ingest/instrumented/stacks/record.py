@@ -169,6 +169,15 @@ STACKS: dict[str, Stack] = {
         Stack("langfuse-v3-langgraph", "langfuse_agent", "openai",
               ("langfuse", "langgraph", "langchain-core", "langchain-openai", "openai",
                "opentelemetry-sdk"), venv="langfuse-v3"),
+        *(Stack(name, "mlflow_agent", "openai", ("mlflow", "openai", "opentelemetry-sdk"),
+                venv="mlflow")
+          for name in ("mlflow-openai", "mlflow-openai-stream", "mlflow-openai-genai")),
+        *(Stack(name, "mlflow_agent", "openai",
+                ("mlflow", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="mlflow")
+          for name in ("mlflow-langgraph", "mlflow-langgraph-stream", "mlflow-langgraph-genai")),
+        Stack("mlflow-openai-agents", "mlflow_agent", "openai",
+              ("mlflow", "openai-agents", "openai", "opentelemetry-sdk"), venv="mlflow"),
     )
 }  # fmt: skip
 
