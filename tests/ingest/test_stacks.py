@@ -416,6 +416,16 @@ FORMS: dict[str, Form] = {
         absent=frozenset({"gen_ai.input.messages", "gen_ai.tool.call.result",
                           "gcp.vertex.agent.llm_request"}),
     ),
+    # traceloop-sdk's decorators around the raw client loop: workflow, agent, task and tool
+    # spans with their entity input/output; the openai.chat spans in the GenAI JSON messages.
+    **{stack: Form(
+        frozenset({"chat_session.workflow", "research_assistant.agent", "model_step.task",
+                   "calculator.tool", "openai.chat"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "traceloop.entity.input",
+                          "traceloop.entity.output", "traceloop.span.kind",
+                          "traceloop.association.properties.session_id"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.request.functions.0.name"}),
+    ) for stack in ("traceloop-sdk", "traceloop-sdk-stream")},
 }  # fmt: skip
 
 

@@ -141,6 +141,10 @@ STACKS: dict[str, Stack] = {
         Stack("adk-openinference", "adk_agent", "gemini",
               ("google-adk", "google-genai", "openinference-instrumentation-google-adk",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "traceloop_loop", "openai",
+                ("traceloop-sdk", "openai", "opentelemetry-instrumentation-openai",
+                 "opentelemetry-sdk"), venv="traceloop-sdk")
+          for name in ("traceloop-sdk", "traceloop-sdk-stream")),
     )
 }  # fmt: skip
 
