@@ -145,6 +145,9 @@ STACKS: dict[str, Stack] = {
                 ("traceloop-sdk", "openai", "opentelemetry-instrumentation-openai",
                  "opentelemetry-sdk"), venv="traceloop-sdk")
           for name in ("traceloop-sdk", "traceloop-sdk-stream")),
+        Stack("openai-agents-openllmetry", "openai_agents_openllmetry_agent", "openai",
+              ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
