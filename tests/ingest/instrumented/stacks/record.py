@@ -148,6 +148,11 @@ STACKS: dict[str, Stack] = {
         Stack("openai-agents-openllmetry", "openai_agents_openllmetry_agent", "openai",
               ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
                "opentelemetry-sdk")),
+        *(Stack(name, "crewai_openllmetry_agent", "openai",
+                ("crewai", "openai", "opentelemetry-instrumentation-crewai",
+                 "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+                venv="crewai-openllmetry")
+          for name in ("crewai-openllmetry", "crewai-openllmetry-sequential")),
     )
 }  # fmt: skip
 
