@@ -152,6 +152,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "no error flag: the failure is only in the text",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("crewai-openllmetry", "crewai-openllmetry-sequential")),
+    Gap("langchain-agentexecutor-openllmetry", "tool_error", "call.is_error",
+        "an AgentExecutor hands a handled ToolException's text to the model as a plain "
+        "observation (no ToolMessage status): the tool span ends in success and the failure "
+        "is only in the text", lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -181,6 +185,11 @@ NOT_YET: tuple[NotYet, ...] = (
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; a turn's answer is only in the next run's gen_ai.input.messages (another "
            "trace), and no rule takes a turn's answer from the history the next turn replays"),
+    NotYet("langchain-agentexecutor-openllmetry", ("*",), ("final_answer",),
+           "the AgentExecutor streams its model, and OpenLLMetry's LangChain instrumentation "
+           "(0.62.4 span_utils._message_type_to_role) gives an AIMessageChunk the role "
+           "'unknown': the answer is in gen_ai.output.messages, but messages.normalize_role "
+           "keeps 'unknown' and the turn's answer reads assistant messages only"),
 )  # fmt: skip
 
 
@@ -475,6 +484,16 @@ FORMS: dict[str, Form] = {
                           "traceloop.span.kind"},
         absent=frozenset({"gen_ai.prompt.0.content", "input.value", "gen_ai.tool.name"}),
     ) for stack in ("crewai-openllmetry", "crewai-openllmetry-sequential")},
+    # A classic AgentExecutor under OpenLLMetry's LangChain callback: the executor's workflow
+    # span, a task span per runnable of the agent, tool spans; the streamed model's messages
+    # have the role "unknown" (an AIMessageChunk).
+    "langchain-agentexecutor-openllmetry": Form(
+        frozenset({"research_assistant.workflow", "ChatOpenAI.chat", "execute_tool calculator",
+                   "execute_task ToolsAgentOutputParser", "execute_task ChatPromptTemplate"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.task.input", "traceloop.entity.output"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
+    ),
 }  # fmt: skip
 
 

@@ -153,6 +153,9 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
                 venv="crewai-openllmetry")
           for name in ("crewai-openllmetry", "crewai-openllmetry-sequential")),
+        Stack("langchain-agentexecutor-openllmetry", "langchain_agent", "openai",
+              ("langchain-classic", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-instrumentation-langchain", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
