@@ -474,6 +474,15 @@ FORMS: dict[str, Form] = {
         absent=frozenset({"gen_ai.output.messages", "gen_ai.usage.input_tokens",
                           "gen_ai.tool.definitions"}),
     ),
+    # With OpenLLMetry's OpenAI instrumentation beside it: each model call twice, the
+    # processor's openai.response span (input only) over the client's openai.chat span.
+    "openai-agents-openllmetry-openai": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "openai.chat", "calculator.tool"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.usage.input_tokens",
+                          "gen_ai.tool.call.result", "traceloop.span.kind"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.request.functions.0.name"}),
+    ),
     # OpenLLMetry's CrewAI spans (crew, agent, task: no tool spans; CrewAI 1.x's native
     # OpenAI provider bypasses the LLM.call it wraps) over its OpenAI instrumentation's.
     **{stack: Form(

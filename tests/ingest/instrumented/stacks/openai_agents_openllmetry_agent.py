@@ -2,7 +2,10 @@
 `openai_agents_agent.py`) under OpenLLMetry's Agents SDK instrumentation
 (`opentelemetry-instrumentation-openai-agents`: a tracing processor turning the SDK's spans
 into OTel spans), content traced. Its processor replaces the SDK's own (the export to
-OpenAI's backend): nothing leaves the machine."""
+OpenAI's backend): nothing leaves the machine. `openai-agents-openllmetry-openai` adds
+OpenLLMetry's OpenAI instrumentation, as `Traceloop.init` installs both: each model call is
+then recorded twice, the processor's span (input only, for a chat completions model) over
+the client's."""
 
 from __future__ import annotations
 
@@ -21,6 +24,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         OpenAIAgentsInstrumentor(replace_existing_processors=True).instrument(
             tracer_provider=tracer_provider
         )
+        if stack.endswith("-openai"):
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+            OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
         asyncio.run(converse(base_url, scenario))
 
 
