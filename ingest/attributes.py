@@ -140,6 +140,11 @@ CREWAI_AGENT_BACKSTORY: Final = "crewai.agent.backstory"
 # workflow agent's `call_tool` step, a `task` span, names the tool and its arguments (JSON).
 TL_TOOL_NAME: Final = "tool.name"  # the same key as OpenInference's
 TL_TOOL_ARGUMENTS: Final = "tool.arguments"
+# OpenLLMetry's CrewAI instrumentation: each agent's goal, backstory and tools, and the tools
+# of an agent and of a task (`crewai_span_attributes.py`).
+CREWAI_CREW_AGENTS: Final = "crewai.crew.agents"
+CREWAI_AGENT_TOOLS: Final = "crewai.agent.tools"
+CREWAI_TASK_TOOLS: Final = "crewai.task.tools"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"

@@ -13,6 +13,12 @@ carry `traceloop.entity.input` / `output` JSON; sessions ride in
 `traceloop.association.properties.*`. Newer versions use the OTel attributes, which
 `otel_genai` reads.
 
+The CrewAI instrumentation makes each task a `task` span holding the task's description,
+the kickoff's inputs interpolated (`crewai.task.description`): its user message, the request
+its model calls' prompts are built around; its entity output is the task's answer. The
+crew's kickoff span (`crewai.workflow`, no span kind) is given its first task's description
+(from `crewai.crew.tasks_output`), so a crew's tasks serve one request.
+
 The LlamaIndex instrumentation (`dispatcher_wrapper.py`) makes every step of a workflow
 agent a `task` span; the `call_tool` step's is the tool's execution: it names the tool
 (`tool.name`) and its arguments (`tool.arguments`), and its entity output is LlamaIndex's
@@ -22,6 +28,8 @@ tool's own `FunctionTool.task` span under it is a plain task: one execution per 
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
 from turnscore.ingest import attributes as A
@@ -42,7 +50,7 @@ from turnscore.ingest.conventions.values import (
     json_or_text,
     unflatten,
 )
-from turnscore.ingest.model import Message, SpanKind, ToolExecution
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolExecution
 
 _KINDS = {
     "workflow": SpanKind.CHAIN,
@@ -65,6 +73,10 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     if tl_kind is SpanKind.CHAIN and as_str(view.get(A.TL_TOOL_NAME)):
         kind = SpanKind.TOOL  # a LlamaIndex call_tool step
     functions = unflatten(view.attributes, A.TL_REQUEST_FUNCTIONS)
+    if inputs is None and tl_kind is SpanKind.CHAIN:
+        inputs = _crewai_task(view)
+    elif inputs is None and tl_kind is None:
+        inputs = _crewai_kickoff(view)
     base = Decoded(
         kind=kind,
         input_messages=inputs,
@@ -78,6 +90,44 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     if kind is SpanKind.TOOL:
         return base.fill(Decoded(tool_execution=_tool(view)))
     return base
+
+
+def _crewai_task(view: SpanView) -> tuple[Message, ...] | None:
+    """A CrewAI task span's `crewai.task.description`: the task as its agent is given it,
+    the kickoff's inputs interpolated (the instrumentation records the Task's attributes as
+    `Task.execute_sync` starts, after `Crew.kickoff` interpolated them), the user message the
+    task's model calls build their prompt around (grouping rule 5). The kickoff's inputs
+    themselves are recorded nowhere (opentelemetry-instrumentation-crewai
+    `instrumentation.py` `wrap_task_execute`, `crewai_span_attributes.py`)."""
+    text = as_str(view.get(A.CREWAI_TASK_DESCRIPTION))
+    return _user(text) if text else None
+
+
+# A Crew's `tasks_output` as the instrumentation records it: `str()` of the list of
+# TaskOutput models (crewai `tasks/task_output.py`), whose first field is the description.
+_FIRST_TASK = re.compile(r"""\[TaskOutput\(description=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+
+
+def _crewai_kickoff(view: SpanView) -> tuple[Message, ...] | None:
+    """A crew's kickoff span: the request is what its first task was given (the kickoff's
+    inputs interpolated), so that every task the crew ran for it (a later task's prompt
+    quoting the request) is one turn (grouping rule 5). `crewai.crew.tasks` holds the tasks
+    as they were when the kickoff started: templates on the first kickoff, the previous
+    kickoff's interpolation after; only the outputs (`crewai.crew.tasks_output`, a Python
+    repr, set when the kickoff returns) name what this one ran."""
+    raw = as_str(view.get(A.CREWAI_CREW_TASKS_OUTPUT))
+    found = _FIRST_TASK.match(raw) if raw else None
+    if found is None:
+        return None
+    try:
+        text = ast.literal_eval(found.group(1))
+    except (ValueError, SyntaxError):
+        return None
+    return _user(text) if isinstance(text, str) else None
+
+
+def _user(text: str) -> tuple[Message, ...] | None:
+    return (Message("user", (Part(PartType.TEXT, text=text),)),) if text.strip() else None
 
 
 def _flat(view: SpanView, prefix: str, role: str, problems: Problems) -> tuple[Message, ...] | None:
@@ -119,7 +169,8 @@ def _tool(view: SpanView) -> ToolExecution:
 OPENLLMETRY = Convention(
     "openllmetry",
     decode,
-    markers=frozenset({A.TL_SPAN_KIND, A.TL_REQUEST_TYPE}),
+    # A CrewAI crew's span has no span kind: its crewai.crew.* keys are OpenLLMetry's alone.
+    markers=frozenset({A.TL_SPAN_KIND, A.TL_REQUEST_TYPE, A.CREWAI_CREW_TASKS}),
     prefixes=(
         A.GEN_AI_PROMPT + ".", A.GEN_AI_COMPLETION + ".", A.TL_REQUEST_FUNCTIONS + ".",
         A.TL_ASSOCIATION_PREFIX,
@@ -130,6 +181,6 @@ OPENLLMETRY = Convention(
         # CrewAI's instrumentation copies the crew's and tasks' texts onto its spans.
         A.CREWAI_CREW_RESULT, A.CREWAI_CREW_TASKS_OUTPUT, A.CREWAI_CREW_TASKS,
         A.CREWAI_TASK_DESCRIPTION, A.CREWAI_TASK_EXPECTED_OUTPUT, A.CREWAI_AGENT_GOAL,
-        A.CREWAI_AGENT_BACKSTORY,
+        A.CREWAI_AGENT_BACKSTORY, A.CREWAI_CREW_AGENTS, A.CREWAI_AGENT_TOOLS, A.CREWAI_TASK_TOOLS,
     ),
 )  # fmt: skip

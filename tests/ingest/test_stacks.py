@@ -151,6 +151,34 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "completions request, whose tool message has no error flag: the failure is only in "
           "the result's text", lambda rec, index: ["is_error", "exception.type"])
       for stack in ("mlflow-openai", "mlflow-openai-stream", "mlflow-openai-genai")),
+    # OpenLLMetry's Agents SDK processor reads a model call's output, usage and tools from
+    # the span data's `response` (opentelemetry-instrumentation-openai-agents 0.62.4
+    # `_hooks.py` `_end_generation_span`), which only a Responses model's span has: a chat
+    # completions model's GenerationSpanData (output, usage, no tools) gets its input alone.
+    Gap("openai-agents-openllmetry", "*", "tools",
+        "the Agents SDK's chat-completions generation span carries no tools and OpenLLMetry's "
+        "processor reads tools from a Responses `response` only: a called tool's name alone, "
+        "on its tool span", lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]),
+    Gap("openai-agents-openllmetry", "*", "usage",
+        "OpenLLMetry's processor reads usage from a Responses `response` only; a chat "
+        "completions generation span's usage dict is dropped",
+        lambda rec, index: ["gen_ai.usage.input_tokens", "prompt_tokens", "input_tokens"]),
+    *(Gap("openai-agents-openllmetry", case, "final_answer",
+          "OpenLLMetry's processor reads a model call's output from a Responses `response` "
+          "only: a chat completions generation span has no output, and the last answer of a "
+          "conversation is replayed nowhere",
+          lambda rec, index: [rec.expected[index]["final_answer"]])
+      for case in ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn#1")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "OpenLLMetry's CrewAI instrumentation makes no tool span, and CrewAI sends a failed "
+          "tool's error as the tool message's text (`Error executing tool: ...`), which has "
+          "no error flag: the failure is only in the text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("crewai-openllmetry", "crewai-openllmetry-sequential")),
+    Gap("langchain-agentexecutor-openllmetry", "tool_error", "call.is_error",
+        "an AgentExecutor hands a handled ToolException's text to the model as a plain "
+        "observation (no ToolMessage status): the tool span ends in success and the failure "
+        "is only in the text", lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -180,6 +208,15 @@ NOT_YET: tuple[NotYet, ...] = (
            "langfuse 3.15 drops a streamed tool call's id from the generation's output; the "
            "id is in the next generation's input (the assistant message the loop sent back), "
            "which calls are not matched against"),
+    NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
+           "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
+           "call; a turn's answer is only in the next run's gen_ai.input.messages (another "
+           "trace), and no rule takes a turn's answer from the history the next turn replays"),
+    NotYet("langchain-agentexecutor-openllmetry", ("*",), ("final_answer",),
+           "the AgentExecutor streams its model, and OpenLLMetry's LangChain instrumentation "
+           "(0.62.4 span_utils._message_type_to_role) gives an AIMessageChunk the role "
+           "'unknown': the answer is in gen_ai.output.messages, but messages.normalize_role "
+           "keeps 'unknown' and the turn's answer reads assistant messages only"),
 )  # fmt: skip
 
 
@@ -563,6 +600,56 @@ FORMS: dict[str, Form] = {
                    "mlflow.chat.tools", "mlflow.chat.tokenUsage", "model_config",
                    "mlflow.openai.agent_run_root"}),
         absent=_JSON_MESSAGES | {"gen_ai.operation.name"},
+    ),
+    # traceloop-sdk's decorators around the raw client loop: workflow, agent, task and tool
+    # spans with their entity input/output; the openai.chat spans in the GenAI JSON messages.
+    **{stack: Form(
+        frozenset({"chat_session.workflow", "research_assistant.agent", "model_step.task",
+                   "calculator.tool", "openai.chat"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "traceloop.entity.input",
+                          "traceloop.entity.output", "traceloop.span.kind",
+                          "traceloop.association.properties.session_id"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.request.functions.0.name"}),
+    ) for stack in ("traceloop-sdk", "traceloop-sdk-stream")},
+    # OpenLLMetry's Agents SDK processor on a chat completions model: a model call's span
+    # has its input messages alone (its output, usage and tools are read from a Responses
+    # `response`, which a chat completions generation has not).
+    "openai-agents-openllmetry": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "calculator.tool"}),
+        frozenset({"gen_ai.input.messages", "gen_ai.tool.call.arguments",
+                   "gen_ai.tool.call.result", "traceloop.span.kind"}),
+        absent=frozenset({"gen_ai.output.messages", "gen_ai.usage.input_tokens",
+                          "gen_ai.tool.definitions"}),
+    ),
+    # With OpenLLMetry's OpenAI instrumentation beside it: each model call twice, the
+    # processor's openai.response span (input only) over the client's openai.chat span.
+    "openai-agents-openllmetry-openai": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "openai.chat", "calculator.tool"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.usage.input_tokens",
+                          "gen_ai.tool.call.result", "traceloop.span.kind"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.request.functions.0.name"}),
+    ),
+    # OpenLLMetry's CrewAI spans (crew, agent, task: no tool spans; CrewAI 1.x's native
+    # OpenAI provider bypasses the LLM.call it wraps) over its OpenAI instrumentation's.
+    **{stack: Form(
+        frozenset({"crewai.workflow", "research_assistant.agent", "openai.chat",
+                   "What is 17 * 23 + 4? Use the calculator..task"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "crewai.task.description",
+                          "crewai.crew.tasks_output", "traceloop.entity.output",
+                          "traceloop.span.kind"},
+        absent=frozenset({"gen_ai.prompt.0.content", "input.value", "gen_ai.tool.name"}),
+    ) for stack in ("crewai-openllmetry", "crewai-openllmetry-sequential")},
+    # A classic AgentExecutor under OpenLLMetry's LangChain callback: the executor's workflow
+    # span, a task span per runnable of the agent, tool spans; the streamed model's messages
+    # have the role "unknown" (an AIMessageChunk).
+    "langchain-agentexecutor-openllmetry": Form(
+        frozenset({"research_assistant.workflow", "ChatOpenAI.chat", "execute_tool calculator",
+                   "execute_task ToolsAgentOutputParser", "execute_task ChatPromptTemplate"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.task.input", "traceloop.entity.output"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
     ),
 }  # fmt: skip
 

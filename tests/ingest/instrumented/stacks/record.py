@@ -178,6 +178,25 @@ STACKS: dict[str, Stack] = {
           for name in ("mlflow-langgraph", "mlflow-langgraph-stream", "mlflow-langgraph-genai")),
         Stack("mlflow-openai-agents", "mlflow_agent", "openai",
               ("mlflow", "openai-agents", "openai", "opentelemetry-sdk"), venv="mlflow"),
+        *(Stack(name, "traceloop_loop", "openai",
+                ("traceloop-sdk", "openai", "opentelemetry-instrumentation-openai",
+                 "opentelemetry-sdk"), venv="traceloop-sdk")
+          for name in ("traceloop-sdk", "traceloop-sdk-stream")),
+        Stack("openai-agents-openllmetry", "openai_agents_openllmetry_agent", "openai",
+              ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+               "opentelemetry-sdk")),
+        Stack("openai-agents-openllmetry-openai", "openai_agents_openllmetry_agent", "openai",
+              ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+               "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+              venv="openai-agents-openllmetry"),
+        *(Stack(name, "crewai_openllmetry_agent", "openai",
+                ("crewai", "openai", "opentelemetry-instrumentation-crewai",
+                 "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+                venv="crewai-openllmetry")
+          for name in ("crewai-openllmetry", "crewai-openllmetry-sequential")),
+        Stack("langchain-agentexecutor-openllmetry", "langchain_agent", "openai",
+              ("langchain-classic", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-instrumentation-langchain", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
