@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import orjson
+from msgspec.structs import replace
 
 from turnscore.ingest.conventions.values import (
     JsonValue,
@@ -85,6 +86,20 @@ _BLOCK_KEYS = frozenset(
 def normalize_role(role: JsonValue) -> str:
     text = as_str(role) or ""
     return _ROLES.get(text.lower(), text.lower() or "user")
+
+
+_KNOWN_ROLES = frozenset(_ROLES.values())
+
+
+def model_said(messages: tuple[Message, ...] | None) -> tuple[Message, ...] | None:
+    """A model call's output messages, each the model's (`assistant`) whatever unknown role
+    it was given: OpenLLMetry's LangChain instrumentation names a streamed reply's
+    `AIMessageChunk` `unknown` (traceloop/openllmetry `opentelemetry-instrumentation-
+    langchain` `span_utils.py`, `_message_type_to_role`)."""
+    if not messages or all(m.role in _KNOWN_ROLES for m in messages):
+        return messages
+    return tuple(m if m.role in _KNOWN_ROLES else replace(m, role="assistant")
+                 for m in messages)
 
 
 def tool_call(call_id: JsonValue, name: JsonValue, arguments: JsonValue) -> Part:
@@ -447,6 +462,16 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
     return Message(role, tuple(parts_list), finish)
 
 
+def _calls_are_the_models(message: Message) -> Message:
+    """Only the model asks for tool calls: a message of no known role holding one is the
+    model's (a replayed `AIMessageChunk`, `unknown` to OpenLLMetry's LangChain spans)."""
+    if message.role in _KNOWN_ROLES or not any(
+        p.type is PartType.TOOL_CALL for p in message.parts
+    ):
+        return message
+    return replace(message, role="assistant")
+
+
 def _named(parts: list[Part], name: str | None, is_error: bool | None = None) -> list[Part]:
     """A tool message's parts with its tool name (where they name none) and failure."""
     return [
@@ -540,6 +565,7 @@ def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Me
     for i, obj in enumerate(items):
         message = _cached_message(obj, where, i, problems)
         if message is not None:
+            message = _calls_are_the_models(message)
             if out and _orphaned(out[-1], message):
                 out.append(_DROPPED)
             out.append(message)

@@ -41,6 +41,7 @@ from turnscore.ingest.conventions.messages import (
     execution,
     instructions_text,
     keep,
+    model_said,
     parse_message,
     parse_messages,
     parse_tool_defs,
@@ -156,7 +157,7 @@ def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) ->
     """The current attributes (and operation-details events): messages, instructions, tools."""
     attrs = content_attributes(view)
     inputs = _messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True)
-    outputs = _messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)
+    outputs = model_said(_messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems))
     if outputs and any(p.text and p.text.startswith("{'") for m in outputs for p in m.parts):
         outputs = tuple(_dumped(m, problems) for m in outputs)
     tools = _definitions(attrs, problems)

@@ -340,3 +340,27 @@ _tree = st.recursive(
 @given(st.lists(st.dictionaries(_segment, _tree, min_size=1, max_size=3), min_size=1, max_size=4))
 def test_unflatten_inverts_flattening(messages: list[dict[str, Any]]) -> None:
     assert unflatten(_flatten("llm.input_messages", messages), "llm.input_messages") == messages
+
+
+def test_a_role_nobody_knows_is_the_models_where_only_the_model_speaks() -> None:
+    """OpenLLMetry's LangChain spans name a streamed reply `unknown`: in a model call's
+    output it is the model's, and so, in its input, is a message asking for a tool; an
+    unknown role saying only text is left as it is (who said it cannot be told)."""
+    call = {"type": "tool_call", "id": "c1", "name": "calculator", "arguments": {"x": 1}}
+    inputs = json.dumps([
+        {"role": "user", "parts": [{"type": "text", "content": "17 * 23?"}]},
+        {"role": "unknown", "parts": [call]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "391"}]},
+        {"role": "unknown", "parts": [{"type": "text", "content": "aside"}]},
+    ])
+    outputs = json.dumps([{"role": "unknown", "parts": [{"type": "text", "content": "391."}],
+                           "finish_reason": "stop"}])
+    span = RawSpan(trace_id="t" * 32, span_id="s" * 16, parent_span_id=None, name="chat",
+                   kind=3, start_unix_nano=1, end_unix_nano=2, status_code=0,
+                   status_message="", attributes={
+                       "gen_ai.operation.name": "chat", "gen_ai.input.messages": inputs,
+                       "gen_ai.output.messages": outputs})
+    [decoded], _ = decode_spans([span])
+    assert [m.role for m in decoded.input_messages or ()] == [
+        "user", "assistant", "tool", "unknown"]
+    assert [m.role for m in decoded.output_messages or ()] == ["assistant"]

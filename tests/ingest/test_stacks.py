@@ -212,11 +212,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; a turn's answer is only in the next run's gen_ai.input.messages (another "
            "trace), and no rule takes a turn's answer from the history the next turn replays"),
-    NotYet("langchain-agentexecutor-openllmetry", ("*",), ("final_answer",),
-           "the AgentExecutor streams its model, and OpenLLMetry's LangChain instrumentation "
-           "(0.62.4 span_utils._message_type_to_role) gives an AIMessageChunk the role "
-           "'unknown': the answer is in gen_ai.output.messages, but messages.normalize_role "
-           "keeps 'unknown' and the turn's answer reads assistant messages only"),
 )  # fmt: skip
 
 
