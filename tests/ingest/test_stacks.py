@@ -145,14 +145,7 @@ class NotYet:
     reason: str
 
 
-_ADK_OI_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
-
 NOT_YET: tuple[NotYet, ...] = (
-    NotYet("adk-openinference", _ADK_OI_TOOLS, ("turns", "llm_calls", "usage", "final_answer"),
-           "OpenInference google-adk 1.0.5 on ADK 2.13 writes every model call of a run onto "
-           "one invoke_agent span (the last call's keys win, the first call's tool_calls stay "
-           "beside the answer's text); the calls survive only as one operation.details log "
-           "record each on that span, and decode makes one model call of one span"),
 )  # fmt: skip
 
 
