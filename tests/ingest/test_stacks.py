@@ -128,6 +128,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "as pydantic-ai-logfire: the {\"error\": ...} wrapping of a ToolFailed return is the "
         "OpenAI model's, after telemetry recorded the failure text alone",
         lambda rec, index: ['{"error":', '{"error": ']),
+    Gap("litellm-openinference", "tool_error", "call.is_error",
+        "a raw client loop has no tool span, and a chat completions tool message has no error "
+        "flag: the failure is only in the result's text",
+        lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -408,6 +412,16 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.input.messages", "gen_ai.tool.call.result",
                           "gcp.vertex.agent.llm_request"}),
+    ),
+    # One LLM span per litellm.completion, named after the function; a tool message's
+    # tool_call_id is not recorded (results pair with their calls by order).
+    "litellm-openinference": Form(
+        frozenset({"completion"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id",
+                   "llm.input_messages.3.message.content", "llm.cost.total", "session.id"}),
+        absent=frozenset({"llm.input_messages.3.message.tool_call_id", "gen_ai.input.messages",
+                          "litellm.call_id"}),
     ),
 }  # fmt: skip
 
