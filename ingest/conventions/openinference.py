@@ -138,7 +138,28 @@ def _plain_message(item: JsonValue, role: str | None = None) -> dict[str, Any] |
         plain["content"] = _content_blocks(contents, listed)
     if listed:
         plain["tool_calls"] = listed
+    results = _function_results(item.get("function"))
+    if results:
+        plain |= {"role": "tool", "content": results}
     return plain
+
+
+def _function_results(items: JsonValue) -> list[dict[str, Any]]:
+    """A message's `function.N` items: AutoGen AgentChat's tool results (a
+    `FunctionExecutionResultMessage`, role `function`), each the JSON of one
+    `FunctionExecutionResult` (`{name, content, call_id, is_error}`, Arize-ai/openinference
+    `openinference-instrumentation-autogen-agentchat` `_wrappers.py`), as result blocks:
+    `is_error` is how the model was told the call failed."""
+    if isinstance(items, dict) and all(k.isdigit() for k in items):  # `unflatten` keeps them so
+        items = [items[k] for k in sorted(items, key=int)]
+    if not isinstance(items, list):
+        return []
+    blocks = []
+    for item in items:
+        ok, result = try_json(item) if isinstance(item, str) else (True, item)
+        if ok and isinstance(result, dict) and ("call_id" in result or "content" in result):
+            blocks.append({**result, "type": "tool_result"})
+    return blocks
 
 
 def _content_blocks(contents: list[Any], listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -323,6 +344,10 @@ def _tool(view: SpanView, problems: Problems) -> Decoded:
     raw_output = view.get(A.OI_OUTPUT_VALUE)
     result, result_id, failed = unwrap_tool_output(raw_output)
     schema = view.get(A.OI_TOOL_PARAMETERS)
+    if schema is not None and schema == view.get(A.OI_INPUT_VALUE):
+        # The call's arguments where the tool's parameter schema belongs: AutoGen
+        # AgentChat's instrumentation sets both keys to them (`_wrappers.py`).
+        schema = None
     definition = parse_tool_defs(
         {"name": name, "description": view.get(A.OI_TOOL_DESCRIPTION), "parameters": schema},
         A.OI_TOOL_PARAMETERS, problems,

@@ -132,6 +132,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "a raw client loop has no tool span, and a chat completions tool message has no error "
         "flag: the failure is only in the result's text",
         lambda rec, index: ["is_error", "exception.type"]),
+    Gap("autogen-openinference", "*", "tools",
+        "OpenInference's AutoGen AgentChat instrumentation (0.1.22) records no tools on the "
+        "model-client span (no llm.tools) and AutoGen's own spans describe only the tools that "
+        "ran, with no schema (its TOOL span's tool.parameters are the call's arguments): the "
+        "others' descriptions and every schema are nowhere", _never_called),
 )  # fmt: skip
 
 
@@ -422,6 +427,18 @@ FORMS: dict[str, Form] = {
                    "llm.input_messages.3.message.content", "llm.cost.total", "session.id"}),
         absent=frozenset({"llm.input_messages.3.message.tool_call_id", "gen_ai.input.messages",
                           "litellm.call_id"}),
+    ),
+    # OpenInference's AGENT, LLM (the model client's create) and TOOL spans beside AutoGen's
+    # own create_agent / invoke_agent / execute_tool; a tool result is a `function.N` JSON
+    # item of a `function` message.
+    "autogen-openinference": Form(
+        frozenset({"invoke_agent research_assistant", "research_assistant.on_messages_stream",
+                   "OpenAIChatCompletionClient.create", "research_assistant.calculator",
+                   "execute_tool calculator"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.input_messages.3.function.0",
+                   "tool.parameters", "graph.node.id", "gen_ai.tool.call.id"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema", "gen_ai.input.messages",
+                          "session.id"}),
     ),
 }  # fmt: skip
 

@@ -144,6 +144,10 @@ STACKS: dict[str, Stack] = {
         Stack("litellm-openinference", "litellm_loop", "openai",
               ("litellm", "openinference-instrumentation-litellm",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("autogen-openinference", "autogen_agent", "openai",
+              ("autogen-agentchat", "autogen-ext", "openai",
+               "openinference-instrumentation-autogen-agentchat",
+               "openinference-instrumentation", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
