@@ -148,6 +148,9 @@ STACKS: dict[str, Stack] = {
               ("autogen-agentchat", "autogen-ext", "openai",
                "openinference-instrumentation-autogen-agentchat",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("pydantic-ai-openinference", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "openai", "openinference-instrumentation-pydantic-ai",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
