@@ -265,9 +265,14 @@ def inference_records(events: Iterable[ContentEvent]) -> list[ContentEvent]:
     """The operation-details records that each report one inference: those carrying its
     response (output messages, finish reasons, response id or usage). Strands sends one
     inference's input and output as separate records of one attribute each
-    (strands-agents/sdk-python `telemetry/tracer.py`): only one of them is a response."""
-    return [e for e in events if e.name == A.EV_OPERATION_DETAILS
-            and any(k in e.fields for k in _RESPONSE_KEYS)]  # fmt: skip
+    (strands-agents/sdk-python `telemetry/tracer.py`): only one of them is a response.
+    Records saying the same (their time aside) are one."""
+    found: dict[bytes, ContentEvent] = {}
+    for e in events:
+        if e.name == A.EV_OPERATION_DETAILS and any(k in e.fields for k in _RESPONSE_KEYS):
+            # One record sent both as a span event and as a log record is one inference.
+            found.setdefault(_event_key(e)[2], e)
+    return list(found.values())
 
 
 def per_inference(span: Span, events: Sequence[ContentEvent], problems: list[str]) -> list[Span]:
@@ -280,12 +285,16 @@ def per_inference(span: Span, events: Sequence[ContentEvent], problems: list[str
     `generate_content` call's attributes on ADK's `invoke_agent` span, while ADK
     (`telemetry/tracing.py`) emits one record per call on the current span. The span's
     attributes are then the last call's (each call overwrote them), except keys the last
-    call did not write: the span stays that call, and the earlier ones become calls of
-    their own beside it (same parent, ids derived from the span's), each between the
-    records before and after it. A call takes from its record what it says (messages,
-    usage, response id, model, tools); what no record says of an earlier call, the last
-    call's input replays: the earlier calls' outputs are its last assistant messages
-    since its newest user request, one per call, each sent after the input before it.
+    call did not write. Each call lasts from the record before its own (the span's start,
+    for the first) to its own record (the span's end, for the last). A call takes from its
+    record what it says (messages, usage, response id, model, tools); the last call, what
+    its record lacks, from the span, less output tool calls its input already answers
+    (`_unanswered`). What no record says of an earlier call, the last call's input replays:
+    the earlier calls' outputs are its last assistant messages since its newest user
+    request, one per call, each sent after the input before it. The span stays the first
+    call, the others are calls beside it (same parent, ids derived from the span's, their
+    records' attributes): the keys stored with the span to find its trace later
+    (`links.span_links`: the first call's input, its history) are then still a call's.
     """
     if span.kind is not SpanKind.LLM:
         return [span]
@@ -294,31 +303,20 @@ def per_inference(span: Span, events: Sequence[ContentEvent], problems: list[str
         return [span]
     own = [_record_decoded(span, r, problems) for r in records]
     last = len(records) - 1
-    starts = [span.start_unix_nano, *(r.time_unix_nano for r in records[:-1])]
     mine = own[last]
-    calls = [
-        replace(
-            span,
-            start_unix_nano=max(span.start_unix_nano, min(starts[last], span.end_unix_nano)),
-            input_messages=mine.input_messages or span.input_messages,
-            output_messages=mine.output_messages or _unanswered(span),
-            system_instructions=mine.system_instructions or span.system_instructions,
-            tool_definitions=_tools(mine, span),
-            input_tokens=_or(mine.input_tokens, span.input_tokens),
-            output_tokens=_or(mine.output_tokens, span.output_tokens),
-            model=mine.model or span.model,
-            response_id=mine.response_id or span.response_id,
-        )
-    ]
-    replayed = _replayed(calls[0].input_messages, last)
+    inputs = mine.input_messages or span.input_messages
+    replayed = _replayed(inputs, last)
+    ends = [min(max(r.time_unix_nano, span.start_unix_nano), span.end_unix_nano)
+            for r in records[:-1]]  # fmt: skip
+    starts = [span.start_unix_nano, *ends]
+    calls = []
     for k in range(last):
-        said, record = own[k], records[k]
+        said = own[k]
         sent, answer = replayed[k] if replayed else (None, None)
-        calls.insert(k, replace(
+        calls.append(replace(
             span,
-            span_id=_inference_id(span, k),
             start_unix_nano=starts[k],
-            end_unix_nano=max(starts[k], record.time_unix_nano),
+            end_unix_nano=ends[k],
             # A later call followed: this one did not fail the run.
             status="ok" if span.status == "error" else span.status,
             error=None,
@@ -331,9 +329,24 @@ def per_inference(span: Span, events: Sequence[ContentEvent], problems: list[str
             output_tokens=said.output_tokens,
             model=said.model or span.model,
             response_id=said.response_id,
-            attributes=SpanAttributes(record.fields, span.attributes.resource),
         ))  # fmt: skip
-    return calls
+    calls.append(replace(
+        span,
+        start_unix_nano=starts[last],
+        input_messages=inputs,
+        output_messages=mine.output_messages or _unanswered(span),
+        system_instructions=mine.system_instructions or span.system_instructions,
+        tool_definitions=_tools(mine, span),
+        input_tokens=_or(mine.input_tokens, span.input_tokens),
+        output_tokens=_or(mine.output_tokens, span.output_tokens),
+        model=mine.model or span.model,
+        response_id=mine.response_id or span.response_id,
+    ))  # fmt: skip
+    return [calls[0]] + [
+        replace(c, span_id=_inference_id(span, k),
+                attributes=SpanAttributes(records[k].fields, span.attributes.resource))
+        for k, c in enumerate(calls) if k
+    ]  # fmt: skip
 
 
 def _record_decoded(span: Span, record: ContentEvent, problems: list[str]) -> Decoded:
