@@ -7,7 +7,10 @@ merge their answers field by field, the more specific convention first
 (`conventions.CONVENTIONS`): framework and stack forms (Pydantic AI, Logfire, MLflow, ADK,
 Strands, Vercel AI SDK, Langfuse, Haystack, LangSmith) > OTel GenAI > OpenInference >
 OpenLLMetry. Model, tokens, conversation and agent fall back to the generic keys of every
-convention. Decoding one span is a pure function (`decode_span`).
+convention. Decoding one span is a pure function (`decode_span`). A model-call span carrying
+several inference records (`gen_ai.client.inference.operation.details`, one per inference)
+reports that many model calls, each its own `Span` (`per_inference`: an instrumentation that
+wrote every call of a run onto one span).
 
 A span whose content is malformed still yields a `Span` with what could be read, plus an
 `InputError` naming the span and each problem. Log records with GenAI content that match
@@ -17,18 +20,28 @@ no span are reported too: their content would otherwise vanish silently.
 from __future__ import annotations
 
 import gc
+import hashlib
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import orjson
+from msgspec.structs import replace
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions import CONVENTIONS as CONVENTIONS
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable
-from turnscore.ingest.model import Span, SpanAttributes, SpanKind, ToolExecution
+from turnscore.ingest.model import (
+    Message,
+    PartType,
+    Span,
+    SpanAttributes,
+    SpanKind,
+    ToolDef,
+    ToolExecution,
+)
 from turnscore.ingest.records import Attributes, AttrValue, InputError, RawLog, RawSpan
 
 logger = logging.getLogger(__name__)
@@ -114,8 +127,8 @@ def decode_spans(
             key = (raw.trace_id, raw.span_id)
             known.add(key)
             joined = by_span.get(key, ())
-            span, error = decode_span(raw, joined, case_id_attribute=case_id_attribute)
-            decoded.append(span)
+            calls, error = decode_calls(raw, joined, case_id_attribute=case_id_attribute)
+            decoded.extend(calls)
             if error is not None:
                 errors.append(error)
     for (trace_id, span_id), orphans in by_span.items():
@@ -187,8 +200,45 @@ def decode_span(
     raw: RawSpan, logs: Sequence[RawLog] = (), *, case_id_attribute: str | None = None
 ) -> tuple[Span, InputError | None]:
     """One span to `Span`, plus an InputError listing whatever was malformed in it."""
+    span, _, error = _decode(raw, logs, case_id_attribute)
+    return span, error
+
+
+def decode_calls(
+    raw: RawSpan, logs: Sequence[RawLog] = (), *, case_id_attribute: str | None = None
+) -> tuple[list[Span], InputError | None]:
+    """`decode_span`, as the model calls the span reports (`per_inference`): the span
+    alone, unless its inference records say it stands for several."""
+    span, view, error = _decode(raw, logs, case_id_attribute)
+    problems: list[str] = []
+    calls = per_inference(span, view.events, problems)
+    if problems:
+        more = f"span {raw.span_id} ({raw.name!r}): " + "; ".join(problems)
+        message = more if error is None else f"{error.message}; " + "; ".join(problems)
+        error = InputError(raw.source, raw.position or f"span {raw.span_id}", message,
+                           span_id=raw.span_id, trace_id=raw.trace_id)
+    return calls, error
+
+
+def _decode(
+    raw: RawSpan, logs: Sequence[RawLog], case_id_attribute: str | None
+) -> tuple[Span, SpanView, InputError | None]:
     view = SpanView(raw.span_id, raw.name, raw.attributes, content_events(raw, logs))
     problems: list[str] = []
+    merged, names = _decode_view(view, problems)
+    span = build_span(
+        raw, merged or Decoded(), "+".join(names) or "none", case_id_attribute=case_id_attribute
+    )
+    if not problems:
+        return span, view, None
+    where = raw.position or f"span {raw.span_id}"
+    message = f"span {raw.span_id} ({raw.name!r}): " + "; ".join(problems)
+    return span, view, InputError(raw.source, where, message, span_id=raw.span_id,
+                                  trace_id=raw.trace_id)
+
+
+def _decode_view(view: SpanView, problems: list[str]) -> tuple[Decoded | None, list[str]]:
+    """What every convention `view` speaks decodes, merged by precedence, and their names."""
     merged: Decoded | None = None
     names: list[str] = []
     for convention in detected(view):
@@ -196,19 +246,172 @@ def decode_span(
         try:
             decoded = convention.decode(view, problems)
         except Exception as exc:  # a decoder bug must not lose the span (STYLE 10)
-            logger.exception("decoder %s failed on span %s", convention.name, raw.span_id)
+            logger.exception("decoder %s failed on span %s", convention.name, view.span_id)
             problems.append(f"{convention.name} decoder failed: {type(exc).__name__}: {exc}")
             continue
         merged = decoded if merged is None else merged.fill(decoded)
-    span = build_span(
-        raw, merged or Decoded(), "+".join(names) or "none", case_id_attribute=case_id_attribute
+    return merged, names
+
+
+# --- one span, several inferences --------------------------------------------------------
+
+_RESPONSE_KEYS = (
+    A.GEN_AI_OUTPUT_MESSAGES, A.GEN_AI_RESPONSE_FINISH_REASONS, A.GEN_AI_RESPONSE_ID,
+    *_INPUT_TOKEN_KEYS, *_OUTPUT_TOKEN_KEYS,
+)  # fmt: skip
+
+
+def inference_records(events: Iterable[ContentEvent]) -> list[ContentEvent]:
+    """The operation-details records that each report one inference: those carrying its
+    response (output messages, finish reasons, response id or usage). Strands sends one
+    inference's input and output as separate records of one attribute each
+    (strands-agents/sdk-python `telemetry/tracer.py`): only one of them is a response.
+    Records saying the same (their time aside) are one."""
+    found: dict[bytes, ContentEvent] = {}
+    for e in events:
+        if e.name == A.EV_OPERATION_DETAILS and any(k in e.fields for k in _RESPONSE_KEYS):
+            # One record sent both as a span event and as a log record is one inference.
+            found.setdefault(_event_key(e)[2], e)
+    return list(found.values())
+
+
+def per_inference(span: Span, events: Sequence[ContentEvent], problems: list[str]) -> list[Span]:
+    """The model calls a model-call span reports: one per inference record it carries
+    (`inference_records`, OTel GenAI: one `gen_ai.client.inference.operation.details` per
+    inference), itself alone when it carries one or none.
+
+    A span with several is an instrumentation writing each call of a run onto one span:
+    OpenInference's google-adk instrumentation (1.0.5, `_wrapper.py`) on ADK 2.x sets each
+    `generate_content` call's attributes on ADK's `invoke_agent` span, while ADK
+    (`telemetry/tracing.py`) emits one record per call on the current span. The span's
+    attributes are then the last call's (each call overwrote them), except keys the last
+    call did not write. Each call lasts from the record before its own (the span's start,
+    for the first) to its own record (the span's end, for the last). A call takes from its
+    record what it says (messages, usage, response id, model, tools); the last call, what
+    its record lacks, from the span, less output tool calls its input already answers
+    (`_unanswered`). What no record says of an earlier call, the last call's input replays:
+    the earlier calls' outputs are its last assistant messages since its newest user
+    request, one per call, each sent after the input before it. The span stays the first
+    call, the others are calls beside it (same parent, ids derived from the span's, their
+    records' attributes): the keys stored with the span to find its trace later
+    (`links.span_links`: the first call's input, its history) are then still a call's.
+    """
+    if span.kind is not SpanKind.LLM:
+        return [span]
+    records = inference_records(events)
+    if len(records) < 2:
+        return [span]
+    own = [_record_decoded(span, r, problems) for r in records]
+    last = len(records) - 1
+    mine = own[last]
+    inputs = mine.input_messages or span.input_messages
+    replayed = _replayed(inputs, last)
+    ends = [min(max(r.time_unix_nano, span.start_unix_nano), span.end_unix_nano)
+            for r in records[:-1]]  # fmt: skip
+    starts = [span.start_unix_nano, *ends]
+    calls = []
+    for k in range(last):
+        said = own[k]
+        sent, answer = replayed[k] if replayed else (None, None)
+        calls.append(replace(
+            span,
+            start_unix_nano=starts[k],
+            end_unix_nano=ends[k],
+            # A later call followed: this one did not fail the run.
+            status="ok" if span.status == "error" else span.status,
+            error=None,
+            input_messages=said.input_messages or sent,
+            output_messages=said.output_messages or answer,
+            system_instructions=said.system_instructions or span.system_instructions,
+            tool_definitions=_tools(said, span),
+            tool_execution=None,
+            input_tokens=said.input_tokens,
+            output_tokens=said.output_tokens,
+            model=said.model or span.model,
+            response_id=said.response_id,
+        ))  # fmt: skip
+    calls.append(replace(
+        span,
+        start_unix_nano=starts[last],
+        input_messages=inputs,
+        output_messages=mine.output_messages or _unanswered(span),
+        system_instructions=mine.system_instructions or span.system_instructions,
+        tool_definitions=_tools(mine, span),
+        input_tokens=_or(mine.input_tokens, span.input_tokens),
+        output_tokens=_or(mine.output_tokens, span.output_tokens),
+        model=mine.model or span.model,
+        response_id=mine.response_id or span.response_id,
+    ))  # fmt: skip
+    return [calls[0]] + [
+        replace(c, span_id=_inference_id(span, k),
+                attributes=SpanAttributes(records[k].fields, span.attributes.resource))
+        for k, c in enumerate(calls) if k
+    ]  # fmt: skip
+
+
+def _record_decoded(span: Span, record: ContentEvent, problems: list[str]) -> Decoded:
+    """What one inference record says of its call, read as a span carrying only it."""
+    merged, _ = _decode_view(SpanView(span.span_id, span.name, {}, (record,)), problems)
+    fields = record.fields
+    said = merged or Decoded()
+    return replace(
+        said,
+        input_tokens=_first_int(said.input_tokens, fields, _INPUT_TOKEN_KEYS),
+        output_tokens=_first_int(said.output_tokens, fields, _OUTPUT_TOKEN_KEYS),
+        model=said.model or first_str(fields, _MODEL_KEYS),
+        response_id=said.response_id or as_str(fields.get(A.GEN_AI_RESPONSE_ID)),
     )
-    if not problems:
-        return span, None
-    where = raw.position or f"span {raw.span_id}"
-    message = f"span {raw.span_id} ({raw.name!r}): " + "; ".join(problems)
-    return span, InputError(raw.source, where, message, span_id=raw.span_id,
-                            trace_id=raw.trace_id)
+
+
+def _or(first: int | None, second: int | None) -> int | None:
+    return first if first is not None else second
+
+
+def _tools(said: Decoded, span: Span) -> tuple[ToolDef, ...] | None:
+    """The record's tool definitions, their missing parts (ADK's records drop the
+    schemas) from the span's; else the span's."""
+    if said.tool_definitions is None:
+        return span.tool_definitions
+    if span.tool_definitions is None:
+        return said.tool_definitions
+    return said.fill(Decoded(tool_definitions=span.tool_definitions)).tool_definitions
+
+
+def _unanswered(span: Span) -> tuple[Message, ...] | None:
+    """The span's output less the tool calls its own input already holds a result of:
+    keys an earlier call wrote and the last did not overwrite (a call answered before
+    the model was called cannot be one it requests)."""
+    answered = {p.call_id for m in span.input_messages or () for p in m.parts
+                if p.type is PartType.TOOL_RESULT and p.call_id}  # fmt: skip
+    if not answered or span.output_messages is None:
+        return span.output_messages
+    kept = []
+    for m in span.output_messages:
+        parts = tuple(p for p in m.parts
+                      if not (p.type is PartType.TOOL_CALL and p.call_id in answered))
+        if parts:
+            kept.append(m if len(parts) == len(m.parts) else replace(m, parts=parts))
+    return tuple(kept)
+
+
+def _replayed(
+    inputs: tuple[Message, ...] | None, count: int
+) -> list[tuple[tuple[Message, ...], tuple[Message, ...]]] | None:
+    """(input, output) of each of the `count` calls before the one `inputs` were sent
+    to: its last `count` assistant messages since its newest genuine user message, each
+    the output of the call sent what precedes it; None when there are not that many."""
+    if not inputs:
+        return None
+    since = max((i for i, m in enumerate(inputs) if m.is_genuine_user), default=-1)
+    said = [i for i in range(since + 1, len(inputs)) if inputs[i].role == "assistant"]
+    if len(said) < count:
+        return None
+    return [(inputs[:i], (inputs[i],)) for i in said[len(said) - count:]]
+
+
+def _inference_id(span: Span, index: int) -> str:
+    """A span id for the span's `index`th inference: the same on every decode of it."""
+    return hashlib.blake2b(f"{span.span_id}/{index}".encode(), digest_size=8).hexdigest()
 
 
 def build_span(

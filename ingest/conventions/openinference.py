@@ -138,7 +138,28 @@ def _plain_message(item: JsonValue, role: str | None = None) -> dict[str, Any] |
         plain["content"] = _content_blocks(contents, listed)
     if listed:
         plain["tool_calls"] = listed
+    results = _function_results(item.get("function"))
+    if results:
+        plain |= {"role": "tool", "content": results}
     return plain
+
+
+def _function_results(items: JsonValue) -> list[dict[str, Any]]:
+    """A message's `function.N` items: AutoGen AgentChat's tool results (a
+    `FunctionExecutionResultMessage`, role `function`), each the JSON of one
+    `FunctionExecutionResult` (`{name, content, call_id, is_error}`, Arize-ai/openinference
+    `openinference-instrumentation-autogen-agentchat` `_wrappers.py`), as result blocks:
+    `is_error` is how the model was told the call failed."""
+    if isinstance(items, dict) and all(k.isdigit() for k in items):  # `unflatten` keeps them so
+        items = [items[k] for k in sorted(items, key=int)]
+    if not isinstance(items, list):
+        return []
+    blocks = []
+    for item in items:
+        ok, result = try_json(item) if isinstance(item, str) else (True, item)
+        if ok and isinstance(result, dict) and ("call_id" in result or "content" in result):
+            blocks.append({**result, "type": "tool_result"})
+    return blocks
 
 
 def _content_blocks(contents: list[Any], listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -175,8 +196,25 @@ def _tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
     if tree is None:
         return None
     items = tree if isinstance(tree, list) else []
-    schemas = [item.get("tool", {}).get("json_schema") for item in items if isinstance(item, dict)]
-    return parse_tool_defs([s for s in schemas if s is not None], A.OI_TOOLS, problems)
+    tools = [item.get("tool") for item in items if isinstance(item, dict)]
+    defined = [_tool_def(t) for t in tools if isinstance(t, dict)]
+    return parse_tool_defs([d for d in defined if d is not None], A.OI_TOOLS, problems)
+
+
+def _tool_def(tool: dict[str, Any]) -> JsonValue:
+    """One `llm.tools.N.tool`: its `json_schema`, the whole definition by the spec; where a
+    `name` stands beside it, the schema is the parameters' (the Pydantic AI span processor,
+    Arize-ai/openinference `openinference-instrumentation-pydantic-ai`
+    `semantic_conventions.py`: `tool.name`, `tool.description`, `tool.json_schema`)."""
+    schema = tool.get("json_schema")
+    name = tool.get("name")
+    if not isinstance(name, str) or not name:
+        return schema
+    ok, parsed = try_json(schema) if isinstance(schema, str) else (True, schema)
+    if ok and isinstance(parsed, dict) and (parsed.get("name") or parsed.get("function")):
+        return parsed  # a whole definition after all
+    return {"name": name, "description": tool.get("description"),
+            "parameters": parsed if ok else None}
 
 
 def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Message, ...] | None:
@@ -323,6 +361,12 @@ def _tool(view: SpanView, problems: Problems) -> Decoded:
     raw_output = view.get(A.OI_OUTPUT_VALUE)
     result, result_id, failed = unwrap_tool_output(raw_output)
     schema = view.get(A.OI_TOOL_PARAMETERS)
+    if schema is not None and schema in (view.get(A.OI_INPUT_VALUE),
+                                         view.get(A.GEN_AI_TOOL_CALL_ARGUMENTS)):
+        # The call's arguments where the tool's parameter schema belongs: AutoGen
+        # AgentChat's instrumentation sets both keys to them (`_wrappers.py`), the Pydantic
+        # AI span processor copies `gen_ai.tool.call.arguments` (`semantic_conventions.py`).
+        schema = None
     definition = parse_tool_defs(
         {"name": name, "description": view.get(A.OI_TOOL_DESCRIPTION), "parameters": schema},
         A.OI_TOOL_PARAMETERS, problems,

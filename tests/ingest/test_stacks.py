@@ -179,6 +179,19 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "an AgentExecutor hands a handled ToolException's text to the model as a plain "
         "observation (no ToolMessage status): the tool span ends in success and the failure "
         "is only in the text", lambda rec, index: ["is_error", "exception.type"]),
+    Gap("litellm-openinference", "tool_error", "call.is_error",
+        "a raw client loop has no tool span, and a chat completions tool message has no error "
+        "flag: the failure is only in the result's text",
+        lambda rec, index: ["is_error", "exception.type"]),
+    Gap("autogen-openinference", "*", "tools",
+        "OpenInference's AutoGen AgentChat instrumentation (0.1.22) records no tools on the "
+        "model-client span (no llm.tools) and AutoGen's own spans describe only the tools that "
+        "ran, with no schema (its TOOL span's tool.parameters are the call's arguments): the "
+        "others' descriptions and every schema are nowhere", _never_called),
+    Gap("pydantic-ai-openinference", "tool_error", "call.result",
+        "as pydantic-ai-otel: the {\"error\": ...} wrapping of a ToolFailed return is the "
+        "OpenAI model's, after telemetry (and the OpenInference processor copying it) recorded "
+        "the failure text alone", lambda rec, index: ['{"error":', '{"error": ']),
 )  # fmt: skip
 
 
@@ -196,14 +209,7 @@ class NotYet:
     reason: str
 
 
-_ADK_OI_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
-
 NOT_YET: tuple[NotYet, ...] = (
-    NotYet("adk-openinference", _ADK_OI_TOOLS, ("turns", "llm_calls", "usage", "final_answer"),
-           "OpenInference google-adk 1.0.5 on ADK 2.13 writes every model call of a run onto "
-           "one invoke_agent span (the last call's keys win, the first call's tool_calls stay "
-           "beside the answer's text); the calls survive only as one operation.details log "
-           "record each on that span, and decode makes one model call of one span"),
     NotYet("langfuse-v3-openai-stream", WITH_TOOLS, ("call.id",),
            "langfuse 3.15 drops a streamed tool call's id from the generation's output; the "
            "id is in the next generation's input (the assistant message the loop sent back), "
@@ -645,6 +651,39 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
                           "gen_ai.task.input", "traceloop.entity.output"},
         absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
+    ),
+    # One LLM span per litellm.completion, named after the function; a tool message's
+    # tool_call_id is not recorded (results pair with their calls by order).
+    "litellm-openinference": Form(
+        frozenset({"completion"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id",
+                   "llm.input_messages.3.message.content", "llm.cost.total", "session.id"}),
+        absent=frozenset({"llm.input_messages.3.message.tool_call_id", "gen_ai.input.messages",
+                          "litellm.call_id"}),
+    ),
+    # OpenInference's AGENT, LLM (the model client's create) and TOOL spans beside AutoGen's
+    # own create_agent / invoke_agent / execute_tool; a tool result is a `function.N` JSON
+    # item of a `function` message.
+    "autogen-openinference": Form(
+        frozenset({"invoke_agent research_assistant", "research_assistant.on_messages_stream",
+                   "OpenAIChatCompletionClient.create", "research_assistant.calculator",
+                   "execute_tool calculator"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.input_messages.3.function.0",
+                   "tool.parameters", "graph.node.id", "gen_ai.tool.call.id"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema", "gen_ai.input.messages",
+                          "session.id"}),
+    ),
+    # Pydantic AI's own OTel spans with OpenInference's attributes added on end (both
+    # conventions on each span); each tool's name and description beside its parameters'
+    # schema under llm.tools.N.tool.
+    "pydantic-ai-openinference": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"pydantic_ai.all_messages", "gen_ai.tool.definitions",
+                          "llm.input_messages.0.message.role", "llm.tools.0.tool.name",
+                          "llm.tools.0.tool.json_schema", "tool.parameters", "session.id"},
+        absent=frozenset({"logfire.span_type", "request_data"}),
     ),
 }  # fmt: skip
 

@@ -6,6 +6,10 @@ content come from the official OTel OpenAI instrumentation (`opentelemetry-instr
 openai-v2`) on the latest GenAI conventions, content in span attributes. The agent reflects
 on its tool results (another model call for the answer, as the scenarios script) and the
 same agent object carries the conversation across turns.
+
+`autogen-openinference` traces the same agent with OpenInference's AutoGen AgentChat
+instrumentation instead of the OTel OpenAI one (AutoGen's own spans stay, as they do for
+anyone with a global tracer provider).
 """
 
 from __future__ import annotations
@@ -37,18 +41,28 @@ async def converse(base_url: str, scenario: str) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, logger_provider):
-        from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+        if stack == "autogen-openinference":
+            from openinference.instrumentation.autogen_agentchat import (
+                AutogenAgentChatInstrumentor,
+            )
 
-        OpenAIInstrumentor().instrument(
-            tracer_provider=tracer_provider, logger_provider=logger_provider
-        )
+            AutogenAgentChatInstrumentor().instrument(tracer_provider=tracer_provider)
+        else:
+            from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+            OpenAIInstrumentor().instrument(
+                tracer_provider=tracer_provider, logger_provider=logger_provider
+            )
         asyncio.run(converse(base_url, scenario))
 
 
-ENV = {
-    "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
-    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
+ENVS: dict[str, dict[str, str]] = {
+    "autogen-agentchat": {
+        "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
+    },
+    "autogen-openinference": {},
 }
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], ENV, run))
+    sys.exit(main(sys.argv[1:], ENVS[sys.argv[1]], run))

@@ -1,7 +1,9 @@
 """A raw-client agent loop on `litellm.completion` (OpenAI chat format with tools), traced by
 LiteLLM's own OpenTelemetry callback (`litellm.callbacks = ["otel"]`), at its defaults:
 content on the spans, no events. The callback reuses the global SDK tracer provider when
-one is set (`OpenTelemetry._get_or_create_provider`), so `providers()` runs first."""
+one is set (`OpenTelemetry._get_or_create_provider`), so `providers()` runs first.
+`litellm-openinference` is the same loop traced by OpenInference's LiteLLM instrumentation
+instead (it wraps `litellm.completion`), in a session (`using_session`)."""
 
 from __future__ import annotations
 
@@ -38,11 +40,19 @@ def converse(completion: Any, scenario: str, base_url: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with providers(stack, out, scenario):
+    with providers(stack, out, scenario) as (tracer_provider, _):
         import litellm
 
-        litellm.callbacks = ["otel"]
-        converse(litellm.completion, scenario, base_url)
+        if stack == "litellm-openinference":
+            from openinference.instrumentation import using_session
+            from openinference.instrumentation.litellm import LiteLLMInstrumentor
+
+            LiteLLMInstrumentor().instrument(tracer_provider=tracer_provider)
+            with using_session(f"sess-{stack}-{scenario}"):
+                converse(litellm.completion, scenario, base_url)
+        else:
+            litellm.callbacks = ["otel"]
+            converse(litellm.completion, scenario, base_url)
         # Success callbacks run on LiteLLM's logging thread pool: a service lives on while
         # they end their spans, a script must wait for them before the providers shut down.
         litellm.utils.executor.shutdown(wait=True)

@@ -3,7 +3,10 @@
 (`pydantic-ai-otel`: the agent's `instrument` set to `InstrumentationSettings(...)` on
 the driver's providers, no Logfire installed), both in the data format Pydantic AI defaults
 to; the next turn continues the conversation with `message_history`. A failing tool tells the model
-through `ToolFailed`, as Pydantic AI asks of a failure the model should see."""
+through `ToolFailed`, as Pydantic AI asks of a failure the model should see.
+`pydantic-ai-openinference` is `pydantic-ai-otel` with OpenInference's span processor
+(`OpenInferenceSpanProcessor`), which adds OpenInference's attributes to each span as it
+ends, before the batch exporter sends it."""
 
 from __future__ import annotations
 
@@ -53,10 +56,16 @@ def converse(base_url: str, scenario: str, instrument: Any = None) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    if stack == "pydantic-ai-otel":
+    if stack in ("pydantic-ai-otel", "pydantic-ai-openinference"):
         from pydantic_ai.models.instrumented import InstrumentationSettings
 
         with providers(stack, out, scenario) as (tracer_provider, _):
+            if stack == "pydantic-ai-openinference":
+                from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
+
+                # It rewrites a span's attributes in place when the span ends: the batch
+                # processor before it has only queued the span, and exports it later.
+                tracer_provider.add_span_processor(OpenInferenceSpanProcessor())
             converse(base_url, scenario, InstrumentationSettings(tracer_provider=tracer_provider))
         return
     from tests.ingest.instrumented.stacks.logfire_setup import logfire_configured

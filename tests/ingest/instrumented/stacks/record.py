@@ -197,6 +197,16 @@ STACKS: dict[str, Stack] = {
         Stack("langchain-agentexecutor-openllmetry", "langchain_agent", "openai",
               ("langchain-classic", "langchain-core", "langchain-openai", "openai",
                "opentelemetry-instrumentation-langchain", "opentelemetry-sdk")),
+        Stack("litellm-openinference", "litellm_loop", "openai",
+              ("litellm", "openinference-instrumentation-litellm",
+               "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("autogen-openinference", "autogen_agent", "openai",
+              ("autogen-agentchat", "autogen-ext", "openai",
+               "openinference-instrumentation-autogen-agentchat",
+               "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("pydantic-ai-openinference", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "openai", "openinference-instrumentation-pydantic-ai",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
