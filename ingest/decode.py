@@ -267,11 +267,14 @@ def inference_records(events: Iterable[ContentEvent]) -> list[ContentEvent]:
     inference's input and output as separate records of one attribute each
     (strands-agents/sdk-python `telemetry/tracer.py`): only one of them is a response.
     Records saying the same (their time aside) are one."""
+    records = [e for e in events if e.name == A.EV_OPERATION_DETAILS
+               and any(k in e.fields for k in _RESPONSE_KEYS)]  # fmt: skip
+    if len(records) < 2:  # the usual case: no record to compare (and serialize) at all
+        return records
     found: dict[bytes, ContentEvent] = {}
-    for e in events:
-        if e.name == A.EV_OPERATION_DETAILS and any(k in e.fields for k in _RESPONSE_KEYS):
-            # One record sent both as a span event and as a log record is one inference.
-            found.setdefault(_event_key(e)[2], e)
+    for e in records:
+        # One record sent both as a span event and as a log record is one inference.
+        found.setdefault(_event_key(e)[2], e)
     return list(found.values())
 
 
