@@ -152,7 +152,10 @@ def _tools(value: JsonValue, problems: Problems) -> tuple[ToolDef, ...] | None:
 
 # --- OpenInference's Haystack spans: dataclass reprs -----------------------------------
 
-_REPR_MARK = "ChatMessage("
+# Haystack's role enum, in every ChatMessage repr it writes (`_role=<ChatRole.USER: 'user'>`,
+# before 2.9 `role=<ChatRole.USER: ...>`); LlamaIndex's and smolagents' ChatMessage reprs
+# name a `MessageRole` instead, and are not Haystack's.
+_REPR_MARK = "<ChatRole."
 
 
 def _accepts(view: SpanView) -> bool:
