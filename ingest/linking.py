@@ -6,7 +6,9 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    `step` is the index of that model call in the turn. A call whose result is in that same
    output ran on the provider's side (a hosted tool: web search, code interpreter, an MCP
    call; `conventions.messages.hosted_parts`): that result is what the model saw, and the
-   call is finished, never pending (`open_calls`).
+   call is finished, never pending (`open_calls`). A call its output gives no id takes the
+   id a later step of the turn replays it with (same name and canonical arguments, each id
+   once: `_replayed_id`), so its result joins it by id.
    **Calls seen only in a later request**: a model call whose output was not captured
    (LlamaIndex's OTel integration drops a streamed call's end event, which arrives after
    its span closed) may still have asked for tools: a later model call of the same turn
@@ -69,14 +71,31 @@ class Requested:
 
 def requested_calls(steps: Sequence[Span]) -> list[Requested]:
     out: list[Requested] = []
+    taken: set[str] = set()
     for i, step in enumerate(steps):
         answered = _answered(step.output_messages)
         for m in step.output_messages or ():
-            out.extend(
-                Requested(part=p, step=i, seen=answered.get(p.call_id) if p.call_id else None)
-                for p in m.tool_calls
-            )
+            for p in m.tool_calls:
+                if not p.call_id and (replayed := _replayed_id(p, steps[i + 1 :], taken)):
+                    p = replace(p, call_id=replayed)
+                out.append(Requested(part=p, step=i,
+                                     seen=answered.get(p.call_id) if p.call_id else None))
     return out
+
+
+def _replayed_id(call: Part, later: Sequence[Span], taken: set[str]) -> str | None:
+    """The id a later step's input gives a call its captured output gave none (Langfuse 3's
+    streamed generations drop it; the client sent it back with the assistant message): the
+    first replayed call of the same name and canonical arguments, each id taken once."""
+    arguments = canonical(call.arguments)
+    for step in later:
+        for m in _this_turn(step.input_messages):
+            for p in m.tool_calls:
+                if (p.call_id and p.call_id not in taken and p.name == call.name
+                        and canonical(p.arguments) == arguments):
+                    taken.add(p.call_id)
+                    return p.call_id
+    return None
 
 
 CallKey = tuple[str, str | None, str | None]

@@ -210,10 +210,6 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
-    NotYet("langfuse-v3-openai-stream", WITH_TOOLS, ("call.id",),
-           "langfuse 3.15 drops a streamed tool call's id from the generation's output; the "
-           "id is in the next generation's input (the assistant message the loop sent back), "
-           "which calls are not matched against"),
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; a turn's answer is only in the next run's gen_ai.input.messages (another "
