@@ -31,7 +31,9 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   run that arrived whole and ended on tools that all ran, whose agent span's output is
   one of their results, returned that result directly (`_returned_directly`). When a
   sub-agent run (below a tool span, or delegated) is the last thing a run that arrived
-  whole did, its last model call's text is the answer (`_sub_agent_answer`).
+  whole did, its last model call's text is the answer (`_sub_agent_answer`). A turn whose
+  spans captured no answer and left no call pending takes the one the conversation's next
+  turn replays after this turn's request (`_replayed_answer`).
 - **status**: `ok` with a final answer and no failed agent span; else `error` when a span
   of the turn failed (its error text is kept), or when the run's agent span arrived and
   the run ended on a model call none of whose requested tools ran (a step limit: every
@@ -169,7 +171,10 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
         shared = Counter(key_of(r) for r in roots)
         for index, (d, loose, root) in enumerate(zip(drafts, unclaimed, roots, strict=True)):
             exclusive = shared[key_of(root)] == 1  # the root span holds this turn only
-            turns.append(_turn(forest, conv, d, loose, index, root, exclusive, ingest_id))
+            later = drafts[index + 1].steps[:1] if index + 1 < len(drafts) else []
+            replay = later[0].input_messages if later else None
+            turns.append(_turn(forest, conv, d, loose, index, root, exclusive, ingest_id,
+                               replay))
     return AssemblyResult(turns=turns, errors=errors, trace_conversations=trace_conv)
 
 
@@ -246,7 +251,9 @@ def _turn(
     root: Span,
     exclusive: bool,
     ingest_id: str,
+    replay: tuple[Message, ...] | None = None,
 ) -> Turn:
+    """`replay`: the input of the conversation's next turn's first model call."""
     members = _members(forest, d, root, exclusive)
     agents = [s for s in members if s.kind is SpanKind.AGENT]
     ended = exclusive and forest.missing_parent(d.anchor) is None  # the whole run arrived
@@ -257,6 +264,9 @@ def _turn(
     )
     final, pending = _final_answer(d, agents if exclusive else [], ended, calls)
     own_agents = agents if exclusive else []  # a shared root may have failed in another turn
+    request = _request(d, own_agents)
+    if final is None and not pending and d.request is not None:
+        final = _replayed_answer(replay, d.request)
     last = len(d.steps) - 1
     ran = any(c.step == last and c.status != "no_result" for c in calls)
     status, error = _status(
@@ -270,7 +280,6 @@ def _turn(
     counted = model_calls if any(
         s.input_tokens is not None or s.output_tokens is not None for s in model_calls
     ) else own_agents[:1]
-    request = _request(d, own_agents)
     # The first model call anchors the id, not the root: a root that arrives late (or a
     # conversation id it carries) must not change the id of a turn already stored.
     anchor = d.anchor
@@ -413,6 +422,21 @@ def _final_answer(
         return (returned, False) if returned is not None else (None, True)
     text = _assistant_text(last)
     return (text if text.strip() else None), False
+
+
+def _replayed_answer(replay: Sequence[Message] | None, request: Message) -> str | None:
+    """A turn's answer its own spans did not capture (OpenLLMetry's Agents SDK processor
+    records no output for a chat completions call), as the next turn's input replays it:
+    the last assistant text, with no tool call, between this turn's request and the next
+    turn's, when the replay holds exactly this request as its previous user message."""
+    if not replay:
+        return None
+    users = [i for i, m in enumerate(replay) if m.is_genuine_user]
+    if len(users) < 2 or replay[users[-2]].text != request.text:
+        return None
+    said = [m.text for m in replay[users[-2] + 1 : users[-1]]
+            if m.role == "assistant" and not m.tool_calls and m.text.strip()]  # fmt: skip
+    return said[-1] if said else None
 
 
 def _returned_directly(d: _Draft, agents: list[Span], calls: tuple[Call, ...]) -> str | None:

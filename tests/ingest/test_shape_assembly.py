@@ -130,6 +130,8 @@ def test_replayed_calls_of_an_earlier_turn_stay_in_it(tmp_path: Path) -> None:
     assert _calls(first) == [("get_weather", "c1", _c(PARIS), _c(PARIS_OUT), "ok", 0)]
     assert _calls(second) == [("get_weather", "c2", _c(ROME), _c(ROME_OUT), "ok", 0)]
     assert (second.request, second.final_answer, second.status) == (Q2, A2, "ok")
+    # The first turn's answer, lost with its output, is what the second turn replays.
+    assert (first.final_answer, first.status, first.issues) == (A1, "ok", ())
 
 
 def test_history_before_the_user_message_never_fills_a_step(tmp_path: Path) -> None:

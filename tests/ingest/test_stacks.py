@@ -212,8 +212,9 @@ class NotYet:
 NOT_YET: tuple[NotYet, ...] = (
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
-           "call; a turn's answer is only in the next run's gen_ai.input.messages (another "
-           "trace), and no rule takes a turn's answer from the history the next turn replays"),
+           "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
+           "own trace without a conversation id, and with the first run's output missing no "
+           "history key joins the two (assemble._replayed_answer reads it within a conversation)"),
 )  # fmt: skip
 
 
