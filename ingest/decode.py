@@ -15,6 +15,9 @@ wrote every call of a run onto one span).
 A span whose content is malformed still yields a `Span` with what could be read, plus an
 `InputError` naming the span and each problem. Log records with GenAI content that match
 no span are reported too: their content would otherwise vanish silently.
+
+(Over ~400 lines: a span's decode and its split into inferences (`per_inference`) share the
+convention loop and the readers of usage and model; the split would import them back.)
 """
 
 from __future__ import annotations

@@ -63,6 +63,9 @@ are extra keys; every other key is unchanged. Only calls of traces that name no
 conversation (raw clients: the traces chained by history) have a history side: an agent
 run's calls would otherwise meet every run given the same request. Grouping compares call
 ids where the tool results after the gap and the earlier output both name them.
+
+(Over ~400 lines: the keys are defined once here for grouping, partitions and the store,
+and each key's rule is read with the others it must agree with.)
 """
 
 from __future__ import annotations

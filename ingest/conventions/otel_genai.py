@@ -24,6 +24,9 @@ Precedence inside the convention, newest form first:
 On an `execute_tool` span the same events describe the execution, not a conversation; the
 Google GenAI SDK's instrumentation records the tool function's Python call there instead
 (`code.function.parameters.<param>.value`, `code.function.return.value`, `_code_call`).
+
+(Over ~400 lines: the four generations of the convention above share their readers of
+messages, tools and executions; apart, each would restate the precedence between them.)
 """
 
 from __future__ import annotations
