@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.ingest.instrumented.expected import as_json
+from tests.ingest.instrumented.scenarios import MULTI_AGENT
+from tests.ingest.instrumented.scenarios import SCENARIOS as STANDARD
 from tests.ingest.instrumented.stacks.expect import FIELDS, expected_turns
 from tests.ingest.instrumented.stacks.record import FIXTURES, STACKS
 from turnscore.ingest.otlp import read_file
@@ -29,7 +31,7 @@ from turnscore.ingest.records import RawLog, RawSpan
 from turnscore.ingest.store import TurnStore
 from turnscore.ingest.turn import Turn
 
-SCENARIOS = ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn")
+SCENARIOS = (*STANDARD, *MULTI_AGENT)
 
 
 @dataclass(frozen=True)

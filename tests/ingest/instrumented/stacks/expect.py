@@ -8,6 +8,31 @@ answer, the number of model calls and the summed token counts the client was sen
 when a stream never sent them). A call of the `final_answer` tool (smolagents) is how the
 agent answers, not a tool use: its `answer` argument is the final answer and it is not a
 call of the turn.
+
+A multi-agent turn (`scenarios.MULTI_AGENT`) is still ONE turn: the user's message and
+everything the agents did for it, both agents' model calls in `llm_calls` and `usage`.
+Its main line is the requests that carry the conversation, the triage agent's and, after
+a handoff, the specialist's (the framework hands it the same conversation: DESIGN §3, a
+model call whose newest genuine user message is the turn's; `ingest/grouping.py` rule 2,
+an agent handed the same user message runs the same turn). A request made while a
+delegation call of the main line is pending and that does not answer it is a sub-agent's
+(an agent used as a tool, running on the task the call gave it): its model calls count,
+but its own tool calls are the delegation call's execution, not calls of the turn, as a
+tool's internals are not (grouping rule 2; `ingest/assemble.py`: sub-agent calls count for
+`llm_calls` and usage only). So:
+- `request`, `system_prompt`: the user's message and the prompt of the agent that got it
+  (the turn's first request: the triage agent's);
+- `tools`: every tool the main line was offered (the union of its requests' definitions,
+  first definition of a name kept): the triage agent's transfer or delegation tool and,
+  after a handoff, the specialist's own; "tools available in this turn", not one agent's;
+- `calls`: the main line's, in order: the transfer call when the framework makes a handoff
+  a tool call on the wire (its result what the next request told the model, and not an
+  error), then the specialist's `get_weather`; for an agent as a tool, the delegation call
+  alone, its result the specialist's text;
+- `final_answer`: the last main-line request's text: the specialist's answer after a
+  handoff, the triage agent's after a delegation.
+A tool no scenario defines (a transfer or delegation tool) never failed: the framework
+ran it.
 """
 
 from __future__ import annotations
@@ -17,7 +42,7 @@ import itertools
 import json
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import SCENARIOS, run_tool
+from tests.ingest.instrumented.scenarios import ALL_SCENARIOS, TOOL_FUNCTIONS, run_tool
 from tests.ingest.instrumented.stacks.wire import FINAL_ANSWER_TOOL
 
 FIELDS = (
@@ -189,35 +214,58 @@ def _usage(wire: dict[str, Any]) -> tuple[int, int]:
     return usage["prompt_tokens"], usage["completion_tokens"]
 
 
+def _main_line(mine: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turn's requests less a sub-agent's: one made while a delegation call (of a tool
+    no scenario defines) of an earlier main-line request has no result in it."""
+    line: list[dict[str, Any]] = []
+    delegated: set[str] = set()
+    for w in mine:
+        if delegated - set(_results(w)):
+            continue
+        line.append(w)
+        delegated |= {cid for cid, name, _ in _asked(w)
+                      if name not in TOOL_FUNCTIONS and name != FINAL_ANSWER_TOOL}  # fmt: skip
+    return line
+
+
+def _union(requests: list[dict[str, Any]]) -> list[list[Any]]:
+    tools: dict[str, list[Any]] = {}
+    for w in requests:
+        for tool in _tools(w):
+            tools.setdefault(tool[0], tool)
+    return sorted(tools.values(), key=lambda t: t[0])
+
+
 def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
     turns = []
-    for index, scripted in enumerate(SCENARIOS[scenario].turns):
+    for index, scripted in enumerate(ALL_SCENARIOS[scenario].turns):
         mine = [w for w in wire if w["turn"] == index]
+        line = _main_line(mine)
         later = [w for w in wire if w["turn"] >= index]
         results: dict[str, str] = {}
         for w in later:
             results.update(_results(w))
             results.update(_text_results(w))
-        asked = [a for w in mine for a in _asked(w)]
+        asked = [a for w in line for a in _asked(w)]
         calls = [
             {"id": cid, "name": name, "arguments": args, "result": results.get(cid),
-             "is_error": run_tool(name, json.dumps(args))[1]}
+             "is_error": name in TOOL_FUNCTIONS and run_tool(name, json.dumps(args))[1]}
             for cid, name, args in asked if name != FINAL_ANSWER_TOOL
         ]  # fmt: skip
         failed = next((e for w in later if (e := _error_text(w))), None)
         for call in calls:
             if call["result"] is None and call["is_error"]:
                 call["result"] = failed
-        answers = [args.get("answer") for _, name, args in _asked(mine[-1])
+        answers = [args.get("answer") for _, name, args in _asked(line[-1])
                    if name == FINAL_ANSWER_TOOL]  # fmt: skip
         sent = all(w["usage_sent"] for w in mine)
         usage = [sum(_usage(w)[k] for w in mine) for k in (0, 1)] if sent else None
         turns.append({
             "request": scripted.request,
             "system_prompt": _system(mine[0]),
-            "tools": _tools(mine[0]),
+            "tools": _union(line),
             "calls": calls,
-            "final_answer": answers[0] if answers else _said(mine[-1]),
+            "final_answer": answers[0] if answers else _said(line[-1]),
             "llm_calls": len(mine),
             "usage": usage,
         })  # fmt: skip
