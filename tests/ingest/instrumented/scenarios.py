@@ -219,13 +219,20 @@ MULTI_AGENT: dict[str, Scenario] = {
         # A triage agent (`TRIAGE_PROMPT`, no tools of its own) delegates (step 0); the
         # specialist (`SPECIALIST_PROMPT`, `SPECIALIST_TOOLS`) calls get_weather and answers
         # (steps 1, 2); where the specialist ran as the triage agent's tool, the triage agent
-        # answers last with the specialist's text (step 3).
+        # answers last with the specialist's text (step 3). A second turn does it again.
         Scenario("handoff", (
             ScriptedTurn("What's the weather in Paris? Ask the weather specialist.", (
                 Step((Call(DELEGATE, {}),)),
                 Step((Call("get_weather", {"city": "Paris", "unit": "celsius"}),)),
                 _answer("It is 18 degrees C and cloudy in Paris."),
                 _answer("It is 18 degrees C and cloudy in Paris."),
+            )),
+            # The next run replays the first: both agents' messages, the transfer call.
+            ScriptedTurn("And in fahrenheit? Ask the weather specialist again.", (
+                Step((Call(DELEGATE, {}),)),
+                Step((Call("get_weather", {"city": "Paris", "unit": "fahrenheit"}),)),
+                _answer("It is 18 degrees (fahrenheit, as the tool reports it) in Paris."),
+                _answer("It is 18 degrees (fahrenheit, as the tool reports it) in Paris."),
             )),
         )),
     )
