@@ -182,6 +182,11 @@ NOT_YET: tuple[NotYet, ...] = (
            "span, tool.description/tool.parameters) is unioned into the turn's tools, though "
            "its calls and model calls are the sub-agent's, not the turn's (assemble's tools "
            "union takes every span of the turn, sub-agent runs too)"),
+    NotYet("langgraph-supervisor", ("handoff",), ("turns",),
+           "each turn is status error: LangGraph leaves the supervisor's subgraph for the "
+           "specialist by raising ParentCommand (the handoff tool's Command(goto=...)), which "
+           "OpenLLMetry records as an ERROR status and exception event on the tools, "
+           "triage_agent and invoke_agent spans; control flow, not a failure"),
 )  # fmt: skip
 
 
@@ -502,6 +507,18 @@ FORMS: dict[str, Form] = {
                           "gen_ai.tool.call.result"},
         absent=frozenset({"gen_ai.tool.call.id", "gen_ai.tool.definitions",
                           "gen_ai.handoff.from_agent"}),
+    ),
+    # LangGraph's supervisor under OpenLLMetry: the handoff tool's execute_tool span and a
+    # `goto` span for the Command it returns; the specialist's subgraph a task of the
+    # supervisor's graph (invoke_agent per agent under one LangGraph.workflow).
+    "langgraph-supervisor": Form(
+        frozenset({"invoke_agent LangGraph", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "ChatOpenAI.chat",
+                   "execute_tool transfer_to_weather_specialist", "goto weather_specialist",
+                   "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "langgraph.command.goto_node", "gen_ai.conversation.id"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
     ),
 }  # fmt: skip
 

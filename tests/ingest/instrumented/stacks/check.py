@@ -129,11 +129,13 @@ def rederived(rec: Recording) -> list[dict[str, Any]]:
 
 def turns_right(rec: Recording) -> bool:
     """One turn per user request, in order, holding every model call of the wire between
-    them, and no ingest error."""
+    them, each `ok` (every scripted turn ends on an answer; a failed tool the model was
+    told about does not fail it), and no ingest error."""
     return (
         rec.batch.errors == ()
         and [t.request for t in rec.turns] == [x["request"] for x in rec.expected]
         and sum(t.llm_calls for t in rec.turns) == len(rec.wire)
+        and all(t.status == "ok" for t in rec.turns)
     )
 
 

@@ -166,6 +166,10 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-sdk"),
                 venv="openai-agents-otel", scenarios=tuple(MULTI_AGENT))
           for name in ("openai-agents-otel-handoff", "openai-agents-otel-as-tool")),
+        Stack("langgraph-supervisor", "langgraph_supervisor_agent", "openai",
+              ("langgraph", "langgraph-supervisor", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-instrumentation-langchain", "opentelemetry-sdk"),
+              scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
