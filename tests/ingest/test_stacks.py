@@ -187,6 +187,16 @@ NOT_YET: tuple[NotYet, ...] = (
            "specialist by raising ParentCommand (the handoff tool's Command(goto=...)), which "
            "OpenLLMetry records as an ERROR status and exception event on the tools, "
            "triage_agent and invoke_agent spans; control flow, not a failure"),
+    NotYet("strands-as-tool", ("handoff",), ("tools",),
+           "as openai-agents-openinference-as-tool: the specialist's get_weather (defined on "
+           "its execute_tool span, below the delegation's execute_tool span) joins the turn's "
+           "tools though its calls are the sub-agent's"),
+    NotYet("strands-as-tool-delegate", ("handoff",), ("tools",),
+           "as strands-as-tool: the sub-agent's get_weather joins the turn's tools"),
+    NotYet("strands-as-tool-delegate", ("handoff#1",), ("call.result",),
+           "the run ends in the delegation (as_tool(delegate=True)), so only the execute_tool "
+           "span holds its result, gen_ai.tool.call.result as Strands' ToolResult content "
+           "[{\"text\": ...}], kept as that JSON list instead of its text"),
 )  # fmt: skip
 
 
@@ -520,6 +530,15 @@ FORMS: dict[str, Form] = {
                           "langgraph.command.goto_node", "gen_ai.conversation.id"},
         absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
     ),
+    # Strands' own spans, the specialist's run (invoke_agent) below the triage agent's
+    # execute_tool span for it; with delegate=True no chat span after it.
+    **{stack: Form(
+        frozenset({"invoke_agent triage_agent", "invoke_agent weather_specialist", "chat",
+                   "execute_tool weather_specialist", "execute_tool get_weather"}),
+        frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "gen_ai.tool.call.result",
+                   "gen_ai.conversation.id"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("strands-as-tool", "strands-as-tool-delegate")},
 }  # fmt: skip
 
 

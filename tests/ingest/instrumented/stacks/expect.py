@@ -30,7 +30,10 @@ tool's internals are not (grouping rule 2; `ingest/assemble.py`: sub-agent calls
   error), then the specialist's `get_weather`; for an agent as a tool, the delegation call
   alone, its result the specialist's text;
 - `final_answer`: the last main-line request's text: the specialist's answer after a
-  handoff, the triage agent's after a delegation.
+  handoff, the triage agent's after a delegation; when the run ends in the delegation
+  (Strands' `as_tool(delegate=True)`: the specialist's answer is returned as the run's,
+  no model call after it), the sub-agent's last text, which is then the delegation call's
+  result too (what the tool returned, though no request may ever tell a model).
 A tool no scenario defines (a transfer or delegation tool) never failed: the framework
 ran it.
 """
@@ -258,6 +261,14 @@ def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, 
                 call["result"] = failed
         answers = [args.get("answer") for _, name, args in _asked(line[-1])
                    if name == FINAL_ANSWER_TOOL]  # fmt: skip
+        if line[-1] is not mine[-1]:
+            # The run ended in its delegation: the sub-agent's answer is the delegation's
+            # result (no later request may tell it) and the turn's answer.
+            answers = [_said(mine[-1])]
+            ended = {cid for cid, _, _ in _asked(line[-1])}
+            for call in calls:
+                if call["id"] in ended and call["result"] is None:
+                    call["result"] = answers[0]
         sent = all(w["usage_sent"] for w in mine)
         usage = [sum(_usage(w)[k] for w in mine) for k in (0, 1)] if sent else None
         turns.append({

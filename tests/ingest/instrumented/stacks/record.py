@@ -170,6 +170,10 @@ STACKS: dict[str, Stack] = {
               ("langgraph", "langgraph-supervisor", "langchain-core", "langchain-openai", "openai",
                "opentelemetry-instrumentation-langchain", "opentelemetry-sdk"),
               scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "strands_as_tool_agent", "openai",
+                ("strands-agents", "openai", "opentelemetry-sdk"), venv="strands-latest",
+                scenarios=tuple(MULTI_AGENT))
+          for name in ("strands-as-tool", "strands-as-tool-delegate")),
     )
 }  # fmt: skip
 
