@@ -14,12 +14,14 @@ everything the agents did for it, both agents' model calls in `llm_calls` and `u
 Its main line is the requests that carry the conversation, the triage agent's and, after
 a handoff, the specialist's (the framework hands it the same conversation: DESIGN §3, a
 model call whose newest genuine user message is the turn's; `ingest/grouping.py` rule 2,
-an agent handed the same user message runs the same turn). A request made while a
-delegation call of the main line is pending and that does not answer it is a sub-agent's
-(an agent used as a tool, running on the task the call gave it): its model calls count,
-but its own tool calls are the delegation call's execution, not calls of the turn, as a
-tool's internals are not (grouping rule 2; `ingest/assemble.py`: sub-agent calls count for
-`llm_calls` and usage only). So:
+an agent handed the same user message runs the same turn), even when the framework hands
+it the history as summary text and no user message (the Agents SDK's
+`nest_handoff_history`). A request whose newest user message is the task the triage agent
+wrote in its delegation call is a sub-agent's (an agent used as a tool: the server writes
+that task as `wire.TASK_PREFIX` and the request): its model calls count, but its own tool
+calls are the delegation call's execution, not calls of the turn, as a tool's internals
+are not (grouping rule 2; `ingest/assemble.py`: sub-agent calls count for `llm_calls` and
+usage only). So:
 - `request`, `system_prompt`: the user's message and the prompt of the agent that got it
   (the turn's first request: the triage agent's);
 - `tools`: every tool the main line was offered (the union of its requests' definitions,
@@ -46,7 +48,7 @@ import json
 from typing import Any
 
 from tests.ingest.instrumented.scenarios import ALL_SCENARIOS, TOOL_FUNCTIONS, run_tool
-from tests.ingest.instrumented.stacks.wire import FINAL_ANSWER_TOOL
+from tests.ingest.instrumented.stacks.wire import FINAL_ANSWER_TOOL, TASK_PREFIX, gemini_messages
 
 FIELDS = (
     "request", "system_prompt", "tools", "call.id", "call.name", "call.arguments",
@@ -218,17 +220,23 @@ def _usage(wire: dict[str, Any]) -> tuple[int, int]:
 
 
 def _main_line(mine: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The turn's requests less a sub-agent's: one made while a delegation call (of a tool
-    no scenario defines) of an earlier main-line request has no result in it."""
-    line: list[dict[str, Any]] = []
-    delegated: set[str] = set()
-    for w in mine:
-        if delegated - set(_results(w)):
-            continue
-        line.append(w)
-        delegated |= {cid for cid, name, _ in _asked(w)
-                      if name not in TOOL_FUNCTIONS and name != FINAL_ANSWER_TOOL}  # fmt: skip
-    return line
+    """The turn's requests less a sub-agent's: one whose newest user message is a task the
+    server wrote in a delegation call (`wire.TASK_PREFIX`), not the user's message."""
+    return [w for w in mine if TASK_PREFIX not in _newest_user_text(w)]
+
+
+def _newest_user_text(wire: dict[str, Any]) -> str:
+    if wire["api"] == "gemini":
+        messages = gemini_messages(wire["request"])
+    else:
+        messages = wire["request"].get("messages") or []
+    said = [m for m in messages if m.get("role") == "user"]
+    if not said:
+        return ""
+    content = said[-1].get("content")
+    if wire["api"] == "bedrock":
+        return "".join(b.get("text") or "" for b in content or ())
+    return _text(content) or ""
 
 
 def _union(requests: list[dict[str, Any]]) -> list[list[Any]]:

@@ -5,7 +5,9 @@ stack's name. The triage agent reaches the specialist by a handoff (`handoffs=[.
 SDK offers it a `transfer_to_weather_specialist` tool and, once called, runs the specialist
 on the same conversation in the same run), or, for a stack named `...-as-tool`, by calling
 it as a tool (`Agent.as_tool`: a nested run on the task the triage agent wrote, whose
-final text is the tool's result and which the triage agent then answers from). One
+final text is the tool's result and which the triage agent then answers from). A stack
+named `...-nested` sets `RunConfig(nest_handoff_history=True)` (the SDK's opt-in beta: the
+specialist gets the history before the handoff compacted into assistant summary text). One
 `Runner.run` per turn, as the single-agent drivers."""
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
 async def converse(base_url: str, stack: str, scenario: str) -> None:
-    from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
+    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
     from openai import AsyncOpenAI
 
     client = AsyncOpenAI(base_url=base_url, api_key="test-key", max_retries=0)
@@ -47,9 +49,11 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
     else:
         triage = Agent(name=TRIAGE_AGENT, instructions=TRIAGE_PROMPT, model=model,
                        handoffs=[specialist])  # fmt: skip
+    config = RunConfig(nest_handoff_history=stack.endswith("-nested"))
     history: list[Any] = []
     for turn in ALL_SCENARIOS[scenario].turns:
-        result = await Runner.run(triage, [*history, {"role": "user", "content": turn.request}])
+        said = [*history, {"role": "user", "content": turn.request}]
+        result = await Runner.run(triage, said, run_config=config)
         history = result.to_input_list()
 
 

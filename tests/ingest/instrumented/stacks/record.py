@@ -160,7 +160,8 @@ STACKS: dict[str, Stack] = {
                  "openinference-instrumentation", "opentelemetry-sdk"),
                 venv="openai-agents-openinference", scenarios=tuple(MULTI_AGENT))
           for name in ("openai-agents-openinference-handoff",
-                       "openai-agents-openinference-as-tool")),
+                       "openai-agents-openinference-as-tool",
+                       "openai-agents-openinference-handoff-nested")),
         *(Stack(name, "openai_agents_handoff", "openai",
                 ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents-v2",
                  "opentelemetry-sdk"),

@@ -79,7 +79,10 @@ def _text(content: Any) -> str:
 
 
 def locate(scenario: str, messages: list[dict[str, Any]]) -> int:
-    """The turn of a request: the newest user message holding a scenario request."""
+    """The turn of a request: the newest user message holding a scenario request; else the
+    newest message of any role that quotes one (a handoff's history compacted into an
+    assistant summary: the OpenAI Agents SDK's `nest_handoff_history`), the request it
+    quotes last."""
     requests = [t.request for t in ALL_SCENARIOS[scenario].turns]
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") != "user":
@@ -88,6 +91,11 @@ def locate(scenario: str, messages: list[dict[str, Any]]) -> int:
         turn = next((k for k, r in enumerate(requests) if r in text), None)
         if turn is not None:
             return turn
+    for message in reversed(messages):
+        text = _text(message.get("content"))
+        quoted = [(text.rfind(r), k) for k, r in enumerate(requests) if r in text]
+        if quoted:
+            return max(quoted)[1]
     raise ValueError(f"no scenario request in {scenario} messages")
 
 
