@@ -203,6 +203,16 @@ NOT_YET: tuple[NotYet, ...] = (
            "with nest_handoff_history the specialist is told the transfer's output only in "
            "summary text; the tool message holding it by call id is in the next turn's first "
            "model call (its replayed history), which linking does not read for this turn"),
+    NotYet("openai-agents-openinference-handoff-nested", ("handoff#1",), ("call.result",),
+           "the last turn's transfer output is only in the specialist's summary text (by the "
+           "same tool and arguments the wire gives it); the handoff TOOL span's output.value "
+           "is the agent's name alone"),
+    NotYet("adk-handoff", ("handoff",),
+           ("turns", "tools", *CALLS, "final_answer", "llm_calls", "usage"),
+           "each request splits in two: ADK 2.13 hands the specialist the other agent's events "
+           "as user-role text (`For context: below is a transcript of what another agent "
+           "did...`, google/adk flows/llm_flows/context/_fencing.py), which grouping takes for "
+           "a new genuine user message; the specialist's invoke_agent is the triage's sibling"),
 )  # fmt: skip
 
 
@@ -552,6 +562,17 @@ FORMS: dict[str, Form] = {
                    "handoff to weather_specialist", "get_weather"}),
         frozenset({"llm.input_messages.0.message.role", "graph.node.parent_id", "agent.name"}),
         absent=frozenset({"llm.tools.0.tool.json_schema", "session.id"}),
+    ),
+    # ADK's own spans: per user message an invoke_workflow span over each agent's
+    # invoke_agent (siblings: the specialist's is not under the triage agent's), the
+    # transfer an execute_tool span of the triage agent's.
+    "adk-handoff": Form(
+        frozenset({"invoke_workflow triage_agent", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "execute_tool transfer_to_agent",
+                   "generate_content gemini-2.5-flash", "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.conversation.id"},
+        absent=frozenset({"gcp.vertex.agent.llm_request"}),
     ),
 }  # fmt: skip
 

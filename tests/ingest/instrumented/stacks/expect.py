@@ -37,7 +37,9 @@ usage only). So:
   no model call after it), the sub-agent's last text, which is then the delegation call's
   result too (what the tool returned, though no request may ever tell a model).
 A tool no scenario defines (a transfer or delegation tool) never failed: the framework
-ran it.
+ran it; when no request tells its result by id (a handoff's specialist may get the history
+as text), its result is the one the same tool gave the same arguments elsewhere on the
+wire.
 """
 
 from __future__ import annotations
@@ -239,6 +241,18 @@ def _newest_user_text(wire: dict[str, Any]) -> str:
     return _text(content) or ""
 
 
+def _same_call_result(wire: list[dict[str, Any]], name: str, arguments: Any) -> str | None:
+    """The result a request told for another call of the same framework tool with the same
+    arguments: a transfer tool is a function of them (ADK's `transfer_to_agent` returns
+    `{"result": null}`, the Agents SDK's handoff `{"assistant": <agent>}`), and the last
+    turn's transfer is never told back by id (the specialist gets the history as text)."""
+    results: dict[str, str] = {}
+    for w in wire:
+        results.update(_results(w))
+    same = [cid for w in wire for cid, n, args in _asked(w) if n == name and args == arguments]
+    return next((results[cid] for cid in same if cid in results), None)
+
+
 def _union(requests: list[dict[str, Any]]) -> list[list[Any]]:
     tools: dict[str, list[Any]] = {}
     for w in requests:
@@ -263,6 +277,9 @@ def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, 
              "is_error": name in TOOL_FUNCTIONS and run_tool(name, json.dumps(args))[1]}
             for cid, name, args in asked if name != FINAL_ANSWER_TOOL
         ]  # fmt: skip
+        for call in calls:
+            if call["result"] is None and call["name"] not in TOOL_FUNCTIONS:
+                call["result"] = _same_call_result(wire, call["name"], call["arguments"])
         failed = next((e for w in later if (e := _error_text(w))), None)
         for call in calls:
             if call["result"] is None and call["is_error"]:

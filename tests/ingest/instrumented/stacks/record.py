@@ -175,6 +175,9 @@ STACKS: dict[str, Stack] = {
                 ("strands-agents", "openai", "opentelemetry-sdk"), venv="strands-latest",
                 scenarios=tuple(MULTI_AGENT))
           for name in ("strands-as-tool", "strands-as-tool-delegate")),
+        Stack("adk-handoff", "adk_handoff_agent", "gemini",
+              ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk",
+              scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 

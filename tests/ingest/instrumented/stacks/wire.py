@@ -44,7 +44,14 @@ from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import ALL_SCENARIOS, DELEGATE, TOOL_FUNCTIONS, Call, Step
+from tests.ingest.instrumented.scenarios import (
+    ALL_SCENARIOS,
+    DELEGATE,
+    SPECIALIST_AGENT,
+    TOOL_FUNCTIONS,
+    Call,
+    Step,
+)
 from tests.ingest.instrumented.server import Exchange, ScriptedServer, _completion, _message
 
 FINAL_ANSWER_TOOL = "final_answer"
@@ -101,9 +108,14 @@ def locate(scenario: str, messages: list[dict[str, Any]]) -> int:
 
 def _offered(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The tools a request offers, each as its name, description and schema's dict (chat
-    completions' `function`, Converse's `toolSpec`, or the tool itself)."""
+    completions' `function`, Converse's `toolSpec`, Gemini's function declarations, or the
+    tool itself)."""
     tools = body.get("tools") or (body.get("toolConfig") or {}).get("tools") or ()
-    return [tool.get("function") or tool.get("toolSpec") or tool for tool in tools]
+    offered: list[dict[str, Any]] = []
+    for tool in tools:
+        declared = tool.get("functionDeclarations") or tool.get("function_declarations")
+        offered += declared or [tool.get("function") or tool.get("toolSpec") or tool]
+    return offered
 
 
 def _offers(body: dict[str, Any], name: str) -> bool:
@@ -118,16 +130,29 @@ def delegation(body: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _delegate(tool: dict[str, Any], request: str) -> Call:
-    """A call of the delegation tool: each string parameter it declares (an agent-as-tool's
-    `input`) gets a task written around the user's request, as a model writes its own (the
-    sub-agent's newest user message is not the user's, yet `locate` finds the turn in it);
-    a handoff that takes none gets `{}`."""
-    schema = tool.get("parameters") or tool.get("input_schema") or tool.get("inputSchema") or {}
+    """A call of the delegation tool. Each string parameter it declares gets: one of its
+    enum's values (the specialist's name, if listed), the specialist's name for a parameter
+    naming an agent (ADK's `transfer_to_agent(agent_name)`), else a task written around the
+    user's request, as a model writes its own (an agent-as-tool's `input`: the sub-agent's
+    newest user message is not the user's, yet `locate` finds the turn in it). A handoff
+    that takes none gets `{}`."""
+    schema: dict[str, Any] = {}
+    for key in ("parameters", "input_schema", "inputSchema", "parametersJsonSchema",
+                "parameters_json_schema"):  # fmt: skip
+        schema = tool.get(key) or schema
     schema = schema.get("json", schema)
-    properties = schema.get("properties") or {}
-    task = f"{TASK_PREFIX}{request}"
-    return Call(tool["name"], {k: task for k, v in properties.items()
-                               if v.get("type") == "string"})  # fmt: skip
+    arguments = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        if str(spec.get("type")).lower() != "string":
+            continue
+        if spec.get("enum"):
+            listed = spec["enum"]
+            arguments[name] = SPECIALIST_AGENT if SPECIALIST_AGENT in listed else listed[0]
+        elif "agent" in name.lower():
+            arguments[name] = SPECIALIST_AGENT
+        else:
+            arguments[name] = f"{TASK_PREFIX}{request}"
+    return Call(tool["name"], arguments)
 
 
 def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step:
