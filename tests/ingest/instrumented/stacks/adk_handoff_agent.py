@@ -55,7 +55,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         asyncio.run(converse(base_url, stack, scenario))
 
 
-ENV = {"GOOGLE_API_KEY": "test-key", "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"}
+ENV = {
+    "GOOGLE_API_KEY": "test-key",
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
+}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], ENV, run))
