@@ -26,8 +26,9 @@ SPECIALIST_AGENT = "weather_specialist"
 SPECIALIST_TOOLS = ("get_weather",)
 DELEGATE = "<delegate>"
 """Stands for the transfer or delegation tool a multi-agent framework offers its triage
-agent (the Agents SDK's `transfer_to_<agent>`, an agent as a tool): the server calls the
-one the request offers, its string arguments given the turn's request."""
+agent (the Agents SDK's `transfer_to_<agent>`, ADK's `transfer_to_agent`, an agent as a
+tool): the server calls the one the request offers and fills its arguments
+(`stacks.wire._delegate`: the specialist's name, or a task quoting the request)."""
 MODEL = "gpt-4o-mini"
 SERVED_MODEL = "gpt-4o-mini-2024-07-18"
 
