@@ -16,6 +16,19 @@ from dataclasses import dataclass
 from typing import Any
 
 SYSTEM_PROMPT = "You are a helpful assistant. Use the tools when they help."
+TRIAGE_PROMPT = (
+    "You are the triage agent. Hand every weather question to the weather specialist; "
+    "do not answer it yourself."
+)
+SPECIALIST_PROMPT = "You are the weather specialist. Use get_weather and answer in one sentence."
+TRIAGE_AGENT = "triage_agent"
+SPECIALIST_AGENT = "weather_specialist"
+SPECIALIST_TOOLS = ("get_weather",)
+DELEGATE = "<delegate>"
+"""Stands for the transfer or delegation tool a multi-agent framework offers its triage
+agent (the Agents SDK's `transfer_to_<agent>`, ADK's `transfer_to_agent`, an agent as a
+tool): the server calls the one the request offers and fills its arguments
+(`stacks.wire._delegate`: the specialist's name, or a task quoting the request)."""
 MODEL = "gpt-4o-mini"
 SERVED_MODEL = "gpt-4o-mini-2024-07-18"
 
@@ -200,3 +213,32 @@ SCENARIOS: dict[str, Scenario] = {
         )),
     )
 }  # fmt: skip
+
+MULTI_AGENT: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        # A triage agent (`TRIAGE_PROMPT`, no tools of its own) delegates (step 0); the
+        # specialist (`SPECIALIST_PROMPT`, `SPECIALIST_TOOLS`) calls get_weather and answers
+        # (steps 1, 2); where the specialist ran as the triage agent's tool, the triage agent
+        # answers last with the specialist's text (step 3). A second turn does it again.
+        Scenario("handoff", (
+            ScriptedTurn("What's the weather in Paris? Ask the weather specialist.", (
+                Step((Call(DELEGATE, {}),)),
+                Step((Call("get_weather", {"city": "Paris", "unit": "celsius"}),)),
+                _answer("It is 18 degrees C and cloudy in Paris."),
+                _answer("It is 18 degrees C and cloudy in Paris."),
+            )),
+            # The next run replays the first: both agents' messages, the transfer call.
+            ScriptedTurn("And in fahrenheit? Ask the weather specialist again.", (
+                Step((Call(DELEGATE, {}),)),
+                Step((Call("get_weather", {"city": "Paris", "unit": "fahrenheit"}),)),
+                _answer("It is 18 degrees (fahrenheit, as the tool reports it) in Paris."),
+                _answer("It is 18 degrees (fahrenheit, as the tool reports it) in Paris."),
+            )),
+        )),
+    )
+}  # fmt: skip
+"""Scenarios of several agents: a stack opts in to them (`record.Stack.scenarios`); every
+stack runs `SCENARIOS`."""
+
+ALL_SCENARIOS: dict[str, Scenario] = {**SCENARIOS, **MULTI_AGENT}

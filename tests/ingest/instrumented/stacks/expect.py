@@ -8,6 +8,38 @@ answer, the number of model calls and the summed token counts the client was sen
 when a stream never sent them). A call of the `final_answer` tool (smolagents) is how the
 agent answers, not a tool use: its `answer` argument is the final answer and it is not a
 call of the turn.
+
+A multi-agent turn (`scenarios.MULTI_AGENT`) is still ONE turn: the user's message and
+everything the agents did for it, both agents' model calls in `llm_calls` and `usage`.
+Its main line is the requests that carry the conversation, the triage agent's and, after
+a handoff, the specialist's (the framework hands it the same conversation: DESIGN §3, a
+model call whose newest genuine user message is the turn's; `ingest/grouping.py` rule 2,
+an agent handed the same user message runs the same turn), even when the framework hands
+it the history as summary text and no user message (the Agents SDK's
+`nest_handoff_history`). A request whose newest user message is the task the triage agent
+wrote in its delegation call is a sub-agent's (an agent used as a tool: the server writes
+that task as `wire.TASK_PREFIX` and the request): its model calls count, but its own tool
+calls are the delegation call's execution, not calls of the turn, as a tool's internals
+are not (grouping rule 2; `ingest/assemble.py`: sub-agent calls count for `llm_calls` and
+usage only). So:
+- `request`, `system_prompt`: the user's message and the prompt of the agent that got it
+  (the turn's first request: the triage agent's);
+- `tools`: every tool the main line was offered (the union of its requests' definitions,
+  first definition of a name kept): the triage agent's transfer or delegation tool and,
+  after a handoff, the specialist's own; "tools available in this turn", not one agent's;
+- `calls`: the main line's, in order: the transfer call when the framework makes a handoff
+  a tool call on the wire (its result what the next request told the model, and not an
+  error), then the specialist's `get_weather`; for an agent as a tool, the delegation call
+  alone, its result the specialist's text;
+- `final_answer`: the last main-line request's text: the specialist's answer after a
+  handoff, the triage agent's after a delegation; when the run ends in the delegation
+  (Strands' `as_tool(delegate=True)`: the specialist's answer is returned as the run's,
+  no model call after it), the sub-agent's last text, which is then the delegation call's
+  result too (what the tool returned, though no request may ever tell a model).
+A tool no scenario defines (a transfer or delegation tool) never failed: the framework
+ran it; when no request tells its result by id (a handoff's specialist may get the history
+as text), its result is the one the same tool gave the same arguments elsewhere on the
+wire.
 """
 
 from __future__ import annotations
@@ -17,8 +49,8 @@ import itertools
 import json
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import SCENARIOS, run_tool
-from tests.ingest.instrumented.stacks.wire import FINAL_ANSWER_TOOL
+from tests.ingest.instrumented.scenarios import ALL_SCENARIOS, TOOL_FUNCTIONS, run_tool
+from tests.ingest.instrumented.stacks.wire import FINAL_ANSWER_TOOL, TASK_PREFIX, gemini_messages
 
 FIELDS = (
     "request", "system_prompt", "tools", "call.id", "call.name", "call.arguments",
@@ -189,35 +221,87 @@ def _usage(wire: dict[str, Any]) -> tuple[int, int]:
     return usage["prompt_tokens"], usage["completion_tokens"]
 
 
+def _main_line(mine: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The turn's requests less a sub-agent's: one whose newest user message is a task the
+    server wrote in a delegation call (`wire.TASK_PREFIX`), not the user's message."""
+    return [w for w in mine if TASK_PREFIX not in _newest_user_text(w)]
+
+
+def _newest_user_text(wire: dict[str, Any]) -> str:
+    if wire["api"] == "gemini":
+        messages = gemini_messages(wire["request"])
+    else:
+        messages = wire["request"].get("messages") or []
+    said = [m for m in messages if m.get("role") == "user"]
+    if not said:
+        return ""
+    content = said[-1].get("content")
+    if wire["api"] == "bedrock":
+        return "".join(b.get("text") or "" for b in content or ())
+    return _text(content) or ""
+
+
+def _same_call_result(wire: list[dict[str, Any]], name: str, arguments: Any) -> str | None:
+    """The result a request told for another call of the same framework tool with the same
+    arguments: a transfer tool is a function of them (ADK's `transfer_to_agent` returns
+    `{"result": null}`, the Agents SDK's handoff `{"assistant": <agent>}`), and the last
+    turn's transfer is never told back by id (the specialist gets the history as text)."""
+    results: dict[str, str] = {}
+    for w in wire:
+        results.update(_results(w))
+    same = [cid for w in wire for cid, n, args in _asked(w) if n == name and args == arguments]
+    return next((results[cid] for cid in same if cid in results), None)
+
+
+def _union(requests: list[dict[str, Any]]) -> list[list[Any]]:
+    tools: dict[str, list[Any]] = {}
+    for w in requests:
+        for tool in _tools(w):
+            tools.setdefault(tool[0], tool)
+    return sorted(tools.values(), key=lambda t: t[0])
+
+
 def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
     turns = []
-    for index, scripted in enumerate(SCENARIOS[scenario].turns):
+    for index, scripted in enumerate(ALL_SCENARIOS[scenario].turns):
         mine = [w for w in wire if w["turn"] == index]
+        line = _main_line(mine)
         later = [w for w in wire if w["turn"] >= index]
         results: dict[str, str] = {}
         for w in later:
             results.update(_results(w))
             results.update(_text_results(w))
-        asked = [a for w in mine for a in _asked(w)]
+        asked = [a for w in line for a in _asked(w)]
         calls = [
             {"id": cid, "name": name, "arguments": args, "result": results.get(cid),
-             "is_error": run_tool(name, json.dumps(args))[1]}
+             "is_error": name in TOOL_FUNCTIONS and run_tool(name, json.dumps(args))[1]}
             for cid, name, args in asked if name != FINAL_ANSWER_TOOL
         ]  # fmt: skip
+        for call in calls:
+            if call["result"] is None and call["name"] not in TOOL_FUNCTIONS:
+                call["result"] = _same_call_result(wire, call["name"], call["arguments"])
         failed = next((e for w in later if (e := _error_text(w))), None)
         for call in calls:
             if call["result"] is None and call["is_error"]:
                 call["result"] = failed
-        answers = [args.get("answer") for _, name, args in _asked(mine[-1])
+        answers = [args.get("answer") for _, name, args in _asked(line[-1])
                    if name == FINAL_ANSWER_TOOL]  # fmt: skip
+        if line[-1] is not mine[-1]:
+            # The run ended in its delegation: the sub-agent's answer is the delegation's
+            # result (no later request may tell it) and the turn's answer.
+            answers = [_said(mine[-1])]
+            ended = {cid for cid, _, _ in _asked(line[-1])}
+            for call in calls:
+                if call["id"] in ended and call["result"] is None:
+                    call["result"] = answers[0]
         sent = all(w["usage_sent"] for w in mine)
         usage = [sum(_usage(w)[k] for w in mine) for k in (0, 1)] if sent else None
         turns.append({
             "request": scripted.request,
             "system_prompt": _system(mine[0]),
-            "tools": _tools(mine[0]),
+            "tools": _union(line),
             "calls": calls,
-            "final_answer": answers[0] if answers else _said(mine[-1]),
+            "final_answer": answers[0] if answers else _said(line[-1]),
             "llm_calls": len(mine),
             "usage": usage,
         })  # fmt: skip

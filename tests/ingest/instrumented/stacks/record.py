@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.ingest.instrumented.scenarios import SCENARIOS
+from tests.ingest.instrumented.scenarios import MULTI_AGENT, SCENARIOS
 from tests.ingest.instrumented.stacks.expect import expected_turns
 from tests.ingest.instrumented.stacks.wire import StackServer
 
@@ -44,6 +44,8 @@ class Stack:
     venv: str = ""
     """The environment under .stacks/ (from requirements-<venv>.txt); the stack's name if
     empty. Stacks that differ only in configuration share one."""
+    scenarios: tuple[str, ...] = tuple(SCENARIOS)
+    """What it runs: `SCENARIOS`, or the multi-agent ones it opts in to (`MULTI_AGENT`)."""
 
     @property
     def environment(self) -> str:
@@ -207,6 +209,29 @@ STACKS: dict[str, Stack] = {
         Stack("pydantic-ai-openinference", "pydantic_ai_agent", "openai",
               ("pydantic-ai-slim", "openai", "openinference-instrumentation-pydantic-ai",
                "opentelemetry-sdk")),
+        *(Stack(name, "openai_agents_handoff", "openai",
+                ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+                 "openinference-instrumentation", "opentelemetry-sdk"),
+                venv="openai-agents-openinference", scenarios=tuple(MULTI_AGENT))
+          for name in ("openai-agents-openinference-handoff",
+                       "openai-agents-openinference-as-tool",
+                       "openai-agents-openinference-handoff-nested")),
+        *(Stack(name, "openai_agents_handoff", "openai",
+                ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents-v2",
+                 "opentelemetry-sdk"),
+                venv="openai-agents-otel", scenarios=tuple(MULTI_AGENT))
+          for name in ("openai-agents-otel-handoff", "openai-agents-otel-as-tool")),
+        Stack("langgraph-supervisor", "langgraph_supervisor_agent", "openai",
+              ("langgraph", "langgraph-supervisor", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-instrumentation-langchain", "opentelemetry-sdk"),
+              scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "strands_as_tool_agent", "openai",
+                ("strands-agents", "openai", "opentelemetry-sdk"), venv="strands-latest",
+                scenarios=tuple(MULTI_AGENT))
+          for name in ("strands-as-tool", "strands-as-tool-delegate")),
+        Stack("adk-handoff", "adk_handoff_agent", "gemini",
+              ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk",
+              scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
@@ -263,8 +288,9 @@ def main(argv: list[str]) -> int:
             into = FIXTURES / name
             into.mkdir(parents=True, exist_ok=True)
             with ThreadPoolExecutor(max_workers=2) as pool:
-                errors = dict(zip(SCENARIOS, pool.map(
-                    lambda s, stack=stack, into=into: record(stack, server, into, s), SCENARIOS
+                errors = dict(zip(stack.scenarios, pool.map(
+                    lambda s, stack=stack, into=into: record(stack, server, into, s),
+                    stack.scenarios,
                 ), strict=True))  # fmt: skip
             for scenario, error in errors.items():
                 if error:

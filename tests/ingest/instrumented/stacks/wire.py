@@ -19,7 +19,11 @@ Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), s
 results as user messages and drop a failed step's tool calls from the history, so the turn
 is the newest user message that contains a scenario's request, and the step is how many
 requests of that turn the server has answered before (each stack runs one scenario at a
-time, so the count is the conversation's own). A request that offers a
+time, so the count is the conversation's own). In a multi-agent scenario the specialist's
+requests are steps of the same turn: the framework hands it the conversation (a handoff) or
+the triage agent's tool call gives it the request as its task (an agent as a tool), and the
+server answers the triage agent's first request with a call of whatever transfer or
+delegation tool the framework offers it (`delegation`). A request that offers a
 `final_answer` tool (smolagents) gets its text answer as a call of that tool, as a real model
 told to answer through it does.
 
@@ -40,13 +44,21 @@ from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import SCENARIOS, Call, Step
+from tests.ingest.instrumented.scenarios import (
+    ALL_SCENARIOS,
+    DELEGATE,
+    SPECIALIST_AGENT,
+    TOOL_FUNCTIONS,
+    Call,
+    Step,
+)
 from tests.ingest.instrumented.server import Exchange, ScriptedServer, _completion, _message
 
 FINAL_ANSWER_TOOL = "final_answer"
 ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
 GEMINI_MODEL = "gemini-2.5-flash"
 BEDROCK_LATENCY_MS = 120
+TASK_PREFIX = "The user asks: "
 
 
 @dataclass(frozen=True)
@@ -74,8 +86,11 @@ def _text(content: Any) -> str:
 
 
 def locate(scenario: str, messages: list[dict[str, Any]]) -> int:
-    """The turn of a request: the newest user message holding a scenario request."""
-    requests = [t.request for t in SCENARIOS[scenario].turns]
+    """The turn of a request: the newest user message holding a scenario request; else the
+    newest message of any role that quotes one (a handoff's history compacted into an
+    assistant summary: the OpenAI Agents SDK's `nest_handoff_history`), the request it
+    quotes last."""
+    requests = [t.request for t in ALL_SCENARIOS[scenario].turns]
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].get("role") != "user":
             continue
@@ -83,20 +98,71 @@ def locate(scenario: str, messages: list[dict[str, Any]]) -> int:
         turn = next((k for k, r in enumerate(requests) if r in text), None)
         if turn is not None:
             return turn
+    for message in reversed(messages):
+        text = _text(message.get("content"))
+        quoted = [(text.rfind(r), k) for k, r in enumerate(requests) if r in text]
+        if quoted:
+            return max(quoted)[1]
     raise ValueError(f"no scenario request in {scenario} messages")
 
 
-def _offers(body: dict[str, Any], name: str) -> bool:
+def _offered(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools a request offers, each as its name, description and schema's dict (chat
+    completions' `function`, Converse's `toolSpec`, Gemini's function declarations, or the
+    tool itself)."""
     tools = body.get("tools") or (body.get("toolConfig") or {}).get("tools") or ()
+    offered: list[dict[str, Any]] = []
     for tool in tools:
-        if (tool.get("function") or tool.get("toolSpec") or tool).get("name") == name:
-            return True
-    return False
+        declared = tool.get("functionDeclarations") or tool.get("function_declarations")
+        offered += declared or [tool.get("function") or tool.get("toolSpec") or tool]
+    return offered
+
+
+def _offers(body: dict[str, Any], name: str) -> bool:
+    return any(tool.get("name") == name for tool in _offered(body))
+
+
+def delegation(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The framework's transfer or delegation tool a request offers: one that is neither a
+    scenario tool nor `final_answer` (a triage agent has no other)."""
+    mine = {*TOOL_FUNCTIONS, FINAL_ANSWER_TOOL}
+    return next((t for t in _offered(body) if t.get("name") not in mine), None)
+
+
+def _delegate(tool: dict[str, Any], request: str) -> Call:
+    """A call of the delegation tool. Each string parameter it declares gets: one of its
+    enum's values (the specialist's name, if listed), the specialist's name for a parameter
+    naming an agent (ADK's `transfer_to_agent(agent_name)`), else a task written around the
+    user's request, as a model writes its own (an agent-as-tool's `input`: the sub-agent's
+    newest user message is not the user's, yet `locate` finds the turn in it). A handoff
+    that takes none gets `{}`."""
+    schema: dict[str, Any] = {}
+    for key in ("parameters", "input_schema", "inputSchema", "parametersJsonSchema",
+                "parameters_json_schema"):  # fmt: skip
+        schema = tool.get(key) or schema
+    schema = schema.get("json", schema)
+    arguments = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        if str(spec.get("type")).lower() != "string":
+            continue
+        if spec.get("enum"):
+            listed = spec["enum"]
+            arguments[name] = SPECIALIST_AGENT if SPECIALIST_AGENT in listed else listed[0]
+        elif "agent" in name.lower():
+            arguments[name] = SPECIALIST_AGENT
+        else:
+            arguments[name] = f"{TASK_PREFIX}{request}"
+    return Call(tool["name"], arguments)
 
 
 def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step:
-    steps = SCENARIOS[scenario].turns[turn].steps
-    planned = steps[min(step, len(steps) - 1)]
+    scripted = ALL_SCENARIOS[scenario].turns[turn]
+    planned = scripted.steps[min(step, len(scripted.steps) - 1)]
+    if any(c.name == DELEGATE for c in planned.calls):
+        tool = delegation(body)
+        if tool is None:
+            raise ValueError(f"{scenario}: the triage request offers no delegation tool")
+        return Step((_delegate(tool, scripted.request),))
     if planned.calls or not _offers(body, FINAL_ANSWER_TOOL):
         return planned
     return Step((Call(FINAL_ANSWER_TOOL, {"answer": planned.text}),))
