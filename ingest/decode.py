@@ -479,11 +479,30 @@ def _status(raw: RawSpan, decoded_error: str | None) -> tuple[str, str | None]:
     status = _STATUS.get(raw.status_code, "unset")
     if status == "unset" and A.ERROR_TYPE in raw.attributes:
         status = "error"
+    if status == "error" and decoded_error is None and _control_flow(raw):
+        return "unset", None
     if decoded_error is not None:
         status = "error"
     if status != "error":
         return status, None
     return status, _error(raw) or decoded_error
+
+
+_CONTROL_FLOW = frozenset({
+    "langgraph.errors.ParentCommand", "langgraph.errors.GraphInterrupt",
+    "langgraph.errors.NodeInterrupt", "langgraph.errors.GraphBubbleUp",
+})  # fmt: skip
+"""Exceptions a framework raises to move on, not because something failed: LangGraph's
+`GraphBubbleUp` family (a handoff's `Command(graph=PARENT)` leaving a subgraph, an
+interrupt pausing for a human). Instrumentations record them as any exception (OpenLLMetry
+ends the span ERROR); the run carries on, or pauses without an answer (`incomplete`)."""
+
+
+def _control_flow(raw: RawSpan) -> bool:
+    """The span's error is only a framework's control-flow exception (`_CONTROL_FLOW`)."""
+    kinds = {as_str(e.attributes.get(A.EXCEPTION_TYPE)) for e in raw.events
+             if e.name == A.EXCEPTION_EVENT}  # fmt: skip
+    return bool(kinds) and kinds <= _CONTROL_FLOW
 
 
 def _error(raw: RawSpan) -> str | None:

@@ -499,3 +499,25 @@ def test_two_conventions_fill_each_others_tool_parts() -> None:
                                        ToolDef("other"))
     other_tool = Decoded(tool_execution=ToolExecution("search", result="r"))
     assert first.fill(other_tool).tool_execution == first.tool_execution
+
+
+def test_a_frameworks_control_flow_exception_fails_nothing() -> None:
+    """LangGraph's supervisor hands off by raising `ParentCommand`, which OpenLLMetry
+    records as an ERROR with an exception event on three spans: the run went on, so no
+    span failed and every turn ends `ok`, without the exception's text (which quotes the
+    conversation) as an error."""
+    from turnscore.ingest.assemble import assemble_turns
+    from turnscore.ingest.decode import trace_order
+
+    folder = Path(__file__).parent.parent / "fixtures" / "stacks" / "langgraph-supervisor"
+    records = [r for f in sorted(folder.glob("handoff/*.pb")) for r in read_file(f)]
+    spans = [r for r in records if isinstance(r, RawSpan)]
+    raised = [s for s in spans if any(
+        e.attributes.get("exception.type") == "langgraph.errors.ParentCommand" for e in s.events)]
+    assert len(raised) >= 3 and all(s.status_code == 2 for s in raised)
+    decoded, errors = decode_spans(trace_order(spans), [])
+    assert errors == []
+    ids = {s.span_id for s in raised}
+    assert all((s.status, s.error) == ("unset", None) for s in decoded if s.span_id in ids)
+    turns = assemble_turns(decoded).turns
+    assert len(turns) == 2 and {t.status for t in turns} == {"ok"}

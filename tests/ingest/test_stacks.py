@@ -235,11 +235,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "span, tool.description/tool.parameters) is unioned into the turn's tools, though "
            "its calls and model calls are the sub-agent's, not the turn's (assemble's tools "
            "union takes every span of the turn, sub-agent runs too)"),
-    NotYet("langgraph-supervisor", ("handoff",), ("turns",),
-           "each turn is status error: LangGraph leaves the supervisor's subgraph for the "
-           "specialist by raising ParentCommand (the handoff tool's Command(goto=...)), which "
-           "OpenLLMetry records as an ERROR status and exception event on the tools, "
-           "triage_agent and invoke_agent spans; control flow, not a failure"),
     NotYet("strands-as-tool", ("handoff",), ("tools",),
            "as openai-agents-openinference-as-tool: the specialist's get_weather (defined on "
            "its execute_tool span, below the delegation's execute_tool span) joins the turn's "

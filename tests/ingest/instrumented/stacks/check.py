@@ -129,13 +129,12 @@ def rederived(rec: Recording) -> list[dict[str, Any]]:
 
 def turns_right(rec: Recording) -> bool:
     """One turn per user request, in order, holding every model call of the wire between
-    them, each `ok` (every scripted turn ends on an answer; a failed tool the model was
-    told about does not fail it), and no ingest error."""
+    them, and no ingest error. (Status is left to the fields it follows from: a turn whose
+    answer an export lacks is rightly not `ok`.)"""
     return (
         rec.batch.errors == ()
         and [t.request for t in rec.turns] == [x["request"] for x in rec.expected]
         and sum(t.llm_calls for t in rec.turns) == len(rec.wire)
-        and all(t.status == "ok" for t in rec.turns)
     )
 
 
