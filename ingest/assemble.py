@@ -19,8 +19,9 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   reported usage, the run's own agent span's totals are the turn's (null if it has none).
 - the **tools available** are the union of the definitions on the turn's model calls, its
   agent spans and the other spans of the turn (some frameworks declare only the tools
-  that ran, on the tool span); `declared` when any exist, else `inferred` from the calls'
-  names (no schema), else `none`.
+  that ran, on the tool span), less those of spans below a tool span (a sub-agent's);
+  `declared` when any exist, else `inferred` from the calls' names (no schema), else
+  `none`.
 - the **agent** is the one the outermost span of the turn naming an agent names: an
   orchestration's own span (Strands' `invoke_swarm` / `invoke_graph`, `gen_ai.agent.name`
   `swarm` / `graph`) over the node agents it runs, else the run's agent span.
@@ -273,7 +274,11 @@ def _turn(
         forest, d, root if exclusive else None, own_agents, final, pending and not ran, pending,
         members,
     )
-    tools, source = _tools(d.steps, agents, members, calls)
+    # A sub-agent's tools (its spans below the delegating tool span) are not the turn's:
+    # its calls are that tool's execution, not the turn's (grouping rule 2).
+    own = [s for s in members if key_of(s) not in forest.under_tool]
+    tools, source = _tools(d.steps, [a for a in agents if key_of(a) not in forest.under_tool],
+                           own, calls)
     model_calls = d.steps + d.side
     # Leaf model calls' usage, else the run's own agent span's totals (Claude Agent SDK's
     # chat spans report only partial usage; its `invoke_agent` has the run's).

@@ -102,7 +102,7 @@ def test_agents_sdk_generations_alone_make_the_turns(
     autolog does not see): the SDK's Generation spans carry every call. Only the tools are
     lost: a generation span records none."""
     stack = "mlflow-openai-agents"
-    for scenario in check.SCENARIOS:
+    for scenario in check.STACKS[stack].scenarios:
         folder = tmp_path / stack / scenario
         shutil.copytree(check.FIXTURES / stack / scenario, folder)
         for path in folder.glob("*.traces.pb"):
@@ -113,7 +113,7 @@ def test_agents_sdk_generations_alone_make_the_turns(
                 scoped.spans.extend(kept)
             path.write_bytes(request.SerializeToString())
     monkeypatch.setattr(check, "FIXTURES", tmp_path)
-    for scenario in check.SCENARIOS:
+    for scenario in check.STACKS[stack].scenarios:
         rec = check.load(stack, scenario, tmp_path / f"out-{scenario}")
         assert check.turns_right(rec)
         for index in range(len(rec.expected)):

@@ -230,17 +230,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
            "own trace without a conversation id, and with the first run's output missing no "
            "history key joins the two (assemble._replayed_answer reads it within a conversation)"),
-    NotYet("openai-agents-openinference-as-tool", ("handoff",), ("tools",),
-           "the agent-as-tool's own get_weather (its TOOL span under the delegation's TOOL "
-           "span, tool.description/tool.parameters) is unioned into the turn's tools, though "
-           "its calls and model calls are the sub-agent's, not the turn's (assemble's tools "
-           "union takes every span of the turn, sub-agent runs too)"),
-    NotYet("strands-as-tool", ("handoff",), ("tools",),
-           "as openai-agents-openinference-as-tool: the specialist's get_weather (defined on "
-           "its execute_tool span, below the delegation's execute_tool span) joins the turn's "
-           "tools though its calls are the sub-agent's"),
-    NotYet("strands-as-tool-delegate", ("handoff",), ("tools",),
-           "as strands-as-tool: the sub-agent's get_weather joins the turn's tools"),
     NotYet("strands-as-tool-delegate", ("handoff#1",), ("call.result",),
            "the run ends in the delegation (as_tool(delegate=True)), so only the execute_tool "
            "span holds its result, gen_ai.tool.call.result as Strands' ToolResult content "
