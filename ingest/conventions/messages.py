@@ -462,6 +462,21 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
     return Message(role, tuple(parts_list), finish)
 
 
+_RELAYED = re.compile(r"For context:\s*(?:below is a transcript of what another agent did|\[)")
+
+
+def _relayed(message: Message) -> Message:
+    """Google ADK hands an agent the other agents' events of the session as user-role text
+    (google/adk `flows/llm_flows/contents.py`, `_present_other_agent_message`: `For
+    context:` then `[agent] said: ...` / `[agent] called tool ...`; 2.x
+    `flows/llm_flows/context/_fencing.py`: `For context: below is a transcript of what
+    another agent did, ...`): other agents' speech, no user's request, so the model's side
+    of the conversation."""
+    if message.role != "user" or not _RELAYED.match(message.text):
+        return message
+    return replace(message, role="assistant")
+
+
 def _calls_are_the_models(message: Message) -> Message:
     """Only the model asks for tool calls: a message of no known role holding one is the
     model's (a replayed `AIMessageChunk`, `unknown` to OpenLLMetry's LangChain spans)."""
@@ -565,7 +580,7 @@ def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Me
     for i, obj in enumerate(items):
         message = _cached_message(obj, where, i, problems)
         if message is not None:
-            message = _calls_are_the_models(message)
+            message = _relayed(_calls_are_the_models(message))
             if out and _orphaned(out[-1], message):
                 out.append(_DROPPED)
             out.append(message)

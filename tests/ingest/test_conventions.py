@@ -364,3 +364,21 @@ def test_a_role_nobody_knows_is_the_models_where_only_the_model_speaks() -> None
     assert [m.role for m in decoded.input_messages or ()] == [
         "user", "assistant", "tool", "unknown"]
     assert [m.role for m in decoded.output_messages or ()] == ["assistant"]
+
+
+@pytest.mark.parametrize(("text", "role"), [
+    # ADK 1.x: `For context:` then one part per event of the other agent.
+    ("For context:[triage_agent] called tool `transfer_to_agent` with parameters: {}",
+     "assistant"),
+    ("For context:\n[triage_agent] said: Handing you over.", "assistant"),
+    # ADK 2.x: the fenced transcript.
+    ("For context: below is a transcript of what another agent did, quoted between ...",
+     "assistant"),
+    # A person may well open with the same words: still the user's request.
+    ("For context: I use Python 3.11. How do I read a file?", "user"),
+])
+def test_adk_relays_other_agents_events_as_user_text(text: str, role: str) -> None:
+    from turnscore.ingest.conventions.messages import parse_messages
+
+    [message] = parse_messages([{"role": "user", "content": text}], "m", [])
+    assert message.role == role

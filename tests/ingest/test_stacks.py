@@ -242,12 +242,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "the last turn's transfer output is only in the specialist's summary text (by the "
            "same tool and arguments the wire gives it); the handoff TOOL span's output.value "
            "is the agent's name alone"),
-    NotYet("adk-handoff", ("handoff",),
-           ("turns", "tools", *CALLS, "final_answer", "llm_calls", "usage"),
-           "each request splits in two: ADK 2.13 hands the specialist the other agent's events "
-           "as user-role text (`For context: below is a transcript of what another agent "
-           "did...`, google/adk flows/llm_flows/context/_fencing.py), which grouping takes for "
-           "a new genuine user message; the specialist's invoke_agent is the triage's sibling"),
 )  # fmt: skip
 
 
