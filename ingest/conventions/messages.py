@@ -953,9 +953,15 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
     OpenLLMetry records it: its content, `tool_call_id`, `status`), a Gemini
     `FunctionResponse` dump (`{"id", "name", "response"}`, as OpenInference's Google ADK
     instrumentation records a tool's output: its response, as a `function_response` part
-    reads).
+    reads), Strands' ToolResult content (`[{"text": ...}]`, as JSON text too: the text).
     Anything else is the result as it is.
     """
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        # Strands' ToolResult content as JSON text (`[{"text": ...}]`): the text read.
+        ok, parsed = try_json(value)
+        text_blocks = ok and isinstance(parsed, list) and parsed and all(
+            _is_text_block(b) for b in parsed)
+        return (block_result_text(parsed) if text_blocks else value), None, False
     if isinstance(value, str) and not value.lstrip().startswith("{"):
         # Every wrapper is an object: a result of several KB is not parsed to learn that.
         return value, None, False

@@ -258,6 +258,12 @@ def test_tool_output_wrappers_unwrap() -> None:
     assert unwrap_tool_output(_j({"output": message, "kwargs": {}})) == ("395", "call_1", True)
     assert unwrap_tool_output("plain text") == ("plain text", None, False)
     assert unwrap_tool_output(_j({"a": 1})) == ('{"a": 1}', None, False)
+    # Strands' ToolResult content, as JSON text: the text the model read; any other list
+    # is the result as it is.
+    assert unwrap_tool_output(_j([{"text": "18C, "}, {"text": "cloudy"}])) == (
+        "18C, cloudy", None, False)
+    assert unwrap_tool_output(_j([{"city": "Paris"}])) == ('[{"city": "Paris"}]', None, False)
+    assert unwrap_tool_output("[not json") == ("[not json", None, False)
 
 
 def test_wrapped_executions_without_ids_join_their_calls(tmp_path: Path) -> None:

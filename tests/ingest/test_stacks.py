@@ -230,10 +230,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
            "own trace without a conversation id, and with the first run's output missing no "
            "history key joins the two (assemble._replayed_answer reads it within a conversation)"),
-    NotYet("strands-as-tool-delegate", ("handoff#1",), ("call.result",),
-           "the run ends in the delegation (as_tool(delegate=True)), so only the execute_tool "
-           "span holds its result, gen_ai.tool.call.result as Strands' ToolResult content "
-           "[{\"text\": ...}], kept as that JSON list instead of its text"),
     NotYet("openai-agents-openinference-handoff-nested", ("handoff#0",), ("call.result",),
            "with nest_handoff_history the specialist is told the transfer's output only in "
            "summary text; the tool message holding it by call id is in the next turn's first "
