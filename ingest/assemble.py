@@ -24,7 +24,8 @@ boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per tur
   `none`.
 - the **agent** is the one the outermost span of the turn naming an agent names: an
   orchestration's own span (Strands' `invoke_swarm` / `invoke_graph`, `gen_ai.agent.name`
-  `swarm` / `graph`) over the node agents it runs, else the run's agent span.
+  `swarm` / `graph`) over the node agents it runs, else the run's agent span; a name model
+  calls carry below an agent span naming another is an instrumentation's stamp, no agent.
 - the **final answer** is the last model call's text when it requests no tool (a hosted
   call the provider ran, answered in that same output, is no request: `linking` 1.), or
   the argument of the final-answer tool it calls (`turnscore.ingest.calls` rule 4); when
@@ -310,7 +311,7 @@ def _turn(
         output_tokens=_sum(s.output_tokens for s in counted),
         # The outermost span naming an agent runs the turn: an orchestration's own span
         # (Strands' `invoke_swarm`, named `swarm`) rather than the first node it ran.
-        agent_name=_first(s.agent_name for s in [*members, *d.steps]),
+        agent_name=_agent_name(forest, [*members, *d.steps]),
         service_name=_first(s.service_name for s in [root, *members]),
         model=_first(s.model for s in [*reversed(d.steps), *agents]),
         error=error,
@@ -427,6 +428,20 @@ def _final_answer(
         return (returned, False) if returned is not None else (None, True)
     text = _assistant_text(last)
     return (text if text.strip() else None), False
+
+
+def _agent_name(forest: Forest, spans: list[Span]) -> str | None:
+    """The first of `spans` (outermost first) naming an agent, less names that are a stamp,
+    not an agent: a name a model call carries below an agent span naming another (the
+    official Agents SDK bridge sets its instrumentor's default, `OpenAI Agent`, on every
+    span, the run's own agent only on `invoke_agent`)."""
+    stamped = set()
+    for s in spans:
+        if s.kind is SpanKind.LLM and s.agent_name:
+            owner = next((a for a in forest.ancestors(s) if a.kind is SpanKind.AGENT), None)
+            if owner is not None and owner.agent_name and owner.agent_name != s.agent_name:
+                stamped.add(s.agent_name)
+    return _first(s.agent_name for s in spans if s.agent_name not in stamped)
 
 
 def _replayed_answer(replay: Sequence[Message] | None, request: Message) -> str | None:
