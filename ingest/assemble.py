@@ -59,6 +59,7 @@ from functools import lru_cache
 
 import orjson
 
+from turnscore.ingest import attributes as A
 from turnscore.ingest.calls import FINAL_ANSWER_TOOLS, final_answer_of, logical_spans
 from turnscore.ingest.decode import CONTENT_KEYS, collector_paused
 from turnscore.ingest.grouping import (
@@ -434,8 +435,9 @@ def _agent_name(forest: Forest, spans: list[Span]) -> str | None:
     """The first of `spans` (outermost first) naming an agent, less names that are a stamp,
     not an agent: a name a model call carries below an agent span naming another (the
     official Agents SDK bridge sets its instrumentor's default, `OpenAI Agent`, on every
-    span, the run's own agent only on `invoke_agent`)."""
-    stamped = set()
+    span, the run's own agent only on `invoke_agent`), and LangGraph's default graph name
+    (OpenLLMetry's `invoke_agent LangGraph` over a supervisor's named agents)."""
+    stamped = {A.LANGGRAPH_DEFAULT_NAME}  # an unnamed graph's, which names no agent
     for s in spans:
         if s.kind is SpanKind.LLM and s.agent_name:
             owner = next((a for a in forest.ancestors(s) if a.kind is SpanKind.AGENT), None)

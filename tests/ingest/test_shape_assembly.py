@@ -234,8 +234,8 @@ def test_a_single_agent_turn_keeps_its_agent(tmp_path: Path) -> None:
 
 def test_an_instrumentations_stamped_agent_name_is_no_agent() -> None:
     """The official Agents SDK bridge sets `gen_ai.agent.name = OpenAI Agent` on every span
-    (its instrumentor's default), the agent's own name only on `invoke_agent`: the turn's
-    agent is the one the user spoke to, as under OpenInference."""
+    (its instrumentor's default), the agent's own name only on `invoke_agent`; an unnamed
+    LangGraph graph is `LangGraph`: the turn's agent is the one the user spoke to."""
     from turnscore.ingest.assemble import assemble_turns
     from turnscore.ingest.decode import decode_spans, trace_order
     from turnscore.ingest.otlp import read_file
@@ -244,7 +244,10 @@ def test_an_instrumentations_stamped_agent_name_is_no_agent() -> None:
     stacks = Path(__file__).parent.parent / "fixtures" / "stacks"
     for folder, agents in (("openai-agents-otel/single_tool", ["research_assistant"]),
                            ("openai-agents-otel-handoff/handoff", ["triage_agent"] * 2),
-                           ("openai-agents-openinference-handoff/handoff", ["triage_agent"] * 2)):
+                           ("openai-agents-openinference-handoff/handoff", ["triage_agent"] * 2),
+                           # OpenLLMetry's invoke_agent over LangGraph's unnamed supervisor
+                           # graph is `LangGraph`: the agent is the one the graph runs first.
+                           ("langgraph-supervisor/handoff", ["triage_agent"] * 2)):
         spans = [r for f in sorted((stacks / folder).glob("*.pb")) for r in read_file(f)
                  if isinstance(r, RawSpan)]
         decoded, _ = decode_spans(trace_order(spans), [])
