@@ -203,8 +203,8 @@ def decode_span(
     raw: RawSpan, logs: Sequence[RawLog] = (), *, case_id_attribute: str | None = None
 ) -> tuple[Span, InputError | None]:
     """One span to `Span`, plus an InputError listing whatever was malformed in it."""
-    span, _, error = _decode(raw, logs, case_id_attribute)
-    return span, error
+    span, _, problems = _decode(raw, logs, case_id_attribute)
+    return span, _problems(raw, problems)
 
 
 def decode_calls(
@@ -212,32 +212,30 @@ def decode_calls(
 ) -> tuple[list[Span], InputError | None]:
     """`decode_span`, as the model calls the span reports (`per_inference`): the span
     alone, unless its inference records say it stands for several."""
-    span, view, error = _decode(raw, logs, case_id_attribute)
-    problems: list[str] = []
+    span, view, problems = _decode(raw, logs, case_id_attribute)
     calls = per_inference(span, view.events, problems)
-    if problems:
-        more = f"span {raw.span_id} ({raw.name!r}): " + "; ".join(problems)
-        message = more if error is None else f"{error.message}; " + "; ".join(problems)
-        error = InputError(raw.source, raw.position or f"span {raw.span_id}", message,
-                           span_id=raw.span_id, trace_id=raw.trace_id)
-    return calls, error
+    return calls, _problems(raw, problems)
 
 
 def _decode(
     raw: RawSpan, logs: Sequence[RawLog], case_id_attribute: str | None
-) -> tuple[Span, SpanView, InputError | None]:
+) -> tuple[Span, SpanView, list[str]]:
     view = SpanView(raw.span_id, raw.name, raw.attributes, content_events(raw, logs))
     problems: list[str] = []
     merged, names = _decode_view(view, problems)
     span = build_span(
         raw, merged or Decoded(), "+".join(names) or "none", case_id_attribute=case_id_attribute
     )
+    return span, view, problems
+
+
+def _problems(raw: RawSpan, problems: list[str]) -> InputError | None:
+    """One InputError naming the span and each problem found in it, or None."""
     if not problems:
-        return span, view, None
-    where = raw.position or f"span {raw.span_id}"
+        return None
     message = f"span {raw.span_id} ({raw.name!r}): " + "; ".join(problems)
-    return span, view, InputError(raw.source, where, message, span_id=raw.span_id,
-                                  trace_id=raw.trace_id)
+    return InputError(raw.source, raw.position or f"span {raw.span_id}", message,
+                      span_id=raw.span_id, trace_id=raw.trace_id)
 
 
 def _decode_view(view: SpanView, problems: list[str]) -> tuple[Decoded | None, list[str]]:
