@@ -419,7 +419,14 @@ _RESULT_TYPES = frozenset({
 
 
 def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | None:
-    """One message in any known shape, or None (reported) when it is not a message."""
+    """One message in any known shape, or None (reported) when it is not a message; its
+    role the speaker's where the emitter's says otherwise (`_calls_are_the_models`,
+    `_relayed`)."""
+    message = _parse_message(obj, where, problems)
+    return None if message is None else _relayed(_calls_are_the_models(message))
+
+
+def _parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | None:
     if not isinstance(obj, dict):
         problems.append(f"{where}: expected a message object, got {type(obj).__name__}")
         return None
@@ -472,7 +479,8 @@ def _relayed(message: Message) -> Message:
     `flows/llm_flows/context/_fencing.py`: `For context: below is a transcript of what
     another agent did, ...`): other agents' speech, no user's request, so the model's side
     of the conversation."""
-    if message.role != "user" or not _RELAYED.match(message.text):
+    first = message.parts[0].text if message.role == "user" and message.parts else None
+    if not first or not first.startswith("For context:") or not _RELAYED.match(message.text):
         return message
     return replace(message, role="assistant")
 
@@ -580,7 +588,6 @@ def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Me
     for i, obj in enumerate(items):
         message = _cached_message(obj, where, i, problems)
         if message is not None:
-            message = _relayed(_calls_are_the_models(message))
             if out and _orphaned(out[-1], message):
                 out.append(_DROPPED)
             out.append(message)

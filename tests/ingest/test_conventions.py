@@ -382,3 +382,19 @@ def test_adk_relays_other_agents_events_as_user_text(text: str, role: str) -> No
 
     [message] = parse_messages([{"role": "user", "content": text}], "m", [])
     assert message.role == role
+
+
+def test_speaker_rules_hold_for_flattened_messages_too() -> None:
+    """The role rules belong to a message, whatever shape carried it: OpenInference's
+    flattened `llm.input_messages` relaying ADK's other agents as user text included."""
+    span = RawSpan(trace_id="t" * 32, span_id="s" * 16, parent_span_id=None, name="call_llm",
+                   kind=1, start_unix_nano=1, end_unix_nano=2, status_code=0,
+                   status_message="", attributes={
+                       "openinference.span.kind": "LLM",
+                       "llm.input_messages.0.message.role": "user",
+                       "llm.input_messages.0.message.content": "Weather in Paris?",
+                       "llm.input_messages.1.message.role": "user",
+                       "llm.input_messages.1.message.content":
+                           "For context:\n[triage_agent] said: Handing you over."})
+    [decoded], _ = decode_spans([span])
+    assert [m.role for m in decoded.input_messages or ()] == ["user", "assistant"]
