@@ -41,6 +41,7 @@ from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
     system_text,
+    text_message,
     tool_call,
     tool_result,
     unwrap_tool_input,
@@ -150,7 +151,7 @@ def _user(content: str) -> tuple[list[Message], int]:
             steps.setdefault(int(found.group(2)), {})[found.group(1)] = value
         elif name != "trajectory":
             fields.append((name, value))
-    messages = [Message("user", (Part(PartType.TEXT, text=_joined(fields)),))]
+    messages = [text_message("user", _joined(fields))]
     for index in sorted(steps):
         step = steps[index]
         tool = step.get("tool_name", "")
@@ -178,7 +179,7 @@ def _completion(value: JsonValue, steps: int) -> tuple[Message, ...] | None:
         if not fields:
             ok, parsed = try_json(first)
             if not (ok and isinstance(parsed, dict)):
-                return (Message("assistant", (Part(PartType.TEXT, text=first),)),)
+                return (text_message("assistant", first),)
             fields = [(str(k), v if isinstance(v, str) else result_text(v))
                       for k, v in parsed.items()]
     else:
@@ -196,7 +197,7 @@ def _completion(value: JsonValue, steps: int) -> tuple[Message, ...] | None:
 
 def _answer(fields: list[tuple[str, str]]) -> Message:
     shown = [(n, v) for n, v in fields if n not in ("reasoning", "completed")]
-    return Message("assistant", (Part(PartType.TEXT, text=_joined(shown)),))
+    return text_message("assistant", _joined(shown))
 
 
 def _joined(fields: list[tuple[str, str]]) -> str:

@@ -29,6 +29,7 @@ from turnscore.ingest.conventions.messages import (
     parse_messages,
     parse_tool_defs,
     system_text,
+    text_message,
 )
 from turnscore.ingest.conventions.values import (
     SYNTHETIC_TOOL_NAMES,
@@ -39,7 +40,7 @@ from turnscore.ingest.conventions.values import (
     result_text,
     try_json,
 )
-from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
+from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
 
 
 def _split_answer(messages: tuple[Message, ...]) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
@@ -73,7 +74,7 @@ def _pydantic_decode(view: SpanView, problems: Problems) -> Decoded:
     if decoded.output_messages is None and final is not None:
         text = final if isinstance(final, str) else result_text(final)
         decoded = decoded.fill(
-            Decoded(output_messages=(Message("assistant", (Part(PartType.TEXT, text=text),)),))
+            Decoded(output_messages=(text_message("assistant", text),))
         )
     params = view.load(A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, problems)
     if isinstance(params, dict) and isinstance(params.get("function_tools"), list):

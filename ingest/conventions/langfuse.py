@@ -46,6 +46,7 @@ from turnscore.ingest.conventions.messages import (
     parse_messages,
     parse_tool_defs,
     system_text,
+    text_message,
     unwrap_tool_input,
     unwrap_tool_output,
 )
@@ -56,7 +57,7 @@ from turnscore.ingest.conventions.values import (
     json_or_text,
     result_text,
 )
-from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef, ToolExecution
+from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
 
 _KINDS = {
     "generation": SpanKind.LLM,
@@ -200,7 +201,7 @@ def _text_message(role: str, value: JsonValue) -> tuple[Message, ...] | None:
     if value is None or (role == "user" and not isinstance(value, str)):
         return None
     text = value if isinstance(value, str) else result_text(value)
-    return (Message(role, (Part(PartType.TEXT, text=text),)),) if text else ()
+    return (text_message(role, text),) if text else ()
 
 
 def _tool(view: SpanView, inputs: JsonValue) -> ToolExecution:

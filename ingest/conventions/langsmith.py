@@ -37,6 +37,7 @@ from turnscore.ingest.conventions.messages import (
     parse_messages,
     parse_tool_defs,
     system_text,
+    text_message,
     unwrap_tool_output,
 )
 from turnscore.ingest.conventions.values import (
@@ -94,7 +95,7 @@ def _prompt(inputs: JsonValue, problems: Problems) -> tuple[Message, ...] | None
         return None
     first = batch[0]  # one prompt per call in an agent; a batch's others are other calls
     if isinstance(first, str):
-        return (Message("user", (Part(PartType.TEXT, text=first),)),)
+        return (text_message("user", first),)
     items = first if isinstance(first, list) else batch
     return parse_messages(items, A.GEN_AI_PROMPT, problems)
 

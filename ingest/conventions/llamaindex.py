@@ -27,7 +27,12 @@ from typing import Any
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
-from turnscore.ingest.conventions.messages import Problems, parse_messages, system_text
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    parse_messages,
+    system_text,
+    text_message,
+)
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_int,
@@ -36,7 +41,7 @@ from turnscore.ingest.conventions.values import (
     first_str,
     json_or_text,
 )
-from turnscore.ingest.model import Message, Part, PartType, SpanKind
+from turnscore.ingest.model import Message, SpanKind
 
 _STARTS = (A.LI_EV_CHAT_START, A.LI_EV_COMPLETION_START)
 _ENDS = (A.LI_EV_CHAT_END, A.LI_EV_COMPLETION_END)
@@ -76,7 +81,7 @@ def _count(fields: Any, keys: tuple[str, ...]) -> int | None:
 def _request(event: ContentEvent, problems: Problems) -> tuple[Message, ...] | None:
     prompt = as_str(event.fields.get(A.LI_PROMPT))
     if prompt is not None:
-        return (Message("user", (Part(PartType.TEXT, text=prompt),)),)
+        return (text_message("user", prompt),)
     messages = json_or_text(event.fields.get(A.LI_MESSAGES))
     if not isinstance(messages, list):
         return None
@@ -87,7 +92,7 @@ def _request(event: ContentEvent, problems: Problems) -> tuple[Message, ...] | N
 def _response(event: ContentEvent, problems: Problems) -> tuple[Message, ...] | None:
     text = as_str(event.fields.get(A.LI_RESPONSE_TEXT))
     if event.name == A.LI_EV_COMPLETION_END:
-        return None if text is None else (Message("assistant", (Part(PartType.TEXT, text=text),)),)
+        return None if text is None else (text_message("assistant", text),)
     message = {
         "role": as_str(event.fields.get(A.LI_RESPONSE_ROLE)) or "assistant",
         "blocks": json_or_text(event.fields.get(A.LI_RESPONSE_BLOCKS)),

@@ -37,6 +37,7 @@ from turnscore.ingest.conventions.messages import (
     parse_messages,
     parse_tool_defs,
     system_text,
+    text_message,
 )
 from turnscore.ingest.conventions.values import (
     JsonValue,
@@ -138,7 +139,7 @@ def _logfire_request(
     prompt = request.get("prompt")
     if isinstance(prompt, str | list):  # legacy completions: a prompt or a list of them
         prompts = prompt if isinstance(prompt, list) else [prompt]
-        return tuple(Message("user", (Part(PartType.TEXT, text=p),))
+        return tuple(text_message("user", p)
                      for p in prompts if isinstance(p, str)), None
     events = view.load(A.LOGFIRE_EVENTS, problems)
     if not isinstance(events, list):

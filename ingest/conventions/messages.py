@@ -102,6 +102,11 @@ def model_said(messages: tuple[Message, ...] | None) -> tuple[Message, ...] | No
                  for m in messages)
 
 
+def text_message(role: str, text: str) -> Message:
+    """A message that is one text part."""
+    return Message(role, (Part(PartType.TEXT, text=text),))
+
+
 def tool_call(call_id: JsonValue, name: JsonValue, arguments: JsonValue) -> Part:
     return Part(
         PartType.TOOL_CALL,

@@ -29,6 +29,7 @@ from turnscore.ingest.conventions.messages import (
     flat_messages,
     parse_tool_defs,
     system_text,
+    text_message,
     unwrap_tool_input,
     unwrap_tool_output,
     whole_messages,
@@ -39,7 +40,7 @@ from turnscore.ingest.conventions.values import (
     try_json,
     unflatten,
 )
-from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef
+from turnscore.ingest.model import Message, PartType, SpanKind, ToolDef
 
 _KINDS = {
     "LLM": SpanKind.LLM,
@@ -300,7 +301,7 @@ def _task(view: SpanView) -> tuple[Message, ...] | None:
     text = next((parsed[k] for k in _TASK_KEYS if isinstance(parsed.get(k), str)), None)
     if not text or not text.strip():
         return None
-    return (Message("user", (Part(PartType.TEXT, text=text),)),)
+    return (text_message("user", text),)
 
 
 def _kickoff_request(view: SpanView) -> tuple[Message, ...] | None:
@@ -316,7 +317,7 @@ def _kickoff_request(view: SpanView) -> tuple[Message, ...] | None:
     texts = [v for v in parsed.values() if isinstance(v, str) and v.strip()]
     if len(texts) != 1:
         return None
-    return (Message("user", (Part(PartType.TEXT, text=texts[0]),)),)
+    return (text_message("user", texts[0]),)
 
 
 _ANSWER_KEYS = ("output", "raw")
@@ -341,7 +342,7 @@ def _agent_answer(view: SpanView) -> tuple[Message, ...] | None:
         parsed = raw  # prose, or a number the run returned as text
     if not isinstance(parsed, str) or not parsed.strip():
         return None
-    return (Message("assistant", (Part(PartType.TEXT, text=parsed),)),)
+    return (text_message("assistant", parsed),)
 
 
 def _message_list(value: JsonValue) -> bool:

@@ -40,6 +40,7 @@ from turnscore.ingest.conventions.messages import (
     flat_messages,
     parse_tool_defs,
     system_text,
+    text_message,
     unwrap_tool_input,
     unwrap_tool_output,
 )
@@ -50,7 +51,7 @@ from turnscore.ingest.conventions.values import (
     json_or_text,
     unflatten,
 )
-from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolExecution
+from turnscore.ingest.model import Message, SpanKind, ToolExecution
 
 _KINDS = {
     "workflow": SpanKind.CHAIN,
@@ -127,7 +128,7 @@ def _crewai_kickoff(view: SpanView) -> tuple[Message, ...] | None:
 
 
 def _user(text: str) -> tuple[Message, ...] | None:
-    return (Message("user", (Part(PartType.TEXT, text=text),)),) if text.strip() else None
+    return (text_message("user", text),) if text.strip() else None
 
 
 def _flat(view: SpanView, prefix: str, role: str, problems: Problems) -> tuple[Message, ...] | None:

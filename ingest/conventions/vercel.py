@@ -21,6 +21,7 @@ from turnscore.ingest.conventions.messages import (
     parse_messages,
     parse_tool_defs,
     system_text,
+    text_message,
     tool_call,
 )
 from turnscore.ingest.conventions.values import (
@@ -95,7 +96,7 @@ def _run_prompt(prompt: JsonValue, problems: Problems) -> tuple[Message, ...] | 
     if isinstance(prompt.get("messages"), list):
         return parse_messages(prompt["messages"], A.VERCEL_PROMPT, problems)
     if isinstance(prompt.get("prompt"), str):
-        return (Message("user", (Part(PartType.TEXT, text=prompt["prompt"]),)),)
+        return (text_message("user", prompt["prompt"]),)
     return None
 
 
