@@ -88,15 +88,15 @@ UNLOADED_DIR = ".unloaded-turns"
 """Under the warehouse folder: one marker per ingest run whose `turns/` writes are not
 (yet) committed to the warehouse (see the module doc)."""
 KNOWN_FILE_KEYS = "SELECT file_key FROM ingested_files"
-# What the run's turns say of themselves, from its own files (never a scan of `turns`).
+# What the run's turns say of themselves, from its own files (never a scan of `turns`),
+# read once.
 TURN_QUALITY = """
-SELECT 'status' AS kind, status AS name, count(*) FROM read_parquet($files) GROUP BY status
+WITH t AS MATERIALIZED (SELECT status, convention, issues FROM read_parquet($files))
+SELECT 'status' AS kind, status AS name, count(*) FROM t GROUP BY status
 UNION ALL
-SELECT 'convention', convention, count(*) FROM read_parquet($files) GROUP BY convention
+SELECT 'convention', convention, count(*) FROM t GROUP BY convention
 UNION ALL
-SELECT 'issue', issue, count(*)
-FROM (SELECT unnest(issues) AS issue FROM read_parquet($files))
-GROUP BY issue
+SELECT 'issue', issue, count(*) FROM (SELECT unnest(issues) AS issue FROM t) GROUP BY issue
 """
 # Staged: the keys only. The rows go from the files straight into `turns`, new ones by a
 # plain INSERT: INSERT OR REPLACE checks every row against the key for a conflict and

@@ -159,7 +159,8 @@ _REPR_MARK = "<ChatRole."
 
 
 def _accepts(view: SpanView) -> bool:
-    """Haystack's own tags, or an OpenInference LLM span whose input holds ChatMessage reprs."""
+    """Haystack's own tags, or an OpenInference LLM span whose input holds Haystack's
+    ChatMessage reprs (`_REPR_MARK`)."""
     if _HS_KEYS.intersection(view.attributes):
         return True
     inputs = as_str(view.get(A.OI_INPUT_VALUE)) or ""
