@@ -1,7 +1,8 @@
 """The scripted model server the stack recordings run against, and the wire records it keeps.
 
 One server on 127.0.0.1 speaks three model APIs:
-- OpenAI chat completions, `POST /<stack>/<scenario>/v1/chat/completions` (JSON or SSE),
+- OpenAI chat completions, `POST /<stack>/<scenario>/v1/chat/completions` (JSON or SSE;
+  any path under `/<stack>/<scenario>/` ending in `chat/completions`),
 - Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON, or with `stream` the
   Messages API's server-sent events: message_start, each content block's start, delta
   (`text_delta`, `input_json_delta`) and stop, message_delta with the stop reason and output
@@ -392,6 +393,10 @@ def _handler(
             bedrock = len(route) == 3 and route[0] == "model"
             bedrock = bedrock and route[2] in ("converse", "converse-stream")
             if not gemini and not bedrock and route != ["v1", "messages"]:
+                if route[-2:] == ["chat", "completions"]:
+                    # Clients of OpenAI-compatible APIs put it under their own prefixes
+                    # (Groq's /openai/v1, Azure's /openai/deployments/<name>, a query).
+                    self.path = f"/{parts[0]}/{parts[1]}/v1/chat/completions"
                 super().do_POST()
                 return
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
