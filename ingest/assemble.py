@@ -144,7 +144,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
             continue
         if forest.is_leaf_model_call(s):
             main.append(s)
-        if _is_tool(s):
+        if _is_tool(s) and k not in forest.frames:
             by_trace[s.trace_id].tools.append(s)
         if s.kind is SpanKind.AGENT and key_of(s) not in forest.under_agent:
             by_trace[s.trace_id].agents.append(s)

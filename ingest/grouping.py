@@ -7,7 +7,12 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
 2. **Model calls** are *leaf* LLM spans (no LLM span below them): some stacks nest a
    framework model span over the client's, and both repeat the same request.
    A model call below a TOOL span is a sub-agent's call (agent used as a tool): it counts
-   for usage but does not segment turns or request calls of the turn. So is one below a
+   for usage but does not segment turns or request calls of the turn. Unless every model
+   call of its trace is below one: then the run itself was called as a tool by something
+   the export does not hold (a tool server whose caller's trace went elsewhere, a function
+   traced as a tool around an agent), and those outermost tool spans are the run's
+   **frame**, neither calls of its turns nor a sub-agent boundary; else the run's calls
+   would make no turn and nothing would say so. So is one below a
    **delegated run** (`delegated_runs`): an agent span nested in another agent's run, after
    a model call of that run's own, and given a task of its own (its first model call's
    newest user message is not the one that call answered): smolagents' managed agents
@@ -125,11 +130,14 @@ class Forest:
         """Traces of agent runs (one run per trace in agent frameworks)."""
         self._ancestors: dict[SpanKey, tuple[Span, ...]] = {}
         self.under_tool: set[SpanKey] = set()
-        """Spans with a TOOL span above them."""
+        """Spans with a TOOL span above them, frames not counted (rule 2)."""
+        self.frames: set[SpanKey] = set()
+        """TOOL spans that frame their trace's whole run (rule 2)."""
         self.under_agent: set[SpanKey] = set()
         """Spans with an AGENT span above them."""
         self._has_llm_below: set[SpanKey] = set()
         self._below: dict[SpanKey, list[Span]] = defaultdict(list)
+        tools_above: dict[SpanKey, int] = {}
         for s in self.spans:
             k = key_of(s)
             chain: list[Span] = []
@@ -139,7 +147,7 @@ class Forest:
                 chain.append(cur)
                 seen.add(up)
                 if cur.kind is SpanKind.TOOL:
-                    self.under_tool.add(k)
+                    tools_above[k] = tools_above.get(k, 0) + 1
                 elif cur.kind is SpanKind.AGENT:
                     self.under_agent.add(k)
                 if s.kind is SpanKind.LLM:
@@ -148,6 +156,24 @@ class Forest:
             self._ancestors[k] = tuple(chain)
             if chain:
                 self._below[key_of(chain[-1])].append(s)
+        self._frame(tools_above)
+
+    def _frame(self, tools_above: dict[SpanKey, int]) -> None:
+        """`under_tool` and `frames` from each span's count of TOOL spans above it: in a
+        trace whose every model call has some, the fewest any has are frames."""
+        framed: dict[str, int] = {}  # trace -> TOOL spans above its least-nested model call
+        for s in self.spans:
+            if self.is_leaf_model_call(s):
+                n = tools_above.get(key_of(s), 0)
+                framed[s.trace_id] = min(framed.get(s.trace_id, n), n)
+        for k, n in tools_above.items():
+            if n > framed.get(k[0], 0):
+                self.under_tool.add(k)
+        for s in self.spans:
+            k = key_of(s)
+            if (s.kind is SpanKind.TOOL and k in self._has_llm_below
+                    and tools_above.get(k, 0) < framed.get(s.trace_id, 0)):  # fmt: skip
+                self.frames.add(k)
 
     def parent(self, span: Span) -> Span | None:
         if span.parent_span_id is None:

@@ -476,6 +476,31 @@ def test_sub_agent_below_a_tool_does_not_split_the_turn() -> None:
     assert [(c.name, c.step) for c in t.calls] == [("research", 0)]
 
 
+def test_a_run_called_as_a_tool_by_a_caller_the_export_lacks_makes_its_turn() -> None:
+    # A tool server's trace: the run sits below the tool span its caller's request made,
+    # and the caller's model calls are elsewhere. Its tool span frames the run: the run's
+    # own tool call is the turn's, the frame is none, and nothing below is lost.
+    c = call("c1", "calculator", {"expression": "2 ** 10"})
+    h1 = [user("Compute 2 ** 10")]
+    spans = [
+        tool("F", "frame", "elsewhere", 0, "solve", "s1", {"task": "2 ** 10"}, res="1024.",
+             end_unix_nano=T0 + 60_000_000),
+        span("F", "agent", "frame", SpanKind.AGENT, 1, 59),
+        chat("F", "m1", "agent", 2, h1, [asst(c)]),
+        tool("F", "t1", "agent", 8, "calculator", "c1", {"expression": "2 ** 10"}, res="1024"),
+        chat("F", "m2", "agent", 20, [*h1, asst(c), tool_msg(result("c1", "1024"))],
+             [asst(text("1024."))]),
+    ]
+    t = only(assemble_turns(spans))
+    assert (t.request, t.final_answer, t.llm_calls) == ("Compute 2 ** 10", "1024.", 2)
+    assert [(c.name, c.result, c.step) for c in t.calls] == [("calculator", "1024", 0)]
+    # With the caller's model call in the trace, the same run is its tool's sub-agent again.
+    caller = [span("F", "elsewhere", None, SpanKind.AGENT, -10, 70),
+              chat("F", "cm", "elsewhere", -5, [user("Solve it")], [asst(text("Done."))])]
+    t = only(assemble_turns([*caller, *spans]))
+    assert (t.request, [c.name for c in t.calls], t.llm_calls) == ("Solve it", ["solve"], 3)
+
+
 def test_no_tools_and_no_usage_are_none_not_zero() -> None:
     s = chat(
         "Z",

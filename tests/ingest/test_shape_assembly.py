@@ -10,6 +10,9 @@ fixtures' `Recorder`) where a rule of assembly, not a decoder, decides the turn:
   `instrumentation-genai/opentelemetry-instrumentation-google-genai/.../tool_call_wrapper.py`
   sets `gen_ai.tool.call.arguments` / `result` only when content goes on spans);
 - DSPy ReAct's `finish` pseudo-tool (stanfordnlp/dspy `dspy/predict/react.py`);
+- a run its caller invoked as a tool, with the caller's model calls not in the export (a
+  tool server traced on its own: the `tools/call` span of modelcontextprotocol/python-sdk
+  `src/mcp/server/lowlevel/server.py` under the caller's propagated context);
 - the agent of an orchestrated turn (strands-agents/sdk-python
   `src/strands/telemetry/tracer.py` `start_multiagent_span`: `gen_ai.agent.name` is the
   orchestration's, `swarm` / `graph`).
@@ -51,6 +54,7 @@ from tests.ingest.test_turn_shapes import (
     asks,
     chat,
     said,
+    tool,
     user,
 )
 from turnscore.ingest.turn import Turn
@@ -201,6 +205,30 @@ def test_google_genai_span_only_tool_call_is_captured(tmp_path: Path) -> None:
     assert [(c.name, c.arguments, c.status) for c in turn.calls] == [
         ("get_weather", ARGUMENTS, "ok")]
     assert turn.issues == ()
+
+
+# --- a run called as a tool -------------------------------------------------------------
+
+
+def test_a_run_framed_by_its_callers_tool_span_is_a_turn(tmp_path: Path) -> None:
+    """A tool server's export: its agent runs below the tool span of the call it serves,
+    whose caller (and its model calls) is another service's export. The run is a turn of
+    its own, with its own tool call; the framing tool span is no call of it."""
+
+    def record(r: Any) -> None:
+        h1 = [user(Q1)]
+        with (tool(r, "plan_trip", "p1", {"city": "Paris"}, A1),
+              agent(r, "weather-server")):  # fmt: skip
+            chat(r, h1, [asks(("c1", "get_weather", PARIS))])
+            with tool(r, "get_weather", "c1", PARIS, PARIS_OUT):
+                pass
+            chat(r, [*h1, asks(("c1", "get_weather", PARIS)), answers(("c1", PARIS_OUT))],
+                 [said(A1)])
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.agent_name) == (Q1, A1, "weather-server")
+    assert [(c.name, c.call_id, c.result) for c in turn.calls] == [
+        ("get_weather", "c1", _c(PARIS_OUT))]
 
 
 # --- orchestrated turns -----------------------------------------------------------------
