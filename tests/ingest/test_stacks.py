@@ -207,6 +207,19 @@ KNOWN_GAPS: tuple[Gap, ...] = (
                               if n.startswith("transfer_to_")])
       for stack in ("openai-agents-openinference-handoff",
                     "openai-agents-openinference-handoff-nested")),
+    # OpenLLMetry 0.62's Bedrock instrumentation turns a toolResult into a tool_call_response
+    # of its text alone, its status dropped (opentelemetry-instrumentation-bedrock
+    # `span_utils.py` `_converse_content_to_parts`).
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and OpenLLMetry's Bedrock instrumentation keeps "
+          "a toolResult's text but not its status: the failure is only in the text",
+          lambda rec, index: ['"status": "error"', '"status":"error"', "exception.type"])
+      for stack in ("bedrock-openllmetry", "bedrock-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("groq-openllmetry", "groq-openllmetry-stream")),
 )  # fmt: skip
 
 
@@ -777,6 +790,23 @@ FORMS: dict[str, Form] = {
                           "gen_ai.conversation.id"},
         absent=frozenset({"gcp.vertex.agent.llm_request"}),
     ),
+    # OpenLLMetry 0.62's Bedrock instrumentation: one client span per Converse call named for
+    # the model id without its region and vendor, in the OTel GenAI JSON attributes (Bedrock
+    # blocks turned into parts, toolConfig into flat definitions); no flattened prompts.
+    **{stack: Form(
+        frozenset({"chat claude-sonnet-4-5-20250929-v1:0"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.provider.name"},
+        absent=frozenset({"gen_ai.prompt.0.content", "rpc.method", "llm.request.type"}),
+    ) for stack in ("bedrock-openllmetry", "bedrock-openllmetry-stream")},
+    # OpenLLMetry 0.62's Groq instrumentation: one span per call, the OTel GenAI JSON
+    # attributes, tool definitions in OpenAI's nested form as sent.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.provider.name",
+                          "gen_ai.is_streaming"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.request.functions.0.name"}),
+    ) for stack in ("groq-openllmetry", "groq-openllmetry-stream")},
 }  # fmt: skip
 
 
