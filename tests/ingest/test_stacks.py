@@ -220,6 +220,26 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "error flag: the failure is only in the result's text",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("groq-openllmetry", "groq-openllmetry-stream")),
+    # OpenLLMetry 0.62's Mistral AI instrumentation records each prompt message's content and
+    # role and each choice's content, role and finish reason, nothing else: no tools, no
+    # tool_calls, no tool_call_id (opentelemetry-instrumentation-mistralai `__init__.py`
+    # `_set_input_attributes`, `_set_response_attributes`); the SDK's own span (mistralai
+    # `extra/observability/otel.py`) carries metadata and usage only.
+    Gap("mistralai-openllmetry", "*", "tools",
+        "OpenLLMetry's Mistral AI instrumentation (0.62) records no tools of the request, and "
+        "the SDK's own span none either", lambda rec, index: [
+            d for _, d, _ in rec.expected[index]["tools"]]),
+    *(Gap("mistralai-openllmetry", case, field,
+          "OpenLLMetry's Mistral AI instrumentation (0.62) records no tool_calls, of a choice "
+          "or of a replayed assistant message: no call's id, name or arguments is anywhere",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
+      for case in WITH_TOOLS for field in ("call.id", "call.name", "call.arguments",
+                                           "call.is_error")),
+    Gap("haystack-openllmetry", "tool_error", "call.is_error",
+        "OpenLLMetry instruments Haystack's generators, not its tools, and the Agent sends a "
+        "failed tool's error to the model as the tool message's text, which has no error "
+        "flag: the failure is only in the text",
+        lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -251,6 +271,9 @@ NOT_YET: tuple[NotYet, ...] = (
            "the last turn's transfer output is only in the specialist's summary text (by the "
            "same tool and arguments the wire gives it); the handoff TOOL span's output.value "
            "is the agent's name alone"),
+    NotYet("mistralai-openllmetry", WITH_TOOLS, ("call.result",),
+           "the results are the next prompt's tool-role messages, but with no call recorded and "
+           "no tool_call_id nothing links them: a call is not made from a bare result"),
 )  # fmt: skip
 
 
@@ -807,6 +830,26 @@ FORMS: dict[str, Form] = {
                           "gen_ai.is_streaming"},
         absent=frozenset({"gen_ai.prompt.0.content", "llm.request.functions.0.name"}),
     ) for stack in ("groq-openllmetry", "groq-openllmetry-stream")},
+    # OpenLLMetry 0.62's Mistral AI instrumentation: the legacy flattened prompt and
+    # completion (content and role only) on `mistralai.chat`; beside it, in its own trace,
+    # the SDK's own span of the HTTP call (metadata and usage, no content).
+    "mistralai-openllmetry": Form(
+        frozenset({"mistralai.chat", "chat_completion_v1_chat_completions_post"}),
+        frozenset({"gen_ai.prompt.0.content", "gen_ai.prompt.0.role", "llm.request.type",
+                   "gen_ai.completion.0.role", "mistral_ai.operation.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "llm.request.functions.0.name",
+                                 "gen_ai.completion.0.tool_calls.0.name"},
+    ),
+    # OpenLLMetry's Haystack instrumentation (0.62) on Haystack 2.31: each generator run a
+    # root `haystack.openai.chat` span (no Agent span: an Agent is not a Pipeline) whose only
+    # completion is its output's key; OpenLLMetry's OpenAI span under it, in the OTel GenAI
+    # JSON attributes, is the model call.
+    "haystack-openllmetry": Form(
+        frozenset({"haystack.openai.chat", "openai.chat"}),
+        _JSON_MESSAGES | {"llm.request.type", "gen_ai.completion.0.content",
+                          "gen_ai.tool.definitions"},
+        absent=frozenset({"gen_ai.prompt.0.user", "input.value", "haystack.component.input"}),
+    ),
 }  # fmt: skip
 
 

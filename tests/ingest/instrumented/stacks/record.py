@@ -240,10 +240,8 @@ STACKS: dict[str, Stack] = {
                 ("groq", "opentelemetry-instrumentation-groq", "opentelemetry-sdk"),
                 venv="groq-openllmetry")
           for name in ("groq-openllmetry", "groq-openllmetry-stream")),
-        *(Stack(name, "mistralai_loop", "openai",
-                ("mistralai", "opentelemetry-instrumentation-mistralai", "opentelemetry-sdk"),
-                venv="mistralai-openllmetry")
-          for name in ("mistralai-openllmetry", "mistralai-openllmetry-stream")),
+        Stack("mistralai-openllmetry", "mistralai_loop", "openai",
+              ("mistralai", "opentelemetry-instrumentation-mistralai", "opentelemetry-sdk")),
         Stack("haystack-openllmetry", "haystack_agent", "openai",
               ("haystack-ai", "openai", "opentelemetry-instrumentation-haystack",
                "opentelemetry-instrumentation-openai", "opentelemetry-sdk")),
