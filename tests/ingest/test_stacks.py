@@ -850,6 +850,17 @@ FORMS: dict[str, Form] = {
                           "gen_ai.tool.definitions"},
         absent=frozenset({"gen_ai.prompt.0.user", "input.value", "haystack.component.input"}),
     ),
+    # The same with `use_attributes=False`: the span keeps the tool definitions and usage, the
+    # messages go to per-message log records whose bodies are Bedrock's own blocks
+    # (opentelemetry-instrumentation-bedrock `event_emitter.py` `emit_input_events_converse`).
+    "bedrock-openllmetry-events": Form(
+        frozenset({"chat claude-sonnet-4-5-20250929-v1:0"}),
+        frozenset({"gen_ai.tool.definitions", "gen_ai.provider.name",
+                   "gen_ai.usage.input_tokens"}),
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message",
+                   "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.prompt.0.content"},
+    ),
 }  # fmt: skip
 
 

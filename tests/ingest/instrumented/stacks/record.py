@@ -235,7 +235,8 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "bedrock_loop", "bedrock",
                 ("boto3", "botocore", "opentelemetry-instrumentation-bedrock",
                  "opentelemetry-sdk"), venv="bedrock-openllmetry")
-          for name in ("bedrock-openllmetry", "bedrock-openllmetry-stream")),
+          for name in ("bedrock-openllmetry", "bedrock-openllmetry-stream",
+                       "bedrock-openllmetry-events")),
         *(Stack(name, "groq_loop", "openai",
                 ("groq", "opentelemetry-instrumentation-groq", "opentelemetry-sdk"),
                 venv="groq-openllmetry")
