@@ -1,10 +1,10 @@
-"""A Haystack `Agent` on `OpenAIChatGenerator` (the server's chat completions), its tools
-made from the functions' signatures and docstrings, under OpenInference's Haystack
+"""A Haystack `Agent` on `OpenAIChatGenerator` (the server's chat completions), its tools made
+from the functions' signatures and docstrings, under OpenInference's Haystack
 instrumentation, or (`haystack-openllmetry`) under OpenLLMetry's Haystack instrumentation
-with OpenLLMetry's OpenAI instrumentation below it, as `traceloop-sdk` turns both on. The next turn continues the conversation: the previous run's messages
-without its system message (the Agent puts its `system_prompt` first on every run) and the
-new user message. A failing tool reaches the model as the tool result's error, as the Agent
-does unless told to raise.
+with OpenLLMetry's OpenAI instrumentation below it, as `traceloop-sdk` turns both on. The
+next turn continues the conversation: the previous run's messages without its system message
+(the Agent puts its `system_prompt` first on every run) and the new user message. A failing
+tool reaches the model as the tool result's error, as the Agent does unless told to raise.
 
 The components are imported before instrumenting, as an application imports them: the
 instrumentor wraps the `run` of the classes registered by then (and of those a `Pipeline`

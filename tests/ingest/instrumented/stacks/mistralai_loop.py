@@ -14,6 +14,7 @@ SDK it runs with is 1.x."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -63,9 +64,10 @@ def converse(client: Any, scenario: str, stream: bool) -> None:
             if not message.tool_calls:
                 break
             for call in message.tool_calls:
-                arguments = call.function.arguments
-                content, _ = run_tool(call.function.name, arguments if isinstance(
-                    arguments, str) else __import__("json").dumps(arguments))
+                arguments = call.function.arguments  # a JSON string, or an object
+                if not isinstance(arguments, str):
+                    arguments = json.dumps(arguments)
+                content, _ = run_tool(call.function.name, arguments)
                 messages.append(ToolMessage(content=content, tool_call_id=call.id,
                                             name=call.function.name))  # fmt: skip
 
