@@ -145,6 +145,9 @@ TL_TOOL_ARGUMENTS: Final = "tool.arguments"
 CREWAI_CREW_AGENTS: Final = "crewai.crew.agents"
 CREWAI_AGENT_TOOLS: Final = "crewai.agent.tools"
 CREWAI_TASK_TOOLS: Final = "crewai.task.tools"
+# OpenLLMetry's Haystack instrumentation names a generator component's span
+# `haystack.openai.chat` / `.completion` (semconv_ai `SpanAttributes.HAYSTACK_OPENAI_*`).
+TL_HAYSTACK_GENERATOR_SPAN: Final = "haystack.openai."
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"

@@ -24,6 +24,14 @@ agent a `task` span; the `call_tool` step's is the tool's execution: it names th
 (`tool.name`) and its arguments (`tool.arguments`), and its entity output is LlamaIndex's
 `ToolCallResult` (the call id, and the `ToolOutput` with the result and `is_error`). The
 tool's own `FunctionTool.task` span under it is a plain task: one execution per call.
+
+The Haystack instrumentation's generator span (`haystack.openai.chat`, `llm.request.type`
+chat) wraps a component's `run`, not a model call, and records nothing of one
+(opentelemetry-instrumentation-haystack `wrap_openai.py`): its prompt is each message's
+`.content`, which Haystack 2.9 removed from `ChatMessage` (the attribute is never set), and
+its completions enumerate the component's output dict, so `gen_ai.completion.0.content` is
+the key `replies`. It is structure: the call is the OpenAI client's span under it, which a
+traceloop-sdk application instruments too.
 """
 
 from __future__ import annotations
@@ -66,6 +74,8 @@ _SESSION_KEYS = tuple(
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
+    if view.name.startswith(A.TL_HAYSTACK_GENERATOR_SPAN):
+        return Decoded(kind=SpanKind.CHAIN)  # no model call of its own: see the docstring
     tl_kind = _KINDS.get(as_str(view.get(A.TL_SPAN_KIND)) or "")
     inputs = _flat(view, A.GEN_AI_PROMPT, "user", problems)
     outputs = _flat(view, A.GEN_AI_COMPLETION, "assistant", problems)

@@ -207,6 +207,39 @@ KNOWN_GAPS: tuple[Gap, ...] = (
                               if n.startswith("transfer_to_")])
       for stack in ("openai-agents-openinference-handoff",
                     "openai-agents-openinference-handoff-nested")),
+    # OpenLLMetry 0.62's Bedrock instrumentation turns a toolResult into a tool_call_response
+    # of its text alone, its status dropped (opentelemetry-instrumentation-bedrock
+    # `span_utils.py` `_converse_content_to_parts`).
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and OpenLLMetry's Bedrock instrumentation keeps "
+          "a toolResult's text but not its status: the failure is only in the text",
+          lambda rec, index: ['"status": "error"', '"status":"error"', "exception.type"])
+      for stack in ("bedrock-openllmetry", "bedrock-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("groq-openllmetry", "groq-openllmetry-stream")),
+    # OpenLLMetry 0.62's Mistral AI instrumentation records each prompt message's content and
+    # role and each choice's content, role and finish reason, nothing else: no tools, no
+    # tool_calls, no tool_call_id (opentelemetry-instrumentation-mistralai `__init__.py`
+    # `_set_input_attributes`, `_set_response_attributes`); the SDK's own span (mistralai
+    # `extra/observability/otel.py`) carries metadata and usage only.
+    Gap("mistralai-openllmetry", "*", "tools",
+        "OpenLLMetry's Mistral AI instrumentation (0.62) records no tools of the request, and "
+        "the SDK's own span none either", lambda rec, index: [
+            d for _, d, _ in rec.expected[index]["tools"]]),
+    *(Gap("mistralai-openllmetry", case, field,
+          "OpenLLMetry's Mistral AI instrumentation (0.62) records no tool_calls, of a choice "
+          "or of a replayed assistant message: no call's id, name or arguments is anywhere",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
+      for case in WITH_TOOLS for field in ("call.id", "call.name", "call.arguments",
+                                           "call.is_error")),
+    Gap("haystack-openllmetry", "tool_error", "call.is_error",
+        "OpenLLMetry instruments Haystack's generators, not its tools, and the Agent sends a "
+        "failed tool's error to the model as the tool message's text, which has no error "
+        "flag: the failure is only in the text",
+        lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -238,6 +271,9 @@ NOT_YET: tuple[NotYet, ...] = (
            "the last turn's transfer output is only in the specialist's summary text (by the "
            "same tool and arguments the wire gives it); the handoff TOOL span's output.value "
            "is the agent's name alone"),
+    NotYet("mistralai-openllmetry", WITH_TOOLS, ("call.result",),
+           "the results are the next prompt's tool-role messages, but with no call recorded and "
+           "no tool_call_id nothing links them: a call is not made from a bare result"),
 )  # fmt: skip
 
 
@@ -776,6 +812,54 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
                           "gen_ai.conversation.id"},
         absent=frozenset({"gcp.vertex.agent.llm_request"}),
+    ),
+    # OpenLLMetry 0.62's Bedrock instrumentation: one client span per Converse call named for
+    # the model id without its region and vendor, in the OTel GenAI JSON attributes (Bedrock
+    # blocks turned into parts, toolConfig into flat definitions); no flattened prompts.
+    **{stack: Form(
+        frozenset({"chat claude-sonnet-4-5-20250929-v1:0"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.provider.name"},
+        absent=frozenset({"gen_ai.prompt.0.content", "rpc.method", "llm.request.type"}),
+    ) for stack in ("bedrock-openllmetry", "bedrock-openllmetry-stream")},
+    # OpenLLMetry 0.62's Groq instrumentation: one span per call, the OTel GenAI JSON
+    # attributes, tool definitions in OpenAI's nested form as sent.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.provider.name",
+                          "gen_ai.is_streaming"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.request.functions.0.name"}),
+    ) for stack in ("groq-openllmetry", "groq-openllmetry-stream")},
+    # OpenLLMetry 0.62's Mistral AI instrumentation: the legacy flattened prompt and
+    # completion (content and role only) on `mistralai.chat`; beside it, in its own trace,
+    # the SDK's own span of the HTTP call (metadata and usage, no content).
+    "mistralai-openllmetry": Form(
+        frozenset({"mistralai.chat", "chat_completion_v1_chat_completions_post"}),
+        frozenset({"gen_ai.prompt.0.content", "gen_ai.prompt.0.role", "llm.request.type",
+                   "gen_ai.completion.0.role", "mistral_ai.operation.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "llm.request.functions.0.name",
+                                 "gen_ai.completion.0.tool_calls.0.name"},
+    ),
+    # OpenLLMetry's Haystack instrumentation (0.62) on Haystack 2.31: each generator run a
+    # root `haystack.openai.chat` span (no Agent span: an Agent is not a Pipeline) whose only
+    # completion is its output's key; OpenLLMetry's OpenAI span under it, in the OTel GenAI
+    # JSON attributes, is the model call.
+    "haystack-openllmetry": Form(
+        frozenset({"haystack.openai.chat", "openai.chat"}),
+        _JSON_MESSAGES | {"llm.request.type", "gen_ai.completion.0.content",
+                          "gen_ai.tool.definitions"},
+        absent=frozenset({"gen_ai.prompt.0.user", "input.value", "haystack.component.input"}),
+    ),
+    # The same with `use_attributes=False`: the span keeps the tool definitions and usage, the
+    # messages go to per-message log records whose bodies are Bedrock's own blocks
+    # (opentelemetry-instrumentation-bedrock `event_emitter.py` `emit_input_events_converse`).
+    "bedrock-openllmetry-events": Form(
+        frozenset({"chat claude-sonnet-4-5-20250929-v1:0"}),
+        frozenset({"gen_ai.tool.definitions", "gen_ai.provider.name",
+                   "gen_ai.usage.input_tokens"}),
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.assistant.message",
+                   "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.prompt.0.content"},
     ),
 }  # fmt: skip
 

@@ -1,7 +1,9 @@
 """A raw-client agent loop on boto3's Bedrock Runtime Converse API (tools in `toolConfig`,
 `toolUse` blocks answered by `toolResult` blocks, a failure as `status: error`), under the
-official OTel contrib botocore instrumentation with message content captured; `-stream`
-calls `converse_stream` and assembles each answer from its events. Dummy credentials and a
+official OTel contrib botocore instrumentation with message content captured, or under
+OpenLLMetry's Bedrock instrumentation (`bedrock-openllmetry*`, prompts traced; `-events`
+opts into its per-message log records instead of span attributes); `-stream` calls
+`converse_stream` and assembles each answer from its events. Dummy credentials and a
 fixed region: the client signs its requests for a server that does not check them."""
 
 from __future__ import annotations
@@ -87,15 +89,23 @@ def converse(bedrock: Any, scenario: str, stream: bool = False) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, logger_provider):
-        from opentelemetry.instrumentation.botocore import BotocoreInstrumentor
+        if stack.startswith("bedrock-openllmetry"):
+            from opentelemetry.instrumentation.bedrock import BedrockInstrumentor
 
-        BotocoreInstrumentor().instrument(
-            tracer_provider=tracer_provider, logger_provider=logger_provider
-        )
+            BedrockInstrumentor(use_attributes="-events" not in stack).instrument(
+                tracer_provider=tracer_provider, logger_provider=logger_provider
+            )
+        else:
+            from opentelemetry.instrumentation.botocore import BotocoreInstrumentor
+
+            BotocoreInstrumentor().instrument(
+                tracer_provider=tracer_provider, logger_provider=logger_provider
+            )
         converse(client(base_url), scenario, stream=stack.endswith("-stream"))
 
 
-ENV = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}
+ENV = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true",
+       "TRACELOOP_TRACE_CONTENT": "true"}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], ENV, run))

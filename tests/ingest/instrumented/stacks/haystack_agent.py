@@ -1,9 +1,10 @@
-"""A Haystack `Agent` on `OpenAIChatGenerator` (the server's chat completions), its tools
-made from the functions' signatures and docstrings, under OpenInference's Haystack
-instrumentation. The next turn continues the conversation: the previous run's messages
-without its system message (the Agent puts its `system_prompt` first on every run) and the
-new user message. A failing tool reaches the model as the tool result's error, as the Agent
-does unless told to raise.
+"""A Haystack `Agent` on `OpenAIChatGenerator` (the server's chat completions), its tools made
+from the functions' signatures and docstrings, under OpenInference's Haystack
+instrumentation, or (`haystack-openllmetry`) under OpenLLMetry's Haystack instrumentation
+with OpenLLMetry's OpenAI instrumentation below it, as `traceloop-sdk` turns both on. The
+next turn continues the conversation: the previous run's messages without its system message
+(the Agent puts its `system_prompt` first on every run) and the new user message. A failing
+tool reaches the model as the tool result's error, as the Agent does unless told to raise.
 
 The components are imported before instrumenting, as an application imports them: the
 instrumentor wraps the `run` of the classes registered by then (and of those a `Pipeline`
@@ -47,11 +48,20 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     from haystack.components.generators.chat import OpenAIChatGenerator  # noqa: F401
 
     with providers(stack, out, scenario) as (tracer_provider, _):
-        from openinference.instrumentation.haystack import HaystackInstrumentor
+        if stack == "haystack-openllmetry":
+            from opentelemetry.instrumentation.haystack import HaystackInstrumentor as Traceloop
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
-        HaystackInstrumentor().instrument(tracer_provider=tracer_provider)
+            Traceloop().instrument(tracer_provider=tracer_provider)
+            OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+        else:
+            from openinference.instrumentation.haystack import HaystackInstrumentor
+
+            HaystackInstrumentor().instrument(tracer_provider=tracer_provider)
         converse(base_url, scenario)
 
 
+ENV = {"TRACELOOP_TRACE_CONTENT": "true"}
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], {}, run))
+    sys.exit(main(sys.argv[1:], ENV, run))

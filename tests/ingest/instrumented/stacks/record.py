@@ -232,6 +232,20 @@ STACKS: dict[str, Stack] = {
         Stack("adk-handoff", "adk_handoff_agent", "gemini",
               ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk",
               scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "bedrock_loop", "bedrock",
+                ("boto3", "botocore", "opentelemetry-instrumentation-bedrock",
+                 "opentelemetry-sdk"), venv="bedrock-openllmetry")
+          for name in ("bedrock-openllmetry", "bedrock-openllmetry-stream",
+                       "bedrock-openllmetry-events")),
+        *(Stack(name, "groq_loop", "openai",
+                ("groq", "opentelemetry-instrumentation-groq", "opentelemetry-sdk"),
+                venv="groq-openllmetry")
+          for name in ("groq-openllmetry", "groq-openllmetry-stream")),
+        Stack("mistralai-openllmetry", "mistralai_loop", "openai",
+              ("mistralai", "opentelemetry-instrumentation-mistralai", "opentelemetry-sdk")),
+        Stack("haystack-openllmetry", "haystack_agent", "openai",
+              ("haystack-ai", "openai", "opentelemetry-instrumentation-haystack",
+               "opentelemetry-instrumentation-openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
