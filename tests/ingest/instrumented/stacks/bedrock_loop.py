@@ -1,8 +1,10 @@
 """A raw-client agent loop on boto3's Bedrock Runtime Converse API (tools in `toolConfig`,
 `toolUse` blocks answered by `toolResult` blocks, a failure as `status: error`), under the
-official OTel contrib botocore instrumentation with message content captured; `-stream`
-calls `converse_stream` and assembles each answer from its events. Dummy credentials and a
-fixed region: the client signs its requests for a server that does not check them."""
+official OTel contrib botocore instrumentation with message content captured, or
+(`bedrock-openinference*`) under OpenInference's Bedrock instrumentation, which wraps the
+client's `converse` and `converse_stream`; `-stream` calls `converse_stream` and assembles
+each answer from its events. Dummy credentials and a fixed region: the client signs its
+requests for a server that does not check them."""
 
 from __future__ import annotations
 
@@ -87,11 +89,16 @@ def converse(bedrock: Any, scenario: str, stream: bool = False) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, logger_provider):
-        from opentelemetry.instrumentation.botocore import BotocoreInstrumentor
+        if stack.startswith("bedrock-openinference"):
+            from openinference.instrumentation.bedrock import BedrockInstrumentor
 
-        BotocoreInstrumentor().instrument(
-            tracer_provider=tracer_provider, logger_provider=logger_provider
-        )
+            BedrockInstrumentor().instrument(tracer_provider=tracer_provider)
+        else:
+            from opentelemetry.instrumentation.botocore import BotocoreInstrumentor
+
+            BotocoreInstrumentor().instrument(
+                tracer_provider=tracer_provider, logger_provider=logger_provider
+            )
         converse(client(base_url), scenario, stream=stack.endswith("-stream"))
 
 
