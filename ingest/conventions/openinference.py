@@ -304,18 +304,16 @@ def _from_request(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message,
 _FAILURE_MARKS = ('"is_error"', '"status"')
 
 
-def _with_ids(
-    messages: tuple[Message, ...] | None, key: str, view: SpanView
-) -> tuple[Message, ...] | None:
+def _with_ids(messages: tuple[Message, ...], key: str, view: SpanView) -> tuple[Message, ...]:
     """Call ids the flattened messages leave out, from the raw request or response (`key`):
     the Mistral AI instrumentation flattens a tool call's name and arguments and a tool
     message's name and content, never an id (openinference-instrumentation-mistralai
     `_request_attributes_extractor.py`, `_response_attributes_extractor.py`), while
     `input.value` / `output.value` hold the whole request and response. The flattened
-    messages are the raw ones in order, so the n-th call (result) part lacking an id is the
-    n-th raw one, when both list the same tools in the same order (results: the same texts);
-    otherwise nothing is filled."""
-    if messages is None or all(
+    messages are the raw ones in order, so the n-th call (result) part is the n-th raw one
+    and, lacking an id, takes its id, when both list the same tools in the same order
+    (results: the same texts); otherwise nothing is filled."""
+    if all(
         p.call_id for m in messages for p in m.parts
         if p.type in (PartType.TOOL_CALL, PartType.TOOL_RESULT)
     ):
