@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import orjson
+from msgspec.structs import replace
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.calls import FINAL_ANSWER_TOOLS, final_answer_of, logical_spans
@@ -66,6 +67,7 @@ from turnscore.ingest.grouping import (
     Conversation,
     Forest,
     Segment,
+    SpanKey,
     dedupe,
     delegated_runs,
     group_conversations,
@@ -136,6 +138,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
     delegated = delegated_runs(forest, [
         s for s in unique if forest.is_leaf_model_call(s) and key_of(s) not in forest.under_tool
     ])
+    failed_below = _failed_below(forest)
     for s in unique:
         k = key_of(s)
         if k in forest.under_tool or k in delegated:  # a sub-agent's: counts for usage only
@@ -145,7 +148,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
         if forest.is_leaf_model_call(s):
             main.append(s)
         if _is_tool(s) and k not in forest.frames:
-            by_trace[s.trace_id].tools.append(s)
+            by_trace[s.trace_id].tools.append(failed_below.get(k, s))
         if s.kind is SpanKind.AGENT and key_of(s) not in forest.under_agent:
             by_trace[s.trace_id].agents.append(s)
     conversations = group_conversations(forest, main)
@@ -183,6 +186,23 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
 
 def _is_tool(span: Span) -> bool:
     return span.kind is SpanKind.TOOL or span.tool_execution is not None
+
+
+def _failed_below(forest: Forest) -> dict[SpanKey, Span]:
+    """Tool spans whose call failed one level down, as failed: a failed tool span whose
+    nearest tool ancestor names the same tool is that call's execution elsewhere (the `mcp`
+    SDK's server span `tools/call <tool>`, joined to the client's call by the trace context
+    its request carries, sets `error.type` `tool_error` and status ERROR for a result with
+    `isError`, mcp `server/_otel.py`, while the client's tool span records only the text)."""
+    out: dict[SpanKey, Span] = {}
+    for s in forest.spans:
+        if s.status != "error" or s.tool_execution is None or key_of(s) not in forest.under_tool:
+            continue
+        above = next((a for a in forest.ancestors(s) if _is_tool(a)), None)
+        if above is not None and above.status != "error" and above.tool_execution is not None \
+                and above.tool_execution.name == s.tool_execution.name:
+            out[key_of(above)] = replace(above, status="error", error=above.error or s.error)
+    return out
 
 
 @dataclass(slots=True)

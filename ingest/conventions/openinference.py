@@ -4,7 +4,9 @@ Messages are flattened as `llm.input_messages.N.message.{role, content, name,
 tool_call_id, contents.K.message_content.{type,text}, tool_calls.M.tool_call.{id,
 function.name, function.arguments}}`. Raw request/response JSON in `input.value` /
 `output.value` is read only where the flattened messages are absent (Langfuse gets this
-precedence backwards). LangChain TOOL spans serialize a `ToolMessage` as output; its
+precedence backwards), or for what they drop: a tool result's failure, call ids, and a
+chat request's tools where no `llm.tools` are (`_from_request`, `_with_ids`,
+`_request_tools`). LangChain TOOL spans serialize a `ToolMessage` as output; its
 `content` is the result the model saw and its `tool_call_id` the link to the call.
 An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`); its
 task is a known key of its JSON input (`_task`), its answer its text output or a known key
@@ -40,7 +42,7 @@ from turnscore.ingest.conventions.values import (
     try_json,
     unflatten,
 )
-from turnscore.ingest.model import Message, PartType, SpanKind, ToolDef
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef
 
 _KINDS = {
     "LLM": SpanKind.LLM,
@@ -66,10 +68,11 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     outputs = _with_finish(_flat_messages(view, A.OI_OUTPUT_MESSAGES, problems, "assistant"),
                            as_str(view.get(A.OI_FINISH_REASON)))
     if kind is SpanKind.LLM:
-        inputs = _failed_results(view, inputs) if inputs is not None \
+        inputs = _from_request(view, inputs) if inputs is not None \
             else _raw(view, A.OI_INPUT_VALUE, "user", problems)
         outputs = (
-            outputs if outputs is not None else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
+            _with_ids(outputs, A.OI_OUTPUT_VALUE, view) if outputs is not None
+            else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
         )
     elif kind is SpanKind.AGENT:
         inputs = inputs if inputs is not None else _task(view)
@@ -77,6 +80,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     elif inputs is None and A.OI_CREW_INPUTS in view.attributes:
         inputs = _kickoff_request(view)
     tools = _tools(view, problems)
+    if tools is None and kind is SpanKind.LLM:
+        tools = _request_tools(view, problems)
     return base.fill(Decoded(
         input_messages=inputs,
         output_messages=outputs,
@@ -262,19 +267,28 @@ def _response_id(view: SpanView) -> str | None:
     return as_str(parsed.get("id")) if is_response else None
 
 
-def _failed_results(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message, ...]:
-    """The flattened messages drop a tool result's `is_error` (the Anthropic
-    instrumentation); the raw request in `input.value` keeps it: results it marks as
-    failed, by call id, are failed here too."""
+def _request_messages(raw: JsonValue) -> tuple[Message, ...]:
+    """The messages of a raw request in `input.value`: the request (`{messages: [...]}`, the
+    OpenAI, Anthropic, Groq and Mistral AI instrumentations) or the message list itself (the
+    Bedrock instrumentation's Converse `messages`, `_converse_attributes.py`)."""
+    ok, parsed = try_json(raw) if isinstance(raw, str) else (False, None)
+    messages = parsed.get("messages") if ok and isinstance(parsed, dict) else parsed
+    if not ok or not _message_list(messages):
+        return ()
+    return whole_messages(messages, "user", A.OI_INPUT_VALUE, [])
+
+
+def _from_request(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message, ...]:
+    """What the flattened messages drop that the raw request in `input.value` keeps: a tool
+    result's failure (the Anthropic instrumentation drops `is_error`; the Bedrock one a
+    `toolResult`'s `status: error`, `_converse_attributes.py` `get_message_objects`), by
+    call id, and the call ids themselves (`_with_ids`)."""
+    inputs = _with_ids(inputs, A.OI_INPUT_VALUE, view)
     raw = view.get(A.OI_INPUT_VALUE)
-    if not isinstance(raw, str) or '"is_error"' not in raw:
-        return inputs
-    ok, parsed = try_json(raw)
-    messages = parsed.get("messages") if ok and isinstance(parsed, dict) else None
-    if not _message_list(messages):
+    if not isinstance(raw, str) or not any(m in raw for m in _FAILURE_MARKS):
         return inputs
     failed = {
-        p.call_id for m in whole_messages(messages, "user", A.OI_INPUT_VALUE, [])
+        p.call_id for m in _request_messages(raw)
         for p in m.parts if p.type is PartType.TOOL_RESULT and p.is_error and p.call_id
     }
     if not failed:
@@ -285,6 +299,70 @@ def _failed_results(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Messag
             else p for p in m.parts), m.finish_reason)
         for m in inputs
     )
+
+
+_FAILURE_MARKS = ('"is_error"', '"status"')
+
+
+def _with_ids(messages: tuple[Message, ...], key: str, view: SpanView) -> tuple[Message, ...]:
+    """Call ids the flattened messages leave out, from the raw request or response (`key`):
+    the Mistral AI instrumentation flattens a tool call's name and arguments and a tool
+    message's name and content, never an id (openinference-instrumentation-mistralai
+    `_request_attributes_extractor.py`, `_response_attributes_extractor.py`), while
+    `input.value` / `output.value` hold the whole request and response. The flattened
+    messages are the raw ones in order, so the n-th call (result) part is the n-th raw one
+    and, lacking an id, takes its id, when both list the same tools in the same order
+    (results: the same texts); otherwise nothing is filled."""
+    if all(
+        p.call_id for m in messages for p in m.parts
+        if p.type in (PartType.TOOL_CALL, PartType.TOOL_RESULT)
+    ):
+        return messages
+    raw = view.get(key)
+    found = _request_messages(raw) if key == A.OI_INPUT_VALUE else (
+        whole_messages(raw, "assistant", key, []) if isinstance(raw, str) else ())
+    ids: dict[PartType, list[str | None]] = {}
+    for kind, same in ((PartType.TOOL_CALL, _same_call), (PartType.TOOL_RESULT, _same_result)):
+        ours = [p for m in messages for p in m.parts if p.type is kind]
+        theirs = [p for m in found for p in m.parts if p.type is kind]
+        if len(ours) == len(theirs) and all(map(same, ours, theirs)):
+            ids[kind] = [p.call_id for p in theirs]
+    if not ids:
+        return messages
+    taken = {kind: iter(ids.get(kind, [])) for kind in (PartType.TOOL_CALL, PartType.TOOL_RESULT)}
+    return tuple(
+        Message(m.role, tuple(
+            _given_id(p, next(taken[p.type], None) if p.type in ids else None)
+            for p in m.parts), m.finish_reason)
+        for m in messages
+    )
+
+
+def _same_call(ours: Part, theirs: Part) -> bool:
+    return ours.name == theirs.name and ours.arguments == theirs.arguments
+
+
+def _same_result(ours: Part, theirs: Part) -> bool:
+    return ours.text == theirs.text
+
+
+def _given_id(part: Part, call_id: str | None) -> Part:
+    return part if part.call_id or not call_id else replace(part, call_id=call_id)
+
+
+def _request_tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
+    """The tools of a raw chat request in `input.value`, for an LLM span with no `llm.tools`:
+    the Mistral AI instrumentation pops `tools` from what it flattens and records them
+    nowhere else (openinference-instrumentation-mistralai `_request_attributes_extractor.py`
+    `_get_attributes_from_chat_completion_create_param`)."""
+    raw = view.get(A.OI_INPUT_VALUE)
+    if not isinstance(raw, str) or '"tools"' not in raw:
+        return None
+    ok, parsed = try_json(raw)
+    tools = parsed.get("tools") if ok and isinstance(parsed, dict) else None
+    if not isinstance(tools, list) or not tools or not _message_list(parsed.get("messages")):
+        return None
+    return parse_tool_defs(tools, A.OI_INPUT_VALUE, problems)
 
 
 _TASK_KEYS = ("task", "input", "query", "question", "prompt", "message")

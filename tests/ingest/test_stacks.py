@@ -240,6 +240,16 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "failed tool's error to the model as the tool message's text, which has no error "
         "flag: the failure is only in the text",
         lambda rec, index: ["is_error", "exception.type"]),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("groq-openinference", "mistralai-openinference")),
+    *(Gap(stack, "*", "tools",
+          "the Agents SDK's chat-completions generation span records no tools, and "
+          "OpenInference's mcp_tools span (the SDK's MCP list-tools span) only their names: "
+          "only the called tools are described, on their TOOL spans", _never_called)
+      for stack in ("openai-agents-mcp", "openai-agents-mcp-unlinked")),
 )  # fmt: skip
 
 
@@ -274,6 +284,10 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("mistralai-openllmetry", WITH_TOOLS, ("call.result",),
            "the results are the next prompt's tool-role messages, but with no call recorded and "
            "no tool_call_id nothing links them: a call is not made from a bare result"),
+    NotYet("openai-agents-mcp-unlinked", ("tool_error",), ("call.is_error",),
+           "the failure is only on the MCP server's `tools/call get_weather` span (error.type "
+           "tool_error), a trace of its own when the server extracts no trace context: nothing "
+           "but the tool's name and the time joins it to the call"),
 )  # fmt: skip
 
 
@@ -861,6 +875,44 @@ FORMS: dict[str, Form] = {
                    "gen_ai.choice"}),
         absent=_JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.prompt.0.content"},
     ),
+    # OpenInference's Bedrock instrumentation: one LLM span per Converse call, tools as the
+    # Converse toolSpec JSON, the raw message list in input.value.
+    "bedrock-openinference": Form(
+        frozenset({"bedrock.converse"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id", "input.value"}),
+        absent=_JSON_MESSAGES,
+    ),
+    "bedrock-openinference-stream": Form(
+        frozenset({"bedrock.converse_stream"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id", "input.value"}),
+        absent=_JSON_MESSAGES,
+    ),
+    "groq-openinference": Form(
+        frozenset({"Completions"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id", "llm.provider"}),
+    ),
+    # Mistral AI's flattened messages name no call ids and it records no llm.tools: both
+    # only in the raw request and response (input.value, output.value).
+    "mistralai-openinference": Form(
+        frozenset({"MistralClient.chat"}),
+        frozenset({"llm.input_messages.0.message.role", "input.value", "output.value",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.function.name"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema",
+                          "llm.output_messages.0.message.tool_calls.0.tool_call.id"}),
+    ),
+    # The Agents SDK's spans under OpenInference (mcp_tools per run), the mcp SDK's own client
+    # and server spans (the server's an execute_tool span, in the caller's trace or, unlinked,
+    # in one of its own).
+    **{stack: Form(
+        frozenset({"Agent workflow", "research_assistant", "mcp_tools", "generation",
+                   "calculator", "MCP send tools/call calculator", "tools/call calculator"}),
+        frozenset({"openinference.span.kind", "tool.name", "tool.parameters",
+                   "mcp.method.name", "gen_ai.tool.name"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema"}),
+    ) for stack in ("openai-agents-mcp", "openai-agents-mcp-unlinked")},
 }  # fmt: skip
 
 

@@ -1,10 +1,12 @@
 """A raw-client agent loop on boto3's Bedrock Runtime Converse API (tools in `toolConfig`,
 `toolUse` blocks answered by `toolResult` blocks, a failure as `status: error`), under the
-official OTel contrib botocore instrumentation with message content captured, or under
+official OTel contrib botocore instrumentation with message content captured, under
 OpenLLMetry's Bedrock instrumentation (`bedrock-openllmetry*`, prompts traced; `-events`
-opts into its per-message log records instead of span attributes); `-stream` calls
-`converse_stream` and assembles each answer from its events. Dummy credentials and a
-fixed region: the client signs its requests for a server that does not check them."""
+opts into its per-message log records instead of span attributes), or under OpenInference's
+(`bedrock-openinference*`), which wraps the client's `converse` and `converse_stream`;
+`-stream` calls `converse_stream` and assembles each answer from its events. Dummy
+credentials and a fixed region: the client signs its requests for a server that does not
+check them."""
 
 from __future__ import annotations
 
@@ -95,6 +97,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             BedrockInstrumentor(use_attributes="-events" not in stack).instrument(
                 tracer_provider=tracer_provider, logger_provider=logger_provider
             )
+        elif stack.startswith("bedrock-openinference"):
+            from openinference.instrumentation.bedrock import BedrockInstrumentor
+
+            BedrockInstrumentor().instrument(tracer_provider=tracer_provider)
         else:
             from opentelemetry.instrumentation.botocore import BotocoreInstrumentor
 

@@ -246,6 +246,22 @@ STACKS: dict[str, Stack] = {
         Stack("haystack-openllmetry", "haystack_agent", "openai",
               ("haystack-ai", "openai", "opentelemetry-instrumentation-haystack",
                "opentelemetry-instrumentation-openai", "opentelemetry-sdk")),
+        *(Stack(name, "bedrock_loop", "bedrock",
+                ("boto3", "botocore", "openinference-instrumentation-bedrock",
+                 "openinference-instrumentation", "opentelemetry-sdk"),
+                venv="bedrock-openinference")
+          for name in ("bedrock-openinference", "bedrock-openinference-stream")),
+        Stack("groq-openinference", "provider_sdk_loop", "openai",
+              ("groq", "openinference-instrumentation-groq", "openinference-instrumentation",
+               "opentelemetry-sdk")),
+        Stack("mistralai-openinference", "provider_sdk_loop", "openai",
+              ("mistralai", "openinference-instrumentation-mistralai",
+               "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "openai_agents_mcp_agent", "openai",
+                ("openai-agents", "openai", "mcp", "openinference-instrumentation-openai-agents",
+                 "openinference-instrumentation-mcp", "openinference-instrumentation",
+                 "opentelemetry-sdk"), venv="openai-agents-mcp")
+          for name in ("openai-agents-mcp", "openai-agents-mcp-unlinked")),
     )
 }  # fmt: skip
 

@@ -1,0 +1,87 @@
+"""A raw-client agent loop on a model provider's own SDK whose chat completions speak
+OpenAI's body (tools, `tool_calls`, `role: tool` results), under that SDK's OpenInference
+instrumentation: `groq-openinference` on the `groq` SDK (it posts to
+`<base>/openai/v1/chat/completions`; OpenInference wraps `Completions.create`, no stream),
+`mistralai-openinference` on `mistralai` (`<base>/v1/chat/completions`; OpenInference
+wraps `Chat.complete` and `Chat.stream`, but mistralai 3.7 rejects a streamed chunk whose
+choice has no `finish_reason` key, as the scripted server's have). The base URL comes
+without the `/v1` an OpenAI client takes: each SDK adds its own path."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT, TOOLS, run_tool
+from tests.ingest.instrumented.stacks.common import main, providers
+
+Complete = Callable[[list[dict[str, Any]]], dict[str, Any]]
+
+
+def _groq(base_url: str, tracer_provider: Any) -> Complete:
+    from openinference.instrumentation.groq import GroqInstrumentor
+
+    GroqInstrumentor().instrument(tracer_provider=tracer_provider)
+    import groq
+
+    client = groq.Groq(base_url=base_url, api_key="test-key", max_retries=0)
+
+    def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        reply = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
+        said = reply.choices[0].message.model_dump(exclude_none=True)
+        return {k: said[k] for k in ("role", "content", "tool_calls") if k in said}
+
+    return complete
+
+
+def _call(call: Any) -> dict[str, Any]:
+    function = {"name": call.function.name, "arguments": call.function.arguments}
+    return {"id": call.id, "type": "function", "function": function}
+
+
+def _mistral(base_url: str, tracer_provider: Any) -> Complete:
+    from mistralai.client import Mistral
+    from openinference.instrumentation.mistralai import MistralAIInstrumentor
+
+    MistralAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    client = Mistral(api_key="test-key", server_url=base_url)
+
+    def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        said = client.chat.complete(model=MODEL, messages=messages, tools=TOOLS).choices[0].message
+        calls = [_call(c) for c in said.tool_calls or ()]
+        return {"role": "assistant", "content": said.content} | (
+            {"tool_calls": calls} if calls else {}
+        )
+
+    return complete
+
+
+def converse(complete: Complete, scenario: str) -> None:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
+    for turn in SCENARIOS[scenario].turns:
+        messages.append({"role": "user", "content": turn.request})
+        for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
+            message = complete(messages)
+            messages.append(message)
+            if not message.get("tool_calls"):
+                break
+            for call in message["tool_calls"]:
+                fn = call["function"]
+                text, _ = run_tool(fn["name"], fn["arguments"])
+                messages.append({"role": "tool", "tool_call_id": call["id"], "name": fn["name"],
+                                 "content": text})  # fmt: skip
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    base = base_url.removesuffix("/v1")
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        if stack.startswith("groq"):
+            converse(_groq(base, tracer_provider), scenario)
+        else:
+            converse(_mistral(base, tracer_provider), scenario)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], {}, run))
