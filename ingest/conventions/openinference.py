@@ -4,8 +4,10 @@ Messages are flattened as `llm.input_messages.N.message.{role, content, name,
 tool_call_id, contents.K.message_content.{type,text}, tool_calls.M.tool_call.{id,
 function.name, function.arguments}}`. Raw request/response JSON in `input.value` /
 `output.value` is read only where the flattened messages are absent (Langfuse gets this
-precedence backwards). LangChain TOOL spans serialize a `ToolMessage` as output; its
-`content` is the result the model saw and its `tool_call_id` the link to the call.
+precedence backwards), or for the ids of output calls flattened without them
+(`_raw_call_ids`: the google-genai instrumentation's). LangChain TOOL spans serialize a
+`ToolMessage` as output; its `content` is the result the model saw and its `tool_call_id`
+the link to the call.
 An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`); its
 task is a known key of its JSON input (`_task`), its answer its text output or a known key
 of its JSON output (`_agent_answer`: what a `return_direct` run returned). A CrewAI
@@ -27,6 +29,7 @@ from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
     flat_messages,
+    parse_message,
     parse_tool_defs,
     system_text,
     text_message,
@@ -69,7 +72,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         inputs = _failed_results(view, inputs) if inputs is not None \
             else _raw(view, A.OI_INPUT_VALUE, "user", problems)
         outputs = (
-            outputs if outputs is not None else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
+            _raw_call_ids(view, outputs, problems) if outputs is not None
+            else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
         )
     elif kind is SpanKind.AGENT:
         inputs = inputs if inputs is not None else _task(view)
@@ -239,6 +243,42 @@ def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Messa
             or isinstance(parsed.get("text"), str)
         )
     return whole_messages(parsed, role, key, problems) if is_payload else None
+
+
+def _raw_call_ids(
+    view: SpanView, outputs: tuple[Message, ...], problems: Problems
+) -> tuple[Message, ...]:
+    """Output calls flattened without their ids take them from the raw response in
+    `output.value`, by name and arguments, each id once. OpenInference's google-genai
+    instrumentation flattens a function call's name and arguments but not its id
+    (Arize-ai/openinference `openinference-instrumentation-google-genai`
+    `_response_attributes_extractor.py`, `_get_attributes_from_function_call`), while the
+    response it dumps keeps it (`candidates[].content.parts[].function_call.id`) and the
+    next request replays the call with it: without the id the two calls share no history."""
+    if not any(p.type is PartType.TOOL_CALL and p.call_id is None
+               for m in outputs for p in m.parts):
+        return outputs
+    raw = view.get(A.OI_OUTPUT_VALUE)
+    ok, parsed = try_json(raw) if isinstance(raw, str) else (False, None)
+    candidates = parsed.get("candidates") if ok and isinstance(parsed, dict) else None
+    if not isinstance(candidates, list):
+        return outputs
+    said = [parse_message(c.get("content"), A.OI_OUTPUT_VALUE, problems)
+            for c in candidates if isinstance(c, dict)]
+    ids = [(p.name, p.arguments, p.call_id) for m in said if m is not None
+           for p in m.parts if p.type is PartType.TOOL_CALL and p.call_id]
+    filled = []
+    for message in outputs:
+        parts = []
+        for p in message.parts:
+            match = next((i for i in ids if p.call_id is None and i[:2] == (p.name, p.arguments)),
+                         None)
+            if match is not None:
+                ids.remove(match)
+                p = replace(p, call_id=match[2])
+            parts.append(p)
+        filled.append(replace(message, parts=tuple(parts)))
+    return tuple(filled)
 
 
 def _response_id(view: SpanView) -> str | None:
