@@ -75,7 +75,7 @@ CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error
 WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 
 _OPENAI_V2 = ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
-              "openai-v2-span-and-event-stream")
+              "openai-v2-span-and-event-stream", "openai-v2-legacy-events")
 
 KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("anthropic-openllmetry", "tool_error", "call.is_error",
@@ -211,9 +211,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
       for stack in ("openai-agents-openinference-handoff",
                     "openai-agents-openinference-handoff-nested")),
     *(Gap(stack, "*", "tools",
-          "openai-v2 2.4b0 never sets the invocation's tool_definitions (opentelemetry-python-"
-          "contrib instrumentation-genai/opentelemetry-instrumentation-openai-v2 patch.py): no "
-          "gen_ai.tool.definitions in any capture mode, so no tool's description or schema",
+          "openai-v2 records no tools: 2.4b0 never sets the invocation's tool_definitions "
+          "(opentelemetry-python-contrib instrumentation-genai/opentelemetry-instrumentation-"
+          "openai-v2 patch.py), in any capture mode, and 2.3b0's v1.30 events have no place "
+          "for them: no tool's description or schema",
           lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
       for stack in _OPENAI_V2),
     *(Gap(stack, "tool_error", "call.is_error",
@@ -836,6 +837,18 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.system", "gen_ai.tool.definitions"}),
     ) for stack in ("openai-v2-span-and-event", "openai-v2-span-and-event-stream")},
+    "google-genai-otel-span-and-event": Form(
+        frozenset({"generate_content gemini-2.5-flash"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # openai-v2 2.3b0 alone, the old default: per-message log events, gen_ai.system.
+    "openai-v2-legacy-events": Form(
+        frozenset({"chat gpt-4o-mini"}), frozenset({"gen_ai.system"}),
+        frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.assistant.message",
+                   "gen_ai.tool.message", "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"gen_ai.provider.name"},
+    ),
 }  # fmt: skip
 
 

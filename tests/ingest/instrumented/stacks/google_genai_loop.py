@@ -27,6 +27,8 @@ ENVS: dict[str, dict[str, str]] = {
         **_LATEST, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"},
     "google-genai-otel-events": {
         **_LATEST, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "EVENT_ONLY"},
+    "google-genai-otel-span-and-event": {
+        **_LATEST, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_AND_EVENT"},
     "google-genai-openinference": {},
     "google-genai-openllmetry": {"TRACELOOP_TRACE_CONTENT": "true"},
 }  # fmt: skip

@@ -3,7 +3,10 @@ instrumentation alone (`opentelemetry-instrumentation-openai-v2` on opentelemetr
 with the newest semantic conventions (`OTEL_SEMCONV_STABILITY_OPT_IN=
 gen_ai_latest_experimental`) in each of util-genai's content-capture modes: content as span
 attributes, as `gen_ai.client.inference.operation.details` log records, or both; one
-configuration streams."""
+configuration streams. `openai-v2-legacy-events` is the old default (no opt-in, capture
+`true`: the v1.30 per-message log events), which only openai-v2 2.3b0 and earlier still
+emit (2.4b0 runs util-genai's latest conventions whatever the opt-in says), in the
+`openai-multi` environment."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ MODES = {
     "openai-v2-events": "EVENT_ONLY",
     "openai-v2-span-and-event": "SPAN_AND_EVENT",
     "openai-v2-span-and-event-stream": "SPAN_AND_EVENT",
+    "openai-v2-legacy-events": "true",
 }
 STREAMED = {"openai-v2-span-and-event-stream"}
 
@@ -37,7 +41,8 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
 if __name__ == "__main__":
     stack = sys.argv[1]
+    latest = {} if MODES[stack] == "true" else {
+        "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"}
     sys.exit(main(sys.argv[1:], {
-        "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
-        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": MODES[stack],
+        **latest, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": MODES[stack],
     }, run))  # fmt: skip

@@ -247,6 +247,12 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-sdk"), venv="openai-v2")
           for name in ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
                        "openai-v2-span-and-event-stream")),
+        Stack("google-genai-otel-span-and-event", "google_genai_loop", "gemini",
+              ("google-genai", "opentelemetry-instrumentation-google-genai",
+               "opentelemetry-util-genai", "opentelemetry-sdk"), venv="google-genai-otel"),
+        Stack("openai-v2-legacy-events", "openai_v2_loop", "openai",
+              ("openai", "opentelemetry-instrumentation-openai-v2", "opentelemetry-sdk"),
+              venv="openai-multi"),
     )
 }  # fmt: skip
 
