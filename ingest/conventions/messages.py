@@ -20,6 +20,7 @@ Anthropic's `server_tool_use` / `mcp_tool_use` blocks with their `*_tool_result`
 Rules: arguments become canonical JSON text (sorted keys); a tool result stays a string
 when it is one and becomes compact JSON in its own key order when structured; a malformed
 item is skipped and reported, never the whole list (Phoenix drops the list; we do better).
+A result object with an `error` and no `output` reports a failure (`_error_object`: Gemini's).
 
 One module past the ~400-line guide: every shape above feeds every other (a Bedrock block
 inside an OTel part, a LangChain message inside OpenInference), and the memos of parsed
@@ -122,6 +123,7 @@ def tool_result(
     text = None if value is None or is_placeholder(value) else block_result_text(value)
     if call_id is None and text is not None:
         text, is_error = _unlabelled(text, is_error)
+    is_error = is_error or _error_object(value)
     return Part(
         PartType.TOOL_RESULT,
         text=text,
@@ -129,6 +131,21 @@ def tool_result(
         name=as_str(name),
         is_error=is_error,
     )
+
+
+def _error_object(value: JsonValue) -> bool:
+    """A result object, or its JSON text, that reports a failure as the Gemini API defines
+    one: an `error` key (the error details) and no `output` key (google-genai
+    `types.FunctionResponse.response`: 'Use "output" key to specify function output and
+    "error" key to specify error details'). Instrumentations pass the object on as they
+    got it: the OTel contrib google-genai one as the tool_call_response's `response`,
+    OpenLLMetry's google-generativeai as its JSON text, OpenInference's as the tool
+    message's content."""
+    if isinstance(value, str):
+        if not value.startswith("{") or '"error"' not in value:
+            return False
+        _, value = try_json(value)
+    return isinstance(value, dict) and bool(value.get("error")) and "output" not in value
 
 
 _OBSERVATION, _ERROR = "Observation:\n", "Error:\n"
@@ -721,7 +738,8 @@ def whole_messages(
     """A whole prompt or completion in one value: the deprecated `gen_ai.prompt` /
     `gen_ai.completion`, or a raw `input.value` / `output.value`.
 
-    Accepts a message list, a request (`{messages: [...]}`), a response (`{choices: [...]}`),
+    Accepts a message list, a request (`{messages: [...]}`), a response (`{choices: [...]}`,
+    Gemini's `{candidates: [{content}]}`),
     a `{text, finish_reason}` completion, or prose (a string that is not such JSON); with
     `prefixed`, prose in role-prefixed lines is a transcript (`prefixed_messages`).
     """
@@ -738,6 +756,12 @@ def whole_messages(
         parsed = [
             {**c["message"], "finish_reason": c.get("finish_reason")}
             for c in parsed["choices"] if isinstance(c, dict) and isinstance(c.get("message"), dict)
+        ]
+    if isinstance(parsed, dict) and isinstance(parsed.get("candidates"), list):  # Gemini's
+        parsed = [
+            {**c["content"], "finish_reason": c.get("finishReason", c.get("finish_reason"))}
+            for c in parsed["candidates"]
+            if isinstance(c, dict) and isinstance(c.get("content"), dict)
         ]
     if isinstance(parsed, dict) and isinstance(parsed.get("text"), str) and "role" not in parsed:
         finish = as_str(parsed.get("finish_reason"))

@@ -308,8 +308,9 @@ def _with_ids(messages: tuple[Message, ...], key: str, view: SpanView) -> tuple[
     """Call ids the flattened messages leave out, from the raw request or response (`key`):
     the Mistral AI instrumentation flattens a tool call's name and arguments and a tool
     message's name and content, never an id (openinference-instrumentation-mistralai
-    `_request_attributes_extractor.py`, `_response_attributes_extractor.py`), while
-    `input.value` / `output.value` hold the whole request and response. The flattened
+    `_request_attributes_extractor.py`, `_response_attributes_extractor.py`), nor does the
+    google-genai instrumentation an output call's (`_get_attributes_from_function_call`),
+    while `input.value` / `output.value` hold the whole request and response. The flattened
     messages are the raw ones in order, so the n-th call (result) part is the n-th raw one
     and, lacking an id, takes its id, when both list the same tools in the same order
     (results: the same texts); otherwise nothing is filled."""

@@ -74,6 +74,9 @@ def _never_called(rec: Recording, index: int) -> list[str]:
 CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")
 WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 
+_OPENAI_V2 = ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
+              "openai-v2-span-and-event-stream", "openai-v2-legacy-events")
+
 KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("anthropic-openllmetry", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLLMetry's gen_ai.input.messages keep the "
@@ -250,6 +253,18 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "OpenInference's mcp_tools span (the SDK's MCP list-tools span) only their names: "
           "only the called tools are described, on their TOOL spans", _never_called)
       for stack in ("openai-agents-mcp", "openai-agents-mcp-unlinked")),
+    *(Gap(stack, "*", "tools",
+          "openai-v2 records no tools: 2.4b0 never sets the invocation's tool_definitions "
+          "(opentelemetry-python-contrib instrumentation-genai/opentelemetry-instrumentation-"
+          "openai-v2 patch.py), in any capture mode, and 2.3b0's v1.30 events have no place "
+          "for them: no tool's description or schema",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in _OPENAI_V2),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw chat-completions loop has no tool span and a tool message no error flag: the "
+          "failure is only in the tool_call_response's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in _OPENAI_V2),
 )  # fmt: skip
 
 
@@ -913,6 +928,63 @@ FORMS: dict[str, Form] = {
                    "mcp.method.name", "gen_ai.tool.name"}),
         absent=frozenset({"llm.tools.0.tool.json_schema"}),
     ) for stack in ("openai-agents-mcp", "openai-agents-mcp-unlinked")},
+    # The OTel contrib google-genai instrumentation (util-genai): one parentless
+    # generate_content span per call; SPAN_ONLY puts content on it (and still sends
+    # content-less operation-details records), EVENT_ONLY on the records only.
+    "google-genai-otel-spans": Form(
+        frozenset({"generate_content gemini-2.5-flash"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "server.address"},
+        absent=frozenset({"gen_ai.usage.total_tokens"}),
+    ),
+    "google-genai-otel-events": Form(
+        frozenset({"generate_content gemini-2.5-flash"}),
+        frozenset({"gen_ai.provider.name", "server.address"}),
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ),
+    "google-genai-openinference": Form(
+        frozenset({"GenerateContent"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+                   "output.value"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # OpenLLMetry's google-generativeai 0.62 instruments google-genai with the current
+    # JSON attributes (not its legacy gen_ai.prompt.N), total tokens its own.
+    "google-genai-openllmetry": Form(
+        frozenset({"generate_content gemini-2.5-flash"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.usage.total_tokens"},
+        absent=frozenset({"gen_ai.prompt.0.content", "server.address"}),
+    ),
+    # openai-v2 2.4b0 on util-genai with the latest opt-in: content on the chat span, on
+    # operation-details log records, or both; no tool definitions in any mode.
+    "openai-v2-spans": Form(
+        frozenset({"chat gpt-4o-mini"}), _JSON_MESSAGES | {"gen_ai.provider.name"},
+        absent=frozenset({"gen_ai.system", "gen_ai.tool.definitions"}),
+    ),
+    "openai-v2-events": Form(
+        frozenset({"chat gpt-4o-mini"}), frozenset({"gen_ai.provider.name"}),
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=_JSON_MESSAGES | {"gen_ai.system"},
+    ),
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}), _JSON_MESSAGES | {"gen_ai.provider.name"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.system", "gen_ai.tool.definitions"}),
+    ) for stack in ("openai-v2-span-and-event", "openai-v2-span-and-event-stream")},
+    "google-genai-otel-span-and-event": Form(
+        frozenset({"generate_content gemini-2.5-flash"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # openai-v2 2.3b0 alone, the old default: per-message log events, gen_ai.system.
+    "openai-v2-legacy-events": Form(
+        frozenset({"chat gpt-4o-mini"}), frozenset({"gen_ai.system"}),
+        frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.assistant.message",
+                   "gen_ai.tool.message", "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"gen_ai.provider.name"},
+    ),
 }  # fmt: skip
 
 

@@ -262,6 +262,27 @@ STACKS: dict[str, Stack] = {
                  "openinference-instrumentation-mcp", "openinference-instrumentation",
                  "opentelemetry-sdk"), venv="openai-agents-mcp")
           for name in ("openai-agents-mcp", "openai-agents-mcp-unlinked")),
+        *(Stack(name, "google_genai_loop", "gemini",
+                ("google-genai", "opentelemetry-instrumentation-google-genai",
+                 "opentelemetry-util-genai", "opentelemetry-sdk"), venv="google-genai-otel")
+          for name in ("google-genai-otel-spans", "google-genai-otel-events")),
+        Stack("google-genai-openinference", "google_genai_loop", "gemini",
+              ("google-genai", "openinference-instrumentation-google-genai",
+               "openinference-instrumentation", "opentelemetry-sdk"), venv="google-genai"),
+        Stack("google-genai-openllmetry", "google_genai_loop", "gemini",
+              ("google-genai", "opentelemetry-instrumentation-google-generativeai",
+               "opentelemetry-sdk"), venv="google-genai"),
+        *(Stack(name, "openai_v2_loop", "openai",
+                ("openai", "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"), venv="openai-v2")
+          for name in ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
+                       "openai-v2-span-and-event-stream")),
+        Stack("google-genai-otel-span-and-event", "google_genai_loop", "gemini",
+              ("google-genai", "opentelemetry-instrumentation-google-genai",
+               "opentelemetry-util-genai", "opentelemetry-sdk"), venv="google-genai-otel"),
+        Stack("openai-v2-legacy-events", "openai_v2_loop", "openai",
+              ("openai", "opentelemetry-instrumentation-openai-v2", "opentelemetry-sdk"),
+              venv="openai-multi"),
     )
 }  # fmt: skip
 
