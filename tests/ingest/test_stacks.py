@@ -207,6 +207,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
                               if n.startswith("transfer_to_")])
       for stack in ("openai-agents-openinference-handoff",
                     "openai-agents-openinference-handoff-nested")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a Responses function_call_output has no "
+          "error flag: the failure is only in the output's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openai-responses-openinference", "openai-responses-openinference-stream",
+                    "openai-responses-openllmetry", "openai-responses-openllmetry-stream")),
 )  # fmt: skip
 
 
@@ -238,6 +244,12 @@ NOT_YET: tuple[NotYet, ...] = (
            "the last turn's transfer output is only in the specialist's summary text (by the "
            "same tool and arguments the wire gives it); the handoff TOOL span's output.value "
            "is the agent's name alone"),
+    *(NotYet(stack, ("single_tool", "parallel_tools", "tool_error", "multi_turn"), ("call.id",),
+             "OpenLLMetry's Responses spans (opentelemetry-instrumentation-openai 0.62.4 "
+             "`v1/responses_wrappers.py`) name a function_call by its item id (fc_...), its "
+             "call_id only on the function_call_output's tool_call_response: pairing the two "
+             "is by position, which no rule of turnscore does yet")
+      for stack in ("openai-responses-openllmetry", "openai-responses-openllmetry-stream")),
 )  # fmt: skip
 
 
@@ -777,6 +789,19 @@ FORMS: dict[str, Form] = {
                           "gen_ai.conversation.id"},
         absent=frozenset({"gcp.vertex.agent.llm_request"}),
     ),
+    # The Responses API on the raw client: one span per model call, each its own trace.
+    **{stack: Form(
+        frozenset({"Response"}),
+        frozenset({"llm.input_messages.1.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.token_count.prompt", "input.value", "output.value"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("openai-responses-openinference", "openai-responses-openinference-stream")},
+    **{stack: Form(
+        frozenset({"openai.response"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id", "gen_ai.is_streaming",
+                          "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
+    ) for stack in ("openai-responses-openllmetry", "openai-responses-openllmetry-stream")},
 }  # fmt: skip
 
 

@@ -232,6 +232,14 @@ STACKS: dict[str, Stack] = {
         Stack("adk-handoff", "adk_handoff_agent", "gemini",
               ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk",
               scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "openai_loop", "openai",
+                ("openai", "openinference-instrumentation-openai", "openinference-instrumentation",
+                 "opentelemetry-sdk"), venv="openai-multi")
+          for name in ("openai-responses-openinference", "openai-responses-openinference-stream")),
+        *(Stack(name, "openai_loop", "openai",
+                ("openai", "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+                venv="openai-multi")
+          for name in ("openai-responses-openllmetry", "openai-responses-openllmetry-stream")),
     )
 }  # fmt: skip
 
