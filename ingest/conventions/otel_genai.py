@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from itertools import pairwise
 
 from msgspec.structs import replace
 
@@ -219,7 +220,7 @@ def _calls_joined(messages: tuple[Message, ...] | None) -> tuple[Message, ...] |
     output of the same answer is one message: split, the replay would not extend the
     history that output left (`links`)."""
     if not messages or not any(_calls_only(b) and a.role == "assistant"
-                               for a, b in zip(messages, messages[1:], strict=False)):  # fmt: skip
+                               for a, b in pairwise(messages)):  # fmt: skip
         return messages
     joined: list[Message] = []
     for m in messages:
