@@ -802,6 +802,18 @@ FORMS: dict[str, Form] = {
                           "gen_ai.usage.input_tokens"},
         absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
     ) for stack in ("openai-responses-openllmetry", "openai-responses-openllmetry-stream")},
+    # The Agents SDK on its default OpenAIResponsesModel: the response span names the tools.
+    "openai-agents-openinference-responses": Form(
+        frozenset({"Agent workflow", "research_assistant", "response", "calculator"}),
+        frozenset({"llm.tools.0.tool.json_schema", "llm.input_messages.0.message.role",
+                   "llm.token_count.prompt", "graph.node.id"}),
+    ),
+    "openai-agents-openllmetry-responses": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "calculator.tool"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.usage.input_tokens",
+                          "gen_ai.response.id", "traceloop.span.kind"},
+    ),
 }  # fmt: skip
 
 

@@ -5,7 +5,8 @@ into OTel spans), content traced. Its processor replaces the SDK's own (the expo
 OpenAI's backend): nothing leaves the machine. `openai-agents-openllmetry-openai` adds
 OpenLLMetry's OpenAI instrumentation, as `Traceloop.init` installs both: each model call is
 then recorded twice, the processor's span (input only, for a chat completions model) over
-the client's."""
+the client's. `openai-agents-openllmetry-responses` runs the agent on the SDK's default
+`OpenAIResponsesModel`, whose generation spans carry the whole `response`."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
-        asyncio.run(converse(base_url, scenario))
+        asyncio.run(converse(base_url, scenario, stack.endswith("-responses")))
 
 
 ENV = {"TRACELOOP_TRACE_CONTENT": "true", "TRACELOOP_METRICS_ENABLED": "false"}

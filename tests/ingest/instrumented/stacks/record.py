@@ -240,6 +240,13 @@ STACKS: dict[str, Stack] = {
                 ("openai", "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
                 venv="openai-multi")
           for name in ("openai-responses-openllmetry", "openai-responses-openllmetry-stream")),
+        Stack("openai-agents-openinference-responses", "openai_agents_agent", "openai",
+              ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="openai-agents-openinference"),
+        Stack("openai-agents-openllmetry-responses", "openai_agents_openllmetry_agent", "openai",
+              ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+               "opentelemetry-sdk"), venv="openai-agents-openllmetry"),
     )
 }  # fmt: skip
 
