@@ -803,17 +803,19 @@ FORMS: dict[str, Form] = {
         absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
     ) for stack in ("openai-responses-openllmetry", "openai-responses-openllmetry-stream")},
     # The Agents SDK on its default OpenAIResponsesModel: the response span names the tools.
-    "openai-agents-openinference-responses": Form(
+    **{stack: Form(
         frozenset({"Agent workflow", "research_assistant", "response", "calculator"}),
         frozenset({"llm.tools.0.tool.json_schema", "llm.input_messages.0.message.role",
                    "llm.token_count.prompt", "graph.node.id"}),
-    ),
-    "openai-agents-openllmetry-responses": Form(
+    ) for stack in ("openai-agents-openinference-responses",
+                    "openai-agents-openinference-responses-stream")},
+    **{stack: Form(
         frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
                    "calculator.tool"}),
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.usage.input_tokens",
                           "gen_ai.response.id", "traceloop.span.kind"},
-    ),
+    ) for stack in ("openai-agents-openllmetry-responses",
+                    "openai-agents-openllmetry-responses-stream")},
 }  # fmt: skip
 
 

@@ -6,7 +6,8 @@ OpenAI's backend): nothing leaves the machine. `openai-agents-openllmetry-openai
 OpenLLMetry's OpenAI instrumentation, as `Traceloop.init` installs both: each model call is
 then recorded twice, the processor's span (input only, for a chat completions model) over
 the client's. `openai-agents-openllmetry-responses` runs the agent on the SDK's default
-`OpenAIResponsesModel`, whose generation spans carry the whole `response`."""
+`OpenAIResponsesModel`, whose generation spans carry the whole `response`; its `-stream`
+variant runs each turn with `Runner.run_streamed`."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
-        asyncio.run(converse(base_url, scenario, stack.endswith("-responses")))
+        asyncio.run(converse(base_url, scenario, "-responses" in stack, stack.endswith("-stream")))
 
 
 ENV = {"TRACELOOP_TRACE_CONTENT": "true", "TRACELOOP_METRICS_ENABLED": "false"}

@@ -247,6 +247,13 @@ STACKS: dict[str, Stack] = {
         Stack("openai-agents-openllmetry-responses", "openai_agents_openllmetry_agent", "openai",
               ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
                "opentelemetry-sdk"), venv="openai-agents-openllmetry"),
+        Stack("openai-agents-openinference-responses-stream", "openai_agents_agent", "openai",
+              ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="openai-agents-openinference"),
+        Stack("openai-agents-openllmetry-responses-stream", "openai_agents_openllmetry_agent",
+              "openai", ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+                         "opentelemetry-sdk"), venv="openai-agents-openllmetry"),
     )
 }  # fmt: skip
 
