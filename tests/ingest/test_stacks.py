@@ -816,6 +816,22 @@ FORMS: dict[str, Form] = {
                           "gen_ai.response.id", "traceloop.span.kind"},
     ) for stack in ("openai-agents-openllmetry-responses",
                     "openai-agents-openllmetry-responses-stream")},
+    # The handoff and agent-as-tool runs on OpenAIResponsesModel: `response` spans that name
+    # the tools, the transfer tool's definition among them.
+    "openai-agents-openinference-responses-handoff": Form(
+        frozenset({"Agent workflow", "triage_agent", "weather_specialist", "response",
+                   "handoff to weather_specialist", "get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "graph.node.parent_id", "agent.name",
+                   "llm.tools.0.tool.json_schema"}),
+        absent=frozenset({"session.id"}),
+    ),
+    "openai-agents-openinference-responses-as-tool": Form(
+        frozenset({"Agent workflow", "triage_agent", "weather_specialist", "response",
+                   "get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "agent.name",
+                   "llm.tools.0.tool.json_schema"}),
+        absent=frozenset({"graph.node.parent_id"}),
+    ),
 }  # fmt: skip
 
 

@@ -254,6 +254,12 @@ STACKS: dict[str, Stack] = {
         Stack("openai-agents-openllmetry-responses-stream", "openai_agents_openllmetry_agent",
               "openai", ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
                          "opentelemetry-sdk"), venv="openai-agents-openllmetry"),
+        *(Stack(name, "openai_agents_handoff", "openai",
+                ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+                 "openinference-instrumentation", "opentelemetry-sdk"),
+                venv="openai-agents-openinference", scenarios=tuple(MULTI_AGENT))
+          for name in ("openai-agents-openinference-responses-handoff",
+                       "openai-agents-openinference-responses-as-tool")),
     )
 }  # fmt: skip
 
