@@ -832,6 +832,14 @@ FORMS: dict[str, Form] = {
                    "llm.tools.0.tool.json_schema"}),
         absent=frozenset({"graph.node.parent_id"}),
     ),
+    # Both OpenLLMetry instrumentations (as Traceloop.init installs them): each model call
+    # an `openai.response` span of the processor's over the client's, one response id.
+    "openai-agents-openllmetry-openai-responses": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "calculator.tool"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id", "gen_ai.is_streaming",
+                          "traceloop.span.kind"},
+    ),
 }  # fmt: skip
 
 

@@ -7,7 +7,8 @@ OpenLLMetry's OpenAI instrumentation, as `Traceloop.init` installs both: each mo
 then recorded twice, the processor's span (input only, for a chat completions model) over
 the client's. `openai-agents-openllmetry-responses` runs the agent on the SDK's default
 `OpenAIResponsesModel`, whose generation spans carry the whole `response`; its `-stream`
-variant runs each turn with `Runner.run_streamed`."""
+variant runs each turn with `Runner.run_streamed`, and
+`openai-agents-openllmetry-openai-responses` adds the OpenAI instrumentation to it."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         OpenAIAgentsInstrumentor(replace_existing_processors=True).instrument(
             tracer_provider=tracer_provider
         )
-        if stack.endswith("-openai"):
+        if "-openllmetry-openai" in stack:
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)

@@ -260,6 +260,10 @@ STACKS: dict[str, Stack] = {
                 venv="openai-agents-openinference", scenarios=tuple(MULTI_AGENT))
           for name in ("openai-agents-openinference-responses-handoff",
                        "openai-agents-openinference-responses-as-tool")),
+        Stack("openai-agents-openllmetry-openai-responses", "openai_agents_openllmetry_agent",
+              "openai", ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+                         "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+              venv="openai-agents-openllmetry"),
     )
 }  # fmt: skip
 
