@@ -244,12 +244,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "the last turn's transfer output is only in the specialist's summary text (by the "
            "same tool and arguments the wire gives it); the handoff TOOL span's output.value "
            "is the agent's name alone"),
-    *(NotYet(stack, ("single_tool", "parallel_tools", "tool_error", "multi_turn"), ("call.id",),
-             "OpenLLMetry's Responses spans (opentelemetry-instrumentation-openai 0.62.4 "
-             "`v1/responses_wrappers.py`) name a function_call by its item id (fc_...), its "
-             "call_id only on the function_call_output's tool_call_response: pairing the two "
-             "is by position, which no rule of turnscore does yet")
-      for stack in ("openai-responses-openllmetry", "openai-responses-openllmetry-stream")),
 )  # fmt: skip
 
 
