@@ -24,7 +24,8 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    for a call the turn left pending, a later one); parts without a usable id
    pair in order with the previous step's calls still lacking one (by name where given),
    taking only the results after the input's last assistant message; one id-less result
-   for several such calls is split by lines (`_split_lines`).
+   for several such calls is split by lines (`_split_lines`). A result so paired that
+   names an id no call has gives its call that id: the id the model was told.
 3. **Executions** (tool spans; a tool span inside another tool span belongs to that tool,
    not to the turn): by call id across the conversation, preferring the tool span's own
    turn (ids may be synthesized per turn, like ADK's `{name}_{idx}`); then, within the
@@ -242,6 +243,12 @@ def attach_results(
             if match is not None:
                 match.seen = p
                 waiting.remove(match)
+                if p.call_id:
+                    # The id the model was told the result under is the call's id on the
+                    # wire; the output named the call otherwise (OpenLLMetry's Responses
+                    # spans give a function_call's item id, fc_..., the result its call_id:
+                    # opentelemetry-instrumentation-openai 0.62.4 `v1/responses_wrappers.py`).
+                    match.part = replace(match.part, call_id=p.call_id)
 
 
 def _split_lines(result: Part, calls: int) -> list[Part]:

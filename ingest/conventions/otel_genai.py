@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from itertools import pairwise
 
 from msgspec.structs import replace
 
@@ -159,7 +160,7 @@ def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:
 def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) -> Decoded:
     """The current attributes (and operation-details events): messages, instructions, tools."""
     attrs = content_attributes(view)
-    inputs = _messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True)
+    inputs = _calls_joined(_messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True))
     outputs = model_said(_messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems))
     if outputs and any(p.text and p.text.startswith("{'") for m in outputs for p in m.parts):
         outputs = tuple(_dumped(m, problems) for m in outputs)
@@ -206,6 +207,35 @@ def _messages(
     if memo is not None and len(problems) == before:
         remember_history(memo, messages)
     return messages
+
+
+def _calls_joined(messages: tuple[Message, ...] | None) -> tuple[Message, ...] | None:
+    """An assistant message of tool calls alone, right after an assistant message, is part
+    of it: the convention gives one assistant message per model answer, with all its parts.
+
+    A Responses API input is a list of items, each answer's text a `message` item and each
+    call a `function_call` item of its own, and OpenLLMetry replays every item as a message
+    (opentelemetry-instrumentation-openai 0.62.4, traceloop/openllmetry
+    `instrumentation/openai/v1/responses_wrappers.py`, `set_data_attributes`), while its
+    output of the same answer is one message: split, the replay would not extend the
+    history that output left (`links`)."""
+    if not messages or not any(_calls_only(b) and a.role == "assistant"
+                               for a, b in pairwise(messages)):  # fmt: skip
+        return messages
+    joined: list[Message] = []
+    for m in messages:
+        if joined and joined[-1].role == "assistant" and _calls_only(m):
+            last = joined[-1]
+            joined[-1] = Message(last.role, last.parts + m.parts, last.finish_reason)
+        else:
+            joined.append(m)
+    return tuple(joined)
+
+
+def _calls_only(message: Message) -> bool:
+    return message.role == "assistant" and bool(message.parts) and all(
+        p.type is PartType.TOOL_CALL for p in message.parts
+    )
 
 
 def _dumped(message: Message, problems: Problems) -> Message:

@@ -265,6 +265,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "failure is only in the tool_call_response's text",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in _OPENAI_V2),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a Responses function_call_output has no "
+          "error flag: the failure is only in the output's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openai-responses-openinference", "openai-responses-openinference-stream",
+                    "openai-responses-openllmetry", "openai-responses-openllmetry-stream")),
 )  # fmt: skip
 
 
@@ -984,6 +990,57 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.assistant.message",
                    "gen_ai.tool.message", "gen_ai.choice"}),
         absent=_JSON_MESSAGES | {"gen_ai.provider.name"},
+    ),
+    # The Responses API on the raw client: one span per model call, each its own trace.
+    **{stack: Form(
+        frozenset({"Response"}),
+        frozenset({"llm.input_messages.1.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.token_count.prompt", "input.value", "output.value"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("openai-responses-openinference", "openai-responses-openinference-stream")},
+    **{stack: Form(
+        frozenset({"openai.response"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id", "gen_ai.is_streaming",
+                          "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
+    ) for stack in ("openai-responses-openllmetry", "openai-responses-openllmetry-stream")},
+    # The Agents SDK on its default OpenAIResponsesModel: the response span names the tools.
+    **{stack: Form(
+        frozenset({"Agent workflow", "research_assistant", "response", "calculator"}),
+        frozenset({"llm.tools.0.tool.json_schema", "llm.input_messages.0.message.role",
+                   "llm.token_count.prompt", "graph.node.id"}),
+    ) for stack in ("openai-agents-openinference-responses",
+                    "openai-agents-openinference-responses-stream")},
+    **{stack: Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "calculator.tool"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.usage.input_tokens",
+                          "gen_ai.response.id", "traceloop.span.kind"},
+    ) for stack in ("openai-agents-openllmetry-responses",
+                    "openai-agents-openllmetry-responses-stream")},
+    # The handoff and agent-as-tool runs on OpenAIResponsesModel: `response` spans that name
+    # the tools, the transfer tool's definition among them.
+    "openai-agents-openinference-responses-handoff": Form(
+        frozenset({"Agent workflow", "triage_agent", "weather_specialist", "response",
+                   "handoff to weather_specialist", "get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "graph.node.parent_id", "agent.name",
+                   "llm.tools.0.tool.json_schema"}),
+        absent=frozenset({"session.id"}),
+    ),
+    "openai-agents-openinference-responses-as-tool": Form(
+        frozenset({"Agent workflow", "triage_agent", "weather_specialist", "response",
+                   "get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "agent.name",
+                   "llm.tools.0.tool.json_schema"}),
+        absent=frozenset({"graph.node.parent_id"}),
+    ),
+    # Both OpenLLMetry instrumentations (as Traceloop.init installs them): each model call
+    # an `openai.response` span of the processor's over the client's, one response id.
+    "openai-agents-openllmetry-openai-responses": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "calculator.tool"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id", "gen_ai.is_streaming",
+                          "traceloop.span.kind"},
     ),
 }  # fmt: skip
 

@@ -50,7 +50,12 @@ import json
 from typing import Any
 
 from tests.ingest.instrumented.scenarios import ALL_SCENARIOS, TOOL_FUNCTIONS, run_tool
-from tests.ingest.instrumented.stacks.wire import FINAL_ANSWER_TOOL, TASK_PREFIX, gemini_messages
+from tests.ingest.instrumented.stacks.wire import (
+    FINAL_ANSWER_TOOL,
+    TASK_PREFIX,
+    gemini_messages,
+    responses_messages,
+)
 
 FIELDS = (
     "request", "system_prompt", "tools", "call.id", "call.name", "call.arguments",
@@ -61,7 +66,8 @@ FIELDS = (
 def _text(content: Any) -> str | None:
     if content is None or isinstance(content, str):
         return content
-    return "".join(p.get("text") or "" for p in content if p.get("type") in ("text", None))
+    texts = ("text", "input_text", "output_text", None)
+    return "".join(p.get("text") or "" for p in content if p.get("type") in texts)
 
 
 def _system(wire: dict[str, Any]) -> str | None:
@@ -73,6 +79,11 @@ def _system(wire: dict[str, Any]) -> str | None:
     if wire["api"] == "bedrock":
         return _text(request.get("system")) or None
     roles = ("system", "developer")
+    if wire["api"] == "responses":
+        # The instructions, then any system or developer message of the input.
+        said = [m for m in responses_messages(request) if m["role"] in roles]
+        texts = [_text(request.get("instructions")), *(_text(m["content"]) for m in said)]
+        return "\n".join(t for t in texts if t) or None
     texts = [_text(m["content"]) for m in request["messages"] if m["role"] in roles]
     return "\n".join(t for t in texts if t) or None
 
@@ -98,6 +109,9 @@ def _tools(wire: dict[str, Any]) -> list[list[Any]]:
             tools += [[f["name"], f.get("description"), _gemini_schema(f)] for f in declarations]
         elif wire["api"] == "anthropic":
             tools.append([t["name"], t.get("description"), t.get("input_schema")])
+        elif wire["api"] == "responses":
+            if t.get("type") == "function":
+                tools.append([t["name"], t.get("description"), t.get("parameters")])
         else:
             fn = t["function"]
             tools.append([fn["name"], fn.get("description"), fn.get("parameters")])
@@ -115,6 +129,9 @@ def _asked(wire: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     if wire["api"] == "anthropic":
         return [(b["id"], b["name"], b["input"])
                 for b in wire["response"]["content"] if b["type"] == "tool_use"]  # fmt: skip
+    if wire["api"] == "responses":
+        return [(i["call_id"], i["name"], json.loads(i["arguments"]))
+                for i in wire["response"]["output"] if i["type"] == "function_call"]  # fmt: skip
     message = wire["response"]["choices"][0]["message"]
     return [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
             for c in message.get("tool_calls") or ()]  # fmt: skip
@@ -138,6 +155,9 @@ def _said(wire: dict[str, Any]) -> str | None:
     if wire["api"] == "anthropic":
         texts = [b["text"] for b in wire["response"]["content"] if b["type"] == "text"]
         return "".join(texts) if texts else None
+    if wire["api"] == "responses":
+        said = [i for i in wire["response"]["output"] if i["type"] == "message"]
+        return "".join(_text(i["content"]) or "" for i in said) if said else None
     return wire["response"]["choices"][0]["message"]["content"]
 
 
@@ -151,6 +171,13 @@ def _results(wire: dict[str, Any]) -> dict[str, str]:
                 if "functionResponse" in part:
                     answer = part["functionResponse"]
                     found[answer.get("id")] = json.dumps(answer.get("response"))
+        return found
+    if wire["api"] == "responses":
+        items = wire["request"].get("input")
+        for item in items if isinstance(items, list) else ():
+            if item.get("type") == "function_call_output":
+                output = item.get("output")
+                found[item["call_id"]] = output if isinstance(output, str) else _text(output) or ""
         return found
     for m in wire["request"]["messages"]:
         content = m.get("content")
@@ -218,6 +245,8 @@ def _usage(wire: dict[str, Any]) -> tuple[int, int]:
         return usage["input_tokens"], usage["output_tokens"]
     if wire["api"] == "bedrock":
         return usage["inputTokens"], usage["outputTokens"]
+    if wire["api"] == "responses":
+        return usage["input_tokens"], usage["output_tokens"]
     return usage["prompt_tokens"], usage["completion_tokens"]
 
 
@@ -230,6 +259,8 @@ def _main_line(mine: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _newest_user_text(wire: dict[str, Any]) -> str:
     if wire["api"] == "gemini":
         messages = gemini_messages(wire["request"])
+    elif wire["api"] == "responses":
+        messages = responses_messages(wire["request"])
     else:
         messages = wire["request"].get("messages") or []
     said = [m for m in messages if m.get("role") == "user"]

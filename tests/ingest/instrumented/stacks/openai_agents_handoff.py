@@ -7,8 +7,10 @@ on the same conversation in the same run), or, for a stack named `...-as-tool`, 
 it as a tool (`Agent.as_tool`: a nested run on the task the triage agent wrote, whose
 final text is the tool's result and which the triage agent then answers from). A stack
 named `...-nested` sets `RunConfig(nest_handoff_history=True)` (the SDK's opt-in beta: the
-specialist gets the history before the handoff compacted into assistant summary text). One
-`Runner.run` per turn, as the single-agent drivers."""
+specialist gets the history before the handoff compacted into assistant summary text). A
+stack named `...-responses-...` puts both agents on the SDK's default
+`OpenAIResponsesModel` (the Responses API). One `Runner.run` per turn, as the single-agent
+drivers."""
 
 from __future__ import annotations
 
@@ -31,11 +33,19 @@ from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
 async def converse(base_url: str, stack: str, scenario: str) -> None:
-    from agents import Agent, OpenAIChatCompletionsModel, RunConfig, Runner, function_tool
+    from agents import (
+        Agent,
+        OpenAIChatCompletionsModel,
+        OpenAIResponsesModel,
+        RunConfig,
+        Runner,
+        function_tool,
+    )
     from openai import AsyncOpenAI
 
     client = AsyncOpenAI(base_url=base_url, api_key="test-key", max_retries=0)
-    model = OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+    kind = OpenAIResponsesModel if "-responses-" in stack else OpenAIChatCompletionsModel
+    model = kind(model=MODEL, openai_client=client)
     specialist = Agent(
         name=SPECIALIST_AGENT, instructions=SPECIALIST_PROMPT, model=model,
         tools=[function_tool(fn) for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS],

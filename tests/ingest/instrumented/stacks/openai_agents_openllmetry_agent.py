@@ -5,7 +5,10 @@ into OTel spans), content traced. Its processor replaces the SDK's own (the expo
 OpenAI's backend): nothing leaves the machine. `openai-agents-openllmetry-openai` adds
 OpenLLMetry's OpenAI instrumentation, as `Traceloop.init` installs both: each model call is
 then recorded twice, the processor's span (input only, for a chat completions model) over
-the client's."""
+the client's. `openai-agents-openllmetry-responses` runs the agent on the SDK's default
+`OpenAIResponsesModel`, whose generation spans carry the whole `response`; its `-stream`
+variant runs each turn with `Runner.run_streamed`, and
+`openai-agents-openllmetry-openai-responses` adds the OpenAI instrumentation to it."""
 
 from __future__ import annotations
 
@@ -24,11 +27,11 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         OpenAIAgentsInstrumentor(replace_existing_processors=True).instrument(
             tracer_provider=tracer_provider
         )
-        if stack.endswith("-openai"):
+        if "-openllmetry-openai" in stack:
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
-        asyncio.run(converse(base_url, scenario))
+        asyncio.run(converse(base_url, scenario, "-responses" in stack, stack.endswith("-stream")))
 
 
 ENV = {"TRACELOOP_TRACE_CONTENT": "true", "TRACELOOP_METRICS_ENABLED": "false"}

@@ -283,6 +283,38 @@ STACKS: dict[str, Stack] = {
         Stack("openai-v2-legacy-events", "openai_v2_loop", "openai",
               ("openai", "opentelemetry-instrumentation-openai-v2", "opentelemetry-sdk"),
               venv="openai-multi"),
+        *(Stack(name, "openai_loop", "openai",
+                ("openai", "openinference-instrumentation-openai", "openinference-instrumentation",
+                 "opentelemetry-sdk"), venv="openai-multi")
+          for name in ("openai-responses-openinference", "openai-responses-openinference-stream")),
+        *(Stack(name, "openai_loop", "openai",
+                ("openai", "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+                venv="openai-multi")
+          for name in ("openai-responses-openllmetry", "openai-responses-openllmetry-stream")),
+        Stack("openai-agents-openinference-responses", "openai_agents_agent", "openai",
+              ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="openai-agents-openinference"),
+        Stack("openai-agents-openllmetry-responses", "openai_agents_openllmetry_agent", "openai",
+              ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+               "opentelemetry-sdk"), venv="openai-agents-openllmetry"),
+        Stack("openai-agents-openinference-responses-stream", "openai_agents_agent", "openai",
+              ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="openai-agents-openinference"),
+        Stack("openai-agents-openllmetry-responses-stream", "openai_agents_openllmetry_agent",
+              "openai", ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+                         "opentelemetry-sdk"), venv="openai-agents-openllmetry"),
+        *(Stack(name, "openai_agents_handoff", "openai",
+                ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+                 "openinference-instrumentation", "opentelemetry-sdk"),
+                venv="openai-agents-openinference", scenarios=tuple(MULTI_AGENT))
+          for name in ("openai-agents-openinference-responses-handoff",
+                       "openai-agents-openinference-responses-as-tool")),
+        Stack("openai-agents-openllmetry-openai-responses", "openai_agents_openllmetry_agent",
+              "openai", ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+                         "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+              venv="openai-agents-openllmetry"),
     )
 }  # fmt: skip
 

@@ -1,8 +1,16 @@
 """The scripted model server the stack recordings run against, and the wire records it keeps.
 
-One server on 127.0.0.1 speaks three model APIs:
+One server on 127.0.0.1 speaks these model APIs:
 - OpenAI chat completions, `POST /<stack>/<scenario>/v1/chat/completions` (JSON or SSE;
   any path under `/<stack>/<scenario>/` ending in `chat/completions`),
+- OpenAI Responses, `POST /<stack>/<scenario>/v1/responses` (JSON, or with `stream` the
+  Responses API's server-sent events as `openai/types/responses/` spells them:
+  response.created and .in_progress, each output item's output_item.added, its
+  content_part.added, output_text.delta and .done, content_part.done (a `message`) or its
+  function_call_arguments.delta and .done (a `function_call`, with its `call_id`), and
+  output_item.done, then response.completed with the whole response and its usage); the
+  request's `instructions` and `input` (a string, or items: messages, `function_call`,
+  `function_call_output`), its tools flat (`{"type": "function", "name", ...}`),
 - Anthropic messages, `POST /<stack>/<scenario>/v1/messages` (JSON, or with `stream` the
   Messages API's server-sent events: message_start, each content block's start, delta
   (`text_delta`, `input_json_delta`) and stop, message_delta with the stop reason and output
@@ -37,10 +45,11 @@ these, and the expectations are derived from them.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -48,6 +57,7 @@ from typing import Any
 from tests.ingest.instrumented.scenarios import (
     ALL_SCENARIOS,
     DELEGATE,
+    SERVED_MODEL,
     SPECIALIST_AGENT,
     TOOL_FUNCTIONS,
     Call,
@@ -59,14 +69,16 @@ FINAL_ANSWER_TOOL = "final_answer"
 ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
 GEMINI_MODEL = "gemini-2.5-flash"
 BEDROCK_LATENCY_MS = 120
+RESPONSES_CREATED = 1_780_000_000
 TASK_PREFIX = "The user asks: "
 
 
 @dataclass(frozen=True)
 class Wire:
     api: str
-    """'openai', 'anthropic', 'gemini' or 'bedrock' (Converse, streamed or not: the response
-    is the Converse answer either way)."""
+    """'openai', 'anthropic', 'gemini', 'bedrock' (Converse, streamed or not: the response
+    is the Converse answer either way) or 'responses' (OpenAI Responses: the whole response
+    object, streamed or not; a stream always ends with it and its usage)."""
     turn: int
     step: int
     request: dict[str, Any]
@@ -110,7 +122,7 @@ def locate(scenario: str, messages: list[dict[str, Any]]) -> int:
 def _offered(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The tools a request offers, each as its name, description and schema's dict (chat
     completions' `function`, Converse's `toolSpec`, Gemini's function declarations, or the
-    tool itself)."""
+    tool itself: Anthropic's, and the Responses API's flat function tools)."""
     tools = body.get("tools") or (body.get("toolConfig") or {}).get("tools") or ()
     offered: list[dict[str, Any]] = []
     for tool in tools:
@@ -181,6 +193,23 @@ def gemini_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
          "content": "".join(p.get("text") or "" for p in c.get("parts") or ())}
         for c in body.get("contents") or ()
     ]  # fmt: skip
+
+
+def responses_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """Responses `input` as role/content messages: a string is the user's message; an item
+    with a role is a message (its content a string or input_text/output_text parts); a
+    `function_call_output` is a tool message; other items (a `function_call`) say nothing.
+    `instructions` are not a message of the conversation."""
+    items = body.get("input")
+    if isinstance(items, str):
+        return [{"role": "user", "content": items}]
+    messages = []
+    for item in items or ():
+        if item.get("role"):
+            messages.append({"role": item["role"], "content": item.get("content")})
+        elif item.get("type") == "function_call_output":
+            messages.append({"role": "tool", "content": item.get("output")})
+    return messages
 
 
 class StackServer(ScriptedServer):
@@ -304,6 +333,56 @@ class StackServer(ScriptedServer):
         self._keep(stack, scenario, Wire("bedrock", turn, step, body, response, True))
         return response
 
+    def responses(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A Responses answer: a `message` item with the text, then a `function_call` item
+        per call (its `call_id` is what the next request's `function_call_output` names);
+        the request's settings echoed as the API echoes them."""
+        turn, step = self._locate(stack, scenario, responses_messages(body))
+        planned = _scripted(scenario, turn, step, body)
+        prefix = _prefix(stack, scenario, turn, step)
+        output: list[dict[str, Any]] = []
+        if planned.text is not None:
+            output.append({"type": "message", "id": f"msg_{prefix}", "status": "completed",
+                           "role": "assistant",
+                           "content": [{"type": "output_text", "text": planned.text,
+                                        "annotations": [], "logprobs": []}]})  # fmt: skip
+        output += [
+            {"type": "function_call", "id": f"fc_{prefix}{k}", "call_id": f"call_{prefix}{k}",
+             "name": c.name, "arguments": json.dumps(c.arguments), "status": "completed"}
+            for k, c in enumerate(planned.calls)
+        ]  # fmt: skip
+        prompt, completion = _usage(body.get("input"), output)
+        response = {
+            "id": f"resp_{prefix}",
+            "object": "response",
+            "created_at": RESPONSES_CREATED,
+            "status": "completed",
+            "error": None,
+            "incomplete_details": None,
+            "instructions": body.get("instructions"),
+            "max_output_tokens": body.get("max_output_tokens"),
+            "model": SERVED_MODEL,
+            "output": output,
+            "parallel_tool_calls": body.get("parallel_tool_calls", True),
+            "previous_response_id": body.get("previous_response_id"),
+            "reasoning": {"effort": None, "summary": None},
+            "store": body.get("store", True),
+            "temperature": body.get("temperature", 1.0),
+            "text": body.get("text") or {"format": {"type": "text"}},
+            "tool_choice": body.get("tool_choice", "auto"),
+            "tools": body.get("tools") or [],
+            "top_p": body.get("top_p", 1.0),
+            "truncation": "disabled",
+            "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens": completion,
+                      "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": prompt + completion},
+            "user": None,
+            "metadata": body.get("metadata") or {},
+        }  # fmt: skip
+        self._keep(stack, scenario, Wire("responses", turn, step, body, response, True))
+        return response
+
 
 def anthropic_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """A Messages API answer as the stream of events that spells it (name, data)."""
@@ -335,6 +414,45 @@ def anthropic_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, A
                                       "stop_sequence": message.get("stop_sequence")},
                             "usage": {"output_tokens": usage["output_tokens"]}}  # fmt: skip
     yield "message_stop", {"type": "message_stop"}
+
+
+def responses_events(response: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A Responses answer as the stream of events that spells it (name, data), numbered as
+    the API numbers them (`sequence_number`)."""
+    counter = itertools.count()
+
+    def event(kind: str, **data: Any) -> tuple[str, dict[str, Any]]:
+        return kind, {"type": kind, "sequence_number": next(counter), **data}
+
+    opened = {**response, "status": "in_progress", "output": [], "usage": None}
+    yield event("response.created", response=opened)
+    yield event("response.in_progress", response=opened)
+    for index, item in enumerate(response["output"]):
+        where = {"item_id": item["id"], "output_index": index}
+        if item["type"] == "message":
+            yield event("response.output_item.added", output_index=index,
+                        item={**item, "status": "in_progress", "content": []})  # fmt: skip
+            part = item["content"][0]
+            yield event("response.content_part.added", **where, content_index=0,
+                        part={**part, "text": ""})  # fmt: skip
+            text = part["text"]
+            half = len(text) // 2
+            for piece in (text[:half], text[half:]):
+                yield event("response.output_text.delta", **where, content_index=0,
+                            delta=piece, logprobs=[])  # fmt: skip
+            yield event("response.output_text.done", **where, content_index=0, text=text,
+                        logprobs=[])  # fmt: skip
+            yield event("response.content_part.done", **where, content_index=0, part=part)
+        else:
+            yield event("response.output_item.added", output_index=index,
+                        item={**item, "status": "in_progress", "arguments": ""})  # fmt: skip
+            arguments = item["arguments"]
+            half = len(arguments) // 2
+            for piece in (arguments[:half], arguments[half:]):
+                yield event("response.function_call_arguments.delta", **where, delta=piece)
+            yield event("response.function_call_arguments.done", **where, arguments=arguments)
+        yield event("response.output_item.done", output_index=index, item=item)
+    yield event("response.completed", response=response)
 
 
 def bedrock_events(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -392,7 +510,8 @@ def _handler(
             gemini = gemini and route[2].endswith(":generateContent")
             bedrock = len(route) == 3 and route[0] == "model"
             bedrock = bedrock and route[2] in ("converse", "converse-stream")
-            if not gemini and not bedrock and route != ["v1", "messages"]:
+            responses = route[-1:] == ["responses"]
+            if not gemini and not bedrock and not responses and route != ["v1", "messages"]:
                 if route[-2:] == ["chat", "completions"]:
                     # Clients of OpenAI-compatible APIs put it under their own prefixes
                     # (Groq's /openai/v1, Azure's /openai/deployments/<name>, a query).
@@ -400,26 +519,34 @@ def _handler(
                 super().do_POST()
                 return
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if bedrock and route[2] == "converse-stream":
+            if responses and body.get("stream"):
+                self._events(server.responses(parts[0], parts[1], body), responses_events)
+            elif responses:
+                self._json(server.responses(parts[0], parts[1], body))
+            elif bedrock and route[2] == "converse-stream":
                 self._frames(server.bedrock(parts[0], parts[1], body))
             elif bedrock:
                 self._json(server.bedrock(parts[0], parts[1], body))
             elif gemini:
                 self._json(server.gemini(parts[0], parts[1], body))
             elif body.get("stream"):
-                self._events(server.anthropic(parts[0], parts[1], body))
+                self._events(server.anthropic(parts[0], parts[1], body), anthropic_events)
             else:
                 self._json(server.anthropic(parts[0], parts[1], body))
 
         def _json(self, body: dict[str, Any]) -> None:
             self._send(json.dumps(body).encode())
 
-        def _events(self, message: dict[str, Any]) -> None:
+        def _events(
+            self,
+            answer: dict[str, Any],
+            spell: Callable[[dict[str, Any]], Iterator[tuple[str, dict[str, Any]]]],
+        ) -> None:
             # Ended by closing the connection, as the OpenAI route's stream is.
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            for name, data in anthropic_events(message):
+            for name, data in spell(answer):
                 self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
 
         def _frames(self, answer: dict[str, Any]) -> None:
