@@ -82,6 +82,9 @@ EV_CHOICE: Final = "gen_ai.choice"
 # deprecated `gen_ai.prompt` / `gen_ai.completion` keys (OpenLIT, Semantic Kernel, Langtrace).
 EV_CONTENT_PROMPT: Final = "gen_ai.content.prompt"
 EV_CONTENT_COMPLETION: Final = "gen_ai.content.completion"
+# The Azure AI Inference SDK's tracing (azure-ai-inference `tracing.py`) puts each older
+# per-message event's whole body, as JSON text, under this one event attribute.
+GEN_AI_EVENT_CONTENT: Final = "gen_ai.event.content"
 
 # --- OpenInference ---------------------------------------------------------------
 OI_SPAN_KIND: Final = "openinference.span.kind"
