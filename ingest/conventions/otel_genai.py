@@ -296,8 +296,16 @@ def _body(event: ContentEvent) -> Mapping[str, JsonValue]:
     decorators.py`, `_set_completion_input` / `_set_completion_response`). The OTel logging
     handler exports that text as a string body, which reaches here as `content`. It is the
     body only where no body field sits beside it and it names the event's own role (a
-    choice: holds a message object), so a user who typed JSON still said JSON."""
+    choice: holds a message object), so a user who typed JSON still said JSON.
+
+    The Azure AI Inference SDK's own tracing sends the same JSON text under the event
+    attribute `gen_ai.event.content` (Azure/azure-sdk-for-python `sdk/ai/azure-ai-inference/
+    azure/ai/inference/tracing.py`, `_add_request_chat_message_events`,
+    `_add_response_chat_message_events`: `json.dumps` of the request message, or of
+    `{"message", "finish_reason", "index"}` for a choice); read the same way."""
     text = event.fields.get("content")
+    if text is None:
+        text = event.fields.get(A.GEN_AI_EVENT_CONTENT)
     if not isinstance(text, str) or not text.startswith("{") or any(
             k in event.fields for k in _BODY_KEYS):
         return event.fields
