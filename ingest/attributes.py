@@ -49,6 +49,9 @@ GEN_AI_RESPONSE_COMPLETION_TOKENS: Final = "gen_ai.response.completion_tokens"
 # joined by ", "; older versions put the repr of the calls in `gen_ai.response.tool_calls`.
 GEN_AI_TOOL_ARGS: Final = "gen_ai.tool.args"
 GEN_AI_RESPONSE_TOOL_CALLS: Final = "gen_ai.response.tool_calls"
+# OpenLIT's own keys on every span its framework callbacks make (LangChain's
+# `_set_common_attributes`): the application `openlit.init` was given.
+OPENLIT_APPLICATION_NAME: Final = "gen_ai.application_name"
 # The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
 # on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
 # `code.function.return.type` / `.value` for what it returned.
