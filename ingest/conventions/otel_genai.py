@@ -32,6 +32,7 @@ messages, tools and executions; apart, each would restate the precedence between
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
 from msgspec.structs import replace
@@ -531,9 +532,32 @@ def tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
                 arguments, call_id = part.arguments, call_id or part.call_id
             elif part.type is PartType.TOOL_RESULT and result is None:
                 result, call_id = part.text, call_id or part.call_id
-    arguments, wrapped_id = unwrap_tool_input(arguments)
+    arguments, wrapped_id = unwrap_tool_input(_literal_arguments(arguments))
     text, result_id, failed = unwrap_tool_output(result)
+    if call_id and A.OPENLIT_APPLICATION_NAME in view.attributes and _RUN_ID.fullmatch(call_id):
+        call_id = None  # LangChain's run id (`_run_id`), no id the model gave
     return execution(name, call_id or result_id or wrapped_id, arguments, text, failed)
+
+
+_RUN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+"""A UUID as `str(uuid)` writes it: OpenLIT's LangChain callback sets the tool span's
+`gen_ai.tool.call.id` to the callback's run id when the tool starts and replaces it with
+the `ToolMessage`'s `tool_call_id` only when the tool ends well (openlit/openlit
+`sdk/python/src/openlit/instrumentation/langchain/__init__.py`, `on_tool_start` /
+`on_tool_end`): a failed tool's span keeps the run id, which no model call names."""
+
+
+def _literal_arguments(arguments: JsonValue) -> JsonValue:
+    """Arguments recorded as the Python repr of their dict are that dict: LangChain's
+    callbacks get a tool's input as `input_str`, `str(tool_input)` (langchain-core
+    `tools/base.py`, `BaseTool.run`), which OpenLIT records as they are (`on_tool_start`).
+    Text that is JSON, or no dict literal, stays as it is."""
+    if not isinstance(arguments, str) or not arguments.startswith("{'"):
+        return arguments
+    if try_json(arguments)[0]:
+        return arguments
+    value = python_literal(arguments)
+    return value if isinstance(value, dict) else arguments
 
 
 OTEL_GENAI = Convention(
