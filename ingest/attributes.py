@@ -16,6 +16,9 @@ EXCEPTION_EVENT: Final = "exception"
 EXCEPTION_TYPE: Final = "exception.type"
 EXCEPTION_MESSAGE: Final = "exception.message"
 EVENT_NAME: Final = "event.name"
+# A resource attribute by the OTel SDK, which OpenLIT also stamps on its own model-call
+# spans as `openlit` (`common_span_attributes`), whoever made the tracer provider.
+TELEMETRY_SDK_NAME: Final = "telemetry.sdk.name"
 
 # --- OTel GenAI semantic conventions (current) ------------------------------------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
