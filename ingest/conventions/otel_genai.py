@@ -13,8 +13,8 @@ Precedence inside the convention, newest form first:
 3. the deprecated whole-prompt `gen_ai.prompt` / `gen_ai.completion`: span attributes, else
    the semconv 1.26/1.27 span events `gen_ai.content.prompt` / `gen_ai.content.completion`
    carrying the same keys. Their values are a message list, a request or response, plain
-   text, or (prompts only) OpenLIT's `role: content` transcript (`prefixed_messages`).
-   Emitters: OpenLIT 1.17 to 1.36 (openlit/openlit `sdk/python/src/openlit/instrumentation/
+   text, or (prompts only, on OpenLIT's spans: `_is_openlit`) OpenLIT's `role: content`
+   transcript (`prefixed_messages`). Emitters: OpenLIT 1.17 to 1.36 (openlit/openlit `sdk/python/src/openlit/instrumentation/
    */`, `format_content`), Semantic Kernel Python 1.8 to 1.18 (microsoft/semantic-kernel
    `python/semantic_kernel/utils/telemetry/model_diagnostics/decorators.py`, OpenAI-format
    JSON with tool calls and results, operation names `chat.completions` and kin, usage under
@@ -160,7 +160,8 @@ def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:
 def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) -> Decoded:
     """The current attributes (and operation-details events): messages, instructions, tools."""
     attrs = content_attributes(view)
-    inputs = _messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True)
+    inputs = _messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True,
+                       transcript=_is_openlit(view))
     outputs = model_said(_messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems))
     if outputs and any(p.text and p.text.startswith("{'") for m in outputs for p in m.parts):
         outputs = tuple(_dumped(m, problems) for m in outputs)
@@ -183,19 +184,21 @@ def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) ->
 
 
 def _messages(
-    attrs: Mapping[str, AttrValue], key: str, problems: Problems, history: bool = False
+    attrs: Mapping[str, AttrValue], key: str, problems: Problems, history: bool = False,
+    transcript: bool = False,
 ) -> tuple[Message, ...] | None:
     """The messages under `key`; with `history`, a JSON text continuing an input seen
     before is parsed only where it is new (`continued_messages`).
 
     Prose where the JSON belongs is what it says: OpenLIT 1.37 and later send most
     providers' messages as its `role: content` transcript here (openlit/openlit
-    `sdk/python/src/openlit/instrumentation/*/utils.py`). Broken JSON (text opening with
-    `[` or `{`) is reported instead: read as prose it would be garbage."""
+    `sdk/python/src/openlit/instrumentation/*/utils.py`), read as one (`transcript`) on
+    OpenLIT's spans only; anyone else's prose is one message. Broken JSON (text opening
+    with `[` or `{`) is reported instead: read as prose it would be garbage."""
     text = attrs.get(key)
     if isinstance(text, str) and text.strip() and text.lstrip()[0] not in "[{":
         return whole_messages(text, "user" if history else "assistant", key, problems,
-                              prefixed=history)
+                              prefixed=history and transcript)
     memo = text if history and isinstance(text, str) else None
     if memo is not None and (known := continued_messages(memo, key)) is not None:
         return known
@@ -425,11 +428,24 @@ def _whole(
     ]
     if not values:
         return None
-    # Only prompts are rendered as `role: content` transcripts; an answer is what it says.
-    prefixed = role == "user"
+    # Only OpenLIT's prompts are `role: content` transcripts; an answer is what it says.
+    prefixed = role == "user" and _is_openlit(view)
     return tuple(m for i, value in enumerate(values)
                  for m in whole_messages(value, role, f"{key} {i}" if i else key,
                                          problems, prefixed=prefixed))
+
+
+def _is_openlit(view: SpanView) -> bool:
+    """Whether OpenLIT made the span, so its prose prompt is OpenLIT's transcript: every
+    OpenLIT model-call span carries `telemetry.sdk.name = "openlit"` as a span attribute
+    (openlit/openlit `sdk/python/src/openlit/__helpers.py`, `common_span_attributes`; each
+    instrumentation's own `span.set_attribute(TELEMETRY_SDK_NAME, "openlit")` before 1.34).
+    The resource says `openlit` only when `openlit.init` made the tracer provider (it reuses
+    an application's, `otel/tracing.py`), so the span's own attribute is the one read."""
+    return view.get(A.TELEMETRY_SDK_NAME) == _OPENLIT
+
+
+_OPENLIT = "openlit"
 
 
 def _listed_calls(view: SpanView) -> tuple[Part, ...]:

@@ -29,6 +29,9 @@ RESULT = "18 degrees C, sunny"
 ARGS = '{"city": "Paris"}'
 PROMPT = "gen_ai.content.prompt"
 COMPLETION = "gen_ai.content.completion"
+OPENLIT = {"telemetry.sdk.name": "openlit"}
+"""What every OpenLIT model-call span carries (`common_span_attributes`), whoever made the
+tracer provider: only there is a prose prompt OpenLIT's transcript."""
 
 
 def _j(value: Any) -> str:
@@ -41,7 +44,7 @@ def _openlit_chat(r: Any, prompt: str, completion: str | None, **extra: Any) -> 
     events = [(PROMPT, {"gen_ai.prompt": prompt})]
     events.append((COMPLETION, {} if completion is None else {"gen_ai.completion": completion}))
     with r.span("chat gpt-4o-mini", {
-        "gen_ai.system": "openai", "gen_ai.operation.name": "chat",
+        **OPENLIT, "gen_ai.system": "openai", "gen_ai.operation.name": "chat",
         "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 40,
         "gen_ai.usage.output_tokens": 9, **extra,
     }, events=events):
@@ -209,7 +212,7 @@ def test_the_attribute_wins_over_the_event(tmp_path: Path) -> None:
     def record(r: Any) -> None:
         prompt = f"user: {REQUEST}"
         with r.span("chat gpt-4o-mini", {
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
+            **OPENLIT, "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
             "gen_ai.prompt": prompt, "gen_ai.completion": ANSWER,
         }, events=[(PROMPT, {"gen_ai.prompt": prompt}),
                    (COMPLETION, {"gen_ai.completion": ANSWER})]):
@@ -224,7 +227,7 @@ def test_openlit_transcript_where_the_current_messages_belong(tmp_path: Path) ->
     broken JSON there stays a reported problem (the `malformed` convention case)."""
     def record(r: Any) -> None:
         with r.span("chat mistral-large-latest", {
-            "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
+            **OPENLIT, "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
             "gen_ai.input.messages": f"system: {SYSTEM}\nuser: {REQUEST}\nin Celsius",
             "gen_ai.output.messages": ANSWER,
         }):
@@ -233,3 +236,26 @@ def test_openlit_transcript_where_the_current_messages_belong(tmp_path: Path) ->
     (turn,) = turns_of(record, tmp_path)
     assert (turn.request, turn.final_answer) == (f"{REQUEST}\nin Celsius", ANSWER)
     assert (turn.system_instructions, turn.status, turn.issues) == (SYSTEM, "ok", ())
+
+
+def test_role_lines_are_a_transcript_on_openlit_spans_only(tmp_path: Path) -> None:
+    """Prose with `role: ` lines from anyone but OpenLIT (no `telemetry.sdk.name =
+    openlit` on the span) is what a user typed: one message, the whole text its request,
+    in the current attribute and in the deprecated prompt alike."""
+    prompt = f"system: {SYSTEM}\nuser: {REQUEST}"
+
+    def record(r: Any) -> None:
+        with root(r, "current"), r.span("chat mistral-large-latest", {
+            "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": prompt, "gen_ai.output.messages": ANSWER,
+        }):
+            pass
+        with root(r, "deprecated"), r.span("chat gpt-4o-mini", {
+            "gen_ai.operation.name": "chat", "gen_ai.prompt": prompt,
+            "gen_ai.completion": ANSWER,
+        }):
+            pass
+
+    turns = turns_of(record, tmp_path)
+    assert [(t.request, t.system_instructions, t.final_answer) for t in turns] == [
+        (prompt, None, ANSWER), (prompt, None, ANSWER)]

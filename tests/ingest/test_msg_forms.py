@@ -196,6 +196,7 @@ def test_openlit_transcript_keeps_prose_dialogue_in_its_message(tmp_path: Path) 
     def record(r: Any) -> None:
         with r.span("chat mistral-large-latest", {
             "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
+            "telemetry.sdk.name": "openlit",
             "gen_ai.input.messages": f"system: {SYSTEM}\nuser: {request}",
             "gen_ai.output.messages": "Bring sunscreen.",
         }):
