@@ -1,7 +1,11 @@
 """An OpenAI Agents SDK `Agent` on `OpenAIChatCompletionsModel`, under OpenInference's
 bridge (its tracing processor, exclusive: nothing goes to OpenAI's backend). Each turn is
 one `Runner.run`; the next turn's input is the previous run's items
-(`result.to_input_list()`) and the user's new message, as an app carries a conversation."""
+(`result.to_input_list()`) and the user's new message, as an app carries a conversation.
+
+`openlit-openai-agents`: the same agent under OpenLIT instead, whose one `openlit.init`
+instruments the Agents SDK (its tracing processor) and the OpenAI client under it at once,
+exporting through the global provider `providers()` set (as `openlit_loop`)."""
 
 from __future__ import annotations
 
@@ -33,9 +37,15 @@ async def converse(base_url: str, scenario: str) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, _):
-        from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+        if stack.startswith("openlit-"):
+            import openlit
 
-        OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
+            openlit.init(application_name=stack, capture_message_content=True,
+                         disable_metrics=True)
+        else:
+            from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+            OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
         asyncio.run(converse(base_url, scenario))
 
 

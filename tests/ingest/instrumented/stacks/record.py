@@ -232,6 +232,21 @@ STACKS: dict[str, Stack] = {
         Stack("adk-handoff", "adk_handoff_agent", "gemini",
               ("google-adk", "google-genai", "opentelemetry-sdk"), venv="adk",
               scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "langgraph_agent", "openai",
+                ("openlit", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="openlit-langgraph")
+          for name in ("openlit-langgraph", "openlit-langgraph-stream")),
+        *(Stack(name, "anthropic_loop", "anthropic", ("openlit", "anthropic", "opentelemetry-sdk"),
+                venv="openlit-anthropic")
+          for name in ("openlit-anthropic", "openlit-anthropic-stream")),
+        Stack("openlit-openai-agents", "openai_agents_agent", "openai",
+              ("openlit", "openai-agents", "openai", "opentelemetry-sdk")),
+        Stack("openlit-crewai", "crewai_agent", "openai",
+              ("openlit", "crewai", "openai", "opentelemetry-sdk")),
+        *(Stack(name, "azure_inference_loop", "openai",
+                ("azure-ai-inference", "azure-core", "azure-core-tracing-opentelemetry",
+                 "opentelemetry-sdk"), venv="azure-ai-inference")
+          for name in ("azure-ai-inference", "azure-ai-inference-stream")),
     )
 }  # fmt: skip
 
