@@ -55,6 +55,10 @@ GEN_AI_RESPONSE_TOOL_CALLS: Final = "gen_ai.response.tool_calls"
 # OpenLIT's own keys on every span its framework callbacks make (LangChain's
 # `_set_common_attributes`): the application `openlit.init` was given.
 OPENLIT_APPLICATION_NAME: Final = "gen_ai.application_name"
+# OpenLIT's LangChain callback records a chain's inputs and outputs (the messages'
+# reprs) on its invoke_agent / invoke_workflow spans (`on_chain_start` / `on_chain_end`).
+OPENLIT_WORKFLOW_INPUT: Final = "gen_ai.workflow.input"
+OPENLIT_WORKFLOW_OUTPUT: Final = "gen_ai.workflow.output"
 # The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
 # on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
 # `code.function.return.type` / `.value` for what it returned.
