@@ -8,14 +8,15 @@ Precedence inside the convention, newest form first:
    official OTel bridge) is that message (`_dumped`);
 2. the older per-message events (`gen_ai.system.message`, `user`, `assistant`, `tool`,
    `gen_ai.choice`), as log records or span events, in time order; a body sent as its
-   JSON text (Semantic Kernel Python 1.19 and later, through Python `logging`) is read as
-   that body (`_body`);
+   JSON text (Semantic Kernel Python 1.19 and later, through Python `logging`; the Azure AI
+   Inference SDK under `gen_ai.event.content`) is read as that body (`_body`);
 3. the deprecated whole-prompt `gen_ai.prompt` / `gen_ai.completion`: span attributes, else
    the semconv 1.26/1.27 span events `gen_ai.content.prompt` / `gen_ai.content.completion`
    carrying the same keys. Their values are a message list, a request or response, plain
    text, or (prompts only, on OpenLIT's spans: `_is_openlit`) OpenLIT's `role: content`
-   transcript (`prefixed_messages`). Emitters: OpenLIT 1.17 to 1.36 (openlit/openlit `sdk/python/src/openlit/instrumentation/
-   */`, `format_content`), Semantic Kernel Python 1.8 to 1.18 (microsoft/semantic-kernel
+   transcript (`prefixed_messages`). Emitters: OpenLIT 1.17 to 1.36 (openlit/openlit
+   `sdk/python/src/openlit/instrumentation/*/`, `format_content`), Semantic Kernel Python
+   1.8 to 1.18 (microsoft/semantic-kernel
    `python/semantic_kernel/utils/telemetry/model_diagnostics/decorators.py`, OpenAI-format
    JSON with tool calls and results, operation names `chat.completions` and kin, usage under
    `gen_ai.response.prompt_tokens`), Langtrace (`gen_ai.content.completion` only).
@@ -24,6 +25,8 @@ Precedence inside the convention, newest form first:
 On an `execute_tool` span the same events describe the execution, not a conversation; the
 Google GenAI SDK's instrumentation records the tool function's Python call there instead
 (`code.function.parameters.<param>.value`, `code.function.return.value`, `_code_call`).
+OpenLIT's LangChain callback records arguments as a dict's repr (`_literal_arguments`) and
+leaves a failed tool the run id for its call id (`_RUN_ID`).
 
 (Over ~400 lines: the four generations of the convention above share their readers of
 messages, tools and executions; apart, each would restate the precedence between them.)
@@ -589,5 +592,6 @@ OTEL_GENAI = Convention(
         *_CONTENT_KEYS, A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT,
         A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.GEN_AI_TOOL_ARGS, A.GEN_AI_RESPONSE_TOOL_CALLS,
         A.CODE_FUNCTION_PARAMETERS + ".", A.CODE_FUNCTION_RETURN_VALUE,
+        A.OPENLIT_WORKFLOW_INPUT, A.OPENLIT_WORKFLOW_OUTPUT,
     ),
 )  # fmt: skip
