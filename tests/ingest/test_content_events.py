@@ -259,3 +259,39 @@ def test_role_lines_are_a_transcript_on_openlit_spans_only(tmp_path: Path) -> No
     turns = turns_of(record, tmp_path)
     assert [(t.request, t.system_instructions, t.final_answer) for t in turns] == [
         (prompt, None, ANSWER), (prompt, None, ANSWER)]
+
+
+def test_azure_ai_inference_event_bodies_as_json_text(tmp_path: Path) -> None:
+    """The Azure AI Inference SDK's tracing (azure-ai-inference `tracing.py`) sends each
+    older per-message event's whole body as JSON text under `gen_ai.event.content`: the
+    request's messages as sent (calls and results by id), a choice as `{message,
+    finish_reason, index}`."""
+    call = {"id": "call_az", "type": "function",
+            "function": {"name": "get_weather", "arguments": ARGS}}
+    first = [("gen_ai.system.message", {"role": "system", "content": SYSTEM}),
+             ("gen_ai.user.message", {"role": "user", "content": REQUEST})]
+    second = [*first, ("gen_ai.assistant.message", {"role": "assistant", "content": None,
+                                                    "tool_calls": [call]}),
+              ("gen_ai.tool.message", {"role": "tool", "tool_call_id": "call_az",
+                                       "content": RESULT})]
+
+    def chat(r: Any, said: list[tuple[str, Any]], choice: dict[str, Any]) -> None:
+        events = [(name, {"gen_ai.system": "az.ai.inference", "gen_ai.event.content": _j(body)})
+                  for name, body in [*said, ("gen_ai.choice", choice)]]
+        with r.span("chat gpt-4o-mini", {"gen_ai.operation.name": "chat",
+                                         "gen_ai.system": "az.ai.inference",
+                                         "gen_ai.request.model": "gpt-4o-mini"}, events=events):
+            pass
+
+    def record(r: Any) -> None:
+        with root(r, "azure-1"):
+            chat(r, first, {"message": {"content": None, "tool_calls": [call]},
+                            "finish_reason": "tool_calls", "index": 0})
+            chat(r, second, {"message": {"content": ANSWER}, "finish_reason": "stop",
+                             "index": 0})
+
+    (turn,) = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert turn.system_instructions == SYSTEM
+    assert [(c.name, c.call_id, json.loads(c.arguments), c.result) for c in turn.calls] == [
+        ("get_weather", "call_az", {"city": "Paris"}, RESULT)]

@@ -1,9 +1,9 @@
 """A raw-client agent loop on the real `anthropic` SDK (Messages API with tools), under
 OpenInference, OpenLLMetry or OpenLIT (`openlit.init`, content capture on, exporting through
-the global provider `providers()` set, as `openlit_loop`), each also with every call streamed (`-stream`:
-`messages.stream()`, read to its final message). The SDK's own tracing stays as it ships
-(on, metadata only), so its `anthropic.messages.create` spans are in the export beside the
-instrumentation's."""
+the global provider `providers()` set, as `openlit_loop`), each also with every call
+streamed (`-stream`: `messages.stream()`, read to its final message). The SDK's own
+tracing stays as it ships (on, metadata only), so its `anthropic.messages.create` spans are
+in the export beside the instrumentation's."""
 
 from __future__ import annotations
 
