@@ -212,13 +212,18 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "tool_call_response part keeps a tool_result's text, not its is_error flag",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("openlit-anthropic", "openlit-anthropic-stream")),
-    # OpenLIT's LangChain instrumentation fills usage with its own estimate when the provider
-    # sent none (openlit `instrumentation/langchain/utils.py` `common_chat_logic`:
-    # `general_tokens`, ceil(len(text) / 2)), under the same gen_ai.usage.* keys.
+    # OpenLIT fills usage with its own estimate when the provider sent none (openlit
+    # `instrumentation/langchain/utils.py` and `instrumentation/openai/utils.py`,
+    # `common_chat_logic`: `general_tokens`, ceil(len(text) / 2)), under the same
+    # gen_ai.usage.* keys.
     Gap("openlit-langgraph-stream", "*", "usage",
         "langchain-openai streams without usage (no stream_options): the wire has none, and "
         "the export's gen_ai.usage.* are OpenLIT's length estimate, not told apart from "
         "counted usage", lambda rec, index: []),
+    Gap("openlit-openai-agents-stream", "*", "usage",
+        "the Agents SDK's chat completions model streams without usage here: the wire has "
+        "none, and the export's gen_ai.usage.* are OpenLIT's length estimate",
+        lambda rec, index: []),
     Gap("openlit-crewai", "tool_error", "call.is_error",
         "OpenLIT's CrewAI instrumentation makes no tool span for a native tool call, and "
         "CrewAI sends a failed tool's error as the tool message's text, which has no error "
@@ -824,14 +829,14 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
     ) for stack in ("openlit-anthropic", "openlit-anthropic-stream")},
-    "openlit-openai-agents": Form(
+    **{stack: Form(
         frozenset({"invoke_workflow Agent workflow", "invoke_agent research_assistant",
                    "chat gpt-4o-mini", "execute_tool calculator"}),
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.result",
                           "gen_ai.application_name", "telemetry.sdk.name"},
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
-    ),
+    ) for stack in ("openlit-openai-agents", "openlit-openai-agents-stream")},
     # CrewAI's flow methods as invoke_agent spans under the AgentExecutor's workflow span;
     # the model calls from OpenLIT's OpenAI instrumentation; no tool span.
     "openlit-crewai": Form(

@@ -5,7 +5,8 @@ one `Runner.run`; the next turn's input is the previous run's items
 
 `openlit-openai-agents`: the same agent under OpenLIT instead, whose one `openlit.init`
 instruments the Agents SDK (its tracing processor) and the OpenAI client under it at once,
-exporting through the global provider `providers()` set (as `openlit_loop`)."""
+exporting through the global provider `providers()` set (as `openlit_loop`); `-stream` runs
+each turn with `Runner.run_streamed`."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
-async def converse(base_url: str, scenario: str) -> None:
+async def converse(base_url: str, scenario: str, stream: bool = False) -> None:
     from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool
     from openai import AsyncOpenAI
 
@@ -31,7 +32,14 @@ async def converse(base_url: str, scenario: str) -> None:
     )  # fmt: skip
     history: list[Any] = []
     for turn in SCENARIOS[scenario].turns:
-        result = await Runner.run(agent, [*history, {"role": "user", "content": turn.request}])
+        said = [*history, {"role": "user", "content": turn.request}]
+        if stream:  # every model call streamed, the run's events read to its end
+            streamed = Runner.run_streamed(agent, said)
+            async for _ in streamed.stream_events():
+                pass
+            history = streamed.to_input_list()
+            continue
+        result = await Runner.run(agent, said)
         history = result.to_input_list()
 
 
@@ -46,7 +54,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
             OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
-        asyncio.run(converse(base_url, scenario))
+        asyncio.run(converse(base_url, scenario, stack.endswith("-stream")))
 
 
 if __name__ == "__main__":

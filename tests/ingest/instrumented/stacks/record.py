@@ -239,8 +239,10 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "anthropic_loop", "anthropic", ("openlit", "anthropic", "opentelemetry-sdk"),
                 venv="openlit-anthropic")
           for name in ("openlit-anthropic", "openlit-anthropic-stream")),
-        Stack("openlit-openai-agents", "openai_agents_agent", "openai",
-              ("openlit", "openai-agents", "openai", "opentelemetry-sdk")),
+        *(Stack(name, "openai_agents_agent", "openai",
+                ("openlit", "openai-agents", "openai", "opentelemetry-sdk"),
+                venv="openlit-openai-agents")
+          for name in ("openlit-openai-agents", "openlit-openai-agents-stream")),
         Stack("openlit-crewai", "crewai_agent", "openai",
               ("openlit", "crewai", "openai", "opentelemetry-sdk")),
         *(Stack(name, "azure_inference_loop", "openai",
