@@ -16,6 +16,9 @@ EXCEPTION_EVENT: Final = "exception"
 EXCEPTION_TYPE: Final = "exception.type"
 EXCEPTION_MESSAGE: Final = "exception.message"
 EVENT_NAME: Final = "event.name"
+# A resource attribute by the OTel SDK, which OpenLIT also stamps on its own model-call
+# spans as `openlit` (`common_span_attributes`), whoever made the tracer provider.
+TELEMETRY_SDK_NAME: Final = "telemetry.sdk.name"
 
 # --- OTel GenAI semantic conventions (current) ------------------------------------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
@@ -49,6 +52,13 @@ GEN_AI_RESPONSE_COMPLETION_TOKENS: Final = "gen_ai.response.completion_tokens"
 # joined by ", "; older versions put the repr of the calls in `gen_ai.response.tool_calls`.
 GEN_AI_TOOL_ARGS: Final = "gen_ai.tool.args"
 GEN_AI_RESPONSE_TOOL_CALLS: Final = "gen_ai.response.tool_calls"
+# OpenLIT's own keys on every span its framework callbacks make (LangChain's
+# `_set_common_attributes`): the application `openlit.init` was given.
+OPENLIT_APPLICATION_NAME: Final = "gen_ai.application_name"
+# OpenLIT's LangChain callback records a chain's inputs and outputs (the messages'
+# reprs) on its invoke_agent / invoke_workflow spans (`on_chain_start` / `on_chain_end`).
+OPENLIT_WORKFLOW_INPUT: Final = "gen_ai.workflow.input"
+OPENLIT_WORKFLOW_OUTPUT: Final = "gen_ai.workflow.output"
 # The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
 # on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
 # `code.function.return.type` / `.value` for what it returned.
@@ -82,6 +92,9 @@ EV_CHOICE: Final = "gen_ai.choice"
 # deprecated `gen_ai.prompt` / `gen_ai.completion` keys (OpenLIT, Semantic Kernel, Langtrace).
 EV_CONTENT_PROMPT: Final = "gen_ai.content.prompt"
 EV_CONTENT_COMPLETION: Final = "gen_ai.content.completion"
+# The Azure AI Inference SDK's tracing (azure-ai-inference `tracing.py`) puts each older
+# per-message event's whole body, as JSON text, under this one event attribute.
+GEN_AI_EVENT_CONTENT: Final = "gen_ai.event.content"
 
 # --- OpenInference ---------------------------------------------------------------
 OI_SPAN_KIND: Final = "openinference.span.kind"

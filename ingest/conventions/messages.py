@@ -472,9 +472,13 @@ def _parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | 
         parts = [p for item in obj["parts"] for p in _parts_of(item, role)]
         # LiteLLM's OTel callback (BerriAI/litellm `integrations/opentelemetry.py`) keeps
         # OpenAI's keys beside the parts: an assistant's `tool_calls`, a tool message's
-        # `tool_call_id` (its parts plain text).
+        # `tool_call_id` (its parts plain text). A tool message's text is its result, id
+        # or not: OpenLIT's LangChain instrumentation sends a ToolMessage as a text part
+        # alone (openlit/openlit `sdk/python/src/openlit/instrumentation/langchain/
+        # utils.py`, `build_input_messages_from_langchain`).
         _add_listed_calls(parts, obj)
-        if role == "tool" and (result_id := as_str(obj.get("tool_call_id"))):
+        if role == "tool":
+            result_id = as_str(obj.get("tool_call_id"))
             parts = [
                 Part(PartType.TOOL_RESULT, p.text, result_id, p.name, p.arguments, p.is_error)
                 if p.type is PartType.TEXT else p
@@ -989,7 +993,8 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
     OpenLLMetry records it: its content, `tool_call_id`, `status`), a Gemini
     `FunctionResponse` dump (`{"id", "name", "response"}`, as OpenInference's Google ADK
     instrumentation records a tool's output: its response, as a `function_response` part
-    reads), Strands' ToolResult content (`[{"text": ...}]`, as JSON text too: the text).
+    reads), Strands' ToolResult content (`[{"text": ...}]`, as JSON text too: the text), a
+    LangChain `ToolMessage` as `str()` prints it (`printed_tool_message`).
     Anything else is the result as it is.
     """
     if isinstance(value, str) and value.lstrip().startswith("["):
@@ -998,6 +1003,9 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
         text_blocks = ok and isinstance(parsed, list) and parsed and all(
             _is_text_block(b) for b in parsed)
         return (block_result_text(parsed) if text_blocks else value), None, False
+    if isinstance(value, str) and value.startswith("content=") and (
+            printed := printed_tool_message(value)) is not None:
+        return printed
     if isinstance(value, str) and not value.lstrip().startswith("{"):
         # Every wrapper is an object: a result of several KB is not parsed to learn that.
         return value, None, False
@@ -1029,6 +1037,29 @@ def unwrap_tool_output(value: JsonValue) -> tuple[str | None, str | None, bool]:
 
 _FUNCTION_RESPONSE = frozenset({"id", "name", "response", "will_continue", "scheduling", "parts"})
 """The fields of google-genai's `FunctionResponse`."""
+
+_PY_STR = r"""('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")"""
+_PRINTED_CONTENT = re.compile("content=" + _PY_STR)
+_PRINTED_FIELD = re.compile(r" (tool_call_id|status)=" + _PY_STR)
+
+
+def printed_tool_message(text: str) -> tuple[str, str | None, bool] | None:
+    """A LangChain `ToolMessage` as `str()` prints it (pydantic's `__str__`, each field
+    `name=repr(value)` joined by spaces: `content='395' name='calculator'
+    tool_call_id='call_1'`), as (its text content, its `tool_call_id`, whether its status
+    is `error`); None unless it opens with a string `content` and names a `tool_call_id`.
+
+    OpenLIT's LangChain callback records the tool's output so (openlit/openlit
+    `sdk/python/src/openlit/instrumentation/langchain/__init__.py`, `on_tool_end`:
+    `truncate_content(output)`, which is `str(output)`, on `gen_ai.tool.call.result`)."""
+    content = _PRINTED_CONTENT.match(text)
+    if content is None:
+        return None
+    fields = {m[1]: python_literal(m[2]) for m in _PRINTED_FIELD.finditer(text, content.end())}
+    text_content, call_id = python_literal(content[1]), fields.get("tool_call_id")
+    if not isinstance(text_content, str) or not isinstance(call_id, str):
+        return None
+    return text_content, call_id, fields.get("status") == "error"
 
 
 def tool_message(output: JsonValue) -> Message | None:

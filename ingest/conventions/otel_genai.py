@@ -8,14 +8,15 @@ Precedence inside the convention, newest form first:
    official OTel bridge) is that message (`_dumped`);
 2. the older per-message events (`gen_ai.system.message`, `user`, `assistant`, `tool`,
    `gen_ai.choice`), as log records or span events, in time order; a body sent as its
-   JSON text (Semantic Kernel Python 1.19 and later, through Python `logging`) is read as
-   that body (`_body`);
+   JSON text (Semantic Kernel Python 1.19 and later, through Python `logging`; the Azure AI
+   Inference SDK under `gen_ai.event.content`) is read as that body (`_body`);
 3. the deprecated whole-prompt `gen_ai.prompt` / `gen_ai.completion`: span attributes, else
    the semconv 1.26/1.27 span events `gen_ai.content.prompt` / `gen_ai.content.completion`
    carrying the same keys. Their values are a message list, a request or response, plain
-   text, or (prompts only) OpenLIT's `role: content` transcript (`prefixed_messages`).
-   Emitters: OpenLIT 1.17 to 1.36 (openlit/openlit `sdk/python/src/openlit/instrumentation/
-   */`, `format_content`), Semantic Kernel Python 1.8 to 1.18 (microsoft/semantic-kernel
+   text, or (prompts only, on OpenLIT's spans: `_is_openlit`) OpenLIT's `role: content`
+   transcript (`prefixed_messages`). Emitters: OpenLIT 1.17 to 1.36 (openlit/openlit
+   `sdk/python/src/openlit/instrumentation/*/`, `format_content`), Semantic Kernel Python
+   1.8 to 1.18 (microsoft/semantic-kernel
    `python/semantic_kernel/utils/telemetry/model_diagnostics/decorators.py`, OpenAI-format
    JSON with tool calls and results, operation names `chat.completions` and kin, usage under
    `gen_ai.response.prompt_tokens`), Langtrace (`gen_ai.content.completion` only).
@@ -24,6 +25,8 @@ Precedence inside the convention, newest form first:
 On an `execute_tool` span the same events describe the execution, not a conversation; the
 Google GenAI SDK's instrumentation records the tool function's Python call there instead
 (`code.function.parameters.<param>.value`, `code.function.return.value`, `_code_call`).
+OpenLIT's LangChain callback records arguments as a dict's repr (`_literal_arguments`) and
+leaves a failed tool the run id for its call id (`_RUN_ID`).
 
 (Over ~400 lines: the four generations of the convention above share their readers of
 messages, tools and executions; apart, each would restate the precedence between them.)
@@ -32,6 +35,7 @@ messages, tools and executions; apart, each would restate the precedence between
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from itertools import pairwise
 
@@ -160,7 +164,8 @@ def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:
 def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) -> Decoded:
     """The current attributes (and operation-details events): messages, instructions, tools."""
     attrs = content_attributes(view)
-    inputs = _calls_joined(_messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True))
+    inputs = _calls_joined(_messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True,
+                                     transcript=_is_openlit(view)))
     outputs = model_said(_messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems))
     if outputs and any(p.text and p.text.startswith("{'") for m in outputs for p in m.parts):
         outputs = tuple(_dumped(m, problems) for m in outputs)
@@ -183,19 +188,21 @@ def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) ->
 
 
 def _messages(
-    attrs: Mapping[str, AttrValue], key: str, problems: Problems, history: bool = False
+    attrs: Mapping[str, AttrValue], key: str, problems: Problems, history: bool = False,
+    transcript: bool = False,
 ) -> tuple[Message, ...] | None:
     """The messages under `key`; with `history`, a JSON text continuing an input seen
     before is parsed only where it is new (`continued_messages`).
 
     Prose where the JSON belongs is what it says: OpenLIT 1.37 and later send most
     providers' messages as its `role: content` transcript here (openlit/openlit
-    `sdk/python/src/openlit/instrumentation/*/utils.py`). Broken JSON (text opening with
-    `[` or `{`) is reported instead: read as prose it would be garbage."""
+    `sdk/python/src/openlit/instrumentation/*/utils.py`), read as one (`transcript`) on
+    OpenLIT's spans only; anyone else's prose is one message. Broken JSON (text opening
+    with `[` or `{`) is reported instead: read as prose it would be garbage."""
     text = attrs.get(key)
     if isinstance(text, str) and text.strip() and text.lstrip()[0] not in "[{":
         return whole_messages(text, "user" if history else "assistant", key, problems,
-                              prefixed=history)
+                              prefixed=history and transcript)
     memo = text if history and isinstance(text, str) else None
     if memo is not None and (known := continued_messages(memo, key)) is not None:
         return known
@@ -326,8 +333,16 @@ def _body(event: ContentEvent) -> Mapping[str, JsonValue]:
     decorators.py`, `_set_completion_input` / `_set_completion_response`). The OTel logging
     handler exports that text as a string body, which reaches here as `content`. It is the
     body only where no body field sits beside it and it names the event's own role (a
-    choice: holds a message object), so a user who typed JSON still said JSON."""
+    choice: holds a message object), so a user who typed JSON still said JSON.
+
+    The Azure AI Inference SDK's own tracing sends the same JSON text under the event
+    attribute `gen_ai.event.content` (Azure/azure-sdk-for-python `sdk/ai/azure-ai-inference/
+    azure/ai/inference/tracing.py`, `_add_request_chat_message_events`,
+    `_add_response_chat_message_events`: `json.dumps` of the request message, or of
+    `{"message", "finish_reason", "index"}` for a choice); read the same way."""
     text = event.fields.get("content")
+    if text is None:
+        text = event.fields.get(A.GEN_AI_EVENT_CONTENT)
     if not isinstance(text, str) or not text.startswith("{") or any(
             k in event.fields for k in _BODY_KEYS):
         return event.fields
@@ -446,11 +461,24 @@ def _whole(
     ]
     if not values:
         return None
-    # Only prompts are rendered as `role: content` transcripts; an answer is what it says.
-    prefixed = role == "user"
+    # Only OpenLIT's prompts are `role: content` transcripts; an answer is what it says.
+    prefixed = role == "user" and _is_openlit(view)
     return tuple(m for i, value in enumerate(values)
                  for m in whole_messages(value, role, f"{key} {i}" if i else key,
                                          problems, prefixed=prefixed))
+
+
+def _is_openlit(view: SpanView) -> bool:
+    """Whether OpenLIT made the span, so its prose prompt is OpenLIT's transcript: every
+    OpenLIT model-call span carries `telemetry.sdk.name = "openlit"` as a span attribute
+    (openlit/openlit `sdk/python/src/openlit/__helpers.py`, `common_span_attributes`; each
+    instrumentation's own `span.set_attribute(TELEMETRY_SDK_NAME, "openlit")` before 1.34).
+    The resource says `openlit` only when `openlit.init` made the tracer provider (it reuses
+    an application's, `otel/tracing.py`), so the span's own attribute is the one read."""
+    return view.get(A.TELEMETRY_SDK_NAME) == _OPENLIT
+
+
+_OPENLIT = "openlit"
 
 
 def _listed_calls(view: SpanView) -> tuple[Part, ...]:
@@ -553,9 +581,32 @@ def tool_execution(view: SpanView, problems: Problems) -> ToolExecution:
                 arguments, call_id = part.arguments, call_id or part.call_id
             elif part.type is PartType.TOOL_RESULT and result is None:
                 result, call_id = part.text, call_id or part.call_id
-    arguments, wrapped_id = unwrap_tool_input(arguments)
+    arguments, wrapped_id = unwrap_tool_input(_literal_arguments(arguments))
     text, result_id, failed = unwrap_tool_output(result)
+    if call_id and A.OPENLIT_APPLICATION_NAME in view.attributes and _RUN_ID.fullmatch(call_id):
+        call_id = None  # LangChain's run id (`_run_id`), no id the model gave
     return execution(name, call_id or result_id or wrapped_id, arguments, text, failed)
+
+
+_RUN_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+"""A UUID as `str(uuid)` writes it: OpenLIT's LangChain callback sets the tool span's
+`gen_ai.tool.call.id` to the callback's run id when the tool starts and replaces it with
+the `ToolMessage`'s `tool_call_id` only when the tool ends well (openlit/openlit
+`sdk/python/src/openlit/instrumentation/langchain/__init__.py`, `on_tool_start` /
+`on_tool_end`): a failed tool's span keeps the run id, which no model call names."""
+
+
+def _literal_arguments(arguments: JsonValue) -> JsonValue:
+    """Arguments recorded as the Python repr of their dict are that dict: LangChain's
+    callbacks get a tool's input as `input_str`, `str(tool_input)` (langchain-core
+    `tools/base.py`, `BaseTool.run`), which OpenLIT records as they are (`on_tool_start`).
+    Text that is JSON, or no dict literal, stays as it is."""
+    if not isinstance(arguments, str) or not arguments.startswith("{'"):
+        return arguments
+    if try_json(arguments)[0]:
+        return arguments
+    value = python_literal(arguments)
+    return value if isinstance(value, dict) else arguments
 
 
 OTEL_GENAI = Convention(
@@ -571,5 +622,6 @@ OTEL_GENAI = Convention(
         *_CONTENT_KEYS, A.GEN_AI_TOOL_CALL_ARGUMENTS, A.GEN_AI_TOOL_CALL_RESULT,
         A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.GEN_AI_TOOL_ARGS, A.GEN_AI_RESPONSE_TOOL_CALLS,
         A.CODE_FUNCTION_PARAMETERS + ".", A.CODE_FUNCTION_RETURN_VALUE,
+        A.OPENLIT_WORKFLOW_INPUT, A.OPENLIT_WORKFLOW_OUTPUT,
     ),
 )  # fmt: skip

@@ -29,6 +29,9 @@ RESULT = "18 degrees C, sunny"
 ARGS = '{"city": "Paris"}'
 PROMPT = "gen_ai.content.prompt"
 COMPLETION = "gen_ai.content.completion"
+OPENLIT = {"telemetry.sdk.name": "openlit"}
+"""What every OpenLIT model-call span carries (`common_span_attributes`), whoever made the
+tracer provider: only there is a prose prompt OpenLIT's transcript."""
 
 
 def _j(value: Any) -> str:
@@ -41,7 +44,7 @@ def _openlit_chat(r: Any, prompt: str, completion: str | None, **extra: Any) -> 
     events = [(PROMPT, {"gen_ai.prompt": prompt})]
     events.append((COMPLETION, {} if completion is None else {"gen_ai.completion": completion}))
     with r.span("chat gpt-4o-mini", {
-        "gen_ai.system": "openai", "gen_ai.operation.name": "chat",
+        **OPENLIT, "gen_ai.system": "openai", "gen_ai.operation.name": "chat",
         "gen_ai.request.model": "gpt-4o-mini", "gen_ai.usage.input_tokens": 40,
         "gen_ai.usage.output_tokens": 9, **extra,
     }, events=events):
@@ -209,7 +212,7 @@ def test_the_attribute_wins_over_the_event(tmp_path: Path) -> None:
     def record(r: Any) -> None:
         prompt = f"user: {REQUEST}"
         with r.span("chat gpt-4o-mini", {
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
+            **OPENLIT, "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini",
             "gen_ai.prompt": prompt, "gen_ai.completion": ANSWER,
         }, events=[(PROMPT, {"gen_ai.prompt": prompt}),
                    (COMPLETION, {"gen_ai.completion": ANSWER})]):
@@ -224,7 +227,7 @@ def test_openlit_transcript_where_the_current_messages_belong(tmp_path: Path) ->
     broken JSON there stays a reported problem (the `malformed` convention case)."""
     def record(r: Any) -> None:
         with r.span("chat mistral-large-latest", {
-            "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
+            **OPENLIT, "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
             "gen_ai.input.messages": f"system: {SYSTEM}\nuser: {REQUEST}\nin Celsius",
             "gen_ai.output.messages": ANSWER,
         }):
@@ -233,3 +236,62 @@ def test_openlit_transcript_where_the_current_messages_belong(tmp_path: Path) ->
     (turn,) = turns_of(record, tmp_path)
     assert (turn.request, turn.final_answer) == (f"{REQUEST}\nin Celsius", ANSWER)
     assert (turn.system_instructions, turn.status, turn.issues) == (SYSTEM, "ok", ())
+
+
+def test_role_lines_are_a_transcript_on_openlit_spans_only(tmp_path: Path) -> None:
+    """Prose with `role: ` lines from anyone but OpenLIT (no `telemetry.sdk.name =
+    openlit` on the span) is what a user typed: one message, the whole text its request,
+    in the current attribute and in the deprecated prompt alike."""
+    prompt = f"system: {SYSTEM}\nuser: {REQUEST}"
+
+    def record(r: Any) -> None:
+        with root(r, "current"), r.span("chat mistral-large-latest", {
+            "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": prompt, "gen_ai.output.messages": ANSWER,
+        }):
+            pass
+        with root(r, "deprecated"), r.span("chat gpt-4o-mini", {
+            "gen_ai.operation.name": "chat", "gen_ai.prompt": prompt,
+            "gen_ai.completion": ANSWER,
+        }):
+            pass
+
+    turns = turns_of(record, tmp_path)
+    assert [(t.request, t.system_instructions, t.final_answer) for t in turns] == [
+        (prompt, None, ANSWER), (prompt, None, ANSWER)]
+
+
+def test_azure_ai_inference_event_bodies_as_json_text(tmp_path: Path) -> None:
+    """The Azure AI Inference SDK's tracing (azure-ai-inference `tracing.py`) sends each
+    older per-message event's whole body as JSON text under `gen_ai.event.content`: the
+    request's messages as sent (calls and results by id), a choice as `{message,
+    finish_reason, index}`."""
+    call = {"id": "call_az", "type": "function",
+            "function": {"name": "get_weather", "arguments": ARGS}}
+    first = [("gen_ai.system.message", {"role": "system", "content": SYSTEM}),
+             ("gen_ai.user.message", {"role": "user", "content": REQUEST})]
+    second = [*first, ("gen_ai.assistant.message", {"role": "assistant", "content": None,
+                                                    "tool_calls": [call]}),
+              ("gen_ai.tool.message", {"role": "tool", "tool_call_id": "call_az",
+                                       "content": RESULT})]
+
+    def chat(r: Any, said: list[tuple[str, Any]], choice: dict[str, Any]) -> None:
+        events = [(name, {"gen_ai.system": "az.ai.inference", "gen_ai.event.content": _j(body)})
+                  for name, body in [*said, ("gen_ai.choice", choice)]]
+        with r.span("chat gpt-4o-mini", {"gen_ai.operation.name": "chat",
+                                         "gen_ai.system": "az.ai.inference",
+                                         "gen_ai.request.model": "gpt-4o-mini"}, events=events):
+            pass
+
+    def record(r: Any) -> None:
+        with root(r, "azure-1"):
+            chat(r, first, {"message": {"content": None, "tool_calls": [call]},
+                            "finish_reason": "tool_calls", "index": 0})
+            chat(r, second, {"message": {"content": ANSWER}, "finish_reason": "stop",
+                             "index": 0})
+
+    (turn,) = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert turn.system_instructions == SYSTEM
+    assert [(c.name, c.call_id, json.loads(c.arguments), c.result) for c in turn.calls] == [
+        ("get_weather", "call_az", {"city": "Paris"}, RESULT)]

@@ -196,6 +196,7 @@ def test_openlit_transcript_keeps_prose_dialogue_in_its_message(tmp_path: Path) 
     def record(r: Any) -> None:
         with r.span("chat mistral-large-latest", {
             "gen_ai.system": "mistral_ai", "gen_ai.operation.name": "chat",
+            "telemetry.sdk.name": "openlit",
             "gen_ai.input.messages": f"system: {SYSTEM}\nuser: {request}",
             "gen_ai.output.messages": "Bring sunscreen.",
         }):
@@ -204,3 +205,60 @@ def test_openlit_transcript_keeps_prose_dialogue_in_its_message(tmp_path: Path) 
     [turn] = turns_of(record, tmp_path)
     assert (turn.request, turn.system_instructions) == (request, SYSTEM)
     assert turn.final_answer == "Bring sunscreen."
+
+
+# --- OpenLIT's LangChain callback -------------------------------------------------------
+
+_LC = {"gen_ai.application_name": "app", "gen_ai.environment": "default"}
+"""OpenLIT's own keys on every span of its LangChain callback (`_set_common_attributes`)."""
+
+
+def test_openlit_langchain_tool_spans(tmp_path: Path) -> None:
+    """OpenLIT's LangChain callback (openlit `instrumentation/langchain/__init__.py`): a
+    tool's arguments are LangChain's `input_str` (the dict's repr), its result the printed
+    ToolMessage (`content='...' name='...' tool_call_id='...'`); a failed tool keeps the
+    run id as `gen_ai.tool.call.id` and has no result, which the next call's input gives as
+    a tool message's text part with no id (`build_input_messages_from_langchain`)."""
+    calls = [{"type": "tool_call", "id": f"call_{c}", "name": "get_weather",
+              "arguments": _j({"city": city})} for c, city in (("p", "Paris"), ("a", "Atlantis"))]
+    request = [{"role": "user", "parts": [{"type": "text", "content": "Paris and Atlantis?"}]}]
+    results = [{"role": "tool", "parts": [{"type": "text", "content": text}]}
+               for text in ('{"temp": 18}', "Error: ValueError('Unknown city')")]
+    answer = "Paris: 18C. Atlantis is unknown."
+
+    def chat(r: Any, history: list[Any], output: dict[str, Any]) -> None:
+        with r.span("chat gpt-4o-mini", {
+            **_OPENLIT, **_LC, "gen_ai.conversation.id": "lc-1",
+            "gen_ai.input.messages": _j(history), "gen_ai.output.messages": _j([output]),
+        }):
+            pass
+
+    def record(r: Any) -> None:
+        with r.span("invoke_agent agent", {**_LC, "gen_ai.operation.name": "invoke_agent",
+                                           "gen_ai.conversation.id": "lc-1",
+                                           "gen_ai.workflow.input": "{'messages': ['hi']}"}):
+            chat(r, request, {"role": "assistant", "parts": calls})
+            with r.span("execute_tool get_weather", {
+                **_LC, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.id": "call_p", "gen_ai.tool.call.arguments": "{'city': 'Paris'}",
+                "gen_ai.tool.call.result":
+                    "content='{\"temp\": 18}' name='get_weather' tool_call_id='call_p'",
+            }):
+                pass
+            with r.span("execute_tool get_weather", {
+                **_LC, "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather",
+                "gen_ai.tool.call.id": "01a24d07-fa7f-7247-bda9-7de25ae5943a",
+                "gen_ai.tool.call.arguments": "{'city': 'Atlantis'}", "error.type": "ValueError",
+            }, error="Unknown city"):
+                pass
+            said = {"role": "assistant", "parts": [{"type": "text", "content": ""}]}
+            chat(r, [*request, said, *results],
+                 {"role": "assistant", "parts": [{"type": "text", "content": answer}]})
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.final_answer, turn.llm_calls, turn.issues) == (answer, 2, ())
+    assert [(c.call_id, json.loads(c.arguments), c.result, c.error is not None)
+            for c in turn.calls] == [
+        ("call_p", {"city": "Paris"}, '{"temp": 18}', False),
+        ("call_a", {"city": "Atlantis"}, "Error: ValueError('Unknown city')", True)]
+    assert "gen_ai.workflow.input" not in json.loads(turn.attributes)

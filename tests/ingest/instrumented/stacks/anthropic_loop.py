@@ -1,8 +1,9 @@
 """A raw-client agent loop on the real `anthropic` SDK (Messages API with tools), under
-OpenInference or OpenLLMetry, each also with every call streamed (`-stream`:
-`messages.stream()`, read to its final message). The SDK's own tracing stays as it ships
-(on, metadata only), so its `anthropic.messages.create` spans are in the export beside the
-instrumentation's."""
+OpenInference, OpenLLMetry or OpenLIT (`openlit.init`, content capture on, exporting through
+the global provider `providers()` set, as `openlit_loop`), each also with every call
+streamed (`-stream`: `messages.stream()`, read to its final message). The SDK's own
+tracing stays as it ships (on, metadata only), so its `anthropic.messages.create` spans are
+in the export beside the instrumentation's."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ def _instrument(stack: str, tracer_provider: Any) -> None:
         from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor as Traceloop
 
         Traceloop().instrument(tracer_provider=tracer_provider)
+    elif stack.startswith("openlit-anthropic"):
+        import openlit
+
+        openlit.init(application_name=stack, capture_message_content=True, disable_metrics=True)
     else:
         raise ValueError(f"no setup for {stack}")
 

@@ -7,7 +7,11 @@ serving one conversation sets it.
 `crewai-openinference-sequential`: a sequential crew of two tasks serving each request, the
 agent with the tools doing it, then an editor (no tools) writing the answer from its output
 (the task's context): one user request, two tasks, one turn. The editor's task names the
-request too, as such a task does (and so the scripted server knows the turn)."""
+request too, as such a task does (and so the scripted server knows the turn).
+
+`openlit-crewai`: the one-agent crew under OpenLIT instead, whose one `openlit.init`
+instruments CrewAI and the OpenAI client under it at once, exporting through the global
+provider `providers()` set (as `openlit_loop`); OpenLIT has no session to set."""
 
 from __future__ import annotations
 
@@ -47,6 +51,13 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, _):
+        if stack.startswith("openlit-"):
+            import openlit
+
+            openlit.init(application_name=stack, capture_message_content=True,
+                         disable_metrics=True)
+            converse(base_url, stack, scenario)
+            return
         from openinference.instrumentation import using_session
         from openinference.instrumentation.crewai import CrewAIInstrumentor
         from openinference.instrumentation.openai import OpenAIInstrumentor

@@ -4,7 +4,9 @@ conversation across turns. Instrumented by OpenLLMetry's LangChain instrumentati
 so the chat model streams its tokens), or by two vendors at once
 (`langgraph-openinference-mixed`): OpenInference's LangChain instrumentation for the
 framework and OpenLLMetry's OpenAI instrumentation for the client under it, each recording
-every model call."""
+every model call; or by OpenLIT (`openlit-langgraph`, `-stream`), whose one `openlit.init`
+instruments LangGraph, LangChain and the OpenAI client under them at once, exporting
+through the global provider `providers()` set (as `openlit_loop`)."""
 
 from __future__ import annotations
 
@@ -42,7 +44,12 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, _):
-        if stack == "langgraph-openinference-mixed":
+        if stack.startswith("openlit-"):
+            import openlit
+
+            openlit.init(application_name=stack, capture_message_content=True,
+                         disable_metrics=True)
+        elif stack == "langgraph-openinference-mixed":
             from openinference.instrumentation.langchain import LangChainInstrumentor
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 

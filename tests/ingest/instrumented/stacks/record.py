@@ -315,6 +315,23 @@ STACKS: dict[str, Stack] = {
               "openai", ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
                          "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
               venv="openai-agents-openllmetry"),
+        *(Stack(name, "langgraph_agent", "openai",
+                ("openlit", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="openlit-langgraph")
+          for name in ("openlit-langgraph", "openlit-langgraph-stream")),
+        *(Stack(name, "anthropic_loop", "anthropic", ("openlit", "anthropic", "opentelemetry-sdk"),
+                venv="openlit-anthropic")
+          for name in ("openlit-anthropic", "openlit-anthropic-stream")),
+        *(Stack(name, "openai_agents_agent", "openai",
+                ("openlit", "openai-agents", "openai", "opentelemetry-sdk"),
+                venv="openlit-openai-agents")
+          for name in ("openlit-openai-agents", "openlit-openai-agents-stream")),
+        Stack("openlit-crewai", "crewai_agent", "openai",
+              ("openlit", "crewai", "openai", "opentelemetry-sdk")),
+        *(Stack(name, "azure_inference_loop", "openai",
+                ("azure-ai-inference", "azure-core", "azure-core-tracing-opentelemetry",
+                 "opentelemetry-sdk"), venv="azure-ai-inference")
+          for name in ("azure-ai-inference", "azure-ai-inference-stream")),
     )
 }  # fmt: skip
 
