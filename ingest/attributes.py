@@ -59,6 +59,9 @@ OPENLIT_APPLICATION_NAME: Final = "gen_ai.application_name"
 # reprs) on its invoke_agent / invoke_workflow spans (`on_chain_start` / `on_chain_end`).
 OPENLIT_WORKFLOW_INPUT: Final = "gen_ai.workflow.input"
 OPENLIT_WORKFLOW_OUTPUT: Final = "gen_ai.workflow.output"
+# The workflow an `invoke_workflow` span runs (OpenLIT's LangGraph instrumentation: the
+# compiled graph's name, its nodes' spans `invoke_agent <node>` below it).
+GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
 # The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
 # on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
 # `code.function.return.type` / `.value` for what it returned.

@@ -131,6 +131,11 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         if calls:
             merged = replace(merged, output_messages=_with_calls(merged.output_messages or (),
                                                                  calls))
+    if operation == A.OP_INVOKE_WORKFLOW and \
+            as_str(view.get(A.GEN_AI_PROVIDER_NAME)) == A.LANGGRAPH_INTEGRATION:
+        # A LangGraph graph is the agent; the `invoke_agent` spans below it name its nodes
+        # (a ReAct graph's `agent`), which every such app shares (OpenLIT 1.45).
+        merged = replace(merged, agent_name=as_str(view.get(A.GEN_AI_WORKFLOW_NAME)))
     if A.GEN_AI_RESPONSE_PROMPT_TOKENS in view.attributes:  # Semantic Kernel before 1.19
         merged = merged.fill(Decoded(
             input_tokens=as_int(view.get(A.GEN_AI_RESPONSE_PROMPT_TOKENS)),
