@@ -33,7 +33,7 @@ from tests.ingest.instrumented.stacks.check import (
     turns_right,
 )
 from tests.ingest.instrumented.stacks.expect import FIELDS, expected_turns
-from tests.ingest.instrumented.stacks.record import FIXTURES, STACKS, drive, python_of
+from tests.ingest.instrumented.stacks.record import FIXTURES, STACKS, drive, installed
 from tests.ingest.instrumented.stacks.wire import StackServer
 from tests.ingest.test_instrumented import export_text, in_raw
 
@@ -853,7 +853,7 @@ def _live_params() -> Iterator[Any]:
         yield pytest.param(
             stack, id=stack,
             marks=[pytest.mark.stack_live, pytest.mark.skipif(
-                not python_of(stack).exists(),
+                not installed(stack),
                 reason=f".stacks/{stack} does not exist (make stack-fixtures)",
             )],
         )  # fmt: skip

@@ -1,0 +1,107 @@
+// What every Node stack driver shares (the counterpart of `common.py`): the OTel JS SDK set
+// up as an application sets it up (a global tracer provider and an AsyncLocalStorage context
+// manager, so spans a library starts on its own are exported and nested), exporting OTLP
+// protobuf files with the SDK's own serializer, and the command line.
+//
+//     node .stacks/<env>/drivers/<driver>.mjs STACK SCENARIO BASE_URL OUT
+//
+// `record.py` runs it with `--preserve-symlinks(-main)` through `.stacks/<env>/drivers`, a link
+// to this folder, so bare imports resolve in that environment's node_modules. The scenario
+// (requests, system prompt, model, tool schemas) comes as JSON in TURNSCORE_SCENARIO, written
+// by `record.py` from `scenarios.py`, the one source of the scripted conversations.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
+
+export const AGENT_NAME = 'research_assistant';
+
+// What an OTLP/HTTP protobuf exporter would POST: one ExportTraceServiceRequest per batch,
+// one file per batch (`<scenario>-NNN.traces.pb`, as `export.py`'s FileSpanExporter names them).
+class FileSpanExporter {
+  constructor(folder, prefix) {
+    this.folder = folder;
+    this.prefix = prefix;
+    this.count = 0;
+    fs.mkdirSync(folder, { recursive: true });
+  }
+
+  export(spans, done) {
+    const name = `${this.prefix}-${String(this.count++).padStart(3, '0')}.traces.pb`;
+    fs.writeFileSync(path.join(this.folder, name), ProtobufTraceSerializer.serializeRequest(spans));
+    done({ code: 0 });
+  }
+
+  shutdown() {
+    return Promise.resolve();
+  }
+
+  forceFlush() {
+    return Promise.resolve();
+  }
+}
+
+export async function withProviders(stack, out, scenario, body) {
+  const contextManager = new AsyncLocalStorageContextManager().enable();
+  context.setGlobalContextManager(contextManager);
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ 'service.name': `stack-${stack}` }),
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: new FileSpanExporter(out, scenario),
+        maxQueueSize: 4096,
+        maxExportBatchSize: 4096,
+      }),
+    ],
+  });
+  trace.setGlobalTracerProvider(provider);
+  try {
+    await body(provider);
+  } finally {
+    await provider.shutdown();
+  }
+}
+
+// The corpus's three tools (`scenarios.py`), as the model's tools run them: a failing tool
+// throws, and the framework reports the error its own way.
+const DOCS = [
+  { id: 'rate-01', title: 'Rate limits', snippet: 'Each API key may send 60 requests per minute.' },
+  {
+    id: 'auth-01',
+    title: 'Authentication',
+    snippet: 'Send your API key as a bearer token in the Authorization header.',
+  },
+];
+const WEATHER = { Paris: { temperature: 18, conditions: 'cloudy' } };
+
+export const TOOL_FUNCTIONS = {
+  calculator({ expression }) {
+    if (!/^[\d\s+\-*/().]+$/.test(expression)) {
+      throw new Error(`Unsupported expression: ${expression}`);
+    }
+    return String(Function(`"use strict"; return (${expression});`)());
+  },
+  search_docs({ query, top_k = 3 }) {
+    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+    return DOCS.map((doc) => ({
+      ...doc,
+      score: words.filter((w) => doc.title.toLowerCase().includes(w)).length,
+    }))
+      .filter((hit) => hit.score)
+      .slice(0, top_k);
+  },
+  get_weather({ city, unit = 'celsius' }) {
+    if (!(city in WEATHER)) throw new Error(`Unknown city: ${city}`);
+    return { city, ...WEATHER[city], unit };
+  },
+};
+
+export async function main(run) {
+  const [stack, scenario, baseUrl, out] = process.argv.slice(2);
+  const script = JSON.parse(process.env.TURNSCORE_SCENARIO);
+  await run({ stack, scenario, baseUrl, out, script });
+}
