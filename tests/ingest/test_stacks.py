@@ -207,6 +207,13 @@ KNOWN_GAPS: tuple[Gap, ...] = (
                               if n.startswith("transfer_to_")])
       for stack in ("openai-agents-openinference-handoff",
                     "openai-agents-openinference-handoff-nested")),
+    *(Gap(stack, "tool_error", "call.result",
+          "the AI SDK's OpenAI chat provider sends a failed tool's error-text output wrapped as "
+          "{\"error\": ...} (@ai-sdk/openai `chat/convert-to-openai-chat-messages.ts`); its "
+          "telemetry (execute_tool/ai.toolCall, the next call's messages) has the text alone",
+          lambda rec, index: ['{"error":', '{\\"error\\":'])
+      for stack in ("vercel-ai", "vercel-ai-stream", "vercel-ai-legacy",
+                    "vercel-ai-legacy-stream")),
 )  # fmt: skip
 
 
@@ -776,6 +783,29 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
                           "gen_ai.conversation.id"},
         absent=frozenset({"gcp.vertex.agent.llm_request"}),
+    ),
+    # The AI SDK 7's OpenTelemetry integration (@ai-sdk/otel `OpenTelemetry`): GenAI spans,
+    # invoke_agent > step N (agent_step) > chat and execute_tool; no ai.* keys.
+    **{stack: Form(
+        frozenset({"invoke_agent gpt-4o-mini", "step 1", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.tool.call.id", "gen_ai.agent.name"},
+        absent=frozenset({"ai.operationId", "ai.prompt.messages"}),
+    ) for stack in ("vercel-ai", "vercel-ai-stream")},
+    # Its LegacyOpenTelemetry: the ai.* spans of AI SDK 3-6 (ai.generateText >
+    # ai.generateText.doGenerate > ai.toolCall), no GenAI message keys.
+    "vercel-ai-legacy": Form(
+        frozenset({"ai.generateText", "ai.generateText.doGenerate", "ai.toolCall"}),
+        frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools",
+                   "ai.response.toolCalls", "ai.toolCall.result", "ai.telemetry.functionId"}),
+        absent=_JSON_MESSAGES,
+    ),
+    "vercel-ai-legacy-stream": Form(
+        frozenset({"ai.streamText", "ai.streamText.doStream", "ai.toolCall"}),
+        frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools",
+                   "ai.response.toolCalls", "ai.toolCall.result", "ai.telemetry.functionId"}),
+        absent=_JSON_MESSAGES,
     ),
 }  # fmt: skip
 
