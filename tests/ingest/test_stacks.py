@@ -291,6 +291,9 @@ _LANGFUSE = frozenset({"langfuse.observation.type", "langfuse.observation.input"
 _NOT_LANGFUSE = _JSON_MESSAGES | {"gen_ai.prompt", "llm.input_messages.0.message.role"}
 _LANGFUSE_LANGGRAPH = frozenset({"handle", "research_assistant", "ChatOpenAI", "calculator",
                                  "tools"})
+_VERCEL_LEGACY = frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools",
+                            "ai.response.toolCalls", "ai.toolCall.result",
+                            "ai.telemetry.functionId"})
 FORMS: dict[str, Form] = {
     "anthropic-openinference": Form(
         frozenset({"messages.create", _SDK_SPAN}),
@@ -795,18 +798,16 @@ FORMS: dict[str, Form] = {
     ) for stack in ("vercel-ai", "vercel-ai-stream")},
     # Its LegacyOpenTelemetry: the ai.* spans of AI SDK 3-6 (ai.generateText >
     # ai.generateText.doGenerate > ai.toolCall), no GenAI message keys.
-    "vercel-ai-legacy": Form(
+    # and AI SDK 6's built-in experimental_telemetry, the same form (its tool spans siblings
+    # of the model calls, not below them; a tool call's input a JSON string, not an object).
+    **{stack: Form(
         frozenset({"ai.generateText", "ai.generateText.doGenerate", "ai.toolCall"}),
-        frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools",
-                   "ai.response.toolCalls", "ai.toolCall.result", "ai.telemetry.functionId"}),
-        absent=_JSON_MESSAGES,
-    ),
-    "vercel-ai-legacy-stream": Form(
+        _VERCEL_LEGACY, absent=_JSON_MESSAGES,
+    ) for stack in ("vercel-ai-legacy", "vercel-ai-v6")},
+    **{stack: Form(
         frozenset({"ai.streamText", "ai.streamText.doStream", "ai.toolCall"}),
-        frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools",
-                   "ai.response.toolCalls", "ai.toolCall.result", "ai.telemetry.functionId"}),
-        absent=_JSON_MESSAGES,
-    ),
+        _VERCEL_LEGACY, absent=_JSON_MESSAGES,
+    ) for stack in ("vercel-ai-legacy-stream", "vercel-ai-v6-stream")},
 }  # fmt: skip
 
 

@@ -248,6 +248,10 @@ STACKS: dict[str, Stack] = {
                 venv="vercel-ai", runtime="node")
           for name in ("vercel-ai", "vercel-ai-stream", "vercel-ai-legacy",
                        "vercel-ai-legacy-stream")),
+        *(Stack(name, "vercel_ai", "openai",
+                ("ai", "@ai-sdk/openai", "@opentelemetry/sdk-trace"),
+                venv="vercel-ai-v6", runtime="node")
+          for name in ("vercel-ai-v6", "vercel-ai-v6-stream")),
     )
 }  # fmt: skip
 

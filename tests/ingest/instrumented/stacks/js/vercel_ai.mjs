@@ -1,26 +1,35 @@
 // The Vercel AI SDK (`ai`) running the scenario's turns with `generateText` or `streamText`,
-// tools and a multi-step loop (`stopWhen: isStepCount(8)`), on the OpenAI provider's chat
-// completions model (`openai.chat`), traced by the SDK's OpenTelemetry integration
-// (`@ai-sdk/otel`: `OpenTelemetry`, the GenAI conventions; `LegacyOpenTelemetry`, the `ai.*`
-// spans of earlier releases). The conversation carries over turns as an app keeps it: the
-// history plus the response messages of each call.
+// tools and a multi-step loop (`stopWhen`), on the OpenAI provider's chat completions model
+// (`openai.chat`). AI SDK 7 traces through an integration (`@ai-sdk/otel`: `OpenTelemetry`,
+// the GenAI conventions; `LegacyOpenTelemetry`, the `ai.*` spans of earlier releases); AI SDK
+// 6 through its built-in `experimental_telemetry` (the `ai.*` spans). The conversation carries
+// over turns as an app keeps it: the history plus the response messages of each call.
 
 import { createOpenAI } from '@ai-sdk/openai';
-import { LegacyOpenTelemetry, OpenTelemetry } from '@ai-sdk/otel';
-import { generateText, isStepCount, jsonSchema, registerTelemetry, streamText, tool } from 'ai';
+import * as ai from 'ai';
 import { AGENT_NAME, TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
+
+const { generateText, jsonSchema, streamText, tool } = ai;
 
 const CONFIG = {
   'vercel-ai': { legacy: false, stream: false },
   'vercel-ai-stream': { legacy: false, stream: true },
   'vercel-ai-legacy': { legacy: true, stream: false },
   'vercel-ai-legacy-stream': { legacy: true, stream: true },
+  'vercel-ai-v6': { legacy: true, stream: false },
+  'vercel-ai-v6-stream': { legacy: true, stream: true },
 };
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
   const { legacy, stream } = CONFIG[stack];
   await withProviders(stack, out, scenario, async () => {
-    registerTelemetry(legacy ? new LegacyOpenTelemetry() : new OpenTelemetry());
+    // AI SDK 7 has registerTelemetry and isStepCount; 6 has neither (stepCountIs).
+    const v7 = 'registerTelemetry' in ai;
+    if (v7) {
+      const otel = await import('@ai-sdk/otel');
+      ai.registerTelemetry(legacy ? new otel.LegacyOpenTelemetry() : new otel.OpenTelemetry());
+    }
+    const telemetry = { isEnabled: true, functionId: AGENT_NAME };
     const openai = createOpenAI({ baseURL: baseUrl, apiKey: 'test-key' });
     const model = openai.chat(script.model);
     const tools = Object.fromEntries(
@@ -41,9 +50,9 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
         system: script.system,
         messages,
         tools,
-        stopWhen: isStepCount(8),
+        stopWhen: v7 ? ai.isStepCount(8) : ai.stepCountIs(8),
         maxRetries: 0,
-        telemetry: { isEnabled: true, functionId: AGENT_NAME },
+        ...(v7 ? { telemetry } : { experimental_telemetry: telemetry }),
       };
       let response;
       if (stream) {
