@@ -252,6 +252,11 @@ STACKS: dict[str, Stack] = {
                 ("ai", "@ai-sdk/openai", "@opentelemetry/sdk-trace"),
                 venv="vercel-ai-v6", runtime="node")
           for name in ("vercel-ai-v6", "vercel-ai-v6-stream")),
+        *(Stack(name, "mastra_agent", "openai",
+                ("@mastra/core", "@mastra/observability", "@mastra/otel-exporter",
+                 "@ai-sdk/openai", "@opentelemetry/exporter-trace-otlp-proto"),
+                venv="mastra", runtime="node")
+          for name in ("mastra", "mastra-stream")),
     )
 }  # fmt: skip
 

@@ -1,29 +1,28 @@
 // What every Node stack driver shares (the counterpart of `common.py`): the OTel JS SDK set
 // up as an application sets it up (a global tracer provider and an AsyncLocalStorage context
 // manager, so spans a library starts on its own are exported and nested), exporting OTLP
-// protobuf files with the SDK's own serializer, and the command line.
+// protobuf files with the SDK's own serializer; or, for a framework that makes its own
+// exporter from an endpoint (Mastra), a local OTLP/HTTP receiver writing what it is sent.
 //
 //     node .stacks/<env>/drivers/<driver>.mjs STACK SCENARIO BASE_URL OUT
 //
 // `record.py` runs it with `--preserve-symlinks(-main)` through `.stacks/<env>/drivers`, a link
-// to this folder, so bare imports resolve in that environment's node_modules. The scenario
+// to this folder, so bare imports resolve in that environment's node_modules (imported where
+// used: an environment has the OTel packages its stack needs, not all). The scenario
 // (requests, system prompt, model, tool schemas) comes as JSON in TURNSCORE_SCENARIO, written
 // by `record.py` from `scenarios.py`, the one source of the scripted conversations.
 
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
-import { context, trace } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 
 export const AGENT_NAME = 'research_assistant';
 
 // What an OTLP/HTTP protobuf exporter would POST: one ExportTraceServiceRequest per batch,
 // one file per batch (`<scenario>-NNN.traces.pb`, as `export.py`'s FileSpanExporter names them).
 class FileSpanExporter {
-  constructor(folder, prefix) {
+  constructor(folder, prefix, serializer) {
+    this.serializer = serializer;
     this.folder = folder;
     this.prefix = prefix;
     this.count = 0;
@@ -32,7 +31,7 @@ class FileSpanExporter {
 
   export(spans, done) {
     const name = `${this.prefix}-${String(this.count++).padStart(3, '0')}.traces.pb`;
-    fs.writeFileSync(path.join(this.folder, name), ProtobufTraceSerializer.serializeRequest(spans));
+    fs.writeFileSync(path.join(this.folder, name), this.serializer.serializeRequest(spans));
     done({ code: 0 });
   }
 
@@ -46,13 +45,18 @@ class FileSpanExporter {
 }
 
 export async function withProviders(stack, out, scenario, body) {
+  const { context, trace } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { ProtobufTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  const { BatchSpanProcessor, TracerProvider } = await import('@opentelemetry/sdk-trace');
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': `stack-${stack}` }),
     spanProcessors: [
       new BatchSpanProcessor({
-        exporter: new FileSpanExporter(out, scenario),
+        exporter: new FileSpanExporter(out, scenario, ProtobufTraceSerializer),
         maxQueueSize: 4096,
         maxExportBatchSize: 4096,
       }),
@@ -63,6 +67,34 @@ export async function withProviders(stack, out, scenario, body) {
     await body(provider);
   } finally {
     await provider.shutdown();
+  }
+}
+
+// An OTLP/HTTP collector on 127.0.0.1: each request body (an ExportTraceServiceRequest or
+// ExportLogsServiceRequest, protobuf) written as sent, `<scenario>-NNN.traces.pb` / `.logs.pb`.
+export async function withReceiver(out, scenario, body) {
+  fs.mkdirSync(out, { recursive: true });
+  let count = 0;
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const kind = req.url.endsWith('/v1/logs') ? 'logs' : 'traces';
+      const json = (req.headers['content-type'] ?? '').includes('json');
+      if (json || !/\/v1\/(traces|logs)$/.test(req.url)) {
+        res.writeHead(415).end();
+        return;
+      }
+      const name = `${scenario}-${String(count++).padStart(3, '0')}.${kind}.pb`;
+      fs.writeFileSync(path.join(out, name), Buffer.concat(chunks));
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await body(`http://127.0.0.1:${server.address().port}`);
+  } finally {
+    server.close();
   }
 }
 
