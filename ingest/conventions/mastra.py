@@ -27,9 +27,14 @@ from __future__ import annotations
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
-from turnscore.ingest.conventions.messages import Problems, execution
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    execution,
+    parse_messages,
+    text_message,
+)
 from turnscore.ingest.conventions.values import as_str, json_or_text, result_text
-from turnscore.ingest.model import SpanKind, ToolDef, ToolExecution
+from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
 
 _KINDS = {
     "agent_run": SpanKind.AGENT,
@@ -62,9 +67,23 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         return Decoded(kind=kind)
     return Decoded(
         kind=kind,
+        input_messages=_run_input(view, problems),
         agent_name=as_str(view.get(A.GEN_AI_AGENT_NAME)) or as_str(view.get(A.MASTRA_AGENT_ID)),
         tool_definitions=_tool_names(view, problems),
     )
+
+
+def _run_input(view: SpanView, problems: Problems) -> tuple[Message, ...] | None:
+    """What the app passed to `agent.generate` / `stream` (`mastra.agent_run.input`): the
+    messages, or a string as one user message. With the model-inference span (observability
+    1.17 beside core 1.71) the `chat` span has no input of its own (`startInference` is
+    given no step payload), so this is the run's one record of the user's request."""
+    value = json_or_text(view.get(A.MASTRA_AGENT_RUN_INPUT))
+    if isinstance(value, str):
+        return (text_message("user", value),) if value else None
+    if isinstance(value, list | dict):
+        return parse_messages(value, view.name, problems) or None
+    return None
 
 
 def _tool(view: SpanView) -> ToolExecution | None:
