@@ -214,6 +214,18 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           lambda rec, index: ['{"error":', '{\\"error\\":'])
       for stack in ("vercel-ai", "vercel-ai-stream", "vercel-ai-legacy",
                     "vercel-ai-legacy-stream")),
+    *(Gap(stack, "*", "tools",
+          "Mastra's OTel exporter (1.4) names the agent's tools on its invoke_agent span "
+          "(gen_ai.tool.definitions: names only) and describes only a called tool, on its "
+          "execute_tool span (gen_ai.tool.description); no schema anywhere",
+          _never_called)
+      for stack in ("mastra", "mastra-stream")),
+    *(Gap(stack, "tool_error", "call.result",
+          "as vercel-ai: the AI SDK's OpenAI chat model Mastra runs on sends a thrown tool's "
+          "error as {\"error\": ...}; Mastra's execute_tool span has the message alone "
+          "(error.message), and its model-inference spans record no input",
+          lambda rec, index: ['{"error":', '{\\"error\\":'])
+      for stack in ("mastra", "mastra-stream")),
 )  # fmt: skip
 
 
@@ -808,6 +820,18 @@ FORMS: dict[str, Form] = {
         frozenset({"ai.streamText", "ai.streamText.doStream", "ai.toolCall"}),
         _VERCEL_LEGACY, absent=_JSON_MESSAGES,
     ) for stack in ("vercel-ai-legacy-stream", "vercel-ai-v6-stream")},
+    # Mastra's OTel exporter with the model-inference span (core 1.71, observability 1.17):
+    # invoke_agent > model_generation > agent_step > chat (model_inference, output only) and
+    # execute_tool; the run's input as mastra.agent_run.input.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "model_generation gpt-4o-mini",
+                   "agent_step research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        frozenset({"mastra.span.type", "mastra.agent_run.input", "gen_ai.output.messages",
+                   "gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                   "gen_ai.system_instructions"}),
+        absent=frozenset({"gen_ai.input.messages", "gen_ai.tool.input", "agent.id"}),
+    ) for stack in ("mastra", "mastra-stream")},
 }  # fmt: skip
 
 
