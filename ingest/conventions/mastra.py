@@ -18,9 +18,15 @@ parts are `otel_genai`'s. What only Mastra's spans say, read here:
 - the agent's id (0.x `agent.id`) as its name where no `gen_ai.agent.name` is given.
 The 1.x exporter's model-call span carries `gen_ai.input.messages` / `output.messages`
 (Mastra messages converted: `gen-ai-messages.ts`), its tool spans `gen_ai.tool.call.*`,
-its agent span `gen_ai.system_instructions` as a plain string: all standard. The run,
-step and workflow spans' own input and output (`mastra.<type>.input` / `.output`) are
-content and not decoded: the model-call spans carry the same messages.
+its agent span `gen_ai.system_instructions` as a plain string: all standard. Which span
+is the call (`isModelCallSpan`): `model_generation`, or, where core and observability both
+have the `model-inference-span` feature (core 1.71, observability 1.17, exporter 1.4:
+`tests/fixtures/stacks/mastra*`), `model_inference` below `model_step`; that one records
+the output only (observability's `startInference` is given no step payload), so the run's
+request is read from the agent span's own input (`mastra.agent_run.input`, what the app
+passed the agent). The step and workflow spans' own input and output (`mastra.<type>.input`
+/ `.output`) are content and not decoded: the step's is a summary (a tool result as
+`[tool-result: <name>]`), and the model-call spans carry the calls and answers.
 """
 
 from __future__ import annotations
