@@ -4,9 +4,10 @@
 
 For each stack whose environment exists (`.stacks/<stack>/`, made by the Makefile from
 `requirements-<stack>.txt`, or for a Node stack from `js/<stack>/package.json` and its lock),
-each scenario runs its driver in that environment against one `StackServer`. A scenario's folder gets the OTLP protobuf files the SDK exported, the
-wire records (`wire.json`) and the turns derived from them (`expected.json`); the stack's
-folder gets the versions that ran (`versions.json`). A folder is replaced whole, only after
+each scenario runs its driver in that environment against one `StackServer`. A scenario's
+folder gets the OTLP protobuf files the SDK exported, the wire records (`wire.json`) and the
+turns derived from them (`expected.json`); the stack's folder gets the versions that ran
+(`versions.json`). A folder is replaced whole, only after
 its driver succeeded, so a failed recording leaves the committed one as it was.
 """
 
