@@ -226,6 +226,17 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "(error.message), and its model-inference spans record no input",
           lambda rec, index: ['{"error":', '{\\"error\\":'])
       for stack in ("mastra", "mastra-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "the Agents SDK for JS exports no OTel spans of its own (its tracing goes to OpenAI's "
+          "platform), so there is no tool span; the tool message says only 'An error occurred "
+          "while running the tool' and has no error flag",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream")),
+    Gap("openai-agents-js-openinference-stream", "*", "usage",
+        "OpenInference's JS OpenAI instrumentation (4.2.7, `consumeChatCompletionStreamChunks`) "
+        "skips every chunk without choices, so the final usage chunk the Agents SDK asks for "
+        "(stream_options.include_usage) is never read: no token counts on streamed calls",
+        lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"]),
 )  # fmt: skip
 
 
@@ -244,6 +255,13 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
+    NotYet("openai-agents-js-openinference-stream", ("parallel_tools",),
+           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
+            "final_answer", "llm_calls"),
+           "OpenInference JS 4.2.7 keys streamed tool-call deltas by their place in the chunk, "
+           "not their `index`, so two parallel calls are exported as one (ids, names and "
+           "arguments concatenated); the next call's history has both, but each call is its own "
+           "trace and grouping reads the mismatch as a new turn"),
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
@@ -832,6 +850,14 @@ FORMS: dict[str, Form] = {
                    "gen_ai.system_instructions"}),
         absent=frozenset({"gen_ai.input.messages", "gen_ai.tool.input", "agent.id"}),
     ) for stack in ("mastra", "mastra-stream")},
+    # The Agents SDK for JS under OpenInference's JS OpenAI instrumentation: one LLM span per
+    # model call, each its own trace (no agent or tool span: the SDK's own tracing is not OTel).
+    **{stack: Form(
+        frozenset({"OpenAI Chat Completions"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "llm.output_messages.0.message.role"}),
+        absent=_JSON_MESSAGES | {"session.id", "graph.node.parent_id"},
+    ) for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream")},
 }  # fmt: skip
 
 

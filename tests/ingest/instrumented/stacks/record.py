@@ -258,6 +258,12 @@ STACKS: dict[str, Stack] = {
                  "@ai-sdk/openai", "@opentelemetry/exporter-trace-otlp-proto"),
                 venv="mastra", runtime="node")
           for name in ("mastra", "mastra-stream")),
+        *(Stack(name, "openai_agents_js", "openai",
+                ("@openai/agents", "openai", "@arizeai/openinference-instrumentation-openai",
+                 "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-agents-js-openinference",
+                       "openai-agents-js-openinference-stream")),
     )
 }  # fmt: skip
 
