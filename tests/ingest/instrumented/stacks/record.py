@@ -264,6 +264,11 @@ STACKS: dict[str, Stack] = {
                 venv="openai-agents-js", runtime="node")
           for name in ("openai-agents-js-openinference",
                        "openai-agents-js-openinference-stream")),
+        *(Stack(name, "openai_agents_js", "openai",
+                ("@openai/agents", "openai", "@traceloop/instrumentation-openai",
+                 "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")),
     )
 }  # fmt: skip
 

@@ -5,15 +5,29 @@
 // `manuallyInstrument`, as an ESM app without a loader hook does). The conversation carries
 // over turns as the SDK hands it back (`result.history`).
 
-import { OpenAIInstrumentation } from '@arizeai/openinference-instrumentation-openai';
 import OpenAI from 'openai';
 import { AGENT_NAME, TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
 
-const STREAMED = new Set(['openai-agents-js-openinference-stream']);
+const STREAMED = new Set([
+  'openai-agents-js-openinference-stream',
+  'openai-agents-js-openllmetry-stream',
+]);
+
+async function instrument(stack, tracerProvider) {
+  if (stack.includes('openllmetry')) {
+    const { OpenAIInstrumentation } = await import('@traceloop/instrumentation-openai');
+    const instrumentation = new OpenAIInstrumentation({ traceContent: true });
+    instrumentation.setTracerProvider(tracerProvider);
+    instrumentation.manuallyInstrument(OpenAI);
+    return;
+  }
+  const { OpenAIInstrumentation } = await import('@arizeai/openinference-instrumentation-openai');
+  new OpenAIInstrumentation({ tracerProvider }).manuallyInstrument(OpenAI);
+}
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
   await withProviders(stack, out, scenario, async (tracerProvider) => {
-    new OpenAIInstrumentation({ tracerProvider }).manuallyInstrument(OpenAI);
+    await instrument(stack, tracerProvider);
     const { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled, tool, user } =
       await import('@openai/agents');
     setTracingDisabled(true);
