@@ -213,7 +213,8 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "telemetry (execute_tool/ai.toolCall, the next call's messages) has the text alone",
           lambda rec, index: ['{"error":', '{\\"error\\":'])
       for stack in ("vercel-ai", "vercel-ai-stream", "vercel-ai-legacy",
-                    "vercel-ai-legacy-stream")),
+                    "vercel-ai-legacy-stream", "vercel-ai-openinference",
+                    "vercel-ai-openinference-stream")),
     *(Gap(stack, "*", "tools",
           "Mastra's OTel exporter (1.4) names the agent's tools on its invoke_agent span "
           "(gen_ai.tool.definitions: names only) and describes only a called tool, on its "
@@ -864,6 +865,16 @@ FORMS: dict[str, Form] = {
                    "llm.tools.0.tool.json_schema", "llm.output_messages.0.message.role"}),
         absent=_JSON_MESSAGES | {"session.id", "graph.node.parent_id"},
     ) for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream")},
+    # AI SDK 7's GenAI spans with OpenInference's keys added by its span processor
+    # (@arizeai/openinference-vercel 3.2): both conventions on every span.
+    **{stack: Form(
+        frozenset({"invoke_agent gpt-4o-mini", "step 1", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "openinference.span.kind",
+                          "llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                          "tool.parameters"},
+        absent=frozenset({"ai.operationId", "ai.prompt.messages"}),
+    ) for stack in ("vercel-ai-openinference", "vercel-ai-openinference-stream")},
     # The same under OpenLLMetry's JS OpenAI instrumentation: one `chat` span per model call
     # in the GenAI JSON message form, each its own trace.
     **{stack: Form(

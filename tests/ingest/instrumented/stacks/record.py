@@ -269,6 +269,11 @@ STACKS: dict[str, Stack] = {
                  "@opentelemetry/sdk-trace"),
                 venv="openai-agents-js", runtime="node")
           for name in ("openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")),
+        *(Stack(name, "vercel_ai", "openai",
+                ("ai", "@ai-sdk/openai", "@ai-sdk/otel", "@arizeai/openinference-vercel",
+                 "@opentelemetry/sdk-trace-node"),
+                venv="vercel-ai-openinference", runtime="node")
+          for name in ("vercel-ai-openinference", "vercel-ai-openinference-stream")),
     )
 }  # fmt: skip
 

@@ -44,25 +44,41 @@ class FileSpanExporter {
   }
 }
 
-export async function withProviders(stack, out, scenario, body) {
-  const { context, trace } = await import('@opentelemetry/api');
-  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+// `processor` makes the span processor from the file exporter, for a library that is one
+// (OpenInference's Vercel processor); the SDK's BatchSpanProcessor otherwise.
+export async function withProviders(stack, out, scenario, body, processor = undefined) {
   const { ProtobufTraceSerializer } = await import('@opentelemetry/otlp-transformer');
   const { resourceFromAttributes } = await import('@opentelemetry/resources');
-  const { BatchSpanProcessor, TracerProvider } = await import('@opentelemetry/sdk-trace');
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
-  const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': `stack-${stack}` }),
-    spanProcessors: [
-      new BatchSpanProcessor({
-        exporter: new FileSpanExporter(out, scenario, ProtobufTraceSerializer),
-        maxQueueSize: 4096,
-        maxExportBatchSize: 4096,
-      }),
-    ],
-  });
-  trace.setGlobalTracerProvider(provider);
+  const exporter = new FileSpanExporter(out, scenario, ProtobufTraceSerializer);
+  const resource = resourceFromAttributes({ 'service.name': `stack-${stack}` });
+  const batch = { maxQueueSize: 4096, maxExportBatchSize: 4096 };
+  let provider;
+  try {
+    // SDK 2.x, as its READMEs set it up: NodeTracerProvider.register() installs the
+    // AsyncLocalStorage context manager and the global provider.
+    const { BatchSpanProcessor, NodeTracerProvider } = await import(
+      '@opentelemetry/sdk-trace-node'
+    );
+    const spanProcessors = [
+      processor ? processor(exporter) : new BatchSpanProcessor(exporter, batch),
+    ];
+    provider = new NodeTracerProvider({ resource, spanProcessors });
+    provider.register();
+  } catch (error) {
+    if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    // SDK 3.x: the provider, and the context manager from its own package.
+    const { context, trace } = await import('@opentelemetry/api');
+    const { AsyncLocalStorageContextManager } = await import(
+      '@opentelemetry/context-async-hooks'
+    );
+    const { BatchSpanProcessor, TracerProvider } = await import('@opentelemetry/sdk-trace');
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const spanProcessors = [
+      processor ? processor(exporter) : new BatchSpanProcessor({ exporter, ...batch }),
+    ];
+    provider = new TracerProvider({ resource, spanProcessors });
+    trace.setGlobalTracerProvider(provider);
+  }
   try {
     await body(provider);
   } finally {

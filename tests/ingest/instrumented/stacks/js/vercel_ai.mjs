@@ -2,7 +2,9 @@
 // tools and a multi-step loop (`stopWhen`), on the OpenAI provider's chat completions model
 // (`openai.chat`). AI SDK 7 traces through an integration (`@ai-sdk/otel`: `OpenTelemetry`,
 // the GenAI conventions; `LegacyOpenTelemetry`, the `ai.*` spans of earlier releases); AI SDK
-// 6 through its built-in `experimental_telemetry` (the `ai.*` spans). The conversation carries
+// 6 through its built-in `experimental_telemetry` (the `ai.*` spans). With OpenInference's
+// span processor (`@arizeai/openinference-vercel`, Phoenix's way for AI SDK 7) the GenAI
+// spans get OpenInference attributes before export. The conversation carries
 // over turns as an app keeps it: the history plus the response messages of each call.
 
 import { createOpenAI } from '@ai-sdk/openai';
@@ -18,10 +20,17 @@ const CONFIG = {
   'vercel-ai-legacy-stream': { legacy: true, stream: true },
   'vercel-ai-v6': { legacy: true, stream: false },
   'vercel-ai-v6-stream': { legacy: true, stream: true },
+  'vercel-ai-openinference': { legacy: false, stream: false, openinference: true },
+  'vercel-ai-openinference-stream': { legacy: false, stream: true, openinference: true },
 };
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
-  const { legacy, stream } = CONFIG[stack];
+  const { legacy, stream, openinference } = CONFIG[stack];
+  let processor;
+  if (openinference) {
+    const { OpenInferenceSimpleSpanProcessor } = await import('@arizeai/openinference-vercel');
+    processor = (exporter) => new OpenInferenceSimpleSpanProcessor({ exporter });
+  }
   await withProviders(stack, out, scenario, async () => {
     // AI SDK 7 has registerTelemetry and isStepCount; 6 has neither (stepCountIs).
     const v7 = 'registerTelemetry' in ai;
@@ -64,5 +73,5 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
       }
       messages.push(...response.messages);
     }
-  });
+  }, processor);
 });
