@@ -262,6 +262,11 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
+    NotYet("langgraph-js-openinference", ("tool_error",), ("call.id",),
+           "OpenInference's LangChain.js instrumentation flattens the model's tool calls "
+           "without ids; the id is in the LLM span's raw output.value (the AIMessage), which "
+           "openinference.py reads only where flattened messages are absent, and the failed "
+           "tool's span has no output (no ToolMessage with tool_call_id)"),
     NotYet("openai-agents-js-openinference-stream", ("parallel_tools",),
            ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
             "final_answer", "llm_calls"),
@@ -875,6 +880,14 @@ FORMS: dict[str, Form] = {
                           "tool.parameters"},
         absent=frozenset({"ai.operationId", "ai.prompt.messages"}),
     ) for stack in ("vercel-ai-openinference", "vercel-ai-openinference-stream")},
+    # LangGraph.js's prebuilt ReAct agent under OpenInference's LangChain.js instrumentation:
+    # the graph's CHAIN spans, ChatOpenAI LLM spans, TOOL spans named by the tool.
+    "langgraph-js-openinference": Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOpenAI", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "tool.name", "metadata"}),
+        absent=_JSON_MESSAGES | {"llm.output_messages.0.message.tool_calls.0.tool_call.id"},
+    ),
     # The same under OpenLLMetry's JS OpenAI instrumentation: one `chat` span per model call
     # in the GenAI JSON message form, each its own trace.
     **{stack: Form(

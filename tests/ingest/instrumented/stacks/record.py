@@ -274,11 +274,10 @@ STACKS: dict[str, Stack] = {
                  "@opentelemetry/sdk-trace-node"),
                 venv="vercel-ai-openinference", runtime="node")
           for name in ("vercel-ai-openinference", "vercel-ai-openinference-stream")),
-        *(Stack(name, "langgraph_js", "openai",
-                ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
-                 "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),
-                venv="langgraph-js", runtime="node")
-          for name in ("langgraph-js-openinference", "langgraph-js-openinference-stream")),
+        Stack("langgraph-js-openinference", "langgraph_js", "openai",
+              ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
+               "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),
+              venv="langgraph-js", runtime="node"),
     )
 }  # fmt: skip
 

@@ -8,8 +8,6 @@ import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import { AGENT_NAME, TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
 
-const STREAMED = new Set(['langgraph-js-openinference-stream']);
-
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
   await withProviders(stack, out, scenario, async (tracerProvider) => {
     new LangChainInstrumentation({ tracerProvider }).manuallyInstrument(CallbackManagerModule);
@@ -21,7 +19,6 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
       apiKey: 'test-key',
       configuration: { baseURL: baseUrl },
       maxRetries: 0,
-      streaming: STREAMED.has(stack),
     });
     const tools = script.tools.map(({ function: fn }) =>
       tool(
