@@ -44,11 +44,20 @@ bench: install
 # its own environment under .stacks/; CI reads the committed files and installs none of them.
 STACK_REQS := $(wildcard tests/ingest/instrumented/stacks/requirements-*.txt)
 STACK_VENVS := $(STACK_REQS:tests/ingest/instrumented/stacks/requirements-%.txt=.stacks/%/.installed)
+# Node stacks: js/<env>/package.json and its lock, installed exactly (npm ci) into .stacks/<env>/.
+STACK_PKGS := $(wildcard tests/ingest/instrumented/stacks/js/*/package.json)
+STACK_VENVS += $(STACK_PKGS:tests/ingest/instrumented/stacks/js/%/package.json=.stacks/%/.installed)
 
 .stacks/%/.installed: tests/ingest/instrumented/stacks/requirements-%.txt
 	$(PYTHON) -m venv .stacks/$*
 	.stacks/$*/bin/python -m pip install -q --upgrade pip
 	.stacks/$*/bin/python -m pip install -q --upgrade -r $<
+	touch $@
+
+.stacks/%/.installed: tests/ingest/instrumented/stacks/js/%/package.json tests/ingest/instrumented/stacks/js/%/package-lock.json
+	mkdir -p .stacks/$*
+	cp $^ .stacks/$*/
+	npm ci --prefix .stacks/$* --no-audit --no-fund --loglevel=error
 	touch $@
 
 stack-fixtures: install $(STACK_VENVS)

@@ -402,12 +402,13 @@ def _answer_missing(last: Span) -> bool:
 def _request(d: _Draft, agents: list[Span]) -> str:
     """The newest genuine user message of the turn's first model call; when the run's
     agent span records the user's own text and the model was sent it inside a template
-    (smolagents' `New task:\n<task>`), that text."""
+    (smolagents' `New task:\n<task>`), that text; when no model call records its input
+    (Mastra 1.x's inference spans), the agent span's."""
     request = d.request.text if d.request is not None else ""
     for agent in agents:
         newest = newest_user(agent.input_messages)
         task = newest[1].text.strip() if newest else ""
-        if task and task != request.strip() and task in request:
+        if task and task != request.strip() and (task in request or not request):
             return task
     return request
 

@@ -300,6 +300,7 @@ MASTRA_INPUT: Final = "input"  # 0.x: every span's input, JSON text ("for Lamina
 MASTRA_OUTPUT: Final = "output"  # 0.x: every span's output
 MASTRA_ERROR_MESSAGE: Final = "error.message"
 MASTRA_PREFIX: Final = "mastra."
+MASTRA_AGENT_RUN_INPUT: Final = "mastra.agent_run.input"  # 1.x: what the app passed the run
 
 # LlamaIndex's own OTel integration (conventions/llamaindex.py), run-llama/llama_index
 # `llama-index-integrations/observability/llama-index-observability-otel/.../base.py`:

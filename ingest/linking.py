@@ -362,13 +362,29 @@ def _link_by_content(
                 continue
             if ex.call_id and r.part.call_id and ex.call_id != r.part.call_id:
                 continue
-            if with_arguments and canonical(ex.arguments) != canonical(r.part.arguments):
+            if with_arguments and not _same_arguments(ex.arguments, r.part.arguments):
                 continue
             if not with_arguments and ex.arguments is not None and r.part.arguments is not None:
                 continue
             r.execution = span
             spans.remove(span)
             break
+
+
+def _same_arguments(recorded: str | None, asked: str | None) -> bool:
+    """Canonically equal; or the execution recorded the one string argument bare, as
+    OpenInference's LangChain.js instrumentation records any input whose only value is a
+    string (Arize-ai/openinference `js/packages/openinference-instrumentation-langchain`
+    `utils.ts` `formatIO`)."""
+    if canonical(recorded) == canonical(asked):
+        return True
+    if recorded is None or asked is None:
+        return False
+    try:
+        bare, whole = orjson.loads(recorded), orjson.loads(asked)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(bare, str) and isinstance(whole, dict) and list(whole.values()) == [bare]
 
 
 # --- the Call records ----------------------------------------------------------------

@@ -18,18 +18,29 @@ parts are `otel_genai`'s. What only Mastra's spans say, read here:
 - the agent's id (0.x `agent.id`) as its name where no `gen_ai.agent.name` is given.
 The 1.x exporter's model-call span carries `gen_ai.input.messages` / `output.messages`
 (Mastra messages converted: `gen-ai-messages.ts`), its tool spans `gen_ai.tool.call.*`,
-its agent span `gen_ai.system_instructions` as a plain string: all standard. The run,
-step and workflow spans' own input and output (`mastra.<type>.input` / `.output`) are
-content and not decoded: the model-call spans carry the same messages.
+its agent span `gen_ai.system_instructions` as a plain string: all standard. Which span
+is the call (`isModelCallSpan`): `model_generation`, or, where core and observability both
+have the `model-inference-span` feature (core 1.71, observability 1.17, exporter 1.4:
+`tests/fixtures/stacks/mastra*`), `model_inference` below `model_step`; that one records
+the output only (observability's `startInference` is given no step payload), so the run's
+request is read from the agent span's own input (`mastra.agent_run.input`, what the app
+passed the agent). The step and workflow spans' own input and output (`mastra.<type>.input`
+/ `.output`) are content and not decoded: the step's is a summary (a tool result as
+`[tool-result: <name>]`), and the model-call spans carry the calls and answers.
 """
 
 from __future__ import annotations
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
-from turnscore.ingest.conventions.messages import Problems, execution
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    execution,
+    parse_messages,
+    text_message,
+)
 from turnscore.ingest.conventions.values import as_str, json_or_text, result_text
-from turnscore.ingest.model import SpanKind, ToolDef, ToolExecution
+from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
 
 _KINDS = {
     "agent_run": SpanKind.AGENT,
@@ -62,9 +73,23 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         return Decoded(kind=kind)
     return Decoded(
         kind=kind,
+        input_messages=_run_input(view, problems),
         agent_name=as_str(view.get(A.GEN_AI_AGENT_NAME)) or as_str(view.get(A.MASTRA_AGENT_ID)),
         tool_definitions=_tool_names(view, problems),
     )
+
+
+def _run_input(view: SpanView, problems: Problems) -> tuple[Message, ...] | None:
+    """What the app passed to `agent.generate` / `stream` (`mastra.agent_run.input`): the
+    messages, or a string as one user message. With the model-inference span (observability
+    1.17 beside core 1.71) the `chat` span has no input of its own (`startInference` is
+    given no step payload), so this is the run's one record of the user's request."""
+    value = json_or_text(view.get(A.MASTRA_AGENT_RUN_INPUT))
+    if isinstance(value, str):
+        return (text_message("user", value),) if value else None
+    if isinstance(value, list | dict):
+        return parse_messages(value, view.name, problems) or None
+    return None
 
 
 def _tool(view: SpanView) -> ToolExecution | None:

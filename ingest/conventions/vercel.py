@@ -9,6 +9,14 @@ definition as its own JSON string in the `ai.prompt.tools` array. v4 and v5 diff
 few names (`args`/`input`, `result`/`output`, `promptTokens`/`inputTokens`).
 Sessions have no standard key; `ai.telemetry.metadata.{sessionId,conversationId,threadId}`
 are read when present.
+
+Recorded forms (`tests/fixtures/stacks/vercel-ai*`): AI SDK 6's built-in telemetry and 7's
+`LegacyOpenTelemetry` (vercel/ai `packages/otel/src/legacy-open-telemetry.ts`) give this
+form; a tool span is the run's child in 6, and in 7 the child of the model call that asked
+for it, and a tool call's `input` in `ai.response.toolCalls` is JSON text in 6, an object in
+7. AI SDK 7's default integration (`OpenTelemetry`, `packages/otel/src/open-telemetry.ts`)
+gives the OTel GenAI conventions instead (`invoke_agent` > `step N` > `chat` /
+`execute_tool`, no `ai.*` key), which `otel_genai` decodes.
 """
 
 from __future__ import annotations

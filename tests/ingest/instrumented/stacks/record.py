@@ -2,17 +2,19 @@
 
     python -m tests.ingest.instrumented.stacks.record [STACK ...]
 
-For each stack whose virtual environment exists (`.stacks/<stack>/`, made by the Makefile
-from `requirements-<stack>.txt`), each scenario runs its driver in that environment against
-one `StackServer`. A scenario's folder gets the OTLP protobuf files the SDK exported, the
-wire records (`wire.json`) and the turns derived from them (`expected.json`); the stack's
-folder gets the versions that ran (`versions.json`). A folder is replaced whole, only after
+For each stack whose environment exists (`.stacks/<stack>/`, made by the Makefile from
+`requirements-<stack>.txt`, or for a Node stack from `js/<stack>/package.json` and its lock),
+each scenario runs its driver in that environment against one `StackServer`. A scenario's
+folder gets the OTLP protobuf files the SDK exported, the wire records (`wire.json`) and the
+turns derived from them (`expected.json`); the stack's folder gets the versions that ran
+(`versions.json`). A folder is replaced whole, only after
 its driver succeeded, so a failed recording leaves the committed one as it was.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +23,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.ingest.instrumented.scenarios import MULTI_AGENT, SCENARIOS
+from tests.ingest.instrumented.scenarios import (
+    ALL_SCENARIOS,
+    MODEL,
+    MULTI_AGENT,
+    SCENARIOS,
+    SYSTEM_PROMPT,
+    TOOLS,
+)
 from tests.ingest.instrumented.stacks.expect import expected_turns
 from tests.ingest.instrumented.stacks.wire import StackServer
 
@@ -46,6 +55,9 @@ class Stack:
     empty. Stacks that differ only in configuration share one."""
     scenarios: tuple[str, ...] = tuple(SCENARIOS)
     """What it runs: `SCENARIOS`, or the multi-agent ones it opts in to (`MULTI_AGENT`)."""
+    runtime: str = "python"
+    """'python', or 'node': the driver is `js/<driver>.mjs`, its packages (npm names in
+    `distributions`) in `.stacks/<env>/node_modules`."""
 
     @property
     def environment(self) -> str:
@@ -332,6 +344,40 @@ STACKS: dict[str, Stack] = {
                 ("azure-ai-inference", "azure-core", "azure-core-tracing-opentelemetry",
                  "opentelemetry-sdk"), venv="azure-ai-inference")
           for name in ("azure-ai-inference", "azure-ai-inference-stream")),
+        *(Stack(name, "vercel_ai", "openai",
+                ("ai", "@ai-sdk/openai", "@ai-sdk/otel", "@opentelemetry/sdk-trace"),
+                venv="vercel-ai", runtime="node")
+          for name in ("vercel-ai", "vercel-ai-stream", "vercel-ai-legacy",
+                       "vercel-ai-legacy-stream")),
+        *(Stack(name, "vercel_ai", "openai",
+                ("ai", "@ai-sdk/openai", "@opentelemetry/sdk-trace"),
+                venv="vercel-ai-v6", runtime="node")
+          for name in ("vercel-ai-v6", "vercel-ai-v6-stream")),
+        *(Stack(name, "mastra_agent", "openai",
+                ("@mastra/core", "@mastra/observability", "@mastra/otel-exporter",
+                 "@ai-sdk/openai", "@opentelemetry/exporter-trace-otlp-proto"),
+                venv="mastra", runtime="node")
+          for name in ("mastra", "mastra-stream")),
+        *(Stack(name, "openai_agents_js", "openai",
+                ("@openai/agents", "openai", "@arizeai/openinference-instrumentation-openai",
+                 "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-agents-js-openinference",
+                       "openai-agents-js-openinference-stream")),
+        *(Stack(name, "openai_agents_js", "openai",
+                ("@openai/agents", "openai", "@traceloop/instrumentation-openai",
+                 "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")),
+        *(Stack(name, "vercel_ai", "openai",
+                ("ai", "@ai-sdk/openai", "@ai-sdk/otel", "@arizeai/openinference-vercel",
+                 "@opentelemetry/sdk-trace-node"),
+                venv="vercel-ai-openinference", runtime="node")
+          for name in ("vercel-ai-openinference", "vercel-ai-openinference-stream")),
+        Stack("langgraph-js-openinference", "langgraph_js", "openai",
+              ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
+               "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),
+              venv="langgraph-js", runtime="node"),
     )
 }  # fmt: skip
 
@@ -340,7 +386,16 @@ def python_of(stack: str) -> Path:
     return VENVS / STACKS[stack].environment / "bin" / "python"
 
 
+def installed(stack: str) -> bool:
+    env = VENVS / STACKS[stack].environment
+    return (env / "node_modules" if STACKS[stack].runtime == "node" else python_of(stack)).exists()
+
+
 def versions(stack: Stack) -> dict[str, str]:
+    if stack.runtime == "node":
+        modules = VENVS / stack.environment / "node_modules"
+        return {d: json.loads((modules / d / "package.json").read_text())["version"]
+                for d in stack.distributions}  # fmt: skip
     code = (
         "import importlib.metadata as m, json, sys; "
         "print(json.dumps({d: m.version(d) for d in sys.argv[1:]}))"
@@ -355,10 +410,33 @@ def drive(
 ) -> subprocess.CompletedProcess[str]:
     # OpenAI clients take the base URL with its /v1; Anthropic's and Gemini's add their own.
     base = server.base_url(stack.name, scenario) + ("/v1" if stack.api == "openai" else "")
+    if stack.runtime == "node":
+        return _drive_node(stack, scenario, base, folder)
     module = f"tests.ingest.instrumented.stacks.{stack.driver}"
     return subprocess.run(
         [str(python_of(stack.name)), "-m", module, stack.name, scenario, base, str(folder)],
         cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+
+
+def _drive_node(
+    stack: Stack, scenario: str, base: str, folder: Path
+) -> subprocess.CompletedProcess[str]:
+    # Node resolves a script's bare imports from the script's own folder up; run through a
+    # link in the environment (`--preserve-symlinks-main` keeps the link's path), they
+    # resolve in its node_modules.
+    drivers = VENVS / stack.environment / "drivers"
+    if not drivers.is_symlink():
+        drivers.symlink_to(HERE / "js", target_is_directory=True)
+    script = {
+        "requests": [t.request for t in ALL_SCENARIOS[scenario].turns],
+        "system": SYSTEM_PROMPT, "model": MODEL, "tools": TOOLS,
+    }  # fmt: skip
+    return subprocess.run(
+        ["node", "--preserve-symlinks", "--preserve-symlinks-main",
+         str(drivers / f"{stack.driver}.mjs"), stack.name, scenario, base, str(folder)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "TURNSCORE_SCENARIO": json.dumps(script)},
     )  # fmt: skip
 
 
@@ -380,7 +458,7 @@ def record(stack: Stack, server: StackServer, into: Path, scenario: str) -> str 
 
 
 def main(argv: list[str]) -> int:
-    names = argv or [s for s in STACKS if python_of(s).exists()]
+    names = argv or [s for s in STACKS if installed(s)]
     failed = 0
     with StackServer() as server:
         for name in names:

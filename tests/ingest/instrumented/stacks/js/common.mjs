@@ -1,0 +1,155 @@
+// What every Node stack driver shares (the counterpart of `common.py`): the OTel JS SDK set
+// up as an application sets it up (a global tracer provider and an AsyncLocalStorage context
+// manager, so spans a library starts on its own are exported and nested), exporting OTLP
+// protobuf files with the SDK's own serializer; or, for a framework that makes its own
+// exporter from an endpoint (Mastra), a local OTLP/HTTP receiver writing what it is sent.
+//
+//     node .stacks/<env>/drivers/<driver>.mjs STACK SCENARIO BASE_URL OUT
+//
+// `record.py` runs it with `--preserve-symlinks(-main)` through `.stacks/<env>/drivers`, a link
+// to this folder, so bare imports resolve in that environment's node_modules (imported where
+// used: an environment has the OTel packages its stack needs, not all). The scenario
+// (requests, system prompt, model, tool schemas) comes as JSON in TURNSCORE_SCENARIO, written
+// by `record.py` from `scenarios.py`, the one source of the scripted conversations.
+
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+
+export const AGENT_NAME = 'research_assistant';
+
+// What an OTLP/HTTP protobuf exporter would POST: one ExportTraceServiceRequest per batch,
+// one file per batch (`<scenario>-NNN.traces.pb`, as `export.py`'s FileSpanExporter names them).
+class FileSpanExporter {
+  constructor(folder, prefix, serializer) {
+    this.serializer = serializer;
+    this.folder = folder;
+    this.prefix = prefix;
+    this.count = 0;
+    fs.mkdirSync(folder, { recursive: true });
+  }
+
+  export(spans, done) {
+    const name = `${this.prefix}-${String(this.count++).padStart(3, '0')}.traces.pb`;
+    fs.writeFileSync(path.join(this.folder, name), this.serializer.serializeRequest(spans));
+    done({ code: 0 });
+  }
+
+  shutdown() {
+    return Promise.resolve();
+  }
+
+  forceFlush() {
+    return Promise.resolve();
+  }
+}
+
+// `processor` makes the span processor from the file exporter, for a library that is one
+// (OpenInference's Vercel processor); the SDK's BatchSpanProcessor otherwise.
+export async function withProviders(stack, out, scenario, body, processor = undefined) {
+  const { ProtobufTraceSerializer } = await import('@opentelemetry/otlp-transformer');
+  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  const exporter = new FileSpanExporter(out, scenario, ProtobufTraceSerializer);
+  const resource = resourceFromAttributes({ 'service.name': `stack-${stack}` });
+  const batch = { maxQueueSize: 4096, maxExportBatchSize: 4096 };
+  let provider;
+  try {
+    // SDK 2.x, as its READMEs set it up: NodeTracerProvider.register() installs the
+    // AsyncLocalStorage context manager and the global provider.
+    const { BatchSpanProcessor, NodeTracerProvider } = await import(
+      '@opentelemetry/sdk-trace-node'
+    );
+    const spanProcessors = [
+      processor ? processor(exporter) : new BatchSpanProcessor(exporter, batch),
+    ];
+    provider = new NodeTracerProvider({ resource, spanProcessors });
+    provider.register();
+  } catch (error) {
+    if (error.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    // SDK 3.x: the provider, and the context manager from its own package.
+    const { context, trace } = await import('@opentelemetry/api');
+    const { AsyncLocalStorageContextManager } = await import(
+      '@opentelemetry/context-async-hooks'
+    );
+    const { BatchSpanProcessor, TracerProvider } = await import('@opentelemetry/sdk-trace');
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const spanProcessors = [
+      processor ? processor(exporter) : new BatchSpanProcessor({ exporter, ...batch }),
+    ];
+    provider = new TracerProvider({ resource, spanProcessors });
+    trace.setGlobalTracerProvider(provider);
+  }
+  try {
+    await body(provider);
+  } finally {
+    await provider.shutdown();
+  }
+}
+
+// An OTLP/HTTP collector on 127.0.0.1: each request body (an ExportTraceServiceRequest or
+// ExportLogsServiceRequest, protobuf) written as sent, `<scenario>-NNN.traces.pb` / `.logs.pb`.
+export async function withReceiver(out, scenario, body) {
+  fs.mkdirSync(out, { recursive: true });
+  let count = 0;
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const kind = req.url.endsWith('/v1/logs') ? 'logs' : 'traces';
+      const json = (req.headers['content-type'] ?? '').includes('json');
+      if (json || !/\/v1\/(traces|logs)$/.test(req.url)) {
+        res.writeHead(415).end();
+        return;
+      }
+      const name = `${scenario}-${String(count++).padStart(3, '0')}.${kind}.pb`;
+      fs.writeFileSync(path.join(out, name), Buffer.concat(chunks));
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await body(`http://127.0.0.1:${server.address().port}`);
+  } finally {
+    server.close();
+  }
+}
+
+// The corpus's three tools (`scenarios.py`), as the model's tools run them: a failing tool
+// throws, and the framework reports the error its own way.
+const DOCS = [
+  { id: 'rate-01', title: 'Rate limits', snippet: 'Each API key may send 60 requests per minute.' },
+  {
+    id: 'auth-01',
+    title: 'Authentication',
+    snippet: 'Send your API key as a bearer token in the Authorization header.',
+  },
+];
+const WEATHER = { Paris: { temperature: 18, conditions: 'cloudy' } };
+
+export const TOOL_FUNCTIONS = {
+  calculator({ expression }) {
+    if (!/^[\d\s+\-*/().]+$/.test(expression)) {
+      throw new Error(`Unsupported expression: ${expression}`);
+    }
+    return String(Function(`"use strict"; return (${expression});`)());
+  },
+  search_docs({ query, top_k = 3 }) {
+    const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+    return DOCS.map((doc) => ({
+      ...doc,
+      score: words.filter((w) => doc.title.toLowerCase().includes(w)).length,
+    }))
+      .filter((hit) => hit.score)
+      .slice(0, top_k);
+  },
+  get_weather({ city, unit = 'celsius' }) {
+    if (!(city in WEATHER)) throw new Error(`Unknown city: ${city}`);
+    return { city, ...WEATHER[city], unit };
+  },
+};
+
+export async function main(run) {
+  const [stack, scenario, baseUrl, out] = process.argv.slice(2);
+  const script = JSON.parse(process.env.TURNSCORE_SCENARIO);
+  await run({ stack, scenario, baseUrl, out, script });
+}

@@ -1,0 +1,39 @@
+// LangGraph.js's prebuilt ReAct agent (`createReactAgent`) on LangChain's `ChatOpenAI` (chat
+// completions), traced by OpenInference's LangChain.js instrumentation
+// (`@arizeai/openinference-instrumentation-langchain`, patched into LangChain's callback
+// manager with `manuallyInstrument`, as an ESM app without a loader hook does). The
+// conversation carries over turns as the graph returns it (the state's messages).
+
+import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
+import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
+import { AGENT_NAME, TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
+
+await main(async ({ stack, scenario, baseUrl, out, script }) => {
+  await withProviders(stack, out, scenario, async (tracerProvider) => {
+    new LangChainInstrumentation({ tracerProvider }).manuallyInstrument(CallbackManagerModule);
+    const { ChatOpenAI } = await import('@langchain/openai');
+    const { tool } = await import('@langchain/core/tools');
+    const { createReactAgent } = await import('@langchain/langgraph/prebuilt');
+    const llm = new ChatOpenAI({
+      model: script.model,
+      apiKey: 'test-key',
+      configuration: { baseURL: baseUrl },
+      maxRetries: 0,
+    });
+    const tools = script.tools.map(({ function: fn }) =>
+      tool(
+        async (input) => {
+          const result = TOOL_FUNCTIONS[fn.name](input);
+          return typeof result === 'string' ? result : JSON.stringify(result);
+        },
+        { name: fn.name, description: fn.description, schema: fn.parameters },
+      ),
+    );
+    const agent = createReactAgent({ llm, tools, prompt: script.system, name: AGENT_NAME });
+    let messages = [];
+    for (const request of script.requests) {
+      const state = await agent.invoke({ messages: [...messages, { role: 'user', content: request }] });
+      messages = state.messages;
+    }
+  });
+});

@@ -1,0 +1,77 @@
+// The Vercel AI SDK (`ai`) running the scenario's turns with `generateText` or `streamText`,
+// tools and a multi-step loop (`stopWhen`), on the OpenAI provider's chat completions model
+// (`openai.chat`). AI SDK 7 traces through an integration (`@ai-sdk/otel`: `OpenTelemetry`,
+// the GenAI conventions; `LegacyOpenTelemetry`, the `ai.*` spans of earlier releases); AI SDK
+// 6 through its built-in `experimental_telemetry` (the `ai.*` spans). With OpenInference's
+// span processor (`@arizeai/openinference-vercel`, Phoenix's way for AI SDK 7) the GenAI
+// spans get OpenInference attributes before export. The conversation carries
+// over turns as an app keeps it: the history plus the response messages of each call.
+
+import { createOpenAI } from '@ai-sdk/openai';
+import * as ai from 'ai';
+import { AGENT_NAME, TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
+
+const { generateText, jsonSchema, streamText, tool } = ai;
+
+const CONFIG = {
+  'vercel-ai': { legacy: false, stream: false },
+  'vercel-ai-stream': { legacy: false, stream: true },
+  'vercel-ai-legacy': { legacy: true, stream: false },
+  'vercel-ai-legacy-stream': { legacy: true, stream: true },
+  'vercel-ai-v6': { legacy: true, stream: false },
+  'vercel-ai-v6-stream': { legacy: true, stream: true },
+  'vercel-ai-openinference': { legacy: false, stream: false, openinference: true },
+  'vercel-ai-openinference-stream': { legacy: false, stream: true, openinference: true },
+};
+
+await main(async ({ stack, scenario, baseUrl, out, script }) => {
+  const { legacy, stream, openinference } = CONFIG[stack];
+  let processor;
+  if (openinference) {
+    const { OpenInferenceSimpleSpanProcessor } = await import('@arizeai/openinference-vercel');
+    processor = (exporter) => new OpenInferenceSimpleSpanProcessor({ exporter });
+  }
+  await withProviders(stack, out, scenario, async () => {
+    // AI SDK 7 has registerTelemetry and isStepCount; 6 has neither (stepCountIs).
+    const v7 = 'registerTelemetry' in ai;
+    if (v7) {
+      const otel = await import('@ai-sdk/otel');
+      ai.registerTelemetry(legacy ? new otel.LegacyOpenTelemetry() : new otel.OpenTelemetry());
+    }
+    const telemetry = { isEnabled: true, functionId: AGENT_NAME };
+    const openai = createOpenAI({ baseURL: baseUrl, apiKey: 'test-key' });
+    const model = openai.chat(script.model);
+    const tools = Object.fromEntries(
+      script.tools.map(({ function: fn }) => [
+        fn.name,
+        tool({
+          description: fn.description,
+          inputSchema: jsonSchema(fn.parameters),
+          execute: async (input) => TOOL_FUNCTIONS[fn.name](input),
+        }),
+      ]),
+    );
+    const messages = [];
+    for (const request of script.requests) {
+      messages.push({ role: 'user', content: request });
+      const options = {
+        model,
+        system: script.system,
+        messages,
+        tools,
+        stopWhen: v7 ? ai.isStepCount(8) : ai.stepCountIs(8),
+        maxRetries: 0,
+        ...(v7 ? { telemetry } : { experimental_telemetry: telemetry }),
+      };
+      let response;
+      if (stream) {
+        const result = streamText(options);
+        for await (const _ of result.textStream);
+        response = await result.response;
+      } else {
+        response = (await generateText(options)).response;
+      }
+      messages.push(...response.messages);
+    }
+  }, processor);
+});
