@@ -1319,6 +1319,11 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("only the workflow's dumped input holds the FunctionAgent's name", True)
        for stack in ("llamaindex-openinference", "llamaindex-openinference-openllmetry",
                      "llamaindex-openllmetry")},
+    **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
+               "OpenAI), only its OpenAI client's", False)
+       for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",
+                     "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
+    "langgraph-js-openinference": ("only the graph's CHAIN span name holds it", True),
     "mlflow-openai-agents": ("its AGENT span is named after it, below MLflow's own "
                              "`AgentRunner.run` AGENT span", True),
     "haystack-openinference": ("Haystack's Agent has no name", False),
