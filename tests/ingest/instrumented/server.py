@@ -2,7 +2,9 @@
 
 Requests go to `/<library>/<scenario>/v1/chat/completions`; the server finds the turn by
 the newest user message and the step by the assistant messages after it, answers with that
-step of the scenario (plain JSON, or server-sent events when the request streams), and
+step of the scenario (plain JSON, or server-sent events when the request streams: each
+chunk's choice says `"finish_reason": null` until the last, as OpenAI's do and as strict
+clients such as mistralai's require), and
 records every exchange so the test can derive the expected turns from the wire. Tool call
 ids differ per library, as they differ per run with a real model: with the same ids, two
 libraries' identical conversations would continue each other's message history.
@@ -120,7 +122,8 @@ def _chunks(exchange: Exchange, with_usage: bool) -> Iterator[dict[str, Any]]:
         words = message["content"].split(" ")
         for i, word in enumerate(words):
             delta = {"content": word if i == 0 else " " + word}
-            yield base | {"choices": [{"index": 0, "delta": {"role": "assistant", **delta}}]}
+            yield base | {"choices": [{"index": 0, "delta": {"role": "assistant", **delta},
+                                       "finish_reason": None}]}  # fmt: skip
     for k, call in enumerate(message.get("tool_calls", ())):
         fn = call["function"]
         head = {"index": k, "id": call["id"], "type": "function",
@@ -128,7 +131,8 @@ def _chunks(exchange: Exchange, with_usage: bool) -> Iterator[dict[str, Any]]:
         half = len(fn["arguments"]) // 2
         for delta in (head, {"index": k, "function": {"arguments": fn["arguments"][:half]}},
                       {"index": k, "function": {"arguments": fn["arguments"][half:]}}):  # fmt: skip
-            yield base | {"choices": [{"index": 0, "delta": {"tool_calls": [delta]}}]}
+            yield base | {"choices": [{"index": 0, "delta": {"tool_calls": [delta]},
+                                       "finish_reason": None}]}  # fmt: skip
     finish = whole["choices"][0]["finish_reason"]
     yield base | {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
     if with_usage:

@@ -332,6 +332,22 @@ STACKS: dict[str, Stack] = {
                 ("azure-ai-inference", "azure-core", "azure-core-tracing-opentelemetry",
                  "opentelemetry-sdk"), venv="azure-ai-inference")
           for name in ("azure-ai-inference", "azure-ai-inference-stream")),
+        Stack("google-genai-otel-spans-stream", "google_genai_loop", "gemini",
+              ("google-genai", "opentelemetry-instrumentation-google-genai",
+               "opentelemetry-util-genai", "opentelemetry-sdk"), venv="google-genai-otel"),
+        Stack("google-genai-openinference-stream", "google_genai_loop", "gemini",
+              ("google-genai", "openinference-instrumentation-google-genai",
+               "openinference-instrumentation", "opentelemetry-sdk"), venv="google-genai"),
+        Stack("google-genai-openllmetry-stream", "google_genai_loop", "gemini",
+              ("google-genai", "opentelemetry-instrumentation-google-generativeai",
+               "opentelemetry-sdk"), venv="google-genai"),
+        Stack("mistralai-openinference-stream", "provider_sdk_loop", "openai",
+              ("mistralai", "openinference-instrumentation-mistralai",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="mistralai-openinference"),
+        Stack("mistralai-openllmetry-stream", "mistralai_loop", "openai",
+              ("mistralai", "opentelemetry-instrumentation-mistralai", "opentelemetry-sdk"),
+              venv="mistralai-openllmetry"),
     )
 }  # fmt: skip
 

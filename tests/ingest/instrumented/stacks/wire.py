@@ -16,7 +16,10 @@ One server on 127.0.0.1 speaks these model APIs:
   (`text_delta`, `input_json_delta`) and stop, message_delta with the stop reason and output
   tokens, message_stop; `tool_use` blocks),
 - Gemini, `POST /<stack>/<scenario>/<version>/models/<model>:generateContent` (JSON;
-  `functionCall` parts, with ids as the API may give them),
+  `functionCall` parts, with ids as the API may give them) and `:streamGenerateContent`
+  (`?alt=sse`: the same answer as `data: <GenerateContentResponse>` events, as the API
+  streams it: the text in pieces, each `functionCall` whole in a chunk of its own, the
+  finish reason and usage on the last chunk),
 - Amazon Bedrock Runtime Converse, `POST /<stack>/<scenario>/model/<modelId>/converse`
   (JSON: `toolUse` content blocks, `stopReason`, `usage`) and `.../converse-stream` (the
   same answer as AWS event-stream frames: messageStart, each content block's start (a
@@ -480,6 +483,26 @@ def bedrock_events(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]
     yield "metadata", {"usage": answer["usage"], "metrics": answer["metrics"]}
 
 
+def gemini_chunks(answer: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A generateContent answer as the streamGenerateContent chunks that spell it."""
+    candidate = answer["candidates"][0]
+    pieces: list[dict[str, Any]] = []
+    for part in candidate["content"]["parts"]:
+        if "text" in part:
+            half = len(part["text"]) // 2
+            pieces += [{"text": part["text"][:half]}, {"text": part["text"][half:]}]
+        else:
+            pieces.append(part)
+    same = {k: answer[k] for k in ("modelVersion", "responseId")}
+    for k, piece in enumerate(pieces):
+        chunk = {"content": {"role": "model", "parts": [piece]}, "index": 0}
+        if k < len(pieces) - 1:
+            yield {"candidates": [chunk], **same}
+        else:
+            yield {"candidates": [chunk | {"finishReason": candidate["finishReason"]}],
+                   "usageMetadata": answer["usageMetadata"], **same}  # fmt: skip
+
+
 def event_frame(event_type: str, payload: dict[str, Any]) -> bytes:
     """One AWS event-stream message: a prelude (total and headers lengths, big-endian, and
     their CRC32), string headers (name length byte, name, type 7, value length, value), the
@@ -507,7 +530,7 @@ def _handler(
             parts = self.path.split("?")[0].strip("/").split("/")
             route = parts[2:]
             gemini = len(route) == 3 and route[1] == "models"
-            gemini = gemini and route[2].endswith(":generateContent")
+            gemini = gemini and route[2].endswith((":generateContent", ":streamGenerateContent"))
             bedrock = len(route) == 3 and route[0] == "model"
             bedrock = bedrock and route[2] in ("converse", "converse-stream")
             responses = route[-1:] == ["responses"]
@@ -527,6 +550,8 @@ def _handler(
                 self._frames(server.bedrock(parts[0], parts[1], body))
             elif bedrock:
                 self._json(server.bedrock(parts[0], parts[1], body))
+            elif gemini and route[2].endswith(":streamGenerateContent"):
+                self._data(gemini_chunks(server.gemini(parts[0], parts[1], body)))
             elif gemini:
                 self._json(server.gemini(parts[0], parts[1], body))
             elif body.get("stream"):
@@ -548,6 +573,14 @@ def _handler(
             self.end_headers()
             for name, data in spell(answer):
                 self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+
+        def _data(self, chunks: Iterator[dict[str, Any]]) -> None:
+            # Server-sent events without names, as Gemini's `alt=sse` streams them.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for chunk in chunks:
+                self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
 
         def _frames(self, answer: dict[str, Any]) -> None:
             self.send_response(200)
