@@ -36,8 +36,9 @@ requests are steps of the same turn: the framework hands it the conversation (a 
 the triage agent's tool call gives it the request as its task (an agent as a tool), and the
 server answers the triage agent's first request with a call of whatever transfer or
 delegation tool the framework offers it (`delegation`). A request that offers a
-`final_answer` tool (smolagents) gets its text answer as a call of that tool, as a real model
-told to answer through it does.
+`final_answer` tool (smolagents, BeeAI) gets its text answer as a call of that tool, as a real
+model told to answer through it does, under the tool's only required parameter
+(smolagents' `answer`, BeeAI's `response`).
 
 Every exchange is kept as `Wire`: the request body as received and the response as answered
 (the whole JSON body; for a stream, the completion or message the chunks or events spell
@@ -138,6 +139,23 @@ def _offers(body: dict[str, Any], name: str) -> bool:
     return any(tool.get("name") == name for tool in _offered(body))
 
 
+def final_answer_parameter(body: dict[str, Any]) -> str:
+    """The parameter a request's `final_answer` tool takes the answer in: its only required
+    one (`answer` if it declares none, or several)."""
+    tool = next((t for t in _offered(body) if t.get("name") == FINAL_ANSWER_TOOL), {})
+    required = _schema(tool).get("required") or ()
+    return required[0] if len(required) == 1 else "answer"
+
+
+def _schema(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool's parameters' JSON schema, under whichever key its API declares it."""
+    schema: dict[str, Any] = {}
+    for key in ("parameters", "input_schema", "inputSchema", "parametersJsonSchema",
+                "parameters_json_schema"):  # fmt: skip
+        schema = tool.get(key) or schema
+    return dict(schema.get("json", schema))
+
+
 def delegation(body: dict[str, Any]) -> dict[str, Any] | None:
     """The framework's transfer or delegation tool a request offers: one that is neither a
     scenario tool nor `final_answer` (a triage agent has no other)."""
@@ -152,11 +170,7 @@ def _delegate(tool: dict[str, Any], request: str) -> Call:
     user's request, as a model writes its own (an agent-as-tool's `input`: the sub-agent's
     newest user message is not the user's, yet `locate` finds the turn in it). A handoff
     that takes none gets `{}`."""
-    schema: dict[str, Any] = {}
-    for key in ("parameters", "input_schema", "inputSchema", "parametersJsonSchema",
-                "parameters_json_schema"):  # fmt: skip
-        schema = tool.get(key) or schema
-    schema = schema.get("json", schema)
+    schema = _schema(tool)
     arguments = {}
     for name, spec in (schema.get("properties") or {}).items():
         if str(spec.get("type")).lower() != "string":
@@ -181,7 +195,7 @@ def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step
         return Step((_delegate(tool, scripted.request),))
     if planned.calls or not _offers(body, FINAL_ANSWER_TOOL):
         return planned
-    return Step((Call(FINAL_ANSWER_TOOL, {"answer": planned.text}),))
+    return Step((Call(FINAL_ANSWER_TOOL, {final_answer_parameter(body): planned.text}),))
 
 
 def _usage(history: Any, message: dict[str, Any]) -> tuple[int, int]:
