@@ -348,6 +348,9 @@ STACKS: dict[str, Stack] = {
         Stack("mistralai-openllmetry-stream", "mistralai_loop", "openai",
               ("mistralai", "opentelemetry-instrumentation-mistralai", "opentelemetry-sdk"),
               venv="mistralai-openllmetry"),
+        Stack("beeai-openinference", "beeai_agent", "openai",
+              ("beeai-framework", "litellm", "openinference-instrumentation-beeai",
+               "openinference-instrumentation", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
