@@ -330,6 +330,14 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the stream sent no usage (the wire has none) and OpenLLMetry's Mistral AI "
         "instrumentation records its zero start as gen_ai.usage.*, not told apart from "
         "counted usage", lambda rec, index: []),
+    # BeeAI sends a tool's schema made strict (`use_strict_tool_schema`, default on:
+    # `additionalProperties: false` added); OpenInference's BeeAI processor records the
+    # tool's own input schema (openinference-instrumentation-beeai `processors/chat.py`,
+    # `get_tools`).
+    Gap("beeai-openinference", "*", "tools",
+        "the request's tool schemas carry the `additionalProperties: false` BeeAI's strict "
+        "mode adds; the export's llm.tools are the tools' schemas before it",
+        lambda rec, index: ["additionalProperties"]),
 )  # fmt: skip
 
 
@@ -380,6 +388,10 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("mistralai-openllmetry-stream", WITH_TOOLS, ("call.result",),
            "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
            "but with no call recorded and no tool_call_id nothing links them"),
+    NotYet("beeai-openinference", ("parallel_tools",), ("call.id", "call.arguments"),
+           "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
+           "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
+           "arguments concatenated; the next call's input replays both with their ids"),
 )  # fmt: skip
 
 
@@ -1191,6 +1203,16 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.prompt.0.content", "gen_ai.completion.0.role", "llm.is_streaming"}),
         absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "llm.request.functions.0.name",
                                  "gen_ai.completion.0.tool_calls.0.name"},
+    ),
+    # OpenInference's BeeAI instrumentation: spans from BeeAI's emitter events, the agent's
+    # run an AGENT span named for it, each chat model call an LLM span named for its class
+    # (tools as llm.tools), each tool run (final_answer too) a TOOL span.
+    "beeai-openinference": Form(
+        frozenset({"research_assistant", "OpenAIChatModel", "calculator", "final_answer"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "tool.name", "tool.json_schema",
+                   "llm.invocation_parameters"}),
+        absent=_JSON_MESSAGES,
     ),
 }  # fmt: skip
 
