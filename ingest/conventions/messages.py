@@ -743,6 +743,8 @@ def whole_messages(
     `gen_ai.completion`, or a raw `input.value` / `output.value`.
 
     Accepts a message list, a request (`{messages: [...]}`), a response (`{choices: [...]}`,
+    also in the mistralai SDK's stream event `{data: {choices}}`, which OpenInference's
+    Mistral AI instrumentation accumulates a stream into: `_response_accumulator.py`;
     Gemini's `{candidates: [{content}]}`),
     a `{text, finish_reason}` completion, or prose (a string that is not such JSON); with
     `prefixed`, prose in role-prefixed lines is a transcript (`prefixed_messages`).
@@ -756,9 +758,14 @@ def whole_messages(
             return (Message(role, (Part(PartType.TEXT, text=value),)),) if value else ()
     if isinstance(parsed, dict) and isinstance(parsed.get("messages"), list):
         parsed = parsed["messages"]
+    if isinstance(parsed, dict) and isinstance((event := parsed.get("data")), dict) \
+            and isinstance(event.get("choices"), list):
+        parsed = event
     if isinstance(parsed, dict) and isinstance(parsed.get("choices"), list):
         parsed = [
-            {**c["message"], "finish_reason": c.get("finish_reason")}
+            # A choice's message names no role when accumulated from deltas that gave none
+            # (a stream that only called tools): it is the model's, `role`.
+            {"role": role, **c["message"], "finish_reason": c.get("finish_reason")}
             for c in parsed["choices"] if isinstance(c, dict) and isinstance(c.get("message"), dict)
         ]
     if isinstance(parsed, dict) and isinstance(parsed.get("candidates"), list):  # Gemini's

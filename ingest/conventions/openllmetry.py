@@ -150,7 +150,11 @@ def _plain(item: JsonValue, role: str) -> dict[str, Any] | None:
     if not isinstance(item, dict):
         return None
     plain = {k: v for k, v in item.items() if k not in ("tool_calls", "function_call")}
-    plain.setdefault("role", role)
+    if not plain.get("role"):
+        # An empty role is no role: the Mistral AI instrumentation (0.62) gives a streamed
+        # completion the last chunk's delta role, which is unset (opentelemetry-
+        # instrumentation-mistralai `__init__.py` `_accumulate_streaming_response`).
+        plain["role"] = role
     calls = item.get("tool_calls")
     if isinstance(calls, list):
         plain["tool_calls"] = [c for c in calls if isinstance(c, dict)]

@@ -2,7 +2,12 @@
 
 Requests go to `/<library>/<scenario>/v1/chat/completions`; the server finds the turn by
 the newest user message and the step by the assistant messages after it, answers with that
-step of the scenario (plain JSON, or server-sent events when the request streams), and
+step of the scenario (plain JSON, or server-sent events when the request streams: each
+chunk's choice says `"finish_reason": null` until the last, as OpenAI's do and as strict
+clients such as mistralai's require; a tool call's arguments come in pieces, except to the
+mistralai SDK (user agent `mistral-client-python/<version>`), which gets each call whole in
+one delta as Mistral's API sends it: its chunk model requires a name on every tool-call
+delta), and
 records every exchange so the test can derive the expected turns from the wire. Tool call
 ids differ per library, as they differ per run with a real model: with the same ids, two
 libraries' identical conversations would continue each other's message history.
@@ -112,7 +117,9 @@ def _completion(exchange: Exchange) -> dict[str, Any]:
     }
 
 
-def _chunks(exchange: Exchange, with_usage: bool) -> Iterator[dict[str, Any]]:
+def _chunks(
+    exchange: Exchange, with_usage: bool, whole_calls: bool = False
+) -> Iterator[dict[str, Any]]:
     whole = _completion(exchange)
     base = {k: whole[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
     message = exchange.message
@@ -120,15 +127,20 @@ def _chunks(exchange: Exchange, with_usage: bool) -> Iterator[dict[str, Any]]:
         words = message["content"].split(" ")
         for i, word in enumerate(words):
             delta = {"content": word if i == 0 else " " + word}
-            yield base | {"choices": [{"index": 0, "delta": {"role": "assistant", **delta}}]}
+            yield base | {"choices": [{"index": 0, "delta": {"role": "assistant", **delta},
+                                       "finish_reason": None}]}  # fmt: skip
     for k, call in enumerate(message.get("tool_calls", ())):
         fn = call["function"]
         head = {"index": k, "id": call["id"], "type": "function",
                 "function": {"name": fn["name"], "arguments": ""}}  # fmt: skip
         half = len(fn["arguments"]) // 2
-        for delta in (head, {"index": k, "function": {"arguments": fn["arguments"][:half]}},
-                      {"index": k, "function": {"arguments": fn["arguments"][half:]}}):  # fmt: skip
-            yield base | {"choices": [{"index": 0, "delta": {"tool_calls": [delta]}}]}
+        pieces = [{"index": k, "function": {"arguments": fn["arguments"][:half]}},
+                  {"index": k, "function": {"arguments": fn["arguments"][half:]}}]  # fmt: skip
+        if whole_calls:
+            head["function"]["arguments"], pieces = fn["arguments"], []
+        for delta in (head, *pieces):
+            yield base | {"choices": [{"index": 0, "delta": {"tool_calls": [delta]},
+                                       "finish_reason": None}]}  # fmt: skip
     finish = whole["choices"][0]["finish_reason"]
     yield base | {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
     if with_usage:
@@ -146,7 +158,8 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             exchange = server.answer(parts[0], parts[1], body)
             if body.get("stream"):
                 usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                self._stream(exchange, usage)
+                mistral = self.headers.get("User-Agent", "").startswith("mistral-client")
+                self._stream(exchange, usage, mistral)
             else:
                 self._send(json.dumps(_completion(exchange)).encode())
 
@@ -157,13 +170,13 @@ def _handler(server: ScriptedServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(payload)
 
-        def _stream(self, exchange: Exchange, with_usage: bool) -> None:
+        def _stream(self, exchange: Exchange, with_usage: bool, whole_calls: bool) -> None:
             # HTTP/1.0: the body ends when the connection closes, as servers without
             # chunked encoding do it.
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            for chunk in _chunks(exchange, with_usage):
+            for chunk in _chunks(exchange, with_usage, whole_calls):
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
             self.wfile.write(b"data: [DONE]\n\n")
 

@@ -5,9 +5,9 @@ Per turn: the user's request (the scenario's text, which the wire holds, maybe w
 the framework), the system prompt and tool definitions of the turn's first request, every
 tool call the model asked for with the result the next request told the model, the final
 answer, the number of model calls and the summed token counts the client was sent (None
-when a stream never sent them). A call of the `final_answer` tool (smolagents) is how the
-agent answers, not a tool use: its `answer` argument is the final answer and it is not a
-call of the turn.
+when a stream never sent them). A call of the `final_answer` tool (smolagents, BeeAI) is how
+the agent answers, not a tool use: its argument (the tool's only required parameter,
+`wire.final_answer_parameter`) is the final answer and it is not a call of the turn.
 
 A multi-agent turn (`scenarios.MULTI_AGENT`) is still ONE turn: the user's message and
 everything the agents did for it, both agents' model calls in `llm_calls` and `usage`.
@@ -53,6 +53,7 @@ from tests.ingest.instrumented.scenarios import ALL_SCENARIOS, TOOL_FUNCTIONS, r
 from tests.ingest.instrumented.stacks.wire import (
     FINAL_ANSWER_TOOL,
     TASK_PREFIX,
+    final_answer_parameter,
     gemini_messages,
     responses_messages,
 )
@@ -315,7 +316,8 @@ def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, 
         for call in calls:
             if call["result"] is None and call["is_error"]:
                 call["result"] = failed
-        answers = [args.get("answer") for _, name, args in _asked(line[-1])
+        answered_in = final_answer_parameter(line[-1]["request"])
+        answers = [args.get(answered_in) for _, name, args in _asked(line[-1])
                    if name == FINAL_ANSWER_TOOL]  # fmt: skip
         if line[-1] is not mine[-1]:
             # The run ended in its delegation: the sub-agent's answer is the delegation's

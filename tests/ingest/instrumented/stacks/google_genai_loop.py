@@ -3,8 +3,10 @@ with function declarations, automatic function calling off: the loop runs the to
 model asks for and sends their results back as `functionResponse` parts, `output` or `error`
 as the Gemini API documents them) against the scripted server's Gemini route, under one
 instrumentation of that SDK per stack: the OTel contrib one (on opentelemetry-util-genai, in
-each of its content-capture modes), OpenInference's, OpenLLMetry's. Not streamed: the
-server's Gemini route answers `generateContent` only."""
+each of its content-capture modes), OpenInference's, OpenLLMetry's. A `-stream` stack calls
+`generate_content_stream` (`:streamGenerateContent?alt=sse`) and puts the model's turn back
+together from its chunks (text pieces joined, function calls as they came) for the
+history."""
 
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ ENVS: dict[str, dict[str, str]] = {
     "google-genai-openinference": {},
     "google-genai-openllmetry": {"TRACELOOP_TRACE_CONTENT": "true"},
 }  # fmt: skip
+ENVS |= {f"{stack}-stream": ENVS[stack] for stack in (
+    "google-genai-otel-spans", "google-genai-openinference", "google-genai-openllmetry")}
 
 
 def _instrument(stack: str, tracer_provider: Any, logger_provider: Any) -> None:
@@ -41,7 +45,7 @@ def _instrument(stack: str, tracer_provider: Any, logger_provider: Any) -> None:
         GoogleGenAiSdkInstrumentor().instrument(
             tracer_provider=tracer_provider, logger_provider=logger_provider
         )
-    elif stack == "google-genai-openinference":
+    elif stack.startswith("google-genai-openinference"):
         from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor
 
         GoogleGenAIInstrumentor().instrument(tracer_provider=tracer_provider)
@@ -62,7 +66,21 @@ def _run(name: str, args: dict[str, Any]) -> dict[str, Any]:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def converse(client: Any, scenario: str) -> None:
+def _streamed(chunks: Any) -> Any:
+    """A stream read to its end, as the model's content its chunks spell."""
+    from google.genai import types
+
+    text: list[str] = []
+    calls: list[Any] = []
+    for chunk in chunks:
+        text += [p.text for p in chunk.candidates[0].content.parts or () if p.text]
+        calls += chunk.function_calls or []
+    parts = [types.Part(text="".join(text))] if text else []
+    return types.Content(role="model", parts=parts + [
+        types.Part(function_call=c) for c in calls])  # fmt: skip
+
+
+def converse(client: Any, scenario: str, stream: bool) -> None:
     from google.genai import types
 
     declarations = [
@@ -80,11 +98,15 @@ def converse(client: Any, scenario: str) -> None:
     for turn in SCENARIOS[scenario].turns:
         contents.append(types.Content(role="user", parts=[types.Part(text=turn.request)]))
         for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            reply = client.models.generate_content(
-                model=GEMINI_MODEL, contents=contents, config=config
-            )
-            contents.append(reply.candidates[0].content)
-            calls = reply.function_calls or []
+            if stream:
+                said = _streamed(client.models.generate_content_stream(
+                    model=GEMINI_MODEL, contents=contents, config=config))  # fmt: skip
+            else:
+                said = client.models.generate_content(
+                    model=GEMINI_MODEL, contents=contents, config=config
+                ).candidates[0].content
+            contents.append(said)
+            calls = [p.function_call for p in said.parts or () if p.function_call]
             if not calls:
                 break
             contents.append(types.Content(role="user", parts=[
@@ -101,7 +123,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         from google.genai import types
 
         client = genai.Client(api_key="test-key", http_options=types.HttpOptions(base_url=base_url))
-        converse(client, scenario)
+        converse(client, scenario, stack.endswith("-stream"))
 
 
 if __name__ == "__main__":

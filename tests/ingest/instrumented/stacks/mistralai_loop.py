@@ -1,9 +1,7 @@
 """A raw-client agent loop on the real `mistralai` SDK (chat completions with tools at
 `server_url` + `/v1/chat/completions`: the same request and response bodies as OpenAI's
 for what the scenarios use) under OpenLLMetry's Mistral AI instrumentation, prompts traced;
-`-stream` calls `chat.stream` and assembles each answer from its chunks (no stack records it
-yet: the SDK's chunk model requires each choice's `finish_reason`, which the scripted
-server's chunks give only on the last one).
+`-stream` calls `chat.stream` and assembles each answer from its chunks.
 
 The history is the SDK's own message models, as its docs' tool examples build it: the
 instrumentation reads each prompt message's `.content` and `.role` as attributes

@@ -3,9 +3,9 @@ OpenAI's body (tools, `tool_calls`, `role: tool` results), under that SDK's Open
 instrumentation: `groq-openinference` on the `groq` SDK (it posts to
 `<base>/openai/v1/chat/completions`; OpenInference wraps `Completions.create`, no stream),
 `mistralai-openinference` on `mistralai` (`<base>/v1/chat/completions`; OpenInference
-wraps `Chat.complete` and `Chat.stream`, but mistralai 3.7 rejects a streamed chunk whose
-choice has no `finish_reason` key, as the scripted server's have). The base URL comes
-without the `/v1` an OpenAI client takes: each SDK adds its own path."""
+wraps `Chat.complete` and `Chat.stream`: `-stream` calls `chat.stream` and puts each answer
+back together from its chunks). The base URL comes without the `/v1` an OpenAI client
+takes: each SDK adds its own path."""
 
 from __future__ import annotations
 
@@ -41,7 +41,26 @@ def _call(call: Any) -> dict[str, Any]:
     return {"id": call.id, "type": "function", "function": function}
 
 
-def _mistral(base_url: str, tracer_provider: Any) -> Complete:
+def _mistral_streamed(events: Any) -> dict[str, Any]:
+    """A chat stream read to its end, as the assistant message its chunks spell."""
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for event in events:
+        for choice in event.data.choices:
+            if isinstance(choice.delta.content, str):
+                text.append(choice.delta.content)
+            for delta in choice.delta.tool_calls or ():
+                call = calls.setdefault(delta.index or 0, {
+                    "id": None, "type": "function", "function": {"name": "", "arguments": ""}})
+                call["id"] = delta.id if delta.id and delta.id != "null" else call["id"]
+                call["function"]["name"] += delta.function.name or ""
+                arguments = delta.function.arguments
+                call["function"]["arguments"] += arguments if isinstance(arguments, str) else ""
+    return {"role": "assistant", "content": "".join(text)} | (
+        {"tool_calls": [c for _, c in sorted(calls.items())]} if calls else {})  # fmt: skip
+
+
+def _mistral(base_url: str, tracer_provider: Any, stream: bool) -> Complete:
     from mistralai.client import Mistral
     from openinference.instrumentation.mistralai import MistralAIInstrumentor
 
@@ -49,6 +68,9 @@ def _mistral(base_url: str, tracer_provider: Any) -> Complete:
     client = Mistral(api_key="test-key", server_url=base_url)
 
     def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        if stream:
+            return _mistral_streamed(client.chat.stream(model=MODEL, messages=messages,
+                                                        tools=TOOLS))  # fmt: skip
         said = client.chat.complete(model=MODEL, messages=messages, tools=TOOLS).choices[0].message
         calls = [_call(c) for c in said.tool_calls or ()]
         return {"role": "assistant", "content": said.content} | (
@@ -80,7 +102,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         if stack.startswith("groq"):
             converse(_groq(base, tracer_provider), scenario)
         else:
-            converse(_mistral(base, tracer_provider), scenario)
+            converse(_mistral(base, tracer_provider, stack.endswith("-stream")), scenario)
 
 
 if __name__ == "__main__":

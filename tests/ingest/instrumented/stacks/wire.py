@@ -16,7 +16,10 @@ One server on 127.0.0.1 speaks these model APIs:
   (`text_delta`, `input_json_delta`) and stop, message_delta with the stop reason and output
   tokens, message_stop; `tool_use` blocks),
 - Gemini, `POST /<stack>/<scenario>/<version>/models/<model>:generateContent` (JSON;
-  `functionCall` parts, with ids as the API may give them),
+  `functionCall` parts, with ids as the API may give them) and `:streamGenerateContent`
+  (`?alt=sse`: the same answer as `data: <GenerateContentResponse>` events, as the API
+  streams it: the text in pieces, each `functionCall` whole in a chunk of its own, the
+  finish reason and usage on the last chunk),
 - Amazon Bedrock Runtime Converse, `POST /<stack>/<scenario>/model/<modelId>/converse`
   (JSON: `toolUse` content blocks, `stopReason`, `usage`) and `.../converse-stream` (the
   same answer as AWS event-stream frames: messageStart, each content block's start (a
@@ -33,8 +36,9 @@ requests are steps of the same turn: the framework hands it the conversation (a 
 the triage agent's tool call gives it the request as its task (an agent as a tool), and the
 server answers the triage agent's first request with a call of whatever transfer or
 delegation tool the framework offers it (`delegation`). A request that offers a
-`final_answer` tool (smolagents) gets its text answer as a call of that tool, as a real model
-told to answer through it does.
+`final_answer` tool (smolagents, BeeAI) gets its text answer as a call of that tool, as a real
+model told to answer through it does, under the tool's only required parameter
+(smolagents' `answer`, BeeAI's `response`).
 
 Every exchange is kept as `Wire`: the request body as received and the response as answered
 (the whole JSON body; for a stream, the completion or message the chunks or events spell
@@ -135,6 +139,23 @@ def _offers(body: dict[str, Any], name: str) -> bool:
     return any(tool.get("name") == name for tool in _offered(body))
 
 
+def final_answer_parameter(body: dict[str, Any]) -> str:
+    """The parameter a request's `final_answer` tool takes the answer in: its only required
+    one (`answer` if it declares none, or several)."""
+    tool = next((t for t in _offered(body) if t.get("name") == FINAL_ANSWER_TOOL), {})
+    required = _schema(tool).get("required") or ()
+    return required[0] if len(required) == 1 else "answer"
+
+
+def _schema(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool's parameters' JSON schema, under whichever key its API declares it."""
+    schema: dict[str, Any] = {}
+    for key in ("parameters", "input_schema", "inputSchema", "parametersJsonSchema",
+                "parameters_json_schema"):  # fmt: skip
+        schema = tool.get(key) or schema
+    return dict(schema.get("json", schema))
+
+
 def delegation(body: dict[str, Any]) -> dict[str, Any] | None:
     """The framework's transfer or delegation tool a request offers: one that is neither a
     scenario tool nor `final_answer` (a triage agent has no other)."""
@@ -149,11 +170,7 @@ def _delegate(tool: dict[str, Any], request: str) -> Call:
     user's request, as a model writes its own (an agent-as-tool's `input`: the sub-agent's
     newest user message is not the user's, yet `locate` finds the turn in it). A handoff
     that takes none gets `{}`."""
-    schema: dict[str, Any] = {}
-    for key in ("parameters", "input_schema", "inputSchema", "parametersJsonSchema",
-                "parameters_json_schema"):  # fmt: skip
-        schema = tool.get(key) or schema
-    schema = schema.get("json", schema)
+    schema = _schema(tool)
     arguments = {}
     for name, spec in (schema.get("properties") or {}).items():
         if str(spec.get("type")).lower() != "string":
@@ -178,7 +195,7 @@ def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step
         return Step((_delegate(tool, scripted.request),))
     if planned.calls or not _offers(body, FINAL_ANSWER_TOOL):
         return planned
-    return Step((Call(FINAL_ANSWER_TOOL, {"answer": planned.text}),))
+    return Step((Call(FINAL_ANSWER_TOOL, {final_answer_parameter(body): planned.text}),))
 
 
 def _usage(history: Any, message: dict[str, Any]) -> tuple[int, int]:
@@ -480,6 +497,26 @@ def bedrock_events(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]
     yield "metadata", {"usage": answer["usage"], "metrics": answer["metrics"]}
 
 
+def gemini_chunks(answer: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A generateContent answer as the streamGenerateContent chunks that spell it."""
+    candidate = answer["candidates"][0]
+    pieces: list[dict[str, Any]] = []
+    for part in candidate["content"]["parts"]:
+        if "text" in part:
+            half = len(part["text"]) // 2
+            pieces += [{"text": part["text"][:half]}, {"text": part["text"][half:]}]
+        else:
+            pieces.append(part)
+    same = {k: answer[k] for k in ("modelVersion", "responseId")}
+    for k, piece in enumerate(pieces):
+        chunk = {"content": {"role": "model", "parts": [piece]}, "index": 0}
+        if k < len(pieces) - 1:
+            yield {"candidates": [chunk], **same}
+        else:
+            yield {"candidates": [chunk | {"finishReason": candidate["finishReason"]}],
+                   "usageMetadata": answer["usageMetadata"], **same}  # fmt: skip
+
+
 def event_frame(event_type: str, payload: dict[str, Any]) -> bytes:
     """One AWS event-stream message: a prelude (total and headers lengths, big-endian, and
     their CRC32), string headers (name length byte, name, type 7, value length, value), the
@@ -507,7 +544,7 @@ def _handler(
             parts = self.path.split("?")[0].strip("/").split("/")
             route = parts[2:]
             gemini = len(route) == 3 and route[1] == "models"
-            gemini = gemini and route[2].endswith(":generateContent")
+            gemini = gemini and route[2].endswith((":generateContent", ":streamGenerateContent"))
             bedrock = len(route) == 3 and route[0] == "model"
             bedrock = bedrock and route[2] in ("converse", "converse-stream")
             responses = route[-1:] == ["responses"]
@@ -527,6 +564,8 @@ def _handler(
                 self._frames(server.bedrock(parts[0], parts[1], body))
             elif bedrock:
                 self._json(server.bedrock(parts[0], parts[1], body))
+            elif gemini and route[2].endswith(":streamGenerateContent"):
+                self._data(gemini_chunks(server.gemini(parts[0], parts[1], body)))
             elif gemini:
                 self._json(server.gemini(parts[0], parts[1], body))
             elif body.get("stream"):
@@ -548,6 +587,14 @@ def _handler(
             self.end_headers()
             for name, data in spell(answer):
                 self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+
+        def _data(self, chunks: Iterator[dict[str, Any]]) -> None:
+            # Server-sent events without names, as Gemini's `alt=sse` streams them.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for chunk in chunks:
+                self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
 
         def _frames(self, answer: dict[str, Any]) -> None:
             self.send_response(200)
