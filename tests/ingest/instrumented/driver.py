@@ -106,16 +106,18 @@ def _session(library: Library, session_id: str) -> AbstractContextManager[object
     return nullcontext()
 
 
-def _complete(client: Any, messages: list[dict[str, Any]], stream: bool) -> dict[str, Any]:
-    """One model call; the assistant message as the next request will carry it."""
+def _complete(
+    client: Any, messages: list[dict[str, Any]], stream: bool, usage: bool = True
+) -> dict[str, Any]:
+    """One model call; the assistant message as the next request will carry it. `usage`:
+    ask a stream for its usage (`stream_options`, which not every OpenAI-like SDK has)."""
     if not stream:
         reply = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
         message: dict[str, Any] = reply.choices[0].message.model_dump(exclude_none=True)
         return {k: message[k] for k in ("role", "content", "tool_calls") if k in message}
+    options = {"stream_options": {"include_usage": True}} if usage else {}
     stream = client.chat.completions.create(
-        model=MODEL, messages=messages, tools=TOOLS, stream=True,
-        stream_options={"include_usage": True},
-    )  # fmt: skip
+        model=MODEL, messages=messages, tools=TOOLS, stream=True, **options)
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     for chunk in stream:
@@ -126,22 +128,23 @@ def _complete(client: Any, messages: list[dict[str, Any]], stream: bool) -> dict
                     delta.index, {"type": "function", "function": {"name": "", "arguments": ""}}
                 )
                 call["id"] = delta.id or call.get("id")
-                call["function"]["name"] += delta.function.name or ""
-                call["function"]["arguments"] += delta.function.arguments or ""
+                call["function"]["name"] += (delta.function and delta.function.name) or ""
+                call["function"]["arguments"] += (delta.function and delta.function.arguments) or ""
     out: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
     if calls:
         out["tool_calls"] = [calls[k] for k in sorted(calls)]
     return out
 
 
-def converse(client: Any, scenario: str, stream: bool = False) -> None:
+def converse(client: Any, scenario: str, stream: bool = False, usage: bool = True) -> None:
     """The scenario's turns on the `openai` client, each model call streamed or not (the
-    stack drivers' raw OpenAI loop too: `stacks/openai_loop.py`)."""
+    stack drivers' raw loops on OpenAI-compatible SDKs too: `stacks/openai_loop.py`,
+    `stacks/groq_loop.py`)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
     for turn in SCENARIOS[scenario].turns:
         messages.append({"role": "user", "content": turn.request})
         for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            message = _complete(client, messages, stream)
+            message = _complete(client, messages, stream, usage)
             messages.append(message)
             if not message.get("tool_calls"):
                 break
