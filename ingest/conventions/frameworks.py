@@ -20,6 +20,7 @@ from typing import Any
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.langsmith import graph_agent, run_metadata, run_thread
 from turnscore.ingest.conventions.logfire import agents_span, declared_structured
 from turnscore.ingest.conventions.messages import (
     Problems,
@@ -180,10 +181,12 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
     usage = usage if isinstance(usage, dict) else {}
     model = next((as_str(v.get("model")) for v in (outputs, inputs)
                   if isinstance(v, dict) and v.get("model")), None)
+    metadata = run_metadata(view.get(A.MLFLOW_LANGCHAIN_METADATA))
     base = Decoded(
         kind=kind,
         model=model,
-        conversation_id=_mlflow_thread(view),
+        agent_name=graph_agent(view.name, metadata.get),
+        conversation_id=run_thread(metadata),
         input_tokens=as_int(usage.get("input_tokens")),
         output_tokens=as_int(usage.get("output_tokens")),
     )
@@ -207,19 +210,6 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
     ))
 
 
-_THREAD_KEYS = ("thread_id", "session_id", "conversation_id")
-
-
-def _mlflow_thread(view: SpanView) -> str | None:
-    """The conversation, from LangChain's run metadata, which MLflow's LangChain tracer
-    writes on every span (`metadata`, JSON: LangGraph's checkpointer `thread_id`, or the
-    keys LangSmith groups threads by). MLflow's own session (`mlflow.trace.session`) is
-    trace metadata, and its OTLP processor exports only the trace's tags (mlflow 3.17
-    `tracing/processor/otel.py`)."""
-    metadata = json_or_text(view.get(A.MLFLOW_LANGCHAIN_METADATA))
-    if not isinstance(metadata, dict):
-        return None
-    return next((as_str(metadata[k]) for k in _THREAD_KEYS if metadata.get(k)), None)
 
 
 def _mlflow_tools_sent(view: SpanView, inputs: JsonValue) -> JsonValue:

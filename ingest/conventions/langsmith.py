@@ -100,6 +100,25 @@ def _prompt(inputs: JsonValue, problems: Problems) -> tuple[Message, ...] | None
     return parse_messages(items, A.GEN_AI_PROMPT, problems)
 
 
+def run_metadata(raw: Any) -> dict[str, Any]:
+    """A LangChain run's metadata written whole as one JSON attribute (`metadata`:
+    OpenInference's LangChain instrumentation, MLflow's LangChain tracer, on every span);
+    {} if none."""
+    metadata = json_or_text(raw)
+    return metadata if isinstance(metadata, dict) else {}
+
+
+_THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
+
+
+def run_thread(metadata: dict[str, Any]) -> str | None:
+    """The conversation a run's metadata names: the keys LangSmith groups threads by
+    (LangGraph's checkpointer sets `thread_id`). MLflow's own session
+    (`mlflow.trace.session`) is trace metadata, and its OTLP processor exports only the
+    trace's tags (mlflow 3.17 `tracing/processor/otel.py`)."""
+    return next((as_str(metadata[k]) for k in _THREAD_KEYS if metadata.get(k)), None)
+
+
 def graph_agent(name: str | None, meta: Callable[[str], Any]) -> str | None:
     """The agent a LangChain run stands for, from its metadata (`meta(key)`, JSON text or
     the value): `create_agent`'s `lc_agent_name`, else the run of a LangGraph graph the

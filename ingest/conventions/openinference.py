@@ -25,6 +25,7 @@ from msgspec.structs import replace
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.langsmith import graph_agent, run_metadata, run_thread
 from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
@@ -50,17 +51,18 @@ _KINDS = {
     "TOOL": SpanKind.TOOL,
     "CHAIN": SpanKind.CHAIN,
 }
-_SESSION_KEYS = ("session_id", "thread_id", "conversation_id")
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
     raw_kind = (as_str(view.get(A.OI_SPAN_KIND)) or "").upper()
     kind = _KINDS.get(raw_kind, SpanKind.OTHER) if raw_kind else None
+    metadata = run_metadata(view.get(A.OI_METADATA))
     base = Decoded(
         kind=kind,
-        conversation_id=as_str(view.get(A.OI_SESSION_ID)) or _metadata_session(view),
+        conversation_id=as_str(view.get(A.OI_SESSION_ID)) or run_thread(metadata),
         agent_name=as_str(view.get(A.OI_AGENT_NAME))
-        or (_graph_node(view) if kind is SpanKind.AGENT else None),
+        or (_graph_node(view) if kind is SpanKind.AGENT else None)
+        or graph_agent(view.name, metadata.get),
     )
     if kind is SpanKind.TOOL:
         return base.fill(_tool(view, problems))
@@ -107,16 +109,6 @@ def _with_finish(
     if finish is None or messages is None or len(messages) != 1 or messages[0].finish_reason:
         return messages
     return (Message(messages[0].role, messages[0].parts, finish),)
-
-
-def _metadata_session(view: SpanView) -> str | None:
-    raw = view.get(A.OI_METADATA)
-    if not isinstance(raw, str):
-        return None
-    ok, metadata = try_json(raw)
-    if not ok or not isinstance(metadata, dict):
-        return None
-    return next((as_str(metadata[k]) for k in _SESSION_KEYS if metadata.get(k)), None)
 
 
 def _flat_messages(

@@ -1422,7 +1422,6 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",
                      "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
-    "langgraph-js-openinference": ("only the graph's CHAIN span name holds it", True),
     "mlflow-openai-agents": ("its AGENT span is named after it, below MLflow's own "
                              "`AgentRunner.run` AGENT span", True),
     "haystack-openinference": ("Haystack's Agent has no name", False),
@@ -1431,11 +1430,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
         "only the AGENT span's name holds it (`research_assistant.run`)", True),
     "smolagents-openinference-openai": (
         "only the AGENT span's name holds it (`research_assistant.run`)", True),
-    "langgraph-openinference-mixed": (
-        "only the graph's CHAIN span name holds it; nothing marks that span a graph", True),
-    "mlflow-langgraph": ("only the graph's CHAIN span name holds it", True),
-    "mlflow-langgraph-stream": ("only the graph's CHAIN span name holds it", True),
-    "mlflow-langgraph-genai": ("only the graph's CHAIN span name holds it", True),
+    "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "
+                              "(the graph's is `CHAIN`): the graph's name is gone", False),
 }
 
 
