@@ -32,9 +32,10 @@ from turnscore.warehouse.runs import Outcome
 CORPUS = Path(__file__).parents[1] / "fixtures" / "corpus"
 SCENARIOS = ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn")
 # Frameworks whose spans carry the agent name; the others are known by service name.
-NAMED_AGENT = {"otel-openai-v2_latest-span-agentspans", "pydantic-ai", "strands_default"}
+NAMED_AGENT = {"openinference-langgraph", "otel-openai-v2_latest-span-agentspans", "pydantic-ai",
+               "strands_default"}  # fmt: skip
 TURNSCORE = str(Path(sys.executable).with_name("turnscore"))
-NO_CANARY_AGENT = "corpus-openinference-langgraph"
+NO_CANARY_AGENT = "corpus-openinference-openai"
 """The config disables `tool_grounding` for this agent."""
 
 LABELS: list[dict[str, Any]] = [  # JSON by nature: the labels file's records
