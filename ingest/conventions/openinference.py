@@ -18,6 +18,7 @@ and output; a `reasoning` content block is no text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -73,7 +74,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         inputs = _from_request(view, inputs) if inputs is not None \
             else _raw(view, A.OI_INPUT_VALUE, "user", problems)
         outputs = (
-            _with_ids(outputs, A.OI_OUTPUT_VALUE, view) if outputs is not None
+            _with_ids(outputs, partial(_response_messages, view)) if outputs is not None
             else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
         )
     elif kind is SpanKind.AGENT:
@@ -270,17 +271,30 @@ def _request_messages(raw: JsonValue) -> tuple[Message, ...]:
     return whole_messages(messages, "user", A.OI_INPUT_VALUE, [])
 
 
+def _response_messages(view: SpanView) -> tuple[Message, ...]:
+    """The messages of the raw response in `output.value`."""
+    raw = view.get(A.OI_OUTPUT_VALUE)
+    return whole_messages(raw, "assistant", A.OI_OUTPUT_VALUE, []) if isinstance(raw, str) else ()
+
+
 def _from_request(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message, ...]:
     """What the flattened messages drop that the raw request in `input.value` keeps: a tool
     result's failure (the Anthropic instrumentation drops `is_error`; the Bedrock one a
     `toolResult`'s `status: error`, `_converse_attributes.py` `get_message_objects`), by
     call id, and the call ids themselves (`_with_ids`)."""
-    inputs = _with_ids(inputs, A.OI_INPUT_VALUE, view)
     raw = view.get(A.OI_INPUT_VALUE)
+    parsed: list[tuple[Message, ...]] = []  # the request, parsed once if either needs it
+
+    def request() -> tuple[Message, ...]:
+        if not parsed:
+            parsed.append(_request_messages(raw))
+        return parsed[0]
+
+    inputs = _with_ids(inputs, request)
     if not isinstance(raw, str) or not any(m in raw for m in _FAILURE_MARKS):
         return inputs
     failed = {
-        p.call_id for m in _request_messages(raw)
+        p.call_id for m in request()
         for p in m.parts if p.type is PartType.TOOL_RESULT and p.is_error and p.call_id
     }
     if not failed:
@@ -293,11 +307,14 @@ def _from_request(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message,
     )
 
 
-_FAILURE_MARKS = ('"is_error"', '"status"')
+_FAILURE_MARKS = ('"is_error"', '"error"')  # Anthropic's flag; Bedrock's `"status": "error"`
 
 
-def _with_ids(messages: tuple[Message, ...], key: str, view: SpanView) -> tuple[Message, ...]:
-    """Call ids the flattened messages leave out, from the raw request or response (`key`):
+def _with_ids(
+    messages: tuple[Message, ...], raw: Callable[[], tuple[Message, ...]]
+) -> tuple[Message, ...]:
+    """Call ids the flattened messages leave out, from the raw request or response (`raw`,
+    read only when some call or result lacks an id):
     the Mistral AI instrumentation flattens a tool call's name and arguments and a tool
     message's name and content, never an id (openinference-instrumentation-mistralai
     `_request_attributes_extractor.py`, `_response_attributes_extractor.py`), nor does the
@@ -311,9 +328,7 @@ def _with_ids(messages: tuple[Message, ...], key: str, view: SpanView) -> tuple[
         if p.type in (PartType.TOOL_CALL, PartType.TOOL_RESULT)
     ):
         return messages
-    raw = view.get(key)
-    found = _request_messages(raw) if key == A.OI_INPUT_VALUE else (
-        whole_messages(raw, "assistant", key, []) if isinstance(raw, str) else ())
+    found = raw()
     ids: dict[PartType, list[str | None]] = {}
     for kind, same in ((PartType.TOOL_CALL, _same_call), (PartType.TOOL_RESULT, _same_result)):
         ours = [p for m in messages for p in m.parts if p.type is kind]
