@@ -171,7 +171,7 @@ def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) ->
     attrs = content_attributes(view)
     inputs = _calls_joined(_messages(attrs, A.GEN_AI_INPUT_MESSAGES, problems, history=True,
                                      transcript=_is_openlit(view)))
-    outputs = model_said(_messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems))
+    outputs = _calls_joined(model_said(_messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems)))
     if outputs and any(p.text and p.text.startswith("{'") for m in outputs for p in m.parts):
         outputs = tuple(_dumped(m, problems) for m in outputs)
     tools = _definitions(attrs, problems)
@@ -215,10 +215,24 @@ def _messages(
     raw = load(attrs, key, problems)
     if raw is None:
         return None
+    if not history and isinstance(raw, list):
+        raw = [_roleless_as_model(m) for m in raw]
     messages = parse_messages(raw, key, problems)
     if memo is not None and len(problems) == before:
         remember_history(memo, messages)
     return messages
+
+
+def _roleless_as_model(message: JsonValue) -> JsonValue:
+    """An output message naming no role (`"role": null`) is the model's, as every output
+    message is: Logfire's streamed OpenAI chat output is the OpenAI SDK's accumulated
+    snapshot (pydantic/logfire `llm_providers/openai.py`, `OpenaiChatCompletionStreamState`),
+    whose role is null when no chunk said one, and the concatenation of every chunk's role
+    when each repeated it (`openai/lib/streaming/_deltas.py`, `accumulate_delta`): the
+    latter, no known role, is `model_said`'s."""
+    if isinstance(message, dict) and message.get("role") is None:
+        return {**message, "role": "assistant"}
+    return message
 
 
 def _calls_joined(messages: tuple[Message, ...] | None) -> tuple[Message, ...] | None:
@@ -230,7 +244,9 @@ def _calls_joined(messages: tuple[Message, ...] | None) -> tuple[Message, ...] |
     (opentelemetry-instrumentation-openai 0.62.4, traceloop/openllmetry
     `instrumentation/openai/v1/responses_wrappers.py`, `set_data_attributes`), while its
     output of the same answer is one message: split, the replay would not extend the
-    history that output left (`links`)."""
+    history that output left (`links`). Logfire's output of a Responses call is split the
+    same way, one message per output item (logfire 5.4 `llm_providers/openai.py`,
+    `convert_responses_outputs_to_semconv`), and is joined alike."""
     if not messages or not any(_calls_only(b) and a.role == "assistant"
                                for a, b in pairwise(messages)):  # fmt: skip
         return messages
