@@ -252,7 +252,7 @@ def _agents_decode(sdk_span: str, view: SpanView, problems: Problems) -> Decoded
         # `request_data` is the input and the output joined (for Logfire's UI): read each.
         inputs = parse_messages(view.load(A.LOGFIRE_AGENTS_INPUT, problems) or [],
                                 A.LOGFIRE_AGENTS_INPUT, problems)
-        output = view.load(A.LOGFIRE_AGENTS_OUTPUT, problems)
+        output = _generation_output(view.load(A.LOGFIRE_AGENTS_OUTPUT, problems))
         return Decoded(
             kind=SpanKind.LLM, input_messages=inputs, system_instructions=system_text(inputs),
             output_messages=None if not output
@@ -288,6 +288,23 @@ def _agents_decode(sdk_span: str, view: SpanView, problems: Problems) -> Decoded
         return Decoded(kind=SpanKind.AGENT, error=error,
                        agent_name=as_str(view.get(A.LOGFIRE_AGENTS_AGENT_NAME)))
     return Decoded(kind=SpanKind.CHAIN, error=error)
+
+
+def _generation_output(output: JsonValue) -> JsonValue:
+    """A generation's output: the chat message returned, or for a streamed call the
+    `Response` the SDK built from the chunks (openai-agents `models/_trace.py`,
+    `populate_generation_span`: `[final_response.model_dump()]`), read as its output items."""
+    if not isinstance(output, list):
+        return output
+    items: list[JsonValue] = []
+    for item in output:
+        produced = item.get("output") if isinstance(item, dict) \
+            and item.get("object") == "response" else None
+        if isinstance(produced, list):
+            items.extend(i for i in map(_responses_item, produced) if i is not None)
+        else:
+            items.append(item)
+    return items
 
 
 def _agents_error(view: SpanView, problems: Problems) -> str | None:
