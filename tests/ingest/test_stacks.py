@@ -79,6 +79,13 @@ WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 _OPENAI_V2 = ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
               "openai-v2-span-and-event-stream", "openai-v2-legacy-events")
 
+_LOGFIRE_AGENTS = ("logfire-openai-agents", "logfire-openai-agents-stream",
+                   "logfire-openai-agents-responses", "logfire-openai-agents-responses-stream")
+_SCRUBBED_TEXT = {"request": "Search the docs for 'authentication'",
+                  "call.arguments": '"authentication"',
+                  "call.result": "Send your API key as a bearer token",
+                  "final_answer": "Authentication uses bearer API keys"}  # fmt: skip
+"""What Logfire's scrubbing took from the multi_turn scenario's first turn."""
 KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("anthropic-openllmetry", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLLMetry's gen_ai.input.messages keep the "
@@ -377,6 +384,36 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the request's tool schemas carry the `additionalProperties: false` BeeAI's strict "
         "mode adds; the export's llm.tools are the tools' schemas before it",
         lambda rec, index: ["additionalProperties"]),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and Logfire 5's default format (OTel GenAI "
+          "messages) has no error flag on a tool message: the failure is only in the text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("logfire-openai", "logfire-openai-stream", "logfire-openai-responses",
+                    "logfire-openai-responses-stream")),
+    *(Gap(stack, "*", "tools",
+          "the Agents SDK's chat-completions generation span records messages, not the tools "
+          "sent, and Logfire's agent span names the tools only (`tools`); its Function spans "
+          "carry no description: no description or schema is anywhere",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("logfire-openai-agents", "logfire-openai-agents-stream")),
+    Gap("logfire-openai-agents-stream", "*", "usage",
+        "the Agents SDK's chat completions model streams without usage here (the wire has "
+        "none) and records its zero-filled Usage on the generation span (input_tokens 0)",
+        lambda rec, index: []),
+    *(Gap(stack, "multi_turn#0", field,
+          "Logfire's scrubbing (on as it ships) replaced the whole value of every Agents SDK "
+          "span attribute matching 'auth' (the request, the answer, the search result; the "
+          "query inside the arguments) with `[Scrubbed due to 'auth']`; only Logfire's own "
+          "gen_ai.* messages are exempt, and the agents bridge writes none",
+          lambda rec, index, field=field: [_SCRUBBED_TEXT[field]])
+      for stack in _LOGFIRE_AGENTS
+      for field in ("request", "call.arguments", "call.result", "final_answer")),
+    *(Gap(stack, "parallel_tools", "call.result",
+          "Logfire's scrubbing replaced the search result the model saw (its repr, in the next "
+          "call's input) whole, and the snippet inside the Function span's output, for 'API "
+          "key': the result's text is nowhere",
+          lambda rec, index: ["Each API key may send 60 requests per minute."])
+      for stack in _LOGFIRE_AGENTS),
 )  # fmt: skip
 
 
@@ -443,6 +480,11 @@ NOT_YET: tuple[NotYet, ...] = (
            "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
            "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
            "arguments concatenated; the next call's input replays both with their ids"),
+    *(NotYet(stack, ("multi_turn",), ("turns",),
+             "no value is missing from what the export has: Logfire's scrubbing took the first "
+             "request whole (KNOWN_GAPS), so that turn's request is empty; the turn list has no "
+             "gap form, so its check is a strict xfail here")
+      for stack in _LOGFIRE_AGENTS),
 )  # fmt: skip
 
 
@@ -487,6 +529,7 @@ _LANGFUSE = frozenset({"langfuse.observation.type", "langfuse.observation.input"
                        "langfuse.observation.output", "langfuse.observation.usage_details",
                        "session.id"})
 _NOT_LANGFUSE = _JSON_MESSAGES | {"gen_ai.prompt", "llm.input_messages.0.message.role"}
+_STREAM_LOG = frozenset({"streaming response from {request_data[model]!r} took {duration:.2f}s"})
 _LANGFUSE_LANGGRAPH = frozenset({"handle", "research_assistant", "ChatOpenAI", "calculator",
                                  "tools"})
 _VERCEL_LEGACY = frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools",
@@ -1335,6 +1378,34 @@ FORMS: dict[str, Form] = {
                    "llm.invocation_parameters"}),
         absent=_JSON_MESSAGES,
     ),
+    # Logfire 5's instrument_openai (its default format, version 2): one span per request,
+    # OTel GenAI messages beside a request_data of the model alone; a stream's call is the
+    # `streaming response` log span.
+    **{stack: Form(
+        frozenset({"Chat Completion with {request_data[model]!r}"})
+        | (_STREAM_LOG if stack.endswith("-stream") else frozenset()),
+        _JSON_MESSAGES | {"request_data", "logfire.msg_template", "gen_ai.tool.definitions"},
+        absent=frozenset({"response_data", "events"}),
+    ) for stack in ("logfire-openai", "logfire-openai-stream")},
+    **{stack: Form(
+        frozenset({"Responses API with {gen_ai.request.model!r}"})
+        | (_STREAM_LOG if stack.endswith("-stream") else frozenset()),
+        _JSON_MESSAGES | {"request_data", "logfire.msg_template", "gen_ai.system_instructions",
+                          "gen_ai.tool.definitions"},
+        absent=frozenset({"response_data", "events"}),
+    ) for stack in ("logfire-openai-responses", "logfire-openai-responses-stream")},
+    # instrument_openai_agents: one span per SDK span, named by its message template, the
+    # span data exported as attributes; instrument_openai records nothing under them.
+    **{stack: Form(
+        frozenset({"OpenAI Agents trace: {name}", "Agent run: {name!r}", "Function: {name}",
+                   "Turn {turn} for agent research_assistant",
+                   "Responses API with {gen_ai.request.model!r}" if "-responses" in stack
+                   else "Chat completion with {gen_ai.request.model!r}"}),
+        frozenset({"logfire.msg_template", "input", "output", "tools", "sdk_span_type",
+                   *(("raw_input", "response") if "-responses" in stack
+                     else ("request_data", "model_config"))}),
+        absent=_JSON_MESSAGES,
+    ) for stack in _LOGFIRE_AGENTS},
 }  # fmt: skip
 
 
@@ -1410,7 +1481,8 @@ def test_turn_field_matches_the_wire(
 _NO_AGENT_DRIVERS = {"anthropic_logfire"}
 _NO_AGENT = {"langfuse-openai", "langfuse-openai-stream", "langfuse-v3-openai",
              "langfuse-v3-openai-stream", "mlflow-openai", "mlflow-openai-stream",
-             "mlflow-openai-genai"}  # fmt: skip
+             "mlflow-openai-genai", "logfire-openai", "logfire-openai-stream",
+             "logfire-openai-responses", "logfire-openai-responses-stream"}  # fmt: skip
 _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent names the loop
 # Stacks whose agent ran but whose turns do not name it yet: why, and whether the export
 # holds the name (a strict xfail, so a fix shows) or not (then the test proves it absent).

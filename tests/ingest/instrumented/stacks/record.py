@@ -397,6 +397,16 @@ STACKS: dict[str, Stack] = {
         Stack("beeai-openinference", "beeai_agent", "openai",
               ("beeai-framework", "litellm", "openinference-instrumentation-beeai",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "logfire_openai", "openai", ("openai", "logfire", "opentelemetry-sdk"),
+                venv="logfire-openai")
+          for name in ("logfire-openai", "logfire-openai-stream", "logfire-openai-responses",
+                       "logfire-openai-responses-stream")),
+        *(Stack(name, "logfire_openai", "openai",
+                ("openai-agents", "openai", "logfire", "opentelemetry-sdk"),
+                venv="logfire-openai")
+          for name in ("logfire-openai-agents", "logfire-openai-agents-stream",
+                       "logfire-openai-agents-responses",
+                       "logfire-openai-agents-responses-stream")),
     )
 }  # fmt: skip
 
