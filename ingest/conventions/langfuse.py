@@ -13,6 +13,9 @@ of whatever the caller passed, or the string itself when it was a string (langfu
   OpenAI-like message dicts whose `tool_calls` are LangChain's `{name, args, id}`, and the
   tool definitions appended to the input as `{"role": "tool", "content": <definition>}`
   pseudo-messages (they are definitions, never results);
+- generations from `@observe(as_type="generation")` on the application's own model call:
+  the function's arguments, `{"args": [...], "kwargs": {...}}`, the message list and the
+  definitions list among them (the app sets model and usage itself);
 - tools: `@observe(as_type="tool")` records `{"args": [...], "kwargs": {...}}` and the
   return value; the LangChain callback the tool's input and the `ToolMessage` it returned
   (`model_dump`: content, `tool_call_id`, `status`);
@@ -28,7 +31,9 @@ of whatever the caller passed, or the string itself when it was a string (langfu
   passes through); the session in `session.id` (read generically) or the older
   `langfuse.session.id`; level `ERROR` with its status message is a failure.
 Recorded (`tests/fixtures/stacks/langfuse-*`): langfuse 3.15 and 5.2, the OpenAI
-integration streamed and not, and the LangChain callback over LangGraph 1.2. At 3.15 a
+integration streamed and not, the LangChain callback over LangGraph 1.2, `@observe` around
+a hand-written loop, and (OpenInference's spans, which Langfuse's processor exports as they
+are: `openinference`'s) the OpenAI Agents SDK as Langfuse's guide instruments it. At 3.15 a
 streamed generation's output keeps its tool calls' names and arguments but not their ids.
 """
 
@@ -126,6 +131,7 @@ def _prompt(
     """A generation's input: (messages, tool definitions, instructions given apart)."""
     if value is None:
         return None, None, None
+    value = _observed_call(value)
     if isinstance(value, str):
         return _text_message("user", value), None, None
     tools: list[Any] = []
@@ -148,6 +154,32 @@ def _prompt(
             messages.append(item)
     parsed = parse_messages(messages, A.LF_OBSERVATION_INPUT, problems) if messages else ()
     return parsed, _definitions(tools, problems), instructions
+
+
+def _observed_call(value: JsonValue) -> JsonValue:
+    """`@observe(as_type="generation")` on the application's own function records its
+    arguments, `{"args": [...], "kwargs": {...}}` (langfuse-python `langfuse/_client/
+    observe.py`, `_get_input_from_func_args`): its prompt is the argument that is a message
+    list (or the one text argument), its tools the argument that is a list of definitions,
+    whatever the function named them."""
+    if not (isinstance(value, dict) and set(value) == {"args", "kwargs"}):
+        return value
+    args, kwargs = value["args"], value["kwargs"]
+    given = [*(args if isinstance(args, list) else []),
+             *(kwargs.values() if isinstance(kwargs, dict) else [])]  # fmt: skip
+    lists = [a for a in given if isinstance(a, list) and a and all(isinstance(i, dict) for i in a)]
+    messages = next((a for a in lists if all("role" in i for i in a)), None)
+    if messages is None:
+        texts = [a for a in given if isinstance(a, str)]
+        return texts[0] if len(texts) == 1 else value
+    tools = next((a for a in lists if all(_is_definition(i) for i in a)), [])
+    return {"messages": messages, "tools": tools}
+
+
+def _is_definition(item: dict[str, Any]) -> bool:
+    """A tool definition in any provider's shape: OpenAI's nested `function`, or a flat
+    one with its schema (`parameters`, Anthropic's `input_schema`)."""
+    return isinstance(item.get("function"), dict) or "parameters" in item or "input_schema" in item
 
 
 def _is_definition_message(item: JsonValue) -> bool:
