@@ -414,6 +414,9 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "key': the result's text is nowhere",
           lambda rec, index: ["Each API key may send 60 requests per minute."])
       for stack in _LOGFIRE_AGENTS),
+    Gap("langfuse-openai-agents", "*", "tools",
+        "as openai-agents-openinference, whose spans Langfuse's processor exports unchanged: "
+        "only the called tools are defined, on their TOOL spans", _never_called),
 )  # fmt: skip
 
 
@@ -1406,6 +1409,26 @@ FORMS: dict[str, Form] = {
                      else ("request_data", "model_config"))}),
         absent=_JSON_MESSAGES,
     ) for stack in _LOGFIRE_AGENTS},
+    # What Langfuse's span processor exports: OpenInference's Agents SDK spans as they are,
+    # marked by the processor (its app root); `@observe` observations alone.
+    "langfuse-openai-agents": Form(
+        frozenset({"research_assistant", "generation", "turn", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "tool.name", "langfuse.internal.is_app_root"}),
+        absent=frozenset({"langfuse.observation.type", "llm.tools.0.tool.json_schema"}),
+    ),
+    "langfuse-openai-agents-responses": Form(
+        frozenset({"research_assistant", "response", "turn", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "tool.name",
+                   "langfuse.internal.is_app_root"}),
+        absent=frozenset({"langfuse.observation.type"}),
+    ),
+    "langfuse-observe": Form(
+        frozenset({"research_assistant", "chat", "calculator"}),
+        _LANGFUSE | {"langfuse.observation.model.name"},
+        absent=_NOT_LANGFUSE | {"openinference.span.kind"},
+    ),
 }  # fmt: skip
 
 
