@@ -164,6 +164,10 @@ CREWAI_TASK_TOOLS: Final = "crewai.task.tools"
 # OpenLLMetry's Haystack instrumentation names a generator component's span
 # `haystack.openai.chat` / `.completion` (semconv_ai `SpanAttributes.HAYSTACK_OPENAI_*`).
 TL_HAYSTACK_GENERATOR_SPAN: Final = "haystack.openai."
+# AgentOps' fork of OpenLLMetry's OpenAI instrumentation keeps its flattened prompts and
+# completions but names the request's tools `gen_ai.request.functions.N.*` (agentops
+# `semconv/span_attributes.py`, `LLM_REQUEST_FUNCTIONS`).
+AGENTOPS_REQUEST_FUNCTIONS: Final = "gen_ai.request.functions"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"

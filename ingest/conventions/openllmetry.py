@@ -8,7 +8,8 @@ content blocks. BerriAI/litellm's older OTel callback (`litellm/integrations/ope
 one, so a replayed tool-call message is its role alone (kept as an assistant message
 without parts: `links`' gap rule chains the calls), the completion's calls as
 `gen_ai.completion.N.function_call.{name, arguments}`, without ids. Tools are
-`llm.request.functions.N.{name, description, parameters}`. Workflow/task/agent/tool spans
+`llm.request.functions.N.{name, description, parameters}` (AgentOps' fork of the OpenAI
+instrumentation: `gen_ai.request.functions.N.*`). Workflow/task/agent/tool spans
 carry `traceloop.entity.input` / `output` JSON; sessions ride in
 `traceloop.association.properties.*`. Newer versions use the OTel attributes, which
 `otel_genai` reads.
@@ -46,6 +47,7 @@ from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
     flat_messages,
+    parse_messages,
     parse_tool_defs,
     system_text,
     text_message,
@@ -59,7 +61,7 @@ from turnscore.ingest.conventions.values import (
     json_or_text,
     unflatten,
 )
-from turnscore.ingest.model import Message, SpanKind, ToolExecution
+from turnscore.ingest.model import Message, PartType, SpanKind, ToolExecution
 
 _KINDS = {
     "workflow": SpanKind.CHAIN,
@@ -77,13 +79,15 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     if view.name.startswith(A.TL_HAYSTACK_GENERATOR_SPAN):
         return Decoded(kind=SpanKind.CHAIN)  # no model call of its own: see the docstring
     tl_kind = _KINDS.get(as_str(view.get(A.TL_SPAN_KIND)) or "")
-    inputs = _flat(view, A.GEN_AI_PROMPT, "user", problems)
+    inputs = _listed(_flat(view, A.GEN_AI_PROMPT, "user", problems), problems)
     outputs = _flat(view, A.GEN_AI_COMPLETION, "assistant", problems)
     is_llm = (as_str(view.get(A.TL_REQUEST_TYPE)) in _LLM_TYPES) or inputs is not None
     kind = tl_kind or (SpanKind.LLM if is_llm else None)
     if tl_kind is SpanKind.CHAIN and as_str(view.get(A.TL_TOOL_NAME)):
         kind = SpanKind.TOOL  # a LlamaIndex call_tool step
     functions = unflatten(view.attributes, A.TL_REQUEST_FUNCTIONS)
+    if functions is None:  # AgentOps' fork of the OpenAI instrumentation
+        functions = unflatten(view.attributes, A.AGENTOPS_REQUEST_FUNCTIONS)
     if inputs is None and tl_kind is SpanKind.CHAIN:
         inputs = _crewai_task(view)
     elif inputs is None and tl_kind is None:
@@ -146,6 +150,27 @@ def _flat(view: SpanView, prefix: str, role: str, problems: Problems) -> tuple[M
                          "not a message", problems)
 
 
+def _listed(
+    messages: tuple[Message, ...] | None, problems: Problems
+) -> tuple[Message, ...] | None:
+    """A prompt that is one user message holding a message list's JSON text is that list:
+    AgentOps' OpenAI Agents SDK exporter flattens a generation's input after serializing it,
+    so the whole conversation becomes `gen_ai.prompt.0.content` with role `user` (agentops
+    0.4.21 `instrumentation/agentic/openai_agents/attributes/common.py`,
+    `get_generation_span_attributes`)."""
+    if not messages or len(messages) != 1 or messages[0].role != "user":
+        return messages
+    parts = messages[0].parts
+    text = parts[0].text if len(parts) == 1 and parts[0].type is PartType.TEXT else None
+    if not text or not text.startswith("[{"):
+        return messages
+    listed = json_or_text(text)
+    if not (isinstance(listed, list)
+            and all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in listed)):
+        return messages
+    return parse_messages(listed, A.GEN_AI_PROMPT, problems)
+
+
 def _plain(item: JsonValue, role: str) -> dict[str, Any] | None:
     if not isinstance(item, dict):
         return None
@@ -188,11 +213,12 @@ OPENLLMETRY = Convention(
     markers=frozenset({A.TL_SPAN_KIND, A.TL_REQUEST_TYPE, A.CREWAI_CREW_TASKS}),
     prefixes=(
         A.GEN_AI_PROMPT + ".", A.GEN_AI_COMPLETION + ".", A.TL_REQUEST_FUNCTIONS + ".",
-        A.TL_ASSOCIATION_PREFIX,
+        A.TL_ASSOCIATION_PREFIX, A.AGENTOPS_REQUEST_FUNCTIONS + ".",
     ),
     content_keys=(
         A.GEN_AI_PROMPT, A.GEN_AI_COMPLETION, A.TL_ENTITY_INPUT, A.TL_ENTITY_OUTPUT,
         A.TL_REQUEST_FUNCTIONS, A.TL_TASK_INPUT, A.TL_TASK_OUTPUT, A.TL_TOOL_ARGUMENTS,
+        A.AGENTOPS_REQUEST_FUNCTIONS,
         # CrewAI's instrumentation copies the crew's and tasks' texts onto its spans.
         A.CREWAI_CREW_RESULT, A.CREWAI_CREW_TASKS_OUTPUT, A.CREWAI_CREW_TASKS,
         A.CREWAI_TASK_DESCRIPTION, A.CREWAI_TASK_EXPECTED_OUTPUT, A.CREWAI_AGENT_GOAL,
