@@ -413,6 +413,11 @@ STACKS: dict[str, Stack] = {
           for name in ("langfuse-openai-agents", "langfuse-openai-agents-responses")),
         Stack("langfuse-observe", "langfuse_export", "openai",
               ("langfuse", "openai", "opentelemetry-sdk"), venv="langfuse-agents"),
+        *(Stack(name, "agentops_sdk", "openai", ("agentops", "openai", "opentelemetry-sdk"),
+                venv="agentops")
+          for name in ("agentops-openai", "agentops-openai-stream")),
+        Stack("agentops-openai-agents", "agentops_sdk", "openai",
+              ("agentops", "openai-agents", "openai", "opentelemetry-sdk"), venv="agentops"),
     )
 }  # fmt: skip
 

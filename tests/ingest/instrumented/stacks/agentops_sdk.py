@@ -1,0 +1,103 @@
+"""What AgentOps' SDK sends: `agentops.init()` without an AgentOps account (no API key, so
+no authentication and no JWT), its span exporter (OTLP/HTTP protobuf) pointed at a receiver
+on 127.0.0.1 that writes each request body it is POSTed as the recording's file, unchanged.
+
+- `agentops-openai` / `-stream`: the raw chat completions tool loop (`driver.converse`)
+  under the OpenAI instrumentation `agentops.init()` turns on, each call streamed or not;
+- `agentops-openai-agents`: the OpenAI Agents SDK agent of `openai_agents_agent` on
+  `OpenAIChatCompletionsModel`, under AgentOps' Agents SDK instrumentation.
+The run's spans sit under the trace `init()` starts (`auto_start_session`), ended with
+`agentops.end_trace()` when the scenario is done.
+
+Nothing leaves the machine: AgentOps' metrics exporter has a fixed endpoint on its hosted
+service (agentops `sdk/core.py`, `setup_telemetry`: `metrics_endpoint` is not among the
+settings `Config` passes), so every request not addressed to 127.0.0.1 goes through a proxy
+on 127.0.0.1 (`HTTPS_PROXY`), this receiver, which refuses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import itertools
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from tests.ingest.instrumented.stacks.common import main
+
+
+@contextmanager
+def _receiver(out: Path, scenario: str) -> Iterator[str]:
+    """An OTLP/HTTP receiver on 127.0.0.1 writing `/v1/traces` bodies as files; its URL."""
+    out.mkdir(parents=True, exist_ok=True)
+    numbers = itertools.count()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            if self.path == "/v1/traces":
+                (out / f"{scenario}-{next(numbers):03}.traces.pb").write_bytes(body)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_CONNECT(self) -> None:  # a request for anywhere else, through the proxy
+            self.send_error(403, "nothing leaves this machine")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with _receiver(out, scenario) as receiver:
+        os.environ.update({
+            "AGENTOPS_EXPORTER_ENDPOINT": f"{receiver}/v1/traces",
+            "AGENTOPS_API_ENDPOINT": receiver,
+            "AGENTOPS_APP_URL": receiver,
+            "AGENTOPS_ENV_DATA_OPT_OUT": "true",  # no host facts in the committed export
+            "AGENTOPS_LOG_SESSION_REPLAY_URL": "false",
+            "HTTPS_PROXY": receiver, "HTTP_PROXY": receiver,
+            "NO_PROXY": "127.0.0.1,localhost",
+        })  # fmt: skip
+        if stack.startswith("agentops-openai-agents"):
+            import agents  # noqa: F401  # imported before init(), as an app's imports are
+
+        import agentops
+        from opentelemetry import trace
+
+        agentops.init(trace_name=f"{stack}-{scenario}")
+        if stack.startswith("agentops-openai-agents"):
+            from tests.ingest.instrumented.stacks.openai_agents_agent import converse
+
+            asyncio.run(converse(base_url, scenario))
+        else:
+            import openai
+
+            from tests.ingest.instrumented.driver import converse as loop
+
+            client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
+            loop(client, scenario, stack.endswith("-stream"))
+        agentops.end_trace()
+        provider = trace.get_tracer_provider()
+        provider.force_flush()  # type: ignore[attr-defined]
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], {}, run))
