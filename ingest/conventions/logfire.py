@@ -18,8 +18,15 @@ Pydantic AI's spans carry too.
   with output, instructions and tools in `response`), `Chat completion` spans (`input`
   and `output` messages; their `request_data` joins both), `Function:` spans (arguments
   and result), `Agent run:` and `Turn ... for agent` spans (agent name, tool names, the
-  SDK's span `error`), the trace span (`group_id` as conversation). Logfire's
-  `instrument_claude_agent_sdk()` writes OTel GenAI attributes: `otel_genai`'s.
+  SDK's span `error`), the trace span (`group_id` as conversation). A streamed
+  chat-completions generation's `output` is the `Response` the SDK built from the chunks.
+  Logfire's `instrument_claude_agent_sdk()` writes OTel GenAI attributes: `otel_genai`'s.
+
+Recorded (`tests/fixtures/stacks/`): `instrument_anthropic` (`anthropic-logfire*`),
+`instrument_openai` (`logfire-openai*`: chat completions and Responses, plain and streamed)
+and `instrument_openai_agents` (`logfire-openai-agents*`), Logfire 5.4. Its scrubbing, on
+as it ships, blanks whole values of the agents bridge's attributes (a request mentioning
+"auth"); Logfire's own `gen_ai.*` messages are exempt.
 """
 
 from __future__ import annotations

@@ -408,8 +408,9 @@ STACKS: dict[str, Stack] = {
                        "logfire-openai-agents-responses",
                        "logfire-openai-agents-responses-stream")),
         *(Stack(name, "langfuse_export", "openai",
-                ("langfuse", "openai-agents", "openai", "openinference-instrumentation-openai-agents",
-                 "openinference-instrumentation", "opentelemetry-sdk"), venv="langfuse-agents")
+                ("langfuse", "openai-agents", "openai",
+                 "openinference-instrumentation-openai-agents", "openinference-instrumentation",
+                 "opentelemetry-sdk"), venv="langfuse-agents")
           for name in ("langfuse-openai-agents", "langfuse-openai-agents-responses")),
         Stack("langfuse-observe", "langfuse_export", "openai",
               ("langfuse", "openai", "opentelemetry-sdk"), venv="langfuse-agents"),
