@@ -99,5 +99,8 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         provider.force_flush()  # type: ignore[attr-defined]
 
 
+# Its log file (agentops.log in the working directory, on by default) is not the export.
+ENV = {"AGENTOPS_LOGGING_TO_FILE": "false"}
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], {}, run))
+    sys.exit(main(sys.argv[1:], ENV, run))
