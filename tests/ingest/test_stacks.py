@@ -400,13 +400,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "without ids; the id is in the LLM span's raw output.value (the AIMessage), which "
            "openinference.py reads only where flattened messages are absent, and the failed "
            "tool's span has no output (no ToolMessage with tool_call_id)"),
-    NotYet("openai-agents-js-openinference-stream", ("parallel_tools",),
-           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
-            "final_answer", "llm_calls"),
-           "OpenInference JS 4.2.7 keys streamed tool-call deltas by their place in the chunk, "
-           "not their `index`, so two parallel calls are exported as one (ids, names and "
-           "arguments concatenated); the next call's history has both, but each call is its own "
-           "trace and grouping reads the mismatch as a new turn"),
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
@@ -427,12 +420,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "the failure is only on the MCP server's `tools/call get_weather` span (error.type "
            "tool_error), a trace of its own when the server extracts no trace context: nothing "
            "but the tool's name and the time joins it to the call"),
-    NotYet("google-genai-openllmetry-stream", ("parallel_tools",),
-           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
-            "llm_calls", "usage"),
-           "the first call's recorded output is its last chunk's function call only, so the "
-           "next call's input (which replays both calls, with ids) does not extend it: two "
-           "turns; the calls are all in that replay"),
     NotYet("google-genai-openllmetry-stream", ("multi_turn#0",), ("final_answer",),
            "the recorded output is the last chunk's text; the whole answer is in the next "
            "turn's replayed history, which assembly does not prefer over the output"),
