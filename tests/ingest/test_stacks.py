@@ -1415,21 +1415,12 @@ _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent n
 # Stacks whose agent ran but whose turns do not name it yet: why, and whether the export
 # holds the name (a strict xfail, so a fix shows) or not (then the test proves it absent).
 AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
-    **{stack: ("only the workflow's dumped input holds the FunctionAgent's name", True)
-       for stack in ("llamaindex-openinference", "llamaindex-openinference-openllmetry",
-                     "llamaindex-openllmetry")},
     **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",
                      "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
-    "mlflow-openai-agents": ("its AGENT span is named after it, below MLflow's own "
-                             "`AgentRunner.run` AGENT span", True),
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
-    "smolagents-openinference": (
-        "only the AGENT span's name holds it (`research_assistant.run`)", True),
-    "smolagents-openinference-openai": (
-        "only the AGENT span's name holds it (`research_assistant.run`)", True),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
 }
