@@ -168,6 +168,12 @@ CREWAI_TASK_TOOLS: Final = "crewai.task.tools"
 # OpenLLMetry's Haystack instrumentation names a generator component's span
 # `haystack.openai.chat` / `.completion` (semconv_ai `SpanAttributes.HAYSTACK_OPENAI_*`).
 TL_HAYSTACK_GENERATOR_SPAN: Final = "haystack.openai."
+# OpenLLMetry's span of a Responses API call (opentelemetry-instrumentation-openai
+# `v1/responses_wrappers.py`, and its OpenAI Agents SDK bridge's `openai.response`); the
+# OpenAI instrumentation's own carries the request attributes of its shared wrapper
+# (`shared/__init__.py`, `_set_request_attributes`: `gen_ai.is_streaming`), the bridge's not.
+TL_RESPONSES_SPAN: Final = "openai.response"
+TL_IS_STREAMING: Final = "gen_ai.is_streaming"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
