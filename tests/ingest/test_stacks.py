@@ -377,6 +377,9 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the request's tool schemas carry the `additionalProperties: false` BeeAI's strict "
         "mode adds; the export's llm.tools are the tools' schemas before it",
         lambda rec, index: ["additionalProperties"]),
+    Gap("openai-responses-openllmetry-call-ids", "tool_error", "call.is_error",
+        "as openai-responses-openllmetry: a Responses function_call_output has no error flag",
+        lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -1334,6 +1337,14 @@ FORMS: dict[str, Form] = {
                    "llm.tools.0.tool.json_schema", "tool.name", "tool.json_schema",
                    "llm.invocation_parameters"}),
         absent=_JSON_MESSAGES,
+    ),
+    # OpenLLMetry's Responses span, the app sending its function calls back without the
+    # output items' `fc_` ids: the input's tool calls say the call_id the output did not.
+    "openai-responses-openllmetry-call-ids": Form(
+        frozenset({"openai.response"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id",
+                          "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
     ),
 }  # fmt: skip
 
