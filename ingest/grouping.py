@@ -28,7 +28,9 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
    runs of the same script with fresh ids stay apart). An assistant message replayed
    without its content, then tool results, stands for an earlier call's output that asked
    for tools and said nothing (`links`: the gap rule; LiteLLM's older OTel callback drops
-   the tool calls it replays), in traces that name no conversation.
+   the tool calls it replays), in traces that name no conversation; so does a replayed
+   request for tools sharing one call with an earlier output that asked for tools (`links`:
+   requests recorded wrong, a streamed output's last chunk or its merged parallel calls).
 4. **Turns**: the conversation's main-line model calls, in start order, split where the
    newest genuine user message changes (its text, or a larger count of genuine user
    messages: a repeated identical request in replayed history is still a new turn), and
@@ -60,6 +62,7 @@ from dataclasses import dataclass, field
 
 from turnscore.ingest.links import (
     JoinKeys,
+    call_gap_keys,
     components,
     gap_history_key,
     gaps,
@@ -304,8 +307,11 @@ class _HistoryIndex:
             after = normalize((*c.input_messages, *c.output_messages))
             if any(role == "user" for role, _ in after):
                 self._by_history[history_key(c) or ""].append(c)
-            if c.trace_id not in with_id and (gap := gap_history_key(c)) is not None:
-                self._by_gap[gap].append(c)
+            if c.trace_id not in with_id:
+                if (gap := gap_history_key(c)) is not None:
+                    self._by_gap[gap].append(c)
+                for key in call_gap_keys(c):  # each names its call: matched as histories
+                    self._by_history[key].append(c)
 
     def predecessor(self, call: Span) -> Span | None:
         """The latest earlier call, in another trace, whose history is the longest prefix

@@ -18,7 +18,10 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    conversation holds (by call id, or by name and canonical arguments where there is no
    id), is the output of the latest earlier step of the turn without one
    (`replayed_calls`). Only steps whose output is missing take calls this way: a
-   captured output is what the model said.
+   captured output is what the model said, unless the next step's input says otherwise:
+   where the tool results after its last assistant message answer calls the step's output
+   lacks (by id, else by count), that message's calls are the step's (`_replayed_request`:
+   a streamed output recorded as its last chunk, or its parallel calls merged into one).
 2. **Results the model saw**: tool-result parts in later model calls' inputs, by call id:
    the first result with that id that appeared after the call was asked (in this turn or,
    for a call the turn left pending, a later one); parts without a usable id
@@ -75,13 +78,37 @@ def requested_calls(steps: Sequence[Span]) -> list[Requested]:
     taken: set[str] = set()
     for i, step in enumerate(steps):
         answered = _answered(step.output_messages)
-        for m in step.output_messages or ():
-            for p in m.tool_calls:
-                if not p.call_id and (replayed := _replayed_id(p, steps[i + 1 :], taken)):
-                    p = replace(p, call_id=replayed)
-                out.append(Requested(part=p, step=i,
-                                     seen=answered.get(p.call_id) if p.call_id else None))
+        asked: Sequence[Part] = [p for m in step.output_messages or () for p in m.tool_calls]
+        if asked and i + 1 < len(steps) and not answered:
+            asked = _replayed_request(asked, steps[i + 1]) or asked
+        for p in asked:
+            if not p.call_id and (replayed := _replayed_id(p, steps[i + 1 :], taken)):
+                p = replace(p, call_id=replayed)
+            out.append(Requested(part=p, step=i,
+                                 seen=answered.get(p.call_id) if p.call_id else None))
     return out
+
+
+def _replayed_request(asked: Sequence[Part], after: Span) -> tuple[Part, ...] | None:
+    """The calls the next step's input says a step asked for, where its captured output
+    holds others: the input's last assistant message, when the tool results after it answer
+    calls of that message the output lacks (rule 1: an output recorded wrong). Streamed
+    outputs are where instrumentations get this wrong while the client replays them right:
+    opentelemetry-instrumentation-google-generativeai keeps a stream's last chunk only,
+    @arizeai/openinference-instrumentation-openai 4.x and openinference-instrumentation-
+    beeai merge parallel calls into one."""
+    results = _trailing_results(after.input_messages)
+    ids = {p.call_id for p in results if p.call_id}
+    mine = {p.call_id for p in asked}
+    if ids <= mine and len(results) <= len(asked):  # ids, else the count, agree
+        return None
+    request = next(m for m in reversed(after.input_messages or ()) if m.role == "assistant")
+    calls = request.tool_calls
+    theirs = {p.call_id for p in calls}
+    if ids:
+        return calls if ids <= theirs else None
+    # Results without ids: as many as the replayed calls, which name the output's own.
+    return calls if len(calls) == len(results) and mine - {None} <= theirs else None
 
 
 def _replayed_id(call: Part, later: Sequence[Span], taken: set[str]) -> str | None:

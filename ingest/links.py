@@ -64,6 +64,18 @@ conversation (raw clients: the traces chained by history) have a history side: a
 run's calls would otherwise meet every run given the same request. Grouping compares call
 ids where the tool results after the gap and the earlier output both name them.
 
+**Requests recorded wrong.** Some instrumentations record a streamed output wrong while
+the client replays it right: the last chunk's call only, or parallel calls merged into
+one (ids and names concatenated). The later input then holds an assistant message of tool
+calls, followed by their results, that extends no earlier history. So each such message
+of an input (after a user message) also gives a key per call it holds, the history before
+it then that call named alone (by id, and by name and arguments); and a call of a
+conversation-less trace whose output asks for tools and says nothing gives the same per
+call it asked for (by id, and each id a merged one concatenates; by name and arguments
+where it has none): `call_gap_keys`. One call in common joins them. Call ids are fresh
+per run, so runs of one script stay apart where the exact keys keep them apart; the key
+is stored and looked up as the gaps' are.
+
 (Over ~400 lines: the keys are defined once here for grouping, partitions and the store,
 and each key's rule is read with the others it must agree with.)
 """
@@ -71,6 +83,7 @@ and each key's rule is read with the others it must agree with.)
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -84,7 +97,8 @@ from turnscore.ingest.decode import collector_paused
 from turnscore.ingest.model import Message, PartType, Span, SpanKind
 
 __all__ = [
-    "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "components", "gap_history_key",
+    "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "call_gap_keys", "components",
+    "gap_history_key",
     "gap_keys", "gaps", "history_key", "join_keys", "normalize", "prefix_keys", "span_links",
     "trace_keys",
 ]
@@ -104,7 +118,8 @@ class SpanLinks:
     """Model call: hash of its normalized input + output."""
     prefix_keys: tuple[str, ...] = ()
     """First model call of a conversation-less trace: hashes of every prefix of its input,
-    then its `gap_keys`; any model call of such a trace: its `gap_history_key`, last."""
+    then its `gap_keys`; any model call of such a trace: its `gap_history_key` and
+    `call_gap_keys`, last."""
     response_id: str | None = None
     """Model call: its response id, which another instrumentation's report of the same
     call, in another trace, shares."""
@@ -161,6 +176,7 @@ def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
         prefixes=frozenset(key for keys, _ in walked for key in keys) | gapped,
         histories=frozenset(k for s in calls if (k := history_key(s)) is not None)
         | {k for s in free if (k := gap_history_key(s)) is not None}
+        | {k for s in free for k in call_gap_keys(s)}
         | gapped,
         responses=frozenset(s.response_id for s in calls if s.response_id),
     )
@@ -233,8 +249,10 @@ def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Spa
         if firsts.get(s.trace_id) is s:
             prefixes, gapped = _input_keys(s)
             keys = (*prefixes, *gapped)
-        if call and s.trace_id not in with_id and (gap := gap_history_key(s)) is not None:
-            keys = (*keys, gap)
+        if call and s.trace_id not in with_id:
+            if (gap := gap_history_key(s)) is not None:
+                keys = (*keys, gap)
+            keys = (*keys, *call_gap_keys(s))
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
             history_key=history_key(s) if call else None,
@@ -292,8 +310,9 @@ class Gap(NamedTuple):
     """How many normalized messages precede it: the history it stands after."""
     key: str
     """Hash of those messages, then the gap marker."""
-    answers: frozenset[str]
-    """Call ids of the tool results that follow it (empty where none is named)."""
+    answers: frozenset[str] | None
+    """Call ids of the tool results that follow it (empty where none is named); None for
+    a replayed request for tools, whose key names one of its calls (`call_gap_keys`)."""
 
 
 def gaps(call: Span) -> tuple[Gap, ...]:
@@ -318,6 +337,60 @@ def gap_history_key(span: Span) -> str | None:
     if not _has_user(walked):
         return None
     return walked[-1].gap_key()
+
+
+def call_gap_keys(span: Span) -> tuple[str, ...]:
+    """History side of the rule for outputs recorded wrong: for a call whose input has a
+    user message and whose output asks for tools and says nothing, the hash of its
+    normalized input, then each call it asked for named alone (by id, each id of a merged
+    one too; by name and arguments where it has none); else ()."""
+    if span.input_messages is None or not _asks_only(span.output_messages or ()):
+        return ()
+    walked = _walk(span.input_messages, _root())
+    if not _has_user(walked):
+        return ()
+    before = walked[-1]
+    return tuple(
+        before.key_with(_asked(ident))
+        for m in span.output_messages or () for p in m.tool_calls
+        for ident in (_ids(p.call_id) if p.call_id else [("content", p.name, p.arguments)])
+    )  # fmt: skip
+
+
+def _replayed_keys(before: _Prefix, request: NormMessage) -> list[str]:
+    """Prefix side: each call of a replayed request for tools named alone, by id and by
+    name and arguments (an output recorded without ids is still found)."""
+    keys = []
+    for _, _, call_id, name, arguments in request[1]:
+        if call_id:
+            keys.append(before.key_with(_asked(("id", call_id))))
+        keys.append(before.key_with(_asked(("content", name, arguments))))
+    return keys
+
+
+def _asked(ident: tuple[str | None, ...]) -> bytes:
+    """A call named alone where a request for tools stands: no capture normalizes to it."""
+    return orjson.dumps(("assistant", (("asked", *ident),)))
+
+
+_ID_HEAD = re.compile(r"[A-Za-z]+[_-]")
+
+
+def _ids(call_id: str) -> list[tuple[str, str]]:
+    """The id, and where it repeats its own head (`call_a…call_b…`), each id it merges:
+    @arizeai/openinference-instrumentation-openai 4.x joins streamed parallel calls'
+    deltas by their place in the chunk, not their `index`, ids and names concatenated."""
+    ids = [("id", call_id)]
+    head = _ID_HEAD.match(call_id)
+    if head is not None:
+        pieces = call_id.split(head.group())[1:]
+        if len(pieces) > 1:
+            ids += [("id", head.group() + piece) for piece in pieces if piece]
+    return ids
+
+
+def _calls_only(message: NormMessage) -> bool:
+    return message[0] == "assistant" and all(p[0] is PartType.TOOL_CALL for p in message[1])
 
 
 def _asks_only(messages: Iterable[Message]) -> bool:
@@ -394,6 +467,12 @@ class _Prefix(Struct, gc=False):
             self.gapped = gapped.hexdigest()[:32]
         return self.gapped
 
+    def key_with(self, message: bytes) -> str:
+        """The hash of this prefix, then `message` (JSON), closed."""
+        running = self.running.copy()
+        running.update((message if self.last is None else b"," + message) + b"]")
+        return running.hexdigest()[:32]
+
     def extended(self, m: Message) -> _Prefix:
         """This prefix with `m` (itself when `m` normalizes to nothing)."""
         hit = self.next.get(id(m))
@@ -436,19 +515,28 @@ def _walk(
     gaps among them, into `found` when given."""
     out = [start]
     node = start
-    gap: _Prefix | None = None
+    gap: _Prefix | None = None  # before an assistant message replayed empty
+    asked: tuple[_Prefix, NormMessage] | None = None  # before a replayed request for tools
     for m in messages:
         child = node.extended(m)
         if child is node:
             if found is not None and m.role == "assistant":
                 gap = node
             continue
-        if gap is not None and found is not None and child.last is not None:
-            results = [p for p in child.last[1] if p[0] is PartType.TOOL_RESULT]
+        last = child.last
+        if found is not None and last is not None and (gap is not None or asked is not None):
+            results = [p for p in last[1] if p[0] is PartType.TOOL_RESULT]
             if results and _has_user(out):
-                answers = frozenset(p[2] for p in results if p[2])
-                found.append(Gap(len(out) - 1, gap.gap_key(), answers))
-            gap = None
+                if gap is not None:
+                    answers = frozenset(p[2] for p in results if p[2])
+                    found.append(Gap(len(out) - 1, gap.gap_key(), answers))
+                if asked is not None:
+                    before, request = asked
+                    keys = _replayed_keys(before, request)
+                    found += [Gap(len(out) - 2, key, None) for key in keys]
+        gap = None
+        calls_only = found is not None and last is not None and _calls_only(last)
+        asked = (node, last) if calls_only and last is not None else None
         out.append(child)
         node = child
     return out

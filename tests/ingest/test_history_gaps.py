@@ -1,4 +1,5 @@
-"""History links across a replayed assistant message whose content was not captured.
+"""History links across a replayed assistant message whose content was not captured, or
+whose calls the earlier output recorded wrong.
 
 Raw-client instrumentations export one trace per model call and no conversation id, so
 grouping chains the calls by history (`turnscore.ingest.links`). Some replay the
@@ -268,3 +269,103 @@ def test_a_gap_found_across_batches_in_either_order(tmp_path: Path) -> None:
         turns = TurnStore(tmp_path / out, "read").read_all()
         assert [(t.request, t.final_answer, t.llm_calls) for t in turns] == [
             (REQUEST, ANSWER, 2)], order
+
+
+# --- requests recorded wrong: the replay holds the calls the output lost -----------------
+# One trace per model call, no session (OpenInference's flattened form). The first call's
+# recorded output holds the stream's last call only, or its parallel calls merged into one
+# (@arizeai/openinference-instrumentation-openai 4.x); the next call's input replays the
+# request as the client sent it back, both calls with their ids, then their results.
+
+SEARCH = {"query": "rate limits"}
+_OI = {"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini"}
+_IN, _OUT = "llm.input_messages.", "llm.output_messages.0.message."
+
+
+def _asked(request: str, *calls: tuple[str, str, str]) -> dict[str, Any]:
+    attrs: dict[str, Any] = {**_OI, _IN + "0.message.role": "user",
+                             _IN + "0.message.content": request, _OUT + "role": "assistant"}
+    for k, (call_id, name, arguments) in enumerate(calls):
+        at = f"{_OUT}tool_calls.{k}.tool_call."
+        attrs |= {at + "id": call_id, at + "function.name": name,
+                  at + "function.arguments": arguments}
+    return attrs
+
+
+def _replayed(request: str, ids: tuple[str, str], answer: str) -> dict[str, Any]:
+    attrs: dict[str, Any] = {**_OI, _IN + "0.message.role": "user",
+                             _IN + "0.message.content": request,
+                             _IN + "1.message.role": "assistant",
+                             _OUT + "role": "assistant", _OUT + "content": answer}
+    for k, (call_id, (name, args, result)) in enumerate(zip(ids, (
+            ("get_weather", ARGS, "18C, cloudy"), ("search_docs", SEARCH, "60 per minute")),
+            strict=True)):
+        at = f"{_IN}1.message.tool_calls.{k}.tool_call."
+        attrs |= {at + "id": call_id, at + "function.name": name,
+                  at + "function.arguments": json.dumps(args),
+                  f"{_IN}{2 + k}.message.role": "tool",
+                  f"{_IN}{2 + k}.message.tool_call_id": call_id,
+                  f"{_IN}{2 + k}.message.content": result}
+    return attrs
+
+
+BOTH = [("get_weather", ARGS, "18C, cloudy"), ("search_docs", SEARCH, "60 per minute")]
+LAST_CHUNK = ("c_2", "search_docs", json.dumps(SEARCH))
+MERGED = ("call_1call_2", "get_weathersearch_docs", json.dumps(ARGS) + json.dumps(SEARCH))
+
+
+def _calls(turn: Any) -> list[tuple[str, Any, str | None]]:
+    return [(c.name, json.loads(c.arguments or "null"), c.result) for c in turn.calls]
+
+
+@pytest.mark.parametrize(("recorded", "ids"), [
+    pytest.param(LAST_CHUNK, ("c_1", "c_2"), id="last-chunk"),
+    pytest.param(MERGED, ("call_1", "call_2"), id="merged"),
+])
+def test_a_request_recorded_wrong_is_read_from_its_replay(
+    recorded: tuple[str, str, str], ids: tuple[str, str], tmp_path: Path
+) -> None:
+    turns = _two_traces(tmp_path, _asked(REQUEST, recorded), _replayed(REQUEST, ids, ANSWER))
+    assert [(t.request, t.final_answer, t.llm_calls) for t in turns] == [(REQUEST, ANSWER, 2)]
+    assert _calls(turns[0]) == BOTH
+    assert [c.call_id for c in turns[0].calls] == list(ids)
+
+
+def test_runs_of_one_script_recorded_wrong_stay_apart(tmp_path: Path) -> None:
+    """Two runs of one request, interleaved: each replay joins the output whose call it
+    names, not the latest earlier output of the same request."""
+    def record(r: Any) -> None:
+        for attrs in (_asked(REQUEST, ("a_2", "search_docs", json.dumps(SEARCH))),
+                      _asked(REQUEST, ("b_2", "search_docs", json.dumps(SEARCH))),
+                      _replayed(REQUEST, ("a_1", "a_2"), ANSWER),
+                      _replayed(REQUEST, ("b_1", "b_2"), "Cloudy; 60 a minute.")):
+            with r.span("ChatCompletion", attrs):
+                pass
+
+    turns = turns_of(record, tmp_path)
+    assert sorted((t.final_answer, t.llm_calls, tuple(c.call_id for c in t.calls))
+                  for t in turns) == [("Cloudy; 60 a minute.", 2, ("b_1", "b_2")),
+                                      (ANSWER, 2, ("a_1", "a_2"))]
+
+
+def test_a_replayed_request_sharing_no_call_with_the_output_stays_apart(tmp_path: Path) -> None:
+    turns = _two_traces(tmp_path, _asked(REQUEST, ("x_9", "search_docs", '{"query": "x"}')),
+                        _replayed(REQUEST, ("c_1", "c_2"), ANSWER))
+    assert [t.llm_calls for t in turns] == [1, 1]
+
+
+def test_a_request_recorded_wrong_found_across_batches_in_either_order(tmp_path: Path) -> None:
+    files = {}
+    for name, attrs in (("a", _asked(REQUEST, MERGED)),
+                        ("b", _replayed(REQUEST, ("call_1", "call_2"), ANSWER))):
+        recorder = Recorder("history-gaps")
+        with recorder.span("ChatCompletion", attrs):
+            pass
+        (tmp_path / name).mkdir()
+        files[name] = recorder.write(tmp_path / name, name)
+    for order, out in ((("a", "b"), "forward"), (("b", "a"), "backward")):
+        for name in order:
+            ingest_paths(files[name], tmp_path / out)
+        turns = TurnStore(tmp_path / out, "read").read_all()
+        assert [(t.final_answer, t.llm_calls, len(t.calls)) for t in turns] == [
+            (ANSWER, 2, 2)], order

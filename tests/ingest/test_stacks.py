@@ -384,6 +384,9 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the request's tool schemas carry the `additionalProperties: false` BeeAI's strict "
         "mode adds; the export's llm.tools are the tools' schemas before it",
         lambda rec, index: ["additionalProperties"]),
+    Gap("openai-responses-openllmetry-call-ids", "tool_error", "call.is_error",
+        "as openai-responses-openllmetry: a Responses function_call_output has no error flag",
+        lambda rec, index: ["is_error", "exception.type"]),
     *(Gap(stack, "tool_error", "call.is_error",
           "a raw client loop has no tool span, and Logfire 5's default format (OTel GenAI "
           "messages) has no error flag on a tool message: the failure is only in the text",
@@ -445,13 +448,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "without ids; the id is in the LLM span's raw output.value (the AIMessage), which "
            "openinference.py reads only where flattened messages are absent, and the failed "
            "tool's span has no output (no ToolMessage with tool_call_id)"),
-    NotYet("openai-agents-js-openinference-stream", ("parallel_tools",),
-           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
-            "final_answer", "llm_calls"),
-           "OpenInference JS 4.2.7 keys streamed tool-call deltas by their place in the chunk, "
-           "not their `index`, so two parallel calls are exported as one (ids, names and "
-           "arguments concatenated); the next call's history has both, but each call is its own "
-           "trace and grouping reads the mismatch as a new turn"),
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
@@ -472,12 +468,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "the failure is only on the MCP server's `tools/call get_weather` span (error.type "
            "tool_error), a trace of its own when the server extracts no trace context: nothing "
            "but the tool's name and the time joins it to the call"),
-    NotYet("google-genai-openllmetry-stream", ("parallel_tools",),
-           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
-            "llm_calls", "usage"),
-           "the first call's recorded output is its last chunk's function call only, so the "
-           "next call's input (which replays both calls, with ids) does not extend it: two "
-           "turns; the calls are all in that replay"),
     NotYet("google-genai-openllmetry-stream", ("multi_turn#0",), ("final_answer",),
            "the recorded output is the last chunk's text; the whole answer is in the next "
            "turn's replayed history, which assembly does not prefer over the output"),
@@ -1396,6 +1386,14 @@ FORMS: dict[str, Form] = {
                    "llm.invocation_parameters"}),
         absent=_JSON_MESSAGES,
     ),
+    # OpenLLMetry's Responses span, the app sending its function calls back without the
+    # output items' `fc_` ids: the input's tool calls say the call_id the output did not.
+    "openai-responses-openllmetry-call-ids": Form(
+        frozenset({"openai.response"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id",
+                          "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
+    ),
     # Logfire 5's instrument_openai (its default format, version 2): one span per request,
     # OTel GenAI messages beside a request_data of the model alone; a stream's call is the
     # `streaming response` log span.
@@ -1545,15 +1543,10 @@ _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent n
 # Stacks whose agent ran but whose turns do not name it yet: why, and whether the export
 # holds the name (a strict xfail, so a fix shows) or not (then the test proves it absent).
 AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
-    **{stack: ("only the workflow's dumped input holds the FunctionAgent's name", True)
-       for stack in ("llamaindex-openinference", "llamaindex-openinference-openllmetry",
-                     "llamaindex-openllmetry")},
     **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",
                      "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
-    "mlflow-openai-agents": ("its AGENT span is named after it, below MLflow's own "
-                             "`AgentRunner.run` AGENT span", True),
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
     "smolagents-openinference": (

@@ -397,6 +397,9 @@ STACKS: dict[str, Stack] = {
         Stack("beeai-openinference", "beeai_agent", "openai",
               ("beeai-framework", "litellm", "openinference-instrumentation-beeai",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("openai-responses-openllmetry-call-ids", "openai_loop", "openai",
+              ("openai", "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+              venv="openai-multi"),
         *(Stack(name, "logfire_openai", "openai", ("openai", "logfire", "opentelemetry-sdk"),
                 venv="logfire-openai")
           for name in ("logfire-openai", "logfire-openai-stream", "logfire-openai-responses",
