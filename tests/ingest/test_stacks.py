@@ -429,10 +429,6 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("mistralai-openllmetry-stream", WITH_TOOLS, ("call.result",),
            "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
            "but with no call recorded and no tool_call_id nothing links them"),
-    NotYet("beeai-openinference", ("parallel_tools",), ("call.id", "call.arguments"),
-           "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
-           "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
-           "arguments concatenated; the next call's input replays both with their ids"),
 )  # fmt: skip
 
 
