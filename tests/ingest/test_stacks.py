@@ -377,6 +377,16 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the request's tool schemas carry the `additionalProperties: false` BeeAI's strict "
         "mode adds; the export's llm.tools are the tools' schemas before it",
         lambda rec, index: ["additionalProperties"]),
+    Gap("autogen-swarm", "handoff", "tools",
+        "as autogen-agentchat: AutoGen 0.7's execute_tool spans name and describe the tools "
+        "that ran (the handoff tool too) with no schema, and openai-v2 2.4b0 records no "
+        "gen_ai.tool.definitions: no schema is anywhere",
+        lambda rec, index: ['"required"', '"properties"']),
+    Gap("autogen-swarm-openinference", "handoff", "tools",
+        "OpenInference's AutoGen AgentChat instrumentation (0.1.22) records a model call's "
+        "llm.tools only for the handoff tools; the specialist's get_weather schema is nowhere "
+        "(its TOOL span's tool.parameters are the call's arguments)",
+        lambda rec, index: ['"enum"']),
 )  # fmt: skip
 
 
@@ -443,6 +453,21 @@ NOT_YET: tuple[NotYet, ...] = (
            "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
            "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
            "arguments concatenated; the next call's input replays both with their ids"),
+    NotYet("autogen-swarm", ("handoff",),
+           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
+            "final_answer", "llm_calls", "usage"),
+           "grouping: AutoGen's runtime roots each agent's turn in the swarm in a trace of its "
+           "own (`autogen publish`), no conversation id, and the specialist's input is the "
+           "user's request then the handoff's result relayed as a user message (AgentChat's "
+           "HandoffMessage, its `name` dropped by openai-v2): a new trace and a new 'request', "
+           "so the specialist's two calls are a turn of their own"),
+    NotYet("autogen-swarm-openinference", ("handoff",),
+           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
+            "final_answer", "llm_calls", "usage"),
+           "grouping: in the swarm's one trace the specialist's input ends in the handoff "
+           "tool's result relayed as a user message (AgentChat's HandoffMessage, the same text "
+           "as the transfer TOOL span's output.value, no `name` recorded): read as a new "
+           "request, it splits the turn at the handoff"),
 )  # fmt: skip
 
 
@@ -1335,6 +1360,27 @@ FORMS: dict[str, Form] = {
                    "llm.invocation_parameters"}),
         absent=_JSON_MESSAGES,
     ),
+    # AutoGen's own spans (each agent's turn in the swarm an invoke_agent span in a trace of
+    # its own, under the runtime's `autogen process` span) and openai-v2's chat spans; the
+    # handoff an execute_tool span of the triage agent's.
+    "autogen-swarm": Form(
+        frozenset({"invoke_agent triage_agent", "invoke_agent weather_specialist",
+                   "execute_tool transfer_to_weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.agent.name", "gen_ai.tool.call.id", "messaging.operation"},
+        absent=frozenset({"gen_ai.tool.definitions", "openinference.span.kind"}),
+    ),
+    # OpenInference's CHAIN span for the team's run over both agents' AGENT spans (the
+    # specialist's graph.node.parent_id the triage agent), their LLM and TOOL spans.
+    "autogen-swarm-openinference": Form(
+        frozenset({"Swarm.run_stream", "triage_agent.on_messages_stream",
+                   "weather_specialist.on_messages_stream", "OpenAIChatCompletionClient.create",
+                   "triage_agent.transfer_to_weather_specialist",
+                   "weather_specialist.get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.parent_id", "participant_names", "gen_ai.tool.call.id"}),
+        absent=_JSON_MESSAGES,
+    ),
 }  # fmt: skip
 
 
@@ -1432,6 +1478,9 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
         "only the AGENT span's name holds it (`research_assistant.run`)", True),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
+    **{stack: ("the specialist's calls make turns of their own (NOT_YET: grouping), named "
+               "for the specialist", True)
+       for stack in ("autogen-swarm", "autogen-swarm-openinference")},
 }
 
 

@@ -397,6 +397,15 @@ STACKS: dict[str, Stack] = {
         Stack("beeai-openinference", "beeai_agent", "openai",
               ("beeai-framework", "litellm", "openinference-instrumentation-beeai",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("autogen-swarm", "autogen_swarm_agent", "openai",
+              ("autogen-agentchat", "autogen-core", "autogen-ext", "openai",
+               "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
+               "opentelemetry-sdk"), venv="autogen-agentchat", scenarios=tuple(MULTI_AGENT)),
+        Stack("autogen-swarm-openinference", "autogen_swarm_agent", "openai",
+              ("autogen-agentchat", "autogen-ext", "openai",
+               "openinference-instrumentation-autogen-agentchat",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="autogen-openinference", scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
