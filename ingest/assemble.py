@@ -89,7 +89,7 @@ from turnscore.ingest.linking import (
     results_by_id,
     utc,
 )
-from turnscore.ingest.model import Message, Span, SpanKind, bytes_as_base64
+from turnscore.ingest.model import Message, PartType, Span, SpanKind, bytes_as_base64
 from turnscore.ingest.records import InputError
 from turnscore.ingest.turn import Call, Tool, Turn, turn_id_for
 
@@ -170,6 +170,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
         for d in drafts:
             d.requested = requested_calls(d.steps) + replayed_calls(d.steps, captured)
             attach_results(d.requested, d.steps, conv_results)
+            _run_results(d, by_trace)
         unclaimed = link_executions(
             [d.requested for d in drafts], [d.tools for d in drafts], [d.steps for d in drafts]
         )
@@ -182,6 +183,24 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
             turns.append(_turn(forest, conv, d, loose, index, root, exclusive, ingest_id,
                                replay))
     return AssemblyResult(turns=turns, errors=errors, trace_conversations=trace_conv)
+
+
+def _run_results(d: _Draft, by_trace: dict[str, _TraceSpans]) -> None:
+    """A call whose result no model input holds (the run ended on it, as a handoff the
+    orchestration ran before another run's agent took over, no model call after it in this
+    run) takes the result its run's agent span lists by call id: Microsoft Agent
+    Framework's `invoke_agent` span records the run's new messages as its
+    `gen_ai.output.messages`, tool results included (agent_framework `observability.py`
+    `AgentTelemetryLayer`, `_capture_message_span_attributes_latest_experimental(...,
+    output=True)`). Only the outermost agent spans of the call's own trace: ids restart per
+    run in some stacks."""
+    for r in d.requested:
+        if r.seen is not None or not r.part.call_id:
+            continue
+        said = [m for a in by_trace[d.steps[r.step].trace_id].agents
+                for m in a.output_messages or ()]  # fmt: skip
+        r.seen = next((p for m in said for p in m.parts
+                       if p.type is PartType.TOOL_RESULT and p.call_id == r.part.call_id), None)  # fmt: skip
 
 
 def _is_tool(span: Span) -> bool:
