@@ -1381,6 +1381,17 @@ FORMS: dict[str, Form] = {
                    "graph.node.parent_id", "participant_names", "gen_ai.tool.call.id"}),
         absent=_JSON_MESSAGES,
     ),
+    # The workflow's invoke_workflow span per run over each agent's invoke_agent (its output
+    # messages the run's new messages, tool results too: the handoff's only record of its
+    # result, no execute_tool span for it) and their chat and execute_tool spans.
+    "agent-framework-handoff": Form(
+        frozenset({"invoke_workflow Handoff", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "executor.process weather_specialist",
+                   "chat gpt-4o-mini", "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.workflow.name", "executor.type", "gen_ai.tool.call.result"},
+        absent=frozenset({"gen_ai.conversation.id", "openinference.span.kind"}),
+    ),
 }  # fmt: skip
 
 

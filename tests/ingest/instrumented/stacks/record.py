@@ -406,6 +406,9 @@ STACKS: dict[str, Stack] = {
                "openinference-instrumentation-autogen-agentchat",
                "openinference-instrumentation", "opentelemetry-sdk"),
               venv="autogen-openinference", scenarios=tuple(MULTI_AGENT)),
+        Stack("agent-framework-handoff", "agent_framework_handoff_agent", "openai",
+              ("agent-framework-core", "agent-framework-openai", "agent-framework-orchestrations",
+               "openai", "opentelemetry-sdk"), scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
