@@ -387,6 +387,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "llm.tools only for the handoff tools; the specialist's get_weather schema is nowhere "
         "(its TOOL span's tool.parameters are the call's arguments)",
         lambda rec, index: ['"enum"']),
+    Gap("semantic-kernel-handoff", "handoff", "tools",
+        "Semantic Kernel 1.45 records gen_ai.tool.definitions from an agent's own plugins; the "
+        "orchestration's Handoff plugin (added to a clone of the agent's kernel) is named only "
+        "(sk.available_functions) and described only where it ran (execute_tool): "
+        "complete_task, never called, has no description or schema anywhere",
+        lambda rec, index: ["Complete the task with a summary", "task_summary"]),
 )  # fmt: skip
 
 
@@ -468,6 +474,17 @@ NOT_YET: tuple[NotYet, ...] = (
            "tool's result relayed as a user message (AgentChat's HandoffMessage, the same text "
            "as the transfer TOOL span's output.value, no `name` recorded): read as a new "
            "request, it splits the turn at the handoff"),
+    NotYet("semantic-kernel-handoff", ("handoff",),
+           ("turns", "call.id", "call.name", "call.arguments", "call.is_error", "final_answer",
+            "llm_calls", "usage"),
+           "grouping: Semantic Kernel's in-process runtime (AutoGen core's) roots each actor's "
+           "message in a trace of its own, joined to the sender's trace only by an OTel span "
+           "link (publish/process span -> the `create` span), which ingest does not read: the "
+           "specialist's run is a turn of its own"),
+    NotYet("semantic-kernel-handoff", ("handoff",), ("call.result",),
+           "the transfer function returns nothing and Semantic Kernel records str(None), "
+           "'None', as its gen_ai.tool.call.result; the wire never tells a result (expected "
+           "null); and the split turn (above) lacks get_weather"),
 )  # fmt: skip
 
 
@@ -1392,6 +1409,18 @@ FORMS: dict[str, Form] = {
                           "gen_ai.workflow.name", "executor.type", "gen_ai.tool.call.result"},
         absent=frozenset({"gen_ai.conversation.id", "openinference.span.kind"}),
     ),
+    # The in-process runtime's `agent_runtime` spans (each message processed in a trace of
+    # its own, linked to its `create` span) over each agent's invoke_agent, the
+    # AutoFunctionInvocationLoop, chat and execute_tool spans; content as log records.
+    "semantic-kernel-handoff": Form(
+        frozenset({"invoke_agent triage_agent", "invoke_agent weather_specialist",
+                   "AutoFunctionInvocationLoop", "chat gpt-4o-mini",
+                   "execute_tool Handoff-transfer_to_weather_specialist",
+                   "execute_tool weather-get_weather"}),
+        frozenset({"messaging.operation", "sk.available_functions", "gen_ai.tool.call.result",
+                   "gen_ai.tool.definitions", "gen_ai.agent.name"}),
+        absent=frozenset({"gen_ai.conversation.id", "openinference.span.kind"}),
+    ),
 }  # fmt: skip
 
 
@@ -1491,7 +1520,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
     **{stack: ("the specialist's calls make turns of their own (NOT_YET: grouping), named "
                "for the specialist", True)
-       for stack in ("autogen-swarm", "autogen-swarm-openinference")},
+       for stack in ("autogen-swarm", "autogen-swarm-openinference",
+                     "semantic-kernel-handoff")},
 }
 
 

@@ -409,6 +409,9 @@ STACKS: dict[str, Stack] = {
         Stack("agent-framework-handoff", "agent_framework_handoff_agent", "openai",
               ("agent-framework-core", "agent-framework-openai", "agent-framework-orchestrations",
                "openai", "opentelemetry-sdk"), scenarios=tuple(MULTI_AGENT)),
+        Stack("semantic-kernel-handoff", "semantic_kernel_handoff_agent", "openai",
+              ("semantic-kernel", "openai", "opentelemetry-sdk"), venv="semantic-kernel",
+              scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
