@@ -1421,6 +1421,16 @@ FORMS: dict[str, Form] = {
                    "gen_ai.tool.definitions", "gen_ai.agent.name"}),
         absent=frozenset({"gen_ai.conversation.id", "openinference.span.kind"}),
     ),
+    # The AgentWorkflow's CHAIN span per run over its steps (setup_agent, run_agent_step,
+    # call_tool, ...), each agent's model calls and tool runs (the handoff a FunctionTool
+    # TOOL span too) below them; the current agent only in the steps' dumped events.
+    "llamaindex-openinference-handoff": Form(
+        frozenset({"AgentWorkflow.run", "AgentWorkflow.setup_agent", "AgentWorkflow.call_tool",
+                   "OpenAI._prepare_chat_with_tools", "OpenAI.astream_chat",
+                   "FunctionTool.acall"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "session.id"}),
+        absent=_JSON_MESSAGES,
+    ),
 }  # fmt: skip
 
 
@@ -1503,7 +1513,7 @@ _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent n
 AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("only the workflow's dumped input holds the FunctionAgent's name", True)
        for stack in ("llamaindex-openinference", "llamaindex-openinference-openllmetry",
-                     "llamaindex-openllmetry")},
+                     "llamaindex-openllmetry", "llamaindex-openinference-handoff")},
     **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",

@@ -412,6 +412,10 @@ STACKS: dict[str, Stack] = {
         Stack("semantic-kernel-handoff", "semantic_kernel_handoff_agent", "openai",
               ("semantic-kernel", "openai", "opentelemetry-sdk"), venv="semantic-kernel",
               scenarios=tuple(MULTI_AGENT)),
+        Stack("llamaindex-openinference-handoff", "llamaindex_handoff_agent", "openai",
+              ("llama-index-core", "llama-index-llms-openai", "openai",
+               "openinference-instrumentation-llama-index", "opentelemetry-sdk"),
+              venv="llamaindex-openinference", scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
