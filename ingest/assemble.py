@@ -181,7 +181,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
             later = drafts[index + 1].steps[:1] if index + 1 < len(drafts) else []
             replay = later[0].input_messages if later else None
             turns.append(_turn(forest, conv, d, loose, index, root, exclusive, ingest_id,
-                               replay))
+                               replay, delegated))
     return AssemblyResult(turns=turns, errors=errors, trace_conversations=trace_conv)
 
 
@@ -294,8 +294,10 @@ def _turn(
     exclusive: bool,
     ingest_id: str,
     replay: tuple[Message, ...] | None = None,
+    delegated: set[SpanKey] | frozenset[SpanKey] = frozenset(),
 ) -> Turn:
-    """`replay`: the input of the conversation's next turn's first model call."""
+    """`replay`: the input of the conversation's next turn's first model call; `delegated`:
+    the spans at or below a delegated run (`grouping.delegated_runs`)."""
     members = _members(forest, d, root, exclusive)
     agents = [s for s in members if s.kind is SpanKind.AGENT]
     ended = exclusive and forest.missing_parent(d.anchor) is None  # the whole run arrived
@@ -315,11 +317,12 @@ def _turn(
         forest, d, root if exclusive else None, own_agents, final, pending and not ran, pending,
         members,
     )
-    # A sub-agent's tools (its spans below the delegating tool span) are not the turn's:
-    # its calls are that tool's execution, not the turn's (grouping rule 2).
-    own = [s for s in members if key_of(s) not in forest.under_tool]
-    tools, source = _tools(d.steps, [a for a in agents if key_of(a) not in forest.under_tool],
-                           own, calls)
+    # A sub-agent's tools (its spans below the delegating tool span, or in a delegated run:
+    # smolagents' managed agent) are not the turn's: its calls are that tool's execution,
+    # not the turn's (grouping rule 2).
+    theirs = forest.under_tool | delegated
+    own = [s for s in members if key_of(s) not in theirs]
+    tools, source = _tools(d.steps, [a for a in agents if key_of(a) not in theirs], own, calls)
     model_calls = d.steps + d.side
     # Leaf model calls' usage, else the run's own agent span's totals (Claude Agent SDK's
     # chat spans report only partial usage; its `invoke_agent` has the run's).
