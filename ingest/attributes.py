@@ -133,6 +133,10 @@ OI_EMBEDDING_EMBEDDINGS: Final = "embedding.embeddings"
 OI_CREW_INPUTS: Final = "crew_inputs"
 OI_CREW_TASKS: Final = "crew_tasks"
 OI_CREW_AGENTS: Final = "crew_agents"
+# openinference-instrumentation-smolagents `_wrappers.py` (`_smolagents_attributes`): an
+# agent's managed agents, each `.N.{name, description, additional_prompting,
+# managed_agent_prompt, max_steps, tools_names}`: the agents it may call as tools.
+OI_SMOLAGENTS_MANAGED_AGENTS: Final = "smolagents.managed_agents"
 
 # --- OpenLLMetry (Traceloop) -------------------------------------------------------
 TL_SPAN_KIND: Final = "traceloop.span.kind"
