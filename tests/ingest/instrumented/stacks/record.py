@@ -416,6 +416,10 @@ STACKS: dict[str, Stack] = {
               ("llama-index-core", "llama-index-llms-openai", "openai",
                "openinference-instrumentation-llama-index", "opentelemetry-sdk"),
               venv="llamaindex-openinference", scenarios=tuple(MULTI_AGENT)),
+        Stack("smolagents-openinference-managed", "smolagents_managed_agent", "openai",
+              ("smolagents", "openai", "openinference-instrumentation-smolagents",
+               "opentelemetry-sdk"), venv="smolagents-openinference",
+              scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
