@@ -1447,6 +1447,15 @@ FORMS: dict[str, Form] = {
                    "session.id"}),
         absent=_JSON_MESSAGES,
     ),
+    # The team's AGENT span over its model calls, the delegation's TOOL span and, beside it
+    # (not below it), the member's AGENT span (graph.node.parent_id the team's node).
+    "agno-openinference-team": Form(
+        frozenset({"triage_agent.run", "weather_specialist.run", "OpenAIChat.invoke",
+                   "delegate_task_to_members", "get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.parent_id", "agent.name", "session.id"}),
+        absent=_JSON_MESSAGES,
+    ),
 }  # fmt: skip
 
 

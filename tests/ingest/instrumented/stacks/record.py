@@ -420,6 +420,9 @@ STACKS: dict[str, Stack] = {
               ("smolagents", "openai", "openinference-instrumentation-smolagents",
                "opentelemetry-sdk"), venv="smolagents-openinference",
               scenarios=tuple(MULTI_AGENT)),
+        Stack("agno-openinference-team", "agno_team_agent", "openai",
+              ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk"),
+              venv="agno-openinference", scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
