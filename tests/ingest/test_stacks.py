@@ -393,6 +393,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "(sk.available_functions) and described only where it ran (execute_tool): "
         "complete_task, never called, has no description or schema anywhere",
         lambda rec, index: ["Complete the task with a summary", "task_summary"]),
+    *(Gap(stack, "handoff", "tools",
+          "AgentTool's schema (task) is nowhere: AutoGen's execute_tool span names and "
+          "describes the tool it ran, and neither openai-v2 2.4b0 nor OpenInference's AutoGen "
+          "AgentChat instrumentation (llm.tools only for handoff tools) records it",
+          lambda rec, index: ['"additionalProperties"', '"title"'])
+      for stack in ("autogen-as-tool", "autogen-as-tool-openinference")),
 )  # fmt: skip
 
 
@@ -1455,6 +1461,25 @@ FORMS: dict[str, Form] = {
         frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
                    "graph.node.parent_id", "agent.name", "session.id"}),
         absent=_JSON_MESSAGES,
+    ),
+    # AgentTool: the specialist's invoke_agent inside the triage agent's execute_tool span
+    # for it, one trace per run; openai-v2's chat spans under AutoGen's.
+    "autogen-as-tool": Form(
+        frozenset({"invoke_agent triage_agent", "execute_tool weather_specialist",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.agent.name", "gen_ai.tool.call.id"},
+        absent=frozenset({"gen_ai.tool.definitions", "openinference.span.kind"}),
+    ),
+    # The same under OpenInference: the specialist's AGENT span below the triage agent's
+    # TOOL span for it.
+    "autogen-as-tool-openinference": Form(
+        frozenset({"triage_agent.on_messages_stream", "triage_agent.weather_specialist",
+                   "weather_specialist.on_messages_stream", "OpenAIChatCompletionClient.create",
+                   "weather_specialist.get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "graph.node.id",
+                   "gen_ai.tool.call.id"}),
+        absent=_JSON_MESSAGES | {"llm.tools.0.tool.json_schema"},
     ),
 }  # fmt: skip
 

@@ -9,6 +9,12 @@ turn starts as a `HandoffMessage` from the user to the triage agent (AgentChat's
 resume a swarm with a chosen speaker: else the last speaker, the specialist, would get the
 next request), so the team carries the conversation across turns.
 
+A stack named `...-as-tool...` (`autogen-as-tool`, `autogen-as-tool-openinference`) gives the
+triage agent the specialist as a tool instead (`AgentTool`: a call runs the specialist on
+the task the triage agent wrote, `task`, and returns its messages, the last one its
+answer), reflecting on the result (the triage agent answers): no team, each turn one
+`run` of the triage agent, which carries the conversation.
+
 Traced as `autogen_agent` traces its single agent: AutoGen's own spans (the runtime's and
 each agent's `invoke_agent`, each tool's `execute_tool`) plus the OTel OpenAI
 instrumentation's model calls (`autogen-swarm`), or OpenInference's AutoGen AgentChat
@@ -35,7 +41,7 @@ from tests.ingest.instrumented.stacks.common import main, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
-async def converse(base_url: str, scenario: str) -> None:
+async def converse(base_url: str, stack: str, scenario: str) -> None:
     from autogen_agentchat.agents import AssistantAgent
     from autogen_agentchat.conditions import MaxMessageTermination, TextMessageTermination
     from autogen_agentchat.messages import HandoffMessage
@@ -54,6 +60,18 @@ async def converse(base_url: str, scenario: str) -> None:
         tools=[fn for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS],
         reflect_on_tool_use=True, description="Answers weather questions.",
     )  # fmt: skip
+    if "-as-tool" in stack:
+        from autogen_agentchat.tools import AgentTool
+
+        delegate = AgentTool(specialist, return_value_as_last_message=True)
+        alone = AssistantAgent(
+            TRIAGE_AGENT, model_client=client, system_message=TRIAGE_PROMPT, tools=[delegate],
+            reflect_on_tool_use=True,
+        )  # fmt: skip
+        for turn in ALL_SCENARIOS[scenario].turns:
+            await alone.run(task=turn.request)
+        await client.close()
+        return
     ended = TextMessageTermination(SPECIALIST_AGENT) | MaxMessageTermination(12)
     team = Swarm([triage, specialist], termination_condition=ended)
     for turn in ALL_SCENARIOS[scenario].turns:
@@ -76,7 +94,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             OpenAIInstrumentor().instrument(
                 tracer_provider=tracer_provider, logger_provider=logger_provider
             )
-        asyncio.run(converse(base_url, scenario))
+        asyncio.run(converse(base_url, stack, scenario))
 
 
 if __name__ == "__main__":

@@ -423,6 +423,15 @@ STACKS: dict[str, Stack] = {
         Stack("agno-openinference-team", "agno_team_agent", "openai",
               ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk"),
               venv="agno-openinference", scenarios=tuple(MULTI_AGENT)),
+        Stack("autogen-as-tool", "autogen_swarm_agent", "openai",
+              ("autogen-agentchat", "autogen-core", "autogen-ext", "openai",
+               "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
+               "opentelemetry-sdk"), venv="autogen-agentchat", scenarios=tuple(MULTI_AGENT)),
+        Stack("autogen-as-tool-openinference", "autogen_swarm_agent", "openai",
+              ("autogen-agentchat", "autogen-ext", "openai",
+               "openinference-instrumentation-autogen-agentchat",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="autogen-openinference", scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
