@@ -1481,6 +1481,15 @@ FORMS: dict[str, Form] = {
                    "gen_ai.tool.call.id"}),
         absent=_JSON_MESSAGES | {"llm.tools.0.tool.json_schema"},
     ),
+    # Agent.as_tool: the specialist's invoke_agent inside the triage agent's execute_tool.
+    "agent-framework-as-tool": Form(
+        frozenset({"invoke_agent triage_agent", "execute_tool weather_specialist",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result", "gen_ai.agent.name"},
+        absent=frozenset({"gen_ai.workflow.name", "openinference.span.kind"}),
+    ),
 }  # fmt: skip
 
 

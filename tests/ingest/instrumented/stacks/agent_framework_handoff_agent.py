@@ -6,8 +6,11 @@ conversation so far. When the specialist answers without a handoff the workflow 
 user for more (a `request_info` event) and the run ends: that is the turn. The next user
 message is the response to that request, routed through the start agent
 (`enable_return_to_previous(False)`: else the specialist, which asked, would get it), in a
-second run of the same workflow. Traced by the framework itself, sensitive data on, as
-`agent_framework_agent`."""
+second run of the same workflow. A stack named `...-as-tool` gives the triage agent the
+specialist as a tool instead (`Agent.as_tool`: a call runs the specialist on the `task` the
+triage agent wrote, its text the result, and the triage agent answers from it), no
+workflow; one session carries the triage agent's conversation. Traced by the framework
+itself, sensitive data on, as `agent_framework_agent`."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from tests.ingest.instrumented.stacks.common import main, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
-async def converse(base_url: str, scenario: str) -> None:
+async def converse(base_url: str, stack: str, scenario: str) -> None:
     from agent_framework import Agent
     from agent_framework.observability import enable_instrumentation
     from agent_framework.orchestrations import HandoffAgentUserRequest, HandoffBuilder
@@ -46,6 +49,14 @@ async def converse(base_url: str, scenario: str) -> None:
         description="Answers weather questions.", **persist,
         tools=[fn for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS],
     )  # fmt: skip
+    if stack.endswith("-as-tool"):
+        delegate = specialist.as_tool(description="Answers weather questions.")
+        alone = Agent(client=client, instructions=TRIAGE_PROMPT, name=TRIAGE_AGENT,
+                      tools=[delegate])  # fmt: skip
+        session = alone.create_session(session_id=f"sess-{stack}-{scenario}")
+        for turn in ALL_SCENARIOS[scenario].turns:
+            await alone.run(turn.request, session=session)
+        return
     workflow = (
         HandoffBuilder(participants=[triage, specialist])
         .with_start_agent(triage)
@@ -65,7 +76,7 @@ async def converse(base_url: str, scenario: str) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario):
-        asyncio.run(converse(base_url, scenario))
+        asyncio.run(converse(base_url, stack, scenario))
 
 
 if __name__ == "__main__":

@@ -432,6 +432,9 @@ STACKS: dict[str, Stack] = {
                "openinference-instrumentation-autogen-agentchat",
                "openinference-instrumentation", "opentelemetry-sdk"),
               venv="autogen-openinference", scenarios=tuple(MULTI_AGENT)),
+        Stack("agent-framework-as-tool", "agent_framework_handoff_agent", "openai",
+              ("agent-framework-core", "agent-framework-openai", "openai", "opentelemetry-sdk"),
+              venv="agent-framework-handoff", scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
