@@ -197,10 +197,12 @@ def _run_results(d: _Draft, by_trace: dict[str, _TraceSpans]) -> None:
     for r in d.requested:
         if r.seen is not None or not r.part.call_id:
             continue
-        said = [m for a in by_trace[d.steps[r.step].trace_id].agents
-                for m in a.output_messages or ()]  # fmt: skip
-        r.seen = next((p for m in said for p in m.parts
-                       if p.type is PartType.TOOL_RESULT and p.call_id == r.part.call_id), None)  # fmt: skip
+        said = [p for a in by_trace[d.steps[r.step].trace_id].agents
+                for m in a.output_messages or () for p in m.parts]  # fmt: skip
+        r.seen = next(
+            (p for p in said if p.type is PartType.TOOL_RESULT and p.call_id == r.part.call_id),
+            None,
+        )
 
 
 def _is_tool(span: Span) -> bool:
