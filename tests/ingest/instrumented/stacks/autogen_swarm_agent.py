@@ -98,5 +98,6 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    kind = "autogen-openinference" if sys.argv[1].endswith("-openinference") else "autogen-agentchat"
-    sys.exit(main(sys.argv[1:], ENVS[kind], run))
+    traced = sys.argv[1].endswith("-openinference")
+    sys.exit(main(sys.argv[1:], ENVS["autogen-openinference" if traced else "autogen-agentchat"],
+                  run))  # fmt: skip
