@@ -137,6 +137,10 @@ OI_CREW_AGENTS: Final = "crew_agents"
 # on every agent run span, which is named `{agent.name or class name}.run` (`_RunWrapper`).
 OI_SMOLAGENTS_MAX_STEPS: Final = "smolagents.max_steps"
 OI_SMOLAGENTS_RUN_SUFFIX: Final = ".run"
+# openinference-instrumentation-smolagents `_wrappers.py` (`_smolagents_attributes`): an
+# agent's managed agents, each `.N.{name, description, additional_prompting,
+# managed_agent_prompt, max_steps, tools_names}`: the agents it may call as tools.
+OI_SMOLAGENTS_MANAGED_AGENTS: Final = "smolagents.managed_agents"
 
 # --- OpenLLMetry (Traceloop) -------------------------------------------------------
 TL_SPAN_KIND: Final = "traceloop.span.kind"

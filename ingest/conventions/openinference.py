@@ -90,6 +90,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     tools = _tools(view, problems)
     if tools is None and kind is SpanKind.LLM:
         tools = _request_tools(view, problems)
+    elif tools is None and kind is SpanKind.AGENT:
+        tools = _managed_agents(view)
     return base.fill(Decoded(
         input_messages=inputs,
         output_messages=outputs,
@@ -232,6 +234,17 @@ def _tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
     tools = [item.get("tool") for item in items if isinstance(item, dict)]
     defined = [_tool_def(t) for t in tools if isinstance(t, dict)]
     return parse_tool_defs([d for d in defined if d is not None], A.OI_TOOLS, problems)
+
+
+def _managed_agents(view: SpanView) -> tuple[ToolDef, ...] | None:
+    """The agents a smolagents agent may call as tools, named and described on its AGENT
+    span (`smolagents.managed_agents.N.name`, `.description`); smolagents offers each to the
+    model as a tool of that name (`task`, `additional_args`), which the LLM span's
+    `llm.tools` leave out. No schema: the span does not record one."""
+    tree = unflatten(view.attributes, A.OI_SMOLAGENTS_MANAGED_AGENTS)
+    agents = [a for a in tree if isinstance(a, dict)] if isinstance(tree, list) else []
+    named = [(as_str(a.get("name")), as_str(a.get("description"))) for a in agents]
+    return tuple(ToolDef(name=n, description=d) for n, d in named if n) or None
 
 
 def _tool_def(tool: dict[str, Any]) -> JsonValue:
@@ -525,5 +538,6 @@ OPENINFERENCE = Convention(
         A.OI_TOOLS, A.OI_PROMPTS, A.OI_PROMPT_TEMPLATE, A.OI_RETRIEVAL_DOCUMENTS,
         A.OI_RERANKER_INPUT_DOCUMENTS, A.OI_RERANKER_OUTPUT_DOCUMENTS, A.OI_RERANKER_QUERY,
         A.OI_EMBEDDING_EMBEDDINGS, A.OI_CREW_INPUTS, A.OI_CREW_TASKS, A.OI_CREW_AGENTS,
+        A.OI_SMOLAGENTS_MANAGED_AGENTS,
     ),
 )  # fmt: skip
