@@ -377,6 +377,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the request's tool schemas carry the `additionalProperties: false` BeeAI's strict "
         "mode adds; the export's llm.tools are the tools' schemas before it",
         lambda rec, index: ["additionalProperties"]),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and an Ollama tool message has no error flag: "
+          "the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("ollama-openllmetry", "ollama-openllmetry-stream")),
 )  # fmt: skip
 
 
@@ -1335,6 +1340,18 @@ FORMS: dict[str, Form] = {
                    "llm.invocation_parameters"}),
         absent=_JSON_MESSAGES,
     ),
+    # OpenLLMetry's Ollama instrumentation (it wraps the client's `_request`): one
+    # `ollama.chat` span per call, flattened prompts (a replayed call's name and arguments,
+    # no id: Ollama's calls have none) and tools; the completion's tool calls are not
+    # recorded, only its role and text.
+    **{stack: Form(
+        frozenset({"ollama.chat"}),
+        frozenset({"gen_ai.prompt.0.content", "gen_ai.prompt.2.tool_calls.0.name",
+                   "gen_ai.completion.0.role", "llm.request.functions.0.parameters",
+                   "llm.is_streaming"}),
+        absent=_JSON_MESSAGES | {"gen_ai.completion.0.tool_calls.0.name",
+                                 "gen_ai.prompt.2.tool_calls.0.id"},
+    ) for stack in ("ollama-openllmetry", "ollama-openllmetry-stream")},
 }  # fmt: skip
 
 

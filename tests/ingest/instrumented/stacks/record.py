@@ -46,8 +46,8 @@ class Stack:
     driver: str
     """Module under tests.ingest.instrumented.stacks."""
     api: str
-    """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini'
-    or 'bedrock'."""
+    """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini',
+    'bedrock' or 'ollama'."""
     distributions: tuple[str, ...]
     """Whose versions `versions.json` records."""
     venv: str = ""
@@ -397,6 +397,10 @@ STACKS: dict[str, Stack] = {
         Stack("beeai-openinference", "beeai_agent", "openai",
               ("beeai-framework", "litellm", "openinference-instrumentation-beeai",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "ollama_loop", "ollama",
+                ("ollama", "opentelemetry-instrumentation-ollama", "opentelemetry-sdk"),
+                venv="ollama-openllmetry")
+          for name in ("ollama-openllmetry", "ollama-openllmetry-stream")),
     )
 }  # fmt: skip
 

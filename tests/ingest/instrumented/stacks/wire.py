@@ -25,7 +25,14 @@ One server on 127.0.0.1 speaks these model APIs:
   same answer as AWS event-stream frames: messageStart, each content block's start (a
   `toolUse`'s id and name), deltas (`text`, or a `toolUse`'s input JSON in pieces) and stop,
   messageStop with the stop reason, metadata with usage; the frames' binary form is
-  `event_frame`'s, which botocore's own parser reads).
+  `event_frame`'s, which botocore's own parser reads),
+- Ollama's native chat, `POST /<stack>/<scenario>/api/chat` (JSON when the request says
+  `"stream": false`, else, as the API defaults, NDJSON: one `ChatResponse` a line, the text
+  in pieces, the tool calls whole in a chunk of their own, then a `done` chunk with the
+  done reason, durations and counts). Tool calls are `message.tool_calls[].function` with
+  the arguments as an object and no id (the `ollama` client's `Message.ToolCall`); a tool
+  result is a `tool` message naming its tool (`tool_name`), answering the calls before it
+  in order.
 
 Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), send tool
 results as user messages and drop a failed step's tool calls from the history, so the turn
@@ -75,14 +82,17 @@ GEMINI_MODEL = "gemini-2.5-flash"
 BEDROCK_LATENCY_MS = 120
 RESPONSES_CREATED = 1_780_000_000
 TASK_PREFIX = "The user asks: "
+OLLAMA_CREATED = "2026-06-01T00:00:00.000000Z"
+OLLAMA_NANOS = 1_000_000
 
 
 @dataclass(frozen=True)
 class Wire:
     api: str
     """'openai', 'anthropic', 'gemini', 'bedrock' (Converse, streamed or not: the response
-    is the Converse answer either way) or 'responses' (OpenAI Responses: the whole response
-    object, streamed or not; a stream always ends with it and its usage)."""
+    is the Converse answer either way), 'responses' (OpenAI Responses: the whole response
+    object, streamed or not; a stream always ends with it and its usage) or 'ollama' (the
+    whole `ChatResponse`, streamed or not: a stream's last chunk always has the counts)."""
     turn: int
     step: int
     request: dict[str, Any]
@@ -350,6 +360,27 @@ class StackServer(ScriptedServer):
         self._keep(stack, scenario, Wire("bedrock", turn, step, body, response, True))
         return response
 
+    def ollama(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        """An Ollama `ChatResponse`: the model the request named, the assistant message (its
+        content empty when it only calls tools, as Ollama's is), `done_reason` "stop" either
+        way, fixed durations and the token counts."""
+        turn, step = self._locate(stack, scenario, body["messages"])
+        planned = _scripted(scenario, turn, step, body)
+        message: dict[str, Any] = {"role": "assistant", "content": planned.text or ""}
+        if planned.calls:
+            message["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments}}
+                                     for c in planned.calls]  # fmt: skip
+        prompt, completion = _usage(body["messages"], message)
+        response = {
+            "model": body.get("model"), "created_at": OLLAMA_CREATED, "message": message,
+            "done": True, "done_reason": "stop", "total_duration": 4 * OLLAMA_NANOS,
+            "load_duration": OLLAMA_NANOS, "prompt_eval_count": prompt,
+            "prompt_eval_duration": OLLAMA_NANOS, "eval_count": completion,
+            "eval_duration": 2 * OLLAMA_NANOS,
+        }  # fmt: skip
+        self._keep(stack, scenario, Wire("ollama", turn, step, body, response, True))
+        return response
+
     def responses(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
         """A Responses answer: a `message` item with the text, then a `function_call` item
         per call (its `call_id` is what the next request's `function_call_output` names);
@@ -517,6 +548,21 @@ def gemini_chunks(answer: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    "usageMetadata": answer["usageMetadata"], **same}  # fmt: skip
 
 
+def ollama_chunks(answer: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """An Ollama chat answer as the NDJSON chunks that spell it: the text in two pieces, the
+    tool calls whole in one chunk, then the `done` chunk (empty content) with the rest."""
+    message = answer["message"]
+    same = {"model": answer["model"], "created_at": answer["created_at"]}
+    text = message["content"]
+    half = len(text) // 2
+    for piece in (text[:half], text[half:]) if text else ():
+        yield {**same, "message": {"role": "assistant", "content": piece}, "done": False}
+    if message.get("tool_calls"):
+        yield {**same, "message": {"role": "assistant", "content": "",
+                                   "tool_calls": message["tool_calls"]}, "done": False}  # fmt: skip
+    yield {**answer, "message": {"role": "assistant", "content": ""}}
+
+
 def event_frame(event_type: str, payload: dict[str, Any]) -> bytes:
     """One AWS event-stream message: a prelude (total and headers lengths, big-endian, and
     their CRC32), string headers (name length byte, name, type 7, value length, value), the
@@ -548,7 +594,9 @@ def _handler(
             bedrock = len(route) == 3 and route[0] == "model"
             bedrock = bedrock and route[2] in ("converse", "converse-stream")
             responses = route[-1:] == ["responses"]
-            if not gemini and not bedrock and not responses and route != ["v1", "messages"]:
+            ollama = route == ["api", "chat"]
+            if (not gemini and not bedrock and not responses and not ollama
+                    and route != ["v1", "messages"]):  # fmt: skip
                 if route[-2:] == ["chat", "completions"]:
                     # Clients of OpenAI-compatible APIs put it under their own prefixes
                     # (Groq's /openai/v1, Azure's /openai/deployments/<name>, a query).
@@ -556,7 +604,11 @@ def _handler(
                 super().do_POST()
                 return
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if responses and body.get("stream"):
+            if ollama and body.get("stream", True):
+                self._lines(ollama_chunks(server.ollama(parts[0], parts[1], body)))
+            elif ollama:
+                self._json(server.ollama(parts[0], parts[1], body))
+            elif responses and body.get("stream"):
                 self._events(server.responses(parts[0], parts[1], body), responses_events)
             elif responses:
                 self._json(server.responses(parts[0], parts[1], body))
@@ -595,6 +647,14 @@ def _handler(
             self.end_headers()
             for chunk in chunks:
                 self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
+
+        def _lines(self, chunks: Iterator[dict[str, Any]]) -> None:
+            # Newline-delimited JSON, as Ollama streams; ended by closing the connection.
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-ndjson")
+            self.end_headers()
+            for chunk in chunks:
+                self.wfile.write(json.dumps(chunk).encode() + b"\n")
 
         def _frames(self, answer: dict[str, Any]) -> None:
             self.send_response(200)
