@@ -382,6 +382,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "the failure is only in the result's text",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("ollama-openllmetry", "ollama-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "as openlit-openai: a raw client loop has no tool span, and OpenLIT's "
+          "tool_call_response part keeps the result's text only",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openlit-ollama", "openlit-ollama-stream")),
 )  # fmt: skip
 
 
@@ -1352,6 +1357,17 @@ FORMS: dict[str, Form] = {
         absent=_JSON_MESSAGES | {"gen_ai.completion.0.tool_calls.0.name",
                                  "gen_ai.prompt.2.tool_calls.0.id"},
     ) for stack in ("ollama-openllmetry", "ollama-openllmetry-stream")},
+    # OpenLIT over the ollama client: its GenAI JSON messages (a call's id empty: Ollama's
+    # calls have none), the ollama provider named, and the HTTP POST spans of its own
+    # HTTP client instrumentation.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.provider.name",
+                          "gen_ai.request.stream",
+                          "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.prompt.0.content"}),
+    ) for stack in ("openlit-ollama", "openlit-ollama-stream")},
 }  # fmt: skip
 
 

@@ -401,6 +401,9 @@ STACKS: dict[str, Stack] = {
                 ("ollama", "opentelemetry-instrumentation-ollama", "opentelemetry-sdk"),
                 venv="ollama-openllmetry")
           for name in ("ollama-openllmetry", "ollama-openllmetry-stream")),
+        *(Stack(name, "ollama_loop", "ollama", ("openlit", "ollama", "opentelemetry-sdk"),
+                venv="openlit-providers")
+          for name in ("openlit-ollama", "openlit-ollama-stream")),
     )
 }  # fmt: skip
 
