@@ -387,6 +387,25 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "tool_call_response part keeps the result's text only",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("openlit-ollama", "openlit-ollama-stream")),
+    # Ollama's API gives a tool call no id, and the `ollama` client's Message model keeps
+    # none of a replayed call or tool message (ollama `_types.py` Message.ToolCall): the
+    # wire's calls have no id. ChatOllama names each call with a uuid of its own
+    # (langchain-ollama `chat_models.py` `_get_tool_calls_from_response`), which LangChain's
+    # messages and so the export carry: the ingested id is the framework's, the wire's None.
+    *(Gap(stack, case, "call.id",
+          "Ollama's calls have no id on the wire; the export's (and the turn's) is the uuid "
+          "ChatOllama gave the call, which never reaches the wire",
+          lambda rec, index: [])
+      for stack in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")
+      for case in WITH_TOOLS),
+    # The `ollama` client's Tool model has no `default` for a property (ollama `_types.py`
+    # Tool.Function.Parameters.Property): the wire's schemas lose the defaults LangChain's
+    # tools declare, which OpenInference records with the tools (llm.tools).
+    *(Gap(stack, "*", "tools",
+          "the ollama client drops each property's `default` from the tool schemas it sends; "
+          "the export has LangChain's schemas with them",
+          lambda rec, index: ['"top_k": {"type": "integer"}', '"top_k":{"type":"integer"}'])
+      for stack in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")),
 )  # fmt: skip
 
 
@@ -1368,6 +1387,16 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.prompt.0.content"}),
     ) for stack in ("openlit-ollama", "openlit-ollama-stream")},
+    # LangGraph's ReAct agent on ChatOllama under OpenInference's LangChain instrumentation:
+    # the graph's CHAIN spans, a `ChatOllama` LLM span per call (llm.provider ollama, its
+    # calls named by ChatOllama's own uuids), a TOOL span per call.
+    **{stack: Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOllama", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.provider", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id",
+                   "llm.input_messages.3.message.tool_call_id", "session.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt.0.content"},
+    ) for stack in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")},
 }  # fmt: skip
 
 

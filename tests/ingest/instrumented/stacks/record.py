@@ -404,6 +404,11 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "ollama_loop", "ollama", ("openlit", "ollama", "opentelemetry-sdk"),
                 venv="openlit-providers")
           for name in ("openlit-ollama", "openlit-ollama-stream")),
+        *(Stack(name, "langgraph_ollama_agent", "ollama",
+                ("langgraph", "langchain-core", "langchain-ollama", "ollama",
+                 "openinference-instrumentation-langchain", "opentelemetry-sdk"),
+                venv="langgraph-ollama-openinference")
+          for name in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")),
     )
 }  # fmt: skip
 
