@@ -62,6 +62,8 @@ OPENLIT_WORKFLOW_OUTPUT: Final = "gen_ai.workflow.output"
 # The workflow an `invoke_workflow` span runs (OpenLIT's LangGraph instrumentation: the
 # compiled graph's name, its nodes' spans `invoke_agent <node>` below it).
 GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
+# The provider OpenLIT's google-genai instrumentation names (`gen_ai.provider.name`).
+OPENLIT_GEMINI: Final = "gemini"
 # The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
 # on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
 # `code.function.return.type` / `.value` for what it returned.
