@@ -409,6 +409,18 @@ STACKS: dict[str, Stack] = {
                  "openinference-instrumentation-langchain", "opentelemetry-sdk"),
                 venv="langgraph-ollama-openinference")
           for name in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")),
+        *(Stack(name, "openlit_provider_loop", "gemini",
+                ("openlit", "google-genai", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-google-genai", "openlit-google-genai-stream")),
+        *(Stack(name, "openlit_provider_loop", "openai",
+                ("openlit", "mistralai", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-mistralai", "openlit-mistralai-stream")),
+        *(Stack(name, "openlit_provider_loop", "bedrock",
+                ("openlit", "boto3", "botocore", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-bedrock",)),
+        *(Stack(name, "openlit_provider_loop", "openai",
+                ("openlit", "litellm", "openai", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-litellm", "openlit-litellm-stream")),
     )
 }  # fmt: skip
 
