@@ -166,6 +166,9 @@ CREWAI_TASK_TOOLS: Final = "crewai.task.tools"
 # OpenLLMetry's Haystack instrumentation names a generator component's span
 # `haystack.openai.chat` / `.completion` (semconv_ai `SpanAttributes.HAYSTACK_OPENAI_*`).
 TL_HAYSTACK_GENERATOR_SPAN: Final = "haystack.openai."
+# OpenLLMetry's Cohere instrumentation names its system (`gen_ai.system`) `Cohere`.
+TL_SYSTEM: Final = "gen_ai.system"
+TL_COHERE_SYSTEM: Final = "Cohere"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
