@@ -435,6 +435,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "toolUse blocks and the toolResult blocks sent back are nowhere",
           lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
       for case in WITH_TOOLS for field in CALLS),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a Cohere tool message has no error flag: "
+          "the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openlit-cohere", "openlit-cohere-stream", "cohere-openllmetry",
+                    "cohere-openllmetry-stream")),
 )  # fmt: skip
 
 
@@ -1486,6 +1492,26 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.tool.definitions"}),
     ) for stack in ("openlit-litellm", "openlit-litellm-stream")},
+    # OpenLIT over Cohere's v2 client: the tool plan as gen_ai.content.reasoning, apart from
+    # the output messages.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.provider.name", "gen_ai.tool.call.id", "gen_ai.request.stream",
+                          "gen_ai.content.reasoning", "gen_ai.system_instructions"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
+    ) for stack in ("openlit-cohere", "openlit-cohere-stream")},
+    # OpenLLMetry's Cohere instrumentation (0.62, cohere 5.x): one `cohere.chat` span per
+    # call of ClientV2.chat or chat_stream, flattened prompts (role and content only: a
+    # replayed call and a result's call id are not recorded), the completion's content the
+    # JSON of its blocks with the tool plan appended, its calls with ids.
+    **{stack: Form(
+        frozenset({"cohere.chat"}),
+        frozenset({"gen_ai.system", "gen_ai.prompt.2.role", "gen_ai.completion.0.content",
+                   "gen_ai.completion.0.tool_calls.0.id", "llm.request.functions.0.parameters"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt.2.tool_calls.0.id",
+                                 "gen_ai.prompt.3.tool_call_id", "gen_ai.prompt.2.content"},
+    ) for stack in ("cohere-openllmetry", "cohere-openllmetry-stream")},
 }  # fmt: skip
 
 

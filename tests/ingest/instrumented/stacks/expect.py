@@ -133,6 +133,9 @@ def _asked(wire: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     if wire["api"] == "responses":
         return [(i["call_id"], i["name"], json.loads(i["arguments"]))
                 for i in wire["response"]["output"] if i["type"] == "function_call"]  # fmt: skip
+    if wire["api"] == "cohere":
+        return [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+                for c in wire["response"]["message"].get("tool_calls") or ()]  # fmt: skip
     if wire["api"] == "ollama":
         return [(None, c["function"]["name"], c["function"]["arguments"])
                 for c in wire["response"]["message"].get("tool_calls") or ()]  # fmt: skip
@@ -164,6 +167,9 @@ def _said(wire: dict[str, Any]) -> str | None:
         return "".join(_text(i["content"]) or "" for i in said) if said else None
     if wire["api"] == "ollama":
         return wire["response"]["message"]["content"] or None
+    if wire["api"] == "cohere":
+        content = wire["response"]["message"].get("content")
+        return _text(content) if content else None
     return wire["response"]["choices"][0]["message"]["content"]
 
 
@@ -277,6 +283,8 @@ def _usage(wire: dict[str, Any]) -> tuple[int, int]:
         return usage["input_tokens"], usage["output_tokens"]
     if wire["api"] == "ollama":
         return wire["response"]["prompt_eval_count"], wire["response"]["eval_count"]
+    if wire["api"] == "cohere":
+        return usage["tokens"]["input_tokens"], usage["tokens"]["output_tokens"]
     return usage["prompt_tokens"], usage["completion_tokens"]
 
 

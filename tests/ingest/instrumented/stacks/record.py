@@ -47,7 +47,7 @@ class Stack:
     """Module under tests.ingest.instrumented.stacks."""
     api: str
     """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini',
-    'bedrock' or 'ollama'."""
+    'bedrock', 'ollama' or 'cohere'."""
     distributions: tuple[str, ...]
     """Whose versions `versions.json` records."""
     venv: str = ""
@@ -421,6 +421,13 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "openlit_provider_loop", "openai",
                 ("openlit", "litellm", "openai", "opentelemetry-sdk"), venv="openlit-providers")
           for name in ("openlit-litellm", "openlit-litellm-stream")),
+        *(Stack(name, "cohere_loop", "cohere", ("openlit", "cohere", "opentelemetry-sdk"),
+                venv="openlit-providers")
+          for name in ("openlit-cohere", "openlit-cohere-stream")),
+        *(Stack(name, "cohere_loop", "cohere",
+                ("cohere", "opentelemetry-instrumentation-cohere", "opentelemetry-sdk"),
+                venv="cohere-openllmetry")
+          for name in ("cohere-openllmetry", "cohere-openllmetry-stream")),
     )
 }  # fmt: skip
 
