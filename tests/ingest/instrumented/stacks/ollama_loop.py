@@ -23,7 +23,8 @@ def _streamed(chunks: Any) -> dict[str, Any]:
     for chunk in chunks:
         text.append(chunk.message.content or "")
         calls += [c.model_dump() for c in chunk.message.tool_calls or ()]
-    return {"role": "assistant", "content": "".join(text)} | ({"tool_calls": calls} if calls else {})
+    said = {"role": "assistant", "content": "".join(text)}
+    return said | ({"tool_calls": calls} if calls else {})
 
 
 def _said(reply: Any) -> dict[str, Any]:

@@ -5,12 +5,12 @@ global providers `providers()` sets): `openlit-google-genai` (the loop of
 the loop of `provider_sdk_loop`), `openlit-bedrock` (boto3's Converse, the loop of
 `bedrock_loop`; no stream: OpenLIT's `converse_stream` wrapper ends its span only when the
 response itself is iterated, and the documented `response["stream"]` is the raw event
-stream, so no span is ever exported) and `openlit-litellm` (`litellm.completion` on the server's chat
-completions); `-stream` streams each model call and puts the answer back together."""
+stream, so no span is ever exported) and `openlit-litellm` (`litellm.completion` on the
+server's chat completions); `-stream` streams each model call and puts the answer back
+together."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
