@@ -62,6 +62,8 @@ OPENLIT_WORKFLOW_OUTPUT: Final = "gen_ai.workflow.output"
 # The workflow an `invoke_workflow` span runs (OpenLIT's LangGraph instrumentation: the
 # compiled graph's name, its nodes' spans `invoke_agent <node>` below it).
 GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
+# The provider OpenLIT's google-genai instrumentation names (`gen_ai.provider.name`).
+OPENLIT_GEMINI: Final = "gemini"
 # The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
 # on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
 # `code.function.return.type` / `.value` for what it returned.
@@ -178,6 +180,9 @@ TL_HAYSTACK_GENERATOR_SPAN: Final = "haystack.openai."
 # (`shared/__init__.py`, `_set_request_attributes`: `gen_ai.is_streaming`), the bridge's not.
 TL_RESPONSES_SPAN: Final = "openai.response"
 TL_IS_STREAMING: Final = "gen_ai.is_streaming"
+# OpenLLMetry's Cohere instrumentation names its system (`gen_ai.system`) `Cohere`.
+TL_SYSTEM: Final = "gen_ai.system"
+TL_COHERE_SYSTEM: Final = "Cohere"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"

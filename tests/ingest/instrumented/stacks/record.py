@@ -46,8 +46,8 @@ class Stack:
     driver: str
     """Module under tests.ingest.instrumented.stacks."""
     api: str
-    """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini'
-    or 'bedrock'."""
+    """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini',
+    'bedrock', 'ollama' or 'cohere'."""
     distributions: tuple[str, ...]
     """Whose versions `versions.json` records."""
     venv: str = ""
@@ -438,6 +438,37 @@ STACKS: dict[str, Stack] = {
         Stack("agent-framework-as-tool", "agent_framework_handoff_agent", "openai",
               ("agent-framework-core", "agent-framework-openai", "openai", "opentelemetry-sdk"),
               venv="agent-framework-handoff", scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "ollama_loop", "ollama",
+                ("ollama", "opentelemetry-instrumentation-ollama", "opentelemetry-sdk"),
+                venv="ollama-openllmetry")
+          for name in ("ollama-openllmetry", "ollama-openllmetry-stream")),
+        *(Stack(name, "ollama_loop", "ollama", ("openlit", "ollama", "opentelemetry-sdk"),
+                venv="openlit-providers")
+          for name in ("openlit-ollama", "openlit-ollama-stream")),
+        *(Stack(name, "langgraph_ollama_agent", "ollama",
+                ("langgraph", "langchain-core", "langchain-ollama", "ollama",
+                 "openinference-instrumentation-langchain", "opentelemetry-sdk"),
+                venv="langgraph-ollama-openinference")
+          for name in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")),
+        *(Stack(name, "openlit_provider_loop", "gemini",
+                ("openlit", "google-genai", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-google-genai", "openlit-google-genai-stream")),
+        *(Stack(name, "openlit_provider_loop", "openai",
+                ("openlit", "mistralai", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-mistralai", "openlit-mistralai-stream")),
+        *(Stack(name, "openlit_provider_loop", "bedrock",
+                ("openlit", "boto3", "botocore", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-bedrock",)),
+        *(Stack(name, "openlit_provider_loop", "openai",
+                ("openlit", "litellm", "openai", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-litellm", "openlit-litellm-stream")),
+        *(Stack(name, "cohere_loop", "cohere", ("openlit", "cohere", "opentelemetry-sdk"),
+                venv="openlit-providers")
+          for name in ("openlit-cohere", "openlit-cohere-stream")),
+        *(Stack(name, "cohere_loop", "cohere",
+                ("cohere", "opentelemetry-instrumentation-cohere", "opentelemetry-sdk"),
+                venv="cohere-openllmetry")
+          for name in ("cohere-openllmetry", "cohere-openllmetry-stream")),
     )
 }  # fmt: skip
 
