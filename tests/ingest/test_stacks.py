@@ -547,22 +547,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "and expect.py counts the specialist's later requests in the main line (their "
            "newest user message is an `Observation:`, not the task), so get_weather, a "
            "sub-agent's tool, is expected too"),
-    # The history rule (links.py `_normalize_message`) compares call ids; OpenLIT's
-    # google-genai input messages write every replayed call's and result's id as ""
-    # (google_ai_studio/utils.py `build_input_messages`: "Google doesn't provide ID") while
-    # its output keeps the id the API gave: the next call's input never extends the previous
-    # call's output, and each call (its own trace) is a turn. Matching a replayed call with
-    # no id to the output's call of the same name and arguments joins them (tried: every
-    # field but the gaps then passes).
-    *(NotYet(stack, WITH_TOOLS, ("turns",),
-             "the replayed calls' ids are empty, the output's are the API's: links compares "
-             "ids, so each model call is a turn of its own")
-      for stack in ("openlit-google-genai", "openlit-google-genai-stream")),
-    *(NotYet(stack, ("single_tool", "parallel_tools", "tool_error", "multi_turn#0"),
-             ("call.result", "final_answer", "llm_calls", "usage"),
-             "the tool-calling call and the one after it are split into two turns (replayed "
-             "call ids empty, see the turns entry)")
-      for stack in ("openlit-google-genai", "openlit-google-genai-stream")),
     # OpenLIT's LiteLLM stream wrapper emits its operation-details log record after its span
     # ended, outside any span context: the record has no trace or span id (decode.py reports
     # it as an input error) and its gen_ai.tool.definitions (only there: the span has none)
