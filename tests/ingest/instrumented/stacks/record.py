@@ -397,6 +397,14 @@ STACKS: dict[str, Stack] = {
         Stack("beeai-openinference", "beeai_agent", "openai",
               ("beeai-framework", "litellm", "openinference-instrumentation-beeai",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        Stack("pydantic-ai-otel-stream", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "openai", "opentelemetry-sdk"), venv="pydantic-ai-otel"),
+        Stack("pydantic-ai-openinference-stream", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "openai", "openinference-instrumentation-pydantic-ai",
+               "opentelemetry-sdk"), venv="pydantic-ai-openinference"),
+        Stack("pydantic-ai-logfire-stream", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "logfire", "openai", "opentelemetry-sdk"),
+              venv="pydantic-ai-logfire"),
     )
 }  # fmt: skip
 
