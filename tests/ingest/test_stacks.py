@@ -383,6 +383,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           lambda rec, index: ['{"error":', '{"error": '])
       for stack in ("pydantic-ai-otel-stream", "pydantic-ai-openinference-stream",
                     "pydantic-ai-logfire-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("litellm-otel-stream", "litellm-openinference-stream")),
 )  # fmt: skip
 
 
@@ -1358,6 +1363,20 @@ FORMS: dict[str, Form] = {
         ("pydantic-ai-logfire-stream", {"logfire.json_schema", "logfire.span_type"},
          {"logfire.msg_template"}),
     )},
+    # LiteLLM streamed: its callback's span holds the request and the chunks' rebuilt
+    # response, not the raw provider response (no llm.openai.*).
+    "litellm-otel-stream": Form(
+        frozenset({"litellm_request", "raw_gen_ai_request"}),
+        _JSON_MESSAGES | {"gen_ai.completion.0.function_call.name", "llm.request.functions.0.name",
+                          "litellm.call_id", "llm.is_streaming"},
+        absent=frozenset({"llm.openai.choices"}),
+    ),
+    "litellm-openinference-stream": Form(
+        frozenset({"completion"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id", "session.id"}),
+        absent=frozenset({"gen_ai.input.messages", "litellm.call_id"}),
+    ),
 }  # fmt: skip
 
 

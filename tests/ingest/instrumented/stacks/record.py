@@ -405,6 +405,12 @@ STACKS: dict[str, Stack] = {
         Stack("pydantic-ai-logfire-stream", "pydantic_ai_agent", "openai",
               ("pydantic-ai-slim", "logfire", "openai", "opentelemetry-sdk"),
               venv="pydantic-ai-logfire"),
+        Stack("litellm-otel-stream", "litellm_loop", "openai", ("litellm", "opentelemetry-sdk"),
+              venv="litellm-otel"),
+        Stack("litellm-openinference-stream", "litellm_loop", "openai",
+              ("litellm", "openinference-instrumentation-litellm",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="litellm-openinference"),
     )
 }  # fmt: skip
 
