@@ -411,6 +411,9 @@ STACKS: dict[str, Stack] = {
               ("litellm", "openinference-instrumentation-litellm",
                "openinference-instrumentation", "opentelemetry-sdk"),
               venv="litellm-openinference"),
+        Stack("smolagents-openinference-stream", "smolagents_agent", "openai",
+              ("smolagents", "openai", "openinference-instrumentation-smolagents",
+               "opentelemetry-sdk"), venv="smolagents-openinference"),
     )
 }  # fmt: skip
 
