@@ -1387,6 +1387,12 @@ FORMS: dict[str, Form] = {
         frozenset({"llm.input_messages.0.message.role", "llm.output_messages.0.message.role",
                    "session.id"}),
     ),
+    "agno-openinference-stream": Form(
+        frozenset({"research_assistant.run", "OpenAIChat.invoke_stream", "calculator"}),
+        frozenset({"agno.tools", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.name", "session.id"}),
+    ),
 }  # fmt: skip
 
 

@@ -414,6 +414,9 @@ STACKS: dict[str, Stack] = {
         Stack("smolagents-openinference-stream", "smolagents_agent", "openai",
               ("smolagents", "openai", "openinference-instrumentation-smolagents",
                "opentelemetry-sdk"), venv="smolagents-openinference"),
+        Stack("agno-openinference-stream", "agno_agent", "openai",
+              ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk"),
+              venv="agno-openinference"),
     )
 }  # fmt: skip
 
