@@ -1393,6 +1393,15 @@ FORMS: dict[str, Form] = {
                    "llm.output_messages.0.message.role", "llm.tools.0.tool.json_schema",
                    "graph.node.name", "session.id"}),
     ),
+    # Semantic Kernel streamed (`invoke_stream`): the same spans and message log records.
+    "semantic-kernel-stream": Form(
+        frozenset({"invoke_agent research_assistant", "AutoFunctionInvocationLoop",
+                   "chat gpt-4o-mini", "execute_tool tools-calculator"}),
+        frozenset({"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                   "gen_ai.tool.call.result", "sk.available_functions"}),
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.response.prompt_tokens"}),
+    ),
 }  # fmt: skip
 
 

@@ -417,6 +417,8 @@ STACKS: dict[str, Stack] = {
         Stack("agno-openinference-stream", "agno_agent", "openai",
               ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk"),
               venv="agno-openinference"),
+        Stack("semantic-kernel-stream", "semantic_kernel_agent", "openai",
+              ("semantic-kernel", "openai", "opentelemetry-sdk"), venv="semantic-kernel"),
     )
 }  # fmt: skip
 
