@@ -1402,6 +1402,14 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"}),
         absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.response.prompt_tokens"}),
     ),
+    # Agent Framework streamed (`run(stream=True)`): the same spans and message events.
+    "agent-framework-stream": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.definitions",
+                          "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"},
+        frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+    ),
 }  # fmt: skip
 
 

@@ -419,6 +419,9 @@ STACKS: dict[str, Stack] = {
               venv="agno-openinference"),
         Stack("semantic-kernel-stream", "semantic_kernel_agent", "openai",
               ("semantic-kernel", "openai", "opentelemetry-sdk"), venv="semantic-kernel"),
+        Stack("agent-framework-stream", "agent_framework_agent", "openai",
+              ("agent-framework-core", "agent-framework-openai", "openai", "opentelemetry-sdk"),
+              venv="agent-framework"),
     )
 }  # fmt: skip
 
