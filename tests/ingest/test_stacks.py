@@ -388,6 +388,9 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "error flag: the failure is only in the result's text",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("litellm-otel-stream", "litellm-openinference-stream")),
+    Gap("autogen-agentchat-stream", "*", "tools",
+        "as autogen-agentchat: AutoGen describes only the tools it ran (no schema) and the OTel "
+        "OpenAI instrumentation records no gen_ai.tool.definitions", _never_called),
 )  # fmt: skip
 
 
@@ -1409,6 +1412,14 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.definitions",
                           "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"},
         frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+    ),
+    # AutoGen streamed (`model_client_stream`, `run_stream`): the same spans; the OTel OpenAI
+    # instrumentation's chat span of a stream sent without usage has no usage or finish reason.
+    "autogen-agentchat-stream": Form(
+        frozenset({"create_agent research_assistant", "invoke_agent research_assistant",
+                   "execute_tool calculator", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.call.id", "gen_ai.tool.description"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.tool.call.arguments"}),
     ),
 }  # fmt: skip
 

@@ -422,6 +422,10 @@ STACKS: dict[str, Stack] = {
         Stack("agent-framework-stream", "agent_framework_agent", "openai",
               ("agent-framework-core", "agent-framework-openai", "openai", "opentelemetry-sdk"),
               venv="agent-framework"),
+        Stack("autogen-agentchat-stream", "autogen_agent", "openai",
+              ("autogen-agentchat", "autogen-core", "autogen-ext", "openai",
+               "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
+               "opentelemetry-sdk"), venv="autogen-agentchat"),
     )
 }  # fmt: skip
 
