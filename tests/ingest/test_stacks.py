@@ -1421,6 +1421,14 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"gen_ai.tool.call.id", "gen_ai.tool.description"},
         absent=frozenset({"gen_ai.tool.definitions", "gen_ai.tool.call.arguments"}),
     ),
+    # The Haystack Agent with a streaming callback: the same spans, the generator's output
+    # the message it assembles from the chunks.
+    "haystack-openinference-stream": Form(
+        frozenset({"Agent.run", "OpenAIChatGenerator.run", "ChatPromptBuilder.run"}),
+        frozenset({"llm.input_messages.0.message.role", "input.value", "output.value",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.function.name"}),
+        absent=frozenset({"haystack.component.input", "haystack.agent.step.llm.input"}),
+    ),
 }  # fmt: skip
 
 
@@ -1520,6 +1528,7 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
     "smolagents-openinference-stream": (
         "only the AGENT span's name holds it (`research_assistant.run`)", True),
+    "haystack-openinference-stream": ("Haystack's Agent has no name", False),
 }
 
 

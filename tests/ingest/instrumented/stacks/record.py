@@ -426,6 +426,10 @@ STACKS: dict[str, Stack] = {
               ("autogen-agentchat", "autogen-core", "autogen-ext", "openai",
                "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
                "opentelemetry-sdk"), venv="autogen-agentchat"),
+        Stack("haystack-openinference-stream", "haystack_agent", "openai",
+              ("haystack-ai", "openai", "openinference-instrumentation-haystack",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="haystack-openinference"),
     )
 }  # fmt: skip
 
