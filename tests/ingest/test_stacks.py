@@ -1429,6 +1429,14 @@ FORMS: dict[str, Form] = {
                    "llm.output_messages.0.message.tool_calls.0.tool_call.function.name"}),
         absent=frozenset({"haystack.component.input", "haystack.agent.step.llm.input"}),
     ),
+    # The one-agent crew streamed (`Crew(stream=True)`): the same spans, the OpenAI
+    # instrumentation's ChatCompletion span recording each streamed call.
+    "crewai-openinference-stream": Form(
+        frozenset({"research_assistant._execute_core", "ChatCompletion", "calculator.run"}),
+        frozenset({"crew_inputs", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.id", "session.id"}),
+    ),
 }  # fmt: skip
 
 

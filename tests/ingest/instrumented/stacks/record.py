@@ -430,6 +430,10 @@ STACKS: dict[str, Stack] = {
               ("haystack-ai", "openai", "openinference-instrumentation-haystack",
                "openinference-instrumentation", "opentelemetry-sdk"),
               venv="haystack-openinference"),
+        Stack("crewai-openinference-stream", "crewai_agent", "openai",
+              ("crewai", "openai", "openinference-instrumentation-crewai",
+               "openinference-instrumentation-openai", "opentelemetry-sdk"),
+              venv="crewai-openinference"),
     )
 }  # fmt: skip
 
