@@ -391,6 +391,16 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("autogen-agentchat-stream", "*", "tools",
         "as autogen-agentchat: AutoGen describes only the tools it ran (no schema) and the OTel "
         "OpenAI instrumentation records no gen_ai.tool.definitions", _never_called),
+    Gap("autogen-openinference-stream", "*", "tools",
+        "as autogen-openinference: no llm.tools on the model-client span, and AutoGen's own "
+        "spans describe only the tools that ran, with no schema", _never_called),
+    # autogen-ext's OpenAIChatCompletionClient.create_stream ends a stream that sent no usage
+    # with RequestUsage(prompt_tokens=0, completion_tokens=0); OpenInference's AutoGen
+    # instrumentation records the CreateResult's usage as llm.token_count.*.
+    Gap("autogen-openinference-stream", "*", "usage",
+        "the stream sent no usage (the wire has none); AutoGen's client reports it as 0 and 0 "
+        "tokens, which OpenInference records as llm.token_count.*, not told apart from "
+        "counted usage", lambda rec, index: []),
 )  # fmt: skip
 
 
@@ -457,11 +467,12 @@ NOT_YET: tuple[NotYet, ...] = (
            "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
            "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
            "arguments concatenated; the next call's input replays both with their ids"),
-    NotYet("smolagents-openinference-stream", ("single_tool", "parallel_tools", "multi_turn"),
-           ("call.result",),
-           "the expectation is wrong, not ingest: a streamed step's empty model output is "
-           "merged before `Calling tools:` ('\\nCalling tools:...'), which expect.py "
-           "`_text_results` reads only at the text's start, so the wire's results are None"),
+    *(NotYet(stack, ("single_tool", "parallel_tools", "multi_turn"), ("call.result",),
+             "the expectation is wrong, not ingest: a streamed step's empty model output is "
+             "merged before `Calling tools:` ('\\nCalling tools:...'), which expect.py "
+             "`_text_results` reads only at the text's start, so the wire's results are None")
+      for stack in ("smolagents-openinference-stream",
+                    "smolagents-openinference-openai-stream")),
 )  # fmt: skip
 
 
@@ -1437,6 +1448,21 @@ FORMS: dict[str, Form] = {
                    "llm.output_messages.0.message.role", "llm.tools.0.tool.json_schema",
                    "graph.node.id", "session.id"}),
     ),
+    "smolagents-openinference-openai-stream": Form(
+        frozenset({"research_assistant.run", "OpenAIModel.generate_stream", "ChatCompletion"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.output_messages.0.message.role",
+                   "session.id"}),
+    ),
+    # AutoGen streamed under OpenInference: the model client's create_stream is the LLM span.
+    "autogen-openinference-stream": Form(
+        frozenset({"invoke_agent research_assistant", "research_assistant.on_messages_stream",
+                   "OpenAIChatCompletionClient.create_stream", "research_assistant.calculator",
+                   "execute_tool calculator"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "graph.node.id",
+                   "gen_ai.tool.call.id", "llm.token_count.prompt"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema", "gen_ai.input.messages",
+                          "session.id"}),
+    ),
 }  # fmt: skip
 
 
@@ -1537,6 +1563,9 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     "smolagents-openinference-stream": (
         "only the AGENT span's name holds it (`research_assistant.run`)", True),
     "haystack-openinference-stream": ("Haystack's Agent has no name", False),
+    "smolagents-openinference-openai-stream": (
+        "only the AGENT span's name holds it (`research_assistant.run`)", True),
+    "haystack-openllmetry-stream": ("Haystack's Agent has no name", False),
 }
 
 

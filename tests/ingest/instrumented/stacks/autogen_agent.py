@@ -5,7 +5,8 @@ AutoGen traces itself through the global tracer provider (`create_agent`, `invok
 content come from the official OTel OpenAI instrumentation (`opentelemetry-instrumentation-
 openai-v2`) on the latest GenAI conventions, content in span attributes. The agent reflects
 on its tool results (another model call for the answer, as the scenarios script) and the
-same agent object carries the conversation across turns. `autogen-agentchat-stream` streams:
+same agent object carries the conversation across turns. `autogen-agentchat-stream` (and
+`autogen-openinference-stream`) streams:
 the agent with `model_client_stream=True` (each model call through the client's
 `create_stream`), each turn through `agent.run_stream`, read to its end.
 
@@ -47,7 +48,7 @@ async def converse(base_url: str, scenario: str, stream: bool = False) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, logger_provider):
-        if stack == "autogen-openinference":
+        if stack.startswith("autogen-openinference"):
             from openinference.instrumentation.autogen_agentchat import (
                 AutogenAgentChatInstrumentor,
             )
@@ -70,6 +71,7 @@ ENVS: dict[str, dict[str, str]] = {
     "autogen-openinference": {},
 }
 ENVS["autogen-agentchat-stream"] = ENVS["autogen-agentchat"]
+ENVS["autogen-openinference-stream"] = ENVS["autogen-openinference"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], ENVS[sys.argv[1]], run))

@@ -5,8 +5,9 @@ with OpenLLMetry's OpenAI instrumentation below it, as `traceloop-sdk` turns bot
 next turn continues the conversation: the previous run's messages without its system message
 (the Agent puts its `system_prompt` first on every run) and the new user message. A failing
 tool reaches the model as the tool result's error, as the Agent does unless told to raise.
-`haystack-openinference-stream` gives the Agent a `streaming_callback`, so its generator
-streams every model call (chunk by chunk to the callback, as a UI printing them).
+`haystack-openinference-stream` and `haystack-openllmetry-stream` give the Agent a
+`streaming_callback`, so its generator streams every model call (chunk by chunk to the
+callback, as a UI printing them).
 
 The components are imported before instrumenting, as an application imports them: the
 instrumentor wraps the `run` of the classes registered by then (and of those a `Pipeline`
@@ -55,7 +56,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     from haystack.components.generators.chat import OpenAIChatGenerator  # noqa: F401
 
     with providers(stack, out, scenario) as (tracer_provider, _):
-        if stack == "haystack-openllmetry":
+        if stack.startswith("haystack-openllmetry"):
             from opentelemetry.instrumentation.haystack import HaystackInstrumentor as Traceloop
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 

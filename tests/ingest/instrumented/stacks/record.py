@@ -434,6 +434,19 @@ STACKS: dict[str, Stack] = {
               ("crewai", "openai", "openinference-instrumentation-crewai",
                "openinference-instrumentation-openai", "opentelemetry-sdk"),
               venv="crewai-openinference"),
+        Stack("smolagents-openinference-openai-stream", "smolagents_agent", "openai",
+              ("smolagents", "openai", "openinference-instrumentation-smolagents",
+               "openinference-instrumentation-openai", "opentelemetry-sdk"),
+              venv="smolagents-openinference-openai"),
+        Stack("autogen-openinference-stream", "autogen_agent", "openai",
+              ("autogen-agentchat", "autogen-ext", "openai",
+               "openinference-instrumentation-autogen-agentchat",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="autogen-openinference"),
+        Stack("haystack-openllmetry-stream", "haystack_agent", "openai",
+              ("haystack-ai", "openai", "opentelemetry-instrumentation-haystack",
+               "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+              venv="haystack-openllmetry"),
     )
 }  # fmt: skip
 

@@ -1,8 +1,8 @@
 """A smolagents `ToolCallingAgent` on `OpenAIServerModel`, under OpenInference (and, in
 `smolagents-openinference-openai`, OpenInference's OpenAI instrumentation too, so each model
 call is also recorded by the client's span). The agent answers through its `final_answer`
-tool; a second turn continues the same memory. `smolagents-openinference-stream` streams
-(`stream_outputs=True`: each model call through the model's `generate_stream`, and
+tool; a second turn continues the same memory. Each also streams (`-stream`:
+`stream_outputs=True`, each model call through the model's `generate_stream`, and
 `agent.run(..., stream=True)` read to its end, as a UI showing the steps reads it)."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 
         SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
-        if stack == "smolagents-openinference-openai":
+        if stack.startswith("smolagents-openinference-openai"):
             from openinference.instrumentation.openai import OpenAIInstrumentor
 
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
