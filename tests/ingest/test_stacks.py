@@ -401,6 +401,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the stream sent no usage (the wire has none); AutoGen's client reports it as 0 and 0 "
         "tokens, which OpenInference records as llm.token_count.*, not told apart from "
         "counted usage", lambda rec, index: []),
+    Gap("haystack-openllmetry-stream", "tool_error", "call.is_error",
+        "as haystack-openllmetry: no tool span, and the failed tool's error reaches the model as "
+        "the tool message's text, which has no error flag",
+        lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -1462,6 +1466,12 @@ FORMS: dict[str, Form] = {
                    "gen_ai.tool.call.id", "llm.token_count.prompt"}),
         absent=frozenset({"llm.tools.0.tool.json_schema", "gen_ai.input.messages",
                           "session.id"}),
+    ),
+    "haystack-openllmetry-stream": Form(
+        frozenset({"haystack.openai.chat", "openai.chat"}),
+        _JSON_MESSAGES | {"llm.request.type", "gen_ai.completion.0.content",
+                          "gen_ai.tool.definitions", "gen_ai.is_streaming"},
+        absent=frozenset({"gen_ai.prompt.0.user", "input.value", "haystack.component.input"}),
     ),
 }  # fmt: skip
 
