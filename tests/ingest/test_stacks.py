@@ -405,6 +405,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "as haystack-openllmetry: no tool span, and the failed tool's error reaches the model as "
         "the tool message's text, which has no error flag",
         lambda rec, index: ["is_error", "exception.type"]),
+    Gap("openlit-crewai-stream", "tool_error", "call.is_error",
+        "as openlit-crewai: no tool span for a native tool call, and CrewAI sends a failed "
+        "tool's error as the tool message's text, which has no error flag",
+        lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -1472,6 +1476,16 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"llm.request.type", "gen_ai.completion.0.content",
                           "gen_ai.tool.definitions", "gen_ai.is_streaming"},
         absent=frozenset({"gen_ai.prompt.0.user", "input.value", "haystack.component.input"}),
+    ),
+    # The one-agent crew streamed under OpenLIT: the same spans, the chat spans of streamed
+    # calls (gen_ai.request.stream, time to first token).
+    "openlit-crewai-stream": Form(
+        frozenset({"invoke_workflow crew", "invoke_agent research_assistant",
+                   "invoke_workflow AgentExecutor", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.crewai.crew.agents", "gen_ai.tool.args",
+                          "gen_ai.request.stream", "gen_ai.server.time_to_first_token"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
     ),
 }  # fmt: skip
 

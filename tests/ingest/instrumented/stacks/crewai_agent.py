@@ -8,8 +8,9 @@ serving one conversation sets it.
 agent with the tools doing it, then an editor (no tools) writing the answer from its output
 (the task's context): one user request, two tasks, one turn. The editor's task names the
 request too, as such a task does (and so the scripted server knows the turn).
-`crewai-openinference-stream`: the one-agent crew streamed (`Crew(stream=True)`, which turns
-its agents' LLMs to streaming; each kickoff's chunks read to the end, then its `.result`).
+`crewai-openinference-stream`, `openlit-crewai-stream`: the one-agent crew streamed
+(`Crew(stream=True)`, which turns its agents' LLMs to streaming; each kickoff's chunks read
+to the end, then its `.result`).
 
 `openlit-crewai`: the one-agent crew under OpenLIT instead, whose one `openlit.init`
 instruments CrewAI and the OpenAI client under it at once, exporting through the global

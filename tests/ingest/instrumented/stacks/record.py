@@ -447,6 +447,8 @@ STACKS: dict[str, Stack] = {
               ("haystack-ai", "openai", "opentelemetry-instrumentation-haystack",
                "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
               venv="haystack-openllmetry"),
+        Stack("openlit-crewai-stream", "crewai_agent", "openai",
+              ("openlit", "crewai", "openai", "opentelemetry-sdk"), venv="openlit-crewai"),
     )
 }  # fmt: skip
 
