@@ -586,12 +586,6 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("openlit-litellm-stream", ("*",), ("turns", "tools"),
            "OpenLIT's streamed LiteLLM log record carries no trace or span id: an input error, "
            "and the tool definitions only it holds are not joined to the span"),
-    *(NotYet(stack, ("single_tool", "parallel_tools", "multi_turn"), ("call.result",),
-             "the expectation is wrong, not ingest: a streamed step's empty model output is "
-             "merged before `Calling tools:` ('\\nCalling tools:...'), which expect.py "
-             "`_text_results` reads only at the text's start, so the wire's results are None")
-      for stack in ("smolagents-openinference-stream",
-                    "smolagents-openinference-openai-stream")),
 )  # fmt: skip
 
 

@@ -247,7 +247,9 @@ def _text_results(wire: dict[str, Any]) -> dict[str, str]:
     found: dict[str, str] = {}
     messages = wire["request"].get("messages") or ()
     for said, reply in itertools.pairwise(messages):
-        text, answer = _text(said.get("content")) or "", _text(reply.get("content")) or ""
+        # A streamed step puts the model's empty text before it (smolagents merges them).
+        text = (_text(said.get("content")) or "").lstrip()
+        answer = _text(reply.get("content")) or ""
         if said["role"] != "assistant" or not text.startswith(_CALLING):
             continue
         ids = [c["id"] for c in ast.literal_eval(text[len(_CALLING) :])]
