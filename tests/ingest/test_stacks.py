@@ -377,6 +377,20 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the request's tool schemas carry the `additionalProperties: false` BeeAI's strict "
         "mode adds; the export's llm.tools are the tools' schemas before it",
         lambda rec, index: ["additionalProperties"]),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openai-js-openllmetry", "openai-js-openllmetry-stream",
+                    "openai-js-openinference", "openai-js-openinference-stream")),
+    Gap("openai-js-openllmetry-stream", "*", "usage",
+        "as openai-agents-js-openllmetry-stream: OpenLLMetry's JS OpenAI stream wrapper (0.27.0) "
+        "never reads the usage chunk (usage only estimated, enrichTokens, off by default)",
+        lambda rec, index: ["gen_ai.usage", "prompt_tokens", "input_tokens"]),
+    Gap("openai-js-openinference-stream", "*", "usage",
+        "as openai-agents-js-openinference-stream: OpenInference's JS OpenAI instrumentation "
+        "(4.2.7) skips the usage chunk, which has no choices",
+        lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"]),
 )  # fmt: skip
 
 
@@ -430,6 +444,12 @@ NOT_YET: tuple[NotYet, ...] = (
            "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
            "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
            "arguments concatenated; the next call's input replays both with their ids"),
+    NotYet("openai-js-openinference-stream", ("parallel_tools",),
+           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
+            "final_answer", "llm_calls"),
+           "as openai-agents-js-openinference-stream: OpenInference JS 4.2.7 merges two streamed "
+           "parallel calls into one (ids, names, arguments concatenated); the next call's "
+           "history has both, and with each call its own trace grouping starts a new turn"),
 )  # fmt: skip
 
 
@@ -1322,6 +1342,24 @@ FORMS: dict[str, Form] = {
                    "llm.invocation_parameters"}),
         absent=_JSON_MESSAGES,
     ),
+    # A raw `openai` Node client loop under OpenLLMetry's JS OpenAI instrumentation (0.27): one
+    # `chat` span per model call in the GenAI JSON form, each its own trace.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id",
+                          "gen_ai.provider.name"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role",
+                          "session.id"}),
+    ) for stack in ("openai-js-openllmetry", "openai-js-openllmetry-stream")},
+    # The same loop under OpenInference's JS OpenAI instrumentation (4.2): one LLM span per
+    # model call, flattened messages with call ids, the raw request as input.value.
+    **{stack: Form(
+        frozenset({"OpenAI Chat Completions"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "input.value",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id"}),
+        absent=_JSON_MESSAGES | {"session.id"},
+    ) for stack in ("openai-js-openinference", "openai-js-openinference-stream")},
 }  # fmt: skip
 
 

@@ -397,6 +397,15 @@ STACKS: dict[str, Stack] = {
         Stack("beeai-openinference", "beeai_agent", "openai",
               ("beeai-framework", "litellm", "openinference-instrumentation-beeai",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@traceloop/instrumentation-openai", "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-js-openllmetry", "openai-js-openllmetry-stream")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@arizeai/openinference-instrumentation-openai",
+                 "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-js-openinference", "openai-js-openinference-stream")),
     )
 }  # fmt: skip
 
