@@ -450,6 +450,9 @@ NOT_YET: tuple[NotYet, ...] = (
            "as openai-agents-js-openinference-stream: OpenInference JS 4.2.7 merges two streamed "
            "parallel calls into one (ids, names, arguments concatenated); the next call's "
            "history has both, and with each call its own trace grouping starts a new turn"),
+    NotYet("langgraph-js-openinference-stream", ("tool_error",), ("call.id",),
+           "as langgraph-js-openinference: the failed call's id is only in the LLM span's raw "
+           "output.value (the AIMessageChunk) and the tools CHAIN's output ToolMessage"),
 )  # fmt: skip
 
 
@@ -1360,6 +1363,13 @@ FORMS: dict[str, Form] = {
                    "llm.output_messages.0.message.tool_calls.0.tool_call.id"}),
         absent=_JSON_MESSAGES | {"session.id"},
     ) for stack in ("openai-js-openinference", "openai-js-openinference-stream")},
+    # langgraph-js-openinference's form, the model's tokens streamed (`streamMode: messages`).
+    "langgraph-js-openinference-stream": Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOpenAI", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "tool.name", "metadata"}),
+        absent=_JSON_MESSAGES | {"llm.output_messages.0.message.tool_calls.0.tool_call.id"},
+    ),
 }  # fmt: skip
 
 

@@ -406,6 +406,10 @@ STACKS: dict[str, Stack] = {
                  "@opentelemetry/sdk-trace"),
                 venv="openai-agents-js", runtime="node")
           for name in ("openai-js-openinference", "openai-js-openinference-stream")),
+        Stack("langgraph-js-openinference-stream", "langgraph_js", "openai",
+              ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
+               "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),
+              venv="langgraph-js", runtime="node"),
     )
 }  # fmt: skip
 

@@ -6,7 +6,7 @@
 
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
-import { AGENT_NAME, TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
+import { AGENT_NAME, TOOL_FUNCTIONS, fetchFirstRole, main, withProviders } from './common.mjs';
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
   await withProviders(stack, out, scenario, async (tracerProvider) => {
@@ -17,7 +17,7 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
     const llm = new ChatOpenAI({
       model: script.model,
       apiKey: 'test-key',
-      configuration: { baseURL: baseUrl },
+      configuration: { baseURL: baseUrl, fetch: fetchFirstRole },
       maxRetries: 0,
     });
     const tools = script.tools.map(({ function: fn }) =>
@@ -32,8 +32,14 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
     const agent = createReactAgent({ llm, tools, prompt: script.system, name: AGENT_NAME });
     let messages = [];
     for (const request of script.requests) {
-      const state = await agent.invoke({ messages: [...messages, { role: 'user', content: request }] });
-      messages = state.messages;
+      const input = { messages: [...messages, { role: 'user', content: request }] };
+      if (stack.endsWith('-stream')) {
+        // Token by token (`streamMode: 'messages'`), the graph's state kept from `values`.
+        const stream = await agent.stream(input, { streamMode: ['messages', 'values'] });
+        for await (const [mode, chunk] of stream) if (mode === 'values') messages = chunk.messages;
+      } else {
+        messages = (await agent.invoke(input)).messages;
+      }
     }
   });
 });
