@@ -391,6 +391,13 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "as openai-agents-js-openinference-stream: OpenInference's JS OpenAI instrumentation "
         "(4.2.7) skips the usage chunk, which has no choices",
         lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"]),
+    # @traceloop/instrumentation-langchain 0.27.0's callback handler records a chat model's
+    # messages as text parts only and no invocation params but the model name.
+    *(Gap(stack, "*", "tools",
+          "OpenLLMetry's LangChain.js handler (0.27.0) records no tools: no "
+          "gen_ai.tool.definitions, and the chain spans' entity input/output hold messages only",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")),
 )  # fmt: skip
 
 
@@ -453,6 +460,15 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("langgraph-js-openinference-stream", ("tool_error",), ("call.id",),
            "as langgraph-js-openinference: the failed call's id is only in the LLM span's raw "
            "output.value (the AIMessageChunk) and the tools CHAIN's output ToolMessage"),
+    NotYet("langgraph-js-openllmetry", WITH_TOOLS, CALLS,
+           "OpenLLMetry's LangChain.js handler (0.27.0) starts every span as a root (each its "
+           "own trace) and flattens chat messages to text (no tool calls, no call ids); the "
+           "calls are in the agent node's workflow span output (AIMessage tool_calls) and the "
+           "execute_tool span's output (ToolMessage with tool_call_id), separate traces that "
+           "grouping does not join to the chat spans' turn"),
+    NotYet("langgraph-js-openllmetry-stream", WITH_TOOLS, CALLS,
+           "as langgraph-js-openllmetry: the calls only in root workflow and execute_tool "
+           "spans of their own traces"),
 )  # fmt: skip
 
 
@@ -1370,6 +1386,18 @@ FORMS: dict[str, Form] = {
                    "llm.output_messages.0.message.role", "tool.name", "metadata"}),
         absent=_JSON_MESSAGES | {"llm.output_messages.0.message.tool_calls.0.tool_call.id"},
     ),
+    # LangGraph.js under OpenLLMetry's LangChain.js handler (0.27): every span a root of its
+    # own trace; `chat` spans in the GenAI JSON form (text parts only), `workflow` spans per
+    # runnable (serialized LangChain messages as entity input/output), `execute_tool` named
+    # for the tool's class.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "workflow CompiledStateGraph",
+                   "execute_tool DynamicStructuredTool"}),
+        _JSON_MESSAGES | {"traceloop.entity.input", "traceloop.entity.output",
+                          "traceloop.workflow.name", "traceloop.span.kind"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.prompt.0.content",
+                          "openinference.span.kind"}),
+    ) for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
 }  # fmt: skip
 
 
@@ -1467,6 +1495,10 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
         "only the AGENT span's name holds it (`research_assistant.run`)", True),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
+    **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "
+               "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
+               "workflow spans' entity output, root spans of their own traces", True)
+       for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
 }
 
 

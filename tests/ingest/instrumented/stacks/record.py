@@ -410,6 +410,11 @@ STACKS: dict[str, Stack] = {
               ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
                "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),
               venv="langgraph-js", runtime="node"),
+        *(Stack(name, "langgraph_js", "openai",
+                ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
+                 "@traceloop/instrumentation-langchain", "@opentelemetry/sdk-trace"),
+                venv="langgraph-js", runtime="node")
+          for name in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")),
     )
 }  # fmt: skip
 

@@ -1,16 +1,31 @@
 // LangGraph.js's prebuilt ReAct agent (`createReactAgent`) on LangChain's `ChatOpenAI` (chat
 // completions), traced by OpenInference's LangChain.js instrumentation
-// (`@arizeai/openinference-instrumentation-langchain`, patched into LangChain's callback
-// manager with `manuallyInstrument`, as an ESM app without a loader hook does). The
+// (`@arizeai/openinference-instrumentation-langchain`) or OpenLLMetry's
+// (`@traceloop/instrumentation-langchain`), each patched into LangChain's callback manager
+// with `manuallyInstrument`, as an ESM app without a loader hook does. `-stream` runs the
+// graph with `streamMode: 'messages'`, so the chat model streams its tokens. The
 // conversation carries over turns as the graph returns it (the state's messages).
 
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
-import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import { AGENT_NAME, TOOL_FUNCTIONS, fetchFirstRole, main, withProviders } from './common.mjs';
+
+async function instrument(stack, tracerProvider) {
+  if (stack.includes('openllmetry')) {
+    const { LangChainInstrumentation } = await import('@traceloop/instrumentation-langchain');
+    const instrumentation = new LangChainInstrumentation({ traceContent: true });
+    instrumentation.setTracerProvider(tracerProvider);
+    instrumentation.manuallyInstrument({ callbackManagerModule: CallbackManagerModule });
+    return;
+  }
+  const { LangChainInstrumentation } = await import(
+    '@arizeai/openinference-instrumentation-langchain'
+  );
+  new LangChainInstrumentation({ tracerProvider }).manuallyInstrument(CallbackManagerModule);
+}
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
   await withProviders(stack, out, scenario, async (tracerProvider) => {
-    new LangChainInstrumentation({ tracerProvider }).manuallyInstrument(CallbackManagerModule);
+    await instrument(stack, tracerProvider);
     const { ChatOpenAI } = await import('@langchain/openai');
     const { tool } = await import('@langchain/core/tools');
     const { createReactAgent } = await import('@langchain/langgraph/prebuilt');
