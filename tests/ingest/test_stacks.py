@@ -398,6 +398,18 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "gen_ai.tool.definitions, and the chain spans' entity input/output hold messages only",
           lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
       for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")),
+    # @traceloop/instrumentation-anthropic 0.27.0 sets no tool attributes on its chat span,
+    # and its tool_call_response parts keep a tool_result's content, not its is_error.
+    *(Gap(stack, "*", "tools",
+          "OpenLLMetry's JS Anthropic instrumentation (0.27.0) records no request tools (no "
+          "gen_ai.tool.definitions), and the SDK's own span none either",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and OpenLLMetry's JS Anthropic "
+          "instrumentation's tool_call_response keeps a tool_result's content, not is_error",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
 )  # fmt: skip
 
 
@@ -469,6 +481,26 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("langgraph-js-openllmetry-stream", WITH_TOOLS, CALLS,
            "as langgraph-js-openllmetry: the calls only in root workflow and execute_tool "
            "spans of their own traces"),
+    NotYet("anthropic-js-openinference-stream", ("*",), ("turns",),
+           "the Anthropic SDK's own span of a streamed call (anthropic.messages.create, its "
+           "built-in tracing) starts outside the instrumentation's context, a trace of its "
+           "own with usage and gen_ai.response.id but no messages; OpenInference's stream span "
+           "has no response id, so the two are not merged (calls.py) and the SDK's is an extra "
+           "request-less turn"),
+    NotYet("anthropic-js-openllmetry-stream", ("*",), ("turns",),
+           "as anthropic-js-openinference-stream: the SDK's own span of each streamed call is "
+           "a trace of its own that nothing merges with OpenLLMetry's (which has no "
+           "gen_ai.response.id): an extra request-less turn"),
+    NotYet("anthropic-js-openllmetry-stream",
+           ("single_tool", "parallel_tools", "tool_error", "multi_turn#0"),
+           ("call.arguments", "call.result", "final_answer", "llm_calls", "usage"),
+           "OpenLLMetry's JS Anthropic instrumentation (0.27.0) records a streamed tool_use "
+           "with the arguments it started with ({}), not the input_json_delta pieces; the next "
+           "call replays the calls whole, which then does not extend the history: a new turn "
+           "(the results and answer land there)"),
+    NotYet("anthropic-js-openllmetry-stream", ("multi_turn#1",), ("call.arguments",),
+           "as its first turn: the streamed call's recorded arguments are {} (the whole ones "
+           "only in the next call's replayed history)"),
 )  # fmt: skip
 
 
@@ -1398,6 +1430,23 @@ FORMS: dict[str, Form] = {
         absent=frozenset({"gen_ai.tool.definitions", "gen_ai.prompt.0.content",
                           "openinference.span.kind"}),
     ) for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
+    # The Anthropic Node SDK (1.x, its own tracing on: anthropic.messages.create, metadata
+    # only) under OpenInference's JS Anthropic instrumentation (0.2): flattened messages, a
+    # tool_result folded into its user message, the system prompt only in the raw request.
+    **{stack: Form(
+        frozenset({"Anthropic Messages", _SDK_SPAN}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.invocation_parameters", "input.value", "gen_ai.response.id"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("anthropic-js-openinference", "anthropic-js-openinference-stream")},
+    # The last 0.x SDK (its own tracing too) under OpenLLMetry's JS Anthropic instrumentation
+    # (0.27): `chat` spans in the GenAI JSON form, the system prompt as system_instructions.
+    **{stack: Form(
+        frozenset({"chat claude-sonnet-4-5", _SDK_SPAN}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.prompt.0.content",
+                          "llm.input_messages.0.message.role"}),
+    ) for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")},
 }  # fmt: skip
 
 

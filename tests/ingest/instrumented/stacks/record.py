@@ -415,6 +415,14 @@ STACKS: dict[str, Stack] = {
                  "@traceloop/instrumentation-langchain", "@opentelemetry/sdk-trace"),
                 venv="langgraph-js", runtime="node")
           for name in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")),
+        *(Stack(name, "anthropic_js_loop", "anthropic",
+                ("@anthropic-ai/sdk", "@traceloop/instrumentation-anthropic",
+                 "@opentelemetry/sdk-trace"), venv="anthropic-js-openllmetry", runtime="node")
+          for name in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
+        *(Stack(name, "anthropic_js_loop", "anthropic",
+                ("@anthropic-ai/sdk", "@arizeai/openinference-instrumentation-anthropic",
+                 "@opentelemetry/sdk-trace"), venv="anthropic-js", runtime="node")
+          for name in ("anthropic-js-openinference", "anthropic-js-openinference-stream")),
     )
 }  # fmt: skip
 
