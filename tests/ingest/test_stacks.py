@@ -410,6 +410,11 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "instrumentation's tool_call_response keeps a tool_result's content, not is_error",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.result",
+          "as vercel-ai: the AI SDK's OpenAI chat provider sends a failed tool's error-text "
+          "output wrapped as {\"error\": ...}; its telemetry has the text alone",
+          lambda rec, index: ['{"error":', '{\\"error\\":'])
+      for stack in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")),
 )  # fmt: skip
 
 
@@ -1447,6 +1452,17 @@ FORMS: dict[str, Form] = {
         absent=frozenset({"gen_ai.tool.definitions", "gen_ai.prompt.0.content",
                           "llm.input_messages.0.message.role"}),
     ) for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")},
+    # AI SDK 7's GenAI spans through Langfuse's span processor (@langfuse/otel 5.11): its
+    # filter keeps them all, it marks the root (langfuse.internal.is_app_root), and
+    # propagateAttributes (@langfuse/tracing) puts the session on every span.
+    **{stack: Form(
+        frozenset({"invoke_agent gpt-4o-mini", "step 1", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.tool.call.id", "gen_ai.agent.name", "session.id",
+                          "langfuse.internal.is_app_root"},
+        absent=frozenset({"ai.operationId", "ai.prompt.messages", "openinference.span.kind"}),
+    ) for stack in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")},
 }  # fmt: skip
 
 

@@ -423,6 +423,11 @@ STACKS: dict[str, Stack] = {
                 ("@anthropic-ai/sdk", "@arizeai/openinference-instrumentation-anthropic",
                  "@opentelemetry/sdk-trace"), venv="anthropic-js", runtime="node")
           for name in ("anthropic-js-openinference", "anthropic-js-openinference-stream")),
+        *(Stack(name, "vercel_ai", "openai",
+                ("ai", "@ai-sdk/openai", "@ai-sdk/otel", "@langfuse/otel",
+                 "@opentelemetry/sdk-trace-node"),
+                venv="vercel-ai-langfuse", runtime="node")
+          for name in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")),
     )
 }  # fmt: skip
 
