@@ -7,8 +7,9 @@ function.name, function.arguments}}`. Raw request/response JSON in `input.value`
 precedence backwards), or for what they drop: a tool result's failure, call ids, an
 Anthropic request's system prompt and all but the last of a message's tool results, and a
 chat request's tools where no `llm.tools` are (`_from_request`, `_with_ids`,
-`_request_tools`). A message naming a `tool_call_id` is a tool's result, whatever its role. LangChain TOOL spans serialize a `ToolMessage` as output; its
-`content` is the result the model saw and its `tool_call_id` the link to the call.
+`_request_tools`). A message naming a `tool_call_id` is a tool's result, whatever its
+role. LangChain TOOL spans serialize a `ToolMessage` as output; its `content` is the
+result the model saw and its `tool_call_id` the link to the call.
 An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`); its
 task is a known key of its JSON input (`_task`), its answer its text output or a known key
 of its JSON output (`_agent_answer`: what a `return_direct` run returned). A CrewAI
