@@ -415,6 +415,14 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "output wrapped as {\"error\": ...}; its telemetry has the text alone",
           lambda rec, index: ['{"error":', '{\\"error\\":'])
       for stack in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")),
+    # @genkit-ai/compat-oai 1.42 `model.ts` `toOpenAITool` sends a tool's name and input
+    # schema only; Genkit's model span records its GenerateRequest before that conversion.
+    *(Gap(stack, "*", "tools",
+          "Genkit's OpenAI-compatible plugin (1.42) sends tools without their descriptions; "
+          "the model span's genkit:input is the request before the plugin converts it, so the "
+          "export says more than the wire (nothing to prove absent)",
+          lambda rec, index: [])
+      for stack in ("genkit", "genkit-stream")),
 )  # fmt: skip
 
 
@@ -1463,6 +1471,15 @@ FORMS: dict[str, Form] = {
                           "langfuse.internal.is_app_root"},
         absent=frozenset({"ai.operationId", "ai.prompt.messages", "openinference.span.kind"}),
     ) for stack in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")},
+    # Genkit's own tracing (genkit 1.42, its NodeSDK on OTel JS 1.25): a flow span named for
+    # the agent > generate util spans > the model action (named for the model, GenerateRequest
+    # and GenerateResponse as genkit:input / genkit:output) and tool actions; no gen_ai keys.
+    **{stack: Form(
+        frozenset({"research_assistant", "generate", "local/gpt-4o-mini", "calculator"}),
+        frozenset({"genkit:type", "genkit:metadata:subtype", "genkit:name", "genkit:input",
+                   "genkit:output", "genkit:state", "genkit:path"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name", "openinference.span.kind"},
+    ) for stack in ("genkit", "genkit-stream")},
 }  # fmt: skip
 
 

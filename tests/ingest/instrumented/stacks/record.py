@@ -428,6 +428,11 @@ STACKS: dict[str, Stack] = {
                  "@opentelemetry/sdk-trace-node"),
                 venv="vercel-ai-langfuse", runtime="node")
           for name in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")),
+        *(Stack(name, "genkit_agent", "openai",
+                ("genkit", "@genkit-ai/compat-oai", "openai", "@opentelemetry/sdk-trace-base"),
+                venv="genkit", runtime="node",
+                scenarios=tuple(n for n in SCENARIOS if n != "tool_error"))
+          for name in ("genkit", "genkit-stream")),
     )
 }  # fmt: skip
 

@@ -20,7 +20,7 @@ export const AGENT_NAME = 'research_assistant';
 
 // What an OTLP/HTTP protobuf exporter would POST: one ExportTraceServiceRequest per batch,
 // one file per batch (`<scenario>-NNN.traces.pb`, as `export.py`'s FileSpanExporter names them).
-class FileSpanExporter {
+export class FileSpanExporter {
   constructor(folder, prefix, serializer) {
     this.serializer = serializer;
     this.folder = folder;
