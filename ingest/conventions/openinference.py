@@ -33,6 +33,7 @@ from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
     flat_messages,
+    parse_messages,
     parse_tool_defs,
     system_text,
     text_message,
@@ -281,9 +282,21 @@ def _request_messages(raw: JsonValue) -> tuple[Message, ...]:
 
 
 def _response_messages(view: SpanView) -> tuple[Message, ...]:
-    """The messages of the raw response in `output.value`."""
+    """The messages of the raw response in `output.value`: a provider's response, or
+    LangChain's `LLMResult` (`generations`, each generation's serialized `message`), which
+    the LangChain.js instrumentation dumps whole while flattening its tool calls without ids
+    (Arize-ai/openinference js/packages/openinference-instrumentation-langchain `utils.ts`,
+    `formatIO` and `formatOutputMessages`)."""
     raw = view.get(A.OI_OUTPUT_VALUE)
-    return whole_messages(raw, "assistant", A.OI_OUTPUT_VALUE, []) if isinstance(raw, str) else ()
+    if not isinstance(raw, str):
+        return ()
+    if raw.startswith('{"generations"'):
+        ok, parsed = try_json(raw)
+        groups = parsed.get("generations") if ok and isinstance(parsed, dict) else None
+        said = [g.get("message") for group in groups if isinstance(group, list)
+                for g in group if isinstance(g, dict)] if isinstance(groups, list) else []
+        return parse_messages([m for m in said if isinstance(m, dict)], A.OI_OUTPUT_VALUE, [])
+    return whole_messages(raw, "assistant", A.OI_OUTPUT_VALUE, [])
 
 
 def _from_request(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message, ...]:
