@@ -441,11 +441,6 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
-    NotYet("langgraph-js-openinference", ("tool_error",), ("call.id",),
-           "OpenInference's LangChain.js instrumentation flattens the model's tool calls "
-           "without ids; the id is in the LLM span's raw output.value (the AIMessage), which "
-           "openinference.py reads only where flattened messages are absent, and the failed "
-           "tool's span has no output (no ToolMessage with tool_call_id)"),
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
@@ -482,9 +477,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "as openai-agents-js-openinference-stream: OpenInference JS 4.2.7 merges two streamed "
            "parallel calls into one (ids, names, arguments concatenated); the next call's "
            "history has both, and with each call its own trace grouping starts a new turn"),
-    NotYet("langgraph-js-openinference-stream", ("tool_error",), ("call.id",),
-           "as langgraph-js-openinference: the failed call's id is only in the LLM span's raw "
-           "output.value (the AIMessageChunk) and the tools CHAIN's output ToolMessage"),
     NotYet("langgraph-js-openllmetry", WITH_TOOLS, CALLS,
            "OpenLLMetry's LangChain.js handler (0.27.0) starts every span as a root (each its "
            "own trace) and flattens chat messages to text (no tool calls, no call ids); the "
