@@ -471,12 +471,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
            "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
            "arguments concatenated; the next call's input replays both with their ids"),
-    NotYet("openai-js-openinference-stream", ("parallel_tools",),
-           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
-            "final_answer", "llm_calls"),
-           "as openai-agents-js-openinference-stream: OpenInference JS 4.2.7 merges two streamed "
-           "parallel calls into one (ids, names, arguments concatenated); the next call's "
-           "history has both, and with each call its own trace grouping starts a new turn"),
     NotYet("langgraph-js-openllmetry", WITH_TOOLS, CALLS,
            "OpenLLMetry's LangChain.js handler (0.27.0) starts every span as a root (each its "
            "own trace) and flattens chat messages to text (no tool calls, no call ids); the "
@@ -496,16 +490,11 @@ NOT_YET: tuple[NotYet, ...] = (
            "as anthropic-js-openinference-stream: the SDK's own span of each streamed call is "
            "a trace of its own that nothing merges with OpenLLMetry's (which has no "
            "gen_ai.response.id): an extra request-less turn"),
-    NotYet("anthropic-js-openllmetry-stream",
-           ("single_tool", "parallel_tools", "tool_error", "multi_turn#0"),
-           ("call.arguments", "call.result", "final_answer", "llm_calls", "usage"),
+    NotYet("anthropic-js-openllmetry-stream", WITH_TOOLS, ("call.arguments",),
            "OpenLLMetry's JS Anthropic instrumentation (0.27.0) records a streamed tool_use "
-           "with the arguments it started with ({}), not the input_json_delta pieces; the next "
-           "call replays the calls whole, which then does not extend the history: a new turn "
-           "(the results and answer land there)"),
-    NotYet("anthropic-js-openllmetry-stream", ("multi_turn#1",), ("call.arguments",),
-           "as its first turn: the streamed call's recorded arguments are {} (the whole ones "
-           "only in the next call's replayed history)"),
+           "with the input it started with ({}), not the input_json_delta pieces; the next "
+           "call's replayed history has each call's arguments whole (by id), which linking "
+           "does not prefer over the recorded {}"),
 )  # fmt: skip
 
 
