@@ -89,7 +89,7 @@ from turnscore.ingest.linking import (
     results_by_id,
     utc,
 )
-from turnscore.ingest.model import Message, Span, SpanKind, bytes_as_base64
+from turnscore.ingest.model import Message, PartType, Span, SpanKind, bytes_as_base64
 from turnscore.ingest.records import InputError
 from turnscore.ingest.turn import Call, Tool, Turn, turn_id_for
 
@@ -170,6 +170,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
         for d in drafts:
             d.requested = requested_calls(d.steps) + replayed_calls(d.steps, captured)
             attach_results(d.requested, d.steps, conv_results)
+            _run_results(d, by_trace)
         unclaimed = link_executions(
             [d.requested for d in drafts], [d.tools for d in drafts], [d.steps for d in drafts]
         )
@@ -180,8 +181,28 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
             later = drafts[index + 1].steps[:1] if index + 1 < len(drafts) else []
             replay = later[0].input_messages if later else None
             turns.append(_turn(forest, conv, d, loose, index, root, exclusive, ingest_id,
-                               replay))
+                               replay, delegated))
     return AssemblyResult(turns=turns, errors=errors, trace_conversations=trace_conv)
+
+
+def _run_results(d: _Draft, by_trace: dict[str, _TraceSpans]) -> None:
+    """A call whose result no model input holds (the run ended on it, as a handoff the
+    orchestration ran before another run's agent took over, no model call after it in this
+    run) takes the result its run's agent span lists by call id: Microsoft Agent
+    Framework's `invoke_agent` span records the run's new messages as its
+    `gen_ai.output.messages`, tool results included (agent_framework `observability.py`
+    `AgentTelemetryLayer`, `_capture_message_span_attributes_latest_experimental(...,
+    output=True)`). Only the outermost agent spans of the call's own trace: ids restart per
+    run in some stacks."""
+    for r in d.requested:
+        if r.seen is not None or not r.part.call_id:
+            continue
+        said = [p for a in by_trace[d.steps[r.step].trace_id].agents
+                for m in a.output_messages or () for p in m.parts]  # fmt: skip
+        r.seen = next(
+            (p for p in said if p.type is PartType.TOOL_RESULT and p.call_id == r.part.call_id),
+            None,
+        )
 
 
 def _is_tool(span: Span) -> bool:
@@ -275,8 +296,10 @@ def _turn(
     exclusive: bool,
     ingest_id: str,
     replay: tuple[Message, ...] | None = None,
+    delegated: set[SpanKey] | frozenset[SpanKey] = frozenset(),
 ) -> Turn:
-    """`replay`: the input of the conversation's next turn's first model call."""
+    """`replay`: the input of the conversation's next turn's first model call; `delegated`:
+    the spans at or below a delegated run (`grouping.delegated_runs`)."""
     members = _members(forest, d, root, exclusive)
     agents = [s for s in members if s.kind is SpanKind.AGENT]
     ended = exclusive and forest.missing_parent(d.anchor) is None  # the whole run arrived
@@ -296,11 +319,12 @@ def _turn(
         forest, d, root if exclusive else None, own_agents, final, pending and not ran, pending,
         members,
     )
-    # A sub-agent's tools (its spans below the delegating tool span) are not the turn's:
-    # its calls are that tool's execution, not the turn's (grouping rule 2).
-    own = [s for s in members if key_of(s) not in forest.under_tool]
-    tools, source = _tools(d.steps, [a for a in agents if key_of(a) not in forest.under_tool],
-                           own, calls)
+    # A sub-agent's tools (its spans below the delegating tool span, or in a delegated run:
+    # smolagents' managed agent) are not the turn's: its calls are that tool's execution,
+    # not the turn's (grouping rule 2).
+    theirs = forest.under_tool | delegated
+    own = [s for s in members if key_of(s) not in theirs]
+    tools, source = _tools(d.steps, [a for a in agents if key_of(a) not in theirs], own, calls)
     model_calls = d.steps + d.side
     # Leaf model calls' usage, else the run's own agent span's totals (Claude Agent SDK's
     # chat spans report only partial usage; its `invoke_agent` has the run's).

@@ -133,6 +133,14 @@ OI_EMBEDDING_EMBEDDINGS: Final = "embedding.embeddings"
 OI_CREW_INPUTS: Final = "crew_inputs"
 OI_CREW_TASKS: Final = "crew_tasks"
 OI_CREW_AGENTS: Final = "crew_agents"
+# openinference-instrumentation-smolagents `_wrappers.py` (`_smolagent_run_attributes`): set
+# on every agent run span, which is named `{agent.name or class name}.run` (`_RunWrapper`).
+OI_SMOLAGENTS_MAX_STEPS: Final = "smolagents.max_steps"
+OI_SMOLAGENTS_RUN_SUFFIX: Final = ".run"
+# openinference-instrumentation-smolagents `_wrappers.py` (`_smolagents_attributes`): an
+# agent's managed agents, each `.N.{name, description, additional_prompting,
+# managed_agent_prompt, max_steps, tools_names}`: the agents it may call as tools.
+OI_SMOLAGENTS_MANAGED_AGENTS: Final = "smolagents.managed_agents"
 
 # --- OpenLLMetry (Traceloop) -------------------------------------------------------
 TL_SPAN_KIND: Final = "traceloop.span.kind"
@@ -164,6 +172,12 @@ CREWAI_TASK_TOOLS: Final = "crewai.task.tools"
 # OpenLLMetry's Haystack instrumentation names a generator component's span
 # `haystack.openai.chat` / `.completion` (semconv_ai `SpanAttributes.HAYSTACK_OPENAI_*`).
 TL_HAYSTACK_GENERATOR_SPAN: Final = "haystack.openai."
+# OpenLLMetry's span of a Responses API call (opentelemetry-instrumentation-openai
+# `v1/responses_wrappers.py`, and its OpenAI Agents SDK bridge's `openai.response`); the
+# OpenAI instrumentation's own carries the request attributes of its shared wrapper
+# (`shared/__init__.py`, `_set_request_attributes`: `gen_ai.is_streaming`), the bridge's not.
+TL_RESPONSES_SPAN: Final = "openai.response"
+TL_IS_STREAMING: Final = "gen_ai.is_streaming"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
@@ -214,6 +228,9 @@ MLFLOW_CHUNK_EVENT_PREFIX: Final = "mlflow.chunk.item."  # span event per stream
 MLFLOW_CHUNK_VALUE: Final = "mlflow.chunk.value"  # the chunk, JSON, on that event
 MLFLOW_INVOCATION_PARAMS: Final = "invocation_params"  # LangChain chat model kwargs, tools too
 MLFLOW_LANGCHAIN_METADATA: Final = "metadata"  # LangChain run metadata, the thread id too
+# mlflow `openai/_agent_tracer.py` (`_parse_span_data`): an Agents SDK agent span's fields.
+MLFLOW_AGENT_HANDOFFS: Final = "handoffs"
+MLFLOW_AGENT_OUTPUT_TYPE: Final = "output_type"
 
 # --- Vercel AI SDK (`ai.*`, experimental_telemetry) ---------------------------------
 VERCEL_OPERATION_ID: Final = "ai.operationId"
@@ -336,3 +353,8 @@ LI_OUTPUT_TOKEN_KEYS: Final = (
     "response.raw.usage.output_tokens",
 )
 LI_STEP_INPUT_SUMMARY: Final = "llamaindex.step.input_summary"  # a step's input, Python repr
+# llama-index-core `agent/workflow/workflow_events.py`: the agent workflow's events
+# (`AgentInput`, `AgentSetup`, `AgentOutput`, `AgentStream`) name the agent that runs;
+# `base_agent.py`: an agent given no name is `DEFAULT_AGENT_NAME`.
+LI_CURRENT_AGENT_NAME: Final = "current_agent_name"
+LI_DEFAULT_AGENT_NAME: Final = "Agent"

@@ -8,6 +8,7 @@ chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
   `model_request_parameters.function_tools[].parameters_json_schema`, aggregated usage.
 - Strands: per-called-tool `gen_ai.tool.json_schema`, tool names in `gen_ai.agent.tools`.
 - MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`;
+  an Agents SDK agent's span named after the agent (`_agents_sdk_agent`);
   a streamed call's chunks as `mlflow.chunk.item.N` span events; the tools as sent in the
   request's kwargs or LangChain's `invocation_params` (also under MLflow's GenAI translation).
 - Google ADK: Gemini request/response JSON in `gcp.vertex.agent.llm_request/llm_response`,
@@ -185,7 +186,7 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
     base = Decoded(
         kind=kind,
         model=model,
-        agent_name=graph_agent(view.name, metadata.get),
+        agent_name=graph_agent(view.name, metadata.get) or _agents_sdk_agent(view, kind),
         conversation_id=run_thread(metadata),
         input_tokens=as_int(usage.get("input_tokens")),
         output_tokens=as_int(usage.get("output_tokens")),
@@ -210,6 +211,18 @@ def _mlflow_decode(view: SpanView, problems: Problems) -> Decoded:
     ))
 
 
+
+
+def _agents_sdk_agent(view: SpanView, kind: SpanKind | None) -> str | None:
+    """An OpenAI Agents SDK agent span under MLflow's autolog: an AGENT span named after the
+    agent (`span_data.name`), with the agent's `handoffs` and `output_type` as attributes
+    (mlflow `openai/_agent_tracer.py`, `_get_span_name`, `_parse_span_data`). The AGENT
+    spans above it name no agent: the run's root (`AgentRunner.run`, `run_streamed`) is
+    named after the method, a user's `agents.trace` after the trace."""
+    if kind is not SpanKind.AGENT or not all(
+            k in view.attributes for k in (A.MLFLOW_AGENT_HANDOFFS, A.MLFLOW_AGENT_OUTPUT_TYPE)):
+        return None
+    return view.name or None
 
 
 def _mlflow_tools_sent(view: SpanView, inputs: JsonValue) -> JsonValue:

@@ -23,6 +23,8 @@ are read from the answers, results from the next call's request.
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
 from turnscore.ingest import attributes as A
@@ -139,6 +141,31 @@ def _openai(message: JsonValue) -> JsonValue:
     if extra.get("tool_call_id") is not None:
         result["tool_call_id"] = extra["tool_call_id"]
     return result
+
+
+# An `AgentInput` or `AgentSetup` event's repr: a pydantic model's, fields in declaration
+# order, so `current_agent_name`, declared last, closes it (a string literal: '...' or "...").
+_AGENT_EVENT_REPR = re.compile(
+    r"""(?:AgentInput|AgentSetup)\(.*, current_agent_name="""
+    r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\)""",
+    re.DOTALL,
+)
+
+
+def workflow_agent(event: JsonValue) -> str | None:
+    """The agent a LlamaIndex agent workflow's step runs, as the step's event names it
+    (`current_agent_name`: the FunctionAgent's or ReActAgent's `name`, the active agent of a
+    multi-agent AgentWorkflow), in either form the instrumentations record an event: its
+    `model_dump()` (OpenLLMetry's `traceloop.entity.output`) or its repr (OpenInference's
+    step input, `{"ctx": ..., "ev": repr}`). An agent given no name is LlamaIndex's default
+    (`Agent`), which names none."""
+    name: object = None
+    if isinstance(event, dict):
+        name = event.get(A.LI_CURRENT_AGENT_NAME)
+    elif isinstance(event, str) and A.LI_CURRENT_AGENT_NAME in event:
+        found = _AGENT_EVENT_REPR.fullmatch(event)
+        name = ast.literal_eval(found.group(1)) if found else None
+    return name if isinstance(name, str) and name not in ("", A.LI_DEFAULT_AGENT_NAME) else None
 
 
 LLAMAINDEX = Convention(

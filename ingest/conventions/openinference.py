@@ -10,7 +10,9 @@ chat request's tools where no `llm.tools` are (`_from_request`, `_with_ids`,
 `_request_tools`). A message naming a `tool_call_id` is a tool's result, whatever its
 role. LangChain TOOL spans serialize a `ToolMessage` as output; its `content` is the
 result the model saw and its `tool_call_id` the link to the call.
-An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`); its
+An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`), else
+a smolagents run's span name (`_smolagents_run`); a LlamaIndex agent workflow's CHAIN step
+names its agent in its input event (`_workflow_step_agent`). An AGENT span's
 task is a known key of its JSON input (`_task`), its answer its text output or a known key
 of its JSON output (`_agent_answer`: what a `return_direct` run returned). A CrewAI
 kickoff's one text input is the user's request (`_kickoff_request`). A TOOL span naming
@@ -29,6 +31,7 @@ from msgspec.structs import replace
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
 from turnscore.ingest.conventions.langsmith import graph_agent, run_metadata, run_thread
+from turnscore.ingest.conventions.llamaindex import workflow_agent
 from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
@@ -66,7 +69,9 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         conversation_id=as_str(view.get(A.OI_SESSION_ID)) or run_thread(metadata),
         agent_name=as_str(view.get(A.OI_AGENT_NAME))
         or (_graph_node(view) if kind is SpanKind.AGENT else None)
-        or graph_agent(view.name, metadata.get),
+        or graph_agent(view.name, metadata.get)
+        or (_smolagents_run(view) if kind is SpanKind.AGENT else None)
+        or (_workflow_step_agent(view) if kind is SpanKind.CHAIN else None),
     )
     if kind is SpanKind.TOOL:
         return base.fill(_tool(view, problems))
@@ -88,6 +93,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     tools = _tools(view, problems)
     if tools is None and kind is SpanKind.LLM:
         tools = _request_tools(view, problems)
+    elif tools is None and kind is SpanKind.AGENT:
+        tools = _managed_agents(view)
     return base.fill(Decoded(
         input_messages=inputs,
         output_messages=outputs,
@@ -104,6 +111,35 @@ def _graph_node(view: SpanView) -> str | None:
     AgentChat). A span name is no agent's: the OpenAI Agents processor names its root AGENT
     span after the trace ("Agent workflow")."""
     return as_str(view.get(A.OI_GRAPH_NODE_NAME)) or as_str(view.get(A.OI_GRAPH_NODE_ID))
+
+
+# smolagents' own agent classes: the instrumentation before 0.1.43 names every run span after
+# the agent's class, and later ones do for an agent given no name.
+_SMOLAGENTS_CLASSES = frozenset({"MultiStepAgent", "ToolCallingAgent", "CodeAgent"})
+
+
+def _smolagents_run(view: SpanView) -> str | None:
+    """The agent a smolagents run span (it carries `smolagents.max_steps`) names: the span is
+    `{agent.name}.run`, or `{class}.run` for an agent given no name, which names none
+    (openinference-instrumentation-smolagents `_wrappers.py`, `_RunWrapper`; its attributes
+    have no `agent.name`). A managed agent's run, nested in its manager's, is named alike."""
+    if A.OI_SMOLAGENTS_MAX_STEPS not in view.attributes:
+        return None
+    name, suffix, rest = view.name.rpartition(A.OI_SMOLAGENTS_RUN_SUFFIX)
+    return name if name and suffix and not rest and name not in _SMOLAGENTS_CLASSES else None
+
+
+def _workflow_step_agent(view: SpanView) -> str | None:
+    """The agent a LlamaIndex agent workflow's step runs: the instrumentation records a
+    step's arguments as its input, `{"ctx": ..., "ev": repr(event)}`, and the events of
+    `setup_agent` and `run_agent_step` name it (`llamaindex.workflow_agent`;
+    openinference-instrumentation-llama-index `_handler.py`, `process_input`). Read only
+    where the name's key is in the text: most CHAIN inputs are no step's."""
+    raw = as_str(view.get(A.OI_INPUT_VALUE))
+    if raw is None or A.LI_CURRENT_AGENT_NAME not in raw:
+        return None
+    ok, value = try_json(raw)
+    return workflow_agent(value.get("ev")) if ok and isinstance(value, dict) else None
 
 
 def _with_finish(
@@ -208,6 +244,17 @@ def _tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
     tools = [item.get("tool") for item in items if isinstance(item, dict)]
     defined = [_tool_def(t) for t in tools if isinstance(t, dict)]
     return parse_tool_defs([d for d in defined if d is not None], A.OI_TOOLS, problems)
+
+
+def _managed_agents(view: SpanView) -> tuple[ToolDef, ...] | None:
+    """The agents a smolagents agent may call as tools, named and described on its AGENT
+    span (`smolagents.managed_agents.N.name`, `.description`); smolagents offers each to the
+    model as a tool of that name (`task`, `additional_args`), which the LLM span's
+    `llm.tools` leave out. No schema: the span does not record one."""
+    tree = unflatten(view.attributes, A.OI_SMOLAGENTS_MANAGED_AGENTS)
+    agents = [a for a in tree if isinstance(a, dict)] if isinstance(tree, list) else []
+    named = [(as_str(a.get("name")), as_str(a.get("description"))) for a in agents]
+    return tuple(ToolDef(name=n, description=d) for n, d in named if n) or None
 
 
 def _tool_def(tool: dict[str, Any]) -> JsonValue:
@@ -549,5 +596,6 @@ OPENINFERENCE = Convention(
         A.OI_TOOLS, A.OI_PROMPTS, A.OI_PROMPT_TEMPLATE, A.OI_RETRIEVAL_DOCUMENTS,
         A.OI_RERANKER_INPUT_DOCUMENTS, A.OI_RERANKER_OUTPUT_DOCUMENTS, A.OI_RERANKER_QUERY,
         A.OI_EMBEDDING_EMBEDDINGS, A.OI_CREW_INPUTS, A.OI_CREW_TASKS, A.OI_CREW_AGENTS,
+        A.OI_SMOLAGENTS_MANAGED_AGENTS,
     ),
 )  # fmt: skip

@@ -23,7 +23,8 @@ The LlamaIndex instrumentation (`dispatcher_wrapper.py`) makes every step of a w
 agent a `task` span; the `call_tool` step's is the tool's execution: it names the tool
 (`tool.name`) and its arguments (`tool.arguments`), and its entity output is LlamaIndex's
 `ToolCallResult` (the call id, and the `ToolOutput` with the result and `is_error`). The
-tool's own `FunctionTool.task` span under it is a plain task: one execution per call.
+tool's own `FunctionTool.task` span under it is a plain task: one execution per call. The
+steps that return an `AgentInput` or `AgentSetup` name the agent (`_workflow_step_agent`).
 
 The Haystack instrumentation's generator span (`haystack.openai.chat`, `llm.request.type`
 chat) wraps a component's `run`, not a model call, and records nothing of one
@@ -42,6 +43,7 @@ from typing import Any
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.llamaindex import workflow_agent
 from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
@@ -96,11 +98,22 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         tool_definitions=None if functions is None
         else parse_tool_defs(functions, A.TL_REQUEST_FUNCTIONS, problems),
         conversation_id=first_str(view.attributes, _SESSION_KEYS),
-        agent_name=as_str(view.get(A.TL_ENTITY_NAME)) if kind is SpanKind.AGENT else None,
+        agent_name=as_str(view.get(A.TL_ENTITY_NAME)) if kind is SpanKind.AGENT
+        else _workflow_step_agent(view) if tl_kind is SpanKind.CHAIN else None,
     )
     if kind is SpanKind.TOOL:
         return base.fill(Decoded(tool_execution=_tool(view)))
     return base
+
+
+def _workflow_step_agent(view: SpanView) -> str | None:
+    """The agent a LlamaIndex agent workflow's step ran for: the steps `init_run` and
+    `setup_agent` return an event naming it, which the instrumentation records as the task's
+    entity output, `model_dump()` JSON (`llamaindex.workflow_agent`). Parsed only where the
+    name's key is in the text."""
+    raw = as_str(view.get(A.TL_ENTITY_OUTPUT))
+    return workflow_agent(json_or_text(raw)) \
+        if raw is not None and A.LI_CURRENT_AGENT_NAME in raw else None
 
 
 def _crewai_task(view: SpanView) -> tuple[Message, ...] | None:

@@ -174,6 +174,8 @@ def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) ->
     outputs = model_said(_messages(attrs, A.GEN_AI_OUTPUT_MESSAGES, problems))
     if outputs and any(p.text and p.text.startswith("{'") for m in outputs for p in m.parts):
         outputs = tuple(_dumped(m, problems) for m in outputs)
+    if view.name == A.TL_RESPONSES_SPAN and A.TL_IS_STREAMING in view.attributes:
+        inputs, outputs = _item_ids_dropped(inputs), _item_ids_dropped(outputs)
     tools = _definitions(attrs, problems)
     own = view.get(A.GEN_AI_TOOL_DEFINITIONS)
     if tools and own is not None and own is not attrs.get(A.GEN_AI_TOOL_DEFINITIONS):
@@ -242,6 +244,27 @@ def _calls_joined(messages: tuple[Message, ...] | None) -> tuple[Message, ...] |
         else:
             joined.append(m)
     return tuple(joined)
+
+
+def _item_ids_dropped(messages: tuple[Message, ...] | None) -> tuple[Message, ...] | None:
+    """The OpenAI instrumentation's Responses spans without their tool calls' ids, which name
+    no call for sure: a `function_call` item has its own `id` (`fc_...`) beside the
+    `call_id` its `function_call_output` answers, and the tool call parts carry the output
+    item's `id`, and in the input the item's `id`, or its `call_id` where the app sent the
+    item without one (opentelemetry-instrumentation-openai 0.62.4 `v1/responses_wrappers.py`,
+    `set_data_attributes`). Kept, a replay would not extend the history its output left
+    (`links`) where the app rebuilt its items (langchain-openai's
+    `_construct_responses_api_input`: the `id` only where it kept them); the results'
+    `call_id` names the calls (`linking.attach_results`). The Agents SDK bridge's spans keep
+    theirs: its output names the `call_id`, and a run is one trace."""
+    if not messages or not any(p.call_id for m in messages for p in m.tool_calls):
+        return messages
+    return tuple(
+        Message(m.role, tuple(replace(p, call_id=None) if p.type is PartType.TOOL_CALL else p
+                              for p in m.parts), m.finish_reason)
+        if any(p.call_id for p in m.tool_calls) else m
+        for m in messages
+    )
 
 
 def _calls_only(message: Message) -> bool:

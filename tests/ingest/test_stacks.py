@@ -377,6 +377,31 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the request's tool schemas carry the `additionalProperties: false` BeeAI's strict "
         "mode adds; the export's llm.tools are the tools' schemas before it",
         lambda rec, index: ["additionalProperties"]),
+    Gap("openai-responses-openllmetry-call-ids", "tool_error", "call.is_error",
+        "as openai-responses-openllmetry: a Responses function_call_output has no error flag",
+        lambda rec, index: ["is_error", "exception.type"]),
+    Gap("autogen-swarm", "handoff", "tools",
+        "as autogen-agentchat: AutoGen 0.7's execute_tool spans name and describe the tools "
+        "that ran (the handoff tool too) with no schema, and openai-v2 2.4b0 records no "
+        "gen_ai.tool.definitions: no schema is anywhere",
+        lambda rec, index: ['"required"', '"properties"']),
+    Gap("autogen-swarm-openinference", "handoff", "tools",
+        "OpenInference's AutoGen AgentChat instrumentation (0.1.22) records a model call's "
+        "llm.tools only for the handoff tools; the specialist's get_weather schema is nowhere "
+        "(its TOOL span's tool.parameters are the call's arguments)",
+        lambda rec, index: ['"enum"']),
+    Gap("semantic-kernel-handoff", "handoff", "tools",
+        "Semantic Kernel 1.45 records gen_ai.tool.definitions from an agent's own plugins; the "
+        "orchestration's Handoff plugin (added to a clone of the agent's kernel) is named only "
+        "(sk.available_functions) and described only where it ran (execute_tool): "
+        "complete_task, never called, has no description or schema anywhere",
+        lambda rec, index: ["Complete the task with a summary", "task_summary"]),
+    *(Gap(stack, "handoff", "tools",
+          "AgentTool's schema (task) is nowhere: AutoGen's execute_tool span names and "
+          "describes the tool it ran, and neither openai-v2 2.4b0 nor OpenInference's AutoGen "
+          "AgentChat instrumentation (llm.tools only for handoff tools) records it",
+          lambda rec, index: ['"additionalProperties"', '"title"'])
+      for stack in ("autogen-as-tool", "autogen-as-tool-openinference")),
     *(Gap(stack, "tool_error", "call.is_error",
           "a raw client loop has no tool span, and a chat completions tool message has no "
           "error flag: the failure is only in the result's text",
@@ -471,6 +496,38 @@ NOT_YET: tuple[NotYet, ...] = (
            "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
            "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
            "arguments concatenated; the next call's input replays both with their ids"),
+    NotYet("autogen-swarm", ("handoff",),
+           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
+            "final_answer", "llm_calls", "usage"),
+           "grouping: AutoGen's runtime roots each agent's turn in the swarm in a trace of its "
+           "own (`autogen publish`), no conversation id, and the specialist's input is the "
+           "user's request then the handoff's result relayed as a user message (AgentChat's "
+           "HandoffMessage, its `name` dropped by openai-v2): a new trace and a new 'request', "
+           "so the specialist's two calls are a turn of their own"),
+    NotYet("autogen-swarm-openinference", ("handoff",),
+           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
+            "final_answer", "llm_calls", "usage"),
+           "grouping: in the swarm's one trace the specialist's input ends in the handoff "
+           "tool's result relayed as a user message (AgentChat's HandoffMessage, the same text "
+           "as the transfer TOOL span's output.value, no `name` recorded): read as a new "
+           "request, it splits the turn at the handoff"),
+    NotYet("semantic-kernel-handoff", ("handoff",),
+           ("turns", "call.id", "call.name", "call.arguments", "call.is_error", "final_answer",
+            "llm_calls", "usage"),
+           "grouping: Semantic Kernel's in-process runtime (AutoGen core's) roots each actor's "
+           "message in a trace of its own, joined to the sender's trace only by an OTel span "
+           "link (publish/process span -> the `create` span), which ingest does not read: the "
+           "specialist's run is a turn of its own"),
+    NotYet("semantic-kernel-handoff", ("handoff",), ("call.result",),
+           "the transfer function returns nothing and Semantic Kernel records str(None), "
+           "'None', as its gen_ai.tool.call.result; the wire never tells a result (expected "
+           "null); and the split turn (above) lacks get_weather"),
+    NotYet("smolagents-openinference-managed", ("handoff",), ("tools",),
+           "the managed agent's schema (task, additional_args) is only text in the manager's "
+           "system prompt (its AGENT span names and describes it: smolagents.managed_agents); "
+           "and expect.py counts the specialist's later requests in the main line (their "
+           "newest user message is an `Observation:`, not the task), so get_weather, a "
+           "sub-agent's tool, is expected too"),
     NotYet("langgraph-js-openllmetry", WITH_TOOLS, CALLS,
            "OpenLLMetry's LangChain.js handler (0.27.0) starts every span as a root (each its "
            "own trace) and flattens chat messages to text (no tool calls, no call ids); the "
@@ -1387,6 +1444,115 @@ FORMS: dict[str, Form] = {
                    "llm.invocation_parameters"}),
         absent=_JSON_MESSAGES,
     ),
+    # OpenLLMetry's Responses span, the app sending its function calls back without the
+    # output items' `fc_` ids: the input's tool calls say the call_id the output did not.
+    "openai-responses-openllmetry-call-ids": Form(
+        frozenset({"openai.response"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id",
+                          "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role"}),
+    ),
+    # AutoGen's own spans (each agent's turn in the swarm an invoke_agent span in a trace of
+    # its own, under the runtime's `autogen process` span) and openai-v2's chat spans; the
+    # handoff an execute_tool span of the triage agent's.
+    "autogen-swarm": Form(
+        frozenset({"invoke_agent triage_agent", "invoke_agent weather_specialist",
+                   "execute_tool transfer_to_weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.agent.name", "gen_ai.tool.call.id", "messaging.operation"},
+        absent=frozenset({"gen_ai.tool.definitions", "openinference.span.kind"}),
+    ),
+    # OpenInference's CHAIN span for the team's run over both agents' AGENT spans (the
+    # specialist's graph.node.parent_id the triage agent), their LLM and TOOL spans.
+    "autogen-swarm-openinference": Form(
+        frozenset({"Swarm.run_stream", "triage_agent.on_messages_stream",
+                   "weather_specialist.on_messages_stream", "OpenAIChatCompletionClient.create",
+                   "triage_agent.transfer_to_weather_specialist",
+                   "weather_specialist.get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.parent_id", "participant_names", "gen_ai.tool.call.id"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # The workflow's invoke_workflow span per run over each agent's invoke_agent (its output
+    # messages the run's new messages, tool results too: the handoff's only record of its
+    # result, no execute_tool span for it) and their chat and execute_tool spans.
+    "agent-framework-handoff": Form(
+        frozenset({"invoke_workflow Handoff", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "executor.process weather_specialist",
+                   "chat gpt-4o-mini", "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.workflow.name", "executor.type", "gen_ai.tool.call.result"},
+        absent=frozenset({"gen_ai.conversation.id", "openinference.span.kind"}),
+    ),
+    # The in-process runtime's `agent_runtime` spans (each message processed in a trace of
+    # its own, linked to its `create` span) over each agent's invoke_agent, the
+    # AutoFunctionInvocationLoop, chat and execute_tool spans; content as log records.
+    "semantic-kernel-handoff": Form(
+        frozenset({"invoke_agent triage_agent", "invoke_agent weather_specialist",
+                   "AutoFunctionInvocationLoop", "chat gpt-4o-mini",
+                   "execute_tool Handoff-transfer_to_weather_specialist",
+                   "execute_tool weather-get_weather"}),
+        frozenset({"messaging.operation", "sk.available_functions", "gen_ai.tool.call.result",
+                   "gen_ai.tool.definitions", "gen_ai.agent.name"}),
+        absent=frozenset({"gen_ai.conversation.id", "openinference.span.kind"}),
+    ),
+    # The AgentWorkflow's CHAIN span per run over its steps (setup_agent, run_agent_step,
+    # call_tool, ...), each agent's model calls and tool runs (the handoff a FunctionTool
+    # TOOL span too) below them; the current agent only in the steps' dumped events.
+    "llamaindex-openinference-handoff": Form(
+        frozenset({"AgentWorkflow.run", "AgentWorkflow.setup_agent", "AgentWorkflow.call_tool",
+                   "OpenAI._prepare_chat_with_tools", "OpenAI.astream_chat",
+                   "FunctionTool.acall"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "session.id"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # The manager's AGENT span (naming its managed agents) over its steps; the managed
+    # agent's run an AGENT span nested in the manager's step, no TOOL span between.
+    "smolagents-openinference-managed": Form(
+        frozenset({"triage_agent.run", "weather_specialist.run", "OpenAIModel.generate",
+                   "SimpleTool", "FinalAnswerTool"}),
+        frozenset({"smolagents.managed_agents.0.name", "smolagents.managed_agents.0.description",
+                   "llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "session.id"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # The team's AGENT span over its model calls, the delegation's TOOL span and, beside it
+    # (not below it), the member's AGENT span (graph.node.parent_id the team's node).
+    "agno-openinference-team": Form(
+        frozenset({"triage_agent.run", "weather_specialist.run", "OpenAIChat.invoke",
+                   "delegate_task_to_members", "get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.parent_id", "agent.name", "session.id"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # AgentTool: the specialist's invoke_agent inside the triage agent's execute_tool span
+    # for it, one trace per run; openai-v2's chat spans under AutoGen's.
+    "autogen-as-tool": Form(
+        frozenset({"invoke_agent triage_agent", "execute_tool weather_specialist",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.agent.name", "gen_ai.tool.call.id"},
+        absent=frozenset({"gen_ai.tool.definitions", "openinference.span.kind"}),
+    ),
+    # The same under OpenInference: the specialist's AGENT span below the triage agent's
+    # TOOL span for it.
+    "autogen-as-tool-openinference": Form(
+        frozenset({"triage_agent.on_messages_stream", "triage_agent.weather_specialist",
+                   "weather_specialist.on_messages_stream", "OpenAIChatCompletionClient.create",
+                   "weather_specialist.get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "graph.node.id",
+                   "gen_ai.tool.call.id"}),
+        absent=_JSON_MESSAGES | {"llm.tools.0.tool.json_schema"},
+    ),
+    # Agent.as_tool: the specialist's invoke_agent inside the triage agent's execute_tool.
+    "agent-framework-as-tool": Form(
+        frozenset({"invoke_agent triage_agent", "execute_tool weather_specialist",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result", "gen_ai.agent.name"},
+        absent=frozenset({"gen_ai.workflow.name", "openinference.span.kind"}),
+    ),
     # A raw `openai` Node client loop under OpenLLMetry's JS OpenAI instrumentation (0.27): one
     # `chat` span per model call in the GenAI JSON form, each its own trace.
     **{stack: Form(
@@ -1543,21 +1709,25 @@ _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent n
 AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("only the workflow's dumped input holds the FunctionAgent's name", True)
        for stack in ("llamaindex-openinference", "llamaindex-openinference-openllmetry",
-                     "llamaindex-openllmetry")},
+                     "llamaindex-openllmetry", "llamaindex-openinference-handoff")},
     **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",
                      "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
-    "mlflow-openai-agents": ("its AGENT span is named after it, below MLflow's own "
-                             "`AgentRunner.run` AGENT span", True),
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
     "smolagents-openinference": (
         "only the AGENT span's name holds it (`research_assistant.run`)", True),
     "smolagents-openinference-openai": (
         "only the AGENT span's name holds it (`research_assistant.run`)", True),
+    "smolagents-openinference-managed": (
+        "only the AGENT span's name holds it (`triage_agent.run`)", True),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
+    **{stack: ("the specialist's calls make turns of their own (NOT_YET: grouping), named "
+               "for the specialist", True)
+       for stack in ("autogen-swarm", "autogen-swarm-openinference",
+                     "semantic-kernel-handoff")},
     **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "
                "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
                "workflow spans' entity output, root spans of their own traces", True)

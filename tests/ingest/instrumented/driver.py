@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,22 +136,43 @@ def _complete(
     return out
 
 
+Complete = Callable[[list[dict[str, Any]]], dict[str, Any]]
+"""One model call on the history so far: the assistant message, in OpenAI's chat shape, as
+the next request will carry it."""
+
+
 def converse(client: Any, scenario: str, stream: bool = False, usage: bool = True) -> None:
     """The scenario's turns on the `openai` client, each model call streamed or not (the
     stack drivers' raw loops on OpenAI-compatible SDKs too: `stacks/openai_loop.py`,
     `stacks/groq_loop.py`)."""
+    tool_loop(complete_with(client, stream, usage), scenario)
+
+
+def complete_with(client: Any, stream: bool = False, usage: bool = True) -> Complete:
+    """`_complete` on an OpenAI-compatible `client` (looked up per call: traceloop_loop
+    wraps it in a task)."""
+    return lambda messages: _complete(client, messages, stream, usage)
+
+
+def tool_loop(complete: Complete, scenario: str, named_results: bool = False) -> None:
+    """The scenario's turns as OpenAI chat messages, whatever SDK `complete` calls (an
+    OpenAI-compatible one's, Mistral's, Azure AI Inference's): each tool call the model asks
+    for run and its result sent back, until the model answers. `named_results`: a tool
+    result names its tool (`name`), as Mistral's tool messages do."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
     for turn in SCENARIOS[scenario].turns:
         messages.append({"role": "user", "content": turn.request})
         for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            message = _complete(client, messages, stream, usage)
+            message = complete(messages)
             messages.append(message)
             if not message.get("tool_calls"):
                 break
             for call in message["tool_calls"]:
                 fn = call["function"]
                 content, _ = run_tool(fn["name"], fn["arguments"])
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+                name = {"name": fn["name"]} if named_results else {}
+                messages.append({"role": "tool", "tool_call_id": call["id"], **name,
+                                 "content": content})  # fmt: skip
 
 
 @contextmanager

@@ -1,7 +1,8 @@
 """A raw-client agent loop on the Azure AI Inference SDK (`ChatCompletionsClient.complete`
 with tools, the endpoint the scripted server's chat completions route), traced by the SDK's
 own `AIInferenceInstrumentor` (azure-core's OpenTelemetry plugin, content recording on);
-`-stream` streams every call (`stream=True`, read to its end). The SDK has no session."""
+`-stream` streams every call (`stream=True`, read to its end). The loop is `driver.tool_loop`;
+`_complete` reads the SDK's answer back as OpenAI's chat shape. The SDK has no session."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT, TOOLS, run_tool
+from tests.ingest.instrumented.driver import tool_loop
+from tests.ingest.instrumented.scenarios import MODEL, TOOLS
 from tests.ingest.instrumented.stacks.common import main, providers
 
 
@@ -41,21 +43,6 @@ def _complete(client: Any, messages: list[dict[str, Any]], stream: bool) -> dict
     return out
 
 
-def converse(client: Any, scenario: str, stream: bool) -> None:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
-    for turn in SCENARIOS[scenario].turns:
-        messages.append({"role": "user", "content": turn.request})
-        for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            message = _complete(client, messages, stream)
-            messages.append(message)
-            if not message.get("tool_calls"):
-                break
-            for call in message["tool_calls"]:
-                fn = call["function"]
-                content, _ = run_tool(fn["name"], fn["arguments"])
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-
-
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario):
         from azure.ai.inference import ChatCompletionsClient
@@ -68,7 +55,8 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         instrumentor.instrument(enable_content_recording=True)
         client = ChatCompletionsClient(endpoint=base_url, credential=AzureKeyCredential("test-key"))
         try:
-            converse(client, scenario, stack.endswith("-stream"))
+            stream = stack.endswith("-stream")
+            tool_loop(lambda messages: _complete(client, messages, stream), scenario)
         finally:
             instrumentor.uninstrument()
 

@@ -3,28 +3,35 @@
 for what the scenarios use) under OpenLLMetry's Mistral AI instrumentation, prompts traced;
 `-stream` calls `chat.stream` and assembles each answer from its chunks.
 
-The history is the SDK's own message models, as its docs' tool examples build it: the
-instrumentation reads each prompt message's `.content` and `.role` as attributes
-(opentelemetry-instrumentation-mistralai `__init__.py` `_set_input_attributes`), so a
-history of plain dicts leaves its spans without prompts. The newest instrumentation (0.62)
-imports `mistralai.models`, which mistralai 2.0 moved under `mistralai.client`: the newest
-SDK it runs with is 1.x."""
+The loop is `driver.tool_loop`, its model call `mistral_complete` (which
+`provider_sdk_loop` runs under OpenInference too). The history goes to the SDK as its own
+message models, as its docs' tool examples build it: the instrumentation reads each prompt
+message's `.content` and `.role` as attributes (opentelemetry-instrumentation-mistralai
+`__init__.py` `_set_input_attributes`), so a history of plain dicts leaves its spans without
+prompts. The newest instrumentation (0.62) imports `mistralai.models`, which mistralai 2.0
+moved under `mistralai.client`: the newest SDK it runs with is 1.x."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT, TOOLS, run_tool
+from tests.ingest.instrumented.driver import Complete, tool_loop
+from tests.ingest.instrumented.scenarios import MODEL, TOOLS
 from tests.ingest.instrumented.stacks.common import main, providers
 
 
-def _streamed(events: Any) -> Any:
-    """A chat stream read to its end, as the assistant message its chunks spell."""
-    from mistralai.models import AssistantMessage, FunctionCall, ToolCall
+def _call(call_id: str | None, name: str, arguments: Any) -> dict[str, Any]:
+    if not isinstance(arguments, str):  # the SDK types them a JSON string or an object
+        arguments = json.dumps(arguments)
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
+
+def _streamed(events: Any) -> dict[str, Any]:
+    """A chat stream read to its end, as the assistant message its chunks spell."""
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}
     for event in events:
@@ -37,37 +44,51 @@ def _streamed(events: Any) -> Any:
                 call["name"] += delta.function.name or ""
                 arguments = delta.function.arguments
                 call["arguments"] += arguments if isinstance(arguments, str) else ""
-    return AssistantMessage(
-        content="".join(text),
-        tool_calls=[ToolCall(id=c["id"], function=FunctionCall(name=c["name"],
-                                                               arguments=c["arguments"]))
-                    for _, c in sorted(calls.items())] or None,
-    )  # fmt: skip
+    said = [_call(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())]
+    return {"role": "assistant", "content": "".join(text)} | (
+        {"tool_calls": said} if said else {})  # fmt: skip
 
 
-def converse(client: Any, scenario: str, stream: bool) -> None:
-    from mistralai.models import SystemMessage, ToolMessage, UserMessage
+def mistral_complete(
+    client: Any, stream: bool, as_sent: Callable[[list[dict[str, Any]]], list[Any]] = list
+) -> Complete:
+    """One call of a `mistralai` client's `chat.complete` (or `chat.stream`), the history
+    handed over as `as_sent` makes it."""
 
-    messages: list[Any] = [SystemMessage(content=SYSTEM_PROMPT)]
-    for turn in SCENARIOS[scenario].turns:
-        messages.append(UserMessage(content=turn.request))
-        for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            if stream:
-                message = _streamed(client.chat.stream(model=MODEL, messages=messages,
-                                                       tools=TOOLS))  # fmt: skip
-            else:
-                reply = client.chat.complete(model=MODEL, messages=messages, tools=TOOLS)
-                message = reply.choices[0].message
-            messages.append(message)
-            if not message.tool_calls:
-                break
-            for call in message.tool_calls:
-                arguments = call.function.arguments  # a JSON string, or an object
-                if not isinstance(arguments, str):
-                    arguments = json.dumps(arguments)
-                content, _ = run_tool(call.function.name, arguments)
-                messages.append(ToolMessage(content=content, tool_call_id=call.id,
-                                            name=call.function.name))  # fmt: skip
+    def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        sent = as_sent(messages)
+        if stream:
+            return _streamed(client.chat.stream(model=MODEL, messages=sent, tools=TOOLS))
+        said = client.chat.complete(model=MODEL, messages=sent, tools=TOOLS).choices[0].message
+        calls = [_call(c.id, c.function.name, c.function.arguments) for c in said.tool_calls or ()]
+        return {"role": "assistant", "content": said.content} | (
+            {"tool_calls": calls} if calls else {})  # fmt: skip
+
+    return complete
+
+
+def _models(messages: list[dict[str, Any]]) -> list[Any]:
+    """The history as the SDK's message models (see the module docstring)."""
+    from mistralai.models import (
+        AssistantMessage,
+        FunctionCall,
+        SystemMessage,
+        ToolCall,
+        ToolMessage,
+        UserMessage,
+    )
+
+    plain = {"system": SystemMessage, "user": UserMessage, "tool": ToolMessage}
+    models: list[Any] = []
+    for m in messages:
+        if m["role"] != "assistant":
+            models.append(plain[m["role"]](**{k: v for k, v in m.items() if k != "role"}))
+            continue
+        calls = [ToolCall(id=c["id"], type=c["type"], function=FunctionCall(**c["function"]))
+                 for c in m.get("tool_calls", ())]  # fmt: skip
+        said = {"tool_calls": calls} if calls else {}  # an explicit None is sent as null
+        models.append(AssistantMessage(content=m["content"], **said))
+    return models
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
@@ -78,7 +99,8 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         from mistralai import Mistral
 
         client = Mistral(api_key="test-key", server_url=base_url.removesuffix("/v1"))
-        converse(client, scenario, stack.endswith("-stream"))
+        complete = mistral_complete(client, stack.endswith("-stream"), _models)
+        tool_loop(complete, scenario, named_results=True)
 
 
 ENV = {"TRACELOOP_TRACE_CONTENT": "true"}

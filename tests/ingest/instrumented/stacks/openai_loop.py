@@ -9,7 +9,9 @@ The `openai-responses-*` configurations run the same loop on the Responses API
 (`client.responses.create`: `instructions`, the conversation as `input` items, the tools in
 the Responses form, the model's output items and a `function_call_output` per call appended
 as the next request's input), under one instrumentation each, plain and streamed (the
-`response.completed` event's response is what the app keeps). The OTel contrib `openai-v2`
+`response.completed` event's response is what the app keeps); `-call-ids` sends the history
+back as an app keeping it in its own form does, each function call by its `call_id` alone
+(`_rebuilt`). The OTel contrib `openai-v2`
 instruments Responses only from 2.4b0, which imports `opentelemetry.util.genai.instruments`,
 a module no release of util-genai (1.3b0) has: it is not among them."""
 
@@ -31,10 +33,13 @@ INSTRUMENTATIONS = {
     "openai-responses-openinference-stream": ("openinference",),
     "openai-responses-openllmetry": ("openllmetry",),
     "openai-responses-openllmetry-stream": ("openllmetry",),
+    "openai-responses-openllmetry-call-ids": ("openllmetry",),
 }
 STREAMED = {"openai-three-instrumentations-stream", "openai-responses-openinference-stream",
             "openai-responses-openllmetry-stream"}  # fmt: skip
 RESPONSES_TOOLS = [{"type": "function", **t["function"]} for t in TOOLS]
+REBUILT = {"openai-responses-openllmetry-call-ids"}
+"""Configurations whose history is the app's own, rebuilt as input items (`_rebuilt`)."""
 
 
 def _instrument(stack: str, tracer_provider: Any, logger_provider: Any) -> None:
@@ -64,13 +69,30 @@ def _respond(client: Any, items: list[dict[str, Any]], stream: bool) -> Any:
     return done[-1]
 
 
-def converse_responses(client: Any, scenario: str, stream: bool) -> None:
+def _rebuilt(item: Any) -> dict[str, Any]:
+    """An output item as an app that keeps the conversation in its own form sends it back:
+    a function call by its `call_id` alone, without the output item's `fc_` id (langchain-
+    openai `chat_models/base.py`, `_construct_responses_api_input`: the `id` only where it
+    kept the map of them), an answer as an assistant message's text."""
+    if item.type == "function_call":
+        return {"type": "function_call", "call_id": item.call_id, "name": item.name,
+                "arguments": item.arguments}  # fmt: skip
+    if item.type == "message":
+        text = "".join(c.text for c in item.content if c.type == "output_text")
+        return {"role": "assistant", "content": text}
+    dumped: dict[str, Any] = item.model_dump(exclude_none=True)
+    return dumped
+
+
+def converse_responses(client: Any, scenario: str, stream: bool, rebuild: bool = False) -> None:
+    """`rebuild`: the history as the app's own items (`_rebuilt`), not the output items."""
     items: list[dict[str, Any]] = []
     for turn in SCENARIOS[scenario].turns:
         items.append({"role": "user", "content": turn.request})
         for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
             response = _respond(client, items, stream)
-            items += [o.model_dump(exclude_none=True) for o in response.output]
+            items += [_rebuilt(o) if rebuild else o.model_dump(exclude_none=True)
+                      for o in response.output]  # fmt: skip
             calls = [o for o in response.output if o.type == "function_call"]
             if not calls:
                 break
@@ -87,7 +109,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
         client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
         if stack.startswith("openai-responses"):
-            converse_responses(client, scenario, stack in STREAMED)
+            converse_responses(client, scenario, stack in STREAMED, stack in REBUILT)
         else:
             converse(client, scenario, stack in STREAMED)
 

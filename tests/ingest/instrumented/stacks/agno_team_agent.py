@@ -1,0 +1,60 @@
+"""An Agno `Team` on its `OpenAIChat` model (chat completions), under OpenInference's Agno
+instrumentation: the team leader (the triage agent) delegates to its one member, the weather
+specialist (an `Agent` with `get_weather`), through the team's `delegate_task_to_members(task)`
+tool (`delegate_to_all_members=True`: the member runs on the task the leader wrote, its
+answer the tool's result), then answers from it. The leader's `delegate_task_to_member`
+(coordinate and route modes) takes the member's exact id, which the scripted server does
+not fill. The team keeps its sessions in an in-memory database and adds the session's
+history to each run, as `agno_agent`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.ingest.instrumented.scenarios import (
+    ALL_SCENARIOS,
+    MODEL,
+    SPECIALIST_AGENT,
+    SPECIALIST_PROMPT,
+    SPECIALIST_TOOLS,
+    TRIAGE_AGENT,
+    TRIAGE_PROMPT,
+)
+from tests.ingest.instrumented.stacks.common import main, providers
+from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+
+
+def converse(base_url: str, stack: str, scenario: str) -> None:
+    from agno.agent import Agent
+    from agno.db.in_memory import InMemoryDb
+    from agno.models.openai import OpenAIChat
+    from agno.team import Team
+
+    def model() -> OpenAIChat:
+        return OpenAIChat(id=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
+
+    specialist = Agent(
+        name=SPECIALIST_AGENT, role="Answers weather questions.", instructions=SPECIALIST_PROMPT,
+        tools=[fn for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS], model=model(),
+        telemetry=False,
+    )  # fmt: skip
+    team = Team(
+        name=TRIAGE_AGENT, members=[specialist], model=model(), instructions=TRIAGE_PROMPT,
+        delegate_to_all_members=True, db=InMemoryDb(), add_history_to_context=True,
+        telemetry=False,
+    )  # fmt: skip
+    for turn in ALL_SCENARIOS[scenario].turns:
+        team.run(turn.request, session_id=f"sess-{stack}-{scenario}")
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        from openinference.instrumentation.agno import AgnoInstrumentor
+
+        AgnoInstrumentor().instrument(tracer_provider=tracer_provider)
+        converse(base_url, stack, scenario)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], {"AGNO_TELEMETRY": "false"}, run))
