@@ -492,10 +492,6 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("mistralai-openllmetry-stream", WITH_TOOLS, ("call.result",),
            "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
            "but with no call recorded and no tool_call_id nothing links them"),
-    NotYet("beeai-openinference", ("parallel_tools",), ("call.id", "call.arguments"),
-           "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
-           "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
-           "arguments concatenated; the next call's input replays both with their ids"),
     NotYet("autogen-swarm", ("handoff",),
            ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
             "final_answer", "llm_calls", "usage"),
@@ -1707,21 +1703,12 @@ _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent n
 # Stacks whose agent ran but whose turns do not name it yet: why, and whether the export
 # holds the name (a strict xfail, so a fix shows) or not (then the test proves it absent).
 AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
-    **{stack: ("only the workflow's dumped input holds the FunctionAgent's name", True)
-       for stack in ("llamaindex-openinference", "llamaindex-openinference-openllmetry",
-                     "llamaindex-openllmetry", "llamaindex-openinference-handoff")},
     **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",
                      "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
-    "smolagents-openinference": (
-        "only the AGENT span's name holds it (`research_assistant.run`)", True),
-    "smolagents-openinference-openai": (
-        "only the AGENT span's name holds it (`research_assistant.run`)", True),
-    "smolagents-openinference-managed": (
-        "only the AGENT span's name holds it (`triage_agent.run`)", True),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
     **{stack: ("the specialist's calls make turns of their own (NOT_YET: grouping), named "
