@@ -324,6 +324,15 @@ MASTRA_ERROR_MESSAGE: Final = "error.message"
 MASTRA_PREFIX: Final = "mastra."
 MASTRA_AGENT_RUN_INPUT: Final = "mastra.agent_run.input"  # 1.x: what the app passed the run
 
+# Genkit's own tracing (conventions/genkit.py), firebase/genkit `js/core/src/tracing/
+# instrumentation.ts` (`runInNewSpan`) and `js/core/src/action.ts`: every action a span.
+GENKIT_TYPE: Final = "genkit:type"  # action, util, flowStep, ...
+GENKIT_SUBTYPE: Final = "genkit:metadata:subtype"  # model, tool, flow, prompt, ...
+GENKIT_NAME: Final = "genkit:name"
+GENKIT_INPUT: Final = "genkit:input"  # the action's input, JSON text
+GENKIT_OUTPUT: Final = "genkit:output"  # the action's output, JSON text
+GENKIT_STATE: Final = "genkit:state"  # success or error
+
 # LlamaIndex's own OTel integration (conventions/llamaindex.py), run-llama/llama_index
 # `llama-index-integrations/observability/llama-index-observability-otel/.../base.py`:
 # each instrumentation event is a span event named by its class, its `model_dump()`

@@ -498,6 +498,52 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "as openlit-crewai: no tool span for a native tool call, and CrewAI sends a failed "
         "tool's error as the tool message's text, which has no error flag",
         lambda rec, index: ["is_error", "exception.type"]),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openai-js-openllmetry", "openai-js-openllmetry-stream",
+                    "openai-js-openinference", "openai-js-openinference-stream")),
+    Gap("openai-js-openllmetry-stream", "*", "usage",
+        "as openai-agents-js-openllmetry-stream: OpenLLMetry's JS OpenAI stream wrapper (0.27.0) "
+        "never reads the usage chunk (usage only estimated, enrichTokens, off by default)",
+        lambda rec, index: ["gen_ai.usage", "prompt_tokens", "input_tokens"]),
+    Gap("openai-js-openinference-stream", "*", "usage",
+        "as openai-agents-js-openinference-stream: OpenInference's JS OpenAI instrumentation "
+        "(4.2.7) skips the usage chunk, which has no choices",
+        lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"]),
+    # @traceloop/instrumentation-langchain 0.27.0's callback handler records a chat model's
+    # messages as text parts only and no invocation params but the model name.
+    *(Gap(stack, "*", "tools",
+          "OpenLLMetry's LangChain.js handler (0.27.0) records no tools: no "
+          "gen_ai.tool.definitions, and the chain spans' entity input/output hold messages only",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")),
+    # @traceloop/instrumentation-anthropic 0.27.0 sets no tool attributes on its chat span,
+    # and its tool_call_response parts keep a tool_result's content, not its is_error.
+    *(Gap(stack, "*", "tools",
+          "OpenLLMetry's JS Anthropic instrumentation (0.27.0) records no request tools (no "
+          "gen_ai.tool.definitions), and the SDK's own span none either",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and OpenLLMetry's JS Anthropic "
+          "instrumentation's tool_call_response keeps a tool_result's content, not is_error",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.result",
+          "as vercel-ai: the AI SDK's OpenAI chat provider sends a failed tool's error-text "
+          "output wrapped as {\"error\": ...}; its telemetry has the text alone",
+          lambda rec, index: ['{"error":', '{\\"error\\":'])
+      for stack in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")),
+    # @genkit-ai/compat-oai 1.42 `model.ts` `toOpenAITool` sends a tool's name and input
+    # schema only; Genkit's model span records its GenerateRequest before that conversion.
+    *(Gap(stack, "*", "tools",
+          "Genkit's OpenAI-compatible plugin (1.42) sends tools without their descriptions; "
+          "the model span's genkit:input is the request before the plugin converts it, so the "
+          "export says more than the wire (nothing to prove absent)",
+          lambda rec, index: [])
+      for stack in ("genkit", "genkit-stream")),
 )  # fmt: skip
 
 
@@ -516,11 +562,6 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
-    NotYet("langgraph-js-openinference", ("tool_error",), ("call.id",),
-           "OpenInference's LangChain.js instrumentation flattens the model's tool calls "
-           "without ids; the id is in the LLM span's raw output.value (the AIMessage), which "
-           "openinference.py reads only where flattened messages are absent, and the failed "
-           "tool's span has no output (no ToolMessage with tool_call_id)"),
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
@@ -586,6 +627,30 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("openlit-litellm-stream", ("*",), ("turns", "tools"),
            "OpenLIT's streamed LiteLLM log record carries no trace or span id: an input error, "
            "and the tool definitions only it holds are not joined to the span"),
+    NotYet("langgraph-js-openllmetry", WITH_TOOLS, CALLS,
+           "OpenLLMetry's LangChain.js handler (0.27.0) starts every span as a root (each its "
+           "own trace) and flattens chat messages to text (no tool calls, no call ids); the "
+           "calls are in the agent node's workflow span output (AIMessage tool_calls) and the "
+           "execute_tool span's output (ToolMessage with tool_call_id), separate traces that "
+           "grouping does not join to the chat spans' turn"),
+    NotYet("langgraph-js-openllmetry-stream", WITH_TOOLS, CALLS,
+           "as langgraph-js-openllmetry: the calls only in root workflow and execute_tool "
+           "spans of their own traces"),
+    NotYet("anthropic-js-openinference-stream", ("*",), ("turns",),
+           "the Anthropic SDK's own span of a streamed call (anthropic.messages.create, its "
+           "built-in tracing) starts outside the instrumentation's context, a trace of its "
+           "own with usage and gen_ai.response.id but no messages; OpenInference's stream span "
+           "has no response id, so the two are not merged (calls.py) and the SDK's is an extra "
+           "request-less turn"),
+    NotYet("anthropic-js-openllmetry-stream", ("*",), ("turns",),
+           "as anthropic-js-openinference-stream: the SDK's own span of each streamed call is "
+           "a trace of its own that nothing merges with OpenLLMetry's (which has no "
+           "gen_ai.response.id): an extra request-less turn"),
+    NotYet("anthropic-js-openllmetry-stream", WITH_TOOLS, ("call.arguments",),
+           "OpenLLMetry's JS Anthropic instrumentation (0.27.0) records a streamed tool_use "
+           "with the input it started with ({}), not the input_json_delta pieces; the next "
+           "call's replayed history has each call's arguments whole (by id), which linking "
+           "does not prefer over the recorded {}"),
 )  # fmt: skip
 
 
@@ -1791,6 +1856,80 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
     ),
+    # A raw `openai` Node client loop under OpenLLMetry's JS OpenAI instrumentation (0.27): one
+    # `chat` span per model call in the GenAI JSON form, each its own trace.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id",
+                          "gen_ai.provider.name"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role",
+                          "session.id"}),
+    ) for stack in ("openai-js-openllmetry", "openai-js-openllmetry-stream")},
+    # The same loop under OpenInference's JS OpenAI instrumentation (4.2): one LLM span per
+    # model call, flattened messages with call ids, the raw request as input.value.
+    **{stack: Form(
+        frozenset({"OpenAI Chat Completions"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "input.value",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id"}),
+        absent=_JSON_MESSAGES | {"session.id"},
+    ) for stack in ("openai-js-openinference", "openai-js-openinference-stream")},
+    # langgraph-js-openinference's form, the model's tokens streamed (`streamMode: messages`).
+    "langgraph-js-openinference-stream": Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOpenAI", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "tool.name", "metadata"}),
+        absent=_JSON_MESSAGES | {"llm.output_messages.0.message.tool_calls.0.tool_call.id"},
+    ),
+    # LangGraph.js under OpenLLMetry's LangChain.js handler (0.27): every span a root of its
+    # own trace; `chat` spans in the GenAI JSON form (text parts only), `workflow` spans per
+    # runnable (serialized LangChain messages as entity input/output), `execute_tool` named
+    # for the tool's class.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "workflow CompiledStateGraph",
+                   "execute_tool DynamicStructuredTool"}),
+        _JSON_MESSAGES | {"traceloop.entity.input", "traceloop.entity.output",
+                          "traceloop.workflow.name", "traceloop.span.kind"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.prompt.0.content",
+                          "openinference.span.kind"}),
+    ) for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
+    # The Anthropic Node SDK (1.x, its own tracing on: anthropic.messages.create, metadata
+    # only) under OpenInference's JS Anthropic instrumentation (0.2): flattened messages, a
+    # tool_result folded into its user message, the system prompt only in the raw request.
+    **{stack: Form(
+        frozenset({"Anthropic Messages", _SDK_SPAN}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.invocation_parameters", "input.value", "gen_ai.response.id"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("anthropic-js-openinference", "anthropic-js-openinference-stream")},
+    # The last 0.x SDK (its own tracing too) under OpenLLMetry's JS Anthropic instrumentation
+    # (0.27): `chat` spans in the GenAI JSON form, the system prompt as system_instructions.
+    **{stack: Form(
+        frozenset({"chat claude-sonnet-4-5", _SDK_SPAN}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.prompt.0.content",
+                          "llm.input_messages.0.message.role"}),
+    ) for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")},
+    # AI SDK 7's GenAI spans through Langfuse's span processor (@langfuse/otel 5.11): its
+    # filter keeps them all, it marks the root (langfuse.internal.is_app_root), and
+    # propagateAttributes (@langfuse/tracing) puts the session on every span.
+    **{stack: Form(
+        frozenset({"invoke_agent gpt-4o-mini", "step 1", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.tool.call.id", "gen_ai.agent.name", "session.id",
+                          "langfuse.internal.is_app_root"},
+        absent=frozenset({"ai.operationId", "ai.prompt.messages", "openinference.span.kind"}),
+    ) for stack in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")},
+    # Genkit's own tracing (genkit 1.42, its NodeSDK on OTel JS 1.25): a flow span named for
+    # the agent > generate util spans > the model action (named for the model, GenerateRequest
+    # and GenerateResponse as genkit:input / genkit:output) and tool actions; no gen_ai keys.
+    **{stack: Form(
+        frozenset({"research_assistant", "generate", "local/gpt-4o-mini", "calculator"}),
+        frozenset({"genkit:type", "genkit:metadata:subtype", "genkit:name", "genkit:input",
+                   "genkit:output", "genkit:state", "genkit:path"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name", "openinference.span.kind"},
+    ) for stack in ("genkit", "genkit-stream")},
 }  # fmt: skip
 
 
@@ -1885,6 +2024,10 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                      "semantic-kernel-handoff")},
     "haystack-openinference-stream": ("Haystack's Agent has no name", False),
     "haystack-openllmetry-stream": ("Haystack's Agent has no name", False),
+    **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "
+               "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
+               "workflow spans' entity output, root spans of their own traces", True)
+       for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
 }
 
 

@@ -521,6 +521,42 @@ STACKS: dict[str, Stack] = {
               venv="haystack-openllmetry"),
         Stack("openlit-crewai-stream", "crewai_agent", "openai",
               ("openlit", "crewai", "openai", "opentelemetry-sdk"), venv="openlit-crewai"),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@traceloop/instrumentation-openai", "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-js-openllmetry", "openai-js-openllmetry-stream")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@arizeai/openinference-instrumentation-openai",
+                 "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-js-openinference", "openai-js-openinference-stream")),
+        Stack("langgraph-js-openinference-stream", "langgraph_js", "openai",
+              ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
+               "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),
+              venv="langgraph-js", runtime="node"),
+        *(Stack(name, "langgraph_js", "openai",
+                ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
+                 "@traceloop/instrumentation-langchain", "@opentelemetry/sdk-trace"),
+                venv="langgraph-js", runtime="node")
+          for name in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")),
+        *(Stack(name, "anthropic_js_loop", "anthropic",
+                ("@anthropic-ai/sdk", "@traceloop/instrumentation-anthropic",
+                 "@opentelemetry/sdk-trace"), venv="anthropic-js-openllmetry", runtime="node")
+          for name in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
+        *(Stack(name, "anthropic_js_loop", "anthropic",
+                ("@anthropic-ai/sdk", "@arizeai/openinference-instrumentation-anthropic",
+                 "@opentelemetry/sdk-trace"), venv="anthropic-js", runtime="node")
+          for name in ("anthropic-js-openinference", "anthropic-js-openinference-stream")),
+        *(Stack(name, "vercel_ai", "openai",
+                ("ai", "@ai-sdk/openai", "@ai-sdk/otel", "@langfuse/otel",
+                 "@opentelemetry/sdk-trace-node"),
+                venv="vercel-ai-langfuse", runtime="node")
+          for name in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")),
+        *(Stack(name, "genkit_agent", "openai",
+                ("genkit", "@genkit-ai/compat-oai", "openai", "@opentelemetry/sdk-trace-base"),
+                venv="genkit", runtime="node",
+                scenarios=tuple(n for n in SCENARIOS if n != "tool_error"))
+          for name in ("genkit", "genkit-stream")),
     )
 }  # fmt: skip
 
