@@ -62,6 +62,8 @@ OPENLIT_WORKFLOW_OUTPUT: Final = "gen_ai.workflow.output"
 # The workflow an `invoke_workflow` span runs (OpenLIT's LangGraph instrumentation: the
 # compiled graph's name, its nodes' spans `invoke_agent <node>` below it).
 GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
+# The provider OpenLIT's google-genai instrumentation names (`gen_ai.provider.name`).
+OPENLIT_GEMINI: Final = "gemini"
 # The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
 # on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
 # `code.function.return.type` / `.value` for what it returned.
@@ -178,6 +180,9 @@ TL_HAYSTACK_GENERATOR_SPAN: Final = "haystack.openai."
 # (`shared/__init__.py`, `_set_request_attributes`: `gen_ai.is_streaming`), the bridge's not.
 TL_RESPONSES_SPAN: Final = "openai.response"
 TL_IS_STREAMING: Final = "gen_ai.is_streaming"
+# OpenLLMetry's Cohere instrumentation names its system (`gen_ai.system`) `Cohere`.
+TL_SYSTEM: Final = "gen_ai.system"
+TL_COHERE_SYSTEM: Final = "Cohere"
 # AgentOps' fork of OpenLLMetry's OpenAI instrumentation keeps its flattened prompts and
 # completions but names the request's tools `gen_ai.request.functions.N.*` (agentops
 # `semconv/span_attributes.py`, `LLM_REQUEST_FUNCTIONS`).
@@ -322,6 +327,15 @@ MASTRA_OUTPUT: Final = "output"  # 0.x: every span's output
 MASTRA_ERROR_MESSAGE: Final = "error.message"
 MASTRA_PREFIX: Final = "mastra."
 MASTRA_AGENT_RUN_INPUT: Final = "mastra.agent_run.input"  # 1.x: what the app passed the run
+
+# Genkit's own tracing (conventions/genkit.py), firebase/genkit `js/core/src/tracing/
+# instrumentation.ts` (`runInNewSpan`) and `js/core/src/action.ts`: every action a span.
+GENKIT_TYPE: Final = "genkit:type"  # action, util, flowStep, ...
+GENKIT_SUBTYPE: Final = "genkit:metadata:subtype"  # model, tool, flow, prompt, ...
+GENKIT_NAME: Final = "genkit:name"
+GENKIT_INPUT: Final = "genkit:input"  # the action's input, JSON text
+GENKIT_OUTPUT: Final = "genkit:output"  # the action's output, JSON text
+GENKIT_STATE: Final = "genkit:state"  # success or error
 
 # LlamaIndex's own OTel integration (conventions/llamaindex.py), run-llama/llama_index
 # `llama-index-integrations/observability/llama-index-observability-otel/.../base.py`:

@@ -293,9 +293,9 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
 
 
 class _HistoryIndex:
-    """Model calls by the history they leave behind (`history_key`, and `gap_history_key`
-    for the calls of traces that name no conversation, as `links` stores them), for
-    prefix lookups."""
+    """Model calls by the history they leave behind (`history_key`; `gap_history_key` and
+    `call_gap_keys` for the calls of traces that name no conversation, as `links` stores
+    them), for prefix lookups."""
 
     def __init__(self, calls: Sequence[Span], forest: Forest) -> None:
         self._by_history: dict[str, list[Span]] = defaultdict(list)
@@ -317,7 +317,8 @@ class _HistoryIndex:
         """The latest earlier call, in another trace, whose history is the longest prefix
         of this call's input, a gap standing for the output of the call it continues
         (`links`: the gap rule) where the tool results after it name none of that
-        output's calls' ids only."""
+        output's calls' ids only, or a replayed request sharing a call with that output
+        (`links`: requests recorded wrong)."""
         # A history through a gap at n is n + 1 messages long, the output in the gap.
         found: list[tuple[int, str, frozenset[str] | None]] = [
             (n + 1, key, None) for n, key in enumerate(prefix_keys(call))

@@ -19,9 +19,10 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    id), is the output of the latest earlier step of the turn without one
    (`replayed_calls`). Only steps whose output is missing take calls this way: a
    captured output is what the model said, unless the next step's input says otherwise:
-   where the tool results after its last assistant message answer calls the step's output
-   lacks (by id, else by count), that message's calls are the step's (`_replayed_request`:
-   a streamed output recorded as its last chunk, or its parallel calls merged into one).
+   where its last assistant message shares a call with the step's output and the tool
+   results after it answer calls that output lacks (by id, else by count), that message's
+   calls are the step's (`_replayed_request`: a streamed output recorded as its last
+   chunk, or its parallel calls merged into one).
 2. **Results the model saw**: tool-result parts in later model calls' inputs, by call id:
    the first result with that id that appeared after the call was asked (in this turn or,
    for a call the turn left pending, a later one); parts without a usable id
@@ -59,6 +60,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 from msgspec.structs import replace
 
+from turnscore.ingest.links import call_ids
 from turnscore.ingest.model import Message, Part, PartType, Span, ToolExecution
 from turnscore.ingest.turn import Call
 
@@ -91,24 +93,28 @@ def requested_calls(steps: Sequence[Span]) -> list[Requested]:
 
 def _replayed_request(asked: Sequence[Part], after: Span) -> tuple[Part, ...] | None:
     """The calls the next step's input says a step asked for, where its captured output
-    holds others: the input's last assistant message, when the tool results after it answer
-    calls of that message the output lacks (rule 1: an output recorded wrong). Streamed
-    outputs are where instrumentations get this wrong while the client replays them right:
+    holds others: the input's last assistant message, when it shares a call with the output
+    (by id, or an id the output merged; else by name and arguments) and the tool results
+    after it answer calls the output lacks (by id, else by count). Streamed outputs are
+    where instrumentations get this wrong while the client replays them right:
     opentelemetry-instrumentation-google-generativeai keeps a stream's last chunk only,
     @arizeai/openinference-instrumentation-openai 4.x and openinference-instrumentation-
     beeai merge parallel calls into one."""
     results = _trailing_results(after.input_messages)
     ids = {p.call_id for p in results if p.call_id}
-    mine = {p.call_id for p in asked}
+    mine = {i for p in asked for i in call_ids(p.call_id)}
     if ids <= mine and len(results) <= len(asked):  # ids, else the count, agree
         return None
-    request = next(m for m in reversed(after.input_messages or ()) if m.role == "assistant")
-    calls = request.tool_calls
+    request = next((m for m in reversed(after.input_messages or ()) if m.role == "assistant"),
+                   None)
+    calls = request.tool_calls if request is not None else ()
+    said = {(p.name, canonical(p.arguments)) for p in asked}
+    if not any(p.call_id in mine or (p.name, canonical(p.arguments)) in said for p in calls):
+        return None  # another agent's, or another step's, request
     theirs = {p.call_id for p in calls}
     if ids:
         return calls if ids <= theirs else None
-    # Results without ids: as many as the replayed calls, which name the output's own.
-    return calls if len(calls) == len(results) and mine - {None} <= theirs else None
+    return calls if len(calls) == len(results) else None
 
 
 def _replayed_id(call: Part, later: Sequence[Span], taken: set[str]) -> str | None:

@@ -21,6 +21,10 @@ Grouping matches the one against the other; so do partitions and the store.
   looked up as histories (`gap_keys` too), so either side finds the other in the store.
   Over-approximate: calls with the same input that asked for tools, or inputs with a gap
   after the same history, find each other there too;
+- requests recorded wrong: a replayed request's keys among the prefixes, `call_gap_keys`
+  among the histories; both stored among `prefix_keys`, the latter marked
+  (`stored_call_gap`) and each side looked up as the other's, so neither meets its own
+  kind (inputs replaying one request are not joined for that);
 - the response ids of their model calls (two instrumentations of one call in separate
   traces).
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
@@ -34,8 +38,9 @@ kind of `JoinKeys` (`SpanStore.linked_traces`):
 - `conversation_id`: the conversation it was grouped into, unless that is its own trace
   (found by `JoinKeys.conversations`, as is its trace id);
 - `history_key`: each model call's (found by `prefixes`);
-- `prefix_keys`: the first model call's of a conversation-less trace, and its `gap_keys`;
-  and each model call's `gap_history_key` in such a trace (found by `histories`);
+- `prefix_keys`: the first model call's of a conversation-less trace, its `gap_keys` and
+  its replayed requests' keys; and each model call's `gap_history_key` and marked
+  `call_gap_keys` in such a trace (found by `histories`);
 - `response_id`: each model call's (found by `responses`). Span files written before this
   column existed lack it: their calls are found by the other keys only.
 
@@ -68,13 +73,14 @@ ids where the tool results after the gap and the earlier output both name them.
 the client replays it right: the last chunk's call only, or parallel calls merged into
 one (ids and names concatenated). The later input then holds an assistant message of tool
 calls, followed by their results, that extends no earlier history. So each such message
-of an input (after a user message) also gives a key per call it holds, the history before
-it then that call named alone (by id, and by name and arguments); and a call of a
-conversation-less trace whose output asks for tools and says nothing gives the same per
-call it asked for (by id, and each id a merged one concatenates; by name and arguments
-where it has none): `call_gap_keys`. One call in common joins them. Call ids are fresh
-per run, so runs of one script stay apart where the exact keys keep them apart; the key
-is stored and looked up as the gaps' are.
+of an input (after a user message) also gives a key per call it holds: the history before
+it, then that call named alone, by id, else (a replay that drops ids: OpenLIT's Gemini
+messages) by name and arguments. A call of a conversation-less trace whose output asks
+for tools and says nothing gives the same per call it asked for, by id (and each id a
+merged one concatenates, `call_ids`) and by name and arguments: `call_gap_keys`. One call
+in common joins them. Runs of one script stay apart by their fresh call ids; where the
+replay has none, they meet as the exact keys of id-less calls already make them meet
+(grouping then takes the latest earlier call).
 
 (Over ~400 lines: the keys are defined once here for grouping, partitions and the store,
 and each key's rule is read with the others it must agree with.)
@@ -97,10 +103,10 @@ from turnscore.ingest.decode import collector_paused
 from turnscore.ingest.model import Message, PartType, Span, SpanKind
 
 __all__ = [
-    "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "call_gap_keys", "components",
-    "gap_history_key",
+    "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "call_gap_keys", "call_ids",
+    "components", "gap_history_key",
     "gap_keys", "gaps", "history_key", "join_keys", "normalize", "prefix_keys", "span_links",
-    "trace_keys",
+    "stored_call_gap", "trace_keys",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -133,11 +139,12 @@ class JoinKeys:
     conversations: AbstractSet[str] = frozenset()
     """Conversation ids the spans name, and their trace ids."""
     prefixes: AbstractSet[str] = frozenset()
-    """Backward: every prefix of every model input of the conversation-less traces, and
-    their `gap_keys`."""
+    """Backward: every prefix of every model input of the conversation-less traces, their
+    `gap_keys` and their replayed requests' keys."""
     histories: AbstractSet[str] = frozenset()
-    """Forward: input + output of each model call; `gap_history_key` and `gap_keys` of
-    the calls of conversation-less traces (the module doc says why both)."""
+    """Forward: input + output of each model call; `gap_history_key`, `gap_keys`,
+    `call_gap_keys` and the marked replayed requests' keys of the calls of
+    conversation-less traces (the module doc says why)."""
     responses: AbstractSet[str] = frozenset()
     """Response ids of the model calls."""
 
@@ -167,17 +174,19 @@ def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
     # Grouping chains a conversation-less trace by its first main-line call, known only
     # once assembled; every call with input stands in for it here.
     walked = [_input_keys(s) for s in free if s.input_messages is not None]
-    gapped = {key for _, keys in walked for key in keys}
+    gapped = {key for _, keys, _ in walked for key in keys}
+    replayed = {key for _, _, keys in walked for key in keys}
     return JoinKeys(
         conversations=frozenset(
             {s.conversation_id for s in decoded if s.conversation_id}
             | {s.trace_id for s in decoded}
         ),
-        prefixes=frozenset(key for keys, _ in walked for key in keys) | gapped,
+        prefixes=frozenset(key for keys, _, _ in walked for key in keys) | gapped | replayed,
         histories=frozenset(k for s in calls if (k := history_key(s)) is not None)
         | {k for s in free if (k := gap_history_key(s)) is not None}
         | {k for s in free for k in call_gap_keys(s)}
-        | gapped,
+        | gapped
+        | {stored_call_gap(k) for k in replayed},
         responses=frozenset(s.response_id for s in calls if s.response_id),
     )
 
@@ -247,12 +256,11 @@ def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Spa
         call = s.kind is SpanKind.LLM
         keys: tuple[str, ...] = ()
         if firsts.get(s.trace_id) is s:
-            prefixes, gapped = _input_keys(s)
-            keys = (*prefixes, *gapped)
+            keys = tuple(k for kind in _input_keys(s) for k in kind)
         if call and s.trace_id not in with_id:
             if (gap := gap_history_key(s)) is not None:
                 keys = (*keys, gap)
-            keys = (*keys, *call_gap_keys(s))
+            keys = (*keys, *(stored_call_gap(k) for k in call_gap_keys(s)))
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
             history_key=history_key(s) if call else None,
@@ -296,11 +304,22 @@ def prefix_keys(call: Span) -> tuple[str, ...]:
     return tuple(n.key() for n in _walk(call.input_messages or (), _root())[1:])
 
 
-def _input_keys(call: Span) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """`prefix_keys` and `gap_keys` of the call, in one walk."""
+def _input_keys(call: Span) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """`prefix_keys`, `gap_keys` and the replayed requests' keys of the call, in one walk."""
     found: list[Gap] = []
     walked = _walk(call.input_messages or (), _root(), found)
-    return tuple(n.key() for n in walked[1:]), tuple(g.key for g in found)
+    return (
+        tuple(n.key() for n in walked[1:]),
+        tuple(g.key for g in found if g.answers is not None),
+        tuple(g.key for g in found if g.answers is None),
+    )
+
+
+def stored_call_gap(key: str) -> str:
+    """A `call_gap_keys` key as stored among `prefix_keys` and looked up there: apart from
+    the replayed requests' keys stored in the same column, so that neither side meets its
+    own kind (a prefix joins a history, never another prefix)."""
+    return "+" + key
 
 
 class Gap(NamedTuple):
@@ -316,7 +335,7 @@ class Gap(NamedTuple):
 
 
 def gaps(call: Span) -> tuple[Gap, ...]:
-    """The gaps of the call's input, in order."""
+    """The gaps of the call's input, and its replayed requests' calls, in order."""
     found: list[Gap] = []
     _walk(call.input_messages or (), _root(), found)
     return tuple(found)
@@ -324,7 +343,7 @@ def gaps(call: Span) -> tuple[Gap, ...]:
 
 def gap_keys(call: Span) -> tuple[str, ...]:
     """Prefix side of the gap rule: each gap's key."""
-    return tuple(g.key for g in gaps(call))
+    return tuple(g.key for g in gaps(call) if g.answers is not None)
 
 
 def gap_history_key(span: Span) -> str | None:
@@ -353,19 +372,21 @@ def call_gap_keys(span: Span) -> tuple[str, ...]:
     return tuple(
         before.key_with(_asked(ident))
         for m in span.output_messages or () for p in m.tool_calls
-        for ident in (_ids(p.call_id) if p.call_id else [("content", p.name, p.arguments)])
+        for ident in (*(("id", i) for i in call_ids(p.call_id)), ("content", p.name, p.arguments))
     )  # fmt: skip
 
 
-def _replayed_keys(before: _Prefix, request: NormMessage) -> list[str]:
-    """Prefix side: each call of a replayed request for tools named alone, by id and by
-    name and arguments (an output recorded without ids is still found)."""
-    keys = []
-    for _, _, call_id, name, arguments in request[1]:
-        if call_id:
-            keys.append(before.key_with(_asked(("id", call_id))))
-        keys.append(before.key_with(_asked(("content", name, arguments))))
-    return keys
+def _replayed_keys(before: _Prefix, request: _Prefix) -> tuple[str, ...]:
+    """Prefix side: each call of a replayed request for tools (`request`, after `before`)
+    named alone, by id, else by name and arguments (a replay that drops ids still finds
+    its output); kept on the request's node, as every later input of the run replays it."""
+    if request.asked is None:
+        assert request.last is not None
+        request.asked = tuple(
+            before.key_with(_asked(("id", call_id) if call_id else ("content", name, arguments)))
+            for _, _, call_id, name, arguments in request.last[1]
+        )  # fmt: skip
+    return request.asked
 
 
 def _asked(ident: tuple[str | None, ...]) -> bytes:
@@ -376,17 +397,20 @@ def _asked(ident: tuple[str | None, ...]) -> bytes:
 _ID_HEAD = re.compile(r"[A-Za-z]+[_-]")
 
 
-def _ids(call_id: str) -> list[tuple[str, str]]:
-    """The id, and where it repeats its own head (`call_a…call_b…`), each id it merges:
-    @arizeai/openinference-instrumentation-openai 4.x joins streamed parallel calls'
-    deltas by their place in the chunk, not their `index`, ids and names concatenated."""
-    ids = [("id", call_id)]
+def call_ids(call_id: str | None) -> list[str]:
+    """The id, and where it is its own head repeated with pieces of one length
+    (`call_a1…call_b2…`), each id it merges: @arizeai/openinference-instrumentation-openai
+    4.x joins streamed parallel calls' deltas by their place in the chunk, not their
+    `index`, ids and names concatenated. (Ids without such a head, uuids or Mistral's nine
+    characters, are not split: their merged calls are not found.)"""
+    if not call_id:
+        return []
     head = _ID_HEAD.match(call_id)
     if head is not None:
         pieces = call_id.split(head.group())[1:]
-        if len(pieces) > 1:
-            ids += [("id", head.group() + piece) for piece in pieces if piece]
-    return ids
+        if len(pieces) > 1 and all(pieces) and len({len(p) for p in pieces}) == 1:
+            return [call_id, *(head.group() + piece for piece in pieces)]
+    return [call_id]
 
 
 def _calls_only(message: NormMessage) -> bool:
@@ -434,8 +458,8 @@ class _Prefix(Struct, gc=False):
     """A normalized history prefix: its last message normalized (None: the empty history,
     whose next message is written without a comma) and the running hash of its JSON
     array, still open (`[m1,m2`), as `orjson.dumps(normalize(...))` spells it; its key and
-    gap key once asked for; and the
-    prefixes that extend it by one message, by that message's id (the message held so the
+    gap key once asked for; a replayed request's keys where it is one (`_replayed_keys`);
+    and the prefixes that extend it by one message, by that message's id (the message held so the
     id stays its; None where it normalizes to nothing, so the prefix is this one).
 
     A call's input is the previous call's input plus what followed, with the same Message
@@ -449,6 +473,7 @@ class _Prefix(Struct, gc=False):
     last: NormMessage | None
     closed: str | None = None
     gapped: str | None = None
+    asked: tuple[str, ...] | None = None
     next: dict[int, tuple[Message, _Prefix | None]] = {}
 
     def key(self) -> str:
@@ -516,7 +541,7 @@ def _walk(
     out = [start]
     node = start
     gap: _Prefix | None = None  # before an assistant message replayed empty
-    asked: tuple[_Prefix, NormMessage] | None = None  # before a replayed request for tools
+    asked: tuple[_Prefix, _Prefix] | None = None  # a replayed request for tools, and before
     for m in messages:
         child = node.extended(m)
         if child is node:
@@ -531,12 +556,10 @@ def _walk(
                     answers = frozenset(p[2] for p in results if p[2])
                     found.append(Gap(len(out) - 1, gap.gap_key(), answers))
                 if asked is not None:
-                    before, request = asked
-                    keys = _replayed_keys(before, request)
-                    found += [Gap(len(out) - 2, key, None) for key in keys]
+                    found += [Gap(len(out) - 2, key, None) for key in _replayed_keys(*asked)]
         gap = None
         calls_only = found is not None and last is not None and _calls_only(last)
-        asked = (node, last) if calls_only and last is not None else None
+        asked = (node, child) if calls_only else None
         out.append(child)
         node = child
     return out

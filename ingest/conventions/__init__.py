@@ -11,6 +11,7 @@
 - `haystack`: Haystack's own tracing (`haystack.component.*`, `haystack.agent.*`).
 - `langsmith`: LangSmith's OTel export of LangChain runs (`langsmith.*`, `gen_ai.prompt`).
 - `mastra`: Mastra's OTel exporter (`mastra.span.type`; the 0.x exporter's tool keys).
+- `genkit`: Genkit's own tracing (`genkit:*`: each action a span, its input and output).
 - `llamaindex`: LlamaIndex's own OTel integration (instrumentation events as span events).
 - `dspy`: DSPy's adapter-rendered prompts (`[[ ## field ## ]]`) under OpenInference or MLflow.
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
@@ -24,6 +25,7 @@ runs them; nothing else should call them directly.
 from turnscore.ingest.conventions import (
     dspy,
     frameworks,
+    genkit,
     haystack,
     langfuse,
     langsmith,
@@ -49,6 +51,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     haystack.HAYSTACK,
     langsmith.LANGSMITH,
     mastra.MASTRA,
+    genkit.GENKIT,
     llamaindex.LLAMAINDEX,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,

@@ -4,10 +4,12 @@ Messages are flattened as `llm.input_messages.N.message.{role, content, name,
 tool_call_id, contents.K.message_content.{type,text}, tool_calls.M.tool_call.{id,
 function.name, function.arguments}}`. Raw request/response JSON in `input.value` /
 `output.value` is read only where the flattened messages are absent (Langfuse gets this
-precedence backwards), or for what they drop: a tool result's failure, call ids, and a
+precedence backwards), or for what they drop: a tool result's failure, call ids, an
+Anthropic request's system prompt and all but the last of a message's tool results, and a
 chat request's tools where no `llm.tools` are (`_from_request`, `_with_ids`,
-`_request_tools`). LangChain TOOL spans serialize a `ToolMessage` as output; its
-`content` is the result the model saw and its `tool_call_id` the link to the call.
+`_request_tools`). A message naming a `tool_call_id` is a tool's result, whatever its
+role. LangChain TOOL spans serialize a `ToolMessage` as output; its `content` is the
+result the model saw and its `tool_call_id` the link to the call.
 An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`), else
 a smolagents run's span name (`_smolagents_run`); a LlamaIndex agent workflow's CHAIN step
 names its agent in its input event (`_workflow_step_agent`). An AGENT span's
@@ -34,6 +36,7 @@ from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
     flat_messages,
+    parse_messages,
     parse_tool_defs,
     system_text,
     text_message,
@@ -176,6 +179,13 @@ def _plain_message(item: JsonValue, role: str | None = None) -> dict[str, Any] |
     results = _function_results(item.get("function"))
     if results:
         plain |= {"role": "tool", "content": results}
+    elif "tool_call_id" in body and not listed:
+        # A message answering a call is the tool's result, whatever role it names: the
+        # Anthropic JS instrumentation flattens a `tool_result` block as its user-role
+        # message with that block's `tool_call_id` and content (Arize-ai/openinference
+        # js/packages/openinference-instrumentation-anthropic `instrumentation.ts`,
+        # `getAnthropicInputMessageAttributes`).
+        plain["role"] = "tool"
     return plain
 
 
@@ -319,9 +329,21 @@ def _request_messages(raw: JsonValue) -> tuple[Message, ...]:
 
 
 def _response_messages(view: SpanView) -> tuple[Message, ...]:
-    """The messages of the raw response in `output.value`."""
+    """The messages of the raw response in `output.value`: a provider's response, or
+    LangChain's `LLMResult` (`generations`, each generation's serialized `message`), which
+    the LangChain.js instrumentation dumps whole while flattening its tool calls without ids
+    (Arize-ai/openinference js/packages/openinference-instrumentation-langchain `utils.ts`,
+    `formatIO` and `formatOutputMessages`)."""
     raw = view.get(A.OI_OUTPUT_VALUE)
-    return whole_messages(raw, "assistant", A.OI_OUTPUT_VALUE, []) if isinstance(raw, str) else ()
+    if not isinstance(raw, str):
+        return ()
+    if raw.startswith('{"generations"'):
+        ok, parsed = try_json(raw)
+        groups = parsed.get("generations") if ok and isinstance(parsed, dict) else None
+        said = [g.get("message") for group in groups if isinstance(group, list)
+                for g in group if isinstance(g, dict)] if isinstance(groups, list) else []
+        return parse_messages([m for m in said if isinstance(m, dict)], A.OI_OUTPUT_VALUE, [])
+    return whole_messages(raw, "assistant", A.OI_OUTPUT_VALUE, [])
 
 
 def _from_request(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message, ...]:
@@ -338,6 +360,10 @@ def _from_request(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message,
         return parsed[0]
 
     inputs = _with_ids(inputs, request)
+    if isinstance(raw, str) and '"tool_result"' in raw:
+        inputs = _unfolded_results(inputs, request())
+    if isinstance(raw, str) and '"system"' in raw and system_text(inputs) is None:
+        inputs = _request_system(raw) + inputs
     if not isinstance(raw, str) or not any(m in raw for m in _FAILURE_MARKS):
         return inputs
     failed = {
@@ -355,6 +381,38 @@ def _from_request(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message,
 
 
 _FAILURE_MARKS = ('"is_error"', '"error"')  # Anthropic's flag; Bedrock's `"status": "error"`
+
+
+def _unfolded_results(
+    inputs: tuple[Message, ...], request: tuple[Message, ...]
+) -> tuple[Message, ...]:
+    """The flattened messages with each one that holds fewer tool results than the raw
+    request's message at its place replaced by that one: the Anthropic JS instrumentation
+    writes a `tool_result` block's id and content over its message's (`message.tool_call_id`,
+    `message.content`), so of parallel results only the last is flattened. The two lists
+    are the same messages in order, or nothing is replaced."""
+    if len(inputs) != len(request):
+        return inputs
+
+    def results(m: Message) -> int:
+        return sum(p.type is PartType.TOOL_RESULT for p in m.parts)
+
+    return tuple(
+        theirs if results(theirs) > results(ours) else ours
+        for ours, theirs in zip(inputs, request, strict=True)
+    )
+
+
+def _request_system(raw: str) -> tuple[Message, ...]:
+    """The system prompt of a raw Anthropic Messages request (its top-level `system`, text
+    or text blocks), which the Anthropic JS instrumentation flattens into no message (only
+    `messages` are; the prompt stays in `input.value` and `llm.invocation_parameters`)."""
+    ok, parsed = try_json(raw)
+    system = parsed.get("system") if ok and isinstance(parsed, dict) else None
+    if isinstance(system, list):
+        texts = [b.get("text") for b in system if isinstance(b, dict)]
+        system = "\n".join(t for t in texts if isinstance(t, str)) or None
+    return (text_message("system", system),) if isinstance(system, str) and system else ()
 
 
 def _with_ids(

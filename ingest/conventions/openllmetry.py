@@ -9,7 +9,9 @@ one, so a replayed tool-call message is its role alone (kept as an assistant mes
 without parts: `links`' gap rule chains the calls), the completion's calls as
 `gen_ai.completion.N.function_call.{name, arguments}`, without ids. Tools are
 `llm.request.functions.N.{name, description, parameters}` (AgentOps' fork of the OpenAI
-instrumentation: `gen_ai.request.functions.N.*`). Workflow/task/agent/tool spans
+instrumentation: `gen_ai.request.functions.N.*`). The Cohere instrumentation appends an
+answer's tool plan to its completion content, which is no answer (`_without_plan`).
+Workflow/task/agent/tool spans
 carry `traceloop.entity.input` / `output` JSON; sessions ride in
 `traceloop.association.properties.*`. Newer versions use the OTel attributes, which
 `otel_genai` reads.
@@ -41,6 +43,8 @@ from __future__ import annotations
 import ast
 import re
 from typing import Any
+
+from msgspec.structs import replace
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
@@ -83,6 +87,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     tl_kind = _KINDS.get(as_str(view.get(A.TL_SPAN_KIND)) or "")
     inputs = _listed(_flat(view, A.GEN_AI_PROMPT, "user", problems), problems)
     outputs = _flat(view, A.GEN_AI_COMPLETION, "assistant", problems)
+    if outputs and as_str(view.get(A.TL_SYSTEM)) == A.TL_COHERE_SYSTEM:
+        outputs = tuple(_without_plan(m) for m in outputs)
     is_llm = (as_str(view.get(A.TL_REQUEST_TYPE)) in _LLM_TYPES) or inputs is not None
     kind = tl_kind or (SpanKind.LLM if is_llm else None)
     if tl_kind is SpanKind.CHAIN and as_str(view.get(A.TL_TOOL_NAME)):
@@ -118,6 +124,22 @@ def _workflow_step_agent(view: SpanView) -> str | None:
     raw = as_str(view.get(A.TL_ENTITY_OUTPUT))
     return workflow_agent(json_or_text(raw)) \
         if raw is not None and A.LI_CURRENT_AGENT_NAME in raw else None
+
+
+def _without_plan(message: Message) -> Message:
+    """A Cohere completion without its tool plan. Cohere's v2 answer gives the plan before
+    its calls apart from the content (`message.tool_plan`), and a client replays it apart
+    too, which the prompt attributes never record (their role and content only); the
+    instrumentation appends it to the content as its last text block
+    (opentelemetry-instrumentation-cohere `span_utils.py`, `set_response_content_attributes`).
+    The plan is no answer: without it a call that only asked for tools is one, as its
+    replay (an assistant message without content) says."""
+    if not any(p.type is PartType.TOOL_CALL for p in message.parts):
+        return message
+    last = max((i for i, p in enumerate(message.parts) if p.type is PartType.TEXT), default=None)
+    if last is None:
+        return message
+    return replace(message, parts=message.parts[:last] + message.parts[last + 1 :])
 
 
 def _crewai_task(view: SpanView) -> tuple[Message, ...] | None:

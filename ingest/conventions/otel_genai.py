@@ -68,6 +68,7 @@ from turnscore.ingest.conventions.values import (
     json_or_text,
     load,
     python_literal,
+    result_text,
     structured,
     try_json,
 )
@@ -176,6 +177,8 @@ def current(view: SpanView, problems: Problems, kind: SpanKind | None = None) ->
         outputs = tuple(_dumped(m, problems) for m in outputs)
     if view.name == A.TL_RESPONSES_SPAN and A.TL_IS_STREAMING in view.attributes:
         inputs, outputs = _item_ids_dropped(inputs), _item_ids_dropped(outputs)
+    if _is_openlit(view) and as_str(view.get(A.GEN_AI_PROVIDER_NAME)) == A.OPENLIT_GEMINI:
+        inputs, outputs = _openlit_gemini(inputs), _openlit_gemini(outputs)
     tools = _definitions(attrs, problems)
     own = view.get(A.GEN_AI_TOOL_DEFINITIONS)
     if tools and own is not None and own is not attrs.get(A.GEN_AI_TOOL_DEFINITIONS):
@@ -510,6 +513,35 @@ def _whole(
     return tuple(m for i, value in enumerate(values)
                  for m in whole_messages(value, role, f"{key} {i}" if i else key,
                                          problems, prefixed=prefixed))
+
+
+def _openlit_gemini(messages: tuple[Message, ...] | None) -> tuple[Message, ...] | None:
+    """OpenLIT's google-genai messages as the model exchanged them. It writes the answer's
+    text as `str(response.text)`, "None" for an answer that only calls tools, and a
+    function response as the repr of its dict (openlit/openlit `sdk/python/src/openlit/
+    instrumentation/google_ai_studio/utils.py`, `process_chat_response`,
+    `build_input_messages`): that text is dropped beside the calls, and the repr read back
+    as the JSON the API was sent."""
+    if not messages:
+        return messages
+    read = tuple(_openlit_gemini_message(m) for m in messages)
+    return messages if all(a is b for a, b in zip(read, messages, strict=True)) else read
+
+
+def _openlit_gemini_message(message: Message) -> Message:
+    calls = any(p.type is PartType.TOOL_CALL for p in message.parts)
+    parts: list[Part] = []
+    for part in message.parts:
+        if calls and part.type is PartType.TEXT and part.text == "None":
+            continue
+        if part.type is PartType.TOOL_RESULT and part.text and part.text[:1] in "{[":
+            value = python_literal(part.text)
+            if isinstance(value, (dict, list)) and not try_json(part.text)[0]:
+                part = replace(part, text=result_text(value))
+        parts.append(part)
+    same = len(parts) == len(message.parts) and all(
+        a is b for a, b in zip(parts, message.parts, strict=True))
+    return message if same else replace(message, parts=tuple(parts))
 
 
 def _is_openlit(view: SpanView) -> bool:

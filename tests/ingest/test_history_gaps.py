@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 
 from tests.ingest.test_stack_forms import Recorder, turns_of
+from turnscore.ingest.assemble import assemble_turns
 from turnscore.ingest.links import (
+    call_ids,
     components,
     gap_history_key,
     gap_keys,
@@ -369,3 +371,89 @@ def test_a_request_recorded_wrong_found_across_batches_in_either_order(tmp_path:
         turns = TurnStore(tmp_path / out, "read").read_all()
         assert [(t.final_answer, t.llm_calls, len(t.calls)) for t in turns] == [
             (ANSWER, 2, 2)], order
+
+
+# --- the guards: a replay is taken only for the request it repeats ----------------------
+
+
+def _call(call_id: str | None, name: str, args: dict[str, Any]) -> Part:
+    return Part(PartType.TOOL_CALL, call_id=call_id, name=name,
+                arguments=json.dumps(args, sort_keys=True, separators=(",", ":")))
+
+
+def _result(call_id: str | None, text: str) -> Message:
+    return Message("tool", (Part(PartType.TOOL_RESULT, text, call_id=call_id),))
+
+
+def _llm(trace: str, start: int, history: list[Message], answer: list[Message],
+         parent: str | None = None, conversation: str | None = None) -> Span:
+    return Span(trace_id=trace, span_id=f"s{start}", parent_span_id=parent, name="chat",
+                kind=SpanKind.LLM, start_unix_nano=start, end_unix_nano=start + 1,
+                status="ok", error=None, convention="test", conversation_id=conversation,
+                input_messages=tuple(history), output_messages=tuple(answer))
+
+
+def test_results_with_no_request_before_them_leave_the_output_as_recorded() -> None:
+    """An input holding only tool results (a server-side conversation: the Responses API's
+    `previous_response_id`) replays no request to read."""
+    asks = _llm("t1", 1, [USER], [Message("assistant", (_call("fc_1", "get_weather", ARGS),))])
+    then = _llm("t1", 2, [_result("call_1", "18C, cloudy")], [SAYS])
+    [turn] = assemble_turns([asks, then]).turns
+    assert [(c.name, c.call_id, c.result) for c in turn.calls] == [
+        ("get_weather", "call_1", "18C, cloudy")]
+
+
+def test_parallel_agents_do_not_take_each_others_requests() -> None:
+    """Two agents of one turn, interleaved in start order: the next main-line step's input
+    is the other agent's, whose request shares no call with this step's output."""
+    weather = Message("assistant", (_call("a1", "get_weather", ARGS),))
+    search = Message("assistant", (_call("b1", "search_docs", SEARCH),
+                                   _call("b2", "search_docs", {"query": "quotas"})))
+    spans = [
+        Span(trace_id="t1", span_id=name, parent_span_id=None, name=name, kind=SpanKind.AGENT,
+             start_unix_nano=0, end_unix_nano=9, status="ok", error=None, convention="test",
+             conversation_id="c1", input_messages=(USER,))
+        for name in ("A", "B")
+    ] + [
+        _llm("t1", 2, [USER], [weather], parent="A", conversation="c1"),
+        _llm("t1", 3, [USER], [search], parent="B", conversation="c1"),
+        _llm("t1", 4, [USER, weather, _result("a1", "18C")], [SAYS], parent="A",
+             conversation="c1"),
+        _llm("t1", 5, [USER, search, _result("b1", "60/min"), _result("b2", "none")], [SAYS],
+             parent="B", conversation="c1"),
+    ]
+    calls = [c for t in assemble_turns(spans).turns for c in t.calls]
+    assert sorted((c.call_id, c.result) for c in calls) == [
+        ("a1", "18C"), ("b1", "60/min"), ("b2", "none")]
+
+
+def test_inputs_replaying_one_request_do_not_meet() -> None:
+    """A replayed request's keys join the output that asked for it, never another input
+    replaying the same request (a few-shot prompt with a tool call, in every run): a
+    prefix joins a history, in a batch and in the store."""
+    shot = Message("assistant", (_call("call_shot", "get_weather", ARGS),))
+    prompt = [USER, shot, _result("call_shot", "18C, cloudy"), SAYS,
+              Message("user", (Part(PartType.TEXT, "And in Lyon?"),))]
+    runs = {f"t{k}": _llm(f"t{k}", k, prompt, [SAYS]) for k in (1, 2)}
+    keys = {trace: join_keys([span]) for trace, span in runs.items()}
+    assert not keys["t1"].meets(keys["t2"])
+    stored = span_links([runs["t1"]], {})[("t1", "s1")]
+    assert not keys["t2"].histories & set(stored.prefix_keys)
+    # The output that asked for it is found, in the batch and from the store.
+    asks = _llm("t0", 0, [USER], [shot])
+    assert join_keys([asks]).meets(keys["t1"])
+    assert join_keys([asks]).histories & set(stored.prefix_keys)
+    assert keys["t1"].histories & set(span_links([asks], {})[("t0", "s0")].prefix_keys)
+
+
+@pytest.mark.parametrize(("call_id", "ids"), [
+    ("call_ab12call_cd34", ["call_ab12call_cd34", "call_ab12", "call_cd34"]),
+    ("call_cancel_call_0", ["call_cancel_call_0"]),  # pieces of unequal length: one id
+    ("toolu_01A", ["toolu_01A"]),
+    ("3f2c9a1e-0b1d-4c1e-9d7a-2f1e0c9b8a7d", ["3f2c9a1e-0b1d-4c1e-9d7a-2f1e0c9b8a7d"]),
+    (None, []),
+])
+def test_merged_ids_are_split_where_they_repeat_their_head(
+    call_id: str | None, ids: list[str]
+) -> None:
+    assert call_ids(call_id) == ids

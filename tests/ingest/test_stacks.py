@@ -410,6 +410,148 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           lambda rec, index: ['"additionalProperties"', '"title"'])
       for stack in ("autogen-as-tool", "autogen-as-tool-openinference")),
     *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and an Ollama tool message has no error flag: "
+          "the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("ollama-openllmetry", "ollama-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "as openlit-openai: a raw client loop has no tool span, and OpenLIT's "
+          "tool_call_response part keeps the result's text only",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openlit-ollama", "openlit-ollama-stream")),
+    # Ollama's API gives a tool call no id, and the `ollama` client's Message model keeps
+    # none of a replayed call or tool message (ollama `_types.py` Message.ToolCall): the
+    # wire's calls have no id. ChatOllama names each call with a uuid of its own
+    # (langchain-ollama `chat_models.py` `_get_tool_calls_from_response`), which LangChain's
+    # messages and so the export carry: the ingested id is the framework's, the wire's None.
+    *(Gap(stack, case, "call.id",
+          "Ollama's calls have no id on the wire; the export's (and the turn's) is the uuid "
+          "ChatOllama gave the call, which never reaches the wire",
+          lambda rec, index: [])
+      for stack in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")
+      for case in WITH_TOOLS),
+    # The `ollama` client's Tool model has no `default` for a property (ollama `_types.py`
+    # Tool.Function.Parameters.Property): the wire's schemas lose the defaults LangChain's
+    # tools declare, which OpenInference records with the tools (llm.tools).
+    *(Gap(stack, "*", "tools",
+          "the ollama client drops each property's `default` from the tool schemas it sends; "
+          "the export has LangChain's schemas with them",
+          lambda rec, index: ['"top_k": {"type": "integer"}', '"top_k":{"type":"integer"}'])
+      for stack in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "as openlit-openai: a raw client loop has no tool span, and OpenLIT's "
+          "tool_call_response part keeps the result's text only",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openlit-google-genai", "openlit-google-genai-stream", "openlit-mistralai",
+                    "openlit-mistralai-stream", "openlit-litellm", "openlit-litellm-stream")),
+    # OpenLIT's google-genai instrumentation (1.45, `google_ai_studio/utils.py`) records the
+    # request's contents and config's system instruction, never its tools: a called tool is
+    # named by its call (gen_ai.tool.name), with no description or schema.
+    *(Gap(stack, "*", "tools",
+          "OpenLIT's google-genai instrumentation records no tool definitions: only called "
+          "tools' names, without description or schema",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("openlit-google-genai", "openlit-google-genai-stream")),
+    Gap("openlit-mistralai-stream", "*", "usage",
+        "the mistralai SDK's stream sent no usage (the wire has none), and OpenLIT records "
+        "zero counts under gen_ai.usage.*, not told apart from counted usage",
+        lambda rec, index: []),
+    # OpenLIT's Bedrock instrumentation (1.45, `bedrock/utils.py`) keeps a Converse
+    # message's text blocks only: no toolUse or toolResult block in the input or output
+    # messages, gen_ai.tool.definitions '[]' on its log record, no gen_ai.tool.* keys.
+    Gap("openlit-bedrock", "*", "tools",
+        "OpenLIT's Bedrock Converse instrumentation records the tools as an empty list",
+        lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]),
+    *(Gap("openlit-bedrock", case, field,
+          "OpenLIT's Bedrock Converse instrumentation keeps only text blocks: the model's "
+          "toolUse blocks and the toolResult blocks sent back are nowhere",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
+      for case in WITH_TOOLS for field in CALLS),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a Cohere tool message has no error flag: "
+          "the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openlit-cohere", "openlit-cohere-stream", "cohere-openllmetry",
+                    "cohere-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.result",
+          "as pydantic-ai-otel: the {\"error\": ...} wrapping of a ToolFailed return is the "
+          "OpenAI model's, after telemetry recorded the failure text alone",
+          lambda rec, index: ['{"error":', '{"error": '])
+      for stack in ("pydantic-ai-otel-stream", "pydantic-ai-openinference-stream",
+                    "pydantic-ai-logfire-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("litellm-otel-stream", "litellm-openinference-stream")),
+    Gap("autogen-agentchat-stream", "*", "tools",
+        "as autogen-agentchat: AutoGen describes only the tools it ran (no schema) and the OTel "
+        "OpenAI instrumentation records no gen_ai.tool.definitions", _never_called),
+    Gap("autogen-openinference-stream", "*", "tools",
+        "as autogen-openinference: no llm.tools on the model-client span, and AutoGen's own "
+        "spans describe only the tools that ran, with no schema", _never_called),
+    # autogen-ext's OpenAIChatCompletionClient.create_stream ends a stream that sent no usage
+    # with RequestUsage(prompt_tokens=0, completion_tokens=0); OpenInference's AutoGen
+    # instrumentation records the CreateResult's usage as llm.token_count.*.
+    Gap("autogen-openinference-stream", "*", "usage",
+        "the stream sent no usage (the wire has none); AutoGen's client reports it as 0 and 0 "
+        "tokens, which OpenInference records as llm.token_count.*, not told apart from "
+        "counted usage", lambda rec, index: []),
+    Gap("haystack-openllmetry-stream", "tool_error", "call.is_error",
+        "as haystack-openllmetry: no tool span, and the failed tool's error reaches the model as "
+        "the tool message's text, which has no error flag",
+        lambda rec, index: ["is_error", "exception.type"]),
+    Gap("openlit-crewai-stream", "tool_error", "call.is_error",
+        "as openlit-crewai: no tool span for a native tool call, and CrewAI sends a failed "
+        "tool's error as the tool message's text, which has no error flag",
+        lambda rec, index: ["is_error", "exception.type"]),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openai-js-openllmetry", "openai-js-openllmetry-stream",
+                    "openai-js-openinference", "openai-js-openinference-stream")),
+    Gap("openai-js-openllmetry-stream", "*", "usage",
+        "as openai-agents-js-openllmetry-stream: OpenLLMetry's JS OpenAI stream wrapper (0.27.0) "
+        "never reads the usage chunk (usage only estimated, enrichTokens, off by default)",
+        lambda rec, index: ["gen_ai.usage", "prompt_tokens", "input_tokens"]),
+    Gap("openai-js-openinference-stream", "*", "usage",
+        "as openai-agents-js-openinference-stream: OpenInference's JS OpenAI instrumentation "
+        "(4.2.7) skips the usage chunk, which has no choices",
+        lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"]),
+    # @traceloop/instrumentation-langchain 0.27.0's callback handler records a chat model's
+    # messages as text parts only and no invocation params but the model name.
+    *(Gap(stack, "*", "tools",
+          "OpenLLMetry's LangChain.js handler (0.27.0) records no tools: no "
+          "gen_ai.tool.definitions, and the chain spans' entity input/output hold messages only",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")),
+    # @traceloop/instrumentation-anthropic 0.27.0 sets no tool attributes on its chat span,
+    # and its tool_call_response parts keep a tool_result's content, not its is_error.
+    *(Gap(stack, "*", "tools",
+          "OpenLLMetry's JS Anthropic instrumentation (0.27.0) records no request tools (no "
+          "gen_ai.tool.definitions), and the SDK's own span none either",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and OpenLLMetry's JS Anthropic "
+          "instrumentation's tool_call_response keeps a tool_result's content, not is_error",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
+    *(Gap(stack, "tool_error", "call.result",
+          "as vercel-ai: the AI SDK's OpenAI chat provider sends a failed tool's error-text "
+          "output wrapped as {\"error\": ...}; its telemetry has the text alone",
+          lambda rec, index: ['{"error":', '{\\"error\\":'])
+      for stack in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")),
+    # @genkit-ai/compat-oai 1.42 `model.ts` `toOpenAITool` sends a tool's name and input
+    # schema only; Genkit's model span records its GenerateRequest before that conversion.
+    *(Gap(stack, "*", "tools",
+          "Genkit's OpenAI-compatible plugin (1.42) sends tools without their descriptions; "
+          "the model span's genkit:input is the request before the plugin converts it, so the "
+          "export says more than the wire (nothing to prove absent)",
+          lambda rec, index: [])
+      for stack in ("genkit", "genkit-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
           "a raw client loop has no tool span, and Logfire 5's default format (OTel GenAI "
           "messages) has no error flag on a tool message: the failure is only in the text",
           lambda rec, index: ["is_error", "exception.type"])
@@ -465,11 +607,6 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
-    NotYet("langgraph-js-openinference", ("tool_error",), ("call.id",),
-           "OpenInference's LangChain.js instrumentation flattens the model's tool calls "
-           "without ids; the id is in the LLM span's raw output.value (the AIMessage), which "
-           "openinference.py reads only where flattened messages are absent, and the failed "
-           "tool's span has no output (no ToolMessage with tool_call_id)"),
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
@@ -496,10 +633,6 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("mistralai-openllmetry-stream", WITH_TOOLS, ("call.result",),
            "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
            "but with no call recorded and no tool_call_id nothing links them"),
-    NotYet("beeai-openinference", ("parallel_tools",), ("call.id", "call.arguments"),
-           "OpenInference's BeeAI processor merges a streamed message's tool calls into its "
-           "first (processors/chat.py `_aggregate_msg_content`): one output call, both "
-           "arguments concatenated; the next call's input replays both with their ids"),
     NotYet("autogen-swarm", ("handoff",),
            ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
             "final_answer", "llm_calls", "usage"),
@@ -532,6 +665,37 @@ NOT_YET: tuple[NotYet, ...] = (
            "and expect.py counts the specialist's later requests in the main line (their "
            "newest user message is an `Observation:`, not the task), so get_weather, a "
            "sub-agent's tool, is expected too"),
+    # OpenLIT's LiteLLM stream wrapper emits its operation-details log record after its span
+    # ended, outside any span context: the record has no trace or span id (decode.py reports
+    # it as an input error) and its gen_ai.tool.definitions (only there: the span has none)
+    # are never joined to the call.
+    NotYet("openlit-litellm-stream", ("*",), ("turns", "tools"),
+           "OpenLIT's streamed LiteLLM log record carries no trace or span id: an input error, "
+           "and the tool definitions only it holds are not joined to the span"),
+    NotYet("langgraph-js-openllmetry", WITH_TOOLS, CALLS,
+           "OpenLLMetry's LangChain.js handler (0.27.0) starts every span as a root (each its "
+           "own trace) and flattens chat messages to text (no tool calls, no call ids); the "
+           "calls are in the agent node's workflow span output (AIMessage tool_calls) and the "
+           "execute_tool span's output (ToolMessage with tool_call_id), separate traces that "
+           "grouping does not join to the chat spans' turn"),
+    NotYet("langgraph-js-openllmetry-stream", WITH_TOOLS, CALLS,
+           "as langgraph-js-openllmetry: the calls only in root workflow and execute_tool "
+           "spans of their own traces"),
+    NotYet("anthropic-js-openinference-stream", ("*",), ("turns",),
+           "the Anthropic SDK's own span of a streamed call (anthropic.messages.create, its "
+           "built-in tracing) starts outside the instrumentation's context, a trace of its "
+           "own with usage and gen_ai.response.id but no messages; OpenInference's stream span "
+           "has no response id, so the two are not merged (calls.py) and the SDK's is an extra "
+           "request-less turn"),
+    NotYet("anthropic-js-openllmetry-stream", ("*",), ("turns",),
+           "as anthropic-js-openinference-stream: the SDK's own span of each streamed call is "
+           "a trace of its own that nothing merges with OpenLLMetry's (which has no "
+           "gen_ai.response.id): an extra request-less turn"),
+    NotYet("anthropic-js-openllmetry-stream", WITH_TOOLS, ("call.arguments",),
+           "OpenLLMetry's JS Anthropic instrumentation (0.27.0) records a streamed tool_use "
+           "with the input it started with ({}), not the input_json_delta pieces; the next "
+           "call's replayed history has each call's arguments whole (by id), which linking "
+           "does not prefer over the recorded {}"),
     *(NotYet(stack, ("multi_turn",), ("turns",),
              "no value is missing from what the export has: Logfire's scrubbing took the first "
              "request whole (KNOWN_GAPS), so that turn's request is empty; the turn list has no "
@@ -1549,6 +1713,284 @@ FORMS: dict[str, Form] = {
                           "gen_ai.tool.call.result", "gen_ai.agent.name"},
         absent=frozenset({"gen_ai.workflow.name", "openinference.span.kind"}),
     ),
+    # OpenLLMetry's Ollama instrumentation (it wraps the client's `_request`): one
+    # `ollama.chat` span per call, flattened prompts (a replayed call's name and arguments,
+    # no id: Ollama's calls have none) and tools; the completion's tool calls are not
+    # recorded, only its role and text.
+    **{stack: Form(
+        frozenset({"ollama.chat"}),
+        frozenset({"gen_ai.prompt.0.content", "gen_ai.prompt.2.tool_calls.0.name",
+                   "gen_ai.completion.0.role", "llm.request.functions.0.parameters",
+                   "llm.is_streaming"}),
+        absent=_JSON_MESSAGES | {"gen_ai.completion.0.tool_calls.0.name",
+                                 "gen_ai.prompt.2.tool_calls.0.id"},
+    ) for stack in ("ollama-openllmetry", "ollama-openllmetry-stream")},
+    # OpenLIT over the ollama client: its GenAI JSON messages (a call's id empty: Ollama's
+    # calls have none), the ollama provider named, and the HTTP POST spans of its own
+    # HTTP client instrumentation.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.provider.name",
+                          "gen_ai.request.stream",
+                          "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.prompt.0.content"}),
+    ) for stack in ("openlit-ollama", "openlit-ollama-stream")},
+    # LangGraph's ReAct agent on ChatOllama under OpenInference's LangChain instrumentation:
+    # the graph's CHAIN spans, a `ChatOllama` LLM span per call (llm.provider ollama, its
+    # calls named by ChatOllama's own uuids), a TOOL span per call.
+    **{stack: Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOllama", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.provider", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id",
+                   "llm.input_messages.3.message.tool_call_id", "session.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt.0.content"},
+    ) for stack in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")},
+    # OpenLIT over providers' own SDKs: one `chat <model>` span per call with the GenAI JSON
+    # messages and an operation-details log record; the provider each names.
+    **{stack: Form(
+        frozenset({"chat gemini-2.5-flash"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.provider.name",
+                          "gen_ai.tool.call.arguments", "gen_ai.request.stream"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.tool.definitions"}),
+    ) for stack in ("openlit-google-genai", "openlit-google-genai-stream")},
+    "openlit-mistralai": Form(
+        frozenset({"chat gpt-4o-mini", "chat_completion_v1_chat_completions_post", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.provider.name", "gen_ai.tool.call.id",
+                          "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
+    ),
+    "openlit-mistralai-stream": Form(
+        frozenset({"chat gpt-4o-mini", "stream_chat", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.provider.name", "gen_ai.tool.call.id", "gen_ai.request.stream",
+                          "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
+    ),
+    "openlit-bedrock": Form(
+        frozenset({"chat us.anthropic.claude-sonnet-4-5-20250929-v1:0", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.provider.name", "gen_ai.system_instructions",
+                          "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.tool.name", "gen_ai.tool.definitions", "gen_ai.prompt"}),
+    ),
+    **{stack: Form(
+        frozenset({"chat openai/gpt-4o-mini", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.provider.name", "gen_ai.tool.call.id", "gen_ai.request.stream",
+                          "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.tool.definitions"}),
+    ) for stack in ("openlit-litellm", "openlit-litellm-stream")},
+    # OpenLIT over Cohere's v2 client: the tool plan as gen_ai.content.reasoning, apart from
+    # the output messages.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.provider.name", "gen_ai.tool.call.id", "gen_ai.request.stream",
+                          "gen_ai.content.reasoning", "gen_ai.system_instructions"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
+    ) for stack in ("openlit-cohere", "openlit-cohere-stream")},
+    # OpenLLMetry's Cohere instrumentation (0.62, cohere 5.x): one `cohere.chat` span per
+    # call of ClientV2.chat or chat_stream, flattened prompts (role and content only: a
+    # replayed call and a result's call id are not recorded), the completion's content the
+    # JSON of its blocks with the tool plan appended, its calls with ids.
+    **{stack: Form(
+        frozenset({"cohere.chat"}),
+        frozenset({"gen_ai.system", "gen_ai.prompt.2.role", "gen_ai.completion.0.content",
+                   "gen_ai.completion.0.tool_calls.0.id", "llm.request.functions.0.parameters"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt.2.tool_calls.0.id",
+                                 "gen_ai.prompt.3.tool_call_id", "gen_ai.prompt.2.content"},
+    ) for stack in ("cohere-openllmetry", "cohere-openllmetry-stream")},
+    # Pydantic AI streamed (`run_stream_sync`): the same spans, each streamed chat span with
+    # the time to its first chunk.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"pydantic_ai.all_messages", "gen_ai.tool.definitions",
+                          "gen_ai.client.operation.time_to_first_chunk", *extra},
+        absent=frozenset({"request_data", *absent}),
+    ) for stack, extra, absent in (
+        ("pydantic-ai-otel-stream", {"model_request_parameters"},
+         {"logfire.span_type", "logfire.metrics"}),
+        ("pydantic-ai-openinference-stream",
+         {"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema", "session.id"},
+         {"logfire.span_type"}),
+        ("pydantic-ai-logfire-stream", {"logfire.json_schema", "logfire.span_type"},
+         {"logfire.msg_template"}),
+    )},
+    # LiteLLM streamed: its callback's span holds the request and the chunks' rebuilt
+    # response, not the raw provider response (no llm.openai.*).
+    "litellm-otel-stream": Form(
+        frozenset({"litellm_request", "raw_gen_ai_request"}),
+        _JSON_MESSAGES | {"gen_ai.completion.0.function_call.name", "llm.request.functions.0.name",
+                          "litellm.call_id", "llm.is_streaming"},
+        absent=frozenset({"llm.openai.choices"}),
+    ),
+    "litellm-openinference-stream": Form(
+        frozenset({"completion"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id", "session.id"}),
+        absent=frozenset({"gen_ai.input.messages", "litellm.call_id"}),
+    ),
+    "smolagents-openinference-stream": Form(
+        frozenset({"research_assistant.run", "OpenAIModel.generate_stream", "FinalAnswerTool"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.output_messages.0.message.role",
+                   "session.id"}),
+    ),
+    "agno-openinference-stream": Form(
+        frozenset({"research_assistant.run", "OpenAIChat.invoke_stream", "calculator"}),
+        frozenset({"agno.tools", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.name", "session.id"}),
+    ),
+    # Semantic Kernel streamed (`invoke_stream`): the same spans and message log records.
+    "semantic-kernel-stream": Form(
+        frozenset({"invoke_agent research_assistant", "AutoFunctionInvocationLoop",
+                   "chat gpt-4o-mini", "execute_tool tools-calculator"}),
+        frozenset({"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                   "gen_ai.tool.call.result", "sk.available_functions"}),
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion", "gen_ai.response.prompt_tokens"}),
+    ),
+    # Agent Framework streamed (`run(stream=True)`): the same spans and message events.
+    "agent-framework-stream": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.definitions",
+                          "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"},
+        frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+    ),
+    # AutoGen streamed (`model_client_stream`, `run_stream`): the same spans; the OTel OpenAI
+    # instrumentation's chat span of a stream sent without usage has no usage or finish reason.
+    "autogen-agentchat-stream": Form(
+        frozenset({"create_agent research_assistant", "invoke_agent research_assistant",
+                   "execute_tool calculator", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.call.id", "gen_ai.tool.description"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.tool.call.arguments"}),
+    ),
+    # The Haystack Agent with a streaming callback: the same spans, the generator's output
+    # the message it assembles from the chunks.
+    "haystack-openinference-stream": Form(
+        frozenset({"Agent.run", "OpenAIChatGenerator.run", "ChatPromptBuilder.run"}),
+        frozenset({"llm.input_messages.0.message.role", "input.value", "output.value",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.function.name"}),
+        absent=frozenset({"haystack.component.input", "haystack.agent.step.llm.input"}),
+    ),
+    # The one-agent crew streamed (`Crew(stream=True)`): the same spans, the OpenAI
+    # instrumentation's ChatCompletion span recording each streamed call.
+    "crewai-openinference-stream": Form(
+        frozenset({"research_assistant._execute_core", "ChatCompletion", "calculator.run"}),
+        frozenset({"crew_inputs", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.id", "session.id"}),
+    ),
+    "smolagents-openinference-openai-stream": Form(
+        frozenset({"research_assistant.run", "OpenAIModel.generate_stream", "ChatCompletion"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.output_messages.0.message.role",
+                   "session.id"}),
+    ),
+    # AutoGen streamed under OpenInference: the model client's create_stream is the LLM span.
+    "autogen-openinference-stream": Form(
+        frozenset({"invoke_agent research_assistant", "research_assistant.on_messages_stream",
+                   "OpenAIChatCompletionClient.create_stream", "research_assistant.calculator",
+                   "execute_tool calculator"}),
+        frozenset({"llm.input_messages.0.message.role", "tool.parameters", "graph.node.id",
+                   "gen_ai.tool.call.id", "llm.token_count.prompt"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema", "gen_ai.input.messages",
+                          "session.id"}),
+    ),
+    "haystack-openllmetry-stream": Form(
+        frozenset({"haystack.openai.chat", "openai.chat"}),
+        _JSON_MESSAGES | {"llm.request.type", "gen_ai.completion.0.content",
+                          "gen_ai.tool.definitions", "gen_ai.is_streaming"},
+        absent=frozenset({"gen_ai.prompt.0.user", "input.value", "haystack.component.input"}),
+    ),
+    # The one-agent crew streamed under OpenLIT: the same spans, the chat spans of streamed
+    # calls (gen_ai.request.stream, time to first token).
+    "openlit-crewai-stream": Form(
+        frozenset({"invoke_workflow crew", "invoke_agent research_assistant",
+                   "invoke_workflow AgentExecutor", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.crewai.crew.agents", "gen_ai.tool.args",
+                          "gen_ai.request.stream", "gen_ai.server.time_to_first_token"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
+    ),
+    # A raw `openai` Node client loop under OpenLLMetry's JS OpenAI instrumentation (0.27): one
+    # `chat` span per model call in the GenAI JSON form, each its own trace.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id",
+                          "gen_ai.provider.name"},
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role",
+                          "session.id"}),
+    ) for stack in ("openai-js-openllmetry", "openai-js-openllmetry-stream")},
+    # The same loop under OpenInference's JS OpenAI instrumentation (4.2): one LLM span per
+    # model call, flattened messages with call ids, the raw request as input.value.
+    **{stack: Form(
+        frozenset({"OpenAI Chat Completions"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "input.value",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id"}),
+        absent=_JSON_MESSAGES | {"session.id"},
+    ) for stack in ("openai-js-openinference", "openai-js-openinference-stream")},
+    # langgraph-js-openinference's form, the model's tokens streamed (`streamMode: messages`).
+    "langgraph-js-openinference-stream": Form(
+        frozenset({"research_assistant", "agent", "tools", "ChatOpenAI", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "tool.name", "metadata"}),
+        absent=_JSON_MESSAGES | {"llm.output_messages.0.message.tool_calls.0.tool_call.id"},
+    ),
+    # LangGraph.js under OpenLLMetry's LangChain.js handler (0.27): every span a root of its
+    # own trace; `chat` spans in the GenAI JSON form (text parts only), `workflow` spans per
+    # runnable (serialized LangChain messages as entity input/output), `execute_tool` named
+    # for the tool's class.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "workflow CompiledStateGraph",
+                   "execute_tool DynamicStructuredTool"}),
+        _JSON_MESSAGES | {"traceloop.entity.input", "traceloop.entity.output",
+                          "traceloop.workflow.name", "traceloop.span.kind"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.prompt.0.content",
+                          "openinference.span.kind"}),
+    ) for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
+    # The Anthropic Node SDK (1.x, its own tracing on: anthropic.messages.create, metadata
+    # only) under OpenInference's JS Anthropic instrumentation (0.2): flattened messages, a
+    # tool_result folded into its user message, the system prompt only in the raw request.
+    **{stack: Form(
+        frozenset({"Anthropic Messages", _SDK_SPAN}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.invocation_parameters", "input.value", "gen_ai.response.id"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("anthropic-js-openinference", "anthropic-js-openinference-stream")},
+    # The last 0.x SDK (its own tracing too) under OpenLLMetry's JS Anthropic instrumentation
+    # (0.27): `chat` spans in the GenAI JSON form, the system prompt as system_instructions.
+    **{stack: Form(
+        frozenset({"chat claude-sonnet-4-5", _SDK_SPAN}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.tool.definitions", "gen_ai.prompt.0.content",
+                          "llm.input_messages.0.message.role"}),
+    ) for stack in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")},
+    # AI SDK 7's GenAI spans through Langfuse's span processor (@langfuse/otel 5.11): its
+    # filter keeps them all, it marks the root (langfuse.internal.is_app_root), and
+    # propagateAttributes (@langfuse/tracing) puts the session on every span.
+    **{stack: Form(
+        frozenset({"invoke_agent gpt-4o-mini", "step 1", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.tool.call.id", "gen_ai.agent.name", "session.id",
+                          "langfuse.internal.is_app_root"},
+        absent=frozenset({"ai.operationId", "ai.prompt.messages", "openinference.span.kind"}),
+    ) for stack in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")},
+    # Genkit's own tracing (genkit 1.42, its NodeSDK on OTel JS 1.25): a flow span named for
+    # the agent > generate util spans > the model action (named for the model, GenerateRequest
+    # and GenerateResponse as genkit:input / genkit:output) and tool actions; no gen_ai keys.
+    **{stack: Form(
+        frozenset({"research_assistant", "generate", "local/gpt-4o-mini", "calculator"}),
+        frozenset({"genkit:type", "genkit:metadata:subtype", "genkit:name", "genkit:input",
+                   "genkit:output", "genkit:state", "genkit:path"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name", "openinference.span.kind"},
+    ) for stack in ("genkit", "genkit-stream")},
     # Logfire 5's instrument_openai (its default format, version 2): one span per request,
     # OTel GenAI messages beside a request_data of the model alone; a stream's call is the
     # `streaming response` log span.
@@ -1698,21 +2140,12 @@ _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent n
 # Stacks whose agent ran but whose turns do not name it yet: why, and whether the export
 # holds the name (a strict xfail, so a fix shows) or not (then the test proves it absent).
 AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
-    **{stack: ("only the workflow's dumped input holds the FunctionAgent's name", True)
-       for stack in ("llamaindex-openinference", "llamaindex-openinference-openllmetry",
-                     "llamaindex-openllmetry", "llamaindex-openinference-handoff")},
     **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",
                      "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
-    "smolagents-openinference": (
-        "only the AGENT span's name holds it (`research_assistant.run`)", True),
-    "smolagents-openinference-openai": (
-        "only the AGENT span's name holds it (`research_assistant.run`)", True),
-    "smolagents-openinference-managed": (
-        "only the AGENT span's name holds it (`triage_agent.run`)", True),
     "agentops-openai-agents": ("AgentOps' agent span names it (`agent.name`, the key "
                                "OpenInference uses), but no convention reads AgentOps' own "
                                "span kinds (agentops.span.kind)", True),
@@ -1722,6 +2155,12 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                "for the specialist", True)
        for stack in ("autogen-swarm", "autogen-swarm-openinference",
                      "semantic-kernel-handoff")},
+    "haystack-openinference-stream": ("Haystack's Agent has no name", False),
+    "haystack-openllmetry-stream": ("Haystack's Agent has no name", False),
+    **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "
+               "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
+               "workflow spans' entity output, root spans of their own traces", True)
+       for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
 }
 
 

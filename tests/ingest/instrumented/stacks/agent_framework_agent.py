@@ -1,7 +1,8 @@
 """A Microsoft Agent Framework `Agent` on its OpenAI chat completions client, traced by the
 framework itself (`agent_framework.observability`: `invoke_agent`, `chat`, `execute_tool`
 spans on the GenAI conventions) with sensitive data on; one session carries the
-conversation across turns."""
+conversation across turns. `agent-framework-stream` streams each turn (`agent.run(...,
+stream=True)`, its updates read to the end, then `get_final_response()`)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,13 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
                   tools=list(FUNCTIONS))  # fmt: skip
     session = agent.create_session(session_id=f"sess-{stack}-{scenario}")
     for turn in SCENARIOS[scenario].turns:
-        await agent.run(turn.request, session=session)
+        if stack.endswith("-stream"):
+            streamed = agent.run(turn.request, session=session, stream=True)
+            async for _ in streamed:  # update by update
+                pass
+            await streamed.get_final_response()
+        else:
+            await agent.run(turn.request, session=session)
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:

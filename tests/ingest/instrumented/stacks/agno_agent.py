@@ -1,7 +1,8 @@
 """An Agno `Agent` on its `OpenAIChat` model (chat completions), under OpenInference's Agno
 instrumentation. The agent keeps its sessions in an in-memory database and adds the
 session's history to each run, so the turns of a scenario are one conversation
-(`session_id`), as an app serving it runs them."""
+(`session_id`), as an app serving it runs them. `agno-openinference-stream` runs each turn
+streamed (`agent.run(..., stream=True)` read to its end: every model call streams)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,13 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
         model=OpenAIChat(id=MODEL, base_url=base_url, api_key="test-key", max_retries=0),
         db=InMemoryDb(), add_history_to_context=True, telemetry=False,
     )  # fmt: skip
+    session = f"sess-{stack}-{scenario}"
     for turn in SCENARIOS[scenario].turns:
-        agent.run(turn.request, session_id=f"sess-{stack}-{scenario}")
+        if stack.endswith("-stream"):
+            for _ in agent.run(turn.request, session_id=session, stream=True):  # event by event
+                pass
+        else:
+            agent.run(turn.request, session_id=session)
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:

@@ -8,6 +8,9 @@ serving one conversation sets it.
 agent with the tools doing it, then an editor (no tools) writing the answer from its output
 (the task's context): one user request, two tasks, one turn. The editor's task names the
 request too, as such a task does (and so the scripted server knows the turn).
+`crewai-openinference-stream`, `openlit-crewai-stream`: the one-agent crew streamed
+(`Crew(stream=True)`, which turns its agents' LLMs to streaming; each kickoff's chunks read
+to the end, then its `.result`).
 
 `openlit-crewai`: the one-agent crew under OpenLIT instead, whose one `openlit.init`
 instruments CrewAI and the OpenAI client under it at once, exporting through the global
@@ -44,9 +47,15 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
         tasks.append(Task(description="Write the answer to this request: {request}",
                           expected_output="The final answer.", agent=editor,
                           context=[task]))  # fmt: skip
-    crew = Crew(agents=agents, tasks=tasks, process=Process.sequential, verbose=False)
+    stream = stack.endswith("-stream")
+    crew = Crew(agents=agents, tasks=tasks, process=Process.sequential, verbose=False,
+                **({"stream": True} if stream else {}))  # fmt: skip
     for turn in SCENARIOS[scenario].turns:
-        crew.kickoff(inputs={"request": turn.request})
+        out = crew.kickoff(inputs={"request": turn.request})
+        if stream:
+            for _ in out:  # chunk by chunk
+                pass
+            assert out.result is not None  # the kickoff's CrewOutput, once the chunks ran out
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:

@@ -133,6 +133,12 @@ def _asked(wire: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
     if wire["api"] == "responses":
         return [(i["call_id"], i["name"], json.loads(i["arguments"]))
                 for i in wire["response"]["output"] if i["type"] == "function_call"]  # fmt: skip
+    if wire["api"] == "cohere":
+        return [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
+                for c in wire["response"]["message"].get("tool_calls") or ()]  # fmt: skip
+    if wire["api"] == "ollama":
+        return [(None, c["function"]["name"], c["function"]["arguments"])
+                for c in wire["response"]["message"].get("tool_calls") or ()]  # fmt: skip
     message = wire["response"]["choices"][0]["message"]
     return [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
             for c in message.get("tool_calls") or ()]  # fmt: skip
@@ -159,6 +165,11 @@ def _said(wire: dict[str, Any]) -> str | None:
     if wire["api"] == "responses":
         said = [i for i in wire["response"]["output"] if i["type"] == "message"]
         return "".join(_text(i["content"]) or "" for i in said) if said else None
+    if wire["api"] == "ollama":
+        return wire["response"]["message"]["content"] or None
+    if wire["api"] == "cohere":
+        content = wire["response"]["message"].get("content")
+        return _text(content) if content else None
     return wire["response"]["choices"][0]["message"]["content"]
 
 
@@ -180,6 +191,8 @@ def _results(wire: dict[str, Any]) -> dict[str, str]:
                 output = item.get("output")
                 found[item["call_id"]] = output if isinstance(output, str) else _text(output) or ""
         return found
+    if wire["api"] == "ollama":
+        return _ollama_results(wire["request"]["messages"])
     for m in wire["request"]["messages"]:
         content = m.get("content")
         if wire["api"] == "bedrock":
@@ -199,6 +212,26 @@ def _results(wire: dict[str, Any]) -> dict[str, str]:
     return found
 
 
+def _ollama_results(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """Ollama's calls have no ids: the `tool` messages after an assistant message answer its
+    calls in order, and a call is known by its name and arguments (`_call_key`)."""
+    found: dict[str, str] = {}
+    asked: list[dict[str, Any]] = []
+    for m in messages:
+        if m["role"] == "assistant":
+            asked = [c["function"] for c in m.get("tool_calls") or ()]
+        elif m["role"] == "tool" and asked:
+            call = asked.pop(0)
+            found[_call_key(None, call["name"], call["arguments"])] = _text(m.get("content")) or ""
+    return found
+
+
+def _call_key(cid: str | None, name: str, arguments: Any) -> str:
+    """A call's key among a turn's results: its id, or where the API gives none (Ollama's)
+    its name and arguments (the scenarios' tools are functions of them)."""
+    return cid if cid is not None else f"{name}:{json.dumps(arguments, sort_keys=True)}"
+
+
 def _bedrock_result(content: Any) -> str:
     """A toolResult's content blocks: `text` as it is, `json` as its JSON text."""
     return "".join(b["text"] if "text" in b else json.dumps(b.get("json")) for b in content)
@@ -214,7 +247,9 @@ def _text_results(wire: dict[str, Any]) -> dict[str, str]:
     found: dict[str, str] = {}
     messages = wire["request"].get("messages") or ()
     for said, reply in itertools.pairwise(messages):
-        text, answer = _text(said.get("content")) or "", _text(reply.get("content")) or ""
+        # A streamed step puts the model's empty text before it (smolagents merges them).
+        text = (_text(said.get("content")) or "").lstrip()
+        answer = _text(reply.get("content")) or ""
         if said["role"] != "assistant" or not text.startswith(_CALLING):
             continue
         ids = [c["id"] for c in ast.literal_eval(text[len(_CALLING) :])]
@@ -248,6 +283,10 @@ def _usage(wire: dict[str, Any]) -> tuple[int, int]:
         return usage["inputTokens"], usage["outputTokens"]
     if wire["api"] == "responses":
         return usage["input_tokens"], usage["output_tokens"]
+    if wire["api"] == "ollama":
+        return wire["response"]["prompt_eval_count"], wire["response"]["eval_count"]
+    if wire["api"] == "cohere":
+        return usage["tokens"]["input_tokens"], usage["tokens"]["output_tokens"]
     return usage["prompt_tokens"], usage["completion_tokens"]
 
 
@@ -305,7 +344,8 @@ def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, 
             results.update(_text_results(w))
         asked = [a for w in line for a in _asked(w)]
         calls = [
-            {"id": cid, "name": name, "arguments": args, "result": results.get(cid),
+            {"id": cid, "name": name, "arguments": args,
+             "result": results.get(_call_key(cid, name, args)),
              "is_error": name in TOOL_FUNCTIONS and run_tool(name, json.dumps(args))[1]}
             for cid, name, args in asked if name != FINAL_ANSWER_TOOL
         ]  # fmt: skip

@@ -5,6 +5,9 @@ with OpenLLMetry's OpenAI instrumentation below it, as `traceloop-sdk` turns bot
 next turn continues the conversation: the previous run's messages without its system message
 (the Agent puts its `system_prompt` first on every run) and the new user message. A failing
 tool reaches the model as the tool result's error, as the Agent does unless told to raise.
+`haystack-openinference-stream` and `haystack-openllmetry-stream` give the Agent a
+`streaming_callback`, so its generator streams every model call (chunk by chunk to the
+callback, as a UI printing them).
 
 The components are imported before instrumenting, as an application imports them: the
 instrumentor wraps the `run` of the classes registered by then (and of those a `Pipeline`
@@ -21,7 +24,11 @@ from tests.ingest.instrumented.stacks.common import main, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
-def converse(base_url: str, scenario: str) -> None:
+def _chunk(chunk: Any) -> None:
+    """A streaming callback that shows nothing: the stream is what matters here."""
+
+
+def converse(base_url: str, scenario: str, stream: bool = False) -> None:
     from haystack.components.agents import Agent
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.dataclasses import ChatMessage, ChatRole
@@ -34,6 +41,7 @@ def converse(base_url: str, scenario: str) -> None:
     agent = Agent(
         chat_generator=generator, tools=[create_tool_from_function(fn) for fn in FUNCTIONS],
         system_prompt=SYSTEM_PROMPT, max_agent_steps=4,
+        streaming_callback=_chunk if stream else None,
     )  # fmt: skip
     agent.warm_up()
     history: list[Any] = []
@@ -48,7 +56,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     from haystack.components.generators.chat import OpenAIChatGenerator  # noqa: F401
 
     with providers(stack, out, scenario) as (tracer_provider, _):
-        if stack == "haystack-openllmetry":
+        if stack.startswith("haystack-openllmetry"):
             from opentelemetry.instrumentation.haystack import HaystackInstrumentor as Traceloop
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
@@ -58,7 +66,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             from openinference.instrumentation.haystack import HaystackInstrumentor
 
             HaystackInstrumentor().instrument(tracer_provider=tracer_provider)
-        converse(base_url, scenario)
+        converse(base_url, scenario, stack.endswith("-stream"))
 
 
 ENV = {"TRACELOOP_TRACE_CONTENT": "true"}

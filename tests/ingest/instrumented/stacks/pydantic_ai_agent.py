@@ -6,7 +6,8 @@ to; the next turn continues the conversation with `message_history`. A failing t
 through `ToolFailed`, as Pydantic AI asks of a failure the model should see.
 `pydantic-ai-openinference` is `pydantic-ai-otel` with OpenInference's span processor
 (`OpenInferenceSpanProcessor`), which adds OpenInference's attributes to each span as it
-ends, before the batch exporter sends it."""
+ends, before the batch exporter sends it. Each also runs streamed (`-stream`:
+`agent.run_stream_sync`, its output read whole; every model request of the run streams)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _failing_to_the_model(fn: Callable[..., Any]) -> Callable[..., Any]:
     return tool
 
 
-def converse(base_url: str, scenario: str, instrument: Any = None) -> None:
+def converse(base_url: str, scenario: str, instrument: Any = None, stream: bool = False) -> None:
     from openai import AsyncOpenAI
     from pydantic_ai import Agent
     from pydantic_ai.models.openai import OpenAIChatModel
@@ -51,28 +52,35 @@ def converse(base_url: str, scenario: str, instrument: Any = None) -> None:
         agent.instrument = instrument
     history: list[Any] = []
     for turn in SCENARIOS[scenario].turns:
-        result = agent.run_sync(turn.request, message_history=history)
-        history = result.all_messages()
+        if stream:
+            with agent.run_stream_sync(turn.request, message_history=history) as streamed:
+                streamed.get_output()
+                history = streamed.all_messages()
+        else:
+            history = agent.run_sync(turn.request, message_history=history).all_messages()
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    if stack in ("pydantic-ai-otel", "pydantic-ai-openinference"):
+    stream = stack.endswith("-stream")
+    form = stack.removesuffix("-stream")
+    if form in ("pydantic-ai-otel", "pydantic-ai-openinference"):
         from pydantic_ai.models.instrumented import InstrumentationSettings
 
         with providers(stack, out, scenario) as (tracer_provider, _):
-            if stack == "pydantic-ai-openinference":
+            if form == "pydantic-ai-openinference":
                 from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
 
                 # It rewrites a span's attributes in place when the span ends: the batch
                 # processor before it has only queued the span, and exports it later.
                 tracer_provider.add_span_processor(OpenInferenceSpanProcessor())
-            converse(base_url, scenario, InstrumentationSettings(tracer_provider=tracer_provider))
+            settings = InstrumentationSettings(tracer_provider=tracer_provider)
+            converse(base_url, scenario, settings, stream)
         return
     from tests.ingest.instrumented.stacks.logfire_setup import logfire_configured
 
     with logfire_configured(stack, out, scenario) as logfire:
         logfire.instrument_pydantic_ai()
-        converse(base_url, scenario)
+        converse(base_url, scenario, stream=stream)
 
 
 if __name__ == "__main__":

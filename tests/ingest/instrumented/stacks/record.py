@@ -46,8 +46,8 @@ class Stack:
     driver: str
     """Module under tests.ingest.instrumented.stacks."""
     api: str
-    """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini'
-    or 'bedrock'."""
+    """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini',
+    'bedrock', 'ollama' or 'cohere'."""
     distributions: tuple[str, ...]
     """Whose versions `versions.json` records."""
     venv: str = ""
@@ -438,6 +438,125 @@ STACKS: dict[str, Stack] = {
         Stack("agent-framework-as-tool", "agent_framework_handoff_agent", "openai",
               ("agent-framework-core", "agent-framework-openai", "openai", "opentelemetry-sdk"),
               venv="agent-framework-handoff", scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "ollama_loop", "ollama",
+                ("ollama", "opentelemetry-instrumentation-ollama", "opentelemetry-sdk"),
+                venv="ollama-openllmetry")
+          for name in ("ollama-openllmetry", "ollama-openllmetry-stream")),
+        *(Stack(name, "ollama_loop", "ollama", ("openlit", "ollama", "opentelemetry-sdk"),
+                venv="openlit-providers")
+          for name in ("openlit-ollama", "openlit-ollama-stream")),
+        *(Stack(name, "langgraph_ollama_agent", "ollama",
+                ("langgraph", "langchain-core", "langchain-ollama", "ollama",
+                 "openinference-instrumentation-langchain", "opentelemetry-sdk"),
+                venv="langgraph-ollama-openinference")
+          for name in ("langgraph-ollama-openinference", "langgraph-ollama-openinference-stream")),
+        *(Stack(name, "openlit_provider_loop", "gemini",
+                ("openlit", "google-genai", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-google-genai", "openlit-google-genai-stream")),
+        *(Stack(name, "openlit_provider_loop", "openai",
+                ("openlit", "mistralai", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-mistralai", "openlit-mistralai-stream")),
+        *(Stack(name, "openlit_provider_loop", "bedrock",
+                ("openlit", "boto3", "botocore", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-bedrock",)),
+        *(Stack(name, "openlit_provider_loop", "openai",
+                ("openlit", "litellm", "openai", "opentelemetry-sdk"), venv="openlit-providers")
+          for name in ("openlit-litellm", "openlit-litellm-stream")),
+        *(Stack(name, "cohere_loop", "cohere", ("openlit", "cohere", "opentelemetry-sdk"),
+                venv="openlit-providers")
+          for name in ("openlit-cohere", "openlit-cohere-stream")),
+        *(Stack(name, "cohere_loop", "cohere",
+                ("cohere", "opentelemetry-instrumentation-cohere", "opentelemetry-sdk"),
+                venv="cohere-openllmetry")
+          for name in ("cohere-openllmetry", "cohere-openllmetry-stream")),
+        Stack("pydantic-ai-otel-stream", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "openai", "opentelemetry-sdk"), venv="pydantic-ai-otel"),
+        Stack("pydantic-ai-openinference-stream", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "openai", "openinference-instrumentation-pydantic-ai",
+               "opentelemetry-sdk"), venv="pydantic-ai-openinference"),
+        Stack("pydantic-ai-logfire-stream", "pydantic_ai_agent", "openai",
+              ("pydantic-ai-slim", "logfire", "openai", "opentelemetry-sdk"),
+              venv="pydantic-ai-logfire"),
+        Stack("litellm-otel-stream", "litellm_loop", "openai", ("litellm", "opentelemetry-sdk"),
+              venv="litellm-otel"),
+        Stack("litellm-openinference-stream", "litellm_loop", "openai",
+              ("litellm", "openinference-instrumentation-litellm",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="litellm-openinference"),
+        Stack("smolagents-openinference-stream", "smolagents_agent", "openai",
+              ("smolagents", "openai", "openinference-instrumentation-smolagents",
+               "opentelemetry-sdk"), venv="smolagents-openinference"),
+        Stack("agno-openinference-stream", "agno_agent", "openai",
+              ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk"),
+              venv="agno-openinference"),
+        Stack("semantic-kernel-stream", "semantic_kernel_agent", "openai",
+              ("semantic-kernel", "openai", "opentelemetry-sdk"), venv="semantic-kernel"),
+        Stack("agent-framework-stream", "agent_framework_agent", "openai",
+              ("agent-framework-core", "agent-framework-openai", "openai", "opentelemetry-sdk"),
+              venv="agent-framework"),
+        Stack("autogen-agentchat-stream", "autogen_agent", "openai",
+              ("autogen-agentchat", "autogen-core", "autogen-ext", "openai",
+               "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
+               "opentelemetry-sdk"), venv="autogen-agentchat"),
+        Stack("haystack-openinference-stream", "haystack_agent", "openai",
+              ("haystack-ai", "openai", "openinference-instrumentation-haystack",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="haystack-openinference"),
+        Stack("crewai-openinference-stream", "crewai_agent", "openai",
+              ("crewai", "openai", "openinference-instrumentation-crewai",
+               "openinference-instrumentation-openai", "opentelemetry-sdk"),
+              venv="crewai-openinference"),
+        Stack("smolagents-openinference-openai-stream", "smolagents_agent", "openai",
+              ("smolagents", "openai", "openinference-instrumentation-smolagents",
+               "openinference-instrumentation-openai", "opentelemetry-sdk"),
+              venv="smolagents-openinference-openai"),
+        Stack("autogen-openinference-stream", "autogen_agent", "openai",
+              ("autogen-agentchat", "autogen-ext", "openai",
+               "openinference-instrumentation-autogen-agentchat",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="autogen-openinference"),
+        Stack("haystack-openllmetry-stream", "haystack_agent", "openai",
+              ("haystack-ai", "openai", "opentelemetry-instrumentation-haystack",
+               "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+              venv="haystack-openllmetry"),
+        Stack("openlit-crewai-stream", "crewai_agent", "openai",
+              ("openlit", "crewai", "openai", "opentelemetry-sdk"), venv="openlit-crewai"),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@traceloop/instrumentation-openai", "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-js-openllmetry", "openai-js-openllmetry-stream")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@arizeai/openinference-instrumentation-openai",
+                 "@opentelemetry/sdk-trace"),
+                venv="openai-agents-js", runtime="node")
+          for name in ("openai-js-openinference", "openai-js-openinference-stream")),
+        Stack("langgraph-js-openinference-stream", "langgraph_js", "openai",
+              ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
+               "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),
+              venv="langgraph-js", runtime="node"),
+        *(Stack(name, "langgraph_js", "openai",
+                ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
+                 "@traceloop/instrumentation-langchain", "@opentelemetry/sdk-trace"),
+                venv="langgraph-js", runtime="node")
+          for name in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")),
+        *(Stack(name, "anthropic_js_loop", "anthropic",
+                ("@anthropic-ai/sdk", "@traceloop/instrumentation-anthropic",
+                 "@opentelemetry/sdk-trace"), venv="anthropic-js-openllmetry", runtime="node")
+          for name in ("anthropic-js-openllmetry", "anthropic-js-openllmetry-stream")),
+        *(Stack(name, "anthropic_js_loop", "anthropic",
+                ("@anthropic-ai/sdk", "@arizeai/openinference-instrumentation-anthropic",
+                 "@opentelemetry/sdk-trace"), venv="anthropic-js", runtime="node")
+          for name in ("anthropic-js-openinference", "anthropic-js-openinference-stream")),
+        *(Stack(name, "vercel_ai", "openai",
+                ("ai", "@ai-sdk/openai", "@ai-sdk/otel", "@langfuse/otel",
+                 "@opentelemetry/sdk-trace-node"),
+                venv="vercel-ai-langfuse", runtime="node")
+          for name in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")),
+        *(Stack(name, "genkit_agent", "openai",
+                ("genkit", "@genkit-ai/compat-oai", "openai", "@opentelemetry/sdk-trace-base"),
+                venv="genkit", runtime="node",
+                scenarios=tuple(n for n in SCENARIOS if n != "tool_error"))
+          for name in ("genkit", "genkit-stream")),
         *(Stack(name, "logfire_openai", "openai", ("openai", "logfire", "opentelemetry-sdk"),
                 venv="logfire-openai")
           for name in ("logfire-openai", "logfire-openai-stream", "logfire-openai-responses",

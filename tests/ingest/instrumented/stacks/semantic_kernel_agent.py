@@ -4,7 +4,8 @@ traced by Semantic Kernel itself with sensitive diagnostics on
 `chat`, `execute_tool` spans, and the messages of each model call as Python log records
 (`event.name` attribute, JSON body), bridged to OTLP logs by the OTel logging handler as
 Semantic Kernel's telemetry guide sets it up. The agent's thread carries the chat history
-across turns."""
+across turns. `semantic-kernel-stream` streams each turn (`agent.invoke_stream`, read to its
+end: every model call of it streams)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
-async def converse(base_url: str, scenario: str) -> None:
+async def converse(base_url: str, scenario: str, stream: bool = False) -> None:
     from openai import AsyncOpenAI
     from semantic_kernel.agents import ChatCompletionAgent
     from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
@@ -31,8 +32,12 @@ async def converse(base_url: str, scenario: str) -> None:
                                 plugins=[plugin])  # fmt: skip
     thread = None
     for turn in SCENARIOS[scenario].turns:
-        response = await agent.get_response(messages=turn.request, thread=thread)
-        thread = response.thread
+        if stream:
+            async for chunk in agent.invoke_stream(messages=turn.request, thread=thread):
+                thread = chunk.thread
+        else:
+            response = await agent.get_response(messages=turn.request, thread=thread)
+            thread = response.thread
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
@@ -45,7 +50,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         root.addHandler(handler)
         root.setLevel(logging.INFO)
         try:
-            asyncio.run(converse(base_url, scenario))
+            asyncio.run(converse(base_url, scenario, stack.endswith("-stream")))
         finally:
             root.removeHandler(handler)
 

@@ -1,7 +1,9 @@
 """A smolagents `ToolCallingAgent` on `OpenAIServerModel`, under OpenInference (and, in
 `smolagents-openinference-openai`, OpenInference's OpenAI instrumentation too, so each model
 call is also recorded by the client's span). The agent answers through its `final_answer`
-tool; a second turn continues the same memory."""
+tool; a second turn continues the same memory. Each also streams (`-stream`:
+`stream_outputs=True`, each model call through the model's `generate_stream`, and
+`agent.run(..., stream=True)` read to its end, as a UI showing the steps reads it)."""
 
 from __future__ import annotations
 
@@ -13,17 +15,21 @@ from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
-def converse(base_url: str, scenario: str) -> None:
+def converse(base_url: str, scenario: str, stream: bool = False) -> None:
     from smolagents import OpenAIServerModel, ToolCallingAgent, tool
 
     model = OpenAIServerModel(model_id=MODEL, api_base=base_url, api_key="test-key")
     agent = ToolCallingAgent(
         tools=[tool(fn) for fn in FUNCTIONS], model=model, name=AGENT_NAME,
         description="Answers with the tools.", instructions=SYSTEM_PROMPT, max_steps=4,
-        verbosity_level=0,
+        verbosity_level=0, stream_outputs=stream,
     )  # fmt: skip
     for k, turn in enumerate(SCENARIOS[scenario].turns):
-        agent.run(turn.request, reset=k == 0)
+        if stream:
+            for _ in agent.run(turn.request, reset=k == 0, stream=True):  # step by step
+                pass
+        else:
+            agent.run(turn.request, reset=k == 0)
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
@@ -32,12 +38,12 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 
         SmolagentsInstrumentor().instrument(tracer_provider=tracer_provider)
-        if stack == "smolagents-openinference-openai":
+        if stack.startswith("smolagents-openinference-openai"):
             from openinference.instrumentation.openai import OpenAIInstrumentor
 
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
         with using_session(f"sess-{stack}-{scenario}"):
-            converse(base_url, scenario)
+            converse(base_url, scenario, stack.endswith("-stream"))
 
 
 if __name__ == "__main__":

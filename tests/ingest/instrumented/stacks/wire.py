@@ -25,7 +25,22 @@ One server on 127.0.0.1 speaks these model APIs:
   same answer as AWS event-stream frames: messageStart, each content block's start (a
   `toolUse`'s id and name), deltas (`text`, or a `toolUse`'s input JSON in pieces) and stop,
   messageStop with the stop reason, metadata with usage; the frames' binary form is
-  `event_frame`'s, which botocore's own parser reads).
+  `event_frame`'s, which botocore's own parser reads),
+- Ollama's native chat, `POST /<stack>/<scenario>/api/chat` (JSON when the request says
+  `"stream": false`, else, as the API defaults, NDJSON: one `ChatResponse` a line, the text
+  in pieces, the tool calls whole in a chunk of their own, then a `done` chunk with the
+  done reason, durations and counts). Tool calls are `message.tool_calls[].function` with
+  the arguments as an object and no id (the `ollama` client's `Message.ToolCall`); a tool
+  result is a `tool` message naming its tool (`tool_name`), answering the calls before it
+  in order,
+- Cohere's v2 chat, `POST /<stack>/<scenario>/v2/chat` (JSON, or with `stream` the server-sent
+  events the `cohere` SDK's `V2ChatStreamResponse` spells: message-start, the tool plan's
+  tool-plan-delta, each call's tool-call-start (its id and name), -delta (the arguments
+  in pieces) and -end, or the text's content-start, -delta and -end, then message-end with
+  the finish reason and usage). A message's content is a string or `text` parts; an
+  answer that calls tools gives its `tool_plan` (the model's plan, which Cohere always
+  writes before calls) and `tool_calls` with JSON-string arguments; a result is a `tool`
+  message naming its call (`tool_call_id`), its content text or `document` parts.
 
 Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), send tool
 results as user messages and drop a failed step's tool calls from the history, so the turn
@@ -75,14 +90,19 @@ GEMINI_MODEL = "gemini-2.5-flash"
 BEDROCK_LATENCY_MS = 120
 RESPONSES_CREATED = 1_780_000_000
 TASK_PREFIX = "The user asks: "
+OLLAMA_CREATED = "2026-06-01T00:00:00.000000Z"
+OLLAMA_NANOS = 1_000_000
+COHERE_MODEL = "command-a-03-2025"
 
 
 @dataclass(frozen=True)
 class Wire:
     api: str
     """'openai', 'anthropic', 'gemini', 'bedrock' (Converse, streamed or not: the response
-    is the Converse answer either way) or 'responses' (OpenAI Responses: the whole response
-    object, streamed or not; a stream always ends with it and its usage)."""
+    is the Converse answer either way), 'responses' (OpenAI Responses: the whole response
+    object, streamed or not; a stream always ends with it and its usage), 'ollama' (the
+    whole `ChatResponse`, streamed or not: a stream's last chunk always has the counts) or
+    'cohere' (the v2 chat response, streamed or not: message-end always has the usage)."""
     turn: int
     step: int
     request: dict[str, Any]
@@ -201,6 +221,11 @@ def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step
 def _usage(history: Any, message: dict[str, Any]) -> tuple[int, int]:
     """Fake but deterministic token counts, as in the corpus: len(json) / 4."""
     return len(json.dumps(history)) // 4, len(json.dumps(message)) // 4
+
+
+def cohere_plan(calls: tuple[Call, ...]) -> str:
+    """The tool plan a Cohere answer that calls tools gives: what it is about to call."""
+    return f"I will use {' and '.join(c.name for c in calls)}."
 
 
 def gemini_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -348,6 +373,53 @@ class StackServer(ScriptedServer):
             "metrics": {"latencyMs": BEDROCK_LATENCY_MS},
         }  # fmt: skip
         self._keep(stack, scenario, Wire("bedrock", turn, step, body, response, True))
+        return response
+
+    def ollama(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        """An Ollama `ChatResponse`: the model the request named, the assistant message (its
+        content empty when it only calls tools, as Ollama's is), `done_reason` "stop" either
+        way, fixed durations and the token counts."""
+        turn, step = self._locate(stack, scenario, body["messages"])
+        planned = _scripted(scenario, turn, step, body)
+        message: dict[str, Any] = {"role": "assistant", "content": planned.text or ""}
+        if planned.calls:
+            message["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments}}
+                                     for c in planned.calls]  # fmt: skip
+        prompt, completion = _usage(body["messages"], message)
+        response = {
+            "model": body.get("model"), "created_at": OLLAMA_CREATED, "message": message,
+            "done": True, "done_reason": "stop", "total_duration": 4 * OLLAMA_NANOS,
+            "load_duration": OLLAMA_NANOS, "prompt_eval_count": prompt,
+            "prompt_eval_duration": OLLAMA_NANOS, "eval_count": completion,
+            "eval_duration": 2 * OLLAMA_NANOS,
+        }  # fmt: skip
+        self._keep(stack, scenario, Wire("ollama", turn, step, body, response, True))
+        return response
+
+    def cohere(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A Cohere v2 chat response: the text as a `text` part, or the tool plan and calls;
+        `finish_reason` TOOL_CALL or COMPLETE; usage as billed units and tokens."""
+        turn, step = self._locate(stack, scenario, body["messages"])
+        planned = _scripted(scenario, turn, step, body)
+        prefix = _prefix(stack, scenario, turn, step)
+        message: dict[str, Any] = {"role": "assistant"}
+        if planned.text is not None:
+            message["content"] = [{"type": "text", "text": planned.text}]
+        if planned.calls:
+            message["tool_plan"] = cohere_plan(planned.calls)
+            message["tool_calls"] = [
+                {"id": f"{c.name}_{prefix}{k}", "type": "function",
+                 "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                for k, c in enumerate(planned.calls)
+            ]  # fmt: skip
+        prompt, completion = _usage(body["messages"], message)
+        counts = {"input_tokens": prompt, "output_tokens": completion}
+        response = {
+            "id": f"{prefix[:8]}-{prefix[8:]}", "message": message,
+            "finish_reason": "TOOL_CALL" if planned.calls else "COMPLETE",
+            "usage": {"billed_units": counts, "tokens": counts},
+        }  # fmt: skip
+        self._keep(stack, scenario, Wire("cohere", turn, step, body, response, True))
         return response
 
     def responses(self, stack: str, scenario: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -517,6 +589,54 @@ def gemini_chunks(answer: dict[str, Any]) -> Iterator[dict[str, Any]]:
                    "usageMetadata": answer["usageMetadata"], **same}  # fmt: skip
 
 
+def ollama_chunks(answer: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """An Ollama chat answer as the NDJSON chunks that spell it: the text in two pieces, the
+    tool calls whole in one chunk, then the `done` chunk (empty content) with the rest."""
+    message = answer["message"]
+    same = {"model": answer["model"], "created_at": answer["created_at"]}
+    text = message["content"]
+    half = len(text) // 2
+    for piece in (text[:half], text[half:]) if text else ():
+        yield {**same, "message": {"role": "assistant", "content": piece}, "done": False}
+    if message.get("tool_calls"):
+        yield {**same, "message": {"role": "assistant", "content": "",
+                                   "tool_calls": message["tool_calls"]}, "done": False}  # fmt: skip
+    yield {**answer, "message": {"role": "assistant", "content": ""}}
+
+
+def cohere_events(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A Cohere v2 chat answer as the stream events that spell it (name, data)."""
+    message = answer["message"]
+
+    def event(kind: str, **data: Any) -> tuple[str, dict[str, Any]]:
+        return kind, {"type": kind, **data}
+
+    def halves(text: str) -> tuple[str, str]:
+        return text[: len(text) // 2], text[len(text) // 2 :]
+
+    yield event("message-start", id=answer["id"], delta={"message": {
+        "role": "assistant", "content": [], "tool_plan": "", "tool_calls": [],
+        "citations": []}})  # fmt: skip
+    for piece in halves(message.get("tool_plan") or "") if message.get("tool_plan") else ():
+        yield event("tool-plan-delta", delta={"message": {"tool_plan": piece}})
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        opened = {**call, "function": {"name": call["function"]["name"], "arguments": ""}}
+        yield event("tool-call-start", index=index, delta={"message": {"tool_calls": opened}})
+        for piece in halves(call["function"]["arguments"]):
+            yield event("tool-call-delta", index=index,
+                        delta={"message": {"tool_calls": {"function": {"arguments": piece}}}})
+        yield event("tool-call-end", index=index)
+    for index, part in enumerate(message.get("content") or ()):
+        yield event("content-start", index=index,
+                    delta={"message": {"content": {"type": "text", "text": ""}}})
+        for piece in halves(part["text"]):
+            yield event("content-delta", index=index,
+                        delta={"message": {"content": {"text": piece}}})
+        yield event("content-end", index=index)
+    yield event("message-end", delta={"finish_reason": answer["finish_reason"],
+                                      "usage": answer["usage"]})
+
+
 def event_frame(event_type: str, payload: dict[str, Any]) -> bytes:
     """One AWS event-stream message: a prelude (total and headers lengths, big-endian, and
     their CRC32), string headers (name length byte, name, type 7, value length, value), the
@@ -548,7 +668,10 @@ def _handler(
             bedrock = len(route) == 3 and route[0] == "model"
             bedrock = bedrock and route[2] in ("converse", "converse-stream")
             responses = route[-1:] == ["responses"]
-            if not gemini and not bedrock and not responses and route != ["v1", "messages"]:
+            ollama = route == ["api", "chat"]
+            cohere = route == ["v2", "chat"]
+            if (not gemini and not bedrock and not responses and not ollama and not cohere
+                    and route != ["v1", "messages"]):  # fmt: skip
                 if route[-2:] == ["chat", "completions"]:
                     # Clients of OpenAI-compatible APIs put it under their own prefixes
                     # (Groq's /openai/v1, Azure's /openai/deployments/<name>, a query).
@@ -556,7 +679,15 @@ def _handler(
                 super().do_POST()
                 return
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if responses and body.get("stream"):
+            if cohere and body.get("stream"):
+                self._events(server.cohere(parts[0], parts[1], body), cohere_events)
+            elif cohere:
+                self._json(server.cohere(parts[0], parts[1], body))
+            elif ollama and body.get("stream", True):
+                self._lines(ollama_chunks(server.ollama(parts[0], parts[1], body)))
+            elif ollama:
+                self._json(server.ollama(parts[0], parts[1], body))
+            elif responses and body.get("stream"):
                 self._events(server.responses(parts[0], parts[1], body), responses_events)
             elif responses:
                 self._json(server.responses(parts[0], parts[1], body))
@@ -595,6 +726,14 @@ def _handler(
             self.end_headers()
             for chunk in chunks:
                 self.wfile.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
+
+        def _lines(self, chunks: Iterator[dict[str, Any]]) -> None:
+            # Newline-delimited JSON, as Ollama streams; ended by closing the connection.
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-ndjson")
+            self.end_headers()
+            for chunk in chunks:
+                self.wfile.write(json.dumps(chunk).encode() + b"\n")
 
         def _frames(self, answer: dict[str, Any]) -> None:
             self.send_response(200)

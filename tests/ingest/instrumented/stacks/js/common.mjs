@@ -20,7 +20,7 @@ export const AGENT_NAME = 'research_assistant';
 
 // What an OTLP/HTTP protobuf exporter would POST: one ExportTraceServiceRequest per batch,
 // one file per batch (`<scenario>-NNN.traces.pb`, as `export.py`'s FileSpanExporter names them).
-class FileSpanExporter {
+export class FileSpanExporter {
   constructor(folder, prefix, serializer) {
     this.serializer = serializer;
     this.folder = folder;
@@ -112,6 +112,43 @@ export async function withReceiver(out, scenario, body) {
   } finally {
     server.close();
   }
+}
+
+// A `fetch` for an OpenAI client whose stream parser needs what the scripted server leaves
+// out: OpenAI's API names the role (`assistant`) in a completion's first chunk, tool calls
+// or not, and LangChain.js's ChatOpenAI takes a stream's role from its deltas alone (a chunk
+// with none is no AIMessageChunk, its tool calls lost); the server's chunks name it only
+// beside text. The role is added to the first chunk's delta; nothing else changes.
+export async function fetchFirstRole(input, init) {
+  const response = await fetch(input, init);
+  if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+    return response;
+  }
+  let first = true;
+  let rest = '';
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  const line = (text) => {
+    if (!first || !text.startsWith('data: {')) return text;
+    const chunk = JSON.parse(text.slice('data: '.length));
+    if (!chunk.choices?.length) return text;
+    first = false;
+    for (const choice of chunk.choices) choice.delta = { role: 'assistant', ...choice.delta };
+    return `data: ${JSON.stringify(chunk)}`;
+  };
+  const body = response.body.pipeThrough(
+    new TransformStream({
+      transform(bytes, controller) {
+        const lines = (rest + decoder.decode(bytes, { stream: true })).split('\n');
+        rest = lines.pop();
+        for (const text of lines) controller.enqueue(encoder.encode(`${line(text)}\n`));
+      },
+      flush(controller) {
+        if (rest) controller.enqueue(encoder.encode(line(rest)));
+      },
+    }),
+  );
+  return new Response(body, { status: response.status, headers: response.headers });
 }
 
 // The corpus's three tools (`scenarios.py`), as the model's tools run them: a failing tool

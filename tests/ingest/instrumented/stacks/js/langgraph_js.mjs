@@ -1,23 +1,38 @@
 // LangGraph.js's prebuilt ReAct agent (`createReactAgent`) on LangChain's `ChatOpenAI` (chat
 // completions), traced by OpenInference's LangChain.js instrumentation
-// (`@arizeai/openinference-instrumentation-langchain`, patched into LangChain's callback
-// manager with `manuallyInstrument`, as an ESM app without a loader hook does). The
+// (`@arizeai/openinference-instrumentation-langchain`) or OpenLLMetry's
+// (`@traceloop/instrumentation-langchain`), each patched into LangChain's callback manager
+// with `manuallyInstrument`, as an ESM app without a loader hook does. `-stream` runs the
+// graph with `streamMode: 'messages'`, so the chat model streams its tokens. The
 // conversation carries over turns as the graph returns it (the state's messages).
 
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
-import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
-import { AGENT_NAME, TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
+import { AGENT_NAME, TOOL_FUNCTIONS, fetchFirstRole, main, withProviders } from './common.mjs';
+
+async function instrument(stack, tracerProvider) {
+  if (stack.includes('openllmetry')) {
+    const { LangChainInstrumentation } = await import('@traceloop/instrumentation-langchain');
+    const instrumentation = new LangChainInstrumentation({ traceContent: true });
+    instrumentation.setTracerProvider(tracerProvider);
+    instrumentation.manuallyInstrument({ callbackManagerModule: CallbackManagerModule });
+    return;
+  }
+  const { LangChainInstrumentation } = await import(
+    '@arizeai/openinference-instrumentation-langchain'
+  );
+  new LangChainInstrumentation({ tracerProvider }).manuallyInstrument(CallbackManagerModule);
+}
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
   await withProviders(stack, out, scenario, async (tracerProvider) => {
-    new LangChainInstrumentation({ tracerProvider }).manuallyInstrument(CallbackManagerModule);
+    await instrument(stack, tracerProvider);
     const { ChatOpenAI } = await import('@langchain/openai');
     const { tool } = await import('@langchain/core/tools');
     const { createReactAgent } = await import('@langchain/langgraph/prebuilt');
     const llm = new ChatOpenAI({
       model: script.model,
       apiKey: 'test-key',
-      configuration: { baseURL: baseUrl },
+      configuration: { baseURL: baseUrl, fetch: fetchFirstRole },
       maxRetries: 0,
     });
     const tools = script.tools.map(({ function: fn }) =>
@@ -32,8 +47,14 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
     const agent = createReactAgent({ llm, tools, prompt: script.system, name: AGENT_NAME });
     let messages = [];
     for (const request of script.requests) {
-      const state = await agent.invoke({ messages: [...messages, { role: 'user', content: request }] });
-      messages = state.messages;
+      const input = { messages: [...messages, { role: 'user', content: request }] };
+      if (stack.endsWith('-stream')) {
+        // Token by token (`streamMode: 'messages'`), the graph's state kept from `values`.
+        const stream = await agent.stream(input, { streamMode: ['messages', 'values'] });
+        for await (const [mode, chunk] of stream) if (mode === 'values') messages = chunk.messages;
+      } else {
+        messages = (await agent.invoke(input)).messages;
+      }
     }
   });
 });

@@ -4,7 +4,12 @@
 // the GenAI conventions; `LegacyOpenTelemetry`, the `ai.*` spans of earlier releases); AI SDK
 // 6 through its built-in `experimental_telemetry` (the `ai.*` spans). With OpenInference's
 // span processor (`@arizeai/openinference-vercel`, Phoenix's way for AI SDK 7) the GenAI
-// spans get OpenInference attributes before export. The conversation carries
+// spans get OpenInference attributes before export. With Langfuse's span processor
+// (`@langfuse/otel`, Langfuse's way for the AI SDK) the GenAI spans are filtered, marked
+// (environment, app root) and exported as Langfuse would send them, the file exporter in
+// place of its OTLP/HTTP one (`exporter`, a parameter of the processor; the same spans,
+// protobuf rather than JSON), each turn run under Langfuse's `propagateAttributes`
+// (`@langfuse/tracing`) with the conversation's session id. The conversation carries
 // over turns as an app keeps it: the history plus the response messages of each call.
 
 import { createOpenAI } from '@ai-sdk/openai';
@@ -22,14 +27,26 @@ const CONFIG = {
   'vercel-ai-v6-stream': { legacy: true, stream: true },
   'vercel-ai-openinference': { legacy: false, stream: false, openinference: true },
   'vercel-ai-openinference-stream': { legacy: false, stream: true, openinference: true },
+  'vercel-ai-langfuse': { legacy: false, stream: false, langfuse: true },
+  'vercel-ai-langfuse-stream': { legacy: false, stream: true, langfuse: true },
 };
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
-  const { legacy, stream, openinference } = CONFIG[stack];
+  const { legacy, stream, openinference, langfuse } = CONFIG[stack];
   let processor;
   if (openinference) {
     const { OpenInferenceSimpleSpanProcessor } = await import('@arizeai/openinference-vercel');
     processor = (exporter) => new OpenInferenceSimpleSpanProcessor({ exporter });
+  } else if (langfuse) {
+    const { LangfuseSpanProcessor } = await import('@langfuse/otel');
+    processor = (exporter) =>
+      new LangfuseSpanProcessor({
+        exporter,
+        publicKey: 'pk-lf-test',
+        secretKey: 'sk-lf-test',
+        baseUrl: 'http://127.0.0.1:1',
+        flushAt: 4096,
+      });
   }
   await withProviders(stack, out, scenario, async () => {
     // AI SDK 7 has registerTelemetry and isStepCount; 6 has neither (stepCountIs).
@@ -63,14 +80,18 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
         maxRetries: 0,
         ...(v7 ? { telemetry } : { experimental_telemetry: telemetry }),
       };
-      let response;
-      if (stream) {
+      const reply = async () => {
+        if (!stream) return (await generateText(options)).response;
         const result = streamText(options);
         for await (const _ of result.textStream);
-        response = await result.response;
-      } else {
-        response = (await generateText(options)).response;
-      }
+        return await result.response;
+      };
+      const response = langfuse
+        ? await (await import('@langfuse/tracing')).propagateAttributes(
+            { sessionId: `sess-${stack}-${scenario}` },
+            reply,
+          )
+        : await reply();
       messages.push(...response.messages);
     }
   }, processor);
