@@ -254,21 +254,31 @@ def test_gap_keys_are_extra_keys_that_meet_each_other_only() -> None:
     assert early.meets(late) and components({"t1": early, "t2": late}) == {"t1": "t1", "t2": "t1"}
 
 
-def test_a_gap_found_across_batches_in_either_order(tmp_path: Path) -> None:
-    """The store finds either call's trace from the other's: the same turn however the
-    input is cut."""
+def _in_either_order(
+    tmp_path: Path, span: str, first: dict[str, Any], second: dict[str, Any]
+) -> dict[str, list[Any]]:
+    """Two traces ingested one per run, forward and backward: the stored turns of each."""
     files = {}
-    for name, attrs in (("a", _asks_tool(REQUEST, ARGS)),
-                        ("b", _answers(REQUEST, "18C, cloudy", ANSWER))):
+    for name, attrs in (("a", first), ("b", second)):
         recorder = Recorder("history-gaps")
-        with recorder.span("litellm_request", attrs):
+        with recorder.span(span, attrs):
             pass
         (tmp_path / name).mkdir()
         files[name] = recorder.write(tmp_path / name, name)
-    for order, out in ((("a", "b"), "forward"), (("b", "a"), "backward")):
+    out = {}
+    for order, folder in ((("a", "b"), "forward"), (("b", "a"), "backward")):
         for name in order:
-            ingest_paths(files[name], tmp_path / out)
-        turns = TurnStore(tmp_path / out, "read").read_all()
+            ingest_paths(files[name], tmp_path / folder)
+        out[folder] = TurnStore(tmp_path / folder, "read").read_all()
+    return out
+
+
+def test_a_gap_found_across_batches_in_either_order(tmp_path: Path) -> None:
+    """The store finds either call's trace from the other's: the same turn however the
+    input is cut."""
+    runs = _in_either_order(tmp_path, "litellm_request", _asks_tool(REQUEST, ARGS),
+                            _answers(REQUEST, "18C, cloudy", ANSWER))
+    for order, turns in runs.items():
         assert [(t.request, t.final_answer, t.llm_calls) for t in turns] == [
             (REQUEST, ANSWER, 2)], order
 
@@ -357,18 +367,9 @@ def test_a_replayed_request_sharing_no_call_with_the_output_stays_apart(tmp_path
 
 
 def test_a_request_recorded_wrong_found_across_batches_in_either_order(tmp_path: Path) -> None:
-    files = {}
-    for name, attrs in (("a", _asked(REQUEST, MERGED)),
-                        ("b", _replayed(REQUEST, ("call_1", "call_2"), ANSWER))):
-        recorder = Recorder("history-gaps")
-        with recorder.span("ChatCompletion", attrs):
-            pass
-        (tmp_path / name).mkdir()
-        files[name] = recorder.write(tmp_path / name, name)
-    for order, out in ((("a", "b"), "forward"), (("b", "a"), "backward")):
-        for name in order:
-            ingest_paths(files[name], tmp_path / out)
-        turns = TurnStore(tmp_path / out, "read").read_all()
+    runs = _in_either_order(tmp_path, "ChatCompletion", _asked(REQUEST, MERGED),
+                            _replayed(REQUEST, ("call_1", "call_2"), ANSWER))
+    for order, turns in runs.items():
         assert [(t.final_answer, t.llm_calls, len(t.calls)) for t in turns] == [
             (ANSWER, 2, 2)], order
 
