@@ -317,13 +317,12 @@ def _response_id(view: SpanView) -> str | None:
     return as_str(parsed.get("id")) if is_response else None
 
 
-def _request_messages(raw: JsonValue) -> tuple[Message, ...]:
-    """The messages of a raw request in `input.value`: the request (`{messages: [...]}`, the
-    OpenAI, Anthropic, Groq and Mistral AI instrumentations) or the message list itself (the
-    Bedrock instrumentation's Converse `messages`, `_converse_attributes.py`)."""
-    ok, parsed = try_json(raw) if isinstance(raw, str) else (False, None)
-    messages = parsed.get("messages") if ok and isinstance(parsed, dict) else parsed
-    if not ok or not _message_list(messages):
+def _request_messages(parsed: JsonValue) -> tuple[Message, ...]:
+    """The messages of a raw request in `input.value`, parsed: the request (`{messages:
+    [...]}`, the OpenAI, Anthropic, Groq and Mistral AI instrumentations) or the message
+    list itself (the Bedrock instrumentation's Converse `messages`, `_converse_attributes.py`)."""
+    messages = parsed.get("messages") if isinstance(parsed, dict) else parsed
+    if not _message_list(messages):
         return ()
     return whole_messages(messages, "user", A.OI_INPUT_VALUE, [])
 
@@ -352,18 +351,26 @@ def _from_request(view: SpanView, inputs: tuple[Message, ...]) -> tuple[Message,
     `toolResult`'s `status: error`, `_converse_attributes.py` `get_message_objects`), by
     call id, and the call ids themselves (`_with_ids`)."""
     raw = view.get(A.OI_INPUT_VALUE)
-    parsed: list[tuple[Message, ...]] = []  # the request, parsed once if either needs it
+    cached: list[JsonValue] = []  # the request's JSON, parsed once if anything needs it
+
+    def body() -> JsonValue:
+        if not cached:
+            ok, value = try_json(raw) if isinstance(raw, str) else (False, None)
+            cached.append(value if ok else None)
+        return cached[0]
+
+    messages: list[tuple[Message, ...]] = []
 
     def request() -> tuple[Message, ...]:
-        if not parsed:
-            parsed.append(_request_messages(raw))
-        return parsed[0]
+        if not messages:
+            messages.append(_request_messages(body()))
+        return messages[0]
 
     inputs = _with_ids(inputs, request)
     if isinstance(raw, str) and '"tool_result"' in raw:
         inputs = _unfolded_results(inputs, request())
     if isinstance(raw, str) and '"system"' in raw and system_text(inputs) is None:
-        inputs = _request_system(raw) + inputs
+        inputs = _request_system(body()) + inputs
     if not isinstance(raw, str) or not any(m in raw for m in _FAILURE_MARKS):
         return inputs
     failed = {
@@ -403,12 +410,11 @@ def _unfolded_results(
     )
 
 
-def _request_system(raw: str) -> tuple[Message, ...]:
+def _request_system(parsed: JsonValue) -> tuple[Message, ...]:
     """The system prompt of a raw Anthropic Messages request (its top-level `system`, text
     or text blocks), which the Anthropic JS instrumentation flattens into no message (only
     `messages` are; the prompt stays in `input.value` and `llm.invocation_parameters`)."""
-    ok, parsed = try_json(raw)
-    system = parsed.get("system") if ok and isinstance(parsed, dict) else None
+    system = parsed.get("system") if isinstance(parsed, dict) else None
     if isinstance(system, list):
         texts = [b.get("text") for b in system if isinstance(b, dict)]
         system = "\n".join(t for t in texts if isinstance(t, str)) or None
