@@ -457,9 +457,33 @@ def build_span(
         input_tokens=_first_int(merged.input_tokens, raw.attributes, _INPUT_TOKEN_KEYS),
         output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
         response_id=as_str(raw.attributes.get(A.GEN_AI_RESPONSE_ID)) or merged.response_id,
+        continues=_continues(raw),
         attributes=SpanAttributes(raw.attributes, raw.resource),
         source=raw.source,
     )
+
+
+_MESSAGING_KINDS = frozenset({4, 5})  # OTLP SpanKind PRODUCER, CONSUMER
+_MESSAGING_KEYS = (A.MESSAGING_OPERATION, A.MESSAGING_OPERATION_TYPE, A.MESSAGING_SYSTEM)
+
+
+def _continues(raw: RawSpan) -> str | None:
+    """The trace a root messaging span's links name, if they name one other trace.
+
+    Agent runtimes that pass messages between agents start a trace per message and join
+    it to the sender's only by a span link, as the OTel messaging conventions have a
+    consumer's span link to the producer's: AutoGen core's `SingleThreadedAgentRuntime`
+    (`_telemetry/_tracing.py`: `publish`/`process` spans linked to the `create` span of
+    the sending agent's run), and Semantic Kernel's in-process runtime built on it. Only
+    messaging spans count: other links say less (OpenLIT links every LangGraph or CrewAI
+    run to the span that created the agent, which every run of that agent shares), and a
+    batch that links many traces continues none of them."""
+    if raw.parent_span_id or not raw.links:
+        return None
+    if raw.kind not in _MESSAGING_KINDS and not any(k in raw.attributes for k in _MESSAGING_KEYS):
+        return None
+    others = {link.trace_id for link in raw.links if link.trace_id != raw.trace_id}
+    return others.pop() if len(others) == 1 else None
 
 
 def conversation_id(attributes: Mapping[str, AttrValue]) -> str | None:

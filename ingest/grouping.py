@@ -31,11 +31,15 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
    the tool calls it replays), in traces that name no conversation; so does a replayed
    request for tools sharing one call with an earlier output that asked for tools (`links`:
    requests recorded wrong, a streamed output's last chunk or its merged parallel calls).
+   A trace that **continues** another by a span link (`Span.continues`: an agent
+   runtime's message from one agent's run to the next, OTel messaging) joins its group,
+   and is part of the same run (rule 4).
 4. **Turns**: the conversation's main-line model calls, in start order, split where the
    newest genuine user message changes (its text, or a larger count of genuine user
    messages: a repeated identical request in replayed history is still a new turn), and
    where a call falls in another agent-run trace (a trace with an agent span) than the
-   previous one: agent frameworks give one trace per run, even when they replay no history.
+   previous one, of another run: agent frameworks give one trace per run, even when they
+   replay no history.
    A call whose input was not captured stays in the current turn.
 5. **Orchestrated runs.** A call's newest user message is the request of the run it works
    for, unless a span above it that is not a model call (the orchestration's own span, or
@@ -131,6 +135,8 @@ class Forest:
         self.by_key: dict[SpanKey, Span] = {key_of(s): s for s in self.spans}
         self.agent_traces = {s.trace_id for s in self.spans if s.kind is SpanKind.AGENT}
         """Traces of agent runs (one run per trace in agent frameworks)."""
+        self.continues = {s.trace_id: s.continues for s in self.spans if s.continues}
+        """Trace -> the trace it continues by a span link (`Span.continues`)."""
         self._ancestors: dict[SpanKey, tuple[Span, ...]] = {}
         self.under_tool: set[SpanKey] = set()
         """Spans with a TOOL span above them, frames not counted (rule 2)."""
@@ -177,6 +183,15 @@ class Forest:
             if (s.kind is SpanKind.TOOL and k in self._has_llm_below
                     and tools_above.get(k, 0) < framed.get(s.trace_id, 0)):  # fmt: skip
                 self.frames.add(k)
+
+    def run(self, trace_id: str) -> str:
+        """The trace that began the run `trace_id` is part of: itself, unless it continues
+        another by a span link (rule 3), through any others it continues."""
+        seen = {trace_id}
+        while (up := self.continues.get(trace_id)) is not None and up not in seen:
+            seen.add(up)
+            trace_id = up
+        return trace_id
 
     def parent(self, span: Span) -> Span | None:
         if span.parent_span_id is None:
@@ -269,6 +284,9 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
         if cid := s.conversation_id or next(up, None):
             own[s.trace_id] = "c:" + cid
     joins = {t: {own.setdefault(t, "t:" + t)} for t in traces}
+    for trace, sender in forest.continues.items():  # only "t:" groups chain, as by history
+        if own[trace].startswith("t:"):
+            joins[trace].add(own.get(sender, "t:" + sender))
     first_calls: dict[str, Span] = {}
     for c in calls:
         first_calls.setdefault(c.trace_id, c)
@@ -363,7 +381,7 @@ def segment_turns(forest: Forest, calls: Sequence[Span]) -> list[Segment]:
     for call in calls:
         newest = _request_of(forest, call, asked)
         cur = segments[-1] if segments else None
-        if cur is None or _starts_turn(cur, call, newest, forest.agent_traces):
+        if cur is None or _starts_turn(cur, call, newest, forest):
             count, msg = newest if newest else (0, None)
             text = msg.text.strip() if msg else ""
             segments.append(Segment(calls=[call], request=msg, user_count=count, text=text))
@@ -411,10 +429,11 @@ def _said_before(call: Span, newest: Message, text: str) -> bool:
 
 
 def _starts_turn(
-    cur: Segment, call: Span, newest: tuple[int, Message] | None, agent_traces: set[str]
+    cur: Segment, call: Span, newest: tuple[int, Message] | None, forest: Forest
 ) -> bool:
     prev = cur.calls[-1]
-    if prev.trace_id != call.trace_id and call.trace_id in agent_traces:
+    if (prev.trace_id != call.trace_id and call.trace_id in forest.agent_traces
+            and forest.run(prev.trace_id) != forest.run(call.trace_id)):  # fmt: skip
         return True
     if newest is None or cur.request is None:
         return False

@@ -27,6 +27,8 @@ Grouping matches the one against the other; so do partitions and the store.
   kind (inputs replaying one request are not joined for that);
 - the response ids of their model calls (two instrumentations of one call in separate
   traces).
+- the traces they continue by a span link (`Span.continues`), among the conversations
+  (which name every trace) and found in the store by trace id.
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
 prompt are not one conversation. `components` joins whatever meets, directly or through
 others. When a batch brings a trace, every stored trace of the same conversation must be
@@ -35,8 +37,9 @@ a call recorded twice, its two traces ingested by different runs, would be count
 twice). So each stored span carries the keys that find it again (`SpanLinks`, columns of
 `SPAN_FIELDS`, one key kind each in the store's key index), and the store answers every
 kind of `JoinKeys` (`SpanStore.linked_traces`):
-- `conversation_id`: the conversation it was grouped into, unless that is its own trace
-  (found by `JoinKeys.conversations`, as is its trace id);
+- `conversation_id`: the conversation it was grouped into, unless that is its own trace,
+  or for a root that continues another trace, that trace (found by
+  `JoinKeys.conversations`; a trace is found by its id through `JoinKeys.continues`);
 - `history_key`: each model call's (found by `prefixes`);
 - `prefix_keys`: the first model call's of a conversation-less trace, its `gap_keys` and
   its replayed requests' keys; and each model call's `gap_history_key` and marked
@@ -147,6 +150,9 @@ class JoinKeys:
     conversation-less traces (the module doc says why)."""
     responses: AbstractSet[str] = frozenset()
     """Response ids of the model calls."""
+    continues: AbstractSet[str] = frozenset()
+    """Traces that some of these continue by a span link (`Span.continues`), found by
+    their trace ids; among `conversations` too, which their own trace ids meet."""
 
     def meets(self, other: JoinKeys) -> bool:
         return bool(
@@ -176,10 +182,12 @@ def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
     walked = [_input_keys(s) for s in free if s.input_messages is not None]
     gapped = {key for _, keys, _ in walked for key in keys}
     replayed = {key for _, _, keys in walked for key in keys}
+    continues = frozenset(s.continues for s in decoded if s.continues)
     return JoinKeys(
         conversations=frozenset(
             {s.conversation_id for s in decoded if s.conversation_id}
             | {s.trace_id for s in decoded}
+            | continues
         ),
         prefixes=frozenset(key for keys, _, _ in walked for key in keys) | gapped | replayed,
         histories=frozenset(k for s in calls if (k := history_key(s)) is not None)
@@ -188,6 +196,7 @@ def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
         | gapped
         | {stored_call_gap(k) for k in replayed},
         responses=frozenset(s.response_id for s in calls if s.response_id),
+        continues=continues,
     )
 
 
@@ -252,7 +261,9 @@ def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Spa
     with_id = {s.trace_id for s in decoded if s.conversation_id}
     out: dict[SpanKey, SpanLinks] = {}
     for s in decoded:
-        conv = s.conversation_id or trace_conv.get(s.trace_id)
+        # A root that continues another trace names it, so that trace, arriving later,
+        # finds this one by its own id, whatever conversation this one was grouped into.
+        conv = s.conversation_id or s.continues or trace_conv.get(s.trace_id)
         call = s.kind is SpanKind.LLM
         keys: tuple[str, ...] = ()
         if firsts.get(s.trace_id) is s:

@@ -167,6 +167,9 @@ class Span(Struct, frozen=True, gc=False):
     output_tokens: int | None = None
     response_id: str | None = None
     """`gen_ai.response.id`: spans of two instrumentations reporting one model call share it."""
+    continues: str | None = None
+    """Root span of a message passed between agents (OTel messaging): the one other trace
+    its links name, the run that sent the message; this trace continues that run."""
     attributes: SpanAttributes = SpanAttributes({}, {})
     """All raw attributes and resource attributes, as read."""
     source: str = ""

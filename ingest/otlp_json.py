@@ -90,6 +90,15 @@ class _Event(_Fields):
     dropped_attributes_count: Any = UNSET
 
 
+class _Link(_Fields):
+    trace_id: Any = UNSET
+    span_id: Any = UNSET
+    trace_state: Any = UNSET
+    attributes: _Attrs = UNSET  # type: ignore[assignment]
+    dropped_attributes_count: Any = UNSET
+    flags: Any = UNSET
+
+
 class _Span(_Fields):
     trace_id: Any = UNSET
     span_id: Any = UNSET
@@ -104,7 +113,7 @@ class _Span(_Fields):
     dropped_attributes_count: Any = UNSET
     events: list[_Event] | None = UNSET  # type: ignore[assignment]
     dropped_events_count: Any = UNSET
-    links: Any = UNSET
+    links: list[_Link] | None = UNSET  # type: ignore[assignment]
     dropped_links_count: Any = UNSET
     status: _Status | None = UNSET  # type: ignore[assignment]
 
@@ -166,7 +175,7 @@ class _Request(_Fields):
 
 
 _DECODER = msgspec.json.Decoder(_Request)
-_STRUCTS = (_KeyValue, _Status, _Event, _Span, _Log, _Scope, _Resource, _ScopeSpans,
+_STRUCTS = (_KeyValue, _Status, _Event, _Link, _Span, _Log, _Scope, _Resource, _ScopeSpans,
             _ScopeLogs, _ResourceSpans, _ResourceLogs, _Request)  # fmt: skip
 _CAMEL = {
     field.name: field.encode_name

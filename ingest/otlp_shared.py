@@ -21,7 +21,7 @@ beside the others.)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeAlias
 
@@ -30,7 +30,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 
 from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS, AnyValueError, OnTruncate
 from turnscore.ingest.attributes import EVENT_NAME
-from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLog, RawSpan
+from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLink, RawLog, RawSpan
 
 Record: TypeAlias = RawSpan | RawLog | InputError
 Report = Callable[[str], None]
@@ -256,6 +256,7 @@ def span_record(
         if type(status) is Misshapen:
             raise BadInput(str(status))
         events = tuple(_event(d, e, owner, report) for e in span.events) if span.events else ()
+        links = tuple(_links(d, span.links, owner, report)) if span.links else ()
         start = d.time(span.start_time_unix_nano, "start_time_unix_nano")
         end = d.time(span.end_time_unix_nano, "end_time_unix_nano")
     except BadInput as exc:
@@ -285,6 +286,7 @@ def span_record(
             status_message=message,
             attributes=attributes,
             events=events,
+            links=links,
             resource=resource,
             scope_name=scope_name,
             scope_version=scope_version,
@@ -305,6 +307,24 @@ def _event(d: Dialect, event: Any, owner: str, report: Report) -> RawEvent:
         time_unix_nano=d.time(event.time_unix_nano, "event time_unix_nano"),
         attributes=d.attrs(event.attributes, f"event {name!r} of {owner}", report),
     )
+
+
+def _links(d: Dialect, links: Any, owner: str, report: Report) -> Iterator[RawLink]:
+    """A span's links; one that names no span is dropped with a row, the span kept."""
+    for i, link in enumerate(links):
+        what = f"link {i} of {owner}"
+        try:
+            if type(link) is Misshapen:
+                raise BadInput(str(link))
+            trace_id = d.id(link.trace_id, TRACE_ID_BYTES, "trace_id")
+            span_id = d.id(link.span_id, SPAN_ID_BYTES, "span_id")
+            if trace_id is None or span_id is None:
+                raise BadInput(f"{d.spell('trace_id' if trace_id is None else 'span_id')} is "
+                               "missing or zero")
+        except BadInput as exc:
+            report(f"{what} dropped: {exc}")
+            continue
+        yield RawLink(trace_id, span_id, d.attrs(link.attributes, what, report))
 
 
 def log_record(

@@ -28,6 +28,16 @@ class RawEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class RawLink:
+    """A span link (`Span.links[]`): a span, usually of another trace, this one follows
+    from (OTel messaging: a consumer's span links to the producer's)."""
+
+    trace_id: str
+    span_id: str
+    attributes: Attributes = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class RawSpan:
     """One OTLP span with its resource and scope, ids as lowercase hex."""
 
@@ -44,6 +54,7 @@ class RawSpan:
     status_message: str
     attributes: Attributes
     events: tuple[RawEvent, ...] = ()
+    links: tuple[RawLink, ...] = ()
     resource: Attributes = field(default_factory=dict)
     scope_name: str = ""
     scope_version: str = ""

@@ -45,7 +45,7 @@ import pyarrow.parquet as pq
 from turnscore.ingest.anyvalue import decode_json_any_value, decode_json_key_values
 from turnscore.ingest.key_index import KeyIndex, KeyRow
 from turnscore.ingest.links import Lookups, SpanLinks
-from turnscore.ingest.records import Attributes, AttrValue, RawEvent, RawLog, RawSpan
+from turnscore.ingest.records import Attributes, AttrValue, RawEvent, RawLink, RawLog, RawSpan
 from turnscore.ingest.schema import SPAN_FIELDS, arrow_schema
 from turnscore.ingest.turn import Turn, turns_from_arrow, turns_to_arrow
 
@@ -78,7 +78,7 @@ _ROW_ORDER = (
     "record_type", "record_id", "trace_id", "span_id", "parent_span_id", "name",
     "kind", "start_unix_nano", "end_unix_nano", "status_code",
     "status_message",
-    "attributes", "events", "body",
+    "attributes", "events", "links", "body",
     "resource", "scope_name", "scope_version",
     "conversation_id", "history_key", "prefix_keys",
     "response_id",
@@ -173,6 +173,26 @@ def _decode_events(text: str | None) -> tuple[RawEvent, ...]:
     return tuple(
         RawEvent(e["name"], int(e["timeUnixNano"]), decode_json_key_values(e["attributes"]))
         for e in orjson.loads(text)
+    )
+
+
+def _encode_links(links: Sequence[RawLink]) -> bytes | None:
+    if not links:
+        return None
+    return orjson.dumps(
+        [
+            {"traceId": k.trace_id, "spanId": k.span_id, "attributes": _key_values(k.attributes)}
+            for k in links
+        ]
+    )
+
+
+def _decode_links(text: str | None) -> tuple[RawLink, ...]:
+    if not text:
+        return ()
+    return tuple(
+        RawLink(k["traceId"], k["spanId"], decode_json_key_values(k["attributes"]))
+        for k in orjson.loads(text)
     )
 
 
@@ -399,7 +419,8 @@ class SpanStore(_PartStore):
             "span", span.span_id, span.trace_id, span.span_id, span.parent_span_id, span.name,
             span.kind, span.start_unix_nano, span.end_unix_nano, span.status_code,
             span.status_message,
-            _attributes_json(span.attributes), _encode_events(span.events), None,
+            _attributes_json(span.attributes), _encode_events(span.events),
+            _encode_links(span.links), None,
             resources.encode(span.resource), span.scope_name, span.scope_version,
             links.conversation_id, links.history_key, list(links.prefix_keys) or None,
             links.response_id,
@@ -415,7 +436,7 @@ class SpanStore(_PartStore):
             None, log.event_name,
             None, log.time_unix_nano, None, None,
             None,
-            attributes, None, body,
+            attributes, None, None, body,
             resource, "", "",
             None, None, None,
             None,
@@ -436,13 +457,14 @@ class SpanStore(_PartStore):
 
     def linked_traces(self, wanted: Lookups) -> set[str]:
         """Stored traces that share a conversation, a history link or a model call's
-        response id with `wanted` (`JoinKeys.meets`)."""
+        response id with `wanted` (`JoinKeys.meets`), and those it continues."""
         index = self._load_index()
         return (
             index.traces_with(_CONVERSATION, wanted.conversations)
             | index.traces_with(_HISTORY, wanted.prefixes)
             | index.traces_with(_PREFIX, wanted.histories)
             | index.traces_with(_RESPONSE, wanted.responses)
+            | index.traces_with(_TRACE, wanted.continues)
         )
 
 
@@ -523,7 +545,9 @@ def _read_matching(path: Path | pa.NativeFile, trace_ids: pa.Array) -> pa.Table:
         if pc.any(mask.slice(offset, rows)).as_py():
             groups.append(i)
         offset += rows
-    table = pf.read_row_groups(groups, columns=_RECORD_COLUMNS)
+    present = set(pf.schema_arrow.names)  # a file written before a column existed lacks it
+    columns = [name for name in _RECORD_COLUMNS if name in present]
+    table = pf.read_row_groups(groups, columns=columns)
     return table.filter(pc.is_in(table["trace_id"], value_set=trace_ids))
 
 
@@ -544,6 +568,7 @@ def _span_from_row(row: Mapping[str, Any]) -> RawSpan:
         status_message=row["status_message"] or "",
         attributes=decode_attributes(row["attributes"]),
         events=_decode_events(row["events"]),
+        links=_decode_links(row.get("links")),
         resource=decode_attributes(row["resource"]),
         scope_name=row["scope_name"],
         scope_version=row["scope_version"],

@@ -20,7 +20,7 @@ from turnscore.ingest.otlp import (
     read_bytes,
     read_file,
 )
-from turnscore.ingest.records import InputError, RawLog, RawSpan
+from turnscore.ingest.records import InputError, RawLink, RawLog, RawSpan
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 OTLP_FILES = sorted(
@@ -48,7 +48,7 @@ def content(span: RawSpan) -> tuple[Any, ...]:
     return (
         span.trace_id, span.span_id, span.parent_span_id, span.name, span.kind,
         span.start_unix_nano, span.end_unix_nano, span.status_code, span.status_message,
-        dict(span.attributes), span.events, dict(span.resource), span.scope_name,
+        dict(span.attributes), span.events, span.links, dict(span.resource), span.scope_name,
         span.scope_version,
     )  # fmt: skip
 
@@ -560,6 +560,37 @@ def test_protobuf_spans_settle_ids_like_json_ones(
         assert spans[0].parent_span_id is None
         assert errors[0].message.endswith("; treated as a root span")
         assert errors[0].span_id == spans[0].span_id
+
+
+_LINKED_TRACE, _LINKED_SPAN = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
+
+
+def _linked(otlp_json: Any) -> dict[str, Any]:
+    span = otlp_json.span(name="process weather", parent_span_id="")
+    span["links"] = [
+        {"traceId": _LINKED_TRACE, "spanId": _LINKED_SPAN,
+         "attributes": otlp_json.key_values({"messaging.operation": "create"})},
+        {"traceId": _LINKED_TRACE, "spanId": "abcdef"},  # 3 bytes: no span named
+    ]
+    return otlp_json.traces_request([span])
+
+
+@pytest.mark.parametrize("encoding", ["json", "protobuf"])
+def test_span_links_are_read_and_a_bad_one_costs_only_itself(otlp_json: Any, encoding: str) -> None:
+    request = _linked(otlp_json)
+    data = (otlp_json.to_protobuf(request) if encoding == "protobuf"
+            else otlp_json.dumps(request).encode())  # fmt: skip
+    [span], _, [error] = split(read_bytes(data, f"links.{encoding}"))
+    assert span.links == (RawLink(_LINKED_TRACE, _LINKED_SPAN, {"messaging.operation": "create"}),)
+    assert "link 1 of span 'process weather' dropped" in error.message
+    assert error.span_id == span.span_id
+
+
+def test_links_of_the_wrong_json_type_cost_only_the_links(otlp_json: Any) -> None:
+    request = otlp_json.traces_request([otlp_json.span(name="odd", links={"traceId": "x"})])
+    [span], _, [error] = split(read_bytes(otlp_json.dumps(request).encode(), "l.json"))
+    assert span.name == "odd" and span.links == ()
+    assert "links" in error.message and "dropped" in error.message
 
 
 def test_truncated_protobuf_keeps_whole_resources(tmp_path: Path) -> None:

@@ -254,8 +254,16 @@ WRONG_SHAPES: dict[str, tuple[tuple[Any, ...], Any, list[int], dict[int, dict[st
         [(AT_2, "attributes[0] of event 'ev' of span 'span 2' is malformed (Expected `object`, "
                 "got `int`); dropped")],
     ),
-    "link not an object": ((*SPAN_2, "links", 0), "link", [1, 2, 3], {}, []),  # links unread
-    "links not a list": ((*SPAN_2, "links"), {"a": 1}, [1, 2, 3], {}, []),
+    "link not an object": (
+        (*SPAN_2, "links", 0), "link", [1, 2, 3], {2: {"links": ()}},
+        [(AT_2, "link 0 of span 'span 2' dropped: links[0] is malformed (Expected `object`, "
+                "got `str`)")],
+    ),
+    "links not a list": (
+        (*SPAN_2, "links"), {"a": 1}, [1, 2, 3], {2: {"links": ()}},
+        [(AT_2, "link 0 of span 'span 2' dropped: links is malformed (Expected `array`, got "
+                "`object`)")],
+    ),
     "scope not an object": (
         (*SCOPE, "scope"), 3, [1, 2, 3], {1: NO_SCOPE, 2: NO_SCOPE, 3: NO_SCOPE},
         [("resourceSpans[0].scopeSpans[0]",

@@ -34,7 +34,7 @@ CUTTABLE = sorted({
 })
 
 
-def _per_trace(files: list[Path], folder: Path) -> list[Path]:
+def per_trace(files: list[Path], folder: Path) -> list[Path]:
     """One OTLP protobuf file per trace, in start order."""
     spans: dict[bytes, list[tuple[Any, Any, Any]]] = defaultdict(list)
     for f in files:
@@ -80,7 +80,7 @@ def test_one_trace_per_batch_gives_the_same_turns(stack: str, tmp_path: Path) ->
         files = sorted(folder.glob("*.pb"))
         work = tmp_path / scenario
         (work / "traces").mkdir(parents=True)
-        pieces = _per_trace(files, work / "traces")
+        pieces = per_trace(files, work / "traces")
         if len(pieces) < 2:
             continue
         cut_any = True

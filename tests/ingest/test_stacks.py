@@ -648,17 +648,10 @@ NOT_YET: tuple[NotYet, ...] = (
            "tool's result relayed as a user message (AgentChat's HandoffMessage, the same text "
            "as the transfer TOOL span's output.value, no `name` recorded): read as a new "
            "request, it splits the turn at the handoff"),
-    NotYet("semantic-kernel-handoff", ("handoff",),
-           ("turns", "call.id", "call.name", "call.arguments", "call.is_error", "final_answer",
-            "llm_calls", "usage"),
-           "grouping: Semantic Kernel's in-process runtime (AutoGen core's) roots each actor's "
-           "message in a trace of its own, joined to the sender's trace only by an OTel span "
-           "link (publish/process span -> the `create` span), which ingest does not read: the "
-           "specialist's run is a turn of its own"),
     NotYet("semantic-kernel-handoff", ("handoff",), ("call.result",),
            "the transfer function returns nothing and Semantic Kernel records str(None), "
            "'None', as its gen_ai.tool.call.result; the wire never tells a result (expected "
-           "null); and the split turn (above) lacks get_weather"),
+           "null)"),
     NotYet("smolagents-openinference-managed", ("handoff",), ("tools",),
            "the managed agent's schema (task, additional_args) is only text in the manager's "
            "system prompt (its AGENT span names and describes it: smolagents.managed_agents); "
@@ -2153,8 +2146,7 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
     **{stack: ("the specialist's calls make turns of their own (NOT_YET: grouping), named "
                "for the specialist", True)
-       for stack in ("autogen-swarm", "autogen-swarm-openinference",
-                     "semantic-kernel-handoff")},
+       for stack in ("autogen-swarm", "autogen-swarm-openinference")},
     "haystack-openinference-stream": ("Haystack's Agent has no name", False),
     "haystack-openllmetry-stream": ("Haystack's Agent has no name", False),
     **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from turnscore.ingest.links import Lookups, SpanLinks
 from turnscore.ingest.otlp import read_file
-from turnscore.ingest.records import AttrValue, RawEvent, RawLog, RawSpan
+from turnscore.ingest.records import AttrValue, RawEvent, RawLink, RawLog, RawSpan
 from turnscore.ingest.schema import SPAN_FIELDS, arrow_schema
 from turnscore.ingest.store import (
     INDEX_DIR,
@@ -31,6 +31,7 @@ from turnscore.ingest.store import (
 from turnscore.ingest.turn import Call, Tool, Turn
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
+OTHER = "5b8efff798038103d269b633813fc60c"
 NOV_30 = 1_795_996_800_000_000_000  # 2026-11-30T00:00:00Z in ns
 
 
@@ -145,6 +146,7 @@ def _typed_record(rec: RawSpan | RawLog) -> Any:
             rec.status_message,
             typed(rec.attributes),
             [(e.name, e.time_unix_nano, typed(e.attributes)) for e in rec.events],
+            [(k.trace_id, k.span_id, typed(k.attributes)) for k in rec.links],
             typed(rec.resource),
             rec.scope_name,
             rec.scope_version,
@@ -168,13 +170,15 @@ def test_spans_and_logs_round_trip_through_the_store(tmp_path: Path) -> None:
     records = [
         _span("b7ad6b7169203331"),
         _span("00f067aa0ba902b7", parent_span_id="b7ad6b7169203331"),
+        _span("1111111111111111", links=(RawLink(OTHER, "2222222222222222", {"n": 1.0}),
+                                         RawLink(OTHER, "3333333333333333"))),
         _log(),
     ]
     store = SpanStore(tmp_path, "run1")
     store.write(records)
     back = store.read({TRACE})
-    assert sorted(map(_typed_record, back.spans)) == sorted(map(_typed_record, records[:2]))
-    assert [_typed_record(lg) for lg in back.logs] == [_typed_record(records[2])]
+    assert sorted(map(_typed_record, back.spans)) == sorted(map(_typed_record, records[:3]))
+    assert [_typed_record(lg) for lg in back.logs] == [_typed_record(records[3])]
     assert back.keys() == {record_key(r) for r in records}
     assert store.read({"ffffffffffffffffffffffffffffffff"}).spans == []
 
@@ -272,6 +276,25 @@ def test_span_files_written_before_the_response_key_still_read_and_link(
     keys = read_key_columns(old_file)
     assert keys.column_names == list(SPAN_KEY_COLUMNS)
     assert keys["response_id"].null_count == keys.num_rows == 2
+
+
+def test_span_files_written_before_span_links_read_without_them(tmp_path: Path) -> None:
+    """A part file without the `links` column reads back with no links; a trace is found by
+    its id for a trace that continues it (`Lookups.continues`), in old files and new."""
+    store = SpanStore(tmp_path, "old")
+    [old_file] = store.write([_span("b7ad6b7169203331")])
+    store.close()
+    write_parquet_atomic(pq.read_table(old_file).drop_columns(["links"]), old_file)
+    (tmp_path / INDEX_DIR / "spans.sqlite3").unlink()
+    store = SpanStore(tmp_path, "new")
+    store.write([_span("00f067aa0ba902b7", trace_id=OTHER,
+                       links=(RawLink(TRACE, "b7ad6b7169203331"),))])
+    assert [_typed_record(s) for s in store.read({TRACE}).spans] == [
+        _typed_record(_span("b7ad6b7169203331"))]
+    assert store.read({OTHER}).spans[0].links == (RawLink(TRACE, "b7ad6b7169203331"),)
+    assert store.linked_traces(Lookups(continues={TRACE})) == {TRACE}
+    assert store.linked_traces(Lookups(continues={OTHER})) == {OTHER}
+    assert store.linked_traces(Lookups(conversations={TRACE})) == set()
 
 
 def test_a_failed_write_leaves_no_file_under_the_final_name(tmp_path: Path) -> None:

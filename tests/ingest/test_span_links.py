@@ -1,0 +1,161 @@
+"""Traces joined only by an OTel span link (`Span.continues`, `grouping` rule 3): an agent
+runtime that passes a message from one agent's run to the next starts a trace per message,
+whose root (a messaging span) links to the sender's span. Real OTel SDK exports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry import context, trace
+from opentelemetry.trace import Link, SpanContext, SpanKind
+
+from tests.fixtures.conventions.build import Recorder
+from tests.ingest.test_stack_cuts import per_trace
+from tests.ingest.test_stack_forms import turns_of
+from tests.ingest.test_turn_shapes import (
+    A1,
+    PARIS,
+    PARIS_OUT,
+    Q1,
+    Q2,
+    agent,
+    answers,
+    asks,
+    chat,
+    said,
+    tool,
+    user,
+)
+from turnscore.ingest.pipeline import ingest_paths
+from turnscore.ingest.store import TurnStore
+from turnscore.ingest.turn import Turn
+
+HANDOFF = ("h1", "transfer_to_weather", {})
+WEATHER = ("c1", "get_weather", PARIS)
+
+
+@contextmanager
+def message(r: Any, name: str, links: Sequence[SpanContext], **attrs: Any) -> Iterator[Any]:
+    """The root of a trace of its own, linked to the spans that sent its message."""
+    token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
+    try:
+        with r.tracer.start_as_current_span(name, kind=SpanKind.CONSUMER,
+                                            links=[Link(c) for c in links],
+                                            attributes=attrs) as span:  # fmt: skip
+            yield span
+    finally:
+        context.detach(token)
+
+
+def sent(r: Any, to: str) -> SpanContext:
+    """A `create` span for a message to `to`, as AutoGen core's runtime makes one."""
+    with r.span(f"create {to}", {"messaging.operation": "create"}, kind=SpanKind.PRODUCER) as s:
+        return s.get_span_context()  # type: ignore[no-any-return]
+
+
+def blind_chat(r: Any) -> None:
+    """A model call whose content was not captured: its usage only."""
+    with r.span("chat gpt-4o", {"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                                "gen_ai.request.model": "gpt-4o",
+                                "gen_ai.usage.input_tokens": 100,
+                                "gen_ai.usage.output_tokens": 10}):
+        pass
+
+
+def handoff(r: Any, request: str = Q1, captured: bool = True) -> None:
+    """Triage runs in one trace and hands the request to the weather agent, whose run is
+    a trace of its own, linked to the message triage sent. Unless `captured`, the weather
+    agent's service records no message content (nothing but the link joins the two)."""
+    with message(r, "process triage", [], **{"messaging.operation": "process"}), \
+            agent(r, "triage"):  # fmt: skip
+        chat(r, [user(request)], [asks(HANDOFF)])
+        with tool(r, "transfer_to_weather", "h1", {}, "weather"):
+            pass
+        created = sent(r, "weather")
+    with message(r, "process weather", [created], **{"messaging.operation": "process"}), \
+            agent(r, "weather"):  # fmt: skip
+        if not captured:
+            blind_chat(r)
+            with tool(r, "get_weather", "c1", PARIS, PARIS_OUT):
+                pass
+            blind_chat(r)
+            return
+        chat(r, [user(request)], [asks(WEATHER)])
+        with tool(r, "get_weather", "c1", PARIS, PARIS_OUT):
+            pass
+        chat(r, [user(request), asks(WEATHER), answers(("c1", PARIS_OUT))], [said(A1)])
+
+
+def _one_handoff_turn(turns: list[Turn]) -> None:
+    [turn] = turns
+    assert (turn.request, turn.final_answer, turn.llm_calls, turn.agent_name) == (
+        Q1, A1, 3, "triage")
+    assert [(c.name, c.status) for c in turn.calls] == [
+        ("transfer_to_weather", "ok"), ("get_weather", "ok")]
+
+
+def test_a_message_passed_to_another_agents_run_continues_the_turn(tmp_path: Path) -> None:
+    _one_handoff_turn(turns_of(handoff, tmp_path))
+
+
+@pytest.mark.parametrize("order", ["forward", "backward"])
+def test_the_linked_traces_find_each_other_across_batches(tmp_path: Path, order: str) -> None:
+    """The trace that links and the trace it links to, ingested by separate runs in either
+    order, rebuild one turn: the store finds each from the other."""
+    r = Recorder("runtime")
+    handoff(r, captured=False)
+    (tmp_path / "export").mkdir()
+    (tmp_path / "cut").mkdir()
+    files = per_trace(r.write(tmp_path / "export", "handoff"), tmp_path / "cut")
+    assert len(files) == 2
+    for f in files if order == "forward" else reversed(files):
+        ingest_paths([f], tmp_path / "store")
+    [turn] = TurnStore(tmp_path / "store", "read").read_all()
+    assert (turn.request, turn.llm_calls, turn.agent_name) == (Q1, 3, "triage")
+    assert [(c.name, c.status) for c in turn.calls] == [
+        ("transfer_to_weather", "ok"), ("get_weather", "ok")]
+
+
+def test_runs_linked_to_one_shared_span_stay_apart(tmp_path: Path) -> None:
+    """OpenLIT links every LangGraph or CrewAI run to the span that created the agent: not
+    a message, and shared by every run of that agent, so no run continues another."""
+
+    def record(r: Any) -> None:
+        with message(r, "create_agent weather", []) as created:
+            pass
+        for request, answer in ((Q1, A1), (Q2, "It is 24 C in Rome.")):
+            token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
+            try:
+                with r.tracer.start_as_current_span(
+                        "invoke_workflow", links=[Link(created.get_span_context())]), \
+                        agent(r, "weather"):  # fmt: skip
+                    chat(r, [user(request)], [said(answer)])
+            finally:
+                context.detach(token)
+
+    first, second = turns_of(record, tmp_path)
+    assert (first.request, second.request) == (Q1, Q2)
+    assert first.conversation_id != second.conversation_id
+
+
+def test_a_message_linked_to_several_runs_continues_none(tmp_path: Path) -> None:
+    """A batch consumer links every message it takes: it continues no one run."""
+
+    def record(r: Any) -> None:
+        senders = []
+        for request in (Q1, Q2):
+            with message(r, "process", [], **{"messaging.operation": "process"}), \
+                    agent(r, "intake"):  # fmt: skip
+                chat(r, [user(request)], [said("queued")])
+                senders.append(sent(r, "digest"))
+        with message(r, "process digest", senders, **{"messaging.operation": "process"}), \
+                agent(r, "digest"):  # fmt: skip
+            chat(r, [user("Summarize the queue.")], [said("Two weather questions.")])
+
+    turns = turns_of(record, tmp_path)
+    assert [t.request for t in turns] == [Q1, Q2, "Summarize the queue."]
+    assert len({t.conversation_id for t in turns}) == 3
