@@ -371,3 +371,16 @@ LI_STEP_INPUT_SUMMARY: Final = "llamaindex.step.input_summary"  # a step's input
 # `base_agent.py`: an agent given no name is `DEFAULT_AGENT_NAME`.
 LI_CURRENT_AGENT_NAME: Final = "current_agent_name"
 LI_DEFAULT_AGENT_NAME: Final = "Agent"
+
+# --- Surveyed JVM stacks: Spring AI (conventions/spring_ai.py) ------------------------
+# Spring AI's Micrometer observations through Micrometer Tracing's OTel bridge, each key
+# value a string attribute (spring-projects/spring-ai `spring-ai-model/.../tool/observation/
+# ToolCallingObservationDocumentation.java`, `spring-ai-client-chat/.../chat/client/
+# observation/ChatClientObservationDocumentation.java`).
+SPRING_AI_KIND: Final = "spring.ai.kind"  # chat_client, advisor, tool_call, vector_store
+SPRING_AI_TOOL_NAME: Final = "spring.ai.tool.definition.name"
+SPRING_AI_TOOL_DESCRIPTION: Final = "spring.ai.tool.definition.description"
+SPRING_AI_TOOL_SCHEMA: Final = "spring.ai.tool.definition.schema"  # JSON Schema text
+SPRING_AI_TOOL_ARGUMENTS: Final = "spring.ai.tool.call.arguments"  # the model's JSON text
+SPRING_AI_TOOL_RESULT: Final = "spring.ai.tool.call.result"  # as sent back to the model
+SPRING_AI_CONVERSATION_ID: Final = "spring.ai.chat.client.conversation.id"

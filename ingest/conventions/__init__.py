@@ -14,6 +14,7 @@
 - `genkit`: Genkit's own tracing (`genkit:*`: each action a span, its input and output).
 - `llamaindex`: LlamaIndex's own OTel integration (instrumentation events as span events).
 - `dspy`: DSPy's adapter-rendered prompts (`[[ ## field ## ]]`) under OpenInference or MLflow.
+- `spring_ai`: Spring AI's own observations (Java; `spring.ai.kind`: tool calls, ChatClient).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -35,6 +36,7 @@ from turnscore.ingest.conventions import (
     openinference,
     openllmetry,
     otel_genai,
+    spring_ai,
     vercel,
 )
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
@@ -53,6 +55,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     mastra.MASTRA,
     genkit.GENKIT,
     llamaindex.LLAMAINDEX,
+    spring_ai.SPRING_AI,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

@@ -1,6 +1,7 @@
 """What AgentOps' SDK sends: `agentops.init()` without an AgentOps account (no API key, so
 no authentication and no JWT), its span exporter (OTLP/HTTP protobuf) pointed at a receiver
-on 127.0.0.1 that writes each request body it is POSTed as the recording's file, unchanged.
+on 127.0.0.1 (`otlp_receiver`) that writes each request body it is POSTed as the recording's
+file, unchanged.
 
 - `agentops-openai` / `-stream`: the raw chat completions tool loop (`driver.converse`)
   under the OpenAI instrumentation `agentops.init()` turns on, each call streamed or not;
@@ -18,62 +19,23 @@ on 127.0.0.1 (`HTTPS_PROXY`), this receiver, which refuses it.
 from __future__ import annotations
 
 import asyncio
-import gzip
-import itertools
 import os
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from tests.ingest.instrumented.stacks.common import main
-
-
-@contextmanager
-def _receiver(out: Path, scenario: str) -> Iterator[str]:
-    """An OTLP/HTTP receiver on 127.0.0.1 writing `/v1/traces` bodies as files; its URL."""
-    out.mkdir(parents=True, exist_ok=True)
-    numbers = itertools.count()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.headers.get("Content-Encoding") == "gzip":
-                body = gzip.decompress(body)
-            if self.path == "/v1/traces":
-                (out / f"{scenario}-{next(numbers):03}.traces.pb").write_bytes(body)
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def do_CONNECT(self) -> None:  # a request for anywhere else, through the proxy
-            self.send_error(403, "nothing leaves this machine")
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+from tests.ingest.instrumented.stacks.otlp_receiver import receiver
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with _receiver(out, scenario) as receiver:
+    with receiver(out, scenario) as url:
         os.environ.update({
-            "AGENTOPS_EXPORTER_ENDPOINT": f"{receiver}/v1/traces",
-            "AGENTOPS_API_ENDPOINT": receiver,
-            "AGENTOPS_APP_URL": receiver,
+            "AGENTOPS_EXPORTER_ENDPOINT": f"{url}/v1/traces",
+            "AGENTOPS_API_ENDPOINT": url,
+            "AGENTOPS_APP_URL": url,
             "AGENTOPS_ENV_DATA_OPT_OUT": "true",  # no host facts in the committed export
             "AGENTOPS_LOG_SESSION_REPLAY_URL": "false",
-            "HTTPS_PROXY": receiver, "HTTP_PROXY": receiver,
+            "HTTPS_PROXY": url, "HTTP_PROXY": url,
             "NO_PROXY": "127.0.0.1,localhost",
         })  # fmt: skip
         if stack.startswith("agentops-openai-agents"):

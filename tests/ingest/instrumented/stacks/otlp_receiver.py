@@ -1,0 +1,59 @@
+"""An OTLP/HTTP receiver on 127.0.0.1 for a stack whose SDK exports over the network: each
+request body POSTed to `/v1/traces` or `/v1/logs` (gzip undone) is written unchanged as the
+recording's file, laid out as `export.py`'s file exporters lay theirs
+(`<prefix>-NNN.traces.pb`, `<prefix>-NNN.logs.pb`, numbered per kind).
+
+A POST to any other path is answered 200 and dropped (an SDK's calls to its hosted service);
+a CONNECT, a request for anywhere else when the receiver is also the stack's HTTPS proxy, is
+refused, so nothing leaves the machine. Standard library only: it runs in a stack's venv.
+"""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+_KINDS = {"/v1/traces": "traces", "/v1/logs": "logs"}
+
+
+@contextmanager
+def receiver(out: Path, prefix: str) -> Iterator[str]:
+    """Serve until the block ends; its URL (`http://127.0.0.1:PORT`, no path)."""
+    out.mkdir(parents=True, exist_ok=True)
+    numbers = {kind: itertools.count() for kind in _KINDS.values()}
+    lock = threading.Lock()  # the server's threads take numbers from the same counters
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+            kind = _KINDS.get(self.path)
+            if kind:
+                with lock:
+                    path = out / f"{prefix}-{next(numbers[kind]):03}.{kind}.pb"
+                path.write_bytes(body)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_CONNECT(self) -> None:
+            self.send_error(403, "nothing leaves this machine")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
