@@ -701,16 +701,6 @@ NOT_YET: tuple[NotYet, ...] = (
              "request whole (KNOWN_GAPS), so that turn's request is empty; the turn list has no "
              "gap form, so its check is a strict xfail here")
       for stack in _LOGFIRE_AGENTS),
-    NotYet("agentops-openai-agents", ("*",), ("turns", "llm_calls"),
-           "each model call is reported twice in one trace: AgentOps' Agents SDK processor's "
-           "`generation` span (input only, under the SDK's turn) and its OpenAI "
-           "instrumentation's `openai.chat.completion` (under the session span, not under the "
-           "generation); neither nested nor siblings, no shared response id, so calls.py's "
-           "rules 2 and 3 merge nothing"),
-    NotYet("agentops-openai-agents", ("tool_error",), ("call.is_error",),
-           "the tool span (agentops.span.kind tool) has error.type and an exception event "
-           "but an explicit OK status and tool.status 'succeeded'; no convention reads "
-           "AgentOps' own span kinds, and an explicit OK wins over error.type (decode._status)"),
 )  # fmt: skip
 
 
@@ -2146,9 +2136,6 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                      "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
-    "agentops-openai-agents": ("AgentOps' agent span names it (`agent.name`, the key "
-                               "OpenInference uses), but no convention reads AgentOps' own "
-                               "span kinds (agentops.span.kind)", True),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
     **{stack: ("the specialist's calls make turns of their own (NOT_YET: grouping), named "
