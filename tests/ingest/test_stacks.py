@@ -637,17 +637,11 @@ NOT_YET: tuple[NotYet, ...] = (
            ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
             "final_answer", "llm_calls", "usage"),
            "grouping: AutoGen's runtime roots each agent's turn in the swarm in a trace of its "
-           "own (`autogen publish`), no conversation id, and the specialist's input is the "
-           "user's request then the handoff's result relayed as a user message (AgentChat's "
-           "HandoffMessage, its `name` dropped by openai-v2): a new trace and a new 'request', "
-           "so the specialist's two calls are a turn of their own"),
-    NotYet("autogen-swarm-openinference", ("handoff",),
-           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
-            "final_answer", "llm_calls", "usage"),
-           "grouping: in the swarm's one trace the specialist's input ends in the handoff "
-           "tool's result relayed as a user message (AgentChat's HandoffMessage, the same text "
-           "as the transfer TOOL span's output.value, no `name` recorded): read as a new "
-           "request, it splits the turn at the handoff"),
+           "own (`autogen publish`), no conversation id: the specialist's calls are a new "
+           "agent-run trace, a turn of their own; and the transfer tool whose result they "
+           "are given as a user message (AgentChat's HandoffMessage) ran in the triage's "
+           "trace, which assemble's relayed-result rule (one run, one trace) does not look "
+           "in. Only OTel span links join the traces"),
     NotYet("semantic-kernel-handoff", ("handoff",),
            ("turns", "call.id", "call.name", "call.arguments", "call.is_error", "final_answer",
             "llm_calls", "usage"),
@@ -2140,8 +2134,7 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
     **{stack: ("the specialist's calls make turns of their own (NOT_YET: grouping), named "
                "for the specialist", True)
-       for stack in ("autogen-swarm", "autogen-swarm-openinference",
-                     "semantic-kernel-handoff")},
+       for stack in ("autogen-swarm", "semantic-kernel-handoff")},
     "haystack-openinference-stream": ("Haystack's Agent has no name", False),
     "haystack-openllmetry-stream": ("Haystack's Agent has no name", False),
     **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "
