@@ -5,7 +5,9 @@ span of the traces and conversations concerned (stored ones plus late arrivals),
 same spans always give the same turns and turn ids, whatever their order.
 
 How spans become turns is specified in `turnscore.ingest.grouping` (conversations and turn
-boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per turn:
+boundaries) and `turnscore.ingest.linking` (calls, executions, results). Before either, a
+tool's result a framework relayed to the next agent as a user message (AutoGen AgentChat's
+handoff) is made a tool result again, no genuine user message (`_relayed_results`). Per turn:
 
 - the **request** is the newest genuine user message of its first model call, or the
   request its prompt was built from (an orchestration's task, an agent span's user text
