@@ -5,7 +5,9 @@ span of the traces and conversations concerned (stored ones plus late arrivals),
 same spans always give the same turns and turn ids, whatever their order.
 
 How spans become turns is specified in `turnscore.ingest.grouping` (conversations and turn
-boundaries) and `turnscore.ingest.linking` (calls, executions, results). Per turn:
+boundaries) and `turnscore.ingest.linking` (calls, executions, results). Before either, a
+tool's result a framework relayed to the next agent as a user message (AutoGen AgentChat's
+handoff) is made a tool result again, no genuine user message (`_relayed_results`). Per turn:
 
 - the **request** is the newest genuine user message of its first model call, or the
   request its prompt was built from (an orchestration's task, an agent span's user text
@@ -75,6 +77,7 @@ from turnscore.ingest.grouping import (
     group_conversations,
     key_of,
     newest_user,
+    run_of,
     segment_turns,
 )
 from turnscore.ingest.linking import (
@@ -91,7 +94,7 @@ from turnscore.ingest.linking import (
     results_by_id,
     utc,
 )
-from turnscore.ingest.model import Message, PartType, Span, SpanKind, bytes_as_base64
+from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind, bytes_as_base64
 from turnscore.ingest.records import InputError
 from turnscore.ingest.turn import Call, Tool, Turn, turn_id_for
 
@@ -133,7 +136,7 @@ def assemble_turns(spans: Sequence[Span], *, ingest_id: str = "") -> AssemblyRes
 
 def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
     unique, errors = dedupe(spans)
-    unique = logical_spans(unique)
+    unique = _relayed_results(logical_spans(unique))
     forest = Forest(unique)
     main: list[Span] = []
     by_trace: dict[str, _TraceSpans] = defaultdict(_TraceSpans)
@@ -205,6 +208,76 @@ def _run_results(d: _Draft, by_trace: dict[str, _TraceSpans]) -> None:
             (p for p in said if p.type is PartType.TOOL_RESULT and p.call_id == r.part.call_id),
             None,
         )
+
+
+def _relayed_results(spans: list[Span]) -> list[Span]:
+    """Model calls with each tool result a framework relayed as a user message made that
+    result again: a genuine user message is a request, not a tool result (DESIGN §3).
+
+    AutoGen AgentChat hands the agent a handoff transfers to the handoff tool's result as a
+    user message (autogen-agentchat 0.7 `agents/_assistant_agent.py`: the `HandoffMessage`
+    whose content is the transfer tool's result, `_add_messages_to_context` adding it as a
+    `UserMessage` after the handoff's context): read as a request, it would split the turn
+    at the handoff. A user message is a relayed result when the run has not answered since
+    the user message before it (no assistant text without a tool call between them) and its
+    text is the result of a tool the same run executed: a tool span of the call's trace
+    (agent frameworks give one trace per run), or of a trace it continues by a span link
+    (`grouping.run_of`: AutoGen's runtime), that ended before the call started, or a tool
+    result in the call's input after that user message. A user who repeats a tool's output
+    as a new request does so after an answer, or in another run: a request still.
+    """
+    results: dict[str, list[tuple[int, str]]] | None = None
+    continues: dict[str, str] = {}
+    out = spans
+    for i, call in enumerate(spans):
+        if call.kind is not SpanKind.LLM or not _may_relay(call.input_messages):
+            continue
+        if results is None:
+            results = defaultdict(list)
+            continues = {s.trace_id: s.continues for s in spans if s.continues}
+            for s in spans:
+                if s.tool_execution is not None and s.tool_execution.result:
+                    run = run_of(continues, s.trace_id)
+                    results[run].append((s.end_unix_nano, s.tool_execution.result.strip()))
+        ran = {text for end, text in results.get(run_of(continues, call.trace_id), ())
+               if end <= call.start_unix_nano}
+        messages = list(call.input_messages or ())
+        since: int | None = None  # the user message the run has not answered yet
+        for j, m in enumerate(messages):
+            if m.role == "user" and m.is_genuine_user:
+                if since is not None and m.text.strip() in ran | _results_after(messages, since):
+                    messages[j] = replace(m, parts=(Part(PartType.TOOL_RESULT, m.text),))
+                else:
+                    since = j
+            elif _answers(m):
+                since = None
+        if messages != list(call.input_messages or ()):
+            out = list(out) if out is spans else out
+            out[i] = replace(call, input_messages=tuple(messages))
+    return out
+
+
+def _answers(message: Message) -> bool:
+    return message.role == "assistant" and bool(message.text.strip()) and not message.tool_calls
+
+
+def _may_relay(messages: tuple[Message, ...] | None) -> bool:
+    """Whether an input holds a user message after another with no answer between them
+    (most hold none, and are left before any tool result is looked up)."""
+    waiting = False
+    for m in messages or ():
+        if m.role == "user" and m.is_genuine_user:
+            if waiting:
+                return True
+            waiting = True
+        elif _answers(m):
+            waiting = False
+    return False
+
+
+def _results_after(messages: list[Message], start: int) -> set[str]:
+    return {(p.text or "").strip() for m in messages[start + 1 :] for p in m.parts
+            if p.type is PartType.TOOL_RESULT}  # fmt: skip
 
 
 def _is_tool(span: Span) -> bool:

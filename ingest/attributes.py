@@ -384,3 +384,22 @@ SPRING_AI_TOOL_SCHEMA: Final = "spring.ai.tool.definition.schema"  # JSON Schema
 SPRING_AI_TOOL_ARGUMENTS: Final = "spring.ai.tool.call.arguments"  # the model's JSON text
 SPRING_AI_TOOL_RESULT: Final = "spring.ai.tool.call.result"  # as sent back to the model
 SPRING_AI_CONVERSATION_ID: Final = "spring.ai.chat.client.conversation.id"
+
+# AgentOps' own span kinds (conventions/agentops.py), AgentOps-AI/agentops 0.4.21
+# `agentops/semconv/` (`span_attributes.py`, `span_kinds.py`, `tool.py`, `workflow.py`,
+# `core.py`): its Agents SDK processor's spans and its SDK's decorated functions.
+AGENTOPS_SPAN_KIND: Final = "agentops.span.kind"  # session, agent, tool, llm, workflow, ...
+AGENTOPS_AGENT_NAME: Final = "agent.name"
+AGENTOPS_AGENT_TOOLS: Final = "agent.tools"  # JSON list of the agent's tool names
+AGENTOPS_TOOL_NAME: Final = "tool.name"
+AGENTOPS_TOOL_PARAMETERS: Final = "tool.parameters"  # the call's arguments, JSON text
+AGENTOPS_TOOL_RESULT: Final = "tool.result"
+AGENTOPS_TOOL_STATUS: Final = "tool.status"  # succeeded, failed
+AGENTOPS_ERROR_MESSAGE: Final = "error.message"
+AGENTOPS_OPERATION_NAME: Final = "operation.name"  # a decorated function's name
+AGENTOPS_WORKFLOW_INPUT: Final = "workflow.input"
+AGENTOPS_WORKFLOW_OUTPUT: Final = "workflow.output"
+AGENTOPS_WORKFLOW_FINAL_OUTPUT: Final = "workflow.final_output"
+AGENTOPS_ENTITY_INPUT: Final = "agentops.entity.input"
+AGENTOPS_ENTITY_OUTPUT: Final = "agentops.entity.output"
+AGENTOPS_PREFIX: Final = "agentops."  # a decorated function's `agentops.<kind>.input`

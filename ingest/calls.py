@@ -52,7 +52,14 @@ Rules, in order:
    conventions whose inputs and outputs normalize alike are one call too, whether or not
    both carry its response id: a framework's span closed before the client's under it
    started (LlamaIndex's streamed `astream_chat` under OpenInference beside OpenLLMetry's
-   `openai.chat`), so neither is the other's parent.
+   `openai.chat`), so neither is the other's parent. And a framework's record of a call
+   that captured what was sent and not what came back (no output) reports the one model
+   call of another convention in its trace that started within it and was sent the same
+   input (normalized): AgentOps' record of an Agents SDK generation, beside its OpenAI
+   instrumentation's span of the call, which is not under it (`conventions.agentops`).
+   The record keeps its identity, its place in the run (the other span's parent is
+   wherever the context was, the session's span), and takes the other's missing fields;
+   the other is demoted as above.
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
@@ -152,6 +159,9 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
                 merged = _fill(merged, out[i])
                 out[i] = _hollow(out[i])
         out[keep] = merged
+    for record, call in _records(out, leaves):
+        out[record] = _fill(out[record], out[call])
+        out[call] = _hollow(out[call])
     return out
 
 
@@ -173,6 +183,30 @@ def _echoes(spans: list[Span], leaves: list[int]) -> list[list[int]]:
                 said = (normalize(s.input_messages or ()), normalize(s.output_messages or ()))
                 echoes[(s.trace_id, s.parent_span_id, *said)].append(i)
     return [g for g in echoes.values() if len({spans[i].convention for i in g}) > 1]
+
+
+def _records(spans: list[Span], leaves: list[int]) -> list[tuple[int, int]]:
+    """Rule 3's records: (a model call without output, the one model call of another
+    convention in its trace that started within it and was sent the same input)."""
+    leaves = [i for i in leaves if spans[i].kind is SpanKind.LLM]  # not merged already
+    records = [i for i in leaves
+               if _missing(spans[i].output_messages) and not _missing(spans[i].input_messages)]
+    if not records:
+        return []
+    by_trace: dict[str, list[int]] = defaultdict(list)
+    for i in leaves:
+        by_trace[spans[i].trace_id].append(i)
+    groups = []
+    for r in records:
+        record = spans[r]
+        sent = normalize(record.input_messages or ())
+        within = [i for i in by_trace[record.trace_id]
+                  if spans[i].convention != record.convention
+                  and record.start_unix_nano <= spans[i].start_unix_nano <= record.end_unix_nano
+                  and normalize(spans[i].input_messages or ()) == sent]
+        if len(within) == 1:
+            groups.append((r, within[0]))
+    return groups
 
 
 def _not_a_call(span: Span) -> bool:

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from turnscore.ingest.links import (
@@ -185,13 +185,7 @@ class Forest:
                 self.frames.add(k)
 
     def run(self, trace_id: str) -> str:
-        """The trace that began the run `trace_id` is part of: itself, unless it continues
-        another by a span link (rule 3), through any others it continues."""
-        seen = {trace_id}
-        while (up := self.continues.get(trace_id)) is not None and up not in seen:
-            seen.add(up)
-            trace_id = up
-        return trace_id
+        return run_of(self.continues, trace_id)
 
     def parent(self, span: Span) -> Span | None:
         if span.parent_span_id is None:
@@ -220,6 +214,17 @@ class Forest:
 
     def is_leaf_model_call(self, span: Span) -> bool:
         return span.kind is SpanKind.LLM and key_of(span) not in self._has_llm_below
+
+
+def run_of(continues: Mapping[str, str], trace_id: str) -> str:
+    """The trace that began the run `trace_id` is part of: itself, unless it continues
+    another by a span link (rule 3; `continues`: trace -> the trace it continues), through
+    any others it continues."""
+    seen = {trace_id}
+    while (up := continues.get(trace_id)) is not None and up not in seen:
+        seen.add(up)
+        trace_id = up
+    return trace_id
 
 
 def delegated_runs(forest: Forest, calls: Sequence[Span]) -> set[SpanKey]:

@@ -13,6 +13,7 @@
 - `mastra`: Mastra's OTel exporter (`mastra.span.type`; the 0.x exporter's tool keys).
 - `genkit`: Genkit's own tracing (`genkit:*`: each action a span, its input and output).
 - `llamaindex`: LlamaIndex's own OTel integration (instrumentation events as span events).
+- `agentops`: AgentOps' own span kinds (`agentops.span.kind`: its framework bridges, its SDK).
 - `dspy`: DSPy's adapter-rendered prompts (`[[ ## field ## ]]`) under OpenInference or MLflow.
 - `spring_ai`: Spring AI's own observations (Java; `spring.ai.kind`: tool calls, ChatClient).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
@@ -24,6 +25,7 @@ runs them; nothing else should call them directly.
 """
 
 from turnscore.ingest.conventions import (
+    agentops,
     dspy,
     frameworks,
     genkit,
@@ -56,6 +58,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     genkit.GENKIT,
     llamaindex.LLAMAINDEX,
     spring_ai.SPRING_AI,
+    agentops.AGENTOPS,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

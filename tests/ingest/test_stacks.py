@@ -633,18 +633,12 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("autogen-swarm", ("handoff",),
            ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
             "final_answer", "llm_calls", "usage"),
-           "grouping: AutoGen's runtime roots each agent's turn in the swarm in a trace of its "
-           "own (`autogen publish`), no conversation id, and the specialist's input is the "
-           "user's request then the handoff's result relayed as a user message (AgentChat's "
-           "HandoffMessage, its `name` dropped by openai-v2): a new trace and a new 'request', "
-           "so the specialist's two calls are a turn of their own"),
-    NotYet("autogen-swarm-openinference", ("handoff",),
-           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
-            "final_answer", "llm_calls", "usage"),
-           "grouping: in the swarm's one trace the specialist's input ends in the handoff "
-           "tool's result relayed as a user message (AgentChat's HandoffMessage, the same text "
-           "as the transfer TOOL span's output.value, no `name` recorded): read as a new "
-           "request, it splits the turn at the handoff"),
+           "the span links join the specialist's trace to the triage's run, but the "
+           "specialist is given the transfer's result as a user message (AgentChat's "
+           "HandoffMessage) and no convention reads that result anywhere else (openai-v2 "
+           "captures no tool span content and replays the tool message empty; only the "
+           "runtime's `message` attribute dumps the HandoffMessage): nothing tells the relay "
+           "from a new request (assemble._relayed_results), so the turn splits there"),
     NotYet("semantic-kernel-handoff", ("handoff",), ("call.result",),
            "the transfer function returns nothing and Semantic Kernel records str(None), "
            "'None', as its gen_ai.tool.call.result; the wire never tells a result (expected "
@@ -691,16 +685,6 @@ NOT_YET: tuple[NotYet, ...] = (
              "request whole (KNOWN_GAPS), so that turn's request is empty; the turn list has no "
              "gap form, so its check is a strict xfail here")
       for stack in _LOGFIRE_AGENTS),
-    NotYet("agentops-openai-agents", ("*",), ("turns", "llm_calls"),
-           "each model call is reported twice in one trace: AgentOps' Agents SDK processor's "
-           "`generation` span (input only, under the SDK's turn) and its OpenAI "
-           "instrumentation's `openai.chat.completion` (under the session span, not under the "
-           "generation); neither nested nor siblings, no shared response id, so calls.py's "
-           "rules 2 and 3 merge nothing"),
-    NotYet("agentops-openai-agents", ("tool_error",), ("call.is_error",),
-           "the tool span (agentops.span.kind tool) has error.type and an exception event "
-           "but an explicit OK status and tool.status 'succeeded'; no convention reads "
-           "AgentOps' own span kinds, and an explicit OK wins over error.type (decode._status)"),
 )  # fmt: skip
 
 
@@ -2136,14 +2120,11 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                      "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
-    "agentops-openai-agents": ("AgentOps' agent span names it (`agent.name`, the key "
-                               "OpenInference uses), but no convention reads AgentOps' own "
-                               "span kinds (agentops.span.kind)", True),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
     **{stack: ("the specialist's calls make turns of their own (NOT_YET: grouping), named "
                "for the specialist", True)
-       for stack in ("autogen-swarm", "autogen-swarm-openinference")},
+       for stack in ("autogen-swarm",)},
     "haystack-openinference-stream": ("Haystack's Agent has no name", False),
     "haystack-openllmetry-stream": ("Haystack's Agent has no name", False),
     **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "
