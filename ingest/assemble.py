@@ -66,6 +66,7 @@ from msgspec.structs import replace
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.calls import FINAL_ANSWER_TOOLS, final_answer_of, logical_spans
+from turnscore.ingest.conventions.values import try_json
 from turnscore.ingest.decode import CONTENT_KEYS, collector_paused
 from turnscore.ingest.grouping import (
     Conversation,
@@ -238,7 +239,7 @@ def _relayed_results(spans: list[Span]) -> list[Span]:
             for s in spans:
                 if s.tool_execution is not None and s.tool_execution.result:
                     run = run_of(continues, s.trace_id)
-                    results[run].append((s.end_unix_nano, s.tool_execution.result.strip()))
+                    results[run].append((s.end_unix_nano, _said(s.tool_execution.result)))
         ran = {text for end, text in results.get(run_of(continues, call.trace_id), ())
                if end <= call.start_unix_nano}
         messages = list(call.input_messages or ())
@@ -255,6 +256,17 @@ def _relayed_results(spans: list[Span]) -> list[Span]:
             out = list(out) if out is spans else out
             out[i] = replace(call, input_messages=tuple(messages))
     return out
+
+
+def _said(result: str) -> str:
+    """A tool's result as text relayed to a model: a JSON string recorded as JSON (a tool
+    span's `gen_ai.tool.call.result` of a tool that returned a string) is that string."""
+    text = result.strip()
+    if text.startswith('"'):
+        ok, value = try_json(text)
+        if ok and isinstance(value, str):
+            return value.strip()
+    return text
 
 
 def _answers(message: Message) -> bool:

@@ -66,14 +66,19 @@ def blind_chat(r: Any) -> None:
         pass
 
 
-def handoff(r: Any, request: str = Q1, captured: bool = True) -> None:
+TRANSFERRED = "Transferred to weather, adopting the role of weather."
+
+
+def handoff(r: Any, request: str = Q1, captured: bool = True, relayed: bool = False) -> None:
     """Triage runs in one trace and hands the request to the weather agent, whose run is
     a trace of its own, linked to the message triage sent. Unless `captured`, the weather
-    agent's service records no message content (nothing but the link joins the two)."""
+    agent's service records no message content (nothing but the link joins the two). If
+    `relayed`, the weather agent is told the transfer's result as a user message (AutoGen
+    AgentChat's HandoffMessage)."""
     with message(r, "process triage", [], **{"messaging.operation": "process"}), \
             agent(r, "triage"):  # fmt: skip
         chat(r, [user(request)], [asks(HANDOFF)])
-        with tool(r, "transfer_to_weather", "h1", {}, "weather"):
+        with tool(r, "transfer_to_weather", "h1", {}, TRANSFERRED):
             pass
         created = sent(r, "weather")
     with message(r, "process weather", [created], **{"messaging.operation": "process"}), \
@@ -84,10 +89,11 @@ def handoff(r: Any, request: str = Q1, captured: bool = True) -> None:
                 pass
             blind_chat(r)
             return
-        chat(r, [user(request)], [asks(WEATHER)])
+        given = [user(request), *([user(TRANSFERRED)] if relayed else [])]
+        chat(r, given, [asks(WEATHER)])
         with tool(r, "get_weather", "c1", PARIS, PARIS_OUT):
             pass
-        chat(r, [user(request), asks(WEATHER), answers(("c1", PARIS_OUT))], [said(A1)])
+        chat(r, [*given, asks(WEATHER), answers(("c1", PARIS_OUT))], [said(A1)])
 
 
 def _one_handoff_turn(turns: list[Turn]) -> None:
@@ -98,8 +104,14 @@ def _one_handoff_turn(turns: list[Turn]) -> None:
         ("transfer_to_weather", "ok"), ("get_weather", "ok")]
 
 
-def test_a_message_passed_to_another_agents_run_continues_the_turn(tmp_path: Path) -> None:
-    _one_handoff_turn(turns_of(handoff, tmp_path))
+@pytest.mark.parametrize("relayed", [False, True], ids=["handed", "relayed"])
+def test_a_message_passed_to_another_agents_run_continues_the_turn(
+    tmp_path: Path, relayed: bool
+) -> None:
+    """The weather agent's run is the turn's, whether it is handed the request alone or
+    also the transfer's result as a user message: a result of a tool its run (the triage's,
+    which its trace continues) executed, no new request."""
+    _one_handoff_turn(turns_of(lambda r: handoff(r, relayed=relayed), tmp_path))
 
 
 @pytest.mark.parametrize("order", ["forward", "backward"])
