@@ -49,6 +49,24 @@ def providers(
         logger_provider.shutdown()
 
 
+@contextmanager
+def openlit_or(
+    stack: str, out: Path, scenario: str, instrument: Callable[[TracerProvider], object]
+) -> Iterator[None]:
+    """`providers()`, with OpenLIT for a stack named `openlit-...` (`openlit.init`, content
+    captured, metrics off: it instruments every library it finds installed, exporting through
+    the global providers), else `instrument` on the tracer provider."""
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        if stack.startswith("openlit"):
+            import openlit
+
+            openlit.init(application_name=stack, capture_message_content=True,
+                         disable_metrics=True)  # fmt: skip
+        else:
+            instrument(tracer_provider)
+        yield
+
+
 def main(argv: list[str], env: dict[str, str], run: Callable[[str, str, str, Path], None]) -> int:
     """Set the stack's environment before anything reads it, then run the scenario."""
     stack, scenario, base_url, out = argv
