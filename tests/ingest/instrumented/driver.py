@@ -156,9 +156,10 @@ def complete_with(client: Any, stream: bool = False, usage: bool = True) -> Comp
 
 def tool_loop(complete: Complete, scenario: str, named_results: bool = False) -> None:
     """The scenario's turns as OpenAI chat messages, whatever SDK `complete` calls (an
-    OpenAI-compatible one's, Mistral's, Azure AI Inference's): each tool call the model asks
-    for run and its result sent back, until the model answers. `named_results`: a tool
-    result names its tool (`name`), as Mistral's tool messages do."""
+    OpenAI-compatible one's, Mistral's, Azure AI Inference's, LiteLLM's, Cohere's, Ollama's):
+    each tool call the model asks for run and its result sent back, until the model answers.
+    `named_results`: a tool result names its tool (`name`), as Mistral's and Ollama's tool
+    messages do."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
     for turn in SCENARIOS[scenario].turns:
         messages.append({"role": "user", "content": turn.request})

@@ -18,18 +18,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-from tests.ingest.instrumented.scenarios import (
-    ALL_SCENARIOS,
-    MODEL,
-    SPECIALIST_AGENT,
-    SPECIALIST_PROMPT,
-    SPECIALIST_TOOLS,
-    TRIAGE_AGENT,
-    TRIAGE_PROMPT,
-)
+from tests.ingest.instrumented.scenarios import MODEL
 from tests.ingest.instrumented.stacks.agent_framework_agent import ENV
-from tests.ingest.instrumented.stacks.common import main, providers
-from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+from tests.ingest.instrumented.stacks.common import main, providers, team
 
 
 async def converse(base_url: str, stack: str, scenario: str) -> None:
@@ -43,19 +34,19 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
     # The workflow requires it of its agents: their local history is kept per model call, so
     # a handoff call the workflow short-circuits still gets its result.
     persist = {"require_per_service_call_history_persistence": True}
-    triage = Agent(client=client, instructions=TRIAGE_PROMPT, name=TRIAGE_AGENT, **persist)
+    agents = team(stack, scenario)
+    triage = Agent(client=client, instructions=agents.triage_prompt, name=agents.triage, **persist)
     specialist = Agent(
-        client=client, instructions=SPECIALIST_PROMPT, name=SPECIALIST_AGENT,
-        description="Answers weather questions.", **persist,
-        tools=[fn for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS],
+        client=client, instructions=agents.specialist_prompt, name=agents.specialist,
+        description=agents.specialist_role, **persist, tools=agents.specialist_tools,
     )  # fmt: skip
     if stack.endswith("-as-tool"):
-        delegate = specialist.as_tool(description="Answers weather questions.")
-        alone = Agent(client=client, instructions=TRIAGE_PROMPT, name=TRIAGE_AGENT,
+        delegate = specialist.as_tool(description=agents.specialist_role)
+        alone = Agent(client=client, instructions=agents.triage_prompt, name=agents.triage,
                       tools=[delegate])  # fmt: skip
-        session = alone.create_session(session_id=f"sess-{stack}-{scenario}")
-        for turn in ALL_SCENARIOS[scenario].turns:
-            await alone.run(turn.request, session=session)
+        session = alone.create_session(session_id=agents.session)
+        for request in agents.requests:
+            await alone.run(request, session=session)
         return
     workflow = (
         HandoffBuilder(participants=[triage, specialist])
@@ -65,11 +56,11 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
         .build()
     )
     pending: list[str] = []
-    for turn in ALL_SCENARIOS[scenario].turns:
+    for request in agents.requests:
         if not pending:
-            result = await workflow.run(turn.request)
+            result = await workflow.run(request)
         else:
-            answer = HandoffAgentUserRequest.create_response(turn.request)
+            answer = HandoffAgentUserRequest.create_response(request)
             result = await workflow.run(responses={pending[0]: answer})
         pending = [e.request_id for e in result.get_request_info_events()]
 

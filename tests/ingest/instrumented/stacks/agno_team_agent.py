@@ -12,17 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.ingest.instrumented.scenarios import (
-    ALL_SCENARIOS,
-    MODEL,
-    SPECIALIST_AGENT,
-    SPECIALIST_PROMPT,
-    SPECIALIST_TOOLS,
-    TRIAGE_AGENT,
-    TRIAGE_PROMPT,
-)
-from tests.ingest.instrumented.stacks.common import main, providers
-from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+from tests.ingest.instrumented.scenarios import MODEL
+from tests.ingest.instrumented.stacks.common import main, providers, team
 
 
 def converse(base_url: str, stack: str, scenario: str) -> None:
@@ -34,18 +25,18 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
     def model() -> OpenAIChat:
         return OpenAIChat(id=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
 
+    agents = team(stack, scenario)
     specialist = Agent(
-        name=SPECIALIST_AGENT, role="Answers weather questions.", instructions=SPECIALIST_PROMPT,
-        tools=[fn for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS], model=model(),
-        telemetry=False,
+        name=agents.specialist, role=agents.specialist_role, instructions=agents.specialist_prompt,
+        tools=agents.specialist_tools, model=model(), telemetry=False,
     )  # fmt: skip
-    team = Team(
-        name=TRIAGE_AGENT, members=[specialist], model=model(), instructions=TRIAGE_PROMPT,
+    leader = Team(
+        name=agents.triage, members=[specialist], model=model(), instructions=agents.triage_prompt,
         delegate_to_all_members=True, db=InMemoryDb(), add_history_to_context=True,
         telemetry=False,
     )  # fmt: skip
-    for turn in ALL_SCENARIOS[scenario].turns:
-        team.run(turn.request, session_id=f"sess-{stack}-{scenario}")
+    for request in agents.requests:
+        leader.run(request, session_id=agents.session)
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:

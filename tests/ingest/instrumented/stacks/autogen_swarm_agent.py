@@ -27,18 +27,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-from tests.ingest.instrumented.scenarios import (
-    ALL_SCENARIOS,
-    MODEL,
-    SPECIALIST_AGENT,
-    SPECIALIST_PROMPT,
-    SPECIALIST_TOOLS,
-    TRIAGE_AGENT,
-    TRIAGE_PROMPT,
-)
+from tests.ingest.instrumented.scenarios import MODEL
 from tests.ingest.instrumented.stacks.autogen_agent import ENVS
-from tests.ingest.instrumented.stacks.common import main, providers
-from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+from tests.ingest.instrumented.stacks.common import main, providers, team
 
 
 async def converse(base_url: str, stack: str, scenario: str) -> None:
@@ -51,32 +42,33 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
     client = OpenAIChatCompletionClient(
         model=MODEL, base_url=base_url, api_key="test-key", max_retries=0
     )
+    agents = team(stack, scenario)
     triage = AssistantAgent(
-        TRIAGE_AGENT, model_client=client, system_message=TRIAGE_PROMPT,
-        handoffs=[SPECIALIST_AGENT],
+        agents.triage, model_client=client, system_message=agents.triage_prompt,
+        handoffs=[agents.specialist],
     )  # fmt: skip
     specialist = AssistantAgent(
-        SPECIALIST_AGENT, model_client=client, system_message=SPECIALIST_PROMPT,
-        tools=[fn for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS],
-        reflect_on_tool_use=True, description="Answers weather questions.",
+        agents.specialist, model_client=client, system_message=agents.specialist_prompt,
+        tools=agents.specialist_tools, reflect_on_tool_use=True,
+        description=agents.specialist_role,
     )  # fmt: skip
     if "-as-tool" in stack:
         from autogen_agentchat.tools import AgentTool
 
         delegate = AgentTool(specialist, return_value_as_last_message=True)
         alone = AssistantAgent(
-            TRIAGE_AGENT, model_client=client, system_message=TRIAGE_PROMPT, tools=[delegate],
-            reflect_on_tool_use=True,
+            agents.triage, model_client=client, system_message=agents.triage_prompt,
+            tools=[delegate], reflect_on_tool_use=True,
         )  # fmt: skip
-        for turn in ALL_SCENARIOS[scenario].turns:
-            await alone.run(task=turn.request)
+        for request in agents.requests:
+            await alone.run(task=request)
         await client.close()
         return
-    ended = TextMessageTermination(SPECIALIST_AGENT) | MaxMessageTermination(12)
-    team = Swarm([triage, specialist], termination_condition=ended)
-    for turn in ALL_SCENARIOS[scenario].turns:
-        await team.run(task=HandoffMessage(source="user", target=TRIAGE_AGENT,
-                                           content=turn.request))  # fmt: skip
+    ended = TextMessageTermination(agents.specialist) | MaxMessageTermination(12)
+    swarm = Swarm([triage, specialist], termination_condition=ended)
+    for request in agents.requests:
+        await swarm.run(task=HandoffMessage(source="user", target=agents.triage,
+                                            content=request))  # fmt: skip
     await client.close()
 
 

@@ -3,7 +3,9 @@
 `tool_calls` with JSON-string arguments, each result a `tool` message naming its call),
 `-stream` calling `chat_stream` and putting each answer back together from its events.
 Under OpenLLMetry's Cohere instrumentation (`cohere-openllmetry*`, prompts traced) or
-OpenLIT (`openlit-cohere*`, content captured)."""
+OpenLIT (`openlit-cohere*`, content captured). The loop is `driver.tool_loop`, its model
+call `cohere_complete`: the history is OpenAI's chat shape plus the answer's `tool_plan`,
+which the v2 API takes as it is."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT, TOOLS, run_tool
-from tests.ingest.instrumented.stacks.common import main, providers
+from tests.ingest.instrumented.driver import Complete, tool_loop
+from tests.ingest.instrumented.scenarios import MODEL, TOOLS
+from tests.ingest.instrumented.stacks.common import main, openlit_or
 
 
 def _streamed(events: Any) -> dict[str, Any]:
@@ -55,40 +58,29 @@ def _said(reply: Any) -> dict[str, Any]:
     return message
 
 
-def converse(client: Any, scenario: str, stream: bool) -> None:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
-    for turn in SCENARIOS[scenario].turns:
-        messages.append({"role": "user", "content": turn.request})
-        for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            if stream:
-                message = _streamed(client.chat_stream(model=MODEL, messages=messages,
-                                                       tools=TOOLS))  # fmt: skip
-            else:
-                message = _said(client.chat(model=MODEL, messages=messages, tools=TOOLS))
-            messages.append(message)
-            if not message.get("tool_calls"):
-                break
-            for call in message["tool_calls"]:
-                fn = call["function"]
-                content, _ = run_tool(fn["name"], fn["arguments"])
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+def cohere_complete(client: Any, stream: bool) -> Complete:
+    """One `chat` (or `chat_stream`, read to its end) of a `cohere.ClientV2`."""
+
+    def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        if stream:
+            return _streamed(client.chat_stream(model=MODEL, messages=messages, tools=TOOLS))
+        return _said(client.chat(model=MODEL, messages=messages, tools=TOOLS))
+
+    return complete
+
+
+def _openllmetry(tracer_provider: Any) -> None:
+    from opentelemetry.instrumentation.cohere import CohereInstrumentor
+
+    CohereInstrumentor().instrument(tracer_provider=tracer_provider)
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with providers(stack, out, scenario) as (tracer_provider, _):
-        if stack.startswith("openlit"):
-            import openlit
-
-            openlit.init(application_name=stack, capture_message_content=True,
-                         disable_metrics=True)  # fmt: skip
-        else:
-            from opentelemetry.instrumentation.cohere import CohereInstrumentor
-
-            CohereInstrumentor().instrument(tracer_provider=tracer_provider)
+    with openlit_or(stack, out, scenario, _openllmetry):
         import cohere
 
         client = cohere.ClientV2(api_key="test-key", base_url=base_url)
-        converse(client, scenario, stack.endswith("-stream"))
+        tool_loop(cohere_complete(client, stack.endswith("-stream")), scenario)
 
 
 ENV = {"TRACELOOP_TRACE_CONTENT": "true"}

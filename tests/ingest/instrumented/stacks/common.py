@@ -1,12 +1,13 @@
 """What every stack driver shares: the OTel SDK set up as an application would set it up
 (global tracer and logger providers, so spans a library makes on its own are exported too),
-exporting to OTLP protobuf files, and the command line.
+exporting to OTLP protobuf files, and the command line; and for the multi-agent scenarios,
+the two agents every handoff or team driver sets up (`Team`).
 
     <stack venv>/bin/python -m tests.ingest.instrumented.stacks.<driver> STACK SCENARIO BASE_URL OUT
 
 Each driver runs in its stack's own virtual environment, which has the stack and the OTel
 SDK but not turnscore: this package imports only the standard library, the OTel SDK and the
-scenario module.
+scenario module (and its tools as Python functions).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry._logs import set_logger_provider
@@ -24,7 +27,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from tests.ingest.instrumented import scenarios
 from tests.ingest.instrumented.export import FileLogExporter, FileSpanExporter
+from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 AGENT_NAME = "research_assistant"
 
@@ -47,6 +52,50 @@ def providers(
     finally:
         tracer_provider.shutdown()
         logger_provider.shutdown()
+
+
+@contextmanager
+def openlit_or(
+    stack: str, out: Path, scenario: str, instrument: Callable[[TracerProvider], object]
+) -> Iterator[None]:
+    """`providers()`, with OpenLIT for a stack named `openlit-...` (`openlit.init`, content
+    captured, metrics off: it instruments every library it finds installed, exporting through
+    the global providers), else `instrument` on the tracer provider."""
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        if stack.startswith("openlit"):
+            import openlit
+
+            openlit.init(application_name=stack, capture_message_content=True,
+                         disable_metrics=True)  # fmt: skip
+        else:
+            instrument(tracer_provider)
+        yield
+
+
+@dataclass(frozen=True)
+class Team:
+    """A multi-agent scenario as its drivers set it up (`MULTI_AGENT` in `scenarios.py`): the
+    triage agent, no tools of its own, hands each request to the weather specialist, whose
+    tools are Python functions (for frameworks that derive a tool from its signature); the
+    scenario's requests, one a turn, in one session."""
+
+    requests: tuple[str, ...]
+    session: str
+    triage: str = scenarios.TRIAGE_AGENT
+    triage_prompt: str = scenarios.TRIAGE_PROMPT
+    specialist: str = scenarios.SPECIALIST_AGENT
+    specialist_prompt: str = scenarios.SPECIALIST_PROMPT
+    specialist_role: str = "Answers weather questions."
+    """What a framework that describes its agents to each other is told of the specialist."""
+
+    @property
+    def specialist_tools(self) -> list[Callable[..., Any]]:
+        return [fn for fn in FUNCTIONS if fn.__name__ in scenarios.SPECIALIST_TOOLS]
+
+
+def team(stack: str, scenario: str) -> Team:
+    turns = scenarios.ALL_SCENARIOS[scenario].turns
+    return Team(tuple(t.request for t in turns), f"sess-{stack}-{scenario}")
 
 
 def main(argv: list[str], env: dict[str, str], run: Callable[[str, str, str, Path], None]) -> int:

@@ -11,17 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.ingest.instrumented.scenarios import (
-    ALL_SCENARIOS,
-    MODEL,
-    SPECIALIST_AGENT,
-    SPECIALIST_PROMPT,
-    SPECIALIST_TOOLS,
-    TRIAGE_AGENT,
-    TRIAGE_PROMPT,
-)
-from tests.ingest.instrumented.stacks.common import main, providers
-from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+from tests.ingest.instrumented.scenarios import MODEL
+from tests.ingest.instrumented.stacks.common import main, providers, team
 
 
 def converse(base_url: str, stack: str, scenario: str) -> None:
@@ -31,16 +22,17 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
     from langgraph.prebuilt import ToolNode, create_react_agent
     from langgraph_supervisor import create_supervisor
 
+    agents = team(stack, scenario)
     llm = ChatOpenAI(model=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
-    tools = ToolNode([tool(fn) for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS],
-                     handle_tool_errors=True)  # fmt: skip
-    specialist = create_react_agent(llm, tools, prompt=SPECIALIST_PROMPT, name=SPECIALIST_AGENT)
+    tools = ToolNode([tool(fn) for fn in agents.specialist_tools], handle_tool_errors=True)
+    specialist = create_react_agent(llm, tools, prompt=agents.specialist_prompt,
+                                    name=agents.specialist)  # fmt: skip
     supervisor = create_supervisor(
-        [specialist], model=llm, prompt=TRIAGE_PROMPT, supervisor_name=TRIAGE_AGENT,
+        [specialist], model=llm, prompt=agents.triage_prompt, supervisor_name=agents.triage,
     ).compile(checkpointer=InMemorySaver())  # fmt: skip
-    config = {"configurable": {"thread_id": f"sess-{stack}-{scenario}"}}
-    for turn in ALL_SCENARIOS[scenario].turns:
-        supervisor.invoke({"messages": [{"role": "user", "content": turn.request}]}, config)
+    config = {"configurable": {"thread_id": agents.session}}
+    for request in agents.requests:
+        supervisor.invoke({"messages": [{"role": "user", "content": request}]}, config)
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:

@@ -5,7 +5,9 @@ one is set (`OpenTelemetry._get_or_create_provider`), so `providers()` runs firs
 `litellm-openinference` is the same loop traced by OpenInference's LiteLLM instrumentation
 instead (it wraps `litellm.completion`), in a session (`using_session`). Each also streams
 every call (`-stream`: `stream=True` with the usage asked for, the reply rebuilt from its
-chunks by `litellm.stream_chunk_builder`, as LiteLLM's docs rebuild one)."""
+chunks by `litellm.stream_chunk_builder`, as LiteLLM's docs rebuild one). The loop is
+`driver.tool_loop`, its model call `litellm_complete` (which `openlit_provider_loop` runs
+under OpenLIT too)."""
 
 from __future__ import annotations
 
@@ -13,40 +15,35 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT, TOOLS, run_tool
+from tests.ingest.instrumented.driver import Complete, tool_loop
+from tests.ingest.instrumented.scenarios import MODEL, TOOLS
 from tests.ingest.instrumented.stacks.common import main, providers
 
 
-def _reply(completion: Any, messages: list[dict[str, Any]], base_url: str, stream: bool) -> Any:
-    request = {"model": f"openai/{MODEL}", "api_base": base_url, "api_key": "test-key",
-               "messages": messages, "tools": TOOLS, "num_retries": 0}  # fmt: skip
-    if not stream:
-        return completion(**request)
+def litellm_complete(base_url: str, stream: bool = False) -> Complete:
+    """One `litellm.completion` on the server's chat completions (`openai/` routes it there),
+    streamed or not; the assistant message as the next request carries it."""
     import litellm
 
-    chunks = list(completion(**request, stream=True, stream_options={"include_usage": True}))
-    return litellm.stream_chunk_builder(chunks, messages=messages)
+    def complete(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        request = {"model": f"openai/{MODEL}", "api_base": base_url, "api_key": "test-key",
+                   "messages": messages, "tools": TOOLS, "num_retries": 0}  # fmt: skip
+        if stream:
+            chunks = list(litellm.completion(**request, stream=True,
+                                             stream_options={"include_usage": True}))
+            reply = litellm.stream_chunk_builder(chunks, messages=messages)
+        else:
+            reply = litellm.completion(**request)
+        message = reply.choices[0].message
+        calls = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.function.name, "arguments": c.function.arguments}}
+            for c in message.tool_calls or ()
+        ]  # fmt: skip
+        said: dict[str, Any] = {"role": "assistant", "content": message.content}
+        return said | ({"tool_calls": calls} if calls else {})
 
-
-def converse(completion: Any, scenario: str, base_url: str, stream: bool = False) -> None:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}]
-    for turn in SCENARIOS[scenario].turns:
-        messages.append({"role": "user", "content": turn.request})
-        for _ in range(8):  # a scripted turn has 2 steps; never loop forever on a bug
-            reply = _reply(completion, messages, base_url, stream)
-            message = reply.choices[0].message
-            calls = [
-                {"id": c.id, "type": "function",
-                 "function": {"name": c.function.name, "arguments": c.function.arguments}}
-                for c in message.tool_calls or ()
-            ]  # fmt: skip
-            said: dict[str, Any] = {"role": "assistant", "content": message.content}
-            messages.append(said | ({"tool_calls": calls} if calls else {}))
-            if not calls:
-                break
-            for call in calls:
-                text, _ = run_tool(call["function"]["name"], call["function"]["arguments"])
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": text})
+    return complete
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
@@ -60,10 +57,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
             LiteLLMInstrumentor().instrument(tracer_provider=tracer_provider)
             with using_session(f"sess-{stack}-{scenario}"):
-                converse(litellm.completion, scenario, base_url, stream)
+                tool_loop(litellm_complete(base_url, stream), scenario)
         else:
             litellm.callbacks = ["otel"]
-            converse(litellm.completion, scenario, base_url, stream)
+            tool_loop(litellm_complete(base_url, stream), scenario)
         # Success callbacks run on LiteLLM's logging thread pool: a service lives on while
         # they end their spans, a script must wait for them before the providers shut down.
         litellm.utils.executor.shutdown(wait=True)

@@ -114,6 +114,25 @@ export async function withReceiver(out, scenario, body) {
   }
 }
 
+// A model SDK's client traced by OpenLLMetry's JS instrumentation of it for a stack named
+// `...openllmetry...` (`@traceloop/instrumentation-<library>`, content traced), else by
+// OpenInference's (`@arizeai/openinference-instrumentation-<library>`): each exports
+// `className`, and is patched into `module` (what the app imported of the SDK) with
+// `manuallyInstrument`, as an ESM app without a loader hook does.
+export async function instrumentClient(stack, tracerProvider, module, library, className) {
+  if (stack.includes('openllmetry')) {
+    const Instrumentation = (await import(`@traceloop/instrumentation-${library}`))[className];
+    const instrumentation = new Instrumentation({ traceContent: true });
+    instrumentation.setTracerProvider(tracerProvider);
+    instrumentation.manuallyInstrument(module);
+    return;
+  }
+  const Instrumentation = (await import(`@arizeai/openinference-instrumentation-${library}`))[
+    className
+  ];
+  new Instrumentation({ tracerProvider }).manuallyInstrument(module);
+}
+
 // A `fetch` for an OpenAI client whose stream parser needs what the scripted server leaves
 // out: OpenAI's API names the role (`assistant`) in a completion's first chunk, tool calls
 // or not, and LangChain.js's ChatOpenAI takes a stream's role from its deltas alone (a chunk
@@ -184,6 +203,11 @@ export const TOOL_FUNCTIONS = {
     return { city, ...WEATHER[city], unit };
   },
 };
+
+// What the model is told of a tool's result: the text it returned, or its value as JSON.
+export function toolText(result) {
+  return typeof result === 'string' ? result : JSON.stringify(result);
+}
 
 export async function main(run) {
   const [stack, scenario, baseUrl, out] = process.argv.slice(2);

@@ -1,33 +1,28 @@
 // The OpenAI Agents SDK for JS (`@openai/agents`) running an `Agent` on its chat completions
 // model (`OpenAIChatCompletionsModel` on an `openai` client), its own tracing off (it exports
 // only to OpenAI's platform, not to OTel), and the `openai` client traced by OpenInference's
-// JS instrumentation (`@arizeai/openinference-instrumentation-openai`, patched in with
-// `manuallyInstrument`, as an ESM app without a loader hook does). The conversation carries
-// over turns as the SDK hands it back (`result.history`).
+// JS instrumentation (`@arizeai/openinference-instrumentation-openai`) or OpenLLMetry's
+// (`@traceloop/instrumentation-openai`), as `common.mjs`'s `instrumentClient` patches either
+// in. The conversation carries over turns as the SDK hands it back (`result.history`).
 
 import OpenAI from 'openai';
-import { AGENT_NAME, TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
+import {
+  AGENT_NAME,
+  TOOL_FUNCTIONS,
+  instrumentClient,
+  main,
+  toolText,
+  withProviders,
+} from './common.mjs';
 
 const STREAMED = new Set([
   'openai-agents-js-openinference-stream',
   'openai-agents-js-openllmetry-stream',
 ]);
 
-async function instrument(stack, tracerProvider) {
-  if (stack.includes('openllmetry')) {
-    const { OpenAIInstrumentation } = await import('@traceloop/instrumentation-openai');
-    const instrumentation = new OpenAIInstrumentation({ traceContent: true });
-    instrumentation.setTracerProvider(tracerProvider);
-    instrumentation.manuallyInstrument(OpenAI);
-    return;
-  }
-  const { OpenAIInstrumentation } = await import('@arizeai/openinference-instrumentation-openai');
-  new OpenAIInstrumentation({ tracerProvider }).manuallyInstrument(OpenAI);
-}
-
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
   await withProviders(stack, out, scenario, async (tracerProvider) => {
-    await instrument(stack, tracerProvider);
+    await instrumentClient(stack, tracerProvider, OpenAI, 'openai', 'OpenAIInstrumentation');
     const { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled, tool, user } =
       await import('@openai/agents');
     setTracingDisabled(true);
@@ -42,10 +37,7 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
           description: fn.description,
           parameters: fn.parameters,
           strict: false,
-          execute: async (input) => {
-            const result = TOOL_FUNCTIONS[fn.name](input);
-            return typeof result === 'string' ? result : JSON.stringify(result);
-          },
+          execute: async (input) => toolText(TOOL_FUNCTIONS[fn.name](input)),
         }),
       ),
     });

@@ -2,29 +2,16 @@
 // `openai_loop.py` runs the Python one), each call plain or streamed (`-stream`: the chunks
 // read and joined as an app joins them, usage asked for), the client traced by OpenLLMetry's
 // JS OpenAI instrumentation (`@traceloop/instrumentation-openai`) or OpenInference's
-// (`@arizeai/openinference-instrumentation-openai`), each patched in with `manuallyInstrument`
-// as an ESM app without a loader hook does. No agent, no session: one trace per model call.
+// (`@arizeai/openinference-instrumentation-openai`), as `common.mjs`'s `instrumentClient`
+// patches either in. No agent, no session: one trace per model call.
 
 import OpenAI from 'openai';
-import { TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
-
-async function instrument(stack, tracerProvider) {
-  if (stack.includes('openllmetry')) {
-    const { OpenAIInstrumentation } = await import('@traceloop/instrumentation-openai');
-    const instrumentation = new OpenAIInstrumentation({ traceContent: true });
-    instrumentation.setTracerProvider(tracerProvider);
-    instrumentation.manuallyInstrument(OpenAI);
-    return;
-  }
-  const { OpenAIInstrumentation } = await import('@arizeai/openinference-instrumentation-openai');
-  new OpenAIInstrumentation({ tracerProvider }).manuallyInstrument(OpenAI);
-}
+import { TOOL_FUNCTIONS, instrumentClient, main, toolText, withProviders } from './common.mjs';
 
 // What the model is told: the result as JSON text, or the error the tool threw.
 function runTool(name, args) {
   try {
-    const result = TOOL_FUNCTIONS[name](JSON.parse(args));
-    return typeof result === 'string' ? result : JSON.stringify(result);
+    return toolText(TOOL_FUNCTIONS[name](JSON.parse(args)));
   } catch (error) {
     return `${error.name}: ${error.message}`;
   }
@@ -65,7 +52,7 @@ async function complete(client, request, stream) {
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
   await withProviders(stack, out, scenario, async (tracerProvider) => {
-    await instrument(stack, tracerProvider);
+    await instrumentClient(stack, tracerProvider, OpenAI, 'openai', 'OpenAIInstrumentation');
     const client = new OpenAI({ baseURL: baseUrl, apiKey: 'test-key', maxRetries: 0 });
     const stream = stack.endsWith('-stream');
     const messages = [{ role: 'system', content: script.system }];
