@@ -13,6 +13,7 @@ its driver succeeded, so a failed recording leaves the committed one as it was.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -628,7 +629,8 @@ def _drive_node(
     # resolve in its node_modules.
     drivers = VENVS / stack.environment / "drivers"
     if not drivers.is_symlink():
-        drivers.symlink_to(HERE / "js", target_is_directory=True)
+        with contextlib.suppress(FileExistsError):  # scenarios run in parallel make it too
+            drivers.symlink_to(HERE / "js", target_is_directory=True)
     script = {
         "requests": [t.request for t in ALL_SCENARIOS[scenario].turns],
         "system": SYSTEM_PROMPT, "model": MODEL, "tools": TOOLS,
