@@ -589,6 +589,16 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("langfuse-openai-agents", "*", "tools",
         "as openai-agents-openinference, whose spans Langfuse's processor exports unchanged: "
         "only the called tools are defined, on their TOOL spans", _never_called),
+    *(Gap(stack, "*", "tools",
+          "EDOT's OpenAI instrumentation (1.2.0) records no tool definitions, on its span or "
+          "in its events: only the called tools' names, in the choices' tool_calls",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("edot-openai", "edot-openai-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and EDOT's gen_ai.tool.message event keeps a "
+          "tool message's content and id alone: the failure is only in the text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("edot-openai", "edot-openai-stream")),
 )  # fmt: skip
 
 
@@ -2058,6 +2068,14 @@ FORMS: dict[str, Form] = {
                    "tool.status"}),
         absent=_JSON_MESSAGES,
     ),
+    # Elastic's EDOT OpenAI instrumentation: a `chat {model}` span (gen_ai.system, usage,
+    # response id) and the v1.30 per-message events as log records of their own.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}), frozenset({"gen_ai.system", "gen_ai.response.id"}),
+        frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.assistant.message",
+                   "gen_ai.tool.message", "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"gen_ai.provider.name", "gen_ai.tool.definitions"},
+    ) for stack in ("edot-openai", "edot-openai-stream")},
 }  # fmt: skip
 
 

@@ -579,6 +579,10 @@ STACKS: dict[str, Stack] = {
           for name in ("agentops-openai", "agentops-openai-stream")),
         Stack("agentops-openai-agents", "agentops_sdk", "openai",
               ("agentops", "openai-agents", "openai", "opentelemetry-sdk"), venv="agentops"),
+        *(Stack(name, "edot_openai_loop", "openai",
+                ("openai", "elastic-opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+                venv="edot-openai")
+          for name in ("edot-openai", "edot-openai-stream")),
     )
 }  # fmt: skip
 
