@@ -14,6 +14,7 @@
 - `genkit`: Genkit's own tracing (`genkit:*`: each action a span, its input and output).
 - `llamaindex`: LlamaIndex's own OTel integration (instrumentation events as span events).
 - `dspy`: DSPy's adapter-rendered prompts (`[[ ## field ## ]]`) under OpenInference or MLflow.
+- `langtrace`: Langtrace's own instrumentations (`langtrace.*`: its prompt's call lists, tools).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -29,6 +30,7 @@ from turnscore.ingest.conventions import (
     haystack,
     langfuse,
     langsmith,
+    langtrace,
     llamaindex,
     logfire,
     mastra,
@@ -53,6 +55,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     mastra.MASTRA,
     genkit.GENKIT,
     llamaindex.LLAMAINDEX,
+    langtrace.LANGTRACE,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,
