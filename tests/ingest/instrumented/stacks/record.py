@@ -583,6 +583,12 @@ STACKS: dict[str, Stack] = {
                 ("openai", "elastic-opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
                 venv="edot-openai")
           for name in ("edot-openai", "edot-openai-stream")),
+        *(Stack(name, "langtrace_loop", "openai",
+                ("langtrace-python-sdk", "openai", "opentelemetry-sdk"), venv="langtrace")
+          for name in ("langtrace-openai", "langtrace-openai-stream")),
+        Stack("langtrace-langgraph", "langtrace_agent", "openai",
+              ("langtrace-python-sdk", "langgraph", "langchain-core", "langchain-openai",
+               "openai", "opentelemetry-sdk"), venv="langtrace"),
     )
 }  # fmt: skip
 
