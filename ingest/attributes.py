@@ -386,3 +386,11 @@ LT_LANGCHAIN_METADATA: Final = "langchain.metadata"
 LT_LANGGRAPH_NODE: Final = "langgraph.node"
 LT_LANGCHAIN_TASK: Final = "langchain.task.name"
 LT_TASK_CHAT_MODEL: Final = "chatmodel"
+
+# Laminar's SDK (conventions/laminar.py), lmnr-ai/lmnr-python `src/lmnr/opentelemetry_lib/`:
+# its span processor stamps every span with `lmnr.span.*` (type `LLM`, `TOOL`, `DEFAULT`;
+# path), and its LangChain/LangGraph and `observe` spans carry their input and output as
+# JSON text.
+LMNR_SPAN_TYPE: Final = "lmnr.span.type"
+LMNR_SPAN_INPUT: Final = "lmnr.span.input"
+LMNR_SPAN_OUTPUT: Final = "lmnr.span.output"
