@@ -15,6 +15,7 @@
 - `llamaindex`: LlamaIndex's own OTel integration (instrumentation events as span events).
 - `dspy`: DSPy's adapter-rendered prompts (`[[ ## field ## ]]`) under OpenInference or MLflow.
 - `langtrace`: Langtrace's own instrumentations (`langtrace.*`: its prompt's call lists, tools).
+- `laminar`: Laminar's SDK (`lmnr.span.*`: output messages as the response's choices).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -28,6 +29,7 @@ from turnscore.ingest.conventions import (
     frameworks,
     genkit,
     haystack,
+    laminar,
     langfuse,
     langsmith,
     langtrace,
@@ -56,6 +58,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     genkit.GENKIT,
     llamaindex.LLAMAINDEX,
     langtrace.LANGTRACE,
+    laminar.LAMINAR,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,
