@@ -589,6 +589,13 @@ STACKS: dict[str, Stack] = {
         Stack("langtrace-langgraph", "langtrace_agent", "openai",
               ("langtrace-python-sdk", "langgraph", "langchain-core", "langchain-openai",
                "openai", "opentelemetry-sdk"), venv="langtrace"),
+        *(Stack(name, "lmnr_loop", "openai", ("lmnr", "openai", "opentelemetry-sdk"),
+                venv="lmnr")
+          for name in ("lmnr-openai", "lmnr-openai-stream")),
+        *(Stack(name, "lmnr_agent", "openai",
+                ("lmnr", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="lmnr")
+          for name in ("lmnr-langgraph", "lmnr-langgraph-stream")),
     )
 }  # fmt: skip
 
