@@ -35,7 +35,7 @@ class _Receiver(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Receiver
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         encoding = self.headers.get("Content-Encoding", "")
         if encoding == "gzip":
@@ -52,7 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
