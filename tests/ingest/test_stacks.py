@@ -2134,6 +2134,16 @@ FORMS: dict[str, Form] = {
                           "gen_ai.conversation.id", "gen_ai.tool.call.id"},
         absent=frozenset({"gen_ai.prompt.0.role", "traceloop.entity.input"}),
     ) for stack in ("lmnr-langgraph", "lmnr-langgraph-stream")},
+    # Phoenix's register(auto_instrument=True) with OpenInference's LangChain and OpenAI
+    # instrumentations both installed: each call a LangChain LLM span and, in a trace of
+    # its own (the LangChain tracer never makes its spans current), the client's.
+    **{stack: Form(
+        frozenset({"research_assistant", "agent", "ChatOpenAI", "ChatCompletion",
+                   "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "session.id", "output.value"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt.0.role"},
+    ) for stack in ("phoenix-langgraph", "phoenix-langgraph-stream")},
 }  # fmt: skip
 
 

@@ -596,6 +596,12 @@ STACKS: dict[str, Stack] = {
                 ("lmnr", "langgraph", "langchain-core", "langchain-openai", "openai",
                  "opentelemetry-sdk"), venv="lmnr")
           for name in ("lmnr-langgraph", "lmnr-langgraph-stream")),
+        *(Stack(name, "phoenix_agent", "openai",
+                ("arize-phoenix-otel", "openinference-instrumentation-langchain",
+                 "openinference-instrumentation-openai", "openinference-instrumentation",
+                 "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="phoenix-langgraph")
+          for name in ("phoenix-langgraph", "phoenix-langgraph-stream")),
     )
 }  # fmt: skip
 
