@@ -403,3 +403,30 @@ AGENTOPS_WORKFLOW_FINAL_OUTPUT: Final = "workflow.final_output"
 AGENTOPS_ENTITY_INPUT: Final = "agentops.entity.input"
 AGENTOPS_ENTITY_OUTPUT: Final = "agentops.entity.output"
 AGENTOPS_PREFIX: Final = "agentops."  # a decorated function's `agentops.<kind>.input`
+
+# Langtrace's own instrumentations (conventions/langtrace.py), Scale3-Labs/langtrace-python-sdk
+# `src/langtrace_python_sdk/utils/llm.py` and `instrumentation/*/patch.py`: every span names
+# the SDK and what it instrumented (`llm`, `framework`, `vectordb`); a model call keeps its
+# prompt and completion in the semconv 1.26 span events (`EV_CONTENT_PROMPT` above) and its
+# request's tools, each JSON text, in a JSON list.
+LT_SDK_NAME: Final = "langtrace.sdk.name"
+LT_SERVICE_TYPE: Final = "langtrace.service.type"
+LT_SERVICE_LLM: Final = "llm"
+LT_REQUEST_TOOLS: Final = "gen_ai.request.tools"
+LT_REQUEST_STREAM: Final = "gen_ai.request.stream"
+# Its LangChain-core and LangGraph instrumentations: a wrapped method's arguments, result
+# and run metadata (the tools bound to a chat model among them), each JSON text.
+LT_LANGCHAIN_INPUTS: Final = "langchain.inputs"
+LT_LANGCHAIN_OUTPUTS: Final = "langchain.outputs"
+LT_LANGCHAIN_METADATA: Final = "langchain.metadata"
+LT_LANGGRAPH_NODE: Final = "langgraph.node"
+LT_LANGCHAIN_TASK: Final = "langchain.task.name"
+LT_TASK_CHAT_MODEL: Final = "chatmodel"
+
+# Laminar's SDK (conventions/laminar.py), lmnr-ai/lmnr-python `src/lmnr/opentelemetry_lib/`:
+# its span processor stamps every span with `lmnr.span.*` (type `LLM`, `TOOL`, `DEFAULT`;
+# path), and its LangChain/LangGraph and `observe` spans carry their input and output as
+# JSON text.
+LMNR_SPAN_TYPE: Final = "lmnr.span.type"
+LMNR_SPAN_INPUT: Final = "lmnr.span.input"
+LMNR_SPAN_OUTPUT: Final = "lmnr.span.output"

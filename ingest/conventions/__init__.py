@@ -16,6 +16,8 @@
 - `agentops`: AgentOps' own span kinds (`agentops.span.kind`: its framework bridges, its SDK).
 - `dspy`: DSPy's adapter-rendered prompts (`[[ ## field ## ]]`) under OpenInference or MLflow.
 - `spring_ai`: Spring AI's own observations (Java; `spring.ai.kind`: tool calls, ChatClient).
+- `langtrace`: Langtrace's own instrumentations (`langtrace.*`: its prompt's call lists, tools).
+- `laminar`: Laminar's SDK (`lmnr.span.*`: output messages as the response's choices).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -30,8 +32,10 @@ from turnscore.ingest.conventions import (
     frameworks,
     genkit,
     haystack,
+    laminar,
     langfuse,
     langsmith,
+    langtrace,
     llamaindex,
     logfire,
     mastra,
@@ -59,6 +63,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     llamaindex.LLAMAINDEX,
     spring_ai.SPRING_AI,
     agentops.AGENTOPS,
+    langtrace.LANGTRACE,
+    laminar.LAMINAR,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

@@ -589,6 +589,39 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("langfuse-openai-agents", "*", "tools",
         "as openai-agents-openinference, whose spans Langfuse's processor exports unchanged: "
         "only the called tools are defined, on their TOOL spans", _never_called),
+    *(Gap(stack, "*", "tools",
+          "EDOT's OpenAI instrumentation (1.2.0) records no tool definitions, on its span or "
+          "in its events: only the called tools' names, in the choices' tool_calls",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("edot-openai", "edot-openai-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and EDOT's gen_ai.tool.message event keeps a "
+          "tool message's content and id alone: the failure is only in the text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("edot-openai", "edot-openai-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and Langtrace's prompt keeps a tool message as "
+          "the app sent it (content and tool_call_id): the failure is only in the text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("langtrace-openai",)),
+    *(Gap("langtrace-openai-stream", case, "final_answer",
+          "Langtrace's stream wrapper, when the request sent tools, collects only the calls' "
+          "argument deltas (utils/llm.py, build_streaming_response): the answer's text is "
+          "recorded as \"\", and no later request replays it",
+          lambda rec, index: [rec.expected[index]["final_answer"]])
+      for case in ("single_tool", "parallel_tools", "tool_error", "no_tool", "multi_turn#1")),
+    *(Gap("langtrace-langgraph", case, "call.arguments",
+          "Langtrace writes LangChain values through clean_empty, which drops every number "
+          "inside a dict (the AI message's tool_calls args lose top_k), and its OpenAI span's "
+          "prompt replaces LangChain's assistant message by [{\"id\": \"\", \"type\": \"\"}]",
+          lambda rec, index: [f'"top_k": {c["arguments"]["top_k"]}'
+                              for c in rec.expected[index]["calls"] if "top_k" in c["arguments"]])
+      for case in ("parallel_tools", "multi_turn#0")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and Laminar's gen_ai.input.messages keep a tool "
+          "message as the app sent it (content and tool_call_id): the failure is only in the "
+          "text", lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("lmnr-openai", "lmnr-openai-stream")),
 )  # fmt: skip
 
 
@@ -685,6 +718,18 @@ NOT_YET: tuple[NotYet, ...] = (
              "request whole (KNOWN_GAPS), so that turn's request is empty; the turn list has no "
              "gap form, so its check is a strict xfail here")
       for stack in _LOGFIRE_AGENTS),
+    NotYet("langtrace-openai-stream", WITH_TOOLS, CALLS,
+           "Langtrace's streamed completion (tools sent) keeps only the calls' argument texts, "
+           "concatenated, as its content: no names, no ids; the ids and results are in the "
+           "next prompt's tool messages, and its assistant entry is [{\"id\": \"\", \"type\": "
+           "\"\"}]: no call is made from arguments alone and a bare result"),
+    NotYet("phoenix-langgraph-stream", ("*",), ("turns",),
+           "calls: OpenInference's OpenAI span of each call (ChatCompletion) is the root of a "
+           "trace of its own (the LangChain tracer never makes its LLM span current) with no "
+           "session; a streamed LangChain message keeps no response id, so rule 3 merges the "
+           "two reports neither by id nor as siblings: every turn is doubled (a merge by "
+           "alike messages and time holding the stray would need a links key to survive "
+           "traces arriving in separate batches)"),
 )  # fmt: skip
 
 
@@ -2032,6 +2077,54 @@ FORMS: dict[str, Form] = {
                    "tool.status"}),
         absent=_JSON_MESSAGES,
     ),
+    # Elastic's EDOT OpenAI instrumentation: a `chat {model}` span (gen_ai.system, usage,
+    # response id) and the v1.30 per-message events as log records of their own.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}), frozenset({"gen_ai.system", "gen_ai.response.id"}),
+        frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.assistant.message",
+                   "gen_ai.tool.message", "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"gen_ai.provider.name", "gen_ai.tool.definitions"},
+    ) for stack in ("edot-openai", "edot-openai-stream")},
+    # Langtrace's own instrumentations: the prompt and completion as semconv 1.26 span
+    # events (gen_ai.content.prompt / .completion), the request's tools as a JSON list of
+    # JSON texts; under LangGraph, LangChain-core spans with the method's JSON arguments.
+    **{stack: Form(
+        frozenset({"openai.chat.completions.create"}),
+        frozenset({"langtrace.sdk.name", "langtrace.service.type", "gen_ai.request.tools"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt", "gen_ai.completion", "gen_ai.response.id"},
+    ) for stack in ("langtrace-openai", "langtrace-openai-stream")},
+    "langtrace-langgraph": Form(
+        frozenset({"openai.chat.completions.create", "BaseChatModel.invoke",
+                   "BaseChatModel.generate", "RunnableSequence.invoke"}),
+        frozenset({"langtrace.sdk.name", "langchain.task.name", "langchain.inputs",
+                   "langchain.outputs", "langchain.metadata", "gen_ai.request.tools"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt", "gen_ai.completion"},
+    ),
+    # Laminar: its span processor's lmnr.span.* on every span; its OpenAI fork's messages
+    # in OpenAI's own shapes under the standard keys (the output as the response's
+    # choices); under LangGraph, OpenLLMetry-like execute_task spans with lmnr.span.input.
+    **{stack: Form(
+        frozenset({"openai.chat"}),
+        _JSON_MESSAGES | {"lmnr.span.type", "lmnr.span.path", "gen_ai.tool.definitions"},
+        absent=frozenset({"gen_ai.prompt.0.role", "traceloop.entity.input"}),
+    ) for stack in ("lmnr-openai", "lmnr-openai-stream")},
+    **{stack: Form(
+        frozenset({"openai.chat", "research_assistant.workflow", "execute_tool calculator",
+                   "execute_task agent"}),
+        _JSON_MESSAGES | {"lmnr.span.type", "lmnr.span.input", "lmnr.span.output",
+                          "gen_ai.conversation.id", "gen_ai.tool.call.id"},
+        absent=frozenset({"gen_ai.prompt.0.role", "traceloop.entity.input"}),
+    ) for stack in ("lmnr-langgraph", "lmnr-langgraph-stream")},
+    # Phoenix's register(auto_instrument=True) with OpenInference's LangChain and OpenAI
+    # instrumentations both installed: each call a LangChain LLM span and, in a trace of
+    # its own (the LangChain tracer never makes its spans current), the client's.
+    **{stack: Form(
+        frozenset({"research_assistant", "agent", "ChatOpenAI", "ChatCompletion",
+                   "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "session.id", "output.value"}),
+        absent=_JSON_MESSAGES | {"gen_ai.prompt.0.role"},
+    ) for stack in ("phoenix-langgraph", "phoenix-langgraph-stream")},
 }  # fmt: skip
 
 
@@ -2131,6 +2224,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
                "workflow spans' entity output, root spans of their own traces", True)
        for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
+    "phoenix-langgraph-stream": ("the OpenAI spans' own traces make a second turn per request "
+                                 "(NOT_YET: calls), which names no agent", True),
 }
 
 

@@ -1,5 +1,6 @@
-"""An OTLP/HTTP receiver on 127.0.0.1 for a stack whose SDK exports over the network: each
-request body POSTed to `/v1/traces` or `/v1/logs` (gzip undone) is written unchanged as the
+"""An OTLP/HTTP receiver on 127.0.0.1 for a stack whose SDK exports over the network
+(AgentOps, Laminar, Phoenix's `register`): each request body POSTed to a path ending
+`/v1/traces` or `/v1/logs` (gzip or deflate undone) is written unchanged as the
 recording's file, laid out as `export.py`'s file exporters lay theirs
 (`<prefix>-NNN.traces.pb`, `<prefix>-NNN.logs.pb`, numbered per kind).
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import threading
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -31,10 +33,13 @@ def receiver(out: Path, prefix: str) -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.headers.get("Content-Encoding") == "gzip":
+            encoding = self.headers.get("Content-Encoding")
+            if encoding == "gzip":
                 body = gzip.decompress(body)
-            kind = _KINDS.get(self.path)
-            if kind:
+            elif encoding == "deflate":
+                body = zlib.decompress(body)
+            kind = next((k for path, k in _KINDS.items() if self.path.endswith(path)), None)
+            if kind and body:
                 with lock:
                     path = out / f"{prefix}-{next(numbers[kind]):03}.{kind}.pb"
                 path.write_bytes(body)

@@ -580,6 +580,29 @@ STACKS: dict[str, Stack] = {
           for name in ("agentops-openai", "agentops-openai-stream")),
         Stack("agentops-openai-agents", "agentops_sdk", "openai",
               ("agentops", "openai-agents", "openai", "opentelemetry-sdk"), venv="agentops"),
+        *(Stack(name, "edot_openai_loop", "openai",
+                ("openai", "elastic-opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+                venv="edot-openai")
+          for name in ("edot-openai", "edot-openai-stream")),
+        *(Stack(name, "langtrace_loop", "openai",
+                ("langtrace-python-sdk", "openai", "opentelemetry-sdk"), venv="langtrace")
+          for name in ("langtrace-openai", "langtrace-openai-stream")),
+        Stack("langtrace-langgraph", "langtrace_agent", "openai",
+              ("langtrace-python-sdk", "langgraph", "langchain-core", "langchain-openai",
+               "openai", "opentelemetry-sdk"), venv="langtrace"),
+        *(Stack(name, "lmnr_loop", "openai", ("lmnr", "openai", "opentelemetry-sdk"),
+                venv="lmnr")
+          for name in ("lmnr-openai", "lmnr-openai-stream")),
+        *(Stack(name, "lmnr_agent", "openai",
+                ("lmnr", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="lmnr")
+          for name in ("lmnr-langgraph", "lmnr-langgraph-stream")),
+        *(Stack(name, "phoenix_agent", "openai",
+                ("arize-phoenix-otel", "openinference-instrumentation-langchain",
+                 "openinference-instrumentation-openai", "openinference-instrumentation",
+                 "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-sdk"), venv="phoenix-langgraph")
+          for name in ("phoenix-langgraph", "phoenix-langgraph-stream")),
     )
 }  # fmt: skip
 

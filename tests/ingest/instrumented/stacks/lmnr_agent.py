@@ -1,0 +1,46 @@
+"""Laminar's SDK (`lmnr`): `Laminar.initialize` makes its own tracer and logger providers
+and instruments every library it finds installed (its forks of OpenLLMetry's
+instrumentations and its own, each span stamped with `lmnr.*` attributes by its span
+processor). Laminar exports only through its own OTLP exporters, so here they post to a
+loopback OTLP/HTTP receiver (`otlp_receiver`) that writes the harness's files. The raw
+OpenAI loop (`lmnr-openai`, `-stream`: `driver.converse`, run by `lmnr_loop`) or
+LangGraph's prebuilt ReAct agent on `ChatOpenAI` (`lmnr-langgraph`, `-stream`:
+`langgraph_agent.converse`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from tests.ingest.instrumented.stacks.common import main
+from tests.ingest.instrumented.stacks.otlp_receiver import receiver
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with receiver(out, scenario) as url:
+        port = urlsplit(url).port
+        from lmnr import Laminar
+
+        Laminar.initialize(project_api_key="test-key", base_url="http://127.0.0.1",
+                           http_port=port, force_http=True)  # fmt: skip
+        try:
+            if "-langgraph" in stack:
+                from tests.ingest.instrumented.stacks.langgraph_agent import converse as agent
+
+                agent(base_url, stack, scenario)
+            else:
+                import openai
+
+                from tests.ingest.instrumented.driver import converse
+
+                client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
+                converse(client, scenario, stack.endswith("-stream"))
+        finally:
+            Laminar.shutdown()
+
+
+ENV = {"LMNR_BASE_URL": "http://127.0.0.1"}
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:], ENV, run))
