@@ -22,6 +22,13 @@ MLflow `CHAT_MODEL` spans: the same in `mlflow.spanInputs` / `spanOutputs`):
   `reasoning` aside, as the answer (a JSON object, JSONAdapter's, alike);
 - OpenInference's DSPy tool spans (`{tool}.__call__`): the tool's own name, its
   `{"kwargs": ...}` input unwrapped.
+- the tools a ReAct step's request offers, from the instructions ReAct writes into its
+  signature (`ReAct.__init__`: one line per tool, `(i) ` and the tool's `str`, which is
+  `{name}, whose description is <desc>{desc}</desc>. It takes arguments {args}.` or without
+  a description `{name}. It takes arguments {args}.`, the description's newlines made
+  spaces; `dspy/adapters/types/tool.py` `Tool.__str__`); `args` is the Python repr of the
+  properties of the function's JSON schema (`Tool._parse_function`), so the parameters are
+  that object schema;
 `finish` is no tool of the agent: ReAct adds it to every tool list itself (a lambda
 returning "Completed.") so the model can say it is done, and stops the loop on it before
 the extracting call gives the answer (`ReAct.__init__` / `forward`). A completion naming it
@@ -32,6 +39,7 @@ Model, usage and the rest stay OpenInference's and MLflow's.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -49,11 +57,12 @@ from turnscore.ingest.conventions.messages import (
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
+    canonical_json,
     json_or_text,
     result_text,
     try_json,
 )
-from turnscore.ingest.model import Message, Part, PartType, SpanKind
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef
 
 _SECTION = "[[ ## "
 _HEADER = re.compile(r"\[\[ ## (\w+) ## \]\]")
@@ -63,6 +72,9 @@ _TOOL_SUFFIX = ".__call__"
 _MODEL_SPAN_TYPES = frozenset({"CHAT_MODEL", "LLM"})
 _FINISH = "finish"
 """ReAct's own end-of-loop pseudo-tool (stanfordnlp/dspy `dspy/predict/react.py`)."""
+_TOOL_LINE = re.compile(
+    r"^\s*\(\d+\) (\S+?)(?:, whose description is <desc>(.*)</desc>)?\. "
+    r"It takes arguments (\{.*\})\.\s*$", re.MULTILINE)
 
 
 def _accepts(view: SpanView) -> bool:
@@ -85,12 +97,31 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     inputs, steps = _request(request)
     if inputs is None:
         return Decoded()
+    system = system_text(inputs)
     return Decoded(
         kind=SpanKind.LLM,
         input_messages=inputs,
         output_messages=_completion(completions, steps),
-        system_instructions=system_text(inputs),
+        system_instructions=system,
+        tool_definitions=_offered(system or ""),
     )
+
+
+def _offered(system: str) -> tuple[ToolDef, ...] | None:
+    """ReAct's tool list in a request's instructions, `finish` aside; None without one."""
+    tools = []
+    for found in _TOOL_LINE.finditer(system):
+        name, description, args = found.groups()
+        try:
+            properties = ast.literal_eval(args)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            properties = None
+        schema = {"type": "object", "properties": properties} if isinstance(properties, dict) \
+            else None
+        if name != _FINISH:
+            tools.append(ToolDef(name, description,
+                                 None if schema is None else canonical_json(schema)))
+    return tuple(tools) if tools else None
 
 
 def _loaded(value: Any) -> JsonValue:
