@@ -589,6 +589,18 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("langfuse-openai-agents", "*", "tools",
         "as openai-agents-openinference, whose spans Langfuse's processor exports unchanged: "
         "only the called tools are defined, on their TOOL spans", _never_called),
+    # DSPy's ReAct names its tool in the completion's text: a step's call has no id on the
+    # wire, and the DSPy convention synthesizes `{tool}_{step}` to join it to its result.
+    *(Gap("dspy-openinference", case, "call.id",
+          "ReAct's calls are text fields with no id; the turn's is the DSPy convention's "
+          "`{tool}_{step}`", lambda rec, index: [])
+      for case in WITH_TOOLS),
+    # OpenInference's DSPy instrumentation wraps `LM.__call__`, which returns the
+    # completions' texts: its LLM spans carry no token counts (openinference-
+    # instrumentation-dspy `__init__.py` `_LMCallWrapper`).
+    Gap("dspy-openinference", "*", "usage",
+        "OpenInference's DSPy LM spans record no token counts",
+        lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"]),
 )  # fmt: skip
 
 
@@ -2058,6 +2070,13 @@ FORMS: dict[str, Form] = {
                    "tool.status"}),
         absent=_JSON_MESSAGES,
     ),
+    "dspy-openinference": Form(
+        frozenset({"ReAct.forward", "Predict.forward", "ChainOfThought.forward",
+                   "ChatAdapter.__call__", "LM.__call__", "calculator.__call__",
+                   "finish.__call__"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "input.value", "output.value", "session.id"}),
+    ),
 }  # fmt: skip
 
 
@@ -2161,6 +2180,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
                "workflow spans' entity output, root spans of their own traces", True)
        for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
+    "dspy-openinference": ("a DSPy module has no name: its spans name its class "
+                           "(ReAct.forward)", False),
 }
 
 

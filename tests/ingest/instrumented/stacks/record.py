@@ -579,6 +579,8 @@ STACKS: dict[str, Stack] = {
           for name in ("agentops-openai", "agentops-openai-stream")),
         Stack("agentops-openai-agents", "agentops_sdk", "openai",
               ("agentops", "openai-agents", "openai", "opentelemetry-sdk"), venv="agentops"),
+        Stack("dspy-openinference", "dspy_agent", "openai",
+              ("dspy", "litellm", "openinference-instrumentation-dspy", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
