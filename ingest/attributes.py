@@ -240,6 +240,8 @@ MLFLOW_LANGCHAIN_METADATA: Final = "metadata"  # LangChain run metadata, the thr
 # mlflow `openai/_agent_tracer.py` (`_parse_span_data`): an Agents SDK agent span's fields.
 MLFLOW_AGENT_HANDOFFS: Final = "handoffs"
 MLFLOW_AGENT_OUTPUT_TYPE: Final = "output_type"
+# mlflow `dspy/callback.py` (`on_tool_start`): a DSPy tool span's tool (span `Tool.<name>`).
+MLFLOW_DSPY_TOOL_NAME: Final = "name"
 
 # --- Vercel AI SDK (`ai.*`, experimental_telemetry) ---------------------------------
 VERCEL_OPERATION_ID: Final = "ai.operationId"
