@@ -21,7 +21,9 @@ MLflow `CHAT_MODEL` spans: the same in `mlflow.spanInputs` / `spanOutputs`):
 - a completion naming a tool as that call; any other completion's output fields,
   `reasoning` aside, as the answer (a JSON object, JSONAdapter's, alike);
 - OpenInference's DSPy tool spans (`{tool}.__call__`): the tool's own name, its
-  `{"kwargs": ...}` input unwrapped.
+  `{"kwargs": ...}` input unwrapped; MLflow's (`Tool.{tool}`, mlflow `dspy/callback.py`
+  `on_tool_start`, the tool's name in its `name` attribute, the arguments its inputs): the
+  tool's own name too, not the span's, so the call the model named is the span's;
 - the tools a ReAct step's request offers, from the instructions ReAct writes into its
   signature (`ReAct.__init__`: one line per tool, `(i) ` and the tool's `str`, which is
   `{name}, whose description is <desc>{desc}</desc>. It takes arguments {args}.` or without
@@ -69,6 +71,7 @@ _HEADER = re.compile(r"\[\[ ## (\w+) ## \]\]")
 _INSTRUCTION = re.compile(r"\n\s*Respond with (?:the corresponding output fields|a JSON object)")
 _STEP = re.compile(r"(thought|tool_name|tool_args|observation)_(\d+)")
 _TOOL_SUFFIX = ".__call__"
+_MLFLOW_TOOL_PREFIX = "Tool."
 _MODEL_SPAN_TYPES = frozenset({"CHAT_MODEL", "LLM"})
 _FINISH = "finish"
 """ReAct's own end-of-loop pseudo-tool (stanfordnlp/dspy `dspy/predict/react.py`)."""
@@ -83,14 +86,26 @@ def _accepts(view: SpanView) -> bool:
         return view.name.endswith(_TOOL_SUFFIX) and view.get(A.OI_TOOL_NAME) is None
     if kind == "LLM":
         return _SECTION in (as_str(view.get(A.OI_INPUT_VALUE)) or "")
-    if as_str(json_or_text(view.get(A.MLFLOW_SPAN_TYPE))) in _MODEL_SPAN_TYPES:
+    span_type = as_str(json_or_text(view.get(A.MLFLOW_SPAN_TYPE)))
+    if span_type == "TOOL":
+        return view.name == f"{_MLFLOW_TOOL_PREFIX}{_mlflow_tool(view)}"
+    if span_type in _MODEL_SPAN_TYPES:
         return _SECTION in (as_str(view.get(A.MLFLOW_SPAN_INPUTS)) or "")
     return False
+
+
+def _mlflow_tool(view: SpanView) -> str | None:
+    return as_str(json_or_text(view.get(A.MLFLOW_DSPY_TOOL_NAME)))
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
     if as_str(view.get(A.OI_SPAN_KIND)) == "TOOL":
         return _tool(view)
+    if (name := _mlflow_tool(view)) and view.name == f"{_MLFLOW_TOOL_PREFIX}{name}":
+        inputs = json_or_text(view.get(A.MLFLOW_SPAN_INPUTS))
+        output = json_or_text(view.get(A.MLFLOW_SPAN_OUTPUTS))
+        return Decoded(kind=SpanKind.TOOL, tool_execution=execution(
+            name, None, inputs, None if output is None else result_text(output)))
     mlflow = view.get(A.MLFLOW_SPAN_INPUTS) is not None
     request = _loaded(view.get(A.MLFLOW_SPAN_INPUTS if mlflow else A.OI_INPUT_VALUE))
     completions = _loaded(view.get(A.MLFLOW_SPAN_OUTPUTS if mlflow else A.OI_OUTPUT_VALUE))
