@@ -591,10 +591,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "only the called tools are defined, on their TOOL spans", _never_called),
     # DSPy's ReAct names its tool in the completion's text: a step's call has no id on the
     # wire, and the DSPy convention synthesizes `{tool}_{step}` to join it to its result.
-    *(Gap("dspy-openinference", case, "call.id",
+    *(Gap(stack, case, "call.id",
           "ReAct's calls are text fields with no id; the turn's is the DSPy convention's "
           "`{tool}_{step}`", lambda rec, index: [])
-      for case in WITH_TOOLS),
+      for stack in ("dspy-openinference", "mlflow-dspy") for case in WITH_TOOLS),
     # OpenInference's DSPy instrumentation wraps `LM.__call__`, which returns the
     # completions' texts: its LLM spans carry no token counts (openinference-
     # instrumentation-dspy `__init__.py` `_LMCallWrapper`).
@@ -2077,6 +2077,14 @@ FORMS: dict[str, Form] = {
         frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
                    "input.value", "output.value", "session.id"}),
     ),
+    "mlflow-dspy": Form(
+        frozenset({"ReAct.forward", "Predict.forward", "ChainOfThought.forward",
+                   "ChatAdapter.format", "ChatAdapter.parse", "LM.__call__",
+                   "Tool.calculator"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tokenUsage", "name", "args"}),
+        absent=frozenset({"openinference.span.kind"}),
+    ),
 }  # fmt: skip
 
 
@@ -2180,8 +2188,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
                "workflow spans' entity output, root spans of their own traces", True)
        for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
-    "dspy-openinference": ("a DSPy module has no name: its spans name its class "
-                           "(ReAct.forward)", False),
+    **{stack: ("a DSPy module has no name: its spans name its class (ReAct.forward)", False)
+       for stack in ("dspy-openinference", "mlflow-dspy")},
 }
 
 

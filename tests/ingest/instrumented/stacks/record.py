@@ -581,6 +581,8 @@ STACKS: dict[str, Stack] = {
               ("agentops", "openai-agents", "openai", "opentelemetry-sdk"), venv="agentops"),
         Stack("dspy-openinference", "dspy_agent", "openai",
               ("dspy", "litellm", "openinference-instrumentation-dspy", "opentelemetry-sdk")),
+        Stack("mlflow-dspy", "mlflow_dspy_agent", "openai",
+              ("mlflow", "dspy", "litellm", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
