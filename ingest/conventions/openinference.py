@@ -15,7 +15,9 @@ a smolagents run's span name (`_smolagents_run`); a LlamaIndex agent workflow's 
 names its agent in its input event (`_workflow_step_agent`). An AGENT span's
 task is a known key of its JSON input (`_task`), its answer its text output or a known key
 of its JSON output (`_agent_answer`: what a `return_direct` run returned). A CrewAI
-kickoff's one text input is the user's request (`_kickoff_request`). A TOOL span naming
+kickoff's one text input is the user's request (`_kickoff_request`); a CrewAI tool's
+`tool.description` is CrewAI's prompt block, which names the tool as the model calls it
+(`messages.crewai_tool`), its `tool.name` being the display name. A TOOL span naming
 no tool with plain-text input (the OpenAI Agents processor's handoff) is no call's input
 and output; a `reasoning` content block is no text.
 """
@@ -34,6 +36,7 @@ from turnscore.ingest.conventions.langsmith import graph_agent, run_metadata, ru
 from turnscore.ingest.conventions.llamaindex import workflow_agent
 from turnscore.ingest.conventions.messages import (
     Problems,
+    crewai_tool,
     execution,
     flat_messages,
     parse_messages,
@@ -552,6 +555,10 @@ def _message_list(value: JsonValue) -> bool:
 
 def _tool(view: SpanView, problems: Problems) -> Decoded:
     name = as_str(view.get(A.OI_TOOL_NAME)) or view.name
+    description = view.get(A.OI_TOOL_DESCRIPTION)
+    if crewai := crewai_tool(as_str(description)):
+        # CrewAI's tool: its `tool.name` is the display name, not the one the model called.
+        name, description = crewai
     call_id = as_str(view.get(A.OI_TOOL_CALL_ID)) or as_str(view.get(A.OI_TOOL_ID))
     if _no_tool_io(view):
         return Decoded(tool_execution=execution(name, call_id, None, None))
@@ -566,14 +573,13 @@ def _tool(view: SpanView, problems: Problems) -> Decoded:
         # AI span processor copies `gen_ai.tool.call.arguments` (`semantic_conventions.py`).
         schema = None
     definition = parse_tool_defs(
-        {"name": name, "description": view.get(A.OI_TOOL_DESCRIPTION), "parameters": schema},
+        {"name": name, "description": description, "parameters": schema},
         A.OI_TOOL_PARAMETERS, problems,
     )
     return Decoded(
         tool_execution=execution(name, call_id or result_id or wrapped_id, arguments, result,
                                  failed),
-        tool_definitions=definition if schema is not None or view.get(A.OI_TOOL_DESCRIPTION)
-        else None,
+        tool_definitions=definition if schema is not None or description else None,
     )
 
 
