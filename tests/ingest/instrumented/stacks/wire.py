@@ -192,13 +192,17 @@ def delegation(body: dict[str, Any]) -> dict[str, Any] | None:
     return next((t for t in _offered(body) if t.get("name") not in mine), None)
 
 
+_AGENT_PARAMETERS = ("agent", "coworker", "member")
+
+
 def _delegate(tool: dict[str, Any], request: str) -> Call:
     """A call of the delegation tool. Each string parameter it declares gets: one of its
     enum's values (the specialist's name, if listed), the specialist's name for a parameter
-    naming an agent (ADK's `transfer_to_agent(agent_name)`), else a task written around the
-    user's request, as a model writes its own (an agent-as-tool's `input`: the sub-agent's
-    newest user message is not the user's, yet `locate` finds the turn in it). A handoff
-    that takes none gets `{}`."""
+    naming an agent (ADK's `transfer_to_agent(agent_name)`, CrewAI's coworker tools'
+    `coworker`, its role; Agno's `delegate_task_to_member(member_id)`, its id), else a task
+    written around the user's request, as a model writes its own (an agent-as-tool's
+    `input`, CrewAI's `task` and `context`: the sub-agent's newest user message is not the
+    user's, yet `locate` finds the turn in it). A handoff that takes none gets `{}`."""
     schema = _schema(tool)
     arguments = {}
     for name, spec in (schema.get("properties") or {}).items():
@@ -207,7 +211,7 @@ def _delegate(tool: dict[str, Any], request: str) -> Call:
         if spec.get("enum"):
             listed = spec["enum"]
             arguments[name] = SPECIALIST_AGENT if SPECIALIST_AGENT in listed else listed[0]
-        elif "agent" in name.lower():
+        elif any(word in name.lower() for word in _AGENT_PARAMETERS):
             arguments[name] = SPECIALIST_AGENT
         else:
             arguments[name] = f"{TASK_PREFIX}{request}"
