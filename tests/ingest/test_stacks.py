@@ -2085,6 +2085,21 @@ FORMS: dict[str, Form] = {
                    "mlflow.chat.tokenUsage", "name", "args"}),
         absent=frozenset({"openinference.span.kind"}),
     ),
+    # A hierarchical crew: the manager's task span, its coworker tool's span (named for the
+    # tool's display name; its description names it as the model calls it).
+    "crewai-openinference-hierarchical": Form(
+        frozenset({"triage_agent._execute_core", "Delegate work to coworker.run",
+                   "get_weather.run", "ChatCompletion"}),
+        frozenset({"crew_inputs", "llm.input_messages.0.message.role", "tool.name",
+                   "tool.description", "session.id"}),
+    ),
+    "crewai-openllmetry-hierarchical": Form(
+        frozenset({"crewai.workflow", "triage_agent.agent", "weather_specialist.agent",
+                   "openai.chat"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "crewai.crew.process",
+                          "crewai.agent.allow_delegation", "crewai.crew.tasks_output"},
+        absent=frozenset({"gen_ai.prompt.0.content", "input.value", "gen_ai.tool.name"}),
+    ),
 }  # fmt: skip
 
 

@@ -583,6 +583,14 @@ STACKS: dict[str, Stack] = {
               ("dspy", "litellm", "openinference-instrumentation-dspy", "opentelemetry-sdk")),
         Stack("mlflow-dspy", "mlflow_dspy_agent", "openai",
               ("mlflow", "dspy", "litellm", "opentelemetry-sdk")),
+        Stack("crewai-openinference-hierarchical", "crewai_hierarchical_agent", "openai",
+              ("crewai", "openai", "openinference-instrumentation-crewai",
+               "openinference-instrumentation-openai", "opentelemetry-sdk"),
+              venv="crewai-openinference", scenarios=tuple(MULTI_AGENT)),
+        Stack("crewai-openllmetry-hierarchical", "crewai_hierarchical_agent", "openai",
+              ("crewai", "openai", "opentelemetry-instrumentation-crewai",
+               "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+              venv="crewai-openllmetry", scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
