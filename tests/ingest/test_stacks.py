@@ -2100,6 +2100,14 @@ FORMS: dict[str, Form] = {
                           "crewai.agent.allow_delegation", "crewai.crew.tasks_output"},
         absent=frozenset({"gen_ai.prompt.0.content", "input.value", "gen_ai.tool.name"}),
     ),
+    # As agno-openinference-team, the delegation through `delegate_task_to_member`.
+    **{stack: Form(
+        frozenset({"triage_agent.run", "weather_specialist.run", "OpenAIChat.invoke",
+                   "delegate_task_to_member", "get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.parent_id", "agent.name", "session.id"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("agno-openinference-team-coordinate", "agno-openinference-team-route")},
 }  # fmt: skip
 
 

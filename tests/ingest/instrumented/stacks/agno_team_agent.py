@@ -2,10 +2,14 @@
 instrumentation: the team leader (the triage agent) delegates to its one member, the weather
 specialist (an `Agent` with `get_weather`), through the team's `delegate_task_to_members(task)`
 tool (`delegate_to_all_members=True`: the member runs on the task the leader wrote, its
-answer the tool's result), then answers from it. The leader's `delegate_task_to_member`
-(coordinate and route modes) takes the member's exact id, which the scripted server does
-not fill. The team keeps its sessions in an in-memory database and adds the session's
-history to each run, as `agno_agent`."""
+answer the tool's result), then answers from it (`agno-openinference-team`).
+`agno-openinference-team-coordinate` and `-route` run the team in `TeamMode.coordinate` (the
+leader delegates through `delegate_task_to_member(member_id, task)`, then answers from the
+member's answer) and `TeamMode.route` (the same tool, the member's answer the run's, no
+model call after it); the member's id is its name, set as an app does so that the id the
+leader is shown is the name (Agno otherwise makes it url-safe, `weather-specialist`). The
+team keeps its sessions in an in-memory database and adds the session's history to each
+run, as `agno_agent`."""
 
 from __future__ import annotations
 
@@ -34,15 +38,19 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
     def model() -> OpenAIChat:
         return OpenAIChat(id=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
 
+    from agno.team.mode import TeamMode
+
+    mode = stack.rsplit("-", 1)[1]
+    moded = mode in ("coordinate", "route")
     specialist = Agent(
         name=SPECIALIST_AGENT, role="Answers weather questions.", instructions=SPECIALIST_PROMPT,
         tools=[fn for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS], model=model(),
-        telemetry=False,
+        telemetry=False, **({"id": SPECIALIST_AGENT} if moded else {}),
     )  # fmt: skip
     team = Team(
         name=TRIAGE_AGENT, members=[specialist], model=model(), instructions=TRIAGE_PROMPT,
-        delegate_to_all_members=True, db=InMemoryDb(), add_history_to_context=True,
-        telemetry=False,
+        db=InMemoryDb(), add_history_to_context=True, telemetry=False,
+        **({"mode": TeamMode(mode)} if moded else {"delegate_to_all_members": True}),
     )  # fmt: skip
     for turn in ALL_SCENARIOS[scenario].turns:
         team.run(turn.request, session_id=f"sess-{stack}-{scenario}")

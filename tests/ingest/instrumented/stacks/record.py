@@ -591,6 +591,10 @@ STACKS: dict[str, Stack] = {
               ("crewai", "openai", "opentelemetry-instrumentation-crewai",
                "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
               venv="crewai-openllmetry", scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "agno_team_agent", "openai",
+                ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk"),
+                venv="agno-openinference", scenarios=tuple(MULTI_AGENT))
+          for name in ("agno-openinference-team-coordinate", "agno-openinference-team-route")),
     )
 }  # fmt: skip
 
