@@ -143,6 +143,9 @@ OI_SMOLAGENTS_RUN_SUFFIX: Final = ".run"
 # agent's managed agents, each `.N.{name, description, additional_prompting,
 # managed_agent_prompt, max_steps, tools_names}`: the agents it may call as tools.
 OI_SMOLAGENTS_MANAGED_AGENTS: Final = "smolagents.managed_agents"
+# openinference-instrumentation-ag2 `_wrappers.py` (the `initiate_chat` wrapper): a chat's
+# AGENT span names its sender in `agent.name` and the agent it asks in this key.
+OI_AG2_RECIPIENT_NAME: Final = "ag2.recipient.name"
 
 # --- OpenLLMetry (Traceloop) -------------------------------------------------------
 TL_SPAN_KIND: Final = "traceloop.span.kind"
