@@ -10,7 +10,8 @@ chat request's tools where no `llm.tools` are (`_from_request`, `_with_ids`,
 `_request_tools`). A message naming a `tool_call_id` is a tool's result, whatever its
 role. LangChain TOOL spans serialize a `ToolMessage` as output; its `content` is the
 result the model saw and its `tool_call_id` the link to the call.
-An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`), else
+An AGENT span's agent is `agent.name` (an AG2 chat's: its recipient, `_ag2_recipient`),
+else its graph node (`graph.node.name`, `.id`), else
 a smolagents run's span name (`_smolagents_run`); a LlamaIndex agent workflow's CHAIN step
 names its agent in its input event (`_workflow_step_agent`). An AGENT span's
 task is a known key of its JSON input (`_task`), its answer its text output or a known key
@@ -70,7 +71,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     base = Decoded(
         kind=kind,
         conversation_id=as_str(view.get(A.OI_SESSION_ID)) or run_thread(metadata),
-        agent_name=as_str(view.get(A.OI_AGENT_NAME))
+        agent_name=(_ag2_recipient(view) if kind is SpanKind.AGENT else None)
+        or as_str(view.get(A.OI_AGENT_NAME))
         or (_graph_node(view) if kind is SpanKind.AGENT else None)
         or graph_agent(view.name, metadata.get)
         or (_smolagents_run(view) if kind is SpanKind.AGENT else None)
@@ -105,6 +107,15 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         tool_definitions=tools,
         response_id=_response_id(view) if kind is SpanKind.LLM else None,
     ))
+
+
+def _ag2_recipient(view: SpanView) -> str | None:
+    """The agent an AG2 chat's span runs: the one its sender asks (`ag2.recipient.name`), not
+    the sender its `agent.name` names (openinference-instrumentation-ag2 `_wrappers.py`,
+    `initiate_chat`): the sender puts the turn's request (a user proxy stands in for the
+    user), the recipient answers it."""
+    name = as_str(view.get(A.OI_AG2_RECIPIENT_NAME))
+    return name if name != "unknown" else None  # the instrumentation's for no recipient
 
 
 def _graph_node(view: SpanView) -> str | None:
