@@ -2108,6 +2108,16 @@ FORMS: dict[str, Form] = {
                    "graph.node.parent_id", "agent.name", "session.id"}),
         absent=_JSON_MESSAGES,
     ) for stack in ("agno-openinference-team-coordinate", "agno-openinference-team-route")},
+    # AG2's chat (the proxy's initiate_chat, each agent's generate_reply), its tool spans
+    # (the call's id and name), the OpenAI instrumentation's ChatCompletion below them.
+    "ag2-openinference": Form(
+        frozenset({"user.initiate_chat", "research_assistant.generate_reply",
+                   "user.generate_reply", "calculator", "ChatCompletion"}),
+        frozenset({"ag2.sender.name", "ag2.recipient.name", "agent.name", "tool_call.id",
+                   "tool_call.function.name", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema"}),
+        absent=_JSON_MESSAGES,
+    ),
 }  # fmt: skip
 
 

@@ -595,6 +595,9 @@ STACKS: dict[str, Stack] = {
                 ("agno", "openai", "openinference-instrumentation-agno", "opentelemetry-sdk"),
                 venv="agno-openinference", scenarios=tuple(MULTI_AGENT))
           for name in ("agno-openinference-team-coordinate", "agno-openinference-team-route")),
+        Stack("ag2-openinference", "ag2_agent", "openai",
+              ("ag2", "openai", "openinference-instrumentation-ag2",
+               "openinference-instrumentation-openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
