@@ -601,6 +601,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("dspy-openinference", "*", "usage",
         "OpenInference's DSPy LM spans record no token counts",
         lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"]),
+    # No instrumentation covers CAMEL: its model calls alone, the tool run by the agent in
+    # between (camel `agents/chat_agent.py`), its failure only the tool message's text.
+    Gap("camel-openinference", "tool_error", "call.is_error",
+        "no span runs CAMEL's tools, and a chat completions tool message has no error flag: "
+        "the failure is only in the result's text",
+        lambda rec, index: ["is_error", "exception.type"]),
 )  # fmt: skip
 
 
@@ -2118,6 +2124,13 @@ FORMS: dict[str, Form] = {
                    "llm.tools.0.tool.json_schema"}),
         absent=_JSON_MESSAGES,
     ),
+    # CAMEL's model calls alone, through OpenInference's OpenAI instrumentation.
+    "camel-openinference": Form(
+        frozenset({"ChatCompletion"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.token_count.prompt", "session.id"}),
+        absent=_JSON_MESSAGES | {"tool.name", "agent.name"},
+    ),
 }  # fmt: skip
 
 
@@ -2223,6 +2236,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
        for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
     **{stack: ("a DSPy module has no name: its spans name its class (ReAct.forward)", False)
        for stack in ("dspy-openinference", "mlflow-dspy")},
+    "camel-openinference": ("no instrumentation covers CAMEL: the export is its model calls "
+                            "alone", False),
 }
 
 

@@ -598,6 +598,9 @@ STACKS: dict[str, Stack] = {
         Stack("ag2-openinference", "ag2_agent", "openai",
               ("ag2", "openai", "openinference-instrumentation-ag2",
                "openinference-instrumentation-openai", "opentelemetry-sdk")),
+        Stack("camel-openinference", "camel_agent", "openai",
+              ("camel-ai", "openai", "openinference-instrumentation-openai",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
