@@ -158,6 +158,8 @@ def _tool(view: SpanView) -> Decoded:
 def _sections(text: str) -> list[tuple[str, str]]:
     """The `[[ ## name ## ]]` sections of a DSPy message, in order, values stripped."""
     headers = list(_HEADER.finditer(text))
+    if not headers:  # JSONAdapter's completion: one JSON object, no sections
+        return []
     return [
         (h.group(1), text[h.end():nxt.start() if nxt else len(text)].strip())
         for h, nxt in zip(headers, [*headers[1:], None], strict=True)
