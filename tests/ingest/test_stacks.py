@@ -594,13 +594,15 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     *(Gap(stack, case, "call.id",
           "ReAct's calls are text fields with no id; the turn's is the DSPy convention's "
           "`{tool}_{step}`", lambda rec, index: [])
-      for stack in ("dspy-openinference", "mlflow-dspy") for case in WITH_TOOLS),
+      for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")
+      for case in WITH_TOOLS),
     # OpenInference's DSPy instrumentation wraps `LM.__call__`, which returns the
     # completions' texts: its LLM spans carry no token counts (openinference-
     # instrumentation-dspy `__init__.py` `_LMCallWrapper`).
-    Gap("dspy-openinference", "*", "usage",
-        "OpenInference's DSPy LM spans record no token counts",
-        lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"]),
+    *(Gap(stack, "*", "usage",
+          "OpenInference's DSPy LM spans record no token counts",
+          lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"])
+      for stack in ("dspy-openinference", "dspy-openinference-json")),
     # No instrumentation covers CAMEL: its model calls alone, the tool run by the agent in
     # between (camel `agents/chat_agent.py`), its failure only the tool message's text.
     Gap("camel-openinference", "tool_error", "call.is_error",
@@ -2076,13 +2078,14 @@ FORMS: dict[str, Form] = {
                    "tool.status"}),
         absent=_JSON_MESSAGES,
     ),
-    "dspy-openinference": Form(
+    **{stack: Form(
         frozenset({"ReAct.forward", "Predict.forward", "ChainOfThought.forward",
-                   "ChatAdapter.__call__", "LM.__call__", "calculator.__call__",
+                   f"{adapter}.__call__", "LM.__call__", "calculator.__call__",
                    "finish.__call__"}),
         frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
                    "input.value", "output.value", "session.id"}),
-    ),
+    ) for stack, adapter in (("dspy-openinference", "ChatAdapter"),
+                             ("dspy-openinference-json", "JSONAdapter"))},
     "mlflow-dspy": Form(
         frozenset({"ReAct.forward", "Predict.forward", "ChainOfThought.forward",
                    "ChatAdapter.format", "ChatAdapter.parse", "LM.__call__",
@@ -2235,7 +2238,7 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                "workflow spans' entity output, root spans of their own traces", True)
        for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
     **{stack: ("a DSPy module has no name: its spans name its class (ReAct.forward)", False)
-       for stack in ("dspy-openinference", "mlflow-dspy")},
+       for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")},
     "camel-openinference": ("no instrumentation covers CAMEL: the export is its model calls "
                             "alone", False),
 }

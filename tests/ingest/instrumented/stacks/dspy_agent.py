@@ -5,7 +5,8 @@ fields into the messages as `[[ ## <field> ## ]]` text and parses the model's an
 the same markers (ReAct's `next_thought`, `next_tool_name`, `next_tool_args` a step, the
 extraction's `reasoning` and `answer` at the end). The conversation's earlier turns are the
 signature's `dspy.History` input, as DSPy keeps a conversation; the turns of a scenario share
-one OpenInference session."""
+one OpenInference session. `dspy-openinference-json` configures DSPy's `JSONAdapter` instead:
+the same fields asked for and answered as one JSON object."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.ingest.instrumented.stacks.common import main, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
-def converse(base_url: str, scenario: str) -> None:
+def converse(base_url: str, scenario: str, json_adapter: bool = False) -> None:
     import dspy
 
     # Fields as (type, field): this module's annotations are strings, which DSPy cannot read.
@@ -27,7 +28,7 @@ def converse(base_url: str, scenario: str) -> None:
                              "answer": (str, dspy.OutputField())}, SYSTEM_PROMPT)  # fmt: skip
     lm = dspy.LM(f"openai/{MODEL}", api_base=base_url, api_key="test-key",
                  cache=False, num_retries=0)  # fmt: skip
-    dspy.configure(lm=lm)
+    dspy.configure(lm=lm, **({"adapter": dspy.JSONAdapter()} if json_adapter else {}))
     agent = dspy.ReAct(assist, tools=list(FUNCTIONS),
                        max_iters=5)  # fmt: skip
     said: list[dict[str, Any]] = []
@@ -43,7 +44,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
         DSPyInstrumentor().instrument(tracer_provider=tracer_provider)
         with using_session(f"sess-{stack}-{scenario}"):
-            converse(base_url, scenario)
+            converse(base_url, scenario, stack.endswith("-json"))
 
 
 # DSPy's disk cache goes outside the repository (the LM's cache is off anyway).
