@@ -85,6 +85,8 @@ OP_SK_CHAT: Final = "chat.completions"
 OP_SK_CHAT_STREAMING: Final = "chat.streaming_completions"
 OP_SK_TEXT: Final = "text.completions"
 OP_SK_TEXT_STREAMING: Final = "text.streaming_completions"
+# OpenLIT's (and OpenLLMetry's) agent task step, named `execute_task <agent>`.
+OP_EXECUTE_TASK: Final = "execute_task"
 
 # Events (log records or span events)
 EV_OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"
