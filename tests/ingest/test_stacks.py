@@ -609,6 +609,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "no span runs CAMEL's tools, and a chat completions tool message has no error flag: "
         "the failure is only in the result's text",
         lambda rec, index: ["is_error", "exception.type"]),
+    Gap("openlit-ag2", "tool_error", "call.is_error",
+        "OpenLIT's AG2 instrumentation makes no span of a tool's execution, and AG2 sends a "
+        "failed tool's error as the tool message's text, which has no error flag",
+        lambda rec, index: ["is_error", "execute_tool"]),
 )  # fmt: skip
 
 
@@ -2134,6 +2138,15 @@ FORMS: dict[str, Form] = {
                    "llm.token_count.prompt", "session.id"}),
         absent=_JSON_MESSAGES | {"tool.name", "agent.name"},
     ),
+    # OpenLIT's AG2 spans (each agent's generate_reply, receive and send as `execute_task
+    # <agent>`, though set `chat`) over its OpenAI instrumentation's model calls.
+    "openlit-ag2": Form(
+        frozenset({"execute_task research_assistant", "execute_task user",
+                   "chat gpt-4o-mini"}),
+        frozenset({"gen_ai.agent.name", "gen_ai.agent.message_type", "gen_ai.agent.sender",
+                   "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.operation.name"}),
+        log_events=frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
 }  # fmt: skip
 
 
@@ -2241,6 +2254,10 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
        for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")},
     "camel-openinference": ("no instrumentation covers CAMEL: the export is its model calls "
                             "alone", False),
+    "openlit-ag2": ("OpenLIT's AG2 spans are each agent's step (`execute_task <agent>`); "
+                    "the outermost is the user proxy's send, whose recipient OpenLIT records as "
+                    "'Unknown' (the assistant only as the send's output text): the turn is "
+                    "named for the proxy", True),
 }
 
 

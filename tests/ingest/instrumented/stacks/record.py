@@ -604,6 +604,8 @@ STACKS: dict[str, Stack] = {
         Stack("camel-openinference", "camel_agent", "openai",
               ("camel-ai", "openai", "openinference-instrumentation-openai",
                "opentelemetry-sdk")),
+        Stack("openlit-ag2", "ag2_agent", "openai",
+              ("ag2", "openlit", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
