@@ -192,6 +192,9 @@ TL_COHERE_SYSTEM: Final = "Cohere"
 # completions but names the request's tools `gen_ai.request.functions.N.*` (agentops
 # `semconv/span_attributes.py`, `LLM_REQUEST_FUNCTIONS`).
 AGENTOPS_REQUEST_FUNCTIONS: Final = "gen_ai.request.functions"
+# OpenLLMetry's Agno instrumentation (opentelemetry-instrumentation-agno `__init__.py`): a
+# Team's run is a `workflow` span `{team}.team`, the team named in this key.
+TL_AGNO_TEAM_NAME: Final = "agno.team.name"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
