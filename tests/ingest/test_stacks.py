@@ -735,6 +735,12 @@ NOT_YET: tuple[NotYet, ...] = (
            "the tool span (agentops.span.kind tool) has error.type and an exception event "
            "but an explicit OK status and tool.status 'succeeded'; no convention reads "
            "AgentOps' own span kinds, and an explicit OK wins over error.type (decode._status)"),
+    NotYet("agno-openllmetry-team-coordinate", ("handoff",),
+           ("turns", "final_answer", "llm_calls", "usage"),
+           "OpenLLMetry's Agno instrumentation starts the member's agent span in the team's "
+           "context, beside the delegate_task_to_member tool span, not under it: grouping "
+           "makes the member's calls (their user message the leader's task) a turn of their "
+           "own and the leader's answer after the delegation another (grouping.py)"),
 )  # fmt: skip
 
 
@@ -2146,6 +2152,14 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.agent.name", "gen_ai.agent.message_type", "gen_ai.agent.sender",
                    "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.operation.name"}),
         log_events=frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # OpenLLMetry's Agno spans: the team's workflow span, the member's agent span beside the
+    # delegation's tool span, the OpenAI instrumentation's chat spans.
+    "agno-openllmetry-team-coordinate": Form(
+        frozenset({"triage_agent.team", "weather_specialist.agent",
+                   "delegate_task_to_member.tool", "get_weather.tool", "openai.chat"}),
+        _JSON_MESSAGES | {"agno.team.name", "traceloop.span.kind", "traceloop.entity.input",
+                          "gen_ai.tool.definitions"},
     ),
 }  # fmt: skip
 

@@ -9,7 +9,8 @@ member's answer) and `TeamMode.route` (the same tool, the member's answer the ru
 model call after it); the member's id is its name, set as an app does so that the id the
 leader is shown is the name (Agno otherwise makes it url-safe, `weather-specialist`). The
 team keeps its sessions in an in-memory database and adds the session's history to each
-run, as `agno_agent`."""
+run, as `agno_agent`. `agno-openllmetry-team-coordinate` is the coordinate team under
+OpenLLMetry's Agno and OpenAI instrumentations instead, content traced."""
 
 from __future__ import annotations
 
@@ -58,6 +59,14 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, _):
+        if "openllmetry" in stack:
+            from opentelemetry.instrumentation.agno import AgnoInstrumentor as LLMetryAgno
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+            LLMetryAgno().instrument(tracer_provider=tracer_provider)
+            OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+            converse(base_url, stack, scenario)
+            return
         from openinference.instrumentation.agno import AgnoInstrumentor
 
         AgnoInstrumentor().instrument(tracer_provider=tracer_provider)
@@ -65,4 +74,5 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], {"AGNO_TELEMETRY": "false"}, run))
+    sys.exit(main(sys.argv[1:], {"AGNO_TELEMETRY": "false", "TRACELOOP_TRACE_CONTENT": "true",
+                                 "TRACELOOP_METRICS_ENABLED": "false"}, run))

@@ -606,6 +606,10 @@ STACKS: dict[str, Stack] = {
                "opentelemetry-sdk")),
         Stack("openlit-ag2", "ag2_agent", "openai",
               ("ag2", "openlit", "openai", "opentelemetry-sdk")),
+        Stack("agno-openllmetry-team-coordinate", "agno_team_agent", "openai",
+              ("agno", "openai", "opentelemetry-instrumentation-agno",
+               "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+              venv="agno-openllmetry", scenarios=tuple(MULTI_AGENT)),
     )
 }  # fmt: skip
 
