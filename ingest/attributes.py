@@ -89,6 +89,8 @@ OP_SK_CHAT: Final = "chat.completions"
 OP_SK_CHAT_STREAMING: Final = "chat.streaming_completions"
 OP_SK_TEXT: Final = "text.completions"
 OP_SK_TEXT_STREAMING: Final = "text.streaming_completions"
+# OpenLIT's (and OpenLLMetry's) agent task step, named `execute_task <agent>`.
+OP_EXECUTE_TASK: Final = "execute_task"
 
 # Events (log records or span events)
 EV_OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"
@@ -147,6 +149,9 @@ OI_SMOLAGENTS_RUN_SUFFIX: Final = ".run"
 # agent's managed agents, each `.N.{name, description, additional_prompting,
 # managed_agent_prompt, max_steps, tools_names}`: the agents it may call as tools.
 OI_SMOLAGENTS_MANAGED_AGENTS: Final = "smolagents.managed_agents"
+# openinference-instrumentation-ag2 `_wrappers.py` (the `initiate_chat` wrapper): a chat's
+# AGENT span names its sender in `agent.name` and the agent it asks in this key.
+OI_AG2_RECIPIENT_NAME: Final = "ag2.recipient.name"
 
 # --- OpenLLMetry (Traceloop) -------------------------------------------------------
 TL_SPAN_KIND: Final = "traceloop.span.kind"
@@ -191,6 +196,9 @@ TL_COHERE_SYSTEM: Final = "Cohere"
 # completions but names the request's tools `gen_ai.request.functions.N.*` (agentops
 # `semconv/span_attributes.py`, `LLM_REQUEST_FUNCTIONS`).
 AGENTOPS_REQUEST_FUNCTIONS: Final = "gen_ai.request.functions"
+# OpenLLMetry's Agno instrumentation (opentelemetry-instrumentation-agno `__init__.py`): a
+# Team's run is a `workflow` span `{team}.team`, the team named in this key.
+TL_AGNO_TEAM_NAME: Final = "agno.team.name"
 
 # --- Frameworks ------------------------------------------------------------------
 PYDANTIC_AI_ALL_MESSAGES: Final = "pydantic_ai.all_messages"
@@ -244,6 +252,8 @@ MLFLOW_LANGCHAIN_METADATA: Final = "metadata"  # LangChain run metadata, the thr
 # mlflow `openai/_agent_tracer.py` (`_parse_span_data`): an Agents SDK agent span's fields.
 MLFLOW_AGENT_HANDOFFS: Final = "handoffs"
 MLFLOW_AGENT_OUTPUT_TYPE: Final = "output_type"
+# mlflow `dspy/callback.py` (`on_tool_start`): a DSPy tool span's tool (span `Tool.<name>`).
+MLFLOW_DSPY_TOOL_NAME: Final = "name"
 
 # --- Vercel AI SDK (`ai.*`, experimental_telemetry) ---------------------------------
 VERCEL_OPERATION_ID: Final = "ai.operationId"

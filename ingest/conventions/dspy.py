@@ -21,7 +21,16 @@ MLflow `CHAT_MODEL` spans: the same in `mlflow.spanInputs` / `spanOutputs`):
 - a completion naming a tool as that call; any other completion's output fields,
   `reasoning` aside, as the answer (a JSON object, JSONAdapter's, alike);
 - OpenInference's DSPy tool spans (`{tool}.__call__`): the tool's own name, its
-  `{"kwargs": ...}` input unwrapped.
+  `{"kwargs": ...}` input unwrapped; MLflow's (`Tool.{tool}`, mlflow `dspy/callback.py`
+  `on_tool_start`, the tool's name in its `name` attribute, the arguments its inputs): the
+  tool's own name too, not the span's, so the call the model named is the span's;
+- the tools a ReAct step's request offers, from the instructions ReAct writes into its
+  signature (`ReAct.__init__`: one line per tool, `(i) ` and the tool's `str`, which is
+  `{name}, whose description is <desc>{desc}</desc>. It takes arguments {args}.` or without
+  a description `{name}. It takes arguments {args}.`, the description's newlines made
+  spaces; `dspy/adapters/types/tool.py` `Tool.__str__`); `args` is the Python repr of the
+  properties of the function's JSON schema (`Tool._parse_function`), so the parameters are
+  that object schema;
 `finish` is no tool of the agent: ReAct adds it to every tool list itself (a lambda
 returning "Completed.") so the model can say it is done, and stops the loop on it before
 the extracting call gives the answer (`ReAct.__init__` / `forward`). A completion naming it
@@ -32,6 +41,7 @@ Model, usage and the rest stay OpenInference's and MLflow's.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -49,20 +59,25 @@ from turnscore.ingest.conventions.messages import (
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
+    canonical_json,
     json_or_text,
     result_text,
     try_json,
 )
-from turnscore.ingest.model import Message, Part, PartType, SpanKind
+from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef
 
 _SECTION = "[[ ## "
 _HEADER = re.compile(r"\[\[ ## (\w+) ## \]\]")
 _INSTRUCTION = re.compile(r"\n\s*Respond with (?:the corresponding output fields|a JSON object)")
 _STEP = re.compile(r"(thought|tool_name|tool_args|observation)_(\d+)")
 _TOOL_SUFFIX = ".__call__"
+_MLFLOW_TOOL_PREFIX = "Tool."
 _MODEL_SPAN_TYPES = frozenset({"CHAT_MODEL", "LLM"})
 _FINISH = "finish"
 """ReAct's own end-of-loop pseudo-tool (stanfordnlp/dspy `dspy/predict/react.py`)."""
+_TOOL_LINE = re.compile(
+    r"^\s*\(\d+\) (\S+?)(?:, whose description is <desc>(.*)</desc>)?\. "
+    r"It takes arguments (\{.*\})\.\s*$", re.MULTILINE)
 
 
 def _accepts(view: SpanView) -> bool:
@@ -71,26 +86,57 @@ def _accepts(view: SpanView) -> bool:
         return view.name.endswith(_TOOL_SUFFIX) and view.get(A.OI_TOOL_NAME) is None
     if kind == "LLM":
         return _SECTION in (as_str(view.get(A.OI_INPUT_VALUE)) or "")
-    if as_str(json_or_text(view.get(A.MLFLOW_SPAN_TYPE))) in _MODEL_SPAN_TYPES:
+    span_type = as_str(json_or_text(view.get(A.MLFLOW_SPAN_TYPE)))
+    if span_type == "TOOL":
+        return view.name == f"{_MLFLOW_TOOL_PREFIX}{_mlflow_tool(view)}"
+    if span_type in _MODEL_SPAN_TYPES:
         return _SECTION in (as_str(view.get(A.MLFLOW_SPAN_INPUTS)) or "")
     return False
+
+
+def _mlflow_tool(view: SpanView) -> str | None:
+    return as_str(json_or_text(view.get(A.MLFLOW_DSPY_TOOL_NAME)))
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
     if as_str(view.get(A.OI_SPAN_KIND)) == "TOOL":
         return _tool(view)
+    if (name := _mlflow_tool(view)) and view.name == f"{_MLFLOW_TOOL_PREFIX}{name}":
+        inputs = json_or_text(view.get(A.MLFLOW_SPAN_INPUTS))
+        output = json_or_text(view.get(A.MLFLOW_SPAN_OUTPUTS))
+        return Decoded(kind=SpanKind.TOOL, tool_execution=execution(
+            name, None, inputs, None if output is None else result_text(output)))
     mlflow = view.get(A.MLFLOW_SPAN_INPUTS) is not None
     request = _loaded(view.get(A.MLFLOW_SPAN_INPUTS if mlflow else A.OI_INPUT_VALUE))
     completions = _loaded(view.get(A.MLFLOW_SPAN_OUTPUTS if mlflow else A.OI_OUTPUT_VALUE))
     inputs, steps = _request(request)
     if inputs is None:
         return Decoded()
+    system = system_text(inputs)
     return Decoded(
         kind=SpanKind.LLM,
         input_messages=inputs,
         output_messages=_completion(completions, steps),
-        system_instructions=system_text(inputs),
+        system_instructions=system,
+        tool_definitions=_offered(system or ""),
     )
+
+
+def _offered(system: str) -> tuple[ToolDef, ...] | None:
+    """ReAct's tool list in a request's instructions, `finish` aside; None without one."""
+    tools = []
+    for found in _TOOL_LINE.finditer(system):
+        name, description, args = found.groups()
+        try:
+            properties = ast.literal_eval(args)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            properties = None
+        schema = {"type": "object", "properties": properties} if isinstance(properties, dict) \
+            else None
+        if name != _FINISH:
+            tools.append(ToolDef(name, description,
+                                 None if schema is None else canonical_json(schema)))
+    return tuple(tools) if tools else None
 
 
 def _loaded(value: Any) -> JsonValue:
@@ -112,6 +158,8 @@ def _tool(view: SpanView) -> Decoded:
 def _sections(text: str) -> list[tuple[str, str]]:
     """The `[[ ## name ## ]]` sections of a DSPy message, in order, values stripped."""
     headers = list(_HEADER.finditer(text))
+    if not headers:  # JSONAdapter's completion: one JSON object, no sections
+        return []
     return [
         (h.group(1), text[h.end():nxt.start() if nxt else len(text)].strip())
         for h, nxt in zip(headers, [*headers[1:], None], strict=True)

@@ -958,6 +958,20 @@ _INPUT_WRAPPER_KEYS = frozenset(
 )
 
 
+_CREWAI_TOOL = re.compile(r"Tool Name: (\S+)\nTool Arguments: .*?\nTool Description: (.*)", re.S)
+
+
+def crewai_tool(description: str | None) -> tuple[str, str] | None:
+    """A CrewAI tool's LLM-facing description (crewai `tools/structured_tool.py`
+    `format_description_for_llm`: `Tool Name: <name>\nTool Arguments: <schema JSON>\nTool
+    Description: <authored>`), which instrumentations record as the tool's description:
+    the name the model calls the tool by, sanitized as CrewAI sends it (`utilities/
+    string_utils.py` `sanitize_tool_name`: `Delegate work to coworker` is called
+    `delegate_work_to_coworker`), and the authored description. None for any other text."""
+    found = _CREWAI_TOOL.fullmatch(description or "")
+    return (found.group(1), found.group(2)) if found else None
+
+
 def unwrap_tool_input(value: JsonValue) -> tuple[JsonValue, str | None]:
     """A tool span's recorded input as the arguments the model gave, and the call id a
     wrapper carries (else None).

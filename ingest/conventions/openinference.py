@@ -10,12 +10,15 @@ chat request's tools where no `llm.tools` are (`_from_request`, `_with_ids`,
 `_request_tools`). A message naming a `tool_call_id` is a tool's result, whatever its
 role. LangChain TOOL spans serialize a `ToolMessage` as output; its `content` is the
 result the model saw and its `tool_call_id` the link to the call.
-An AGENT span's agent is `agent.name`, else its graph node (`graph.node.name`, `.id`), else
+An AGENT span's agent is `agent.name` (an AG2 chat's: its recipient, `_ag2_recipient`),
+else its graph node (`graph.node.name`, `.id`), else
 a smolagents run's span name (`_smolagents_run`); a LlamaIndex agent workflow's CHAIN step
 names its agent in its input event (`_workflow_step_agent`). An AGENT span's
 task is a known key of its JSON input (`_task`), its answer its text output or a known key
 of its JSON output (`_agent_answer`: what a `return_direct` run returned). A CrewAI
-kickoff's one text input is the user's request (`_kickoff_request`). A TOOL span naming
+kickoff's one text input is the user's request (`_kickoff_request`); a CrewAI tool's
+`tool.description` is CrewAI's prompt block, which names the tool as the model calls it
+(`messages.crewai_tool`), its `tool.name` being the display name. A TOOL span naming
 no tool with plain-text input (the OpenAI Agents processor's handoff) is no call's input
 and output; a `reasoning` content block is no text.
 """
@@ -34,6 +37,7 @@ from turnscore.ingest.conventions.langsmith import graph_agent, run_metadata, ru
 from turnscore.ingest.conventions.llamaindex import workflow_agent
 from turnscore.ingest.conventions.messages import (
     Problems,
+    crewai_tool,
     execution,
     flat_messages,
     parse_messages,
@@ -67,7 +71,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     base = Decoded(
         kind=kind,
         conversation_id=as_str(view.get(A.OI_SESSION_ID)) or run_thread(metadata),
-        agent_name=as_str(view.get(A.OI_AGENT_NAME))
+        agent_name=(_ag2_recipient(view) if kind is SpanKind.AGENT else None)
+        or as_str(view.get(A.OI_AGENT_NAME))
         or (_graph_node(view) if kind is SpanKind.AGENT else None)
         or graph_agent(view.name, metadata.get)
         or (_smolagents_run(view) if kind is SpanKind.AGENT else None)
@@ -102,6 +107,15 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         tool_definitions=tools,
         response_id=_response_id(view) if kind is SpanKind.LLM else None,
     ))
+
+
+def _ag2_recipient(view: SpanView) -> str | None:
+    """The agent an AG2 chat's span runs: the one its sender asks (`ag2.recipient.name`), not
+    the sender its `agent.name` names (openinference-instrumentation-ag2 `_wrappers.py`,
+    `initiate_chat`): the sender puts the turn's request (a user proxy stands in for the
+    user), the recipient answers it."""
+    name = as_str(view.get(A.OI_AG2_RECIPIENT_NAME))
+    return name if name != "unknown" else None  # the instrumentation's for no recipient
 
 
 def _graph_node(view: SpanView) -> str | None:
@@ -552,6 +566,10 @@ def _message_list(value: JsonValue) -> bool:
 
 def _tool(view: SpanView, problems: Problems) -> Decoded:
     name = as_str(view.get(A.OI_TOOL_NAME)) or view.name
+    description = view.get(A.OI_TOOL_DESCRIPTION)
+    if crewai := crewai_tool(as_str(description)):
+        # CrewAI's tool: its `tool.name` is the display name, not the one the model called.
+        name, description = crewai
     call_id = as_str(view.get(A.OI_TOOL_CALL_ID)) or as_str(view.get(A.OI_TOOL_ID))
     if _no_tool_io(view):
         return Decoded(tool_execution=execution(name, call_id, None, None))
@@ -566,14 +584,13 @@ def _tool(view: SpanView, problems: Problems) -> Decoded:
         # AI span processor copies `gen_ai.tool.call.arguments` (`semantic_conventions.py`).
         schema = None
     definition = parse_tool_defs(
-        {"name": name, "description": view.get(A.OI_TOOL_DESCRIPTION), "parameters": schema},
+        {"name": name, "description": description, "parameters": schema},
         A.OI_TOOL_PARAMETERS, problems,
     )
     return Decoded(
         tool_execution=execution(name, call_id or result_id or wrapped_id, arguments, result,
                                  failed),
-        tool_definitions=definition if schema is not None or view.get(A.OI_TOOL_DESCRIPTION)
-        else None,
+        tool_definitions=definition if schema is not None or description else None,
     )
 
 

@@ -28,6 +28,8 @@ agent a `task` span; the `call_tool` step's is the tool's execution: it names th
 `ToolCallResult` (the call id, and the `ToolOutput` with the result and `is_error`). The
 tool's own `FunctionTool.task` span under it is a plain task: one execution per call. The
 steps that return an `AgentInput` or `AgentSetup` name the agent (`_workflow_step_agent`).
+The Agno instrumentation makes a Team's run a `workflow` span naming the team
+(`agno.team.name`): the team is the agent that runs the turn.
 
 The Haystack instrumentation's generator span (`haystack.openai.chat`, `llm.request.type`
 chat) wraps a component's `run`, not a model call, and records nothing of one
@@ -109,7 +111,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         else parse_tool_defs(functions, A.TL_REQUEST_FUNCTIONS, problems),
         conversation_id=first_str(view.attributes, _SESSION_KEYS),
         agent_name=as_str(view.get(A.TL_ENTITY_NAME)) if kind is SpanKind.AGENT
-        else _workflow_step_agent(view) if tl_kind is SpanKind.CHAIN else None,
+        else (as_str(view.get(A.TL_AGNO_TEAM_NAME)) or _workflow_step_agent(view))
+        if tl_kind is SpanKind.CHAIN else None,
     )
     if kind is SpanKind.TOOL:
         return base.fill(Decoded(tool_execution=_tool(view)))

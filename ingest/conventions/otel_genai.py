@@ -110,6 +110,12 @@ _MODEL_CALL_EVENTS = frozenset({A.EV_CHOICE, A.EV_OPERATION_DETAILS, A.EV_CONTEN
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
     operation = as_str(view.get(A.GEN_AI_OPERATION_NAME))
+    if view.name.partition(" ")[0] == A.OP_EXECUTE_TASK:
+        # An agent's task step, as its name says, whatever operation it claims: OpenLIT's AG2
+        # instrumentation names an agent's generate_reply, receive and send so and sets them
+        # `chat` (openlit `instrumentation/ag2/utils.py`), though the model calls are the
+        # OpenAI client's own spans below them.
+        operation = A.OP_EXECUTE_TASK
     kind = _KINDS.get(operation or "", SpanKind.OTHER if operation else None)
     if kind is SpanKind.TOOL:
         execution = tool_execution(view, problems)

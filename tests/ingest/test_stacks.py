@@ -622,6 +622,30 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "message as the app sent it (content and tool_call_id): the failure is only in the "
           "text", lambda rec, index: ["is_error", "exception.type"])
       for stack in ("lmnr-openai", "lmnr-openai-stream")),
+    # DSPy's ReAct names its tool in the completion's text: a step's call has no id on the
+    # wire, and the DSPy convention synthesizes `{tool}_{step}` to join it to its result.
+    *(Gap(stack, case, "call.id",
+          "ReAct's calls are text fields with no id; the turn's is the DSPy convention's "
+          "`{tool}_{step}`", lambda rec, index: [])
+      for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")
+      for case in WITH_TOOLS),
+    # OpenInference's DSPy instrumentation wraps `LM.__call__`, which returns the
+    # completions' texts: its LLM spans carry no token counts (openinference-
+    # instrumentation-dspy `__init__.py` `_LMCallWrapper`).
+    *(Gap(stack, "*", "usage",
+          "OpenInference's DSPy LM spans record no token counts",
+          lambda rec, index: ["llm.token_count", "prompt_tokens", "completion_tokens"])
+      for stack in ("dspy-openinference", "dspy-openinference-json")),
+    # No instrumentation covers CAMEL: its model calls alone, the tool run by the agent in
+    # between (camel `agents/chat_agent.py`), its failure only the tool message's text.
+    Gap("camel-openinference", "tool_error", "call.is_error",
+        "no span runs CAMEL's tools, and a chat completions tool message has no error flag: "
+        "the failure is only in the result's text",
+        lambda rec, index: ["is_error", "exception.type"]),
+    Gap("openlit-ag2", "tool_error", "call.is_error",
+        "OpenLIT's AG2 instrumentation makes no span of a tool's execution, and AG2 sends a "
+        "failed tool's error as the tool message's text, which has no error flag",
+        lambda rec, index: ["is_error", "execute_tool"]),
 )  # fmt: skip
 
 
@@ -730,6 +754,12 @@ NOT_YET: tuple[NotYet, ...] = (
            "two reports neither by id nor as siblings: every turn is doubled (a merge by "
            "alike messages and time holding the stray would need a links key to survive "
            "traces arriving in separate batches)"),
+    NotYet("agno-openllmetry-team-coordinate", ("handoff",),
+           ("turns", "final_answer", "llm_calls", "usage"),
+           "OpenLLMetry's Agno instrumentation starts the member's agent span in the team's "
+           "context, beside the delegate_task_to_member tool span, not under it: grouping "
+           "makes the member's calls (their user message the leader's task) a turn of their "
+           "own and the leader's answer after the delegation another (grouping.py)"),
 )  # fmt: skip
 
 
@@ -2125,6 +2155,79 @@ FORMS: dict[str, Form] = {
                    "llm.tools.0.tool.json_schema", "session.id", "output.value"}),
         absent=_JSON_MESSAGES | {"gen_ai.prompt.0.role"},
     ) for stack in ("phoenix-langgraph", "phoenix-langgraph-stream")},
+    **{stack: Form(
+        frozenset({"ReAct.forward", "Predict.forward", "ChainOfThought.forward",
+                   f"{adapter}.__call__", "LM.__call__", "calculator.__call__",
+                   "finish.__call__"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "input.value", "output.value", "session.id"}),
+    ) for stack, adapter in (("dspy-openinference", "ChatAdapter"),
+                             ("dspy-openinference-json", "JSONAdapter"))},
+    "mlflow-dspy": Form(
+        frozenset({"ReAct.forward", "Predict.forward", "ChainOfThought.forward",
+                   "ChatAdapter.format", "ChatAdapter.parse", "LM.__call__",
+                   "Tool.calculator"}),
+        frozenset({"mlflow.spanType", "mlflow.spanInputs", "mlflow.spanOutputs",
+                   "mlflow.chat.tokenUsage", "name", "args"}),
+        absent=frozenset({"openinference.span.kind"}),
+    ),
+    # A hierarchical crew: the manager's task span, its coworker tool's span (named for the
+    # tool's display name; its description names it as the model calls it).
+    "crewai-openinference-hierarchical": Form(
+        frozenset({"triage_agent._execute_core", "Delegate work to coworker.run",
+                   "get_weather.run", "ChatCompletion"}),
+        frozenset({"crew_inputs", "llm.input_messages.0.message.role", "tool.name",
+                   "tool.description", "session.id"}),
+    ),
+    "crewai-openllmetry-hierarchical": Form(
+        frozenset({"crewai.workflow", "triage_agent.agent", "weather_specialist.agent",
+                   "openai.chat"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "crewai.crew.process",
+                          "crewai.agent.allow_delegation", "crewai.crew.tasks_output"},
+        absent=frozenset({"gen_ai.prompt.0.content", "input.value", "gen_ai.tool.name"}),
+    ),
+    # As agno-openinference-team, the delegation through `delegate_task_to_member`.
+    **{stack: Form(
+        frozenset({"triage_agent.run", "weather_specialist.run", "OpenAIChat.invoke",
+                   "delegate_task_to_member", "get_weather"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "graph.node.parent_id", "agent.name", "session.id"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("agno-openinference-team-coordinate", "agno-openinference-team-route")},
+    # AG2's chat (the proxy's initiate_chat, each agent's generate_reply), its tool spans
+    # (the call's id and name), the OpenAI instrumentation's ChatCompletion below them.
+    "ag2-openinference": Form(
+        frozenset({"user.initiate_chat", "research_assistant.generate_reply",
+                   "user.generate_reply", "calculator", "ChatCompletion"}),
+        frozenset({"ag2.sender.name", "ag2.recipient.name", "agent.name", "tool_call.id",
+                   "tool_call.function.name", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # CAMEL's model calls alone, through OpenInference's OpenAI instrumentation.
+    "camel-openinference": Form(
+        frozenset({"ChatCompletion"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "llm.token_count.prompt", "session.id"}),
+        absent=_JSON_MESSAGES | {"tool.name", "agent.name"},
+    ),
+    # OpenLIT's AG2 spans (each agent's generate_reply, receive and send as `execute_task
+    # <agent>`, though set `chat`) over its OpenAI instrumentation's model calls.
+    "openlit-ag2": Form(
+        frozenset({"execute_task research_assistant", "execute_task user",
+                   "chat gpt-4o-mini"}),
+        frozenset({"gen_ai.agent.name", "gen_ai.agent.message_type", "gen_ai.agent.sender",
+                   "gen_ai.tool.name", "gen_ai.tool.call.id", "gen_ai.operation.name"}),
+        log_events=frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # OpenLLMetry's Agno spans: the team's workflow span, the member's agent span beside the
+    # delegation's tool span, the OpenAI instrumentation's chat spans.
+    "agno-openllmetry-team-coordinate": Form(
+        frozenset({"triage_agent.team", "weather_specialist.agent",
+                   "delegate_task_to_member.tool", "get_weather.tool", "openai.chat"}),
+        _JSON_MESSAGES | {"agno.team.name", "traceloop.span.kind", "traceloop.entity.input",
+                          "gen_ai.tool.definitions"},
+    ),
 }  # fmt: skip
 
 
@@ -2226,6 +2329,14 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
        for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
     "phoenix-langgraph-stream": ("the OpenAI spans' own traces make a second turn per request "
                                  "(NOT_YET: calls), which names no agent", True),
+    **{stack: ("a DSPy module has no name: its spans name its class (ReAct.forward)", False)
+       for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")},
+    "camel-openinference": ("no instrumentation covers CAMEL: the export is its model calls "
+                            "alone", False),
+    "openlit-ag2": ("OpenLIT's AG2 spans are each agent's step (`execute_task <agent>`); "
+                    "the outermost is the user proxy's send, whose recipient OpenLIT records as "
+                    "'Unknown' (the assistant only as the send's output text): the turn is "
+                    "named for the proxy", True),
 }
 
 

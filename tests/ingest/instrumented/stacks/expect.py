@@ -8,6 +8,12 @@ answer, the number of model calls and the summed token counts the client was sen
 when a stream never sent them). A call of the `final_answer` tool (smolagents, BeeAI) is how
 the agent answers, not a tool use: its argument (the tool's only required parameter,
 `wire.final_answer_parameter`) is the final answer and it is not a call of the turn.
+DSPy's text form (`wire.dspy_reply`) is read as its adapter writes it: a ReAct step's
+`next_tool_name` and `next_tool_args` are a call (no id; `finish` ends the loop and is none),
+the next requests' trajectory `observation_<i>` its result, the extraction's last output
+field the final answer, and the tools the ones ReAct's instructions list (`(i) <name>, whose
+description is <desc>...</desc>. It takes arguments {<properties>}.`, DSPy's `Tool.__str__`:
+the properties of an object schema), `finish` aside.
 
 A multi-agent turn (`scenarios.MULTI_AGENT`) is still ONE turn: the user's message and
 everything the agents did for it, both agents' model calls in `llm_calls` and `usage`.
@@ -47,12 +53,17 @@ from __future__ import annotations
 import ast
 import itertools
 import json
+import re
 from typing import Any
 
 from tests.ingest.instrumented.scenarios import ALL_SCENARIOS, TOOL_FUNCTIONS, run_tool
 from tests.ingest.instrumented.stacks.wire import (
+    DSPY_FINISH,
     FINAL_ANSWER_TOOL,
     TASK_PREFIX,
+    dspy_fields,
+    dspy_outputs,
+    dspy_values,
     final_answer_parameter,
     gemini_messages,
     responses_messages,
@@ -96,8 +107,23 @@ def _gemini_schema(declaration: dict[str, Any]) -> Any:
     return None
 
 
+_DSPY_TOOL = re.compile(r"^\s*\(\d+\) (\S+?)(?:, whose description is <desc>(.*)</desc>)?\. "
+                        r"It takes arguments (\{.*\})\.\s*$", re.MULTILINE)
+
+
+def _dspy_tools(wire: dict[str, Any]) -> list[list[Any]]:
+    tools = []
+    for name, description, args in _DSPY_TOOL.findall(_system(wire) or ""):
+        if name != DSPY_FINISH:
+            schema = {"type": "object", "properties": ast.literal_eval(args)}
+            tools.append([name, description or None, schema])
+    return tools
+
+
 def _tools(wire: dict[str, Any]) -> list[list[Any]]:
     tools = []
+    if wire["api"] == "openai" and dspy_outputs(wire["request"]) is not None:
+        tools += _dspy_tools(wire)
     if wire["api"] == "bedrock":
         specs = [t["toolSpec"] for t in (wire["request"].get("toolConfig") or {}).get("tools") or ()
                  if "toolSpec" in t]  # fmt: skip
@@ -140,6 +166,10 @@ def _asked(wire: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         return [(None, c["function"]["name"], c["function"]["arguments"])
                 for c in wire["response"]["message"].get("tool_calls") or ()]  # fmt: skip
     message = wire["response"]["choices"][0]["message"]
+    if dspy_outputs(wire["request"]) is not None:
+        said = dspy_values(wire["request"], message["content"])
+        name = said.get("next_tool_name")
+        return [(None, name, said["next_tool_args"])] if name and name != DSPY_FINISH else []
     return [(c["id"], c["function"]["name"], json.loads(c["function"]["arguments"]))
             for c in message.get("tool_calls") or ()]  # fmt: skip
 
@@ -262,6 +292,33 @@ def _text_results(wire: dict[str, Any]) -> dict[str, str]:
     return found
 
 
+def _dspy_results(wire: dict[str, Any]) -> dict[str, str]:
+    """A DSPy ReAct request's trajectory: each step's `tool_name_<i>`, `tool_args_<i>` and
+    `observation_<i>` (the text up to the adapter's closing reminder), by name and arguments."""
+    if dspy_outputs(wire["request"]) is None:
+        return {}
+    said = [m for m in wire["request"]["messages"] if m["role"] == "user"]
+    text = (_text(said[-1]["content"]) or "").rsplit("\n\nRespond with ", 1)[0]
+    fields = dspy_fields(text)
+    found: dict[str, str] = {}
+    for key, name in fields.items():
+        if key.startswith("tool_name_") and name != DSPY_FINISH:
+            k = key.removeprefix("tool_name_")
+            arguments = json.loads(fields[f"tool_args_{k}"])
+            found[_call_key(None, name, arguments)] = fields.get(f"observation_{k}", "")
+    return found
+
+
+def _dspy_answer(wire: dict[str, Any]) -> str | None:
+    """A DSPy extraction's answer: its last output field (after ChainOfThought's
+    `reasoning`)."""
+    outputs = dspy_outputs(wire["request"])
+    if outputs is None or not outputs[1] or wire["api"] != "openai":
+        return None
+    said = dspy_values(wire["request"], wire["response"]["choices"][0]["message"]["content"])
+    return None if "next_tool_name" in said else str(said.get(outputs[1][-1]))
+
+
 def _error_text(wire: dict[str, Any]) -> str | None:
     """smolagents drops a failed call from the history and tells the model in user text:
     `Error:\\n<what failed>\\nPlease try again...`; the first line is what failed."""
@@ -342,6 +399,7 @@ def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, 
         for w in later:
             results.update(_results(w))
             results.update(_text_results(w))
+            results.update(_dspy_results(w))
         asked = [a for w in line for a in _asked(w)]
         calls = [
             {"id": cid, "name": name, "arguments": args,
@@ -374,7 +432,7 @@ def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, 
             "system_prompt": _system(mine[0]),
             "tools": _union(line),
             "calls": calls,
-            "final_answer": answers[0] if answers else _said(line[-1]),
+            "final_answer": answers[0] if answers else _dspy_answer(line[-1]) or _said(line[-1]),
             "llm_calls": len(mine),
             "usage": usage,
         })  # fmt: skip

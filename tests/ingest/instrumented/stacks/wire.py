@@ -53,7 +53,10 @@ server answers the triage agent's first request with a call of whatever transfer
 delegation tool the framework offers it (`delegation`). A request that offers a
 `final_answer` tool (smolagents, BeeAI) gets its text answer as a call of that tool, as a real
 model told to answer through it does, under the tool's only required parameter
-(smolagents' `answer`, BeeAI's `response`).
+(smolagents' `answer`, BeeAI's `response`). A request of a DSPy adapter (its newest user
+message ends asking for its signature's output fields) gets them as text (`dspy_reply`):
+ReAct's tool loop calls one tool a step, so the turn's calls come one per request, then its
+`finish` tool, then the extraction's fields with the answer.
 
 Every exchange is kept as `Wire`: the request body as received and the response as answered
 (the whole JSON body; for a stream, the completion or message the chunks or events spell
@@ -66,6 +69,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 import struct
 import zlib
 from collections.abc import Callable, Iterator
@@ -93,6 +97,11 @@ TASK_PREFIX = "The user asks: "
 OLLAMA_CREATED = "2026-06-01T00:00:00.000000Z"
 OLLAMA_NANOS = 1_000_000
 COHERE_MODEL = "command-a-03-2025"
+DSPY_FINISH = "finish"
+"""The tool DSPy's ReAct offers to end its loop: a call of it is no tool use of the turn."""
+_DSPY_CHAT = "Respond with the corresponding output fields, starting with the field "
+_DSPY_JSON = "Respond with a JSON object in the following order of fields: "
+_DSPY_MARKER = re.compile(r"\[\[ ## (\w+) ## \]\]")
 
 
 @dataclass(frozen=True)
@@ -183,13 +192,17 @@ def delegation(body: dict[str, Any]) -> dict[str, Any] | None:
     return next((t for t in _offered(body) if t.get("name") not in mine), None)
 
 
+_AGENT_PARAMETERS = ("agent", "coworker", "member")
+
+
 def _delegate(tool: dict[str, Any], request: str) -> Call:
     """A call of the delegation tool. Each string parameter it declares gets: one of its
     enum's values (the specialist's name, if listed), the specialist's name for a parameter
-    naming an agent (ADK's `transfer_to_agent(agent_name)`), else a task written around the
-    user's request, as a model writes its own (an agent-as-tool's `input`: the sub-agent's
-    newest user message is not the user's, yet `locate` finds the turn in it). A handoff
-    that takes none gets `{}`."""
+    naming an agent (ADK's `transfer_to_agent(agent_name)`, CrewAI's coworker tools'
+    `coworker`, its role; Agno's `delegate_task_to_member(member_id)`, its id), else a task
+    written around the user's request, as a model writes its own (an agent-as-tool's
+    `input`, CrewAI's `task` and `context`: the sub-agent's newest user message is not the
+    user's, yet `locate` finds the turn in it). A handoff that takes none gets `{}`."""
     schema = _schema(tool)
     arguments = {}
     for name, spec in (schema.get("properties") or {}).items():
@@ -198,14 +211,78 @@ def _delegate(tool: dict[str, Any], request: str) -> Call:
         if spec.get("enum"):
             listed = spec["enum"]
             arguments[name] = SPECIALIST_AGENT if SPECIALIST_AGENT in listed else listed[0]
-        elif "agent" in name.lower():
+        elif any(word in name.lower() for word in _AGENT_PARAMETERS):
             arguments[name] = SPECIALIST_AGENT
         else:
             arguments[name] = f"{TASK_PREFIX}{request}"
     return Call(tool["name"], arguments)
 
 
+def _newest_user(body: dict[str, Any]) -> str:
+    said = [m for m in body.get("messages") or () if m.get("role") == "user"]
+    return _text(said[-1].get("content")) if said else ""
+
+
+def dspy_outputs(body: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """The adapter ('chat' or 'json') and output fields a DSPy request asks for: its newest
+    user message ends with the adapter's reminder (`dspy/adapters/chat_adapter.py`'s
+    `user_message_output_requirements`: `[[ ## <field> ## ]]` markers, then `completed`;
+    `json_adapter.py`'s: the fields' names in backquotes); None for any other request."""
+    text = _newest_user(body)
+    for form, lead, pattern in (("chat", _DSPY_CHAT, _DSPY_MARKER.pattern),
+                                ("json", _DSPY_JSON, r"`(\w+)`")):  # fmt: skip
+        if lead in text:
+            asked = text.rsplit(lead, 1)[1].split("\n")[0]
+            return form, [f for f in re.findall(pattern, asked) if f != "completed"]
+    return None
+
+
+def dspy_fields(text: str) -> dict[str, str]:
+    """A DSPy chat-adapter text's fields, each `[[ ## <name> ## ]]` marker's text up to the
+    next (a ReAct trajectory's `thought_<i>`, `tool_name_<i>`, `tool_args_<i>` and
+    `observation_<i>` are markers of their own, inside the `trajectory` input)."""
+    pieces = _DSPY_MARKER.split(text)
+    return {pieces[k]: pieces[k + 1].strip() for k in range(1, len(pieces) - 1, 2)}
+
+
+def dspy_values(body: dict[str, Any], text: str) -> dict[str, Any]:
+    """The output fields a DSPy reply gives, as its adapter spells them."""
+    form, _ = dspy_outputs(body) or ("chat", [])
+    if form == "json":
+        return dict(json.loads(text))
+    values: dict[str, Any] = dspy_fields(text)
+    if "next_tool_args" in values:
+        values["next_tool_args"] = json.loads(values["next_tool_args"])
+    values.pop("completed", None)
+    return values
+
+
+def dspy_reply(scenario: str, turn: int, body: dict[str, Any]) -> Step:
+    """A DSPy request's answer: ReAct's step (`next_thought`, `next_tool_name`,
+    `next_tool_args`: the turn's next scripted call, the calls of all its steps one by one,
+    as many as the trajectory in the request has not made yet; then `finish`), or any other
+    signature's fields (the extraction's `reasoning` and outputs: the turn's answer)."""
+    form, fields = dspy_outputs(body) or ("chat", [])
+    scripted = ALL_SCENARIOS[scenario].turns[turn]
+    answer = scripted.steps[-1].text or ""
+    values: dict[str, Any] = {"reasoning": "The trajectory has what the answer needs."}
+    if "next_tool_name" in fields:
+        calls = [c for s in scripted.steps for c in s.calls]
+        made = sum(k.startswith("tool_name_") for k in dspy_fields(_newest_user(body)))
+        call = calls[made] if made < len(calls) else Call(DSPY_FINISH, {})
+        values = {"next_thought": f"Next I call {call.name}.", "next_tool_name": call.name,
+                  "next_tool_args": call.arguments}  # fmt: skip
+    said = {f: values.get(f, answer) for f in fields}
+    if form == "json":
+        return Step(text=json.dumps(said))
+    text = "\n\n".join(f"[[ ## {f} ## ]]\n{v if isinstance(v, str) else json.dumps(v)}"
+                        for f, v in said.items())  # fmt: skip
+    return Step(text=f"{text}\n\n[[ ## completed ## ]]")
+
+
 def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step:
+    if dspy_outputs(body) is not None:
+        return dspy_reply(scenario, turn, body)
     scripted = ALL_SCENARIOS[scenario].turns[turn]
     planned = scripted.steps[min(step, len(scripted.steps) - 1)]
     if any(c.name == DELEGATE for c in planned.calls):
