@@ -29,7 +29,9 @@ agent a `task` span; the `call_tool` step's is the tool's execution: it names th
 tool's own `FunctionTool.task` span under it is a plain task: one execution per call. The
 steps that return an `AgentInput` or `AgentSetup` name the agent (`_workflow_step_agent`).
 The Agno instrumentation makes a Team's run a `workflow` span naming the team
-(`agno.team.name`): the team is the agent that runs the turn.
+(`agno.team.name`): the team is the agent that runs the turn, an agent run (its leader's
+model calls are under it, and a member it delegates to runs beside the delegation's tool
+span, not under it: a delegated run, `grouping` rule 2).
 
 The Haystack instrumentation's generator span (`haystack.openai.chat`, `llm.request.type`
 chat) wraps a component's `run`, not a model call, and records nothing of one
@@ -95,6 +97,9 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     kind = tl_kind or (SpanKind.LLM if is_llm else None)
     if tl_kind is SpanKind.CHAIN and as_str(view.get(A.TL_TOOL_NAME)):
         kind = SpanKind.TOOL  # a LlamaIndex call_tool step
+    team = as_str(view.get(A.TL_AGNO_TEAM_NAME)) if tl_kind is SpanKind.CHAIN else None
+    if team:
+        kind = SpanKind.AGENT
     functions = unflatten(view.attributes, A.TL_REQUEST_FUNCTIONS)
     if functions is None:  # AgentOps' fork of the OpenAI instrumentation
         functions = unflatten(view.attributes, A.AGENTOPS_REQUEST_FUNCTIONS)
@@ -110,9 +115,9 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         tool_definitions=None if functions is None
         else parse_tool_defs(functions, A.TL_REQUEST_FUNCTIONS, problems),
         conversation_id=first_str(view.attributes, _SESSION_KEYS),
-        agent_name=as_str(view.get(A.TL_ENTITY_NAME)) if kind is SpanKind.AGENT
-        else (as_str(view.get(A.TL_AGNO_TEAM_NAME)) or _workflow_step_agent(view))
-        if tl_kind is SpanKind.CHAIN else None,
+        agent_name=team or (as_str(view.get(A.TL_ENTITY_NAME)) if kind is SpanKind.AGENT
+                            else _workflow_step_agent(view) if tl_kind is SpanKind.CHAIN
+                            else None),
     )
     if kind is SpanKind.TOOL:
         return base.fill(Decoded(tool_execution=_tool(view)))

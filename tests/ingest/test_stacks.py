@@ -754,12 +754,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "two reports neither by id nor as siblings: every turn is doubled (a merge by "
            "alike messages and time holding the stray would need a links key to survive "
            "traces arriving in separate batches)"),
-    NotYet("agno-openllmetry-team-coordinate", ("handoff",),
-           ("turns", "final_answer", "llm_calls", "usage"),
-           "OpenLLMetry's Agno instrumentation starts the member's agent span in the team's "
-           "context, beside the delegate_task_to_member tool span, not under it: grouping "
-           "makes the member's calls (their user message the leader's task) a turn of their "
-           "own and the leader's answer after the delegation another (grouping.py)"),
 )  # fmt: skip
 
 
