@@ -37,9 +37,7 @@ handoff) is made a tool result again, no genuine user message (`_relayed_results
   sub-agent run (below a tool span, or delegated) is the last thing a run that arrived
   whole did, its last model call's text is the answer (`_sub_agent_answer`). A turn whose
   spans captured no answer and left no call pending takes the one the conversation's next
-  turn replays after this turn's request (`_replayed_answer`); so does one whose captured
-  answer is only the end of that replay (`_chunk_of`: a stream's last chunk recorded as
-  the whole).
+  turn replays after this turn's request (`_replayed_answer`).
 - **status**: `ok` with a final answer and no failed agent span; else `error` when a span
   of the turn failed (its error text is kept), or when the run's agent span arrived and
   the run ended on a model call none of whose requested tools ran (a step limit: every
@@ -398,9 +396,8 @@ def _turn(
     final, pending = _final_answer(d, agents if exclusive else [], ended, calls)
     own_agents = agents if exclusive else []  # a shared root may have failed in another turn
     request = _request(d, own_agents)
-    replayed = _replayed_answer(replay, d.request) if d.request is not None else None
-    if (final is None and not pending) or (final is not None and _chunk_of(final, replayed)):
-        final = replayed
+    if final is None and not pending and d.request is not None:
+        final = _replayed_answer(replay, d.request)
     last = len(d.steps) - 1
     ran = any(c.step == last and c.status != "no_result" for c in calls)
     status, error = _status(
@@ -592,18 +589,6 @@ def _replayed_answer(replay: Sequence[Message] | None, request: Message) -> str 
     said = [m.text for m in replay[users[-2] + 1 : users[-1]]
             if m.role == "assistant" and not m.tool_calls and m.text.strip()]  # fmt: skip
     return said[-1] if said else None
-
-
-def _chunk_of(recorded: str, replayed: str | None) -> bool:
-    """Whether a recorded answer is the end of the one the next turn replays: a stream's
-    last chunk, where an instrumentation keeps only that (OpenLLMetry's
-    opentelemetry-instrumentation-google-generativeai `_build_from_streaming_response`
-    takes Gemini's chunks as cumulative). The replay is the message the client kept whole
-    and sent back. (A recorded start of the replay is not taken for a chunk: an app that
-    appends to the message it replays makes the same shape.)"""
-    part = recorded.strip()
-    whole = (replayed or "").strip()
-    return bool(part) and len(whole) > len(part) and whole.endswith(part)
 
 
 def _returned_directly(d: _Draft, agents: list[Span], calls: tuple[Call, ...]) -> str | None:

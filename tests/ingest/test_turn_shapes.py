@@ -16,8 +16,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.ingest.test_stack_forms import turns_of
 from turnscore.ingest.turn import Turn
 
@@ -466,26 +464,6 @@ def test_turns_in_traces_of_their_own_chain_by_history(tmp_path: Path) -> None:
     assert (first.turn_index, second.turn_index) == (0, 1)
     assert calls_of(first) == [("get_weather", '{"city":"Paris"}', _c(PARIS_OUT), "ok", 0)]
     assert calls_of(second) == [("get_weather", '{"city":"Rome"}', _c(ROME_OUT), "ok", 0)]
-
-
-@pytest.mark.parametrize(("recorded", "replayed", "answer"), [
-    ("and cloudy in Paris.", A1, A1),  # the stream's last chunk
-    (A1, "It was sunny.", A1),  # a replay rewritten by the app: not the same message
-    ("It is 18 C", A1, "It is 18 C"),  # its start: as an app appending to its replays
-])  # fmt: skip
-def test_an_answer_recorded_as_the_end_of_its_replay_is_the_replay(
-    tmp_path: Path, recorded: str, replayed: str, answer: str
-) -> None:
-    """Some instrumentations record a streamed answer as its last chunk; the next turn of
-    the conversation replays the message the client kept whole."""
-
-    def record(r: Any) -> None:
-        with r.span("chat session", {"gen_ai.conversation.id": "s1"}):
-            chat(r, [user(Q1)], [said(recorded)])
-            chat(r, [user(Q1), said(replayed), user(Q2)], [said(A2)])
-
-    first, second = turns_of(record, tmp_path)
-    assert (first.final_answer, second.final_answer) == (answer, A2)
 
 
 # --- a run stopped before its answer ----------------------------------------------------
