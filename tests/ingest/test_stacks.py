@@ -686,7 +686,9 @@ NOT_YET: tuple[NotYet, ...] = (
            "but the tool's name and the time joins it to the call"),
     NotYet("google-genai-openllmetry-stream", ("multi_turn#0",), ("final_answer",),
            "the recorded output is the last chunk's text; the whole answer is in the next "
-           "turn's replayed history, which assembly does not prefer over the output"),
+           "turn's replayed history, which assembly does not prefer over the output: a replay "
+           "that ends with the recorded answer is as often an app or framework adding to it "
+           "(a speaker's name in front, a summary) as a stream cut to its last chunk"),
     NotYet("mistralai-openllmetry-stream", WITH_TOOLS, ("call.result",),
            "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
            "but with no call recorded and no tool_call_id nothing links them"),
