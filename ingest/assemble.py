@@ -75,8 +75,9 @@ from turnscore.ingest.grouping import (
     delegated_runs,
     group_conversations,
     key_of,
+    linked,
     newest_user,
-    run_of,
+    runs,
     segment_turns,
 )
 from turnscore.ingest.linking import (
@@ -220,25 +221,25 @@ def _relayed_results(spans: list[Span]) -> list[Span]:
     at the handoff. A user message is a relayed result when the run has not answered since
     the user message before it (no assistant text without a tool call between them) and its
     text is the result of a tool the same run executed: a tool span of the call's trace
-    (agent frameworks give one trace per run), or of a trace it continues by a span link
-    (`grouping.run_of`: AutoGen's runtime), that ended before the call started, or a tool
+    (agent frameworks give one trace per run), or of a trace span links join it to
+    (`grouping.runs`: AutoGen's runtime), that ended before the call started, or a tool
     result in the call's input after that user message. A user who repeats a tool's output
     as a new request does so after an answer, or in another run: a request still.
     """
     results: dict[str, list[tuple[int, str]]] | None = None
-    continues: dict[str, str] = {}
+    run_of: dict[str, str] = {}
     out = spans
     for i, call in enumerate(spans):
         if call.kind is not SpanKind.LLM or not _may_relay(call.input_messages):
             continue
         if results is None:
             results = defaultdict(list)
-            continues = {s.trace_id: s.continues for s in spans if s.continues}
+            run_of = runs(spans, linked(spans))
             for s in spans:
                 if s.tool_execution is not None and s.tool_execution.result:
-                    run = run_of(continues, s.trace_id)
+                    run = run_of.get(s.trace_id, s.trace_id)
                     results[run].append((s.end_unix_nano, _said(s.tool_execution.result)))
-        ran = {text for end, text in results.get(run_of(continues, call.trace_id), ())
+        ran = {text for end, text in results.get(run_of.get(call.trace_id, call.trace_id), ())
                if end <= call.start_unix_nano}
         messages = list(call.input_messages or ())
         since: int | None = None  # the user message the run has not answered yet

@@ -19,7 +19,8 @@ EVENT_NAME: Final = "event.name"
 # A resource attribute by the OTel SDK, which OpenLIT also stamps on its own model-call
 # spans as `openlit` (`common_span_attributes`), whoever made the tracer provider.
 TELEMETRY_SDK_NAME: Final = "telemetry.sdk.name"
-# OTel messaging conventions: a consumer's span links to the producer's (`decode._continues`).
+# OTel messaging conventions: a consumer's span links to the producer's; a broker's spans name
+# their system (`decode._continues`).
 MESSAGING_OPERATION: Final = "messaging.operation"
 MESSAGING_OPERATION_TYPE: Final = "messaging.operation.type"
 MESSAGING_SYSTEM: Final = "messaging.system"

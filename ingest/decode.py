@@ -464,21 +464,25 @@ def build_span(
 
 
 _MESSAGING_KINDS = frozenset({4, 5})  # OTLP SpanKind PRODUCER, CONSUMER
-_MESSAGING_KEYS = (A.MESSAGING_OPERATION, A.MESSAGING_OPERATION_TYPE, A.MESSAGING_SYSTEM)
+_MESSAGING_KEYS = (A.MESSAGING_OPERATION, A.MESSAGING_OPERATION_TYPE)
 
 
 def _continues(raw: RawSpan) -> str | None:
-    """The trace a root messaging span's links name, if they name one other trace.
+    """The trace a root span of an in-process agent runtime's message links to, if its
+    links name one other trace.
 
     Agent runtimes that pass messages between agents start a trace per message and join
     it to the sender's only by a span link, as the OTel messaging conventions have a
-    consumer's span link to the producer's: AutoGen core's `SingleThreadedAgentRuntime`
-    (`_telemetry/_tracing.py`: `publish`/`process` spans linked to the `create` span of
-    the sending agent's run), and Semantic Kernel's in-process runtime built on it. Only
-    messaging spans count: other links say less (OpenLIT links every LangGraph or CrewAI
-    run to the span that created the agent, which every run of that agent shares), and a
-    batch that links many traces continues none of them."""
-    if raw.parent_span_id or not raw.links:
+    consumer's span link to the producer's: AutoGen core's runtimes (autogen-core
+    `_telemetry/_tracing.py`, `TraceHelper.trace_block`: `publish` / `process` spans, kind
+    PRODUCER or CONSUMER, `messaging.operation`, linked to the `create` span of the sending
+    agent's run), and Semantic Kernel's in-process runtime built on it. Such a runtime
+    names no `messaging.system`, which the conventions require of a broker's spans: a
+    consumer of Kafka, SQS or Celery starts a job of its own, not the next step of the
+    producer's turn. Other links say less (OpenLIT links every LangGraph or CrewAI run to
+    the span that created the agent, which every run of that agent shares), and a batch
+    that links many traces continues none of them."""
+    if raw.parent_span_id or not raw.links or A.MESSAGING_SYSTEM in raw.attributes:
         return None
     if raw.kind not in _MESSAGING_KINDS and not any(k in raw.attributes for k in _MESSAGING_KEYS):
         return None

@@ -31,9 +31,10 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
    the tool calls it replays), in traces that name no conversation; so does a replayed
    request for tools sharing one call with an earlier output that asked for tools (`links`:
    requests recorded wrong, a streamed output's last chunk or its merged parallel calls).
-   A trace that **continues** another by a span link (`Span.continues`: an agent
-   runtime's message from one agent's run to the next, OTel messaging) joins its group,
-   and is part of the same run (rule 4).
+   A trace that names no conversation and **continues** another by a span link
+   (`Span.continues`: an in-process agent runtime's message from one agent's run to the
+   next, OTel messaging) joins that trace's group instead of chaining by history, and the
+   traces such links join are one run (rule 4).
 4. **Turns**: the conversation's main-line model calls, in start order, split where the
    newest genuine user message changes (its text, or a larger count of genuine user
    messages: a repeated identical request in replayed history is still a new turn), and
@@ -135,8 +136,9 @@ class Forest:
         self.by_key: dict[SpanKey, Span] = {key_of(s): s for s in self.spans}
         self.agent_traces = {s.trace_id for s in self.spans if s.kind is SpanKind.AGENT}
         """Traces of agent runs (one run per trace in agent frameworks)."""
-        self.continues = {s.trace_id: s.continues for s in self.spans if s.continues}
-        """Trace -> the trace it continues by a span link (`Span.continues`)."""
+        self.continues = linked(self.spans)
+        """Trace -> the trace it continues by a span link (rule 3)."""
+        self._runs = runs(self.spans, self.continues)
         self._ancestors: dict[SpanKey, tuple[Span, ...]] = {}
         self.under_tool: set[SpanKey] = set()
         """Spans with a TOOL span above them, frames not counted (rule 2)."""
@@ -185,7 +187,8 @@ class Forest:
                 self.frames.add(k)
 
     def run(self, trace_id: str) -> str:
-        return run_of(self.continues, trace_id)
+        """The run `trace_id` is part of (`runs`)."""
+        return self._runs.get(trace_id, trace_id)
 
     def parent(self, span: Span) -> Span | None:
         if span.parent_span_id is None:
@@ -216,15 +219,42 @@ class Forest:
         return span.kind is SpanKind.LLM and key_of(span) not in self._has_llm_below
 
 
-def run_of(continues: Mapping[str, str], trace_id: str) -> str:
-    """The trace that began the run `trace_id` is part of: itself, unless it continues
-    another by a span link (rule 3; `continues`: trace -> the trace it continues), through
-    any others it continues."""
-    seen = {trace_id}
-    while (up := continues.get(trace_id)) is not None and up not in seen:
-        seen.add(up)
-        trace_id = up
-    return trace_id
+def linked(spans: Iterable[Span]) -> dict[str, str]:
+    """Trace -> the trace it continues by a span link (`Span.continues`), for the traces
+    that name no conversation of their own: only those are grouped by it (rule 3)."""
+    spans = list(spans)
+    with_id = {s.trace_id for s in spans if s.conversation_id}
+    return {s.trace_id: s.continues for s in spans if s.continues and s.trace_id not in with_id}
+
+
+def runs(spans: Sequence[Span], continues: Mapping[str, str]) -> dict[str, str]:
+    """Each trace a span link joins to another (`continues`, from `linked`) -> its run, named
+    after the first of the traces the links join, directly or through others, in `spans`'
+    order (one name for a malformed cycle too). A union-find: a long chain costs its length
+    once, not once per trace."""
+    if not continues:
+        return {}
+    order: dict[str, int] = {}
+    for s in spans:
+        order.setdefault(s.trace_id, len(order))
+    parent: dict[str, str] = {}
+
+    def find(t: str) -> str:
+        parent.setdefault(t, t)
+        while parent[t] != t:
+            parent[t] = parent[parent[t]]
+            t = parent[t]
+        return t
+
+    def rank(t: str) -> tuple[int, str]:
+        return (order.get(t, len(order)), t)  # a trace not in the batch after those that are
+
+    for trace, sender in continues.items():
+        a, b = find(trace), find(sender)
+        if a != b:
+            first, last = sorted((a, b), key=rank)
+            parent[last] = first
+    return {t: find(t) for t in list(parent)}
 
 
 def delegated_runs(forest: Forest, calls: Sequence[Span]) -> set[SpanKey]:
@@ -289,7 +319,9 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
         if cid := s.conversation_id or next(up, None):
             own[s.trace_id] = "c:" + cid
     joins = {t: {own.setdefault(t, "t:" + t)} for t in traces}
-    for trace, sender in forest.continues.items():  # only "t:" groups chain, as by history
+    # A trace joins one group at most, so that a group holds one conversation id at most: by
+    # its link, else by history (below).
+    for trace, sender in forest.continues.items():
         if own[trace].startswith("t:"):
             joins[trace].add(own.get(sender, "t:" + sender))
     first_calls: dict[str, Span] = {}
@@ -298,6 +330,8 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
     history: _HistoryIndex | None = None  # built on first need: most traces carry an id
     for trace, call in first_calls.items():
         if own[trace].startswith("c:") or call.input_messages is None:
+            continue
+        if trace in forest.continues:
             continue
         history = history or _HistoryIndex(calls, forest)
         prev = history.predecessor(call)

@@ -94,7 +94,10 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 MAX_LINK_ROUNDS = 64
-"""Bound on following conversation/history links through stored traces per group."""
+"""Bound on following conversation/history links through stored traces per group (each
+round also looks up the conversations the traces found were stored in, so a chain of
+traces each joined only to the one before it takes a few rounds, not one per trace);
+reaching it is logged."""
 WORKERS_ENV = "TURNSCORE_INGEST_WORKERS"
 """Processes in all (this one included) for an ingest; 1: this one alone."""
 MAX_DEFAULT_WORKERS = 4
@@ -435,8 +438,11 @@ def _solve_linked(
     case = run.settings.case_id_attribute
     decoded, errors = decode_spans(trace_order(part.spans), part.logs, case_id_attribute=case)
     frontier = decoded
+    named: set[str] = set()  # the conversations the traces found last were stored in
     for _ in range(MAX_LINK_ROUNDS):
-        found = run.store.linked_traces(join_keys(frontier)) - rebuilt
+        keys = join_keys(frontier)
+        found = run.store.linked_traces(
+            replace(keys, conversations=keys.conversations | named)) - rebuilt
         if not found:
             break
         extra = run.store.read(found)
@@ -445,6 +451,10 @@ def _solve_linked(
         decoded.extend(frontier)
         errors.extend(more)
         rebuilt |= found
+        named = extra.conversations
+    else:
+        logger.warning("stopped following stored traces of one conversation after %d rounds; "
+                       "it may be rebuilt in part", MAX_LINK_ROUNDS)
     return assemble(decoded, errors, ingest_id=run.ingest_id), rebuilt
 
 

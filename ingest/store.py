@@ -313,6 +313,9 @@ _NO_LINKS = SpanLinks()
 class StoredRecords:
     spans: list[RawSpan] = field(default_factory=list)
     logs: list[RawLog] = field(default_factory=list)
+    conversations: set[str] = field(default_factory=set)
+    """The conversation keys the records were stored with (`SpanLinks.conversation_id`):
+    what finds the rest of their conversations in one lookup."""
 
     def keys(self) -> set[RecordKey]:
         records: list[RawSpan | RawLog] = [*self.spans, *self.logs]
@@ -527,6 +530,8 @@ def read_part(
     any filesystem: the Ray engine reads object storage), added to `into` if given."""
     out = into if into is not None else StoredRecords()
     for row in _read_matching(source, _strings(set(trace_ids))).to_pylist():
+        if (conversation := row.get("conversation_id")) is not None:
+            out.conversations.add(conversation)
         if row["record_type"] == "span":
             out.spans.append(_span_from_row(row))
         else:
@@ -546,7 +551,7 @@ def _read_matching(path: Path | pa.NativeFile, trace_ids: pa.Array) -> pa.Table:
             groups.append(i)
         offset += rows
     present = set(pf.schema_arrow.names)  # a file written before a column existed lacks it
-    columns = [name for name in _RECORD_COLUMNS if name in present]
+    columns = [name for name in (*_RECORD_COLUMNS, "conversation_id") if name in present]
     table = pf.read_row_groups(groups, columns=columns)
     return table.filter(pc.is_in(table["trace_id"], value_set=trace_ids))
 

@@ -171,3 +171,91 @@ def test_a_message_linked_to_several_runs_continues_none(tmp_path: Path) -> None
     turns = turns_of(record, tmp_path)
     assert [t.request for t in turns] == [Q1, Q2, "Summarize the queue."]
     assert len({t.conversation_id for t in turns}) == 3
+
+
+def test_a_brokers_consumer_starts_a_job_of_its_own(tmp_path: Path) -> None:
+    """A Kafka consumer's span names its `messaging.system`: the job it runs (its model call's
+    content not captured here) is no step of the producer's turn."""
+
+    def record(r: Any) -> None:
+        with message(r, "chat", []), agent(r, "chat"):
+            chat(r, [user(Q1)], [said("Queued.")])
+            with r.span("publish reports", {"messaging.system": "kafka"},
+                        kind=SpanKind.PRODUCER) as job:  # fmt: skip
+                pass
+        with message(r, "reports process", [job.get_span_context()],
+                     **{"messaging.system": "kafka", "messaging.operation": "process"}), \
+                agent(r, "report-writer"):  # fmt: skip
+            blind_chat(r)
+
+    first, second = turns_of(record, tmp_path)
+    assert (first.request, first.final_answer, first.llm_calls) == (Q1, "Queued.", 1)
+    assert (second.request, second.agent_name) == ("", "report-writer")
+    assert first.conversation_id != second.conversation_id
+
+
+def test_a_trace_joins_one_conversation_at_most(tmp_path: Path) -> None:
+    """A trace with no id of its own that a link joins to conversation `x`, and whose input
+    continues a call of conversation `y`, joins `x` alone: two named conversations never
+    become one."""
+
+    def record(r: Any) -> None:
+        with r.span("chat", {"gen_ai.conversation.id": "y"}), agent(r, "a"):
+            chat(r, [user("hi")], [said("Hello!")])
+        with message(r, "process a", [], **{"messaging.operation": "process",
+                                           "gen_ai.conversation.id": "x"}), agent(r, "a"):
+            chat(r, [user(Q1)], [asks(HANDOFF)])
+            created = sent(r, "b")
+        with message(r, "process b", [created], **{"messaging.operation": "process"}), \
+                agent(r, "b"):  # fmt: skip
+            chat(r, [user("hi"), said("Hello!"), user(Q2)], [said("Sunny.")])
+
+    turns = turns_of(record, tmp_path)
+    assert [(t.request, t.conversation_id) for t in turns] == [
+        ("hi", "y"), (Q1, "x"), (Q2, "x")]
+
+
+def test_a_linked_trace_naming_its_own_conversation_is_its_own_run(tmp_path: Path) -> None:
+    """Only traces that name no conversation are joined by their links (as grouped): a
+    user's reply in a session of its own is a request, even if a tool of the linked run
+    returned the same text."""
+
+    def record(r: Any) -> None:
+        with message(r, "process a", [], **{"messaging.operation": "process"}), agent(r, "a"):
+            chat(r, [user("Can you approve the refund?")], [asks(("h1", "approve", {}))])
+            with tool(r, "approve", "h1", {}, "yes"):
+                pass
+            created = sent(r, "b")
+        with message(r, "process b", [created], **{"messaging.operation": "process",
+                                                   "session.id": "s2"}), agent(r, "b"):
+            chat(r, [user("Shall I ship it today?"), user("yes")], [said("Shipping.")])
+
+    turns = turns_of(record, tmp_path)
+    assert [t.request for t in turns] == ["Can you approve the refund?", "yes"]
+
+
+def test_a_long_chain_arriving_late_is_found_in_a_few_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each round of following stored traces also looks up the conversations the traces it
+    found were stored in: a chain joined link by link is found whole in a few rounds."""
+    import turnscore.ingest.pipeline as pipeline
+
+    def record(r: Any) -> None:
+        sender: list[SpanContext] = []
+        for i in range(8):
+            with message(r, f"process a{i}", sender, **{"messaging.operation": "process"}), \
+                    agent(r, f"a{i}"):  # fmt: skip
+                blind_chat(r) if i else chat(r, [user(Q1)], [asks(HANDOFF)])
+                sender = [sent(r, f"a{i + 1}")]
+
+    r = Recorder("runtime")
+    record(r)
+    (tmp_path / "export").mkdir()
+    (tmp_path / "cut").mkdir()
+    files = per_trace(r.write(tmp_path / "export", "chain"), tmp_path / "cut")
+    monkeypatch.setattr(pipeline, "MAX_LINK_ROUNDS", 3)
+    ingest_paths(files[:-1], tmp_path / "store")
+    ingest_paths(files[-1:], tmp_path / "store")
+    [turn] = TurnStore(tmp_path / "store", "read").read_all()
+    assert (turn.request, turn.llm_calls) == (Q1, 8)
