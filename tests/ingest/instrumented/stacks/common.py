@@ -98,6 +98,22 @@ def team(stack: str, scenario: str) -> Team:
     return Team(tuple(t.request for t in turns), f"sess-{stack}-{scenario}")
 
 
+def openai_or_langgraph(base_url: str, stack: str, scenario: str) -> None:
+    """The scenario as an SDK that instruments both sees it: LangGraph's prebuilt agent for a
+    `-langgraph` stack, else a raw OpenAI client's tool loop (streamed for `-stream`)."""
+    if "-langgraph" in stack:
+        from tests.ingest.instrumented.stacks.langgraph_agent import converse as agent
+
+        agent(base_url, stack, scenario)
+        return
+    import openai
+
+    from tests.ingest.instrumented.driver import converse
+
+    client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
+    converse(client, scenario, stack.endswith("-stream"))
+
+
 def main(argv: list[str], env: dict[str, str], run: Callable[[str, str, str, Path], None]) -> int:
     """Set the stack's environment before anything reads it, then run the scenario."""
     stack, scenario, base_url, out = argv

@@ -21,7 +21,7 @@ from pathlib import Path
 from opentelemetry import trace
 
 from tests.ingest.instrumented.export import FileSpanExporter
-from tests.ingest.instrumented.stacks.common import main
+from tests.ingest.instrumented.stacks.common import main, openai_or_langgraph
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
@@ -32,17 +32,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             service_name=f"stack-{stack}")  # fmt: skip
     provider = trace.get_tracer_provider()
     try:
-        if "-langgraph" in stack:
-            from tests.ingest.instrumented.stacks.langgraph_agent import converse as agent
-
-            agent(base_url, stack, scenario)
-        else:
-            import openai
-
-            from tests.ingest.instrumented.driver import converse
-
-            client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
-            converse(client, scenario, stack.endswith("-stream"))
+        openai_or_langgraph(base_url, stack, scenario)
     finally:
         provider.shutdown()  # type: ignore[attr-defined]
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.ingest.instrumented.stacks.common import main
+from tests.ingest.instrumented.stacks.common import main, openai_or_langgraph
 from tests.ingest.instrumented.stacks.otlp_receiver import receiver
 
 
@@ -25,17 +25,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         Laminar.initialize(project_api_key="test-key", base_url="http://127.0.0.1",
                            http_port=port, force_http=True)  # fmt: skip
         try:
-            if "-langgraph" in stack:
-                from tests.ingest.instrumented.stacks.langgraph_agent import converse as agent
-
-                agent(base_url, stack, scenario)
-            else:
-                import openai
-
-                from tests.ingest.instrumented.driver import converse
-
-                client = openai.OpenAI(base_url=base_url, api_key="test-key", max_retries=0)
-                converse(client, scenario, stack.endswith("-stream"))
+            openai_or_langgraph(base_url, stack, scenario)
         finally:
             Laminar.shutdown()
 
