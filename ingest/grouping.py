@@ -219,10 +219,9 @@ class Forest:
         return span.kind is SpanKind.LLM and key_of(span) not in self._has_llm_below
 
 
-def linked(spans: Iterable[Span]) -> dict[str, str]:
+def linked(spans: Sequence[Span]) -> dict[str, str]:
     """Trace -> the trace it continues by a span link (`Span.continues`), for the traces
     that name no conversation of their own: only those are grouped by it (rule 3)."""
-    spans = list(spans)
     with_id = {s.trace_id for s in spans if s.conversation_id}
     return {s.trace_id: s.continues for s in spans if s.continues and s.trace_id not in with_id}
 

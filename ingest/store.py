@@ -479,8 +479,11 @@ _CONVERSATION, _HISTORY, _PREFIX, _RESPONSE = "conversation", "history", "prefix
 _INDEX_COLUMNS = ("trace_id", "conversation_id", "history_key", "prefix_keys", "response_id")
 _LINK_COLUMNS = frozenset(_INDEX_COLUMNS) - {"trace_id"}
 _RECORD_COLUMNS = [name for name in _SPAN_COLUMNS if name not in _LINK_COLUMNS]
-"""What a stored record is read back from: not its links, which only the index reads
+"""What a stored record is read back from: not its keys, which only the index reads
 (and which files written before a key existed lack)."""
+_READ_COLUMNS = (*_RECORD_COLUMNS, "conversation_id")
+"""What `read_part` reads: the records, and the conversation each was stored in
+(`StoredRecords.conversations`)."""
 
 
 def read_key_columns(source: Path | pa.NativeFile) -> pa.Table:
@@ -551,7 +554,7 @@ def _read_matching(path: Path | pa.NativeFile, trace_ids: pa.Array) -> pa.Table:
             groups.append(i)
         offset += rows
     present = set(pf.schema_arrow.names)  # a file written before a column existed lacks it
-    columns = [name for name in (*_RECORD_COLUMNS, "conversation_id") if name in present]
+    columns = [name for name in _READ_COLUMNS if name in present]
     table = pf.read_row_groups(groups, columns=columns)
     return table.filter(pc.is_in(table["trace_id"], value_set=trace_ids))
 

@@ -15,21 +15,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.ingest.instrumented.scenarios import (
-    ALL_SCENARIOS,
-    MODEL,
-    SPECIALIST_AGENT,
-    SPECIALIST_PROMPT,
-    SPECIALIST_TOOLS,
-    TRIAGE_AGENT,
-    TRIAGE_PROMPT,
-)
-from tests.ingest.instrumented.stacks.common import main, providers
+from tests.ingest.instrumented.scenarios import MODEL
+from tests.ingest.instrumented.stacks.common import main, providers, team
 from tests.ingest.instrumented.stacks.crewai_agent import _ENV
-from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
-def converse(base_url: str, scenario: str) -> None:
+def converse(base_url: str, stack: str, scenario: str) -> None:
     from crewai import LLM, Agent, Crew, Process, Task
     from crewai.tools import tool
 
@@ -37,20 +28,22 @@ def converse(base_url: str, scenario: str) -> None:
         return LLM(model=f"openai/{MODEL}", base_url=base_url, api_key="test-key",
                    max_retries=0)  # fmt: skip
 
+    agents = team(stack, scenario)
     specialist = Agent(
-        role=SPECIALIST_AGENT, goal="Answer weather questions.", backstory=SPECIALIST_PROMPT,
-        tools=[tool(fn) for fn in FUNCTIONS if fn.__name__ in SPECIALIST_TOOLS], llm=llm(),
-        max_iter=4, verbose=False, allow_delegation=False,
+        role=agents.specialist, goal="Answer weather questions.",
+        backstory=agents.specialist_prompt, tools=[tool(fn) for fn in agents.specialist_tools],
+        llm=llm(), max_iter=4, verbose=False, allow_delegation=False,
     )  # fmt: skip
     manager = Agent(
-        role=TRIAGE_AGENT, goal="Get the user's request answered by the right coworker.",
-        backstory=TRIAGE_PROMPT, llm=llm(), max_iter=4, verbose=False, allow_delegation=True,
+        role=agents.triage, goal="Get the user's request answered by the right coworker.",
+        backstory=agents.triage_prompt, llm=llm(), max_iter=4, verbose=False,
+        allow_delegation=True,
     )  # fmt: skip
     task = Task(description="{request}", expected_output="The answer to the request.")
     crew = Crew(agents=[specialist], tasks=[task], process=Process.hierarchical,
                 manager_agent=manager, verbose=False)  # fmt: skip
-    for turn in ALL_SCENARIOS[scenario].turns:
-        crew.kickoff(inputs={"request": turn.request})
+    for request in agents.requests:
+        crew.kickoff(inputs={"request": request})
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
@@ -61,7 +54,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
             LLMetryCrewAI().instrument(tracer_provider=tracer_provider)
             LLMetryOpenAI().instrument(tracer_provider=tracer_provider)
-            converse(base_url, scenario)
+            converse(base_url, stack, scenario)
             return
         from openinference.instrumentation import using_session
         from openinference.instrumentation.crewai import CrewAIInstrumentor
@@ -69,8 +62,8 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
         CrewAIInstrumentor().instrument(tracer_provider=tracer_provider)
         OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
-        with using_session(f"sess-{stack}-{scenario}"):
-            converse(base_url, scenario)
+        with using_session(team(stack, scenario).session):
+            converse(base_url, stack, scenario)
 
 
 ENV = {**_ENV, "TRACELOOP_TRACE_CONTENT": "true", "TRACELOOP_METRICS_ENABLED": "false"}
