@@ -59,7 +59,15 @@ Rules, in order:
    instrumentation's span of the call, which is not under it (`conventions.agentops`).
    The record keeps its identity, its place in the run (the other span's parent is
    wherever the context was, the session's span), and takes the other's missing fields;
-   the other is demoted as above.
+   the other is demoted as above. Last, **a report apart**: a model call alone in a trace
+   of its own that names no conversation (`links.lone_traces`: a client instrumentation's
+   span started outside the framework's context, as OpenInference's OpenAI span under its
+   LangChain tracer) reports the call of another trace that it started within and that
+   says the same (input and output alike once normalized), when no response id tells them
+   apart. The other call keeps its identity (its place in the run) and takes the report's
+   missing fields; the report is demoted, and its trace gives no turn. Where several
+   calls fit, the innermost (latest started) takes it; a call takes one report. The
+   store finds either side from the other (`links.apart_keys`).
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
@@ -73,6 +81,7 @@ Rules, in order:
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -80,7 +89,7 @@ import orjson
 from msgspec.structs import replace
 
 from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_text
-from turnscore.ingest.links import normalize
+from turnscore.ingest.links import history_key, lone_traces, normalize
 from turnscore.ingest.model import Message, Span, SpanKind
 
 __all__ = ["FINAL_ANSWER_TOOLS", "carries_call", "final_answer_of", "logical_spans"]
@@ -162,6 +171,9 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
     for record, call in _records(out, leaves):
         out[record] = _fill(out[record], out[call])
         out[call] = _hollow(out[call])
+    for call, report in _apart(out, leaves, lone_traces(spans)):
+        out[call] = _fill(out[call], out[report])
+        out[report] = _hollow(out[report])
     return out
 
 
@@ -207,6 +219,34 @@ def _records(spans: list[Span], leaves: list[int]) -> list[tuple[int, int]]:
         if len(within) == 1:
             groups.append((r, within[0]))
     return groups
+
+
+def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[int, int]]:
+    """Rule 3's reports apart: (a model call, its report alone in a trace of its own)."""
+    leaves = [i for i in leaves if spans[i].kind is SpanKind.LLM]  # not merged already
+    reports = sorted((spans[i].start_unix_nano, i) for i in leaves if spans[i].trace_id in lone)
+    if not reports or len(reports) == len(leaves):
+        return []  # the usual cases (no lone trace, or a raw client's), left at once
+    fits: dict[int, list[int]] = defaultdict(list)
+    for c in leaves:
+        call = spans[c]
+        if call.trace_id in lone:
+            continue
+        first = bisect_left(reports, (call.start_unix_nano, -1))
+        last = bisect_right(reports, (call.end_unix_nano, len(spans)))
+        said = history_key(call) if first < last else None
+        for _, r in reports[first:last]:
+            ids = {call.response_id, spans[r].response_id} - {None}
+            if said is not None and len(ids) < 2 and history_key(spans[r]) == said:
+                fits[r].append(c)
+    pairs, taken = [], set()
+    for r in sorted(fits, key=lambda r: spans[r].start_unix_nano):
+        free = [c for c in fits[r] if c not in taken]
+        if free:
+            c = max(free, key=lambda c: (spans[c].start_unix_nano, spans[c].span_id))
+            taken.add(c)
+            pairs.append((c, r))
+    return pairs
 
 
 def _not_a_call(span: Span) -> bool:

@@ -26,7 +26,13 @@ Grouping matches the one against the other; so do partitions and the store.
   (`stored_call_gap`) and each side looked up as the other's, so neither meets its own
   kind (inputs replaying one request are not joined for that);
 - the response ids of their model calls (two instrumentations of one call in separate
-  traces).
+  traces);
+- **reports apart**: a model call and another instrumentation's report of it alone in a
+  trace of its own (`lone_traces`), which says the same (`history_key`) and started within
+  it (`apart_keys`: the hour it started in, and for the call each hour it spans). Both are
+  stored among `prefix_keys` and looked up as histories, each side marked so that it finds
+  the other's kind only; the hour keeps a call repeated word for word (nightly evaluations)
+  from finding every earlier night's.
 - the traces they continue by a span link (`Span.continues`), among the conversations
   (which name every trace) and found in the store by trace id.
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
@@ -106,10 +112,10 @@ from turnscore.ingest.decode import collector_paused
 from turnscore.ingest.model import Message, PartType, Span, SpanKind
 
 __all__ = [
-    "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "call_gap_keys", "call_ids",
-    "components", "gap_history_key",
-    "gap_keys", "gaps", "history_key", "join_keys", "normalize", "prefix_keys", "span_links",
-    "stored_call_gap", "trace_keys",
+    "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "apart_keys", "call_gap_keys",
+    "call_ids", "components", "gap_history_key", "gap_keys", "gaps", "history_key",
+    "join_keys", "lone_traces", "normalize", "prefix_keys", "span_links", "stored_call_gap",
+    "trace_keys",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -128,7 +134,7 @@ class SpanLinks:
     prefix_keys: tuple[str, ...] = ()
     """First model call of a conversation-less trace: hashes of every prefix of its input,
     then its `gap_keys`; any model call of such a trace: its `gap_history_key` and
-    `call_gap_keys`, last."""
+    `call_gap_keys`; any model call: its stored `apart_keys`, last."""
     response_id: str | None = None
     """Model call: its response id, which another instrumentation's report of the same
     call, in another trace, shares."""
@@ -143,11 +149,11 @@ class JoinKeys:
     """Conversation ids the spans name, and their trace ids."""
     prefixes: AbstractSet[str] = frozenset()
     """Backward: every prefix of every model input of the conversation-less traces, their
-    `gap_keys` and their replayed requests' keys."""
+    `gap_keys` and their replayed requests' keys; the stored `apart_keys`."""
     histories: AbstractSet[str] = frozenset()
     """Forward: input + output of each model call; `gap_history_key`, `gap_keys`,
     `call_gap_keys` and the marked replayed requests' keys of the calls of
-    conversation-less traces (the module doc says why)."""
+    conversation-less traces (the module doc says why); the looked-up `apart_keys`."""
     responses: AbstractSet[str] = frozenset()
     """Response ids of the model calls."""
     continues: AbstractSet[str] = frozenset()
@@ -183,18 +189,25 @@ def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
     gapped = {key for _, keys, _ in walked for key in keys}
     replayed = {key for _, _, keys in walked for key in keys}
     continues = frozenset(s.continues for s in decoded if s.continues)
+    said = [(s, history_key(s)) for s in calls]
+    lone = lone_traces(decoded)
+    apart = [apart_keys(s, key, s.trace_id in lone) for s, key in said]
     return JoinKeys(
         conversations=frozenset(
             {s.conversation_id for s in decoded if s.conversation_id}
             | {s.trace_id for s in decoded}
             | continues
         ),
-        prefixes=frozenset(key for keys, _, _ in walked for key in keys) | gapped | replayed,
-        histories=frozenset(k for s in calls if (k := history_key(s)) is not None)
+        prefixes=frozenset(key for keys, _, _ in walked for key in keys)
+        | gapped
+        | replayed
+        | {k for stored, _ in apart for k in stored},
+        histories=frozenset(k for _, k in said if k is not None)
         | {k for s in free if (k := gap_history_key(s)) is not None}
         | {k for s in free for k in call_gap_keys(s)}
         | gapped
-        | {stored_call_gap(k) for k in replayed},
+        | {stored_call_gap(k) for k in replayed}
+        | {k for _, wanted in apart for k in wanted},
         responses=frozenset(s.response_id for s in calls if s.response_id),
         continues=continues,
     )
@@ -259,6 +272,7 @@ def span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Span
 def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[SpanKey, SpanLinks]:
     firsts = _first_calls(decoded)
     with_id = {s.trace_id for s in decoded if s.conversation_id}
+    lone = lone_traces(decoded)
     out: dict[SpanKey, SpanLinks] = {}
     for s in decoded:
         # A root that continues another trace names it, so that trace, arriving later,
@@ -272,9 +286,12 @@ def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Spa
             if (gap := gap_history_key(s)) is not None:
                 keys = (*keys, gap)
             keys = (*keys, *(stored_call_gap(k) for k in call_gap_keys(s)))
+        said = history_key(s) if call else None
+        if call:
+            keys = (*keys, *apart_keys(s, said, s.trace_id in lone)[0])
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
-            history_key=history_key(s) if call else None,
+            history_key=said,
             prefix_keys=keys,
             response_id=s.response_id if call else None,
         )
@@ -298,6 +315,48 @@ def _first_calls(decoded: Iterable[Span]) -> dict[str, Span]:
         if seen is None or (s.start_unix_nano, s.span_id) < (seen.start_unix_nano, seen.span_id):
             first[s.trace_id] = s
     return first
+
+
+# --- reports apart ---------------------------------------------------------------------
+
+
+def lone_traces(spans: Iterable[Span]) -> set[str]:
+    """Traces that are a model call reported alone: every span claims to be a model call
+    and none names a conversation. A client instrumentation's span is one when it started
+    outside the framework's context (OpenInference's LangChain tracer never makes its spans
+    current, so the OpenAI instrumentation's span of a call is a root of its own); so is
+    every trace of a raw client, which is why the other side of a report apart is a call
+    that is not one (`apart_keys`)."""
+    seen: set[str] = set()
+    mixed: set[str] = set()
+    for s in spans:
+        seen.add(s.trace_id)
+        if s.kind is not SpanKind.LLM or s.conversation_id:
+            mixed.add(s.trace_id)
+    return seen - mixed
+
+
+APART_WINDOW_NS = 3_600 * 10**9
+"""The span of time a report apart's key names: an hour, longer than a model call."""
+
+
+def apart_keys(
+    call: Span, said: str | None, lone: bool
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(stored, looked up): the keys that join a model call of a lone trace (`lone`) to
+    the call of another trace it reports, by what both say (`said`: the call's
+    `history_key`) and the hour:
+    the lone report's start, and each hour the other call spans (the report started
+    within it, so in one of those). Each side is marked apart and looks up the other's
+    mark only: two raw-client calls alike meet nothing by it."""
+    if said is None:
+        return (), ()
+    start = call.start_unix_nano // APART_WINDOW_NS
+    if lone:
+        return (f"~a{start}:{said}",), (f"~r{start}:{said}",)
+    end = min(call.end_unix_nano // APART_WINDOW_NS, start + 2)
+    hours = range(start, max(start, end) + 1)
+    return tuple(f"~r{h}:{said}" for h in hours), tuple(f"~a{h}:{said}" for h in hours)
 
 
 # --- history ---------------------------------------------------------------------------

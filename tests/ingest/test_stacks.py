@@ -752,13 +752,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "concatenated, as its content: no names, no ids; the ids and results are in the "
            "next prompt's tool messages, and its assistant entry is [{\"id\": \"\", \"type\": "
            "\"\"}]: no call is made from arguments alone and a bare result"),
-    NotYet("phoenix-langgraph-stream", ("*",), ("turns",),
-           "calls: OpenInference's OpenAI span of each call (ChatCompletion) is the root of a "
-           "trace of its own (the LangChain tracer never makes its LLM span current) with no "
-           "session; a streamed LangChain message keeps no response id, so rule 3 merges the "
-           "two reports neither by id nor as siblings: every turn is doubled (a merge by "
-           "alike messages and time holding the stray would need a links key to survive "
-           "traces arriving in separate batches)"),
 )  # fmt: skip
 
 
@@ -2326,8 +2319,6 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
                "workflow spans' entity output, root spans of their own traces", True)
        for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
-    "phoenix-langgraph-stream": ("the OpenAI spans' own traces make a second turn per request "
-                                 "(NOT_YET: calls), which names no agent", True),
     **{stack: ("a DSPy module has no name: its spans name its class (ReAct.forward)", False)
        for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")},
     "camel-openinference": ("no instrumentation covers CAMEL: the export is its model calls "

@@ -1,0 +1,210 @@
+"""A model call and another instrumentation's report of it alone in a trace of its own
+(`calls` rule 3, a report apart; `links.apart_keys`): OpenInference's LangChain tracer never
+makes its spans current, so the OpenAI instrumentation's span of each call it makes is the
+root of a trace of its own. Real OTel SDK exports, explicit times."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import trace
+
+from tests.fixtures.conventions.build import Recorder
+from tests.ingest.test_stack_cuts import per_trace
+from tests.ingest.test_turn_shapes import A1, PARIS, PARIS_OUT, Q1, answers, asks, said, user
+from turnscore.ingest.pipeline import ingest_paths
+from turnscore.ingest.store import TurnStore
+from turnscore.ingest.turn import Turn
+
+MS = 10**6
+HOUR = 3_600 * 10**9
+NIGHT = 1_780_000_000 * 10**9  # a fixed instant, so every run is timed alike
+WEATHER = ("c1", "get_weather", PARIS)
+FIRST = ([user(Q1)], [asks(WEATHER)])
+SECOND = ([user(Q1), asks(WEATHER), answers(("c1", PARIS_OUT))], [said(A1)])
+
+
+def _messages(prefix: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """OpenInference's flattened messages (text and tool calls)."""
+    out: dict[str, Any] = {}
+    for i, m in enumerate(messages):
+        at = f"{prefix}.{i}.message"
+        out[f"{at}.role"] = m["role"]
+        for part in m["parts"]:
+            if part["type"] == "text":
+                out[f"{at}.content"] = part["content"]
+            elif part["type"] == "tool_call":
+                out[f"{at}.tool_calls.0.tool_call.id"] = part["id"]
+                out[f"{at}.tool_calls.0.tool_call.function.name"] = part["name"]
+                out[f"{at}.tool_calls.0.tool_call.function.arguments"] = json.dumps(
+                    part["arguments"])
+            else:
+                out[f"{at}.tool_call_id"] = part["id"]
+                out[f"{at}.content"] = json.dumps(part["response"])
+    return out
+
+
+def _llm(inp: list[dict[str, Any]], out: list[dict[str, Any]], **attrs: Any) -> dict[str, Any]:
+    return {"openinference.span.kind": "LLM", "llm.system": "openai", "llm.model_name": "gpt-4o",
+            **_messages("llm.input_messages", inp), **_messages("llm.output_messages", out),
+            **attrs}
+
+
+class Run:
+    """An agent run as OpenInference's LangChain tracer records it, with the OpenAI
+    instrumentation's report of each model call in a trace of its own."""
+
+    def __init__(self, r: Recorder, start: int, session: str = "s1") -> None:
+        self.r, self.now, self.session = r, start, session
+
+    def _span(self, name: str, attrs: dict[str, Any], start: int, end: int,
+              parent: Any = None) -> Any:
+        ctx = trace.set_span_in_context(parent or trace.INVALID_SPAN)
+        span = self.r.tracer.start_span(name, context=ctx, attributes=attrs, start_time=start)
+        span.end(end_time=end)
+        return span
+
+    @contextmanager
+    def agent(self) -> Iterator[Any]:
+        start = self.now
+        root = self.r.tracer.start_span(
+            "research_assistant", context=trace.set_span_in_context(trace.INVALID_SPAN),
+            attributes={"openinference.span.kind": "AGENT", "session.id": self.session},
+            start_time=start)
+        yield root
+        root.end(end_time=self.now + MS)
+
+    def call(self, root: Any, said: tuple[list[Any], list[Any]], report: bool = True,
+             at: int | None = None) -> None:
+        """The framework's span of a call (no usage, no response id: a streamed LangChain
+        message) and, `at` ns after it started (within it), the client's report of it."""
+        start = self.now
+        self._span("ChatOpenAI", _llm(*said, **{"session.id": self.session}), start,
+                   start + 50 * MS, root)
+        if report:
+            begins = start + (10 * MS if at is None else at)
+            self._span("ChatCompletion", _llm(*said, **{
+                "llm.token_count.prompt": 100, "llm.token_count.completion": 10,
+                "gen_ai.response.id": f"chatcmpl-{start}"}), begins, begins + 30 * MS)
+        self.now = start + 60 * MS
+
+    def tool(self, root: Any) -> None:
+        self._span("get_weather", {"openinference.span.kind": "TOOL", "tool.name": "get_weather",
+                                   "input.value": json.dumps(PARIS),
+                                   "output.value": json.dumps(PARIS_OUT),
+                                   "session.id": self.session}, self.now, self.now + MS, root)
+        self.now += 2 * MS
+
+
+def run(r: Recorder, start: int = NIGHT, **kw: Any) -> None:
+    """One request, one tool call, the answer: two model calls, each reported apart."""
+    steps = Run(r, start)
+    with steps.agent() as root:
+        steps.call(root, FIRST, **kw)
+        steps.tool(root)
+        steps.call(root, SECOND, **kw)
+
+
+def _ingest(r: Recorder, tmp_path: Path, cut: bool = False, reverse: bool = False) -> list[Turn]:
+    (tmp_path / "export").mkdir(exist_ok=True)
+    files = r.write(tmp_path / "export", "run")
+    if cut:
+        (tmp_path / "cut").mkdir(exist_ok=True)
+        files = per_trace(files, tmp_path / "cut")
+    for f in reversed(files) if reverse else files:
+        ingest_paths([f], tmp_path / "store")
+    return sorted(TurnStore(tmp_path / "store", "read").read_all(), key=lambda t: t.started_at)
+
+
+def _the_turn(turns: list[Turn]) -> None:
+    [turn] = turns
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (Q1, A1, 2)
+    assert (turn.input_tokens, turn.output_tokens) == (200, 20)  # the reports' usage, once
+    assert [(c.name, json.loads(c.result or "")) for c in turn.calls] == [
+        ("get_weather", PARIS_OUT)]
+
+
+def test_a_call_reported_apart_is_one_call(tmp_path: Path) -> None:
+    r = Recorder("app")
+    run(r)
+    _the_turn(_ingest(r, tmp_path))
+
+
+def test_either_side_finds_the_other_across_batches(tmp_path: Path) -> None:
+    """One trace per batch, in start order and reversed: the store finds the report from
+    the call and the call from the report."""
+    for reverse in (False, True):
+        r = Recorder("app")
+        run(r)
+        folder = tmp_path / str(reverse)
+        folder.mkdir()
+        _the_turn(_ingest(r, folder, cut=True, reverse=reverse))
+
+
+def test_a_report_that_did_not_start_within_the_call_is_a_call_of_its_own(
+    tmp_path: Path
+) -> None:
+    """Alike, but started after the framework's call ended: other calls (a raw client
+    asking the same), their own turn."""
+    r = Recorder("app")
+    run(r, at=55 * MS)
+    agents, raw = _ingest(r, tmp_path)
+    assert (agents.request, agents.llm_calls, agents.input_tokens) == (Q1, 2, None)
+    assert (raw.request, raw.llm_calls, raw.input_tokens) == (Q1, 2, 200)
+
+
+def test_two_raw_clients_alike_stay_two_calls(tmp_path: Path) -> None:
+    """Two lone traces saying the same at the same time: neither reports the other."""
+    r = Recorder("app")
+    steps = Run(r, NIGHT)
+    for _ in range(2):
+        steps._span("ChatCompletion", _llm(*FIRST, **{"llm.token_count.prompt": 100}), NIGHT,
+                    NIGHT + 30 * MS)
+    turns = _ingest(r, tmp_path)
+    assert [t.llm_calls for t in turns] == [1, 1]
+
+
+def test_a_report_with_another_response_id_is_not_merged_by_content(tmp_path: Path) -> None:
+    """Where both reports carry a response id and the ids differ, they are two calls."""
+    r = Recorder("app")
+    steps = Run(r, NIGHT)
+    with steps.agent() as root:
+        steps._span("ChatOpenAI", _llm(*FIRST, **{"gen_ai.response.id": "chatcmpl-a"}), NIGHT,
+                    NIGHT + 50 * MS, root)
+        steps._span("ChatCompletion", _llm(*FIRST, **{"gen_ai.response.id": "chatcmpl-b"}),
+                    NIGHT + 10 * MS, NIGHT + 40 * MS)
+    assert sum(t.llm_calls for t in _ingest(r, tmp_path)) == 2
+
+
+def test_a_night_alike_does_not_reopen_the_nights_before(tmp_path: Path) -> None:
+    """Evaluations that repeat a call word for word every night (a session of their own
+    each): each night's report finds that night's call only, not every earlier night's
+    (the hour in the key)."""
+    for night in range(3):
+        r = Recorder("app")
+        steps = Run(r, NIGHT + night * 24 * HOUR, session=f"s{night}")
+        with steps.agent() as root:
+            steps.call(root, ([user(Q1)], [said(A1)]))
+        batch = ingest_paths(r.write(_fresh(tmp_path / f"n{night}"), "run"), tmp_path / "store")
+        assert len(batch.rebuilt_traces) == 2  # the run and its report, none older
+    turns = TurnStore(tmp_path / "store", "read").read_all()
+    assert [(t.llm_calls, t.input_tokens) for t in turns] == [(1, 100)] * 3
+
+
+def _fresh(folder: Path) -> Path:
+    folder.mkdir()
+    return folder
+
+
+def test_the_reports_are_roots_of_traces_of_their_own() -> None:
+    """What the rule is for: the recorder's reports start outside the run's context."""
+    r = Recorder("app")
+    run(r)
+    spans = r.spans.get_finished_spans()
+    reports = [s for s in spans if s.name == "ChatCompletion"]
+    assert len(reports) == 2 and all(s.parent is None for s in reports)
+    assert len({s.context.trace_id for s in spans}) == 3  # type: ignore[union-attr]
