@@ -63,11 +63,12 @@ Rules, in order:
    of its own that names no conversation (`links.lone_traces`: a client instrumentation's
    span started outside the framework's context, as OpenInference's OpenAI span under its
    LangChain tracer) reports the call of another trace that it started within and that
-   says the same (input and output alike once normalized), when no response id tells them
-   apart. The other call keeps its identity (its place in the run) and takes the report's
-   missing fields; the report is demoted, and its trace gives no turn. Where several
-   calls fit, the innermost (latest started) takes it; a call takes one report. The
-   store finds either side from the other (`links.apart_keys`).
+   says the same (input and output alike once normalized), and that carries no response
+   id (a call with one is merged by it, above: the report carries it too). The call keeps
+   its identity (its place in the run) and takes the report's missing fields; the report
+   is demoted, and its trace gives no turn. Where several calls fit, the innermost (latest
+   started) takes it; a call takes one report. The store finds either side from the
+   other (`links.apart_keys`).
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
@@ -230,14 +231,13 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
     fits: dict[int, list[int]] = defaultdict(list)
     for c in leaves:
         call = spans[c]
-        if call.trace_id in lone:
+        if call.trace_id in lone or call.response_id:
             continue
         first = bisect_left(reports, (call.start_unix_nano, -1))
         last = bisect_right(reports, (call.end_unix_nano, len(spans)))
         said = history_key(call) if first < last else None
         for _, r in reports[first:last]:
-            ids = {call.response_id, spans[r].response_id} - {None}
-            if said is not None and len(ids) < 2 and history_key(spans[r]) == said:
+            if said is not None and history_key(spans[r]) == said:
                 fits[r].append(c)
     pairs, taken = [], set()
     for r in sorted(fits, key=lambda r: spans[r].start_unix_nano):

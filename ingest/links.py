@@ -348,8 +348,12 @@ def apart_keys(
     `history_key`) and the hour:
     the lone report's start, and each hour the other call spans (the report started
     within it, so in one of those). Each side is marked apart and looks up the other's
-    mark only: two raw-client calls alike meet nothing by it."""
-    if said is None:
+    mark only: two raw-client calls alike meet nothing by it. A call of another trace
+    that carries its response id has none: a client's report carries the id too (the
+    provider's, which every client instrumentation records), and rule 3 merges the two by
+    it; the keys are for the framework's record that lost it (a streamed LangChain
+    message)."""
+    if said is None or (call.response_id and not lone):
         return (), ()
     start = call.start_unix_nano // APART_WINDOW_NS
     if lone:
