@@ -62,13 +62,15 @@ Rules, in order:
    the other is demoted as above. Last, **a report apart**: a model call alone in a trace
    of its own that names no conversation (`links.lone_traces`: a client instrumentation's
    span started outside the framework's context, as OpenInference's OpenAI span under its
-   LangChain tracer) reports the call of another trace that it started within and that
-   says the same (input and output alike once normalized), and that carries no response
-   id (a call with one is merged by it, above: the report carries it too). The call keeps
-   its identity (its place in the run) and takes the report's missing fields; the report
-   is demoted, and its trace gives no turn. Where several calls fit, the innermost (latest
-   started) takes it; a call takes one report. The store finds either side from the
-   other (`links.apart_keys`).
+   LangChain tracer) reports the call of another trace of the same service that it
+   started within (in the call's first ten minutes: `links.apart_windows`) and that says
+   the same (input and output alike once normalized), and that carries no response id (a
+   call with one is merged by it, above: the report carries it too). The call keeps its
+   identity (its place in the run) and takes the report's missing fields; the report is
+   demoted, and its trace gives no turn. Each report, in start order, goes to the free
+   call that fits and ends first (of nested calls, the innermost; where runs of one
+   prompt overlap, each its own). The store finds either side from the other
+   (`links.apart_keys`).
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
@@ -90,7 +92,13 @@ import orjson
 from msgspec.structs import replace
 
 from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_text
-from turnscore.ingest.links import history_key, lone_traces, normalize
+from turnscore.ingest.links import (
+    APART_WINDOW_NS,
+    apart_windows,
+    history_key,
+    lone_traces,
+    normalize,
+)
 from turnscore.ingest.model import Message, Span, SpanKind
 
 __all__ = ["FINAL_ANSWER_TOOLS", "carries_call", "final_answer_of", "logical_spans"]
@@ -225,25 +233,35 @@ def _records(spans: list[Span], leaves: list[int]) -> list[tuple[int, int]]:
 def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[int, int]]:
     """Rule 3's reports apart: (a model call, its report alone in a trace of its own)."""
     leaves = [i for i in leaves if spans[i].kind is SpanKind.LLM]  # not merged already
-    reports = sorted((spans[i].start_unix_nano, i) for i in leaves if spans[i].trace_id in lone)
-    if not reports or len(reports) == len(leaves):
-        return []  # the usual cases (no lone trace, or a raw client's), left at once
+    reports: dict[tuple[str | None, str], list[tuple[int, int]]] = defaultdict(list)
+    for i in leaves:
+        s = spans[i]
+        if s.trace_id in lone and (said := history_key(s)) is not None:
+            reports[(s.service_name, said)].append((s.start_unix_nano, i))
+    if not reports:
+        return []
+    for starts in reports.values():
+        starts.sort()
     fits: dict[int, list[int]] = defaultdict(list)
     for c in leaves:
         call = spans[c]
         if call.trace_id in lone or call.response_id:
             continue
-        first = bisect_left(reports, (call.start_unix_nano, -1))
-        last = bisect_right(reports, (call.end_unix_nano, len(spans)))
-        said = history_key(call) if first < last else None
-        for _, r in reports[first:last]:
-            if said is not None and history_key(spans[r]) == said:
+        alike = reports.get((call.service_name, history_key(call) or ""), [])
+        windows = apart_windows(call)
+        first = bisect_left(alike, (call.start_unix_nano, -1))
+        last = bisect_right(alike, (call.end_unix_nano, len(spans)))
+        for start, r in alike[first:last]:
+            if start // APART_WINDOW_NS in windows:  # as the store's keys find it
                 fits[r].append(c)
+    # Each report, in start order, to the free call that ends first: as many merged as
+    # can be where runs of one prompt overlap, and of calls nested, the innermost.
     pairs, taken = [], set()
-    for r in sorted(fits, key=lambda r: spans[r].start_unix_nano):
+    for r in sorted(fits, key=lambda r: (spans[r].start_unix_nano, spans[r].span_id)):
         free = [c for c in fits[r] if c not in taken]
         if free:
-            c = max(free, key=lambda c: (spans[c].start_unix_nano, spans[c].span_id))
+            c = min(free, key=lambda c: (spans[c].end_unix_nano, -spans[c].start_unix_nano,
+                                         spans[c].span_id))
             taken.add(c)
             pairs.append((c, r))
     return pairs

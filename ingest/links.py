@@ -28,13 +28,13 @@ Grouping matches the one against the other; so do partitions and the store.
 - the response ids of their model calls (two instrumentations of one call in separate
   traces);
 - **reports apart**: a model call and another instrumentation's report of it alone in a
-  trace of its own (`lone_traces`), which says the same (`history_key`) and started within
-  it (`apart_keys`: the hour it started in, and for the call each hour it spans). Both are
-  stored among `prefix_keys` and looked up as histories, each side marked so that it finds
-  the other's kind only; the hour keeps a call repeated word for word (nightly evaluations)
-  from finding every earlier night's.
-- the traces they continue by a span link (`Span.continues`), among the conversations
-  (which name every trace) and found in the store by trace id.
+  trace of its own (`lone_traces`), from the same service, which says the same
+  (`history_key`) and started within it (`apart_keys`: the ten seconds the report started
+  in, and for the call each ten seconds it spans, up to ten minutes: `apart_windows`).
+  Both are stored among `prefix_keys` and looked up as histories, each side marked so
+  that it finds the other's kind only (`apart_twins`: what a stored one looks up); the
+  time keeps a call repeated word for word (a greeting, nightly evaluations) from finding
+  every other's.
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
 prompt are not one conversation. `components` joins whatever meets, directly or through
 others. When a batch brings a trace, every stored trace of the same conversation must be
@@ -112,10 +112,10 @@ from turnscore.ingest.decode import collector_paused
 from turnscore.ingest.model import Message, PartType, Span, SpanKind
 
 __all__ = [
-    "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "apart_keys", "call_gap_keys",
-    "call_ids", "components", "gap_history_key", "gap_keys", "gaps", "history_key",
-    "join_keys", "lone_traces", "normalize", "prefix_keys", "span_links", "stored_call_gap",
-    "trace_keys",
+    "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "apart_keys", "apart_twins",
+    "apart_windows", "call_gap_keys", "call_ids", "components", "gap_history_key", "gap_keys",
+    "gaps", "history_key", "join_keys", "lone_traces", "normalize", "prefix_keys",
+    "span_links", "stored_call_gap", "trace_keys",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -336,31 +336,48 @@ def lone_traces(spans: Iterable[Span]) -> set[str]:
     return seen - mixed
 
 
-APART_WINDOW_NS = 3_600 * 10**9
-"""The span of time a report apart's key names: an hour, longer than a model call."""
+APART_WINDOW_NS = 10 * 10**9
+"""The span of time a report apart's key names: ten seconds, so that calls saying the same
+meet only those that overlap them (a fixed prompt sent all day meets no other's)."""
+APART_WINDOWS = 60
+"""A call's keys name its first ten minutes at most: a report that started later in a
+longer call is not joined to it, in a batch (`calls`) or across."""
+
+
+def apart_windows(call: Span) -> range:
+    """The windows of `APART_WINDOW_NS` that a call's keys name: each it spans, capped."""
+    start = call.start_unix_nano // APART_WINDOW_NS
+    end = min(call.end_unix_nano // APART_WINDOW_NS, start + APART_WINDOWS - 1)
+    return range(start, max(start, end) + 1)
 
 
 def apart_keys(
     call: Span, said: str | None, lone: bool
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(stored, looked up): the keys that join a model call of a lone trace (`lone`) to
-    the call of another trace it reports, by what both say (`said`: the call's
-    `history_key`) and the hour:
-    the lone report's start, and each hour the other call spans (the report started
-    within it, so in one of those). Each side is marked apart and looks up the other's
-    mark only: two raw-client calls alike meet nothing by it. A call of another trace
-    that carries its response id has none: a client's report carries the id too (the
-    provider's, which every client instrumentation records), and rule 3 merges the two by
-    it; the keys are for the framework's record that lost it (a streamed LangChain
-    message)."""
+    the call of another trace it reports, by its service and what both say (`said`: the
+    call's `history_key`) and the time: the window the report started in, and each the
+    other call spans (`apart_windows`; the report started within it). Each side is marked
+    apart (`~a`, the report; `~r`, the call reported) and looks up the other's mark only:
+    two raw-client calls alike meet nothing by it. A call of another trace that carries
+    its response id has none: a client's report carries the provider's id too, and rule 3
+    merges the two by it; the keys are for the framework's record that lost it (a
+    streamed LangChain message)."""
     if said is None or (call.response_id and not lone):
         return (), ()
-    start = call.start_unix_nano // APART_WINDOW_NS
+    named = hashlib.blake2b(f"{call.service_name}\0{said}".encode(), digest_size=16).hexdigest()
     if lone:
-        return (f"~a{start}:{said}",), (f"~r{start}:{said}",)
-    end = min(call.end_unix_nano // APART_WINDOW_NS, start + 2)
-    hours = range(start, max(start, end) + 1)
-    return tuple(f"~r{h}:{said}" for h in hours), tuple(f"~a{h}:{said}" for h in hours)
+        window = call.start_unix_nano // APART_WINDOW_NS
+        return (f"~a{window}:{named}",), (f"~r{window}:{named}",)
+    windows = apart_windows(call)
+    return tuple(f"~r{w}:{named}" for w in windows), tuple(f"~a{w}:{named}" for w in windows)
+
+
+def apart_twins(stored: Iterable[str]) -> set[str]:
+    """What stored `apart_keys` look up: each one's other mark. For a follower that has
+    only the stored keys (the Ray engine's), not the spans to make them again."""
+    twin = {"~a": "~r", "~r": "~a"}
+    return {twin[k[:2]] + k[2:] for k in stored if k[:2] in twin}
 
 
 # --- history ---------------------------------------------------------------------------

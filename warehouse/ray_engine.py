@@ -63,6 +63,7 @@ import pyarrow.compute as pc
 from turnscore.ingest.decode import decode_spans, trace_order
 from turnscore.ingest.formats import Limits, is_input_name
 from turnscore.ingest.inputs import conflicts, dedup_records, read_whole
+from turnscore.ingest.links import apart_twins
 from turnscore.ingest.otlp import read_bytes
 from turnscore.ingest.partition import (
     JoinKeys,
@@ -612,7 +613,8 @@ def _match_stored(batch: pa.Table, store_uri: str, wanted: Any) -> pa.Table:
     """The stored traces of the committed span files of `batch` that `wanted` finds, with
     the keys of their matching rows: a stored conversation id or trace id among
     `wanted.conversations`, a stored history among its prefixes, a stored prefix among
-    its histories, a stored response id among its responses (`JoinKeys.meets`)."""
+    its histories, a stored response id among its responses (`JoinKeys.meets`). A stored
+    report apart's key looks up its twin (`links.apart_twins`), as the spans' would."""
     import ray
 
     look: JoinKeys = wanted if isinstance(wanted, JoinKeys) else ray.get(wanted)
@@ -647,7 +649,8 @@ def _match_stored(batch: pa.Table, store_uri: str, wanted: Any) -> pa.Table:
             out["conversations"].append(sorted(
                 {t} | {r["conversation_id"] for r in matched if r["conversation_id"]}))
             out["histories"].append(sorted(
-                {r["history_key"] for r in matched if r["history_key"]}))
+                {r["history_key"] for r in matched if r["history_key"]}
+                | apart_twins(p for r in matched for p in r["prefix_keys"] or ())))
             out["prefixes"].append(sorted(
                 {p for r in matched for p in r["prefix_keys"] or ()}))
             out["responses"].append(sorted(

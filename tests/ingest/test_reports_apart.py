@@ -180,19 +180,73 @@ def test_a_report_with_another_response_id_is_not_merged_by_content(tmp_path: Pa
     assert sum(t.llm_calls for t in _ingest(r, tmp_path)) == 2
 
 
-def test_a_night_alike_does_not_reopen_the_nights_before(tmp_path: Path) -> None:
-    """Evaluations that repeat a call word for word every night (a session of their own
-    each): each night's report finds that night's call only, not every earlier night's
-    (the hour in the key)."""
-    for night in range(3):
+def test_a_prompt_sent_all_day_does_not_reopen_every_earlier_run(tmp_path: Path) -> None:
+    """Runs that say the same word for word (a greeting, an evaluation's fixed prompt), a
+    minute apart, a session and a batch each: each run's report finds that run's call
+    only, not every earlier run's (the ten seconds in the key)."""
+    for n in range(6):
         r = Recorder("app")
-        steps = Run(r, NIGHT + night * 24 * HOUR, session=f"s{night}")
+        steps = Run(r, NIGHT + n * 60 * 10**9, session=f"s{n}")
         with steps.agent() as root:
             steps.call(root, ([user(Q1)], [said(A1)]))
-        batch = ingest_paths(r.write(_fresh(tmp_path / f"n{night}"), "run"), tmp_path / "store")
+        batch = ingest_paths(r.write(_fresh(tmp_path / f"n{n}"), "run"), tmp_path / "store")
         assert len(batch.rebuilt_traces) == 2  # the run and its report, none older
     turns = TurnStore(tmp_path / "store", "read").read_all()
-    assert [(t.llm_calls, t.input_tokens) for t in turns] == [(1, 100)] * 3
+    assert [(t.llm_calls, t.input_tokens) for t in turns] == [(1, 100)] * 6
+
+
+def test_overlapping_runs_of_one_prompt_keep_each_its_report(tmp_path: Path) -> None:
+    """Two sessions' calls of one prompt overlap (0-50 ms and 40-90 ms); the first's report
+    (at 45 ms) fits both, the second's (at 85 ms) only the second: each report goes to the
+    call that fits and ends first, so each run keeps its own, whole or cut by trace."""
+    def record() -> Recorder:
+        r = Recorder("app")
+        for session, start in (("sA", NIGHT), ("sB", NIGHT + 40 * MS)):
+            steps = Run(r, start, session=session)
+            with steps.agent() as root:
+                steps.call(root, ([user(Q1)], [said(A1)]), at=45 * MS)
+        return r
+
+    for cut, reverse in ((False, False), (True, False), (True, True)):
+        folder = _fresh(tmp_path / f"{cut}-{reverse}")
+        turns = _ingest(record(), folder, cut=cut, reverse=reverse)
+        assert [(t.conversation_id, t.llm_calls, t.input_tokens) for t in turns] == [
+            ("sA", 1, 100), ("sB", 1, 100)]
+
+
+def test_a_call_alike_from_another_service_is_its_own(tmp_path: Path) -> None:
+    """A raw client of another service asks the same while the agent's call (reported by
+    no client of its own) runs: another call, its own turn."""
+    agent_side, probe = Recorder("agent"), Recorder("probe")
+    steps = Run(agent_side, NIGHT)
+    with steps.agent() as root:
+        steps.call(root, ([user(Q1)], [said(A1)]), report=False)
+    Run(probe, NIGHT)._span("ChatCompletion", _llm([user(Q1)], [said(A1)], **{
+        "llm.token_count.prompt": 7}), NIGHT + 10 * MS, NIGHT + 20 * MS)
+    (tmp_path / "export").mkdir()
+    files = [*agent_side.write(tmp_path / "export", "agent"), *probe.write(tmp_path / "export",
+                                                                          "probe")]
+    ingest_paths(files, tmp_path / "store")
+    turns = sorted(TurnStore(tmp_path / "store", "read").read_all(), key=lambda t: t.started_at)
+    assert [(t.service_name, t.llm_calls, t.input_tokens) for t in turns] == [
+        ("agent", 1, None), ("probe", 1, 7)]
+
+
+def test_a_report_late_in_a_long_call_is_joined_neither_whole_nor_cut(tmp_path: Path) -> None:
+    """The keys name a call's first ten minutes: a report that started later in a longer
+    call is not joined to it, in one batch as across batches (never one without the
+    other)."""
+    for cut in (False, True):
+        r = Recorder("app")
+        steps = Run(r, NIGHT)
+        with steps.agent() as root:
+            steps._span("ChatOpenAI", _llm([user(Q1)], [said(A1)], **{"session.id": "s1"}),
+                        NIGHT, NIGHT + 12 * 60 * 10**9, root)
+            steps._span("ChatCompletion", _llm([user(Q1)], [said(A1)], **{
+                "llm.token_count.prompt": 100}), NIGHT + 11 * 60 * 10**9,
+                NIGHT + 11 * 60 * 10**9 + 30 * MS)
+        turns = _ingest(r, _fresh(tmp_path / str(cut)), cut=cut)
+        assert [(t.llm_calls, t.input_tokens) for t in turns] == [(1, None), (1, 100)]
 
 
 def _fresh(folder: Path) -> Path:
