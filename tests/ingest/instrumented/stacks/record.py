@@ -634,6 +634,9 @@ STACKS: dict[str, Stack] = {
               ("agno", "openai", "opentelemetry-instrumentation-agno",
                "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
               venv="agno-openllmetry", scenarios=tuple(MULTI_AGENT)),
+        Stack("claude-agent-sdk-openinference", "claude_agent_sdk_agent", "anthropic",
+              ("claude-agent-sdk", "openinference-instrumentation-claude-agent-sdk",
+               "openinference-instrumentation", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
