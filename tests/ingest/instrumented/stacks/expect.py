@@ -86,7 +86,12 @@ def _text(content: Any) -> str | None:
 def _system(wire: dict[str, Any]) -> str | None:
     request = wire["request"]
     if wire["api"] == "anthropic":
-        return _text(request.get("system"))
+        # Several system blocks (Claude Code sends its own before the app's) are read one a
+        # line, as the model reads separate blocks.
+        system = request.get("system")
+        if isinstance(system, list) and len(system) > 1:
+            return "\n".join(_text([block]) or "" for block in system)
+        return _text(system)
     if wire["api"] == "gemini":
         return _text((request.get("systemInstruction") or {}).get("parts"))
     if wire["api"] == "bedrock":
