@@ -666,6 +666,15 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "usage, which the CLI sends before the stream's message_delta gives the output tokens "
         "(the ResultMessage's are right, and dropped): completion is 0",
         lambda rec, index: [f'"llm.token_count.completion": {rec.expected[index]["usage"][1]}']),
+    # Claude Code's own telemetry without OTEL_LOG_RAW_API_BODIES (conventions/claude_code.py):
+    # no record or span holds a request's system blocks or tools.
+    Gap("claude-code-otel", "*", "system_prompt",
+        "without raw API bodies Claude Code's telemetry records no system prompt",
+        lambda rec, index: [SYSTEM_PROMPT, "x-anthropic-billing-header"]),
+    Gap("claude-code-otel", "*", "tools",
+        "without raw API bodies Claude Code's telemetry records no tool definitions: only a "
+        "called tool's names, on its tool span",
+        lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]),
 )  # fmt: skip
 
 
@@ -786,6 +795,18 @@ NOT_YET: tuple[NotYet, ...] = (
            "a failed call's result (the is_error tool_result's text) is only its TOOL span's "
            "status message and exception event (end_tool_span_with_error): linking takes a "
            "result from a tool's output or a later model input, not from a failed span's error"),
+    *(NotYet(stack, WITH_TOOLS, ("call.arguments",),
+             "a call's arguments are only the interaction's tool_result record's tool_input "
+             "(and with raw bodies the api_response_body's tool_use), joined to the "
+             "interaction span, not to the call's tool span: linking would join them by "
+             "tool_use_id")
+      for stack in ("claude-code-otel", "claude-code-otel-raw")),
+    *(NotYet(stack, ("tool_error",), ("call.result", "call.is_error"),
+             "the failure is only on the tool span's child (claude_code.tool.execution: status "
+             "ERROR, its `error` the tool's text), which names no tool: assemble._failed_below "
+             "takes a failed child for its tool span's only by the tool's name, not by call id "
+             "(both carry gen_ai.tool.call.id)")
+      for stack in ("claude-code-otel", "claude-code-otel-raw")),
 )  # fmt: skip
 
 
@@ -2264,6 +2285,23 @@ FORMS: dict[str, Form] = {
                    "llm.output_messages.1.message.content.0", "tool.id", "session.id"}),
         absent=frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema"}),
     ),
+    # Claude Code's own telemetry (beta traces on): its interaction, model call and tool
+    # spans, its event records joined to the interaction; `-raw` with each request's and
+    # response's body as a record too.
+    "claude-code-otel": Form(
+        frozenset({"claude_code.interaction", "claude_code.llm_request", "claude_code.tool",
+                   "claude_code.tool.execution"}),
+        frozenset({"span.type", "user_prompt", "tool_name", "gen_ai.tool.call.id",
+                   "gen_ai.usage.input_tokens", "gen_ai.conversation.id"}),
+        log_events=frozenset({"user_prompt", "api_request", "assistant_response",
+                              "tool_result"}),
+    ),
+    "claude-code-otel-raw": Form(
+        frozenset({"claude_code.interaction", "claude_code.llm_request", "claude_code.tool"}),
+        frozenset({"span.type", "user_prompt", "tool_name", "gen_ai.tool.call.id"}),
+        log_events=frozenset({"user_prompt", "assistant_response", "api_request_body",
+                              "api_response_body"}),
+    ),
 }  # fmt: skip
 
 
@@ -2371,6 +2409,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                             "alone", False),
     "claude-agent-sdk-openinference": ("the Claude Agent SDK's agent has no name (only a "
                                        "subagent's, by its tool)", False),
+    **{stack: ("Claude Code's interaction names no agent", False)
+       for stack in ("claude-code-otel", "claude-code-otel-raw")},
     "openlit-ag2": ("OpenLIT's AG2 spans are each agent's step (`execute_task <agent>`); "
                     "the outermost is the user proxy's send, whose recipient OpenLIT records as "
                     "'Unknown' (the assistant only as the send's output text): the turn is "

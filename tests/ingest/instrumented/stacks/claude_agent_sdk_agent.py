@@ -8,8 +8,14 @@ prompt is the preset the SDK sends with ours after it. Each turn is one `query` 
 
 `claude-agent-sdk-openinference`: OpenInference's instrumentation of the SDK
 (`ClaudeAgentSDKInstrumentor`: an AGENT span a response, TOOL spans from the messages).
-Nothing but the scripted server is reached: the CLI's non-essential traffic, auto-updater,
-telemetry and error reports are off, and its home is a temporary folder.
+`claude-code-otel`: the CLI's own OpenTelemetry export (`CLAUDE_CODE_ENABLE_TELEMETRY`,
+OTLP/HTTP protobuf to a loopback `otlp_receiver`): its events as log records (the prompt,
+each API request, the assistant's response, each tool's decision and result, content
+included as `OTEL_LOG_*` allow it) and, with `CLAUDE_CODE_ENHANCED_TELEMETRY_BETA`, its
+spans (an interaction a prompt, an llm_request a model call, a tool's). `-raw`: with
+`OTEL_LOG_RAW_API_BODIES` too (each request's and response's JSON body as an event).
+Nothing but the scripted server and the receiver is reached: the CLI's non-essential
+traffic, auto-updater and error reports are off, and its home is a temporary folder.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 
 from tests.ingest.instrumented.scenarios import SCENARIOS, SYSTEM_PROMPT, TOOLS, run_tool
 from tests.ingest.instrumented.stacks.common import main, providers
+from tests.ingest.instrumented.stacks.otlp_receiver import receiver
 
 MODEL = "claude-sonnet-4-5"
 SERVER = "tools"
@@ -33,6 +40,18 @@ QUIET = {
     "DISABLE_TELEMETRY": "1",
     "DISABLE_ERROR_REPORTING": "1",
     "DISABLE_BUG_COMMAND": "1",
+}
+OTEL = {
+    "CLAUDE_CODE_ENABLE_TELEMETRY": "1",
+    "CLAUDE_CODE_ENHANCED_TELEMETRY_BETA": "1",
+    "OTEL_TRACES_EXPORTER": "otlp",
+    "OTEL_LOGS_EXPORTER": "otlp",
+    "OTEL_METRICS_EXPORTER": "none",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+    "OTEL_LOG_USER_PROMPTS": "1",
+    "OTEL_LOG_ASSISTANT_RESPONSES": "1",
+    "OTEL_LOG_TOOL_DETAILS": "1",
+    "OTEL_LOG_TOOL_CONTENT": "1",
 }
 
 
@@ -52,11 +71,11 @@ def _tools() -> Any:
     return create_sdk_mcp_server(SERVER, tools=made)
 
 
-async def converse(base_url: str, scenario: str, home: str) -> None:
+async def converse(base_url: str, scenario: str, home: str, telemetry: dict[str, str]) -> None:
     from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient
 
     env = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "test-key", "HOME": home,
-           **QUIET}  # fmt: skip
+           **QUIET, **telemetry}  # fmt: skip
     options = ClaudeAgentOptions(
         system_prompt=SYSTEM_PROMPT, tools=[], mcp_servers={SERVER: _tools()},
         allowed_tools=[f"mcp__{SERVER}__{t['function']['name']}" for t in TOOLS],
@@ -70,12 +89,19 @@ async def converse(base_url: str, scenario: str, home: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    if stack.startswith("claude-code-otel"):
+        with receiver(out, scenario) as url, tempfile.TemporaryDirectory() as home:
+            telemetry = {**OTEL, "OTEL_EXPORTER_OTLP_ENDPOINT": url}
+            if stack.endswith("-raw"):
+                telemetry["OTEL_LOG_RAW_API_BODIES"] = "1"
+            asyncio.run(converse(base_url, scenario, home, telemetry))
+        return
     with providers(stack, out, scenario) as (tracer_provider, _):
         from openinference.instrumentation.claude_agent_sdk import ClaudeAgentSDKInstrumentor
 
         ClaudeAgentSDKInstrumentor().instrument(tracer_provider=tracer_provider)
         with tempfile.TemporaryDirectory() as home:
-            asyncio.run(converse(base_url, scenario, home))
+            asyncio.run(converse(base_url, scenario, home, {}))
 
 
 if __name__ == "__main__":

@@ -637,6 +637,9 @@ STACKS: dict[str, Stack] = {
         Stack("claude-agent-sdk-openinference", "claude_agent_sdk_agent", "anthropic",
               ("claude-agent-sdk", "openinference-instrumentation-claude-agent-sdk",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "claude_agent_sdk_agent", "anthropic", ("claude-agent-sdk",),
+                venv="claude-agent-sdk-openinference")
+          for name in ("claude-code-otel", "claude-code-otel-raw")),
     )
 }  # fmt: skip
 
