@@ -640,6 +640,9 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "claude_agent_sdk_agent", "anthropic", ("claude-agent-sdk",),
                 venv="claude-agent-sdk-openinference")
           for name in ("claude-code-otel", "claude-code-otel-raw")),
+        Stack("openlit-llamaindex", "llamaindex_agent", "openai",
+              ("openlit", "llama-index-core", "llama-index-llms-openai", "openai",
+               "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
