@@ -643,6 +643,9 @@ STACKS: dict[str, Stack] = {
         Stack("openlit-llamaindex", "llamaindex_agent", "openai",
               ("openlit", "llama-index-core", "llama-index-llms-openai", "openai",
                "opentelemetry-sdk")),
+        *(Stack(name, "agno_agent", "openai", ("openlit", "agno", "openai", "opentelemetry-sdk"),
+                venv="openlit-agno")
+          for name in ("openlit-agno", "openlit-agno-stream")),
     )
 }  # fmt: skip
 
