@@ -646,6 +646,8 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "agno_agent", "openai", ("openlit", "agno", "openai", "opentelemetry-sdk"),
                 venv="openlit-agno")
           for name in ("openlit-agno", "openlit-agno-stream")),
+        Stack("openlit-smolagents", "smolagents_agent", "openai",
+              ("openlit", "smolagents", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
