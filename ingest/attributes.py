@@ -441,3 +441,16 @@ LT_TASK_CHAT_MODEL: Final = "chatmodel"
 LMNR_SPAN_TYPE: Final = "lmnr.span.type"
 LMNR_SPAN_INPUT: Final = "lmnr.span.input"
 LMNR_SPAN_OUTPUT: Final = "lmnr.span.output"
+
+# Claude Code's own telemetry (conventions/claude_code.py): the CLI's spans name their
+# `span.type` (`interaction`, `llm_request`, `tool`, ...), an interaction its prompt, a tool
+# the name the model called it by and its call id; its log records are named by `event.name`,
+# a tool span's result is its `tool.output` event.
+CC_SPAN_TYPE: Final = "span.type"
+CC_USER_PROMPT: Final = "user_prompt"
+CC_TOOL_NAME: Final = "tool_name"
+CC_TOOL_USE_ID: Final = "tool_use_id"
+CC_EV_USER_PROMPT: Final = "user_prompt"
+CC_EV_ASSISTANT_RESPONSE: Final = "assistant_response"
+CC_EV_API_REQUEST_BODY: Final = "api_request_body"
+CC_EV_TOOL_OUTPUT: Final = "tool.output"

@@ -103,8 +103,11 @@ def trace_order(spans: Iterable[RawSpan]) -> list[RawSpan]:
 
 
 def is_content_log(log: RawLog) -> bool:
-    """A log record that carries GenAI content (OTel GenAI events)."""
-    return log.event_name.startswith("gen_ai.")
+    """A log record that carries GenAI content (OTel GenAI events), or an event a convention
+    reads as its content that names its span (Claude Code's records carry the interaction's
+    id when its traces are on, and none otherwise: then they are no span's content)."""
+    named = log.event_name in _BY_EVENT and bool(log.span_id)
+    return log.event_name.startswith("gen_ai.") or named
 
 
 def decode_spans(

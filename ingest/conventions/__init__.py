@@ -18,6 +18,7 @@
 - `spring_ai`: Spring AI's own observations (Java; `spring.ai.kind`: tool calls, ChatClient).
 - `langtrace`: Langtrace's own instrumentations (`langtrace.*`: its prompt's call lists, tools).
 - `laminar`: Laminar's SDK (`lmnr.span.*`: output messages as the response's choices).
+- `claude_code`: Claude Code's own telemetry (`span.type`: its interaction, its tools).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -28,6 +29,7 @@ runs them; nothing else should call them directly.
 
 from turnscore.ingest.conventions import (
     agentops,
+    claude_code,
     dspy,
     frameworks,
     genkit,
@@ -65,6 +67,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     agentops.AGENTOPS,
     langtrace.LANGTRACE,
     laminar.LAMINAR,
+    claude_code.CLAUDE_CODE,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

@@ -92,7 +92,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         )
     elif kind is SpanKind.AGENT:
         inputs = inputs if inputs is not None else _task(view)
-        outputs = outputs if outputs is not None else _agent_answer(view)
+        outputs = _last_said(outputs) if outputs is not None else _agent_answer(view)
     elif inputs is None and A.OI_CREW_INPUTS in view.attributes:
         inputs = _kickoff_request(view)
     tools = _tools(view, problems)
@@ -181,6 +181,8 @@ def _plain_message(item: JsonValue, role: str | None = None) -> dict[str, Any] |
         return None
     plain: dict[str, Any] = {"role": role} if role else {}
     plain |= {k: body[k] for k in ("role", "name", "tool_call_id", "content") if k in body}
+    if (texts := _indexed_texts(body.get("content"))) is not None:
+        plain["content"] = texts
     calls = body.get("tool_calls")
     wrapped = [c.get("tool_call") for c in calls if isinstance(c, dict)] \
         if isinstance(calls, list) else []
@@ -201,6 +203,20 @@ def _plain_message(item: JsonValue, role: str | None = None) -> dict[str, Any] |
         # `getAnthropicInputMessageAttributes`).
         plain["role"] = "tool"
     return plain
+
+
+def _indexed_texts(content: JsonValue) -> list[dict[str, Any]] | None:
+    """`message.content.N`: a message's text blocks, each flattened under its index as a
+    string, as text parts (the Claude Agent SDK's instrumentation writes an assistant
+    message's text blocks so: openinference-instrumentation-claude-agent-sdk
+    `_wrappers.py`); None for any other content."""
+    if isinstance(content, dict) and content and all(k.isdigit() for k in content):
+        content = [content[k] for k in sorted(content, key=int)]
+    if not isinstance(content, list) or not content:
+        return None
+    if not all(isinstance(t, str) for t in content):
+        return None
+    return [{"type": "text", "text": t} for t in content]
 
 
 def _function_results(items: JsonValue) -> list[dict[str, Any]]:
@@ -499,13 +515,19 @@ def _request_tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | 
 
 
 _TASK_KEYS = ("task", "input", "query", "question", "prompt", "message")
+_PLAIN_TEXT = "text/plain"
 
 
 def _task(view: SpanView) -> tuple[Message, ...] | None:
     """An agent span's `input.value` recording the call that started the run (smolagents
     `{"task": ..., "stream": ...}`, a query engine's `{"query": ...}`): the first of
-    `_TASK_KEYS` holding text is the user's message. Anything else is no message."""
+    `_TASK_KEYS` holding text is the user's message; text the span declares plain
+    (`input.mime_type` `text/plain`: the Claude Agent SDK's prompt, `query(prompt=...)` or
+    `ClaudeSDKClient.query`, openinference-instrumentation-claude-agent-sdk `_wrappers.py`
+    `_format_prompt_attributes`) is the message itself. Anything else is no message."""
     raw = view.get(A.OI_INPUT_VALUE)
+    if as_str(view.get(A.OI_INPUT_MIME_TYPE)) == _PLAIN_TEXT and isinstance(raw, str):
+        return (text_message("user", raw),) if raw.strip() else None
     ok, parsed = try_json(raw) if isinstance(raw, str) else (False, None)
     if not ok or not isinstance(parsed, dict):
         return None
@@ -513,6 +535,14 @@ def _task(view: SpanView) -> tuple[Message, ...] | None:
     if not text or not text.strip():
         return None
     return (text_message("user", text),)
+
+
+def _last_said(outputs: tuple[Message, ...]) -> tuple[Message, ...]:
+    """An agent span's output messages, when several, are its run's assistant messages in
+    order (the Claude Agent SDK's instrumentation records each `AssistantMessage`, one a
+    content block: `_wrappers.py`, `llm.output_messages`): the run's output is the last; the
+    calls before it are its TOOL spans' and its model calls'."""
+    return outputs[-1:] if len(outputs) > 1 else outputs
 
 
 def _kickoff_request(view: SpanView) -> tuple[Message, ...] | None:

@@ -2,7 +2,9 @@
 instrumentation. The agent keeps its sessions in an in-memory database and adds the
 session's history to each run, so the turns of a scenario are one conversation
 (`session_id`), as an app serving it runs them. `agno-openinference-stream` runs each turn
-streamed (`agent.run(..., stream=True)` read to its end: every model call streams)."""
+streamed (`agent.run(..., stream=True)` read to its end: every model call streams).
+`openlit-agno` (and `-stream`): under OpenLIT instead (`openlit.init`: its Agno and OpenAI
+instrumentations at once)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import sys
 from pathlib import Path
 
 from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
-from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, openlit_or, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
@@ -34,6 +36,10 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    if stack.startswith("openlit"):
+        with openlit_or(stack, out, scenario, lambda _: None):
+            converse(base_url, stack, scenario)
+        return
     with providers(stack, out, scenario) as (tracer_provider, _):
         from openinference.instrumentation.agno import AgnoInstrumentor
 

@@ -67,6 +67,7 @@ from tests.ingest.instrumented.stacks.wire import (
     final_answer_parameter,
     gemini_messages,
     responses_messages,
+    scenario_tool,
 )
 
 FIELDS = (
@@ -85,7 +86,12 @@ def _text(content: Any) -> str | None:
 def _system(wire: dict[str, Any]) -> str | None:
     request = wire["request"]
     if wire["api"] == "anthropic":
-        return _text(request.get("system"))
+        # Several system blocks (Claude Code sends its own before the app's) are read one a
+        # line, as the model reads separate blocks.
+        system = request.get("system")
+        if isinstance(system, list) and len(system) > 1:
+            return "\n".join(_text([block]) or "" for block in system)
+        return _text(system)
     if wire["api"] == "gemini":
         return _text((request.get("systemInstruction") or {}).get("parts"))
     if wire["api"] == "bedrock":
@@ -235,11 +241,26 @@ def _results(wire: dict[str, Any]) -> dict[str, str]:
         elif isinstance(content, list):
             for block in content:
                 if block.get("type") == "tool_result":
-                    found[block["tool_use_id"]] = (
-                        block["content"] if isinstance(block["content"], str)
-                        else _text(block["content"]) or ""
-                    )  # fmt: skip
+                    found[block["tool_use_id"]] = _tool_text(block["content"])
     return found
+
+
+_REMINDER = re.compile(r"<system-reminder>.*</system-reminder>", re.DOTALL)
+
+
+def _tool_text(content: str | list[dict[str, Any]]) -> str:
+    """A Messages API tool result's text, less what Claude Code adds to it for the model: a
+    text block that is wholly a `<system-reminder>` (the tokens left), after a newline it
+    ends the result's last block with (a failed call's result is one string: the blocks
+    joined by newlines); the tool returned neither."""
+    if isinstance(content, str):
+        kept = content
+        if (found := _REMINDER.search(content)) and found.end() == len(content):
+            kept = content[: found.start()].removesuffix("\n").removesuffix("\n")
+        return kept
+    notes = [b for b in content if b.get("type") == "text" and _REMINDER.fullmatch(b["text"])]
+    text = _text([b for b in content if b not in notes]) or ""
+    return text.removesuffix("\n") if notes else text
 
 
 def _ollama_results(messages: list[dict[str, Any]]) -> dict[str, str]:
@@ -404,11 +425,12 @@ def expected_turns(scenario: str, wire: list[dict[str, Any]]) -> list[dict[str, 
         calls = [
             {"id": cid, "name": name, "arguments": args,
              "result": results.get(_call_key(cid, name, args)),
-             "is_error": name in TOOL_FUNCTIONS and run_tool(name, json.dumps(args))[1]}
+             "is_error": (tool := scenario_tool(name)) in TOOL_FUNCTIONS
+                         and run_tool(tool, json.dumps(args))[1]}
             for cid, name, args in asked if name != FINAL_ANSWER_TOOL
         ]  # fmt: skip
         for call in calls:
-            if call["result"] is None and call["name"] not in TOOL_FUNCTIONS:
+            if call["result"] is None and scenario_tool(call["name"]) not in TOOL_FUNCTIONS:
                 call["result"] = _same_call_result(wire, call["name"], call["arguments"])
         failed = next((e for w in later if (e := _error_text(w))), None)
         for call in calls:

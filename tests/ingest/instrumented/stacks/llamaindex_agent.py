@@ -3,7 +3,9 @@ OpenInference, alone or (`llamaindex-openinference-openllmetry`) with OpenLLMetr
 instrumentation recording the client under it, or under OpenLLMetry alone
 (`llamaindex-openllmetry`: its LlamaIndex instrumentation, which makes no span of an `OpenAI`
 LLM's own and leaves the model calls to its OpenAI instrumentation, installed beside it as
-`Traceloop.init` does); one `Context` carries the conversation across a scenario's turns."""
+`Traceloop.init` does), or under OpenLIT (`openlit-llamaindex`: `openlit.init`, its
+LlamaIndex and OpenAI instrumentations at once); one `Context` carries the conversation
+across a scenario's turns."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import sys
 from pathlib import Path
 
 from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
-from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, openlit_or, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
@@ -33,6 +35,10 @@ async def converse(base_url: str, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    if stack.startswith("openlit"):
+        with openlit_or(stack, out, scenario, lambda _: None):
+            asyncio.run(converse(base_url, scenario))
+        return
     with providers(stack, out, scenario) as (tracer_provider, _):
         if stack == "llamaindex-openllmetry":
             from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor as Traceloop

@@ -634,6 +634,20 @@ STACKS: dict[str, Stack] = {
               ("agno", "openai", "opentelemetry-instrumentation-agno",
                "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
               venv="agno-openllmetry", scenarios=tuple(MULTI_AGENT)),
+        Stack("claude-agent-sdk-openinference", "claude_agent_sdk_agent", "anthropic",
+              ("claude-agent-sdk", "openinference-instrumentation-claude-agent-sdk",
+               "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "claude_agent_sdk_agent", "anthropic", ("claude-agent-sdk",),
+                venv="claude-agent-sdk-openinference")
+          for name in ("claude-code-otel", "claude-code-otel-raw")),
+        Stack("openlit-llamaindex", "llamaindex_agent", "openai",
+              ("openlit", "llama-index-core", "llama-index-llms-openai", "openai",
+               "opentelemetry-sdk")),
+        *(Stack(name, "agno_agent", "openai", ("openlit", "agno", "openai", "opentelemetry-sdk"),
+                venv="openlit-agno")
+          for name in ("openlit-agno", "openlit-agno-stream")),
+        Stack("openlit-smolagents", "smolagents_agent", "openai",
+              ("openlit", "smolagents", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 

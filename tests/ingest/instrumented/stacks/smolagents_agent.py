@@ -3,7 +3,9 @@
 call is also recorded by the client's span). The agent answers through its `final_answer`
 tool; a second turn continues the same memory. Each also streams (`-stream`:
 `stream_outputs=True`, each model call through the model's `generate_stream`, and
-`agent.run(..., stream=True)` read to its end, as a UI showing the steps reads it)."""
+`agent.run(..., stream=True)` read to its end, as a UI showing the steps reads it).
+`openlit-smolagents`: under OpenLIT instead (`openlit.init`: its smolagents
+and OpenAI instrumentations at once)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import sys
 from pathlib import Path
 
 from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
-from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, openlit_or, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
@@ -33,6 +35,10 @@ def converse(base_url: str, scenario: str, stream: bool = False) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    if stack.startswith("openlit"):
+        with openlit_or(stack, out, scenario, lambda _: None):
+            converse(base_url, scenario, stack.endswith("-stream"))
+        return
     with providers(stack, out, scenario) as (tracer_provider, _):
         from openinference.instrumentation import using_session
         from openinference.instrumentation.smolagents import SmolagentsInstrumentor

@@ -189,7 +189,8 @@ def delegation(body: dict[str, Any]) -> dict[str, Any] | None:
     """The framework's transfer or delegation tool a request offers: one that is neither a
     scenario tool nor `final_answer` (a triage agent has no other)."""
     mine = {*TOOL_FUNCTIONS, FINAL_ANSWER_TOOL}
-    return next((t for t in _offered(body) if t.get("name") not in mine), None)
+    return next((t for t in _offered(body) if scenario_tool(t.get("name") or "") not in mine),
+                None)  # fmt: skip
 
 
 _AGENT_PARAMETERS = ("agent", "coworker", "member")
@@ -280,11 +281,35 @@ def dspy_reply(scenario: str, turn: int, body: dict[str, Any]) -> Step:
     return Step(text=f"{text}\n\n[[ ## completed ## ]]")
 
 
+MCP_PREFIX = "mcp__"
+"""How Claude Code names a tool an MCP server gives it: `mcp__<server>__<tool>`."""
+
+
+def scenario_tool(name: str) -> str:
+    """The tool a name offered to the model stands for: the name, or the tool an MCP
+    server's prefix names (`mcp__<server>__<tool>`, the Claude Agent SDK's `@tool`s)."""
+    if name.startswith(MCP_PREFIX) and "__" in name[len(MCP_PREFIX) :]:
+        return name[len(MCP_PREFIX) :].split("__", 1)[1]
+    return name
+
+
+def _as_offered(body: dict[str, Any], planned: Step) -> Step:
+    """The scripted calls under the names the request offers them as: a tool offered only
+    under an MCP server's prefix is called by that name, as the model would call it."""
+    names = {scenario_tool(t.get("name") or ""): t.get("name") for t in _offered(body)}
+    renamed = [names.get(c.name, c.name) if not _offers(body, c.name) else c.name
+               for c in planned.calls]  # fmt: skip
+    if renamed == [c.name for c in planned.calls]:
+        return planned
+    calls = tuple(Call(n, c.arguments) for n, c in zip(renamed, planned.calls, strict=True))
+    return Step(calls, planned.text)
+
+
 def _scripted(scenario: str, turn: int, step: int, body: dict[str, Any]) -> Step:
     if dspy_outputs(body) is not None:
         return dspy_reply(scenario, turn, body)
     scripted = ALL_SCENARIOS[scenario].turns[turn]
-    planned = scripted.steps[min(step, len(scripted.steps) - 1)]
+    planned = _as_offered(body, scripted.steps[min(step, len(scripted.steps) - 1)])
     if any(c.name == DELEGATE for c in planned.calls):
         tool = delegation(body)
         if tool is None:

@@ -1,0 +1,103 @@
+"""Claude Code's own OpenTelemetry export (the CLI, also under the Claude Agent SDK).
+
+With `CLAUDE_CODE_ENABLE_TELEMETRY` the CLI exports its events as OTLP log records named by
+`event.name` (`user_prompt`, `api_request`, `assistant_response`, `tool_decision`,
+`tool_result`, ...), and with `CLAUDE_CODE_ENHANCED_TELEMETRY_BETA` spans too, each naming
+its `span.type`: an `interaction` a prompt (`gen_ai.operation.name` `invoke_agent`, the
+prompt as `user_prompt`), an `llm_request` a model call (`chat`, usage as `gen_ai.usage.*`:
+`otel_genai`'s, no content), a `tool` a tool's run (`execute_tool`; under it
+`tool.execution`, failed with the tool's error, and `tool.blocked_on_user`). Content is
+opt-in: `OTEL_LOG_USER_PROMPTS` (`prompt`), `OTEL_LOG_ASSISTANT_RESPONSES` (`response`),
+`OTEL_LOG_TOOL_CONTENT` (the tool span's `tool.output` event), `OTEL_LOG_TOOL_DETAILS`
+(the `tool_result` record's `tool_input`), `OTEL_LOG_RAW_API_BODIES` (`api_request_body`
+and `api_response_body` records: each request's and response's Messages API JSON). The log
+records carry the interaction's span id, so they are its content events. Recorded from the
+CLI 2.1.337 the Claude Agent SDK 0.2.190 bundles (`tests/fixtures/stacks/claude-code-otel*`).
+
+Read here:
+- the interaction: the turn's run (AGENT), its request (`user_prompt`, else the
+  `user_prompt` record's `prompt`), its answer (the last `assistant_response` record's
+  `response`: the CLI logs each assistant text, the run's answer last), and from the first
+  raw request body, the system prompt (its `system` blocks) and the tools it offered;
+- a tool: the name the model called (`tool_name`: an MCP server's tool as
+  `mcp__<server>__<tool>`, where `gen_ai.tool.name` is the server's own name for it), its
+  call id, and its result (`tool.output`'s `output`).
+A call's arguments are only in the interaction's `tool_result` record (by `tool_use_id`),
+and each model call's messages only in the raw bodies, which are the interaction's too: no
+span of the call holds them.
+"""
+
+from __future__ import annotations
+
+from turnscore.ingest import attributes as A
+from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
+from turnscore.ingest.conventions.messages import (
+    Problems,
+    execution,
+    instructions_text,
+    parse_tool_defs,
+    text_message,
+)
+from turnscore.ingest.conventions.values import as_str, try_json
+from turnscore.ingest.model import SpanKind
+
+_INTERACTION = "interaction"
+_TOOL = "tool"
+
+
+def decode(view: SpanView, problems: Problems) -> Decoded:
+    kind = as_str(view.get(A.CC_SPAN_TYPE))
+    if kind == _TOOL:
+        return _tool(view)
+    if kind != _INTERACTION:
+        return Decoded()
+    request = as_str(view.get(A.CC_USER_PROMPT)) or _last(view, A.CC_EV_USER_PROMPT, "prompt")
+    answer = _last(view, A.CC_EV_ASSISTANT_RESPONSE, "response")
+    body = _first_request(view)
+    tools = body.get("tools")
+    return Decoded(
+        kind=SpanKind.AGENT,
+        input_messages=(text_message("user", request),) if request else None,
+        output_messages=(text_message("assistant", answer),) if answer else None,
+        system_instructions=instructions_text(body.get("system")),
+        tool_definitions=None if tools is None
+        else parse_tool_defs(tools, A.CC_EV_API_REQUEST_BODY, problems),
+    )
+
+
+def _tool(view: SpanView) -> Decoded:
+    name = as_str(view.get(A.CC_TOOL_NAME)) or as_str(view.get(A.GEN_AI_TOOL_NAME)) or view.name
+    call_id = as_str(view.get(A.GEN_AI_TOOL_CALL_ID)) or as_str(view.get(A.CC_TOOL_USE_ID))
+    result = _last(view, A.CC_EV_TOOL_OUTPUT, "output")
+    return Decoded(kind=SpanKind.TOOL, tool_execution=execution(name, call_id, None, result))
+
+
+def _events(view: SpanView, name: str) -> list[ContentEvent]:
+    return [e for e in view.events if e.name == name]
+
+
+def _last(view: SpanView, event: str, key: str) -> str | None:
+    said = [t for e in _events(view, event) if (t := as_str(e.fields.get(key)))]
+    return said[-1] if said else None
+
+
+def _first_request(view: SpanView) -> dict[str, object]:
+    """The first raw request body of the interaction (its system prompt and tools are the
+    turn's: the CLI sends the same with every request of it); {} without one."""
+    for event in _events(view, A.CC_EV_API_REQUEST_BODY):
+        ok, body = try_json(as_str(event.fields.get("body")) or "")
+        if ok and isinstance(body, dict):
+            return body
+    return {}
+
+
+def _speaks(view: SpanView) -> bool:
+    return as_str(view.get(A.CC_SPAN_TYPE)) in (_INTERACTION, _TOOL)
+
+
+CLAUDE_CODE = Convention(
+    "claude_code", decode, markers=frozenset({A.CC_SPAN_TYPE}),
+    events=frozenset({A.CC_EV_USER_PROMPT, A.CC_EV_ASSISTANT_RESPONSE, A.CC_EV_API_REQUEST_BODY,
+                      A.CC_EV_TOOL_OUTPUT}),
+    accepts=_speaks, content_keys=(A.CC_USER_PROMPT,),
+)  # fmt: skip
