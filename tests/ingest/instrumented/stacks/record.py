@@ -634,6 +634,14 @@ STACKS: dict[str, Stack] = {
               ("agno", "openai", "opentelemetry-instrumentation-agno",
                "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
               venv="agno-openllmetry", scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "together_loop", "openai",
+                ("together", "openinference-instrumentation-together", "opentelemetry-sdk"),
+                venv="together-openinference")
+          for name in ("together-openinference", "together-openinference-stream")),
+        *(Stack(name, "together_loop", "openai",
+                ("together", "opentelemetry-instrumentation-together", "opentelemetry-sdk"),
+                venv="together-openllmetry")
+          for name in ("together-openllmetry", "together-openllmetry-stream")),
     )
 }  # fmt: skip
 
