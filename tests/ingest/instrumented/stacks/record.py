@@ -642,6 +642,9 @@ STACKS: dict[str, Stack] = {
                 ("together", "opentelemetry-instrumentation-together", "opentelemetry-sdk"),
                 venv="together-openllmetry")
           for name in ("together-openllmetry", "together-openllmetry-stream")),
+        Stack("instructor-openinference", "instructor_loop", "openai",
+              ("instructor", "openai", "openinference-instrumentation-instructor",
+               "openinference-instrumentation-openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
