@@ -645,6 +645,17 @@ STACKS: dict[str, Stack] = {
         Stack("instructor-openinference", "instructor_loop", "openai",
               ("instructor", "openai", "openinference-instrumentation-instructor",
                "openinference-instrumentation-openai", "opentelemetry-sdk")),
+        *(Stack(name, "vertexai_loop", "gemini",
+                ("google-cloud-aiplatform", "openinference-instrumentation-vertexai",
+                 "opentelemetry-sdk"), venv="vertexai")
+          for name in ("vertexai-openinference", "vertexai-openinference-stream")),
+        # OpenLLMetry's Vertex AI instrumentation (0.62) reads a response's
+        # `candidates[0].text` outside its error guard, which raises into the app for an
+        # answer calling a function: only no_tool runs (vertexai_loop's docstring).
+        *(Stack(name, "vertexai_loop", "gemini",
+                ("google-cloud-aiplatform", "opentelemetry-instrumentation-vertexai",
+                 "opentelemetry-sdk"), venv="vertexai", scenarios=("no_tool",))
+          for name in ("vertexai-openllmetry", "vertexai-openllmetry-stream")),
     )
 }  # fmt: skip
 
