@@ -503,15 +503,50 @@ def _request_tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | 
     """The tools of a raw chat request in `input.value`, for an LLM span with no `llm.tools`:
     the Mistral AI instrumentation pops `tools` from what it flattens and records them
     nowhere else (openinference-instrumentation-mistralai `_request_attributes_extractor.py`
-    `_get_attributes_from_chat_completion_create_param`)."""
+    `_get_attributes_from_chat_completion_create_param`). A Gemini request (its `contents`)
+    is the Vertex AI instrumentation's, which flattens no tools and records the request as
+    proto-plus's `to_dict` (openinference-instrumentation-vertexai `_wrapper.py`): its
+    declarations are read in the proto3 JSON form the API is sent (`_proto_json`)."""
     raw = view.get(A.OI_INPUT_VALUE)
     if not isinstance(raw, str) or '"tools"' not in raw:
         return None
     ok, parsed = try_json(raw)
     tools = parsed.get("tools") if ok and isinstance(parsed, dict) else None
-    if not isinstance(tools, list) or not tools or not _message_list(parsed.get("messages")):
+    if not isinstance(tools, list) or not tools:
         return None
-    return parse_tool_defs(tools, A.OI_INPUT_VALUE, problems)
+    if _message_list(parsed.get("messages")):
+        return parse_tool_defs(tools, A.OI_INPUT_VALUE, problems)
+    if isinstance(parsed.get("contents"), list):
+        return parse_tool_defs(_proto_json(tools), A.OI_INPUT_VALUE, problems)
+    return None
+
+
+_PROTO_MAPS = frozenset({"properties", "defs"})
+"""A Gemini Schema's map fields: their keys are names of the user's, not field names."""
+_PROTO_VALUES = frozenset({"default", "example", "args", "response"})
+"""Gemini's `google.protobuf` Value and Struct fields: data, kept as they are."""
+
+
+def _proto_json(value: JsonValue) -> JsonValue:
+    """A proto-plus `to_dict` value (snake_case field names, a Python keyword's field with a
+    trailing `_` such as `type_`, every scalar, list and map at its default) in proto3's JSON
+    form: lowerCamelCase names, defaults omitted. Enums stay as they came (to_dict's ints are
+    what the Vertex SDK's REST transport sends, `enum-encoding=int`)."""
+    if isinstance(value, list):
+        return [_proto_json(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, JsonValue] = {}
+    for key, item in value.items():
+        if key not in _PROTO_VALUES and item in (None, "", "0", False, 0, [], {}):
+            continue
+        if key in _PROTO_MAPS and isinstance(item, dict):
+            item = {name: _proto_json(schema) for name, schema in item.items()}
+        elif key not in _PROTO_VALUES:
+            item = _proto_json(item)
+        head, *rest = key.removesuffix("_").split("_")
+        out[head + "".join(w.title() for w in rest)] = item
+    return out
 
 
 _TASK_KEYS = ("task", "input", "query", "question", "prompt", "message")

@@ -686,6 +686,43 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "no span runs the agent's tools, and a chat completions tool message has no error "
         "flag: the failure is only in the result's text",
         lambda rec, index: ["is_error", "execute_tool"]),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("together-openinference", "together-openinference-stream",
+                    "instructor-openinference")),
+    # OpenLLMetry's Together instrumentation (0.62, on together 1: `span_utils.py`) records
+    # each prompt message's role and text content and a choice's, nothing else: no tools,
+    # no tool_calls of a choice or of a replayed assistant message, no tool_call_id.
+    *(Gap(stack, "*", "tools",
+          "OpenLLMetry's Together instrumentation (0.62) records no tools of the request",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("together-openllmetry", "together-openllmetry-stream")),
+    *(Gap(stack, case, field,
+          "OpenLLMetry's Together instrumentation (0.62) records no tool_calls, of a choice or "
+          "of a replayed assistant message: no call's id, name or arguments is anywhere",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
+      for stack in ("together-openllmetry", "together-openllmetry-stream")
+      for case in WITH_TOOLS for field in ("call.id", "call.name", "call.arguments",
+                                           "call.is_error")),
+    # Its `_wrap` hands a stream to `_handle_response` as if it were the response and ends
+    # the span before the stream is read: a streamed call has its prompt and no output.
+    *(Gap("together-openllmetry-stream", case, "final_answer",
+          "OpenLLMetry's Together instrumentation (0.62) ends a streamed call's span before "
+          "the stream is read: no completion is recorded, and no later request replays this "
+          "answer", lambda rec, index: [rec.expected[index]["final_answer"]])
+      for case in ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn#1")),
+    # OpenLLMetry's Vertex AI instrumentation (0.62 `span_utils.py`) records the positional
+    # arguments of generate_content as user prompts and the answer's text: the model's
+    # system instruction and tools are the GenerativeModel's, and it records neither.
+    *(Gap(stack, "no_tool", field,
+          "OpenLLMetry's Vertex AI instrumentation (0.62) records generate_content's contents "
+          "alone: not the model's system instruction nor its tools", absent)
+      for stack in ("vertexai-openllmetry", "vertexai-openllmetry-stream")
+      for field, absent in (
+          ("system_prompt", lambda rec, index: [rec.expected[index]["system_prompt"]]),
+          ("tools", lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]))),
 )  # fmt: skip
 
 
@@ -837,6 +874,19 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("openlit-smolagents", ("tool_error",), ("call.result", "call.is_error"),
            "OpenLIT's failed execute_tool span keeps its name, status and exception alone (no "
            "gen_ai.tool.name, call id or arguments): nothing links it to the model's call"),
+    *(NotYet(stack, WITH_TOOLS, ("call.result",),
+             "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
+             "but with no call recorded and no tool_call_id nothing links them")
+      for stack in ("together-openllmetry", "together-openllmetry-stream")),
+    NotYet("together-openllmetry-stream", WITH_TOOLS, ("turns", "llm_calls"),
+           "each call is a parentless trace and a streamed one records no output, so the call "
+           "that answers a tool result shares no history key with the one that asked for it "
+           "(its replayed assistant message has nothing to match): the turn splits in two, "
+           "though both calls' newest genuine user message is the same"),
+    NotYet("together-openllmetry-stream", ("multi_turn#0",), ("final_answer",),
+           "the streamed answer is recorded nowhere but in the next turn's prompt (a replayed "
+           "assistant message), which assembly does not take for the answer (as "
+           "google-genai-openllmetry-stream multi_turn#0)"),
 )  # fmt: skip
 
 
@@ -2355,6 +2405,54 @@ FORMS: dict[str, Form] = {
                    "gen_ai.tool.call.result", "gen_ai.operation.name"}),
         frozenset({"gen_ai.client.inference.operation.details"}),
     ),
+    # OpenInference's Together instrumentation: one LLM span per call (named for the SDK's
+    # resource class), flattened messages, tools, calls with ids.
+    **{stack: Form(
+        frozenset({"Completions"}),
+        frozenset({"llm.provider", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema", "llm.invocation_parameters",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("together-openinference", "together-openinference-stream")},
+    # OpenLLMetry's Together instrumentation: legacy flattened prompts, no tools or calls; a
+    # streamed call has no completion at all.
+    "together-openllmetry": Form(
+        frozenset({"together.chat"}),
+        frozenset({"gen_ai.prompt.0.content", "gen_ai.prompt.0.role", "llm.request.type",
+                   "gen_ai.completion.0.role", "gen_ai.response.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "llm.request.functions.0.name",
+                                 "gen_ai.completion.0.tool_calls.0.name"},
+    ),
+    "together-openllmetry-stream": Form(
+        frozenset({"together.chat"}),
+        frozenset({"gen_ai.prompt.0.content", "gen_ai.prompt.0.role", "llm.is_streaming"}),
+        absent=_JSON_MESSAGES | {"gen_ai.completion.0.role", "gen_ai.completion.0.content",
+                                 "llm.request.functions.0.name"},
+    ),
+    # Instructor's create span (its response model named) over OpenInference's OpenAI span.
+    "instructor-openinference": Form(
+        frozenset({"instructor.create", "ChatCompletion"}),
+        frozenset({"instructor.response_model", "llm.input_messages.0.message.role",
+                   "llm.tools.0.tool.json_schema",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.id"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # OpenInference's Vertex AI instrumentation: a span per GAPIC call, named for its method,
+    # the request and response as proto-plus dicts, the tools only in input.value.
+    **{stack: Form(
+        frozenset({span}),
+        frozenset({"llm.system", "input.value", "output.value",
+                   "llm.input_messages.0.message.contents.0.message_content.text",
+                   "llm.output_messages.0.message.tool_calls.0.tool_call.function.name"}),
+        absent=_JSON_MESSAGES | {"llm.tools.0.tool.json_schema"},
+    ) for stack, span in (("vertexai-openinference", "generate_content"),
+                          ("vertexai-openinference-stream", "stream_generate_content"))},
+    **{stack: Form(
+        frozenset({"vertexai.generate_content"}),
+        frozenset({"gen_ai.prompt.0.content", "gen_ai.prompt.0.role", "llm.request.type",
+                   "gen_ai.completion.0.content"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "llm.request.functions.0.name"},
+    ) for stack in ("vertexai-openllmetry", "vertexai-openllmetry-stream")},
 }  # fmt: skip
 
 

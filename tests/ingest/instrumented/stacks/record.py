@@ -648,6 +648,28 @@ STACKS: dict[str, Stack] = {
           for name in ("openlit-agno", "openlit-agno-stream")),
         Stack("openlit-smolagents", "smolagents_agent", "openai",
               ("openlit", "smolagents", "openai", "opentelemetry-sdk")),
+        *(Stack(name, "together_loop", "openai",
+                ("together", "openinference-instrumentation-together", "opentelemetry-sdk"),
+                venv="together-openinference")
+          for name in ("together-openinference", "together-openinference-stream")),
+        *(Stack(name, "together_loop", "openai",
+                ("together", "opentelemetry-instrumentation-together", "opentelemetry-sdk"),
+                venv="together-openllmetry")
+          for name in ("together-openllmetry", "together-openllmetry-stream")),
+        Stack("instructor-openinference", "instructor_loop", "openai",
+              ("instructor", "openai", "openinference-instrumentation-instructor",
+               "openinference-instrumentation-openai", "opentelemetry-sdk")),
+        *(Stack(name, "vertexai_loop", "gemini",
+                ("google-cloud-aiplatform", "openinference-instrumentation-vertexai",
+                 "opentelemetry-sdk"), venv="vertexai")
+          for name in ("vertexai-openinference", "vertexai-openinference-stream")),
+        # OpenLLMetry's Vertex AI instrumentation (0.62) reads a response's
+        # `candidates[0].text` outside its error guard, which raises into the app for an
+        # answer calling a function: only no_tool runs (vertexai_loop's docstring).
+        *(Stack(name, "vertexai_loop", "gemini",
+                ("google-cloud-aiplatform", "opentelemetry-instrumentation-vertexai",
+                 "opentelemetry-sdk"), venv="vertexai", scenarios=("no_tool",))
+          for name in ("vertexai-openllmetry", "vertexai-openllmetry-stream")),
     )
 }  # fmt: skip
 
