@@ -892,11 +892,13 @@ FORMS: dict[str, Form] = {
         log_events=frozenset({"gen_ai.user.message", "gen_ai.choice"}),
     ),
     # OpenLLMetry's client spans start outside LangChain's context: a trace of their own.
-    "langgraph-openinference-mixed": Form(
+    # Streamed, the LangChain span keeps no response id: only what both say, and when,
+    # joins the client's (calls rule 3, a report apart).
+    **{stack: Form(
         frozenset({"ChatOpenAI", "openai.chat", "calculator", "research_assistant"}),
         _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.response.id",
                           "output.value"},
-    ),
+    ) for stack in ("langgraph-openinference-mixed", "langgraph-openinference-mixed-stream")},
     # Siblings: LlamaIndex's streamed span closes before the client's starts.
     "llamaindex-openinference-openllmetry": Form(
         frozenset({"FunctionAgent.run", "OpenAI.astream_chat", "openai.chat"}),

@@ -2,9 +2,9 @@
 conversation across turns. Instrumented by OpenLLMetry's LangChain instrumentation
 (`langgraph-openllmetry`; `-stream` drives it with `agent.stream(..., stream_mode="messages")`,
 so the chat model streams its tokens), or by two vendors at once
-(`langgraph-openinference-mixed`): OpenInference's LangChain instrumentation for the
-framework and OpenLLMetry's OpenAI instrumentation for the client under it, each recording
-every model call; or by OpenLIT (`openlit-langgraph`, `-stream`), whose one `openlit.init`
+(`langgraph-openinference-mixed`, `-stream`): OpenInference's LangChain instrumentation for
+the framework and OpenLLMetry's OpenAI instrumentation for the client under it, each
+recording every model call; or by OpenLIT (`openlit-langgraph`, `-stream`), whose one `openlit.init`
 instruments LangGraph, LangChain and the OpenAI client under them at once, exporting
 through the global provider `providers()` set (as `openlit_loop`)."""
 
@@ -49,7 +49,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
             openlit.init(application_name=stack, capture_message_content=True,
                          disable_metrics=True)
-        elif stack == "langgraph-openinference-mixed":
+        elif stack.startswith("langgraph-openinference-mixed"):
             from openinference.instrumentation.langchain import LangChainInstrumentor
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 

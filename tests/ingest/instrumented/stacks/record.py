@@ -99,10 +99,12 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-sdk"), venv="openai-multi")
           for name in ("openai-openinference-openllmetry", "openai-three-instrumentations",
                        "openai-three-instrumentations-stream")),
-        Stack("langgraph-openinference-mixed", "langgraph_agent", "openai",
-              ("langgraph", "langchain-core", "langchain-openai", "openai",
-               "openinference-instrumentation-langchain", "opentelemetry-instrumentation-openai",
-               "opentelemetry-sdk")),
+        *(Stack(name, "langgraph_agent", "openai",
+                ("langgraph", "langchain-core", "langchain-openai", "openai",
+                 "openinference-instrumentation-langchain",
+                 "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+                venv="langgraph-openinference-mixed")
+          for name in ("langgraph-openinference-mixed", "langgraph-openinference-mixed-stream")),
         Stack("llamaindex-openinference-openllmetry", "llamaindex_agent", "openai",
               ("llama-index-core", "llama-index-llms-openai", "openai",
                "openinference-instrumentation-llama-index",
