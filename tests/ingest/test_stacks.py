@@ -899,6 +899,15 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.response.id",
                           "output.value"},
     ) for stack in ("langgraph-openinference-mixed", "langgraph-openinference-mixed-stream")},
+    # As -mixed, with the OTel contrib OpenAI instrumentation (openai-v2 on util-genai, its
+    # newest conventions, content on the span and in an operation-details log record).
+    **{stack: Form(
+        frozenset({"ChatOpenAI", "chat gpt-4o-mini", "calculator", "research_assistant"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.response.id",
+                          "gen_ai.provider.name"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.system", "gen_ai.prompt.0.content"}),
+    ) for stack in ("langgraph-openinference-otel", "langgraph-openinference-otel-stream")},
     # Siblings: LlamaIndex's streamed span closes before the client's starts.
     "llamaindex-openinference-openllmetry": Form(
         frozenset({"FunctionAgent.run", "OpenAI.astream_chat", "openai.chat"}),

@@ -4,9 +4,11 @@ conversation across turns. Instrumented by OpenLLMetry's LangChain instrumentati
 so the chat model streams its tokens), or by two vendors at once
 (`langgraph-openinference-mixed`, `-stream`): OpenInference's LangChain instrumentation for
 the framework and OpenLLMetry's OpenAI instrumentation for the client under it, each
-recording every model call; or by OpenLIT (`openlit-langgraph`, `-stream`), whose one `openlit.init`
-instruments LangGraph, LangChain and the OpenAI client under them at once, exporting
-through the global provider `providers()` set (as `openlit_loop`)."""
+recording every model call (`langgraph-openinference-otel`, `-stream`: the OTel contrib
+OpenAI instrumentation for the client instead); or by OpenLIT (`openlit-langgraph`,
+`-stream`), whose one `openlit.init` instruments LangGraph, LangChain and the OpenAI
+client under them at once, exporting through the global provider `providers()` set (as
+`openlit_loop`)."""
 
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with providers(stack, out, scenario) as (tracer_provider, _):
+    with providers(stack, out, scenario) as (tracer_provider, logger_provider):
         if stack.startswith("openlit-"):
             import openlit
 
@@ -55,6 +57,12 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
             LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+        elif stack.startswith("langgraph-openinference-otel"):
+            from openinference.instrumentation.langchain import LangChainInstrumentor
+            from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as V2
+
+            LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
+            V2().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
         else:
             from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
@@ -62,5 +70,11 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         converse(base_url, stack, scenario)
 
 
+# openai-v2's newest conventions, content on its spans and in its log records both.
+_OTEL = {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_AND_EVENT"}
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], {"TRACELOOP_TRACE_CONTENT": "true"}, run))
+    otel = sys.argv[1].startswith("langgraph-openinference-otel")
+    sys.exit(main(sys.argv[1:], {"TRACELOOP_TRACE_CONTENT": "true", **(_OTEL if otel else {})},
+                  run))

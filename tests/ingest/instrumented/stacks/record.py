@@ -105,6 +105,12 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
                 venv="langgraph-openinference-mixed")
           for name in ("langgraph-openinference-mixed", "langgraph-openinference-mixed-stream")),
+        *(Stack(name, "langgraph_agent", "openai",
+                ("langgraph", "langchain-core", "langchain-openai", "openai",
+                 "openinference-instrumentation-langchain",
+                 "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"), venv="langgraph-openinference-otel")
+          for name in ("langgraph-openinference-otel", "langgraph-openinference-otel-stream")),
         Stack("llamaindex-openinference-openllmetry", "llamaindex_agent", "openai",
               ("llama-index-core", "llama-index-llms-openai", "openai",
                "openinference-instrumentation-llama-index",
