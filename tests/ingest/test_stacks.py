@@ -908,6 +908,18 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gen_ai.system", "gen_ai.prompt.0.content"}),
     ) for stack in ("langgraph-openinference-otel", "langgraph-openinference-otel-stream")},
+    # ChatAnthropic under OpenInference's LangChain tracer, and OpenInference's Anthropic
+    # instrumentation over the SDK's own span of each call (`anthropic.messages.create`), in
+    # a trace of their own. Streamed, OpenInference's span ends before the stream is read
+    # (input only) and the LangChain span keeps no response id.
+    **{stack: Form(
+        frozenset({"ChatAnthropic", "messages.create", _SDK_SPAN, "calculator",
+                   "research_assistant"}),
+        frozenset({"llm.input_messages.0.message.role", "gen_ai.response.id", "input.value",
+                   "session.id"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("langgraph-anthropic-openinference",
+                    "langgraph-anthropic-openinference-stream")},
     # Siblings: LlamaIndex's streamed span closes before the client's starts.
     "llamaindex-openinference-openllmetry": Form(
         frozenset({"FunctionAgent.run", "OpenAI.astream_chat", "openai.chat"}),

@@ -5,7 +5,9 @@ so the chat model streams its tokens), or by two vendors at once
 (`langgraph-openinference-mixed`, `-stream`): OpenInference's LangChain instrumentation for
 the framework and OpenLLMetry's OpenAI instrumentation for the client under it, each
 recording every model call (`langgraph-openinference-otel`, `-stream`: the OTel contrib
-OpenAI instrumentation for the client instead); or by OpenLIT (`openlit-langgraph`,
+OpenAI instrumentation for the client instead; `langgraph-anthropic-openinference`,
+`-stream`: `ChatAnthropic` under OpenInference's LangChain and Anthropic instrumentations);
+or by OpenLIT (`openlit-langgraph`,
 `-stream`), whose one `openlit.init` instruments LangGraph, LangChain and the OpenAI
 client under them at once, exporting through the global provider `providers()` set (as
 `openlit_loop`)."""
@@ -22,11 +24,18 @@ from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 def converse(base_url: str, stack: str, scenario: str) -> None:
     from langchain_core.tools import tool
-    from langchain_openai import ChatOpenAI
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.prebuilt import ToolNode, create_react_agent
 
-    llm = ChatOpenAI(model=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
+    if "-anthropic-" in stack:
+        from langchain_anthropic import ChatAnthropic
+
+        llm = ChatAnthropic(model_name="claude-sonnet-4-5", base_url=base_url,
+                            api_key="test-key", max_retries=0)  # type: ignore[call-arg]
+    else:
+        from langchain_openai import ChatOpenAI
+
+        llm = ChatOpenAI(model=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
     # LangGraph's default passes only invocation errors back to the model; the corpus's
     # runs told the model every tool error, as `handle_tool_errors=True` does.
     tools = ToolNode([tool(fn) for fn in FUNCTIONS], handle_tool_errors=True)
@@ -57,6 +66,12 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
             LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+        elif stack.startswith("langgraph-anthropic-openinference"):
+            from openinference.instrumentation.anthropic import AnthropicInstrumentor
+            from openinference.instrumentation.langchain import LangChainInstrumentor
+
+            LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
+            AnthropicInstrumentor().instrument(tracer_provider=tracer_provider)
         elif stack.startswith("langgraph-openinference-otel"):
             from openinference.instrumentation.langchain import LangChainInstrumentor
             from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as V2

@@ -111,6 +111,13 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-instrumentation-openai-v2", "opentelemetry-util-genai",
                  "opentelemetry-sdk"), venv="langgraph-openinference-otel")
           for name in ("langgraph-openinference-otel", "langgraph-openinference-otel-stream")),
+        *(Stack(name, "langgraph_agent", "anthropic",
+                ("langgraph", "langchain-core", "langchain-anthropic", "anthropic",
+                 "openinference-instrumentation-langchain",
+                 "openinference-instrumentation-anthropic", "opentelemetry-sdk"),
+                venv="langgraph-anthropic-openinference")
+          for name in ("langgraph-anthropic-openinference",
+                       "langgraph-anthropic-openinference-stream")),
         Stack("llamaindex-openinference-openllmetry", "llamaindex_agent", "openai",
               ("llama-index-core", "llama-index-llms-openai", "openai",
                "openinference-instrumentation-llama-index",
