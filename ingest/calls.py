@@ -63,14 +63,16 @@ Rules, in order:
    of its own that names no conversation (`links.lone_traces`: a client instrumentation's
    span started outside the framework's context, as OpenInference's OpenAI span under its
    LangChain tracer) reports the call of another trace of the same service that it
-   started within (in the call's first ten minutes: `links.apart_windows`) and that says
-   the same (input and output alike once normalized), and that carries no response id (a
-   call with one is merged by it, above: the report carries it too). The call keeps its
-   identity (its place in the run) and takes the report's missing fields; the report is
-   demoted, and its trace gives no turn. Each report, in start order, goes to the free
-   call that fits and ends first (of nested calls, the innermost; where runs of one
-   prompt overlap, each its own). The store finds either side from the other
-   (`links.apart_keys`).
+   started within (in the call's first ten minutes: `links.apart_windows`), that was sent
+   the same and, where both recorded an output, said the same (normalized; either may
+   have lost its output: OpenInference's Anthropic span of a stream ends before the
+   stream is read), and that carries no response id (a call with one is merged by it,
+   above: the report carries it too). The call keeps its identity (its place in the run)
+   and takes the report's missing fields, and its usage (the wire's, as the client read
+   it); the report is demoted, and its trace gives no turn. Each report, in start order
+   (those with an output first), goes to the free call that fits and ends first (of
+   nested calls, the innermost; where runs of one prompt overlap, each its own). The
+   store finds either side from the other (`links.apart_keys`).
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
@@ -95,7 +97,7 @@ from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_tex
 from turnscore.ingest.links import (
     APART_WINDOW_NS,
     apart_windows,
-    history_key,
+    input_key,
     lone_traces,
     normalize,
 )
@@ -162,10 +164,19 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
             llm_children[(s.trace_id, s.parent_span_id)].append(i)
     leaves = [i for key, i in index.items() if key not in llm_children]
     by_response: dict[str, list[int]] = defaultdict(list)
+    absorbed: dict[int, list[int]] = {}
     for i in leaves:
-        out[i] = merged = _with_ancestors(out[i], out, index, llm_children)
+        merged, absorbed[i] = _with_ancestors(out[i], out, index, llm_children)
+        out[i] = merged
         if merged.response_id:
             by_response[merged.response_id].append(i)
+
+    def drop(i: int) -> None:
+        """A leaf merged into another report, and the enclosing reports rule 2 merged into
+        it: else those, a model call with none below it any more, would be steps."""
+        for at in (i, *absorbed[i]):
+            out[at] = _hollow(out[at])
+
     for group in [*by_response.values(), *_echoes(out, leaves)]:
         group = [i for i in group if out[i].kind is SpanKind.LLM]  # not merged by another key
         if len(group) < 2:
@@ -175,14 +186,14 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
         for i in sorted(group, key=lambda i: _richness(out[i]), reverse=True):
             if i != keep:
                 merged = _fill(merged, out[i])
-                out[i] = _hollow(out[i])
+                drop(i)
         out[keep] = merged
     for record, call in _records(out, leaves):
         out[record] = _fill(out[record], out[call])
-        out[call] = _hollow(out[call])
+        drop(call)
     for call, report in _apart(out, leaves, lone_traces(spans)):
-        out[call] = _fill(out[call], out[report])
-        out[report] = _hollow(out[report])
+        out[call] = _fill(out[call], out[report], over=_COUNTED)
+        drop(report)
     return out
 
 
@@ -236,8 +247,8 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
     reports: dict[tuple[str | None, str], list[tuple[int, int]]] = defaultdict(list)
     for i in leaves:
         s = spans[i]
-        if s.trace_id in lone and (said := history_key(s)) is not None:
-            reports[(s.service_name, said)].append((s.start_unix_nano, i))
+        if s.trace_id in lone and (sent := input_key(s)) is not None:
+            reports[(s.service_name, sent)].append((s.start_unix_nano, i))
     if not reports:
         return []
     for starts in reports.values():
@@ -247,17 +258,20 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
         call = spans[c]
         if call.trace_id in lone or call.response_id:
             continue
-        alike = reports.get((call.service_name, history_key(call) or ""), [])
+        alike = reports.get((call.service_name, input_key(call) or ""), [])
         windows = apart_windows(call)
         first = bisect_left(alike, (call.start_unix_nano, -1))
         last = bisect_right(alike, (call.end_unix_nano, len(spans)))
         for start, r in alike[first:last]:
-            if start // APART_WINDOW_NS in windows:  # as the store's keys find it
+            if start // APART_WINDOW_NS in windows and _said_alike(call, spans[r]):
                 fits[r].append(c)
-    # Each report, in start order, to the free call that ends first: as many merged as
-    # can be where runs of one prompt overlap, and of calls nested, the innermost.
+    # Each report, in start order (those that said something first: a retry's failed
+    # attempt is not the call), to the free call that ends first: as many merged as can
+    # be where runs of one prompt overlap, and of calls nested, the innermost.
     pairs, taken = [], set()
-    for r in sorted(fits, key=lambda r: (spans[r].start_unix_nano, spans[r].span_id)):
+    order = sorted(fits, key=lambda r: (_missing(spans[r].output_messages),
+                                        spans[r].start_unix_nano, spans[r].span_id))
+    for r in order:
         free = [c for c in fits[r] if c not in taken]
         if free:
             c = min(free, key=lambda c: (spans[c].end_unix_nano, -spans[c].start_unix_nano,
@@ -265,6 +279,15 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
             taken.add(c)
             pairs.append((c, r))
     return pairs
+
+
+def _said_alike(call: Span, report: Span) -> bool:
+    """Whether two reports sent the same say the same: alike once normalized where both
+    recorded an output (either may have lost it: a stream's span ended before it was
+    read)."""
+    if _missing(call.output_messages) or _missing(report.output_messages):
+        return True
+    return normalize(call.output_messages or ()) == normalize(report.output_messages or ())
 
 
 def _not_a_call(span: Span) -> bool:
@@ -292,7 +315,9 @@ def _hollow(span: Span) -> Span:
 
 def _with_ancestors(
     span: Span, spans: list[Span], index: dict[SpanKey, int], llm_children: dict[SpanKey, list[int]]
-) -> Span:
+) -> tuple[Span, list[int]]:
+    """The leaf with what its enclosing reports of the call say (rule 2), and those."""
+    absorbed: list[int] = []
     merged = span
     cur = span
     while cur.parent_span_id is not None:
@@ -306,9 +331,14 @@ def _with_ancestors(
         if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
             break
         merged = _fill(merged, parent, over=_SAID)
+        absorbed.append(parent_at)
         cur = parent
-    return merged
+    return merged, absorbed
 
+
+_COUNTED = frozenset({"input_tokens", "output_tokens"})
+"""What a client's report apart of a call says over the framework's: the usage, as the
+wire gave it (langchain-anthropic's streamed message counts no input tokens)."""
 
 _SAID = frozenset({"input_messages", "output_messages"})
 """What an enclosing report of the call says over the wire form under it (rule 2)."""

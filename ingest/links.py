@@ -28,13 +28,14 @@ Grouping matches the one against the other; so do partitions and the store.
 - the response ids of their model calls (two instrumentations of one call in separate
   traces);
 - **reports apart**: a model call and another instrumentation's report of it alone in a
-  trace of its own (`lone_traces`), from the same service, which says the same
-  (`history_key`) and started within it (`apart_keys`: the ten seconds the report started
+  trace of its own (`lone_traces`), from the same service, which was sent the same
+  (`input_key`) and started within it (`apart_keys`: the ten seconds the report started
   in, and for the call each ten seconds it spans, up to ten minutes: `apart_windows`).
   Both are stored among `prefix_keys` and looked up as histories, each side marked so
   that it finds the other's kind only (`apart_twins`: what a stored one looks up); the
   time keeps a call repeated word for word (a greeting, nightly evaluations) from finding
-  every other's.
+  every other's. (The input alone, as either side may have lost the output: a stream's
+  span that ended before the stream was read.)
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
 prompt are not one conversation. `components` joins whatever meets, directly or through
 others. When a batch brings a trace, every stored trace of the same conversation must be
@@ -114,7 +115,7 @@ from turnscore.ingest.model import Message, PartType, Span, SpanKind
 __all__ = [
     "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "apart_keys", "apart_twins",
     "apart_windows", "call_gap_keys", "call_ids", "components", "gap_history_key", "gap_keys",
-    "gaps", "history_key", "join_keys", "lone_traces", "normalize", "prefix_keys",
+    "gaps", "history_key", "input_key", "join_keys", "lone_traces", "normalize", "prefix_keys",
     "span_links", "stored_call_gap", "trace_keys",
 ]
 
@@ -189,9 +190,8 @@ def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
     gapped = {key for _, keys, _ in walked for key in keys}
     replayed = {key for _, _, keys in walked for key in keys}
     continues = frozenset(s.continues for s in decoded if s.continues)
-    said = [(s, history_key(s)) for s in calls]
     lone = lone_traces(decoded)
-    apart = [apart_keys(s, key, s.trace_id in lone) for s, key in said]
+    apart = [apart_keys(s, s.trace_id in lone) for s in calls]
     return JoinKeys(
         conversations=frozenset(
             {s.conversation_id for s in decoded if s.conversation_id}
@@ -202,7 +202,7 @@ def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
         | gapped
         | replayed
         | {k for stored, _ in apart for k in stored},
-        histories=frozenset(k for _, k in said if k is not None)
+        histories=frozenset(k for s in calls if (k := history_key(s)) is not None)
         | {k for s in free if (k := gap_history_key(s)) is not None}
         | {k for s in free for k in call_gap_keys(s)}
         | gapped
@@ -286,12 +286,11 @@ def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Spa
             if (gap := gap_history_key(s)) is not None:
                 keys = (*keys, gap)
             keys = (*keys, *(stored_call_gap(k) for k in call_gap_keys(s)))
-        said = history_key(s) if call else None
         if call:
-            keys = (*keys, *apart_keys(s, said, s.trace_id in lone)[0])
+            keys = (*keys, *apart_keys(s, s.trace_id in lone)[0])
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
-            history_key=said,
+            history_key=history_key(s) if call else None,
             prefix_keys=keys,
             response_id=s.response_id if call else None,
         )
@@ -351,21 +350,20 @@ def apart_windows(call: Span) -> range:
     return range(start, max(start, end) + 1)
 
 
-def apart_keys(
-    call: Span, said: str | None, lone: bool
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def apart_keys(call: Span, lone: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(stored, looked up): the keys that join a model call of a lone trace (`lone`) to
-    the call of another trace it reports, by its service and what both say (`said`: the
-    call's `history_key`) and the time: the window the report started in, and each the
-    other call spans (`apart_windows`; the report started within it). Each side is marked
+    the call of another trace it reports, by its service and what both were sent
+    (`input_key`) and the time: the window the report started in, and each the other
+    call spans (`apart_windows`; the report started within it). Each side is marked
     apart (`~a`, the report; `~r`, the call reported) and looks up the other's mark only:
     two raw-client calls alike meet nothing by it. A call of another trace that carries
     its response id has none: a client's report carries the provider's id too, and rule 3
     merges the two by it; the keys are for the framework's record that lost it (a
     streamed LangChain message)."""
-    if said is None or (call.response_id and not lone):
+    sent = input_key(call)
+    if sent is None or (call.response_id and not lone):
         return (), ()
-    named = hashlib.blake2b(f"{call.service_name}\0{said}".encode(), digest_size=16).hexdigest()
+    named = hashlib.blake2b(f"{call.service_name}\0{sent}".encode(), digest_size=16).hexdigest()
     if lone:
         window = call.start_unix_nano // APART_WINDOW_NS
         return (f"~a{window}:{named}",), (f"~r{window}:{named}",)
@@ -388,6 +386,15 @@ def history_key(span: Span) -> str | None:
     if span.input_messages is None or span.output_messages is None:
         return None
     return _walk(span.output_messages, _walk(span.input_messages, _root())[-1])[-1].key()
+
+
+def input_key(call: Span) -> str | None:
+    """Hash of the call's normalized input; None where it has none, or one that
+    normalizes to nothing (a system prompt alone)."""
+    if call.input_messages is None:
+        return None
+    walked = _walk(call.input_messages, _root())
+    return walked[-1].key() if len(walked) > 1 else None
 
 
 def prefix_keys(call: Span) -> tuple[str, ...]:

@@ -134,6 +134,51 @@ def test_a_call_reported_apart_is_one_call(tmp_path: Path) -> None:
     _the_turn(_ingest(r, tmp_path))
 
 
+def test_a_report_that_lost_its_output_is_the_call_it_was_sent_for(tmp_path: Path) -> None:
+    """OpenInference's Anthropic span of a stream ends before the stream is read: the
+    report has the input alone (its usage on the SDK's span below it). Sent the same, and
+    started within the call: that call, with the report's usage over the framework's
+    (langchain-anthropic's stream counts no input tokens)."""
+    r = Recorder("app")
+    steps = Run(r, NIGHT)
+    with steps.agent() as root:
+        steps._span("ChatOpenAI", _llm(*FIRST, **{"session.id": "s1",
+                                                  "llm.token_count.prompt": 0,
+                                                  "llm.token_count.completion": 10}),
+                    NIGHT, NIGHT + 50 * MS, root)
+        outer = steps._span("messages.create", {
+            "openinference.span.kind": "LLM", "llm.system": "anthropic",
+            **_messages("llm.input_messages", FIRST[0])}, NIGHT + 10 * MS, NIGHT + 12 * MS)
+        steps._span("anthropic.messages.create", {
+            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+            "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10,
+            "gen_ai.response.id": "msg_1"}, NIGHT + 11 * MS, NIGHT + 40 * MS, outer)
+    [turn] = _ingest(r, tmp_path)
+    assert (turn.request, turn.llm_calls, turn.input_tokens, turn.output_tokens) == (
+        Q1, 1, 100, 10)
+    assert [c.name for c in turn.calls] == ["get_weather"]  # the framework's output
+
+
+def test_a_nested_report_merged_by_response_id_leaves_no_step_behind(tmp_path: Path) -> None:
+    """The framework's span and the client's carry one response id; the client's is an
+    instrumentation's span over the SDK's own: rule 2 makes them one, rule 3 merges that
+    with the framework's, and the enclosing span goes with it (else it would be a call)."""
+    r = Recorder("app")
+    steps = Run(r, NIGHT)
+    with steps.agent() as root:
+        steps._span("ChatOpenAI", _llm([user(Q1)], [said(A1)], **{
+            "session.id": "s1", "gen_ai.response.id": "msg_1"}), NIGHT, NIGHT + 50 * MS, root)
+        outer = steps._span("messages.create", _llm([user(Q1)], [said(A1)], **{
+            "llm.token_count.prompt": 100}), NIGHT + 10 * MS, NIGHT + 40 * MS)
+        steps._span("anthropic.messages.create", {
+            "gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
+            "gen_ai.usage.input_tokens": 100, "gen_ai.response.id": "msg_1"},
+            NIGHT + 11 * MS, NIGHT + 39 * MS, outer)
+    [turn] = _ingest(r, tmp_path)
+    assert (turn.request, turn.final_answer, turn.llm_calls, turn.input_tokens) == (
+        Q1, A1, 1, 100)
+
+
 def test_either_side_finds_the_other_across_batches(tmp_path: Path) -> None:
     """One trace per batch, in start order and reversed: the store finds the report from
     the call and the call from the report."""

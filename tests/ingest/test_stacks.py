@@ -1027,11 +1027,34 @@ FORMS: dict[str, Form] = {
         log_events=frozenset({"gen_ai.user.message", "gen_ai.choice"}),
     ),
     # OpenLLMetry's client spans start outside LangChain's context: a trace of their own.
-    "langgraph-openinference-mixed": Form(
+    # Streamed, the LangChain span keeps no response id: only what both say, and when,
+    # joins the client's (calls rule 3, a report apart).
+    **{stack: Form(
         frozenset({"ChatOpenAI", "openai.chat", "calculator", "research_assistant"}),
         _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.response.id",
                           "output.value"},
-    ),
+    ) for stack in ("langgraph-openinference-mixed", "langgraph-openinference-mixed-stream")},
+    # As -mixed, with the OTel contrib OpenAI instrumentation (openai-v2 on util-genai, its
+    # newest conventions, content on the span and in an operation-details log record).
+    **{stack: Form(
+        frozenset({"ChatOpenAI", "chat gpt-4o-mini", "calculator", "research_assistant"}),
+        _JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.response.id",
+                          "gen_ai.provider.name"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.system", "gen_ai.prompt.0.content"}),
+    ) for stack in ("langgraph-openinference-otel", "langgraph-openinference-otel-stream")},
+    # ChatAnthropic under OpenInference's LangChain tracer, and OpenInference's Anthropic
+    # instrumentation over the SDK's own span of each call (`anthropic.messages.create`), in
+    # a trace of their own. Streamed, OpenInference's span ends before the stream is read
+    # (input only) and the LangChain span keeps no response id.
+    **{stack: Form(
+        frozenset({"ChatAnthropic", "messages.create", _SDK_SPAN, "calculator",
+                   "research_assistant"}),
+        frozenset({"llm.input_messages.0.message.role", "gen_ai.response.id", "input.value",
+                   "session.id"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("langgraph-anthropic-openinference",
+                    "langgraph-anthropic-openinference-stream")},
     # Siblings: LlamaIndex's streamed span closes before the client's starts.
     "llamaindex-openinference-openllmetry": Form(
         frozenset({"FunctionAgent.run", "OpenAI.astream_chat", "openai.chat"}),

@@ -2,11 +2,15 @@
 conversation across turns. Instrumented by OpenLLMetry's LangChain instrumentation
 (`langgraph-openllmetry`; `-stream` drives it with `agent.stream(..., stream_mode="messages")`,
 so the chat model streams its tokens), or by two vendors at once
-(`langgraph-openinference-mixed`): OpenInference's LangChain instrumentation for the
-framework and OpenLLMetry's OpenAI instrumentation for the client under it, each recording
-every model call; or by OpenLIT (`openlit-langgraph`, `-stream`), whose one `openlit.init`
-instruments LangGraph, LangChain and the OpenAI client under them at once, exporting
-through the global provider `providers()` set (as `openlit_loop`)."""
+(`langgraph-openinference-mixed`, `-stream`): OpenInference's LangChain instrumentation for
+the framework and OpenLLMetry's OpenAI instrumentation for the client under it, each
+recording every model call (`langgraph-openinference-otel`, `-stream`: the OTel contrib
+OpenAI instrumentation for the client instead; `langgraph-anthropic-openinference`,
+`-stream`: `ChatAnthropic` under OpenInference's LangChain and Anthropic instrumentations);
+or by OpenLIT (`openlit-langgraph`,
+`-stream`), whose one `openlit.init` instruments LangGraph, LangChain and the OpenAI
+client under them at once, exporting through the global provider `providers()` set (as
+`openlit_loop`)."""
 
 from __future__ import annotations
 
@@ -20,11 +24,18 @@ from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 def converse(base_url: str, stack: str, scenario: str) -> None:
     from langchain_core.tools import tool
-    from langchain_openai import ChatOpenAI
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.prebuilt import ToolNode, create_react_agent
 
-    llm = ChatOpenAI(model=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
+    if "-anthropic-" in stack:
+        from langchain_anthropic import ChatAnthropic
+
+        llm = ChatAnthropic(model_name="claude-sonnet-4-5", base_url=base_url,
+                            api_key="test-key", max_retries=0)  # type: ignore[call-arg]
+    else:
+        from langchain_openai import ChatOpenAI
+
+        llm = ChatOpenAI(model=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
     # LangGraph's default passes only invocation errors back to the model; the corpus's
     # runs told the model every tool error, as `handle_tool_errors=True` does.
     tools = ToolNode([tool(fn) for fn in FUNCTIONS], handle_tool_errors=True)
@@ -43,18 +54,30 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with providers(stack, out, scenario) as (tracer_provider, _):
+    with providers(stack, out, scenario) as (tracer_provider, logger_provider):
         if stack.startswith("openlit-"):
             import openlit
 
             openlit.init(application_name=stack, capture_message_content=True,
                          disable_metrics=True)
-        elif stack == "langgraph-openinference-mixed":
+        elif stack.startswith("langgraph-openinference-mixed"):
             from openinference.instrumentation.langchain import LangChainInstrumentor
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
             LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+        elif stack.startswith("langgraph-anthropic-openinference"):
+            from openinference.instrumentation.anthropic import AnthropicInstrumentor
+            from openinference.instrumentation.langchain import LangChainInstrumentor
+
+            LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
+            AnthropicInstrumentor().instrument(tracer_provider=tracer_provider)
+        elif stack.startswith("langgraph-openinference-otel"):
+            from openinference.instrumentation.langchain import LangChainInstrumentor
+            from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as V2
+
+            LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
+            V2().instrument(tracer_provider=tracer_provider, logger_provider=logger_provider)
         else:
             from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
@@ -62,5 +85,11 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         converse(base_url, stack, scenario)
 
 
+# openai-v2's newest conventions, content on its spans and in its log records both.
+_OTEL = {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+         "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_AND_EVENT"}
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], {"TRACELOOP_TRACE_CONTENT": "true"}, run))
+    otel = sys.argv[1].startswith("langgraph-openinference-otel")
+    sys.exit(main(sys.argv[1:], {"TRACELOOP_TRACE_CONTENT": "true", **(_OTEL if otel else {})},
+                  run))
