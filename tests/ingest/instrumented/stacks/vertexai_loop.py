@@ -26,17 +26,17 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from tests.ingest.instrumented.scenarios import SCENARIOS, SYSTEM_PROMPT, TOOLS
 from tests.ingest.instrumented.stacks.common import main, providers
 from tests.ingest.instrumented.stacks.google_genai_loop import _run
+from tests.ingest.instrumented.stacks.otlp_receiver import loopback
 from tests.ingest.instrumented.stacks.wire import GEMINI_MODEL
 
 ENV = {"TRACELOOP_TRACE_CONTENT": "true"}
@@ -71,13 +71,8 @@ def _forwarder(base_url: str) -> Iterator[str]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Forward)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
+    with loopback(Forward) as url:
+        yield url
 
 
 def _instrument(stack: str, tracer_provider: Any) -> None:
