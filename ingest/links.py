@@ -320,19 +320,22 @@ def _first_calls(decoded: Iterable[Span]) -> dict[str, Span]:
 
 
 def lone_traces(spans: Iterable[Span]) -> set[str]:
-    """Traces that are a model call reported alone: every span claims to be a model call
-    and none names a conversation. A client instrumentation's span is one when it started
-    outside the framework's context (OpenInference's LangChain tracer never makes its spans
-    current, so the OpenAI instrumentation's span of a call is a root of its own); so is
-    every trace of a raw client, which is why the other side of a report apart is a call
-    that is not one (`apart_keys`)."""
-    seen: set[str] = set()
+    """Traces that are a model call reported alone: the root claims to be a model call,
+    no span is an agent's run or a tool's, and none names a conversation (what is below
+    the call is the call's: the SDK's own span, an HTTP client's). A client
+    instrumentation's span is one when it started outside the framework's context
+    (OpenInference's LangChain tracer never makes its spans current, so the OpenAI
+    instrumentation's span of a call is a root of its own); so is every trace of a raw
+    client, which is why the other side of a report apart is a call that is not one
+    (`apart_keys`)."""
+    rooted: set[str] = set()
     mixed: set[str] = set()
     for s in spans:
-        seen.add(s.trace_id)
-        if s.kind is not SpanKind.LLM or s.conversation_id:
+        if s.parent_span_id is None and s.kind is SpanKind.LLM:
+            rooted.add(s.trace_id)
+        if s.kind in (SpanKind.AGENT, SpanKind.TOOL) or s.conversation_id:
             mixed.add(s.trace_id)
-    return seen - mixed
+    return rooted - mixed
 
 
 APART_WINDOW_NS = 10 * 10**9

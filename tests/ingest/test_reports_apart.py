@@ -159,6 +159,22 @@ def test_a_report_that_lost_its_output_is_the_call_it_was_sent_for(tmp_path: Pat
     assert [c.name for c in turn.calls] == ["get_weather"]  # the framework's output
 
 
+def test_a_report_with_an_http_clients_span_below_it_is_still_alone(tmp_path: Path) -> None:
+    """What is below the report (an HTTP client instrumentation's span of the request) is
+    the call's: the report is still a model call reported alone."""
+    r = Recorder("app")
+    steps = Run(r, NIGHT)
+    with steps.agent() as root:
+        steps._span("ChatOpenAI", _llm(*FIRST, **{"session.id": "s1"}), NIGHT, NIGHT + 50 * MS,
+                    root)
+        report = steps._span("ChatCompletion", _llm(*FIRST, **{"llm.token_count.prompt": 100}),
+                             NIGHT + 10 * MS, NIGHT + 40 * MS)
+        steps._span("POST", {"http.request.method": "POST", "url.full": "http://llm/v1/chat"},
+                    NIGHT + 11 * MS, NIGHT + 39 * MS, report)
+    [turn] = _ingest(r, tmp_path)
+    assert (turn.request, turn.llm_calls, turn.input_tokens) == (Q1, 1, 100)
+
+
 def test_a_nested_report_merged_by_response_id_leaves_no_step_behind(tmp_path: Path) -> None:
     """The framework's span and the client's carry one response id; the client's is an
     instrumentation's span over the SDK's own: rule 2 makes them one, rule 3 merges that
