@@ -44,7 +44,8 @@ Rules, in order:
 3. **One response id, several spans.** Model calls (after rule 2) sharing `gen_ai.response.id`
    report one call, in one trace or in several (OpenLLMetry's `anthropic.chat` with
    content and the SDK's own span without, each in a trace of its own). The richest one
-   (input and output captured, then most fields, then earliest) keeps its identity and
+   (one in a run before one alone in a trace of its own, `links.lone_traces`; then input
+   and output captured, most fields, earliest) keeps its identity and
    takes the others' missing fields; the others are demoted to `CHAIN` without content or
    usage, so they give no turn and their tokens are not counted twice. Only spans of one
    batch are merged: a copy arriving in a later batch without content stays a usage-only
@@ -63,14 +64,15 @@ Rules, in order:
    of its own that names no conversation (`links.lone_traces`: a client instrumentation's
    span started outside the framework's context, as OpenInference's OpenAI span under its
    LangChain tracer) reports the call of another trace of the same service that it
-   started within (in the call's first ten minutes: `links.apart_windows`), that was sent
-   the same and, where both recorded an output, said the same (normalized; either may
-   have lost its output: OpenInference's Anthropic span of a stream ends before the
-   stream is read), and that carries no response id (a call with one is merged by it,
-   above: the report carries it too). The call keeps its identity (its place in the run)
-   and takes the report's missing fields, and its usage (the wire's, as the client read
-   it); the report is demoted, and its trace gives no turn. Each report, in start order
-   (those with an output first), goes to the free call that fits and ends first (of
+   started within (in the call's first ten minutes: `links.apart_windows`) and that says
+   the same (input and output alike once normalized; where the report lost its output,
+   was sent the same: OpenInference's Anthropic span of a stream ends before the stream
+   is read), when that call recorded its output and carries no response id (a call with
+   one is merged by it, above: the report carries it too). The call keeps its identity
+   (its place in the run) and takes the report's missing fields, and its usage (the
+   wire's, as the client read it); the report is demoted, and its trace gives no turn.
+   Each report, the likeliest first (with an output, with usage, not failed: a retry's
+   failed attempt is not the call), goes to the free call that fits and ends first (of
    nested calls, the innermost; where runs of one prompt overlap, each its own). The
    store finds either side from the other (`links.apart_keys`).
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
@@ -97,6 +99,7 @@ from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_tex
 from turnscore.ingest.links import (
     APART_WINDOW_NS,
     apart_windows,
+    history_key,
     input_key,
     lone_traces,
     normalize,
@@ -177,13 +180,20 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
         for at in (i, *absorbed[i]):
             out[at] = _hollow(out[at])
 
+    lone = lone_traces(spans)
+
+    def rank(i: int) -> tuple[bool, tuple[int, int, int, str, str]]:
+        """A report in a run before one alone in a trace of its own, which has no place in
+        the run to keep; then the richest."""
+        return out[i].trace_id not in lone, _richness(out[i])
+
     for group in [*by_response.values(), *_echoes(out, leaves)]:
         group = [i for i in group if out[i].kind is SpanKind.LLM]  # not merged by another key
         if len(group) < 2:
             continue
-        keep = max(group, key=lambda i: _richness(out[i]))
+        keep = max(group, key=rank)
         merged = out[keep]
-        for i in sorted(group, key=lambda i: _richness(out[i]), reverse=True):
+        for i in sorted(group, key=rank, reverse=True):
             if i != keep:
                 merged = _fill(merged, out[i])
                 drop(i)
@@ -191,7 +201,7 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
     for record, call in _records(out, leaves):
         out[record] = _fill(out[record], out[call])
         drop(call)
-    for call, report in _apart(out, leaves, lone_traces(spans)):
+    for call, report in _apart(out, leaves, lone):
         out[call] = _fill(out[call], out[report], over=_COUNTED)
         drop(report)
     return out
@@ -244,11 +254,17 @@ def _records(spans: list[Span], leaves: list[int]) -> list[tuple[int, int]]:
 def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[int, int]]:
     """Rule 3's reports apart: (a model call, its report alone in a trace of its own)."""
     leaves = [i for i in leaves if spans[i].kind is SpanKind.LLM]  # not merged already
-    reports: dict[tuple[str | None, str], list[tuple[int, int]]] = defaultdict(list)
+    # By service and what the report said (input and output), or, where it lost its
+    # output, what it was sent: `links.apart_keys`' keys.
+    reports: dict[tuple[str | None, str, bool], list[tuple[int, int]]] = defaultdict(list)
     for i in leaves:
         s = spans[i]
-        if s.trace_id in lone and (sent := input_key(s)) is not None:
-            reports[(s.service_name, sent)].append((s.start_unix_nano, i))
+        if s.trace_id not in lone:
+            continue
+        said = history_key(s)
+        key = (said, True) if said is not None else (input_key(s), False)
+        if key[0] is not None:
+            reports[(s.service_name, key[0], key[1])].append((s.start_unix_nano, i))
     if not reports:
         return []
     for starts in reports.values():
@@ -256,22 +272,22 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
     fits: dict[int, list[int]] = defaultdict(list)
     for c in leaves:
         call = spans[c]
-        if call.trace_id in lone or call.response_id:
+        if call.trace_id in lone or call.response_id or (said := history_key(call)) is None:
             continue
-        alike = reports.get((call.service_name, input_key(call) or ""), [])
         windows = apart_windows(call)
-        first = bisect_left(alike, (call.start_unix_nano, -1))
-        last = bisect_right(alike, (call.end_unix_nano, len(spans)))
-        for start, r in alike[first:last]:
-            if start // APART_WINDOW_NS in windows and _said_alike(call, spans[r]):
-                fits[r].append(c)
-    # Each report, in start order (those that said something first: a retry's failed
-    # attempt is not the call), to the free call that ends first: as many merged as can
-    # be where runs of one prompt overlap, and of calls nested, the innermost.
+        for alike in (reports.get((call.service_name, said, True), []),
+                      reports.get((call.service_name, input_key(call) or "", False), [])):
+            first = bisect_left(alike, (call.start_unix_nano, -1))
+            last = bisect_right(alike, (call.end_unix_nano, len(spans)))
+            for start, r in alike[first:last]:
+                if start // APART_WINDOW_NS in windows:
+                    fits[r].append(c)
+    # Each report, the likeliest first (it said something, it counted its usage, it did
+    # not fail: a retry's failed attempt is not the call), to the free call that ends
+    # first: as many merged as can be where runs of one prompt overlap, and of calls
+    # nested, the innermost.
     pairs, taken = [], set()
-    order = sorted(fits, key=lambda r: (_missing(spans[r].output_messages),
-                                        spans[r].start_unix_nano, spans[r].span_id))
-    for r in order:
+    for r in sorted(fits, key=lambda r: _unlikely(spans[r])):
         free = [c for c in fits[r] if c not in taken]
         if free:
             c = min(free, key=lambda c: (spans[c].end_unix_nano, -spans[c].start_unix_nano,
@@ -281,13 +297,10 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
     return pairs
 
 
-def _said_alike(call: Span, report: Span) -> bool:
-    """Whether two reports sent the same say the same: alike once normalized where both
-    recorded an output (either may have lost it: a stream's span ended before it was
-    read)."""
-    if _missing(call.output_messages) or _missing(report.output_messages):
-        return True
-    return normalize(call.output_messages or ()) == normalize(report.output_messages or ())
+def _unlikely(report: Span) -> tuple[bool, bool, bool, int, str]:
+    return (_missing(report.output_messages),
+            report.input_tokens is None and report.output_tokens is None,
+            report.status == "error", report.start_unix_nano, report.span_id)
 
 
 def _not_a_call(span: Span) -> bool:

@@ -28,14 +28,13 @@ Grouping matches the one against the other; so do partitions and the store.
 - the response ids of their model calls (two instrumentations of one call in separate
   traces);
 - **reports apart**: a model call and another instrumentation's report of it alone in a
-  trace of its own (`lone_traces`), from the same service, which was sent the same
-  (`input_key`) and started within it (`apart_keys`: the ten seconds the report started
-  in, and for the call each ten seconds it spans, up to ten minutes: `apart_windows`).
-  Both are stored among `prefix_keys` and looked up as histories, each side marked so
-  that it finds the other's kind only (`apart_twins`: what a stored one looks up); the
-  time keeps a call repeated word for word (a greeting, nightly evaluations) from finding
-  every other's. (The input alone, as either side may have lost the output: a stream's
-  span that ended before the stream was read.)
+  trace of its own (`lone_traces`), from the same service, which says the same (or, where
+  the report lost its output, was sent the same) and started within it (`apart_keys`: the
+  ten seconds the report started in, and for the call each ten seconds it spans, up to ten
+  minutes: `apart_windows`). Both are stored among `prefix_keys` and looked up as
+  histories, each side marked so that it finds the other's kind only (`apart_twins`: what
+  a stored one looks up); the time keeps a call repeated word for word (a greeting,
+  nightly evaluations) from finding every other's.
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
 prompt are not one conversation. `components` joins whatever meets, directly or through
 others. When a batch brings a trace, every stored trace of the same conversation must be
@@ -355,30 +354,48 @@ def apart_windows(call: Span) -> range:
 
 def apart_keys(call: Span, lone: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(stored, looked up): the keys that join a model call of a lone trace (`lone`) to
-    the call of another trace it reports, by its service and what both were sent
-    (`input_key`) and the time: the window the report started in, and each the other
-    call spans (`apart_windows`; the report started within it). Each side is marked
-    apart (`~a`, the report; `~r`, the call reported) and looks up the other's mark only:
-    two raw-client calls alike meet nothing by it. A call of another trace that carries
-    its response id has none: a client's report carries the provider's id too, and rule 3
-    merges the two by it; the keys are for the framework's record that lost it (a
-    streamed LangChain message)."""
-    sent = input_key(call)
-    if sent is None or (call.response_id and not lone):
+    the call of another trace it reports, by its service, what both said and the time:
+    the window the report started in, and each the other call spans (`apart_windows`;
+    the report started within it). What both said: input and output (`history_key`); a
+    report that lost its output (a stream's span that ended before it was read), by what
+    it was sent (`input_key`), which the call offers too. Each side is marked apart (`~a`
+    and `~b`, the report with and without its output; `~r` and `~s`, the call's keys for
+    each) and looks up the other's mark only (`apart_twins`): two raw-client calls alike
+    meet nothing by it, and runs of one prompt that answered differently meet no other's.
+    A call of another trace that carries its response id, or recorded no output, has
+    none: a client's report carries the provider's id too, and rule 3 merges the two by
+    it; the keys are for the framework's record that lost it (a streamed LangChain
+    message)."""
+    if call.response_id and not lone:
         return (), ()
-    named = hashlib.blake2b(f"{call.service_name}\0{sent}".encode(), digest_size=16).hexdigest()
+    said = history_key(call)
     if lone:
-        window = call.start_unix_nano // APART_WINDOW_NS
-        return (f"~a{window}:{named}",), (f"~r{window}:{named}",)
+        mark, key = ("a", said) if said is not None else ("b", input_key(call))
+        if key is None:
+            return (), ()
+        window, named = call.start_unix_nano // APART_WINDOW_NS, _named(call, key)
+        return (f"~{mark}{window}:{named}",), (f"~{_TWIN[mark]}{window}:{named}",)
+    if said is None:
+        return (), ()
+    keys = [("r", _named(call, said))]
+    if (sent := input_key(call)) is not None:
+        keys.append(("s", _named(call, sent)))
     windows = apart_windows(call)
-    return tuple(f"~r{w}:{named}" for w in windows), tuple(f"~a{w}:{named}" for w in windows)
+    return (tuple(f"~{mark}{w}:{named}" for mark, named in keys for w in windows),
+            tuple(f"~{_TWIN[mark]}{w}:{named}" for mark, named in keys for w in windows))
+
+
+_TWIN = {"a": "r", "r": "a", "b": "s", "s": "b"}
+
+
+def _named(call: Span, key: str) -> str:
+    return hashlib.blake2b(f"{call.service_name}\0{key}".encode(), digest_size=16).hexdigest()
 
 
 def apart_twins(stored: Iterable[str]) -> set[str]:
     """What stored `apart_keys` look up: each one's other mark. For a follower that has
     only the stored keys (the Ray engine's), not the spans to make them again."""
-    twin = {"~a": "~r", "~r": "~a"}
-    return {twin[k[:2]] + k[2:] for k in stored if k[:2] in twin}
+    return {f"~{_TWIN[k[1]]}{k[2:]}" for k in stored if k[:1] == "~" and k[1:2] in _TWIN}
 
 
 # --- history ---------------------------------------------------------------------------

@@ -195,6 +195,67 @@ def test_a_nested_report_merged_by_response_id_leaves_no_step_behind(tmp_path: P
         Q1, A1, 1, 100)
 
 
+def test_a_call_that_lost_its_output_takes_no_other_calls_answer(tmp_path: Path) -> None:
+    """The agent's call failed (input, no output, no report of its own) while a raw client
+    of the same service sent the same and was answered: another call, its own turn."""
+    r = Recorder("app")
+    steps = Run(r, NIGHT)
+    with steps.agent() as root:
+        steps._span("ChatOpenAI", _llm([user(Q1)], [], **{"session.id": "s1"}), NIGHT,
+                    NIGHT + 30_000 * MS, root)
+    steps._span("ChatCompletion", _llm([user(Q1)], [said(A1)], **{
+        "llm.token_count.prompt": 100}), NIGHT + 2_000 * MS, NIGHT + 3_000 * MS)
+    turns = _ingest(r, tmp_path)
+    assert [(t.final_answer, t.input_tokens) for t in turns] == [(None, None), (A1, 100)]
+
+
+def test_of_a_retrys_attempts_the_one_that_counted_usage_is_the_call(tmp_path: Path) -> None:
+    """Two attempts under one streamed framework call, each a report that lost its output:
+    the first failed (no usage), the second counted the call's usage; it is the call's."""
+    for cut, reverse in ((False, False), (True, False), (True, True)):
+        r = Recorder("app")
+        steps = Run(r, NIGHT)
+        with steps.agent() as root:
+            steps._span("ChatOpenAI", _llm(*FIRST, **{"session.id": "s1"}), NIGHT,
+                        NIGHT + 200 * MS, root)
+            for at, ok in ((10, False), (100, True)):
+                outer = steps._span("messages.create", {
+                    "openinference.span.kind": "LLM", "llm.system": "anthropic",
+                    **_messages("llm.input_messages", FIRST[0])}, NIGHT + at * MS,
+                    NIGHT + (at + 2) * MS)
+                attrs: dict[str, Any] = {"gen_ai.operation.name": "chat",
+                                         "gen_ai.provider.name": "anthropic"}
+                attrs |= ({"gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10}
+                          if ok else {"error.type": "overloaded_error"})
+                steps._span("anthropic.messages.create", attrs, NIGHT + (at + 1) * MS,
+                            NIGHT + (at + 50) * MS, outer)
+        turns = _ingest(r, _fresh(tmp_path / f"{cut}-{reverse}"), cut=cut, reverse=reverse)
+        [agent] = [t for t in turns if t.conversation_id == "s1"]
+        assert (agent.llm_calls, agent.input_tokens) == (1, 100)
+
+
+def test_one_response_id_keeps_the_calls_place_in_the_run(tmp_path: Path) -> None:
+    """The framework's spans and the client's reports apart share response ids: the run's
+    span keeps its identity (its place in the run), however rich the report is."""
+    r = Recorder("app")
+    steps = Run(r, NIGHT)
+    with steps.agent() as root:
+        for step in (FIRST, SECOND):
+            start = steps.now
+            steps._span("ChatOpenAI", _llm(*step, **{"session.id": "s1",
+                                                    "gen_ai.response.id": f"msg_{start}"}),
+                        start, start + 50 * MS, root)
+            outer = steps._span("ChatCompletion", _llm(*step), start + 10 * MS, start + 40 * MS)
+            steps._span("openai.chat", {
+                "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+                "gen_ai.usage.input_tokens": 100, "gen_ai.usage.output_tokens": 10,
+                "gen_ai.response.id": f"msg_{start}"}, start + 11 * MS, start + 39 * MS, outer)
+            steps.now = start + 60 * MS
+            if step is FIRST:
+                steps.tool(root)
+    _the_turn(_ingest(r, tmp_path))
+
+
 def test_either_side_finds_the_other_across_batches(tmp_path: Path) -> None:
     """One trace per batch, in start order and reversed: the store finds the report from
     the call and the call from the report."""
