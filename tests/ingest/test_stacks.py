@@ -723,6 +723,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
       for field, absent in (
           ("system_prompt", lambda rec, index: [rec.expected[index]["system_prompt"]]),
           ("tools", lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]))),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag (in either convention the translator leaves on the span): the failure is "
+          "only in the result's text", lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openllmetry-openinference-translated",
+                    "openllmetry-openinference-translated-stream")),
 )  # fmt: skip
 
 
@@ -2476,6 +2482,17 @@ FORMS: dict[str, Form] = {
                    "gen_ai.completion.0.content"}),
         absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "llm.request.functions.0.name"},
     ) for stack in ("vertexai-openllmetry", "vertexai-openllmetry-stream")},
+    # OpenLLMetry's OpenAI chat spans (0.53: flattened gen_ai.prompt.N) translated by
+    # OpenInference's OpenLLMetry span processor, which adds its llm.* beside them.
+    **{stack: Form(
+        frozenset({"openai.chat"}),
+        frozenset({"gen_ai.prompt.0.role", "gen_ai.completion.0.role",
+                   "llm.request.functions.0.name", "openinference.span.kind",
+                   "llm.input_messages.0.message.role", "llm.output_messages.0.message.role",
+                   "llm.token_count.prompt", "input.value", "output.value"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("openllmetry-openinference-translated",
+                    "openllmetry-openinference-translated-stream")},
 }  # fmt: skip
 
 

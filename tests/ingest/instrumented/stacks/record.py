@@ -685,6 +685,12 @@ STACKS: dict[str, Stack] = {
                 ("google-cloud-aiplatform", "opentelemetry-instrumentation-vertexai",
                  "opentelemetry-sdk"), venv="vertexai", scenarios=("no_tool",))
           for name in ("vertexai-openllmetry", "vertexai-openllmetry-stream")),
+        *(Stack(name, "translated_loop", "openai",
+                ("openai", "opentelemetry-instrumentation-openai",
+                 "openinference-instrumentation-openllmetry", "openinference-instrumentation",
+                 "opentelemetry-sdk"), venv="openllmetry-openinference-translated")
+          for name in ("openllmetry-openinference-translated",
+                       "openllmetry-openinference-translated-stream")),
     )
 }  # fmt: skip
 
