@@ -729,6 +729,17 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "only in the result's text", lambda rec, index: ["is_error", "exception.type"])
       for stack in ("openllmetry-openinference-translated",
                     "openllmetry-openinference-translated-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "as openlit-openai: a raw client loop has no tool span, OpenLIT's tool_call_response "
+          "part keeps the result's text only (the translator adds no error either)",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openlit-openinference-translated",
+                    "openlit-openinference-translated-stream")),
+    Gap("strands-openinference-translated", "*", "tools",
+        "as strands-latest: Strands names the agent's tools (gen_ai.agent.tools, which the "
+        "translator turns into llm.tools with a stand-in description) but defines only the "
+        "called ones, on their execute_tool spans; the others' descriptions and schemas are "
+        "nowhere", _never_called),
 )  # fmt: skip
 
 
@@ -893,6 +904,17 @@ NOT_YET: tuple[NotYet, ...] = (
            "the streamed answer is recorded nowhere but in the next turn's prompt (a replayed "
            "assistant message), which assembly does not take for the answer (as "
            "google-genai-openllmetry-stream multi_turn#0)"),
+    NotYet("openlit-openinference-translated-stream", ("*",), ("turns", "tools"),
+           "as openlit-litellm-stream: OpenLIT's streamed OpenAI log record carries no trace or "
+           "span id (an input error), and the tool definitions only it holds are not joined "
+           "to the span; it carries the span's gen_ai.response.id, by which decode_spans could "
+           "join it"),
+    NotYet("strands-openinference-translated", ("parallel_tools",), ("call.result",),
+           "the Strands span processor folds a message's toolResult blocks into one tool "
+           "message, the texts joined, under the last call's id (processor.py, "
+           "_parse_message_content): the joined text is taken for that call's result over its "
+           "execute_tool span's output.value, which has it alone (linking prefers the result "
+           "the model saw)"),
 )  # fmt: skip
 
 
@@ -2493,6 +2515,29 @@ FORMS: dict[str, Form] = {
         absent=_JSON_MESSAGES,
     ) for stack in ("openllmetry-openinference-translated",
                     "openllmetry-openinference-translated-stream")},
+    # OpenLIT's OpenAI chat spans with OpenInference's OpenLIT span processor: a chat span
+    # that names the called tool (gen_ai.tool.name) it marks a TOOL span (tool.name beside
+    # the chat's gen_ai.*); OpenLIT's httpx spans it marks CHAIN.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.tool.name", "gen_ai.tool.call.id", "openinference.span.kind",
+                          "tool.name", "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
+    ) for stack in ("openlit-openinference-translated",
+                    "openlit-openinference-translated-stream")},
+    # Strands' own spans (default form) with OpenInference's Strands span processor: its
+    # llm.*, tool.* and input/output values beside Strands' gen_ai.* attributes, the
+    # gen_ai.* content events stripped.
+    "strands-openinference-translated": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.operation.name", "gen_ai.tool.call.id", "gen_ai.agent.name",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "llm.tools.0.tool.name",
+                   "tool.call_id", "graph.node.id", "metadata"}),
+        absent=_JSON_MESSAGES,
+    ),
 }  # fmt: skip
 
 

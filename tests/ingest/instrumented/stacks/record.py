@@ -691,6 +691,15 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-sdk"), venv="openllmetry-openinference-translated")
           for name in ("openllmetry-openinference-translated",
                        "openllmetry-openinference-translated-stream")),
+        *(Stack(name, "translated_loop", "openai",
+                ("openai", "openlit", "openinference-instrumentation-openlit",
+                 "openinference-instrumentation", "opentelemetry-sdk"),
+                venv="openlit-openinference-translated")
+          for name in ("openlit-openinference-translated",
+                       "openlit-openinference-translated-stream")),
+        Stack("strands-openinference-translated", "strands_translated_agent", "openai",
+              ("strands-agents", "openai", "openinference-instrumentation-strands-agents",
+               "openinference-instrumentation", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
