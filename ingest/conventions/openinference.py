@@ -67,6 +67,13 @@ _KINDS = {
 def decode(view: SpanView, problems: Problems) -> Decoded:
     raw_kind = (as_str(view.get(A.OI_SPAN_KIND)) or "").upper()
     kind = _KINDS.get(raw_kind, SpanKind.OTHER) if raw_kind else None
+    if kind is SpanKind.TOOL and view.name.partition(" ")[0] == A.OP_EXECUTE_TASK:
+        # A task step, as its name says: OpenInference's OpenLLMetry span processor maps
+        # OpenLLMetry's task spans (a LangGraph node, a runnable) to TOOL and drops the
+        # traceloop.span.kind that told them apart (openinference-instrumentation-openllmetry
+        # `_span_processor.py`, `_SPAN_KIND_MAPPING`); OpenLLMetry names them
+        # `execute_task <entity>`, a tool's run `execute_tool <tool>`.
+        kind = SpanKind.CHAIN
     metadata = run_metadata(view.get(A.OI_METADATA))
     base = Decoded(
         kind=kind,
