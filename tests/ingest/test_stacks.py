@@ -915,6 +915,10 @@ NOT_YET: tuple[NotYet, ...] = (
            "_parse_message_content): the joined text is taken for that call's result over its "
            "execute_tool span's output.value, which has it alone (linking prefers the result "
            "the model saw)"),
+    NotYet("langgraph-openllmetry-openinference-translated-stream", ("*",), ("usage",),
+           "a streamed LangChain call reports no usage (the wire has none), but OpenInference's "
+           "OpenLLMetry span processor writes llm.token_count.* = 0 for counts the span lacks "
+           "(_span_processor.py: `or 0`), and decode.build_span reads those zeros as counts"),
 )  # fmt: skip
 
 
@@ -2538,6 +2542,18 @@ FORMS: dict[str, Form] = {
                    "tool.call_id", "graph.node.id", "metadata"}),
         absent=_JSON_MESSAGES,
     ),
+    # OpenLLMetry's LangChain spans (0.53) with OpenInference's OpenLLMetry span processor:
+    # each task span (a graph node, a runnable) replaced by a TOOL span named after it, the
+    # chat spans' llm.* beside their gen_ai.prompt.N.
+    **{stack: Form(
+        frozenset({"create_agent research_assistant", "execute_task agent", "execute_task tools",
+                   "execute_tool calculator", "ChatOpenAI.chat"}),
+        frozenset({"gen_ai.prompt.0.role", "gen_ai.completion.0.role", "openinference.span.kind",
+                   "llm.input_messages.0.message.role", "tool.name", "tool.parameters",
+                   "input.value", "output.value", "traceloop.association.properties.thread_id"}),
+        absent=_JSON_MESSAGES | {"traceloop.entity.input", "traceloop.span.kind"},
+    ) for stack in ("langgraph-openllmetry-openinference-translated",
+                    "langgraph-openllmetry-openinference-translated-stream")},
 }  # fmt: skip
 
 

@@ -700,6 +700,13 @@ STACKS: dict[str, Stack] = {
         Stack("strands-openinference-translated", "strands_translated_agent", "openai",
               ("strands-agents", "openai", "openinference-instrumentation-strands-agents",
                "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "langgraph_translated_agent", "openai",
+                ("langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-instrumentation-langchain",
+                 "openinference-instrumentation-openllmetry", "opentelemetry-sdk"),
+                venv="langgraph-openllmetry-openinference-translated")
+          for name in ("langgraph-openllmetry-openinference-translated",
+                       "langgraph-openllmetry-openinference-translated-stream")),
     )
 }  # fmt: skip
 
