@@ -735,11 +735,13 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("openlit-openinference-translated",
                     "openlit-openinference-translated-stream")),
-    Gap("strands-openinference-translated", "*", "tools",
-        "as strands-latest: Strands names the agent's tools (gen_ai.agent.tools, which the "
-        "translator turns into llm.tools with a stand-in description) but defines only the "
-        "called ones, on their execute_tool spans; the others' descriptions and schemas are "
-        "nowhere", _never_called),
+    *(Gap(stack, "*", "tools",
+          "as strands-latest: Strands names the agent's tools (gen_ai.agent.tools, which the "
+          "translator turns into llm.tools with a stand-in description) but defines only the "
+          "called ones, on their execute_tool spans; the others' descriptions and schemas are "
+          "nowhere", _never_called)
+      for stack in ("strands-openinference-translated",
+                    "strands-openinference-translated-latest")),
 )  # fmt: skip
 
 
@@ -2554,6 +2556,17 @@ FORMS: dict[str, Form] = {
         absent=_JSON_MESSAGES | {"traceloop.entity.input", "traceloop.span.kind"},
     ) for stack in ("langgraph-openllmetry-openinference-translated",
                     "langgraph-openllmetry-openinference-translated-stream")},
+    # As strands-openinference-translated, with the latest GenAI opt-in: the operation-details
+    # events stripped, the tool span's gen_ai.tool.call.* kept beside tool.*.
+    "strands-openinference-translated-latest": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.provider.name", "gen_ai.tool.call.arguments",
+                   "gen_ai.tool.call.result", "gen_ai.system_instructions",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "tool.call_id"}),
+        absent=_JSON_MESSAGES,
+    ),
 }  # fmt: skip
 
 

@@ -707,6 +707,10 @@ STACKS: dict[str, Stack] = {
                 venv="langgraph-openllmetry-openinference-translated")
           for name in ("langgraph-openllmetry-openinference-translated",
                        "langgraph-openllmetry-openinference-translated-stream")),
+        Stack("strands-openinference-translated-latest", "strands_translated_agent", "openai",
+              ("strands-agents", "openai", "openinference-instrumentation-strands-agents",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="strands-openinference-translated"),
     )
 }  # fmt: skip
 

@@ -3,8 +3,10 @@ itself in its default form (content as `gen_ai.*` span events), its spans transl
 OpenInference by `openinference-instrumentation-strands-agents`'
 `StrandsAgentsToOpenInferenceProcessor`: the exported spans keep Strands' `gen_ai.*`
 attributes beside the processor's `llm.*`, `tool.*` and `input.value`/`output.value`, and
-lose their `gen_ai.*` events (the processor strips them once read). The same agent object
-carries the conversation across turns.
+lose their `gen_ai.*` events (the processor strips them once read). `-latest` opts in to
+the latest GenAI conventions (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`:
+the content in operation-details events, which the processor reads and strips too). The same
+agent object carries the conversation across turns.
 
 The processor rewrites the span in its `on_end`, so it runs before the exporting processor
 (`translated_loop._first`).
@@ -45,4 +47,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], {}, run))
+    latest = sys.argv[1].endswith("-latest")
+    sys.exit(main(sys.argv[1:],
+                  {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"} if latest else {},
+                  run))
