@@ -92,6 +92,9 @@ OP_SK_TEXT: Final = "text.completions"
 OP_SK_TEXT_STREAMING: Final = "text.streaming_completions"
 # OpenLIT's (and OpenLLMetry's) agent task step, named `execute_task <agent>`.
 OP_EXECUTE_TASK: Final = "execute_task"
+# OpenLLMetry's own name for a model request (semconv_ai `GenAICustomOperationName`), set by
+# its LangChain instrumentation from 0.53 to its move to `chat`.
+OP_LLM_REQUEST: Final = "llm_request"
 
 # Events (log records or span events)
 EV_OPERATION_DETAILS: Final = "gen_ai.client.inference.operation.details"

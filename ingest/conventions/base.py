@@ -69,14 +69,20 @@ class Decoded(Struct, frozen=True, gc=False):
     response_id: str | None = None
 
     def fill(self, other: Decoded) -> Self:
-        """Fields still None here taken from `other` (self has precedence); of a tool
-        execution, and of each tool definition (by name), the parts still None too: two
-        conventions on one span may each capture part of them (ADK's `gen_ai.*` without
-        content beside OpenInference's `output.value` and `llm.tools`)."""
+        """Fields still None here taken from `other` (self has precedence; a model call takes
+        no tool execution from it); of a tool execution, and of each tool definition (by
+        name), the parts still None too: two conventions on one span may each capture part of
+        them (ADK's `gen_ai.*` without content beside OpenInference's `output.value` and
+        `llm.tools`)."""
         mine = [getattr(self, name) for name in _DECODED_FIELDS]
         changed = False
+        # A model call is not a tool's execution, whatever a later convention calls the span:
+        # OpenInference's OpenLIT span processor marks TOOL every span naming gen_ai.tool.name
+        # (openinference-instrumentation-openlit `_span_processor.py`, `_is_tool_span`), and
+        # OpenLIT names there the calls a chat span's model requested.
+        kept_out = _TOOL_EXECUTION if self.kind is SpanKind.LLM else -1
         for i, name in enumerate(_DECODED_FIELDS):
-            if mine[i] is None and (theirs := getattr(other, name)) is not None:
+            if i != kept_out and mine[i] is None and (theirs := getattr(other, name)) is not None:
                 mine[i] = theirs
                 changed = True
         for i, name in _PARTWISE:
@@ -93,6 +99,7 @@ class Decoded(Struct, frozen=True, gc=False):
 _DECODED_FIELDS = Decoded.__struct_fields__
 _PARTWISE = tuple((i, n) for i, n in enumerate(_DECODED_FIELDS)
                   if n in ("tool_definitions", "tool_execution"))
+_TOOL_EXECUTION = _DECODED_FIELDS.index("tool_execution")
 
 S = TypeVar("S", ToolDef, ToolExecution)
 

@@ -67,6 +67,13 @@ _KINDS = {
 def decode(view: SpanView, problems: Problems) -> Decoded:
     raw_kind = (as_str(view.get(A.OI_SPAN_KIND)) or "").upper()
     kind = _KINDS.get(raw_kind, SpanKind.OTHER) if raw_kind else None
+    if kind is SpanKind.TOOL and view.name.partition(" ")[0] == A.OP_EXECUTE_TASK:
+        # A task step, as its name says: OpenInference's OpenLLMetry span processor maps
+        # OpenLLMetry's task spans (a LangGraph node, a runnable) to TOOL and drops the
+        # traceloop.span.kind that told them apart (openinference-instrumentation-openllmetry
+        # `_span_processor.py`, `_SPAN_KIND_MAPPING`); OpenLLMetry names them
+        # `execute_task <entity>`, a tool's run `execute_tool <tool>`.
+        kind = SpanKind.CHAIN
     metadata = run_metadata(view.get(A.OI_METADATA))
     base = Decoded(
         kind=kind,
@@ -123,7 +130,13 @@ def _graph_node(view: SpanView) -> str | None:
     spec's human-readable name), else `graph.node.id`, which instrumentations setting no
     `agent.name` fill with the agent's name (openai-agents 1.1 to 1.6, CrewAI, AutoGen
     AgentChat). A span name is no agent's: the OpenAI Agents processor names its root AGENT
-    span after the trace ("Agent workflow")."""
+    span after the trace ("Agent workflow"). Nor is the id where the span names its agent
+    (`gen_ai.agent.name`, read by `decode.build_span`): the Strands span processor sets every
+    AGENT span's `graph.node.id` to "strands_agent" beside Strands' own attributes
+    (openinference-instrumentation-strands-agents `processor.py`,
+    `_set_graph_node_attributes`)."""
+    if A.GEN_AI_AGENT_NAME in view.attributes:
+        return as_str(view.get(A.OI_GRAPH_NODE_NAME))
     return as_str(view.get(A.OI_GRAPH_NODE_NAME)) or as_str(view.get(A.OI_GRAPH_NODE_ID))
 
 
@@ -299,8 +312,13 @@ def _tool_def(tool: dict[str, Any]) -> JsonValue:
     ok, parsed = try_json(schema) if isinstance(schema, str) else (True, schema)
     if ok and isinstance(parsed, dict) and (parsed.get("name") or parsed.get("function")):
         return parsed  # a whole definition after all
-    return {"name": name, "description": tool.get("description"),
-            "parameters": parsed if ok else None}
+    description = tool.get("description")
+    if description == f"Tool: {name}" and schema is None:
+        # The Strands span processor's stand-in for a tool its agent span names alone
+        # (`gen_ai.agent.tools`), not a description: not captured (`processor.py`,
+        # `_map_tools`, openinference-instrumentation-strands-agents).
+        description = None
+    return {"name": name, "description": description, "parameters": parsed if ok else None}
 
 
 def _raw(view: SpanView, key: str, role: str, problems: Problems) -> tuple[Message, ...] | None:

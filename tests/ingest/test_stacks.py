@@ -723,6 +723,25 @@ KNOWN_GAPS: tuple[Gap, ...] = (
       for field, absent in (
           ("system_prompt", lambda rec, index: [rec.expected[index]["system_prompt"]]),
           ("tools", lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]))),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag (in either convention the translator leaves on the span): the failure is "
+          "only in the result's text", lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openllmetry-openinference-translated",
+                    "openllmetry-openinference-translated-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "as openlit-openai: a raw client loop has no tool span, OpenLIT's tool_call_response "
+          "part keeps the result's text only (the translator adds no error either)",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openlit-openinference-translated",
+                    "openlit-openinference-translated-stream")),
+    *(Gap(stack, "*", "tools",
+          "as strands-latest: Strands names the agent's tools (gen_ai.agent.tools, which the "
+          "translator turns into llm.tools with a stand-in description) but defines only the "
+          "called ones, on their execute_tool spans; the others' descriptions and schemas are "
+          "nowhere", _never_called)
+      for stack in ("strands-openinference-translated",
+                    "strands-openinference-translated-latest")),
 )  # fmt: skip
 
 
@@ -887,6 +906,21 @@ NOT_YET: tuple[NotYet, ...] = (
            "the streamed answer is recorded nowhere but in the next turn's prompt (a replayed "
            "assistant message), which assembly does not take for the answer (as "
            "google-genai-openllmetry-stream multi_turn#0)"),
+    NotYet("openlit-openinference-translated-stream", ("*",), ("turns", "tools"),
+           "as openlit-litellm-stream: OpenLIT's streamed OpenAI log record carries no trace or "
+           "span id (an input error), and the tool definitions only it holds are not joined "
+           "to the span; it carries the span's gen_ai.response.id, by which decode_spans could "
+           "join it"),
+    NotYet("strands-openinference-translated", ("parallel_tools",), ("call.result",),
+           "the Strands span processor folds a message's toolResult blocks into one tool "
+           "message, the texts joined, under the last call's id (processor.py, "
+           "_parse_message_content): the joined text is taken for that call's result over its "
+           "execute_tool span's output.value, which has it alone (linking prefers the result "
+           "the model saw)"),
+    NotYet("langgraph-openllmetry-openinference-translated-stream", ("*",), ("usage",),
+           "a streamed LangChain call reports no usage (the wire has none), but OpenInference's "
+           "OpenLLMetry span processor writes llm.token_count.* = 0 for counts the span lacks "
+           "(_span_processor.py: `or 0`), and decode.build_span reads those zeros as counts"),
 )  # fmt: skip
 
 
@@ -2476,6 +2510,63 @@ FORMS: dict[str, Form] = {
                    "gen_ai.completion.0.content"}),
         absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "llm.request.functions.0.name"},
     ) for stack in ("vertexai-openllmetry", "vertexai-openllmetry-stream")},
+    # OpenLLMetry's OpenAI chat spans (0.53: flattened gen_ai.prompt.N) translated by
+    # OpenInference's OpenLLMetry span processor, which adds its llm.* beside them.
+    **{stack: Form(
+        frozenset({"openai.chat"}),
+        frozenset({"gen_ai.prompt.0.role", "gen_ai.completion.0.role",
+                   "llm.request.functions.0.name", "openinference.span.kind",
+                   "llm.input_messages.0.message.role", "llm.output_messages.0.message.role",
+                   "llm.token_count.prompt", "input.value", "output.value"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("openllmetry-openinference-translated",
+                    "openllmetry-openinference-translated-stream")},
+    # OpenLIT's OpenAI chat spans with OpenInference's OpenLIT span processor: a chat span
+    # that names the called tool (gen_ai.tool.name) it marks a TOOL span (tool.name beside
+    # the chat's gen_ai.*); OpenLIT's httpx spans it marks CHAIN.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "POST"}),
+        _JSON_MESSAGES | {"gen_ai.tool.name", "gen_ai.tool.call.id", "openinference.span.kind",
+                          "tool.name", "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.prompt", "gen_ai.completion"}),
+    ) for stack in ("openlit-openinference-translated",
+                    "openlit-openinference-translated-stream")},
+    # Strands' own spans (default form) with OpenInference's Strands span processor: its
+    # llm.*, tool.* and input/output values beside Strands' gen_ai.* attributes, the
+    # gen_ai.* content events stripped.
+    "strands-openinference-translated": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.operation.name", "gen_ai.tool.call.id", "gen_ai.agent.name",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "llm.tools.0.tool.name",
+                   "tool.call_id", "graph.node.id", "metadata"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # OpenLLMetry's LangChain spans (0.53) with OpenInference's OpenLLMetry span processor:
+    # each task span (a graph node, a runnable) replaced by a TOOL span named after it, the
+    # chat spans' llm.* beside their gen_ai.prompt.N.
+    **{stack: Form(
+        frozenset({"create_agent research_assistant", "execute_task agent", "execute_task tools",
+                   "execute_tool calculator", "ChatOpenAI.chat"}),
+        frozenset({"gen_ai.prompt.0.role", "gen_ai.completion.0.role", "openinference.span.kind",
+                   "llm.input_messages.0.message.role", "tool.name", "tool.parameters",
+                   "input.value", "output.value", "traceloop.association.properties.thread_id"}),
+        absent=_JSON_MESSAGES | {"traceloop.entity.input", "traceloop.span.kind"},
+    ) for stack in ("langgraph-openllmetry-openinference-translated",
+                    "langgraph-openllmetry-openinference-translated-stream")},
+    # As strands-openinference-translated, with the latest GenAI opt-in: the operation-details
+    # events stripped, the tool span's gen_ai.tool.call.* kept beside tool.*.
+    "strands-openinference-translated-latest": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.provider.name", "gen_ai.tool.call.arguments",
+                   "gen_ai.tool.call.result", "gen_ai.system_instructions",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.output_messages.0.message.role", "tool.call_id"}),
+        absent=_JSON_MESSAGES,
+    ),
 }  # fmt: skip
 
 

@@ -685,6 +685,32 @@ STACKS: dict[str, Stack] = {
                 ("google-cloud-aiplatform", "opentelemetry-instrumentation-vertexai",
                  "opentelemetry-sdk"), venv="vertexai", scenarios=("no_tool",))
           for name in ("vertexai-openllmetry", "vertexai-openllmetry-stream")),
+        *(Stack(name, "translated_loop", "openai",
+                ("openai", "opentelemetry-instrumentation-openai",
+                 "openinference-instrumentation-openllmetry", "openinference-instrumentation",
+                 "opentelemetry-sdk"), venv="openllmetry-openinference-translated")
+          for name in ("openllmetry-openinference-translated",
+                       "openllmetry-openinference-translated-stream")),
+        *(Stack(name, "translated_loop", "openai",
+                ("openai", "openlit", "openinference-instrumentation-openlit",
+                 "openinference-instrumentation", "opentelemetry-sdk"),
+                venv="openlit-openinference-translated")
+          for name in ("openlit-openinference-translated",
+                       "openlit-openinference-translated-stream")),
+        Stack("strands-openinference-translated", "strands_translated_agent", "openai",
+              ("strands-agents", "openai", "openinference-instrumentation-strands-agents",
+               "openinference-instrumentation", "opentelemetry-sdk")),
+        *(Stack(name, "langgraph_translated_agent", "openai",
+                ("langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-instrumentation-langchain",
+                 "openinference-instrumentation-openllmetry", "opentelemetry-sdk"),
+                venv="langgraph-openllmetry-openinference-translated")
+          for name in ("langgraph-openllmetry-openinference-translated",
+                       "langgraph-openllmetry-openinference-translated-stream")),
+        Stack("strands-openinference-translated-latest", "strands_translated_agent", "openai",
+              ("strands-agents", "openai", "openinference-instrumentation-strands-agents",
+               "openinference-instrumentation", "opentelemetry-sdk"),
+              venv="strands-openinference-translated"),
     )
 }  # fmt: skip
 
