@@ -457,13 +457,23 @@ def build_span(
         system_instructions=merged.system_instructions,
         tool_definitions=merged.tool_definitions,
         tool_execution=tool,
-        input_tokens=_first_int(merged.input_tokens, raw.attributes, _INPUT_TOKEN_KEYS),
-        output_tokens=_first_int(merged.output_tokens, raw.attributes, _OUTPUT_TOKEN_KEYS),
+        **_usage(merged, raw.attributes),
         response_id=as_str(raw.attributes.get(A.GEN_AI_RESPONSE_ID)) or merged.response_id,
         continues=_continues(raw),
         attributes=SpanAttributes(raw.attributes, raw.resource),
         source=raw.source,
     )
+
+
+def _usage(merged: Decoded, attributes: Attributes) -> dict[str, int | None]:
+    """The call's token counts; none where every count is zero: a model call reads at least
+    one token, so zeros are counts not taken (OpenInference's OpenLLMetry span processor
+    writes `llm.token_count.* = 0` for each count the span lacks: `_span_processor.py`)."""
+    said = _first_int(merged.input_tokens, attributes, _INPUT_TOKEN_KEYS)
+    wrote = _first_int(merged.output_tokens, attributes, _OUTPUT_TOKEN_KEYS)
+    if not said and not wrote:
+        said = wrote = None
+    return {"input_tokens": said, "output_tokens": wrote}
 
 
 _MESSAGING_KINDS = frozenset({4, 5})  # OTLP SpanKind PRODUCER, CONSUMER

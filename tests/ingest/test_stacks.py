@@ -372,10 +372,6 @@ KNOWN_GAPS: tuple[Gap, ...] = (
                                            "call.is_error")),
     # opentelemetry-instrumentation-mistralai 0.62 `_accumulate_streaming_response` starts a
     # stream's usage at zero and adds only what chunks report.
-    Gap("mistralai-openllmetry-stream", "*", "usage",
-        "the stream sent no usage (the wire has none) and OpenLLMetry's Mistral AI "
-        "instrumentation records its zero start as gen_ai.usage.*, not told apart from "
-        "counted usage", lambda rec, index: []),
     # BeeAI sends a tool's schema made strict (`use_strict_tool_schema`, default on:
     # `additionalProperties: false` added); OpenInference's BeeAI processor records the
     # tool's own input schema (openinference-instrumentation-beeai `processors/chat.py`,
@@ -452,10 +448,6 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "tools' names, without description or schema",
           lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
       for stack in ("openlit-google-genai", "openlit-google-genai-stream")),
-    Gap("openlit-mistralai-stream", "*", "usage",
-        "the mistralai SDK's stream sent no usage (the wire has none), and OpenLIT records "
-        "zero counts under gen_ai.usage.*, not told apart from counted usage",
-        lambda rec, index: []),
     # OpenLIT's Bedrock instrumentation (1.45, `bedrock/utils.py`) keeps a Converse
     # message's text blocks only: no toolUse or toolResult block in the input or output
     # messages, gen_ai.tool.definitions '[]' on its log record, no gen_ai.tool.* keys.
@@ -493,10 +485,6 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     # autogen-ext's OpenAIChatCompletionClient.create_stream ends a stream that sent no usage
     # with RequestUsage(prompt_tokens=0, completion_tokens=0); OpenInference's AutoGen
     # instrumentation records the CreateResult's usage as llm.token_count.*.
-    Gap("autogen-openinference-stream", "*", "usage",
-        "the stream sent no usage (the wire has none); AutoGen's client reports it as 0 and 0 "
-        "tokens, which OpenInference records as llm.token_count.*, not told apart from "
-        "counted usage", lambda rec, index: []),
     Gap("haystack-openllmetry-stream", "tool_error", "call.is_error",
         "as haystack-openllmetry: no tool span, and the failed tool's error reaches the model as "
         "the tool message's text, which has no error flag",
@@ -563,10 +551,6 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "carry no description: no description or schema is anywhere",
           lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
       for stack in ("logfire-openai-agents", "logfire-openai-agents-stream")),
-    Gap("logfire-openai-agents-stream", "*", "usage",
-        "the Agents SDK's chat completions model streams without usage here (the wire has "
-        "none) and records its zero-filled Usage on the generation span (input_tokens 0)",
-        lambda rec, index: []),
     *(Gap(stack, "multi_turn#0", field,
           "Logfire's scrubbing (on as it ships) replaced the whole value of every Agents SDK "
           "span attribute matching 'auth' (the request, the answer, the search result; the "
@@ -917,10 +901,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "_parse_message_content): the joined text is taken for that call's result over its "
            "execute_tool span's output.value, which has it alone (linking prefers the result "
            "the model saw)"),
-    NotYet("langgraph-openllmetry-openinference-translated-stream", ("*",), ("usage",),
-           "a streamed LangChain call reports no usage (the wire has none), but OpenInference's "
-           "OpenLLMetry span processor writes llm.token_count.* = 0 for counts the span lacks "
-           "(_span_processor.py: `or 0`), and decode.build_span reads those zeros as counts"),
 )  # fmt: skip
 
 
