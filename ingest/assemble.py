@@ -296,8 +296,10 @@ def _is_tool(span: Span) -> bool:
 
 
 def _failed_below(forest: Forest) -> dict[SpanKey, Span]:
-    """Tool spans whose call failed one level down, as failed: a failed tool span whose
-    nearest tool ancestor names the same tool is that call's execution elsewhere (the `mcp`
+    """Tool spans whose call failed one level down, as failed (taking its result where they
+    have none): a failed tool span whose nearest tool ancestor names the same tool, or the
+    same call id, is that call's execution elsewhere (Claude Code's `tool.execution` under
+    its tool span, which names no tool; the `mcp`
     SDK's server span `tools/call <tool>`, joined to the client's call by the trace context
     its request carries, sets `error.type` `tool_error` and status ERROR for a result with
     `isError`, mcp `server/_otel.py`, while the client's tool span records only the text)."""
@@ -306,9 +308,13 @@ def _failed_below(forest: Forest) -> dict[SpanKey, Span]:
         if s.status != "error" or s.tool_execution is None or key_of(s) not in forest.under_tool:
             continue
         above = next((a for a in forest.ancestors(s) if _is_tool(a)), None)
-        if above is not None and above.status != "error" and above.tool_execution is not None \
-                and above.tool_execution.name == s.tool_execution.name:
-            out[key_of(above)] = replace(above, status="error", error=above.error or s.error)
+        if above is None or above.status == "error" or above.tool_execution is None:
+            continue
+        done, run = above.tool_execution, s.tool_execution
+        if done.name == run.name or (done.call_id is not None and done.call_id == run.call_id):
+            result = done.result if done.result is not None else run.result
+            out[key_of(above)] = replace(above, status="error", error=above.error or s.error,
+                                         tool_execution=replace(done, result=result))
     return out
 
 

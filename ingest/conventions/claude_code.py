@@ -21,7 +21,9 @@ Read here:
   raw request body, the system prompt (its `system` blocks) and the tools it offered;
 - a tool: the name the model called (`tool_name`: an MCP server's tool as
   `mcp__<server>__<tool>`, where `gen_ai.tool.name` is the server's own name for it), its
-  call id, and its result (`tool.output`'s `output`).
+  call id, and its result (`tool.output`'s `output`);
+- a tool's run (`tool.execution`) that failed: the failure (its `error` text), by the
+  call's id, which assembly gives to the tool span.
 A call's arguments are only in the interaction's `tool_result` record (by `tool_use_id`),
 and each model call's messages only in the raw bodies, which are the interaction's too: no
 span of the call holds them.
@@ -43,12 +45,15 @@ from turnscore.ingest.model import SpanKind
 
 _INTERACTION = "interaction"
 _TOOL = "tool"
+_RUN = "tool.execution"
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
     kind = as_str(view.get(A.CC_SPAN_TYPE))
     if kind == _TOOL:
         return _tool(view)
+    if kind == _RUN:
+        return _failure(view)
     if kind != _INTERACTION:
         return Decoded()
     request = as_str(view.get(A.CC_USER_PROMPT)) or _last(view, A.CC_EV_USER_PROMPT, "prompt")
@@ -72,6 +77,19 @@ def _tool(view: SpanView) -> Decoded:
     return Decoded(kind=SpanKind.TOOL, tool_execution=execution(name, call_id, None, result))
 
 
+def _failure(view: SpanView) -> Decoded:
+    """A tool's run under its tool span, where it failed: the failure, its text the
+    result, by the call's id (the run names no tool; `assemble._failed_below` gives it to
+    the tool span of the same call). A run that did not fail says nothing its tool span
+    does not."""
+    if view.get(A.CC_SUCCESS) is not False:
+        return Decoded()
+    call_id = as_str(view.get(A.GEN_AI_TOOL_CALL_ID)) or as_str(view.get(A.CC_TOOL_USE_ID))
+    failure = as_str(view.get(A.CC_ERROR))
+    return Decoded(kind=SpanKind.TOOL, tool_execution=execution("", call_id, None, failure,
+                                                                failed=True))
+
+
 def _events(view: SpanView, name: str) -> list[ContentEvent]:
     return [e for e in view.events if e.name == name]
 
@@ -92,7 +110,7 @@ def _first_request(view: SpanView) -> dict[str, object]:
 
 
 def _speaks(view: SpanView) -> bool:
-    return as_str(view.get(A.CC_SPAN_TYPE)) in (_INTERACTION, _TOOL)
+    return as_str(view.get(A.CC_SPAN_TYPE)) in (_INTERACTION, _TOOL, _RUN)
 
 
 CLAUDE_CODE = Convention(

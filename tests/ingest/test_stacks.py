@@ -845,12 +845,6 @@ NOT_YET: tuple[NotYet, ...] = (
              "interaction span, not to the call's tool span: linking would join them by "
              "tool_use_id")
       for stack in ("claude-code-otel", "claude-code-otel-raw")),
-    *(NotYet(stack, ("tool_error",), ("call.result", "call.is_error"),
-             "the failure is only on the tool span's child (claude_code.tool.execution: status "
-             "ERROR, its `error` the tool's text), which names no tool: assemble._failed_below "
-             "takes a failed child for its tool span's only by the tool's name, not by call id "
-             "(both carry gen_ai.tool.call.id)")
-      for stack in ("claude-code-otel", "claude-code-otel-raw")),
     NotYet("openlit-llamaindex", ("*",), ("turns", "tools"),
            "as openlit-litellm-stream: OpenLIT's streamed OpenAI call emits its "
            "operation-details log record after its span ended, with no trace or span id (an "
