@@ -15,7 +15,9 @@ client under them at once, exporting through the global provider `providers()` s
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
 from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
@@ -38,7 +40,16 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
         llm = ChatOpenAI(model=MODEL, base_url=base_url, api_key="test-key", max_retries=0)
     # LangGraph's default passes only invocation errors back to the model; the corpus's
     # runs told the model every tool error, as `handle_tool_errors=True` does.
-    tools = ToolNode([tool(fn) for fn in FUNCTIONS], handle_tool_errors=True)
+    node: type[Any] = ToolNode
+    if "-translated" in stack:
+        # The translator pins OpenLLMetry's LangChain instrumentation at 0.53.3, whose
+        # `create_react_agent` wrapper iterates the tools argument (`patch.py`).
+        class Iterable(ToolNode):  # type: ignore[misc]
+            def __iter__(self) -> Iterator[Any]:
+                return iter(self.tools_by_name.values())
+
+        node = Iterable
+    tools = node([tool(fn) for fn in FUNCTIONS], handle_tool_errors=True)
     agent = create_react_agent(
         llm, tools, prompt=SYSTEM_PROMPT, name=AGENT_NAME,
         checkpointer=InMemorySaver(),

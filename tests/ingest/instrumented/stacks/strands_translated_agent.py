@@ -17,9 +17,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
-from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
-from tests.ingest.instrumented.stacks.tools import FUNCTIONS
+from tests.ingest.instrumented.stacks.common import main, providers
+from tests.ingest.instrumented.stacks.strands_agent import converse
 from tests.ingest.instrumented.stacks.translated_loop import _first
 
 
@@ -28,22 +27,9 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         from openinference.instrumentation.strands_agents import (
             StrandsAgentsToOpenInferenceProcessor,
         )
-        from strands import Agent, tool
-        from strands.models.openai import OpenAIModel
 
         _first(tracer_provider, StrandsAgentsToOpenInferenceProcessor())
-        model = OpenAIModel(
-            client_args={"api_key": "test-key", "base_url": base_url, "max_retries": 0},
-            model_id=MODEL,
-        )
-        session = f"sess-{stack}-{scenario}"
-        agent = Agent(
-            model=model, tools=[tool(fn) for fn in FUNCTIONS], system_prompt=SYSTEM_PROMPT,
-            name=AGENT_NAME, callback_handler=None,
-            trace_attributes={"session.id": session, "gen_ai.conversation.id": session},
-        )  # fmt: skip
-        for turn in SCENARIOS[scenario].turns:
-            agent(turn.request)
+        converse(base_url, stack, scenario)
 
 
 if __name__ == "__main__":
