@@ -44,11 +44,11 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
     if "-translated" in stack:
         # The translator pins OpenLLMetry's LangChain instrumentation at 0.53.3, whose
         # `create_react_agent` wrapper iterates the tools argument (`patch.py`).
-        class Iterable(ToolNode):  # type: ignore[misc]
+        class IterableNode(ToolNode):  # type: ignore[misc]
             def __iter__(self) -> Iterator[Any]:
                 return iter(self.tools_by_name.values())
 
-        node = Iterable
+        node = IterableNode
     tools = node([tool(fn) for fn in FUNCTIONS], handle_tool_errors=True)
     agent = create_react_agent(
         llm, tools, prompt=SYSTEM_PROMPT, name=AGENT_NAME,
