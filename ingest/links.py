@@ -189,8 +189,9 @@ def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
     gapped = {key for _, keys, _ in walked for key in keys}
     replayed = {key for _, _, keys in walked for key in keys}
     continues = frozenset(s.continues for s in decoded if s.continues)
+    said = [(s, history_key(s)) for s in calls]
     lone = lone_traces(decoded)
-    apart = [apart_keys(s, s.trace_id in lone) for s in calls]
+    apart = [apart_keys(s, s.trace_id in lone, key) for s, key in said]
     return JoinKeys(
         conversations=frozenset(
             {s.conversation_id for s in decoded if s.conversation_id}
@@ -201,7 +202,7 @@ def _join_keys(decoded: Sequence[Span]) -> JoinKeys:
         | gapped
         | replayed
         | {k for stored, _ in apart for k in stored},
-        histories=frozenset(k for s in calls if (k := history_key(s)) is not None)
+        histories=frozenset(k for _, k in said if k is not None)
         | {k for s in free if (k := gap_history_key(s)) is not None}
         | {k for s in free for k in call_gap_keys(s)}
         | gapped
@@ -285,11 +286,12 @@ def _span_links(decoded: Sequence[Span], trace_conv: dict[str, str]) -> dict[Spa
             if (gap := gap_history_key(s)) is not None:
                 keys = (*keys, gap)
             keys = (*keys, *(stored_call_gap(k) for k in call_gap_keys(s)))
+        said = history_key(s) if call else None
         if call:
-            keys = (*keys, *apart_keys(s, s.trace_id in lone)[0])
+            keys = (*keys, *apart_keys(s, s.trace_id in lone, said)[0])
         links = SpanLinks(
             conversation_id=conv if conv and conv != s.trace_id else None,
-            history_key=history_key(s) if call else None,
+            history_key=said,
             prefix_keys=keys,
             response_id=s.response_id if call else None,
         )
@@ -352,9 +354,12 @@ def apart_windows(call: Span) -> range:
     return range(start, max(start, end) + 1)
 
 
-def apart_keys(call: Span, lone: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def apart_keys(
+    call: Span, lone: bool, said: str | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(stored, looked up): the keys that join a model call of a lone trace (`lone`) to
-    the call of another trace it reports, by its service, what both said and the time:
+    the call of another trace it reports, by its service, what both said (`said`: the
+    call's `history_key`, which the caller has) and the time:
     the window the report started in, and each the other call spans (`apart_windows`;
     the report started within it). What both said: input and output (`history_key`); a
     report that lost its output (a stream's span that ended before it was read), by what
@@ -368,7 +373,6 @@ def apart_keys(call: Span, lone: bool) -> tuple[tuple[str, ...], tuple[str, ...]
     message)."""
     if call.response_id and not lone:
         return (), ()
-    said = history_key(call)
     if lone:
         mark, key = ("a", said) if said is not None else ("b", input_key(call))
         if key is None:
