@@ -147,7 +147,12 @@ def _validator(parameters: str) -> Any:
         cls = validator_for(schema)
         cls.check_schema(schema)
         return cls(schema, registry=Registry())
-    except (orjson.JSONDecodeError, SchemaError) as exc:
+    except SchemaError as exc:
+        # The headline and where, not `str(exc)`: its metaschema path is the one of several
+        # equally relevant errors jsonschema happened to pick, which differs between
+        # processes (a local and a Ray worker's scores of one turn told apart by it).
+        return _Unusable(UNREADABLE, f"{exc.message} at {exc.json_path}")
+    except orjson.JSONDecodeError as exc:
         return _Unusable(UNREADABLE, str(exc))
     except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
         return _Unusable(UNAPPLICABLE, str(exc))
