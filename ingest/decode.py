@@ -36,6 +36,7 @@ from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions import CONVENTIONS as CONVENTIONS
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable
+from turnscore.ingest.detached import detached_response
 from turnscore.ingest.model import (
     Message,
     PartType,
@@ -123,7 +124,10 @@ def decode_spans(
         if not is_content_log(log):
             continue
         if not log.trace_id or not log.span_id:
-            errors.append(_log_error(log, "GenAI log record carries no trace id and span id"))
+            rid = detached_response(log)
+            errors.append(_log_error(log, "GenAI log record carries no trace id and span id" + (
+                f", and no span reported its response {rid!r} yet: it joins the span that "
+                "does when it arrives" if rid else "")))
             continue
         by_span[(log.trace_id, log.span_id)].append(log)
     decoded: list[Span] = []

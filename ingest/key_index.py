@@ -67,6 +67,7 @@ SELECT DISTINCT f.path FROM wanted w
 CROSS JOIN keys k ON k.kind = ? AND k.key = w.key
 JOIN files f ON f.file_id = k.file_id
 """
+ANY_OF_KIND = "SELECT 1 FROM keys WHERE kind = ? LIMIT 1"
 TRACES_WITH = """
 SELECT DISTINCT k.trace_id FROM wanted w CROSS JOIN keys k ON k.kind = ? AND k.key = w.key
 WHERE k.trace_id IS NOT NULL
@@ -116,6 +117,10 @@ class KeyIndex:
     def files_with(self, kind: str, keys: Collection[str]) -> set[Path]:
         """Files holding any of `keys` of `kind`."""
         return {self.folder / row[0] for row in self._lookup(FILES_WITH, kind, keys)}
+
+    def holds(self, kind: str) -> bool:
+        """Whether any file holds a key of `kind`."""
+        return self._con.execute(ANY_OF_KIND, (kind,)).fetchone() is not None
 
     def traces_with(self, kind: str, keys: Collection[str]) -> set[str]:
         """Traces in which any of `keys` of `kind` occurs."""

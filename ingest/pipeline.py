@@ -50,6 +50,7 @@ from typing import TypeVar
 
 from turnscore.ingest import shards
 from turnscore.ingest.decode import conversation_id, decode_spans, trace_order
+from turnscore.ingest.detached import attach, detached_response, responses
 from turnscore.ingest.formats import Limits
 from turnscore.ingest.inputs import (
     Fresh,
@@ -62,7 +63,7 @@ from turnscore.ingest.inputs import (
     plan,
     read_into,
 )
-from turnscore.ingest.links import JoinKeys, join_keys
+from turnscore.ingest.links import JoinKeys, Lookups, join_keys
 from turnscore.ingest.partition import Partition, Solved, assemble, clashes, merge, split
 from turnscore.ingest.records import InputError, RawLog, RawSpan
 from turnscore.ingest.settings import DEFAULT_GROUP_BYTES, IngestSettings, workers_from_env
@@ -296,6 +297,7 @@ class _Work:
 
 def _gather(store: SpanStore, fresh: Fresh, carried: frozenset[str], *, last: bool) -> _Work:
     """Steps 2 and 3 of the module doc for one group's fresh records."""
+    fresh = _attached(store, fresh)
     touched = {k[1] for k in (*fresh.spans, *fresh.logs) if k[1] is not None}
     stored = store.read(touched)
     stored_traces = {s.trace_id for s in stored.spans}
@@ -456,6 +458,31 @@ def _solve_linked(
         logger.warning("stopped following stored traces of one conversation after %d rounds; "
                        "it may be rebuilt in part", MAX_LINK_ROUNDS)
     return assemble(decoded, errors, ingest_id=run.ingest_id), rebuilt
+
+
+def _attached(store: SpanStore, fresh: Fresh) -> Fresh:
+    """`fresh` with each content record that names no span given the ids of the span that
+    reported its response (`turnscore.ingest.detached`), whether the two arrive together
+    or one of them was stored by an earlier group or run."""
+    by_response = responses(fresh.spans.values())
+    loose = {k: lg for k, lg in fresh.logs.items() if detached_response(lg)}
+    wanted = {rid for lg in loose.values() if (rid := detached_response(lg))}
+    if missing := wanted - by_response.keys():
+        stored = store.read(store.linked_traces(Lookups(responses=frozenset(missing))))
+        for rid, spans in responses(stored.spans).items():
+            by_response.setdefault(rid, spans)
+    earlier = store.detached(by_response.keys() - wanted) if by_response else []
+    if not loose and not earlier:
+        return fresh
+    logs = dict(fresh.logs)
+    for key, log in zip(loose, attach(list(loose.values()), by_response), strict=True):
+        if log.trace_id:
+            del logs[key]
+            logs[record_key(log)] = log
+    for log in attach(earlier, by_response):
+        if log.trace_id:
+            logs.setdefault(record_key(log), log)
+    return replace(fresh, logs=logs)
 
 
 def _rootless(fresh: Fresh, exempt: Collection[str]) -> set[str]:

@@ -118,7 +118,7 @@ SPAN_FIELDS: tuple[Field, ...] = (
     Field("conversation_id", pa.string(), True, "Conversation the span was grouped into when stored (its own id, an inherited one, or a history-chained conversation's first trace; for a root span that continues another trace by a span link, that trace); finds a conversation's stored traces when a later trace of it arrives."),
     Field("history_key", pa.string(), True, "Model call in a trace without a conversation id: hash of its normalized input + output, so a later trace continuing that history finds it."),
     Field("prefix_keys", pa.list_(pa.string()), True, "First model call of a trace without a conversation id: hashes of each prefix of its input, so an earlier trace arriving late finds the traces continuing it."),
-    Field("response_id", pa.string(), True, "Model call: its response id (`gen_ai.response.id`), so another instrumentation's report of the same call, in another trace, finds it. Absent from files written before it existed: no response keys."),
+    Field("response_id", pa.string(), True, "Model call: its response id (`gen_ai.response.id`), so another instrumentation's report of the same call, in another trace, finds it; a content record that names no span: the response it reports, so its span finds it when it arrives. Absent from files written before it existed: no response keys."),
     Field("source", pa.string(), False, "File the record was first read from."),
     Field("position", pa.string(), False, "Where in that file: 'line 3', 'request 2', ..."),
     Field("ingest_id", pa.string(), False, "Ingest run that stored the record."),

@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from turnscore.ingest.anyvalue import decode_json_any_value, decode_json_key_values
+from turnscore.ingest.detached import detached_response
 from turnscore.ingest.key_index import KeyIndex, KeyRow
 from turnscore.ingest.links import Lookups, SpanLinks
 from turnscore.ingest.records import Attributes, AttrValue, RawEvent, RawLink, RawLog, RawSpan
@@ -442,7 +443,7 @@ class SpanStore(_PartStore):
             attributes, None, None, body,
             resource, "", "",
             None, None, None,
-            None,
+            detached_response(log),
             log.source, log.position, self.ingest_id,
         )  # fmt: skip
 
@@ -453,6 +454,22 @@ class SpanStore(_PartStore):
         for path in files:
             read_part(path, trace_ids, into=out)
         return out
+
+    def detached(self, response_ids: Collection[str]) -> list[RawLog]:
+        """Stored content records that name no span but one of `response_ids`
+        (`turnscore.ingest.detached`): their span had not arrived when they were stored."""
+        index = self._load_index()
+        if not response_ids or not index.holds(_DETACHED):
+            return []
+        files = index.files_with(_DETACHED, response_ids)
+        wanted = _strings(set(response_ids))
+        logs: list[RawLog] = []
+        for path in sorted(files):
+            table = pq.read_table(path, columns=[*_RECORD_COLUMNS, "response_id"])
+            table = table.filter(pc.and_(pc.is_null(table["trace_id"]),
+                                         pc.is_in(table["response_id"], value_set=wanted)))
+            logs.extend(_log_from_row(row) for row in table.to_pylist())
+        return logs
 
     def read_conversations(self, conversation_ids: Collection[str]) -> StoredRecords:
         """Every stored record of every trace in which a span names one of the conversations."""
@@ -476,6 +493,7 @@ class SpanStore(_PartStore):
 # file by its turns and traces.
 _TRACE, _TURN = "trace", "turn"
 _CONVERSATION, _HISTORY, _PREFIX, _RESPONSE = "conversation", "history", "prefix", "response"
+_DETACHED = "detached"
 _INDEX_COLUMNS = ("trace_id", "conversation_id", "history_key", "prefix_keys", "response_id")
 _LINK_COLUMNS = frozenset(_INDEX_COLUMNS) - {"trace_id"}
 _RECORD_COLUMNS = [name for name in _SPAN_COLUMNS if name not in _LINK_COLUMNS]
@@ -509,6 +527,8 @@ def _span_key_rows(table: pa.Table) -> list[KeyRow]:
     cols = [table[name].to_pylist() for name in _INDEX_COLUMNS]
     for trace, conv, history, prefixes, response in zip(*cols, strict=True):
         if trace is None:
+            if response is not None:  # a content record that names no span, by its response
+                rows.append((_DETACHED, response, None))
             continue
         rows.append((_TRACE, trace, trace))
         if conv is not None:

@@ -61,6 +61,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from turnscore.ingest.decode import decode_spans, trace_order
+from turnscore.ingest.detached import attach, detached_response, responses
 from turnscore.ingest.formats import Limits, is_input_name
 from turnscore.ingest.inputs import conflicts, dedup_records, read_whole
 from turnscore.ingest.links import apart_twins
@@ -286,7 +287,7 @@ def ingest_job(
         new_spans=sum(int(row["spans"]) for row in written),
         new_logs=sum(int(row["logs"]) for row in written),
         turns=int(manifest.meta["turns"]),
-        traces=frozenset(t for t in keys if t),
+        traces=frozenset(t for t in keys if t and not t.startswith(_DETACHED)),
         errors=tuple(errors),
         manifest=manifest,
         partitions=len(written),
@@ -349,7 +350,7 @@ def _read_files(batch: pa.Table, limits: Limits, buckets: int) -> pa.Table:
             if isinstance(rec, RawSpan):
                 kind, trace = "span", rec.trace_id
             elif isinstance(rec, RawLog):
-                kind, trace = "log", rec.trace_id or ""
+                kind, trace = "log", rec.trace_id or _detached_route(rec)
             else:
                 kind, trace = "error", ""
             counts[kind] += 1
@@ -358,6 +359,18 @@ def _read_files(batch: pa.Table, limits: Limits, buckets: int) -> pa.Table:
         add("file", index, 0, "", (key, len(data), counts["span"], counts["log"],
                                    counts["error"]))
     return pa.table(rows, schema=_READ_SCHEMA)
+
+
+def _detached_route(log: RawLog) -> str:
+    """The trace pass's group of a log record with no trace id: a content record that
+    names a response goes in a group of that response (its trace pass keys it by the
+    response, so the partition of the span that reported it takes it); the rest in ''."""
+    rid = detached_response(log)
+    return f"{_DETACHED}{rid}" if rid else ""
+
+
+_DETACHED = "detached:"
+"""Prefix of `_detached_route`'s groups: no trace id is made of 32 hex digits and a colon."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,7 +448,9 @@ def _trace_pass(group: pa.Table, case_id_attribute: str | None) -> pa.Table:
         spans = [r for r in kept if isinstance(r, RawSpan)]
         logs = [r for r in kept if isinstance(r, RawLog)]
         keys = JoinKeys(conversations=frozenset({trace_id}))
-        if trace_id and spans:
+        if trace_id.startswith(_DETACHED):
+            keys = replace(keys, responses=frozenset({trace_id.removeprefix(_DETACHED)}))
+        elif trace_id and spans:
             decoded, _ = decode_spans(trace_order(spans), logs,
                                       case_id_attribute=case_id_attribute)
             keys = trace_keys(decoded).get(trace_id, keys)
@@ -689,8 +704,8 @@ def _assemble_partition(group: pa.Table, store_uri: str, run_id: str,
         records.extend(pickle.loads(payload))
     reads: dict[int, dict[str, list[str]]] = (
         stored if isinstance(stored, dict) else ray.get(stored))
-    all_spans, all_logs, spans, logs, errors = _with_stored(
-        records, _read_stored(location(store_uri), reads.get(part, {})))
+    old = _read_stored(location(store_uri), reads.get(part, {}))
+    all_spans, all_logs, spans, logs, errors = _with_stored(_attached(records, old), old)
     solved = solve(Partition(all_spans, all_logs),
                    case_id_attribute=case_id_attribute, ingest_id=run_id)
     errors, links = [*errors, *solved.errors], solved.links
@@ -713,6 +728,18 @@ def _assemble_partition(group: pa.Table, store_uri: str, run_id: str,
         "turns": [len(turns)], "spans": [len(spans)], "logs": [len(logs)],
         "errors": [pickle.dumps(errors)],
     }, schema=_WRITTEN_SCHEMA)
+
+
+def _attached(records: Sequence[RawSpan | RawLog], old: StoredRecords
+              ) -> list[RawSpan | RawLog]:
+    """`records` with each content record that names no span given the ids of the span of
+    the partition, new or stored, that reported its response (`turnscore.ingest.detached`):
+    what local ingest does as it gathers a group."""
+    logs = [r for r in records if isinstance(r, RawLog)]
+    if not any(detached_response(lg) for lg in logs):
+        return list(records)
+    spans = [r for r in records if isinstance(r, RawSpan)]
+    return [*spans, *attach(logs, responses([*spans, *old.spans]))]
 
 
 def _with_stored(

@@ -791,13 +791,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "and expect.py counts the specialist's later requests in the main line (their "
            "newest user message is an `Observation:`, not the task), so get_weather, a "
            "sub-agent's tool, is expected too"),
-    # OpenLIT's LiteLLM stream wrapper emits its operation-details log record after its span
-    # ended, outside any span context: the record has no trace or span id (decode.py reports
-    # it as an input error) and its gen_ai.tool.definitions (only there: the span has none)
-    # are never joined to the call.
-    NotYet("openlit-litellm-stream", ("*",), ("turns", "tools"),
-           "OpenLIT's streamed LiteLLM log record carries no trace or span id: an input error, "
-           "and the tool definitions only it holds are not joined to the span"),
     NotYet("langgraph-js-openllmetry", WITH_TOOLS, CALLS,
            "OpenLLMetry's LangChain.js handler (0.27.0) starts every span as a root (each its "
            "own trace) and flattens chat messages to text (no tool calls, no call ids); the "
@@ -845,10 +838,6 @@ NOT_YET: tuple[NotYet, ...] = (
              "interaction span, not to the call's tool span: linking would join them by "
              "tool_use_id")
       for stack in ("claude-code-otel", "claude-code-otel-raw")),
-    NotYet("openlit-llamaindex", ("*",), ("turns", "tools"),
-           "as openlit-litellm-stream: OpenLIT's streamed OpenAI call emits its "
-           "operation-details log record after its span ended, with no trace or span id (an "
-           "input error), and the tool definitions only it holds are not joined to the span"),
     # OpenLIT's Agno instrumentation, streamed: `Agent.run(stream=True)` returns a generator,
     # and OpenLIT's wrapper ends its invoke_agent span then, before any model call; the chat
     # and execute_tool spans are roots of traces of their own, with no conversation id, and
@@ -884,11 +873,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "the streamed answer is recorded nowhere but in the next turn's prompt (a replayed "
            "assistant message), which assembly does not take for the answer (as "
            "google-genai-openllmetry-stream multi_turn#0)"),
-    NotYet("openlit-openinference-translated-stream", ("*",), ("turns", "tools"),
-           "as openlit-litellm-stream: OpenLIT's streamed OpenAI log record carries no trace or "
-           "span id (an input error), and the tool definitions only it holds are not joined "
-           "to the span; it carries the span's gen_ai.response.id, by which decode_spans could "
-           "join it"),
     NotYet("strands-openinference-translated", ("parallel_tools",), ("call.result",),
            "the Strands span processor folds a message's toolResult blocks into one tool "
            "message, the texts joined, under the last call's id (processor.py, "
