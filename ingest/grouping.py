@@ -74,6 +74,7 @@ from turnscore.ingest.links import (
     history_key,
     normalize,
     prefix_keys,
+    says_nothing,
 )
 from turnscore.ingest.model import Message, Span, SpanKind
 from turnscore.ingest.records import InputError
@@ -356,6 +357,10 @@ class _HistoryIndex:
     def __init__(self, calls: Sequence[Span], forest: Forest) -> None:
         self._by_history: dict[str, list[Span]] = defaultdict(list)
         self._by_gap: dict[str, list[Span]] = defaultdict(list)
+        self._silent: set[SpanKey] = set()
+        """Calls whose output normalizes to nothing: their history is their input."""
+        self._continued: set[SpanKey] = set()
+        """Calls `predecessor` has given a continuation."""
         with_id = {s.trace_id for s in forest.spans if s.conversation_id}
         for c in calls:
             if c.input_messages is None or c.output_messages is None:
@@ -363,6 +368,8 @@ class _HistoryIndex:
             after = normalize((*c.input_messages, *c.output_messages))
             if any(role == "user" for role, _ in after):
                 self._by_history[history_key(c) or ""].append(c)
+                if says_nothing(c.output_messages):
+                    self._silent.add(key_of(c))
             if c.trace_id not in with_id:
                 if (gap := gap_history_key(c)) is not None:
                     self._by_gap[gap].append(c)
@@ -374,22 +381,55 @@ class _HistoryIndex:
         of this call's input, a gap standing for the output of the call it continues
         (`links`: the gap rule) where the tool results after it name none of that
         output's calls' ids only, or a replayed request sharing a call with that output
-        (`links`: requests recorded wrong)."""
+        (`links`: requests recorded wrong). Called in start order, it marks the call it
+        returns as continued.
+
+        Two rules keep conversations that run at once apart where their histories are
+        alike (users asking the same thing of one deterministic agent, an evaluation
+        running a case several times in parallel), which is where a call's output lost
+        its ids or never had any: a call sent exactly the input of an earlier call whose
+        output says nothing, before that call ended, reading no more tokens or after
+        another call continued it, is that prompt sent again, not its continuation; and
+        of the
+        earlier calls it may continue, a call takes the latest that no other has
+        continued yet, if there is one (a history continued twice, a retried or
+        regenerated step, still is)."""
         # A history through a gap at n is n + 1 messages long, the output in the gap.
         found: list[tuple[int, str, frozenset[str] | None]] = [
             (n + 1, key, None) for n, key in enumerate(prefix_keys(call))
         ]
+        whole = len(found)
         found += [(g.at + 1, g.key, g.answers) for g in gaps(call)]
-        for _, key, answers in sorted(found, key=lambda f: (f[0], f[2] is None), reverse=True):
+        for length, key, answers in sorted(found, key=lambda f: (f[0], f[2] is None),
+                                           reverse=True):
             index = self._by_history if answers is None else self._by_gap
+            resent = answers is None and length == whole
             earlier = [
                 c for c in index.get(key, ())
                 if _order(c) < _order(call) and c.trace_id != call.trace_id
                 and (answers is None or _answered(c, answers))
+                and not (resent and key_of(c) in self._silent
+                         and (key_of(c) in self._continued or _resent(call, c)))
             ]
             if earlier:
-                return max(earlier, key=_order)
+                free = [c for c in earlier if key_of(c) not in self._continued]
+                prev = max(free or earlier, key=_order)
+                self._continued.add(key_of(prev))
+                return prev
         return None
+
+
+def _resent(call: Span, earlier: Span) -> bool:
+    """Whether `call`, recorded with the input of `earlier` (whose output says nothing),
+    is that prompt sent again: it started before `earlier` ended, so it cannot hold its
+    output, or it read no more tokens. A continuation reads at least the earlier output
+    and what followed, even where its recording lost them (OpenLIT's Bedrock keeps only
+    the text of each message, so the call that answers a tool's result looks sent the
+    same prompt); unknown counts say nothing."""
+    if call.start_unix_nano < earlier.end_unix_nano:
+        return True
+    said, then = call.input_tokens, earlier.input_tokens
+    return said is not None and then is not None and said <= then
 
 
 def _answered(call: Span, answers: frozenset[str]) -> bool:

@@ -115,7 +115,7 @@ __all__ = [
     "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "apart_keys", "apart_twins",
     "apart_windows", "call_gap_keys", "call_ids", "components", "gap_history_key", "gap_keys",
     "gaps", "history_key", "input_key", "join_keys", "lone_traces", "normalize", "prefix_keys",
-    "span_links", "stored_call_gap", "trace_keys",
+    "says_nothing", "span_links", "stored_call_gap", "trace_keys",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -559,6 +559,12 @@ def normalize(messages: Iterable[Message]) -> tuple[NormMessage, ...]:
     no system messages, no empty text or non-content parts; call ids kept, so two runs of
     the same script with fresh ids stay apart."""
     return tuple(n.last for n in _walk(messages, _root())[1:] if n.last is not None)
+
+
+def says_nothing(messages: Iterable[Message]) -> bool:
+    """Whether the messages normalize to nothing (`normalize`): a history they end adds
+    nothing to the input before them."""
+    return all(_normalize_message(m) is None for m in messages)
 
 
 def _normalize_message(m: Message) -> NormMessage | None:
