@@ -332,12 +332,31 @@ def link_executions(
             if candidates:
                 candidates[0].execution = span
                 unclaimed[i].remove(span)
+    known = _model_ids(turns)
     for i, requested in enumerate(turns):
-        _link_by_content(requested, unclaimed[i], with_arguments=True)
-        _link_by_content(requested, unclaimed[i], with_arguments=False)
-        _link_by_order(requested, unclaimed[i])
+        _link_by_content(requested, unclaimed[i], known, with_arguments=True)
+        _link_by_content(requested, unclaimed[i], known, with_arguments=False)
+        _link_by_order(requested, unclaimed[i], known)
         _link_bare(requested, unclaimed[i], steps[i])
     return unclaimed
+
+
+def _model_ids(turns: Sequence[list[Requested]]) -> set[str]:
+    """The call ids the model gave or was told in the conversation: of the calls it asked
+    for and of the results it saw."""
+    ids = {r.part.call_id for t in turns for r in t if r.part.call_id}
+    return ids | {r.seen.call_id for t in turns for r in t if r.seen and r.seen.call_id}
+
+
+def _own_id(span: Span, known: set[str]) -> str | None:
+    """An execution's call id when it is one the model gave or was told (`_model_ids`);
+    else None: an id the instrumentation made up where it found none (OpenLIT's smolagents
+    instrumentation gives each tool span a fresh uuid4 when the tool's arguments name no
+    id: openlit `instrumentation/smolagents/utils.py`, `_resolve_tool_call_id`) names no
+    call the model asked for, so it says nothing against joining one by content. Executions
+    joined by id have been joined before this is asked."""
+    cid = execution_of(span).call_id
+    return cid if cid in known else None
 
 
 def step_of(span: Span, steps: Sequence[Span]) -> int:
@@ -365,14 +384,14 @@ def _link_bare(requested: list[Requested], spans: list[Span], steps: Sequence[Sp
             spans.remove(found[0])
 
 
-def _link_by_order(requested: list[Requested], spans: list[Span]) -> None:
-    """What is left, by tool name in order: an execution without a call id, of a call
-    that had no other execution (arguments recorded in a form no unwrapping reads)."""
+def _link_by_order(requested: list[Requested], spans: list[Span], known: set[str]) -> None:
+    """What is left, by tool name in order: an execution without a call id of the model's
+    (`_own_id`), of a call that had no other execution (arguments recorded in a form no
+    unwrapping reads)."""
     waiting: dict[str | None, deque[Span]] = defaultdict(deque)
     for s in spans:
-        ex = execution_of(s)
-        if not ex.call_id:
-            waiting[ex.name].append(s)
+        if not _own_id(s, known):
+            waiting[execution_of(s).name].append(s)
     taken: set[int] = set()
     for r in requested:
         queue = waiting.get(r.part.name)
@@ -384,7 +403,7 @@ def _link_by_order(requested: list[Requested], spans: list[Span]) -> None:
 
 
 def _link_by_content(
-    requested: list[Requested], spans: list[Span], *, with_arguments: bool
+    requested: list[Requested], spans: list[Span], known: set[str], *, with_arguments: bool
 ) -> None:
     for r in requested:
         if r.execution is not None:
@@ -393,7 +412,7 @@ def _link_by_content(
             ex = execution_of(span)
             if ex.name != r.part.name:
                 continue
-            if ex.call_id and r.part.call_id and ex.call_id != r.part.call_id:
+            if (own := _own_id(span, known)) and r.part.call_id and own != r.part.call_id:
                 continue
             if with_arguments and not _same_arguments(ex.arguments, r.part.arguments):
                 continue

@@ -148,16 +148,16 @@ def _error_object(value: JsonValue) -> bool:
     return isinstance(value, dict) and bool(value.get("error")) and "output" not in value
 
 
-_OBSERVATION, _ERROR = "Observation:\n", "Error:\n"
+_OBSERVATION, _ERROR = re.compile(r"Observation:[ \n]"), "Error:\n"
 
 
 def _unlabelled(text: str, is_error: bool) -> tuple[str, bool]:
     """A result rendered as text without a call id carries a ReAct label the framework
-    added, not the tool: `Observation:\n<output>` is the output; `Error:\n<what failed>`
-    is a failure, whose first line is what failed (the rest is the framework's advice to
-    the model, `Please try again...`)."""
-    if text.startswith(_OBSERVATION):
-        return text[len(_OBSERVATION) :], is_error
+    added, not the tool: `Observation:\n<output>` (smolagents) or `Observation: <output>`
+    (LlamaIndex) is the output; `Error:\n<what failed>` is a failure, whose first line is
+    what failed (the rest is the framework's advice to the model, `Please try again...`)."""
+    if (label := _OBSERVATION.match(text)) is not None:
+        return text[label.end() :], is_error
     if text.startswith(_ERROR):
         return text[len(_ERROR) :].split("\n", 1)[0], True
     return text, is_error
@@ -445,7 +445,7 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
     role the speaker's where the emitter's says otherwise (`_calls_are_the_models`,
     `_relayed`)."""
     message = _parse_message(obj, where, problems)
-    return None if message is None else _relayed(_calls_are_the_models(message))
+    return None if message is None else _observed(_relayed(_calls_are_the_models(message)))
 
 
 def _parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | None:
@@ -509,6 +509,42 @@ def _relayed(message: Message) -> Message:
     if not first or not first.startswith("For context:") or not _RELAYED.match(message.text):
         return message
     return replace(message, role="assistant")
+
+
+_NEW_TASK = "\nNew task:\n"
+"""smolagents' task message (`TaskStep.to_messages`: `New task:\n<task>`), as it reads merged
+after the message before it."""
+
+
+def _observed(message: Message) -> Message:
+    """ReAct frameworks relay a tool's result to the model as a user message labelled
+    `Observation:`: smolagents sends its tool-response messages with role user
+    (`models.py`, `tool_role_conversions`: `Observation:\n<result>`), LlamaIndex's ReAct
+    formatter an observation step (`agent/react/formatter.py`: `Observation: <result>`).
+    Those are no user's words but a result, its call named by no id (DESIGN §3: some
+    frameworks send tool results with role user). smolagents merges consecutive messages
+    of one role, so its next task may follow the last result in the same message: that
+    message is the user's, and `parse_messages` splits it (`_task_after`)."""
+    if message.role != "user" or not message.parts:
+        return message
+    if any(p.type is not PartType.TEXT for p in message.parts):
+        return message
+    text = message.text
+    if not _OBSERVATION.match(text) or _NEW_TASK in text:
+        return message
+    return Message("user", (tool_result(None, text),), message.finish_reason)
+
+
+def _task_after(message: Message) -> tuple[Message, ...]:
+    """A user message holding a relayed result and then smolagents' next task (`_observed`):
+    the result, then the task as the user's message; any other message as it is."""
+    if message.role != "user" or any(p.type is not PartType.TEXT for p in message.parts):
+        return (message,)
+    text = message.text
+    if not _OBSERVATION.match(text) or (at := text.find(_NEW_TASK)) < 0:
+        return (message,)
+    result = Message("user", (tool_result(None, text[:at]),))
+    return (result, text_message("user", text[at + 1 :]))
 
 
 def _calls_are_the_models(message: Message) -> Message:
@@ -616,7 +652,7 @@ def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Me
         if message is not None:
             if out and _orphaned(out[-1], message):
                 out.append(_DROPPED)
-            out.append(message)
+            out.extend(_task_after(message))
     return tuple(out)
 
 
