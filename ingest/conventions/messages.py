@@ -512,39 +512,71 @@ def _relayed(message: Message) -> Message:
 
 
 _NEW_TASK = "\nNew task:\n"
-"""smolagents' task message (`TaskStep.to_messages`: `New task:\n<task>`), as it reads merged
-after the message before it."""
+"""smolagents' task message (`memory.py`, `TaskStep.to_messages`: `New task:\n<task>`), as
+it reads merged after the message before it."""
+_RETRY = (
+    "\nNow let's retry: take care not to repeat previous errors! If you have retried several "
+    "times, try a completely different approach.\n"
+)
+"""How smolagents ends a failed step's message (`memory.py`, `ActionStep.to_messages`)."""
+_CALL_ID = re.compile(r"Call id: ([^\n]+)\n")
+
+
+def _relayed_result(text: str) -> Part | None:
+    """The tool result a relay's text is (`_observed`), or None: a ReAct `Observation:`
+    label, or smolagents' `Error:\n<what failed>` and its advice to retry; smolagents
+    names the call first where it has one (`Call id: <id>`)."""
+    call_id = None
+    if (named := _CALL_ID.match(text)) is not None:
+        call_id, text = named.group(1).strip(), text[named.end() :]
+    if not (_OBSERVATION.match(text) or (text.startswith(_ERROR) and text.endswith(_RETRY))):
+        return None
+    text, is_error = _unlabelled(text, False)
+    return Part(PartType.TOOL_RESULT, text=text, call_id=call_id, is_error=is_error)
+
+
+def _text_only(message: Message) -> str | None:
+    """A user message's text where it is text alone, else None."""
+    if message.role != "user" or not message.parts:
+        return None
+    if any(p.type is not PartType.TEXT for p in message.parts):
+        return None
+    return message.text
 
 
 def _observed(message: Message) -> Message:
     """ReAct frameworks relay a tool's result to the model as a user message labelled
     `Observation:`: smolagents sends its tool-response messages with role user
-    (`models.py`, `tool_role_conversions`: `Observation:\n<result>`), LlamaIndex's ReAct
-    formatter an observation step (`agent/react/formatter.py`: `Observation: <result>`).
-    Those are no user's words but a result, its call named by no id (DESIGN §3: some
-    frameworks send tool results with role user). smolagents merges consecutive messages
-    of one role, so its next task may follow the last result in the same message: that
-    message is the user's, and `parse_messages` splits it (`_task_after`)."""
-    if message.role != "user" or not message.parts:
+    (`models.py`, `tool_role_conversions`: `Observation:\n<result>`, or a failed step's
+    `Error:\n...`), LlamaIndex's ReAct formatter an observation step
+    (`agent/react/formatter.py`: `Observation: <result>`). Those are no user's words but a
+    result (DESIGN §3: some frameworks send tool results with role user). smolagents merges
+    consecutive messages of one role, so its next task may follow the last result in the
+    same message: that message is the user's, and `parse_messages` splits it (`_merged`)."""
+    text = _text_only(message)
+    if text is None or _NEW_TASK in text or (result := _relayed_result(text)) is None:
         return message
-    if any(p.type is not PartType.TEXT for p in message.parts):
-        return message
-    text = message.text
-    if not _OBSERVATION.match(text) or _NEW_TASK in text:
-        return message
-    return Message("user", (tool_result(None, text),), message.finish_reason)
+    return Message("user", (result,), message.finish_reason)
 
 
-def _task_after(message: Message) -> tuple[Message, ...]:
-    """A user message holding a relayed result and then smolagents' next task (`_observed`):
-    the result, then the task as the user's message; any other message as it is."""
-    if message.role != "user" or any(p.type is not PartType.TEXT for p in message.parts):
+def _merged(message: Message) -> tuple[Message, ...]:
+    """A user message in which smolagents merged a relayed result and a task (`_observed`),
+    as the two messages they were: a result, then the next task; or a task, then the error
+    of the step that failed after it (the step asked for nothing the history replays, so
+    nothing stood between them). Any other message as it is."""
+    text = _text_only(message)
+    if text is None:
         return (message,)
-    text = message.text
-    if not _OBSERVATION.match(text) or (at := text.find(_NEW_TASK)) < 0:
-        return (message,)
-    result = Message("user", (tool_result(None, text[:at]),))
-    return (result, text_message("user", text[at + 1 :]))
+    if (at := text.find(_NEW_TASK)) >= 0 and (result := _relayed_result(text[:at])) is not None:
+        return (Message("user", (result,)), text_message("user", text[at + 1 :]))
+    if text.startswith(_NEW_TASK[1:]) and text.endswith(_RETRY):
+        at = text.rfind("\n" + _ERROR)
+        line = text.rfind("\n", 0, at)
+        if line > 0 and _CALL_ID.match(text, line + 1):  # the failed call named first
+            at = line
+        if at > 0 and (result := _relayed_result(text[at + 1 :])) is not None:
+            return (text_message("user", text[:at]), Message("user", (result,)))
+    return (message,)
 
 
 def _calls_are_the_models(message: Message) -> Message:
@@ -652,7 +684,7 @@ def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Me
         if message is not None:
             if out and _orphaned(out[-1], message):
                 out.append(_DROPPED)
-            out.extend(_task_after(message))
+            out.extend(_merged(message))
     return tuple(out)
 
 

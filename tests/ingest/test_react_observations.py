@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.ingest.test_stack_forms import turns_of
 from tests.ingest.test_turn_shapes import (
     A1,
@@ -83,7 +85,7 @@ def test_smolagents_next_task_merged_after_an_observation_is_a_request(
         # The first run's answer is its last observation (smolagents' final_answer tool):
         # the next task is merged after it.
         merged = user(f"Observation:\n{A1}\nNew task:\n{Q2}")
-        run(r, Q2, first[:-1] + [said("Calling tools:\n[final_answer]")], "c2", ROME,
+        run(r, Q2, [*first[:-1], said("Calling tools:\n[final_answer]")], "c2", ROME,
             ROME_OUT, A2, merged)
 
     turns = turns_of(record, tmp_path)
@@ -92,3 +94,34 @@ def test_smolagents_next_task_merged_after_an_observation_is_a_request(
         [("c1", "get_weather", _j(PARIS_OUT), "ok")],
         [("c2", "get_weather", _j(ROME_OUT), "ok")],
     ]
+
+
+
+FAILED = "Unknown city: Atlantis"
+RETRY = ("Now let's retry: take care not to repeat previous errors! If you have retried "
+         "several times, try a completely different approach.\n")
+
+
+@pytest.mark.parametrize(("relay", "seen"), [
+    pytest.param(f"Call id: c1\nObservation:\n{_j(PARIS_OUT)}", (_j(PARIS_OUT), "ok"),
+                 id="observation"),
+    pytest.param(f"Call id: c1\nError:\n{FAILED}\nPlease try again\n{RETRY}",
+                 (FAILED, "error"), id="error"),
+])
+def test_a_relay_naming_its_call_answers_that_call(
+    relay: str, seen: tuple[str, str], tmp_path: Path
+) -> None:
+    """smolagents names the call a result or a failure answers where its step has one
+    (`Call id: <id>` before the label): the relay answers that call, a failure's first
+    line its error, the framework's advice after it no part of it."""
+
+    def record(r: Any) -> None:
+        with agent(r, "research_assistant", **{"gen_ai.input.messages": _j([user(Q1)])}):
+            h1 = [SYSTEM, user(f"New task:\n{Q1}")]
+            chat(r, h1, [asks(("c1", "get_weather", PARIS))])
+            h2 = [*h1, said("Calling tools:\n[c1]"), user(relay)]
+            chat(r, h2, [said(A1)])
+
+    [turn] = turns_of(record, tmp_path)
+    assert shape(turn) == (Q1, A1, "ok", 2)
+    assert [(c.call_id, c.result, c.status) for c in turn.calls] == [("c1", *seen)]
