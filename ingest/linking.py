@@ -38,7 +38,9 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    `conventions.messages.unwrap_tool_input`); then by name alone when the span carries no
    arguments; then, for executions without a call id, by name in order; then an execution
    carrying nothing but its own name, alone in its step, joins the one call of that step
-   left without one (`_link_bare`: a handoff reported under another name). An execution
+   left without one (`_link_bare`: a handoff reported under another name). An execution's
+   id that is no call's the model asked for nor any result's it saw is the
+   instrumentation's own, and counts as none past the first rule (`_own_id`). An execution
    joins one call at most, so a call is never counted twice; what no rule joins is kept
    (4.) and the turn's `issues` say `unreconciled_calls`.
 4. Executions no requested call claims are kept as calls too (for example when no model

@@ -569,14 +569,16 @@ def _merged(message: Message) -> tuple[Message, ...]:
         return (message,)
     if (at := text.find(_NEW_TASK)) >= 0 and (result := _relayed_result(text[:at])) is not None:
         return (Message("user", (result,)), text_message("user", text[at + 1 :]))
-    if text.startswith(_NEW_TASK[1:]) and text.endswith(_RETRY):
-        at = text.rfind("\n" + _ERROR)
-        line = text.rfind("\n", 0, at)
-        if line > 0 and _CALL_ID.match(text, line + 1):  # the failed call named first
-            at = line
-        if at > 0 and (result := _relayed_result(text[at + 1 :])) is not None:
-            return (text_message("user", text[:at]), Message("user", (result,)))
-    return (message,)
+    if not text.startswith(_NEW_TASK[1:]) or not text.endswith(_RETRY):
+        return (message,)
+    if (at := text.rfind("\n" + _ERROR)) < 0:
+        return (message,)
+    line = text.rfind("\n", 0, at)
+    if line > 0 and _CALL_ID.match(text, line + 1):  # the failed call named first
+        at = line
+    if (result := _relayed_result(text[at + 1 :])) is None:
+        return (message,)
+    return (text_message("user", text[:at]), Message("user", (result,)))
 
 
 def _calls_are_the_models(message: Message) -> Message:
