@@ -40,7 +40,7 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    carrying nothing but its own name, alone in its step, joins the one call of that step
    left without one (`_link_bare`: a handoff reported under another name). An execution's
    id that is no call's the model asked for nor any result's it saw is the
-   instrumentation's own, and counts as none past the first rule (`_own_id`). An execution
+   instrumentation's own, and does not bar joining by name and arguments (`_own_id`). An execution
    joins one call at most, so a call is never counted twice; what no rule joins is kept
    (4.) and the turn's `issues` say `unreconciled_calls`.
 4. Executions no requested call claims are kept as calls too (for example when no model
@@ -338,7 +338,7 @@ def link_executions(
     for i, requested in enumerate(turns):
         _link_by_content(requested, unclaimed[i], known, with_arguments=True)
         _link_by_content(requested, unclaimed[i], known, with_arguments=False)
-        _link_by_order(requested, unclaimed[i], known)
+        _link_by_order(requested, unclaimed[i])
         _link_bare(requested, unclaimed[i], steps[i])
     return unclaimed
 
@@ -386,14 +386,16 @@ def _link_bare(requested: list[Requested], spans: list[Span], steps: Sequence[Sp
             spans.remove(found[0])
 
 
-def _link_by_order(requested: list[Requested], spans: list[Span], known: set[str]) -> None:
-    """What is left, by tool name in order: an execution without a call id of the model's
-    (`_own_id`), of a call that had no other execution (arguments recorded in a form no
-    unwrapping reads)."""
+def _link_by_order(requested: list[Requested], spans: list[Span]) -> None:
+    """What is left, by tool name in order: an execution without a call id, of a call
+    that had no other execution (arguments recorded in a form no unwrapping reads). An id
+    the instrumentation made up (`_own_id`) still keeps it out: by name alone, nothing
+    else would say it is the call's."""
     waiting: dict[str | None, deque[Span]] = defaultdict(deque)
     for s in spans:
-        if not _own_id(s, known):
-            waiting[execution_of(s).name].append(s)
+        ex = execution_of(s)
+        if not ex.call_id:
+            waiting[ex.name].append(s)
     taken: set[int] = set()
     for r in requested:
         queue = waiting.get(r.part.name)
