@@ -363,16 +363,21 @@ class _HistoryIndex:
         """Calls `predecessor` has given a continuation."""
         with_id = {s.trace_id for s in forest.spans if s.conversation_id}
         for c in calls:
-            if c.input_messages is None or c.output_messages is None:
+            if c.input_messages is None:
+                continue
+            unnamed = c.trace_id not in with_id
+            # A call whose output was not captured may be the one a gap stands for: it
+            # has that history side (`gap_history_key`), and no other.
+            if unnamed and (gap := gap_history_key(c)) is not None:
+                self._by_gap[gap].append(c)
+            if c.output_messages is None:
                 continue
             after = normalize((*c.input_messages, *c.output_messages))
             if any(role == "user" for role, _ in after):
                 self._by_history[history_key(c) or ""].append(c)
                 if says_nothing(c.output_messages):
                     self._silent.add(key_of(c))
-            if c.trace_id not in with_id:
-                if (gap := gap_history_key(c)) is not None:
-                    self._by_gap[gap].append(c)
+            if unnamed:
                 for key in call_gap_keys(c):  # each names its call: matched as histories
                     self._by_history[key].append(c)
 

@@ -38,7 +38,9 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    `conventions.messages.unwrap_tool_input`); then by name alone when the span carries no
    arguments; then, for executions without a call id, by name in order; then an execution
    carrying nothing but its own name, alone in its step, joins the one call of that step
-   left without one (`_link_bare`: a handoff reported under another name). An execution
+   left without one (`_link_bare`: a handoff reported under another name). An execution's
+   id that is no call's the model asked for nor any result's it saw is the
+   instrumentation's own, and does not bar joining by name and arguments (`_own_id`). An execution
    joins one call at most, so a call is never counted twice; what no rule joins is kept
    (4.) and the turn's `issues` say `unreconciled_calls`.
 4. Executions no requested call claims are kept as calls too (for example when no model
@@ -332,12 +334,31 @@ def link_executions(
             if candidates:
                 candidates[0].execution = span
                 unclaimed[i].remove(span)
+    known = _model_ids(turns)
     for i, requested in enumerate(turns):
-        _link_by_content(requested, unclaimed[i], with_arguments=True)
-        _link_by_content(requested, unclaimed[i], with_arguments=False)
+        _link_by_content(requested, unclaimed[i], known, with_arguments=True)
+        _link_by_content(requested, unclaimed[i], known, with_arguments=False)
         _link_by_order(requested, unclaimed[i])
         _link_bare(requested, unclaimed[i], steps[i])
     return unclaimed
+
+
+def _model_ids(turns: Sequence[list[Requested]]) -> set[str]:
+    """The call ids the model gave or was told in the conversation: of the calls it asked
+    for and of the results it saw."""
+    ids = {r.part.call_id for t in turns for r in t if r.part.call_id}
+    return ids | {r.seen.call_id for t in turns for r in t if r.seen and r.seen.call_id}
+
+
+def _own_id(span: Span, known: set[str]) -> str | None:
+    """An execution's call id when it is one the model gave or was told (`_model_ids`);
+    else None: an id the instrumentation made up where it found none (OpenLIT's smolagents
+    instrumentation gives each tool span a fresh uuid4 when the tool's arguments name no
+    id: openlit `instrumentation/smolagents/utils.py`, `_resolve_tool_call_id`) names no
+    call the model asked for, so it says nothing against joining one by content. Executions
+    joined by id have been joined before this is asked."""
+    cid = execution_of(span).call_id
+    return cid if cid in known else None
 
 
 def step_of(span: Span, steps: Sequence[Span]) -> int:
@@ -367,7 +388,9 @@ def _link_bare(requested: list[Requested], spans: list[Span], steps: Sequence[Sp
 
 def _link_by_order(requested: list[Requested], spans: list[Span]) -> None:
     """What is left, by tool name in order: an execution without a call id, of a call
-    that had no other execution (arguments recorded in a form no unwrapping reads)."""
+    that had no other execution (arguments recorded in a form no unwrapping reads). An id
+    the instrumentation made up (`_own_id`) still keeps it out: by name alone, nothing
+    else would say it is the call's."""
     waiting: dict[str | None, deque[Span]] = defaultdict(deque)
     for s in spans:
         ex = execution_of(s)
@@ -384,7 +407,7 @@ def _link_by_order(requested: list[Requested], spans: list[Span]) -> None:
 
 
 def _link_by_content(
-    requested: list[Requested], spans: list[Span], *, with_arguments: bool
+    requested: list[Requested], spans: list[Span], known: set[str], *, with_arguments: bool
 ) -> None:
     for r in requested:
         if r.execution is not None:
@@ -393,7 +416,7 @@ def _link_by_content(
             ex = execution_of(span)
             if ex.name != r.part.name:
                 continue
-            if ex.call_id and r.part.call_id and ex.call_id != r.part.call_id:
+            if (own := _own_id(span, known)) and r.part.call_id and own != r.part.call_id:
                 continue
             if with_arguments and not _same_arguments(ex.arguments, r.part.arguments):
                 continue

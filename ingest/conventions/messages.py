@@ -148,16 +148,16 @@ def _error_object(value: JsonValue) -> bool:
     return isinstance(value, dict) and bool(value.get("error")) and "output" not in value
 
 
-_OBSERVATION, _ERROR = "Observation:\n", "Error:\n"
+_OBSERVATION, _ERROR = re.compile(r"Observation:[ \n]"), "Error:\n"
 
 
 def _unlabelled(text: str, is_error: bool) -> tuple[str, bool]:
     """A result rendered as text without a call id carries a ReAct label the framework
-    added, not the tool: `Observation:\n<output>` is the output; `Error:\n<what failed>`
-    is a failure, whose first line is what failed (the rest is the framework's advice to
-    the model, `Please try again...`)."""
-    if text.startswith(_OBSERVATION):
-        return text[len(_OBSERVATION) :], is_error
+    added, not the tool: `Observation:\n<output>` (smolagents) or `Observation: <output>`
+    (LlamaIndex) is the output; `Error:\n<what failed>` is a failure, whose first line is
+    what failed (the rest is the framework's advice to the model, `Please try again...`)."""
+    if (label := _OBSERVATION.match(text)) is not None:
+        return text[label.end() :], is_error
     if text.startswith(_ERROR):
         return text[len(_ERROR) :].split("\n", 1)[0], True
     return text, is_error
@@ -445,7 +445,7 @@ def parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | N
     role the speaker's where the emitter's says otherwise (`_calls_are_the_models`,
     `_relayed`)."""
     message = _parse_message(obj, where, problems)
-    return None if message is None else _relayed(_calls_are_the_models(message))
+    return None if message is None else _observed(_relayed(_calls_are_the_models(message)))
 
 
 def _parse_message(obj: JsonValue, where: str, problems: Problems) -> Message | None:
@@ -509,6 +509,76 @@ def _relayed(message: Message) -> Message:
     if not first or not first.startswith("For context:") or not _RELAYED.match(message.text):
         return message
     return replace(message, role="assistant")
+
+
+_NEW_TASK = "\nNew task:\n"
+"""smolagents' task message (`memory.py`, `TaskStep.to_messages`: `New task:\n<task>`), as
+it reads merged after the message before it."""
+_RETRY = (
+    "\nNow let's retry: take care not to repeat previous errors! If you have retried several "
+    "times, try a completely different approach.\n"
+)
+"""How smolagents ends a failed step's message (`memory.py`, `ActionStep.to_messages`)."""
+_CALL_ID = re.compile(r"Call id: ([^\n]+)\n")
+
+
+def _relayed_result(text: str) -> Part | None:
+    """The tool result a relay's text is (`_observed`), or None: a ReAct `Observation:`
+    label, or smolagents' `Error:\n<what failed>` and its advice to retry; smolagents
+    names the call first where it has one (`Call id: <id>`)."""
+    call_id = None
+    if (named := _CALL_ID.match(text)) is not None:
+        call_id, text = named.group(1).strip(), text[named.end() :]
+    if not (_OBSERVATION.match(text) or (text.startswith(_ERROR) and text.endswith(_RETRY))):
+        return None
+    text, is_error = _unlabelled(text, False)
+    return Part(PartType.TOOL_RESULT, text=text, call_id=call_id, is_error=is_error)
+
+
+def _text_only(message: Message) -> str | None:
+    """A user message's text where it is text alone, else None."""
+    if message.role != "user" or not message.parts:
+        return None
+    if any(p.type is not PartType.TEXT for p in message.parts):
+        return None
+    return message.text
+
+
+def _observed(message: Message) -> Message:
+    """ReAct frameworks relay a tool's result to the model as a user message labelled
+    `Observation:`: smolagents sends its tool-response messages with role user
+    (`models.py`, `tool_role_conversions`: `Observation:\n<result>`, or a failed step's
+    `Error:\n...`), LlamaIndex's ReAct formatter an observation step
+    (`agent/react/formatter.py`: `Observation: <result>`). Those are no user's words but a
+    result (DESIGN §3: some frameworks send tool results with role user). smolagents merges
+    consecutive messages of one role, so its next task may follow the last result in the
+    same message: that message is the user's, and `parse_messages` splits it (`_merged`)."""
+    text = _text_only(message)
+    if text is None or _NEW_TASK in text or (result := _relayed_result(text)) is None:
+        return message
+    return Message("user", (result,), message.finish_reason)
+
+
+def _merged(message: Message) -> tuple[Message, ...]:
+    """A user message in which smolagents merged a relayed result and a task (`_observed`),
+    as the two messages they were: a result, then the next task; or a task, then the error
+    of the step that failed after it (the step asked for nothing the history replays, so
+    nothing stood between them). Any other message as it is."""
+    text = _text_only(message)
+    if text is None:
+        return (message,)
+    if (at := text.find(_NEW_TASK)) >= 0 and (result := _relayed_result(text[:at])) is not None:
+        return (Message("user", (result,)), text_message("user", text[at + 1 :]))
+    if not text.startswith(_NEW_TASK[1:]) or not text.endswith(_RETRY):
+        return (message,)
+    if (at := text.rfind("\n" + _ERROR)) < 0:
+        return (message,)
+    line = text.rfind("\n", 0, at)
+    if line > 0 and _CALL_ID.match(text, line + 1):  # the failed call named first
+        at = line
+    if (result := _relayed_result(text[at + 1 :])) is None:
+        return (message,)
+    return (text_message("user", text[:at]), Message("user", (result,)))
 
 
 def _calls_are_the_models(message: Message) -> Message:
@@ -616,7 +686,7 @@ def parse_messages(value: JsonValue, where: str, problems: Problems) -> tuple[Me
         if message is not None:
             if out and _orphaned(out[-1], message):
                 out.append(_DROPPED)
-            out.append(message)
+            out.extend(_merged(message))
     return tuple(out)
 
 

@@ -851,15 +851,6 @@ NOT_YET: tuple[NotYet, ...] = (
                             (WITH_TOOLS, CALLS))),
     # OpenLIT over smolagents: its OpenAI chat spans, its smolagents execute_tool spans (the
     # call id smolagents makes, a uuid, not the model's), no span of the agent's run.
-    NotYet("openlit-smolagents", ("single_tool", "parallel_tools", "multi_turn"),
-           ("turns", *CALLS, "final_answer", "llm_calls", "usage"),
-           "smolagents sends a tool's result as a user message (`Observation:\n...`), which "
-           "OpenLIT's chat span records as the user's, and no span runs the agent: the turn "
-           "splits there; its execute_tool spans carry smolagents' own call id, so each call "
-           "is also an unlinked execution (doubled)"),
-    NotYet("openlit-smolagents", ("tool_error",), ("call.result", "call.is_error"),
-           "OpenLIT's failed execute_tool span keeps its name, status and exception alone (no "
-           "gen_ai.tool.name, call id or arguments): nothing links it to the model's call"),
     *(NotYet(stack, WITH_TOOLS, ("call.result",),
              "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
              "but with no call recorded and no tool_call_id nothing links them")
