@@ -611,7 +611,8 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     *(Gap(stack, case, "call.id",
           "ReAct's calls are text fields with no id; the turn's is the DSPy convention's "
           "`{tool}_{step}`", lambda rec, index: [])
-      for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")
+      for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy",
+                    "openlit-dspy")
       for case in WITH_TOOLS),
     # OpenInference's DSPy instrumentation wraps `LM.__call__`, which returns the
     # completions' texts: its LLM spans carry no token counts (openinference-
@@ -726,6 +727,16 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "nowhere", _never_called)
       for stack in ("strands-openinference-translated",
                     "strands-openinference-translated-latest")),
+    # OpenLIT over a Haystack Agent: its Haystack instrumentation's generator spans and its
+    # OpenAI instrumentation's chat spans; no span runs the Agent's tools (ToolInvoker).
+    *(Gap(stack, "tool_error", "call.is_error",
+          "as haystack-openllmetry: no span runs the tools, and the Agent sends a failed tool's "
+          "error as the tool message's text, which has no error flag",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openlit-haystack", "openlit-haystack-stream")),
+    Gap("openlit-haystack-stream", "*", "usage",
+        "Haystack's OpenAIChatGenerator streams without usage here: the wire has none, and the "
+        "export's gen_ai.usage.* are OpenLIT's length estimate", lambda rec, index: []),
 )  # fmt: skip
 
 
@@ -879,6 +890,27 @@ NOT_YET: tuple[NotYet, ...] = (
            "_parse_message_content): the joined text is taken for that call's result over its "
            "execute_tool span's output.value, which has it alone (linking prefers the result "
            "the model saw)"),
+    *(NotYet(stack, ("tool_error",), ("call.result",),
+             "the wrapped result the model saw ({\"error\": ...}) is the tool message of "
+             "OpenInference's OpenAI ChatCompletion span, nested under Pydantic AI's chat span "
+             "of the same call, whose input has the failure text alone; calls.py rule 2 "
+             "merges the two with the framework's messages over the client's (what the agent "
+             "meant over the wire form), so the client's tool message is not read")
+      for stack in ("pydantic-ai-openinference-openai",
+                    "pydantic-ai-openinference-openai-stream")),
+    NotYet("openlit-pydantic-ai-stream", ("*",), ("turns", "tools"),
+           "as openlit-litellm-stream: OpenLIT's streamed OpenAI call emits its "
+           "operation-details log record after its span ended, with no trace or span id (an "
+           "input error), and the tool definitions only it holds are not joined to the span"),
+    NotYet("openlit-dspy", ("multi_turn",), ("turns",),
+           "the second turn splits in two: DSPy renders the conversation's History per "
+           "signature, ReAct's steps replay the first answer as `next_thought: None ...` (the "
+           "entry has none of ReAct's output fields), the extract step as the answer itself; "
+           "each call is a trace of its own with no conversation id, and the extract call's "
+           "history extends no ReAct step's, so it makes a turn of its own"),
+    NotYet("openlit-dspy", ("multi_turn#1",), ("final_answer", "llm_calls", "usage"),
+           "as openlit-dspy multi_turn: the extracting call, which holds the answer, is a "
+           "turn of its own"),
 )  # fmt: skip
 
 
@@ -2514,6 +2546,61 @@ FORMS: dict[str, Form] = {
         absent=_JSON_MESSAGES | {"traceloop.entity.input", "traceloop.span.kind"},
     ) for stack in ("langgraph-openllmetry-openinference-translated",
                     "langgraph-openllmetry-openinference-translated-stream")},
+    # ADK's own spans in its default form (no content) with OpenLLMetry's Google Generative
+    # AI spans (gen_ai.input/output.messages) nested in its generate_content spans.
+    "adk-openllmetry": Form(
+        frozenset({"invoke_workflow research_assistant", "invoke_agent research_assistant",
+                   "generate_content gemini-2.5-flash", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gcp.vertex.agent.invocation_id", "gen_ai.system_instructions",
+                          "gen_ai.tool.definitions"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gcp.vertex.agent.llm_request", "llm.input_messages.0.message.role"}),
+    ),
+    # Pydantic AI's spans rewritten by OpenInference's processor, and OpenInference's OpenAI
+    # ChatCompletion spans nested in its chat spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini", "ChatCompletion",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"pydantic_ai.all_messages", "llm.input_messages.0.message.role",
+                          "llm.tools.0.tool.json_schema", "input.value", "session.id"},
+        absent=frozenset({"logfire.span_type", "request_data"}),
+    ) for stack in ("pydantic-ai-openinference-openai",
+                    "pydantic-ai-openinference-openai-stream")},
+    # Semantic Kernel's own spans and log records, and OpenInference's OpenAI ChatCompletion
+    # spans nested in its chat spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "AutoFunctionInvocationLoop",
+                   "chat gpt-4o-mini", "ChatCompletion", "execute_tool tools-calculator"}),
+        frozenset({"gen_ai.tool.call.arguments", "sk.available_functions",
+                   "llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema"}),
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"}),
+    ) for stack in ("semantic-kernel-openinference-openai",
+                    "semantic-kernel-openinference-openai-stream")},
+    # OpenLIT over a Haystack Agent: its generator component's span (`chat
+    # openai_chat_generator`) over its OpenAI chat span, no Agent or tool span.
+    **{stack: Form(
+        frozenset({"chat openai_chat_generator", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.framework.component.name", "gen_ai.tool.name"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"haystack.component.input", "openinference.span.kind"}),
+    ) for stack in ("openlit-haystack", "openlit-haystack-stream")},
+    # OpenLIT over DSPy on LiteLLM: its LiteLLM chat spans alone, each a trace of its own,
+    # DSPy's adapter sections in their GenAI messages.
+    "openlit-dspy": Form(
+        frozenset({"chat openai/gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.usage.input_tokens"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"openinference.span.kind", "mlflow.spanType"}),
+    ),
+    # OpenLIT over Pydantic AI: its agent and graph-node spans (`execute_tool <model>` the
+    # tool-calling node) over its OpenAI chat spans.
+    **{stack: Form(
+        frozenset({"create_agent research_assistant", "invoke_workflow research_assistant",
+                   "execute_tool gpt-4o-mini", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.agent.lifecycle.phase", "gen_ai.tool.call.id"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"pydantic_ai.all_messages", "logfire.msg"}),
+    ) for stack in ("openlit-pydantic-ai", "openlit-pydantic-ai-stream")},
     # As strands-openinference-translated, with the latest GenAI opt-in: the operation-details
     # events stripped, the tool span's gen_ai.tool.call.* kept beside tool.*.
     "strands-openinference-translated-latest": Form(
@@ -2635,6 +2722,13 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                             "names it (NOT_YET: turns)", True),
     **{stack: ("Claude Code's interaction names no agent", False)
        for stack in ("claude-code-otel", "claude-code-otel-raw")},
+    **{stack: ("Haystack's Agent has no name", False)
+       for stack in ("openlit-haystack", "openlit-haystack-stream")},
+    "openlit-dspy": ("a DSPy module has no name, and OpenLIT makes no span of it", False),
+    "openlit-pydantic-ai-stream": ("OpenLIT does not wrap run_stream_sync: no span runs the "
+                                   "agent, and its graph-node spans, the agent's name on them, "
+                                   "and each chat span are roots of traces of their own, which "
+                                   "nothing joins", True),
     "openlit-ag2": ("OpenLIT's AG2 spans are each agent's step (`execute_task <agent>`); "
                     "the outermost is the user proxy's send, whose recipient OpenLIT records as "
                     "'Unknown' (the assistant only as the send's output text): the turn is "

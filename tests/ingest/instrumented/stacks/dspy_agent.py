@@ -54,8 +54,9 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             converse(base_url, scenario, stack.endswith("-json"))
 
 
-# DSPy's disk cache goes outside the repository (the LM's cache is off anyway).
-_ENV = {"DSPY_CACHEDIR": "/tmp/dspy-stack-cache"}
+# DSPy's disk cache goes outside the repository (the LM's cache is off anyway); LiteLLM reads
+# its bundled model prices instead of fetching them (it would, imported by OpenLIT).
+_ENV = {"DSPY_CACHEDIR": "/tmp/dspy-stack-cache", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], _ENV, run))

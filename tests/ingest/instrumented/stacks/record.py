@@ -732,7 +732,7 @@ STACKS: dict[str, Stack] = {
         Stack("openlit-dspy", "dspy_agent", "openai",
               ("openlit", "dspy", "litellm", "opentelemetry-sdk")),
         *(Stack(name, "pydantic_ai_agent", "openai",
-                ("openlit", "pydantic-ai-slim", "openai", "opentelemetry-sdk"),
+                ("openlit", "pydantic-ai", "pydantic-ai-slim", "openai", "opentelemetry-sdk"),
                 venv="openlit-pydantic-ai")
           for name in ("openlit-pydantic-ai", "openlit-pydantic-ai-stream")),
     )
