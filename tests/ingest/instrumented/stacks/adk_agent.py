@@ -4,10 +4,10 @@ environment: content in spans, content in log records, and ADK's legacy schema (
 `call_llm` spans with `gcp.vertex.agent.*`); a fourth (`adk-openinference`, its own
 environment) adds OpenInference's Google ADK instrumentation to ADK's own tracing, as an
 application following OpenInference's instructions has both; `adk-openllmetry` (its own
-environment) adds OpenLLMetry's Google Generative AI instrumentation on the google-genai client
-below ADK's default tracing, a client instrumentation beside the framework's own spans. The agent's tool-error
-callback tells the model the error, as the other frameworks do (ADK's default raises it out
-of the run)."""
+environment) adds OpenLLMetry's Google Generative AI instrumentation on the google-genai
+client below ADK's default tracing, a client instrumentation beside the framework's own
+spans. The agent's tool-error callback tells the model the error, as the other frameworks
+do (ADK's default raises it out of the run)."""
 
 from __future__ import annotations
 

@@ -8,8 +8,9 @@ signature's `dspy.History` input, as DSPy keeps a conversation; the turns of a s
 one OpenInference session. `openlit-dspy` runs the same module under `openlit.init`, its LM on
 DSPy's LiteLLM engine (`engine="litellm"`): OpenLIT (1.45) has no DSPy instrumentation, and
 DSPy 3.4's default engine (lm15) calls the model without LiteLLM, so under it OpenLIT records
-no model call at all; on LiteLLM, OpenLIT's LiteLLM instrumentation records each (no session). `dspy-openinference-json` configures DSPy's `JSONAdapter` instead:
-the same fields asked for and answered as one JSON object."""
+no model call at all; on LiteLLM, OpenLIT's LiteLLM instrumentation records each (no
+session). `dspy-openinference-json` configures DSPy's `JSONAdapter` instead: the same fields
+asked for and answered as one JSON object."""
 
 from __future__ import annotations
 

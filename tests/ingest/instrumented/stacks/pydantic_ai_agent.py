@@ -9,8 +9,9 @@ through `ToolFailed`, as Pydantic AI asks of a failure the model should see.
 ends, before the batch exporter sends it; `pydantic-ai-openinference-openai` adds
 OpenInference's OpenAI instrumentation on the agent's OpenAI client, two OpenInference spans
 of each model call at once. `openlit-pydantic-ai` is the agent uninstrumented under
-`openlit.init` (OpenLIT's Pydantic AI and OpenAI instrumentations). Each also runs streamed (`-stream`:
-`agent.run_stream_sync`, its output read whole; every model request of the run streams)."""
+`openlit.init` (OpenLIT's Pydantic AI and OpenAI instrumentations). Each also runs
+streamed (`-stream`: `agent.run_stream_sync`, its output read whole; every model request of
+the run streams)."""
 
 from __future__ import annotations
 
