@@ -737,6 +737,14 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("openlit-haystack-stream", "*", "usage",
         "Haystack's OpenAIChatGenerator streams without usage here: the wire has none, and the "
         "export's gen_ai.usage.* are OpenLIT's length estimate", lambda rec, index: []),
+    # OpenLIT over ADK 2.13: ADK writes its tool definitions with `parameters` null (on
+    # generate_content and in its records), OpenLIT's create_agent span names and describes
+    # them, its Google AI Studio span defines none.
+    Gap("openlit-adk", "*", "tools",
+        "ADK 2.13's gen_ai.tool.definitions have no schema (parameters null) and OpenLIT's "
+        "create_agent definitions are names and descriptions: the schemas (ADK's "
+        "`<tool>Params` objects) are nowhere",
+        lambda rec, index: [f"{name}Params" for name, _, _ in rec.expected[index]["tools"]]),
 )  # fmt: skip
 
 
@@ -908,6 +916,30 @@ NOT_YET: tuple[NotYet, ...] = (
            "entry has none of ReAct's output fields), the extract step as the answer itself; "
            "each call is a trace of its own with no conversation id, and the extract call's "
            "history extends no ReAct step's, so it makes a turn of its own"),
+    # OpenLIT's OpenAI chat span under Strands' own `chat` span: OpenLIT emits its
+    # operation-details log record after its span ended, in the context current then,
+    # Strands' chat span (the record names it, with the child's gen_ai.response.id).
+    *(NotYet("openlit-strands", cases, fields,
+             "Strands' chat span carries two inference records of one call, its own output "
+             "record and OpenLIT's log record of the child OpenAI span (emitted after that span "
+             "ended, so under Strands' span; it names the child's response id): "
+             "decode.per_inference splits the span into two calls, and the child merges into "
+             "one of them (calls rule 2), so every call, its tool calls and usage count twice")
+      for cases, fields in ((("*",), ("turns", "llm_calls", "usage")), (WITH_TOOLS, CALLS))),
+    # AgentOps over CrewAI: with an agentic library active AgentOps uninstruments the model
+    # providers (agentops `instrumentation/__init__.py`, `_uninstrument_providers`): its
+    # CrewAI bridge's crew, task and agent spans are the whole export.
+    *(NotYet("agentops-crewai", cases, fields,
+             "no model call span (AgentOps uninstruments the OpenAI client when CrewAI is "
+             "active); the task's whole conversation (system, user, tool calls with ids, "
+             "results, answer) is the Python repr of CrewAI's TaskOutput.messages in the crew "
+             "span's crewai.crew.tasks_output, its usage and request count in "
+             "crewai.crew.usage_metrics and gen_ai.usage.*, the request and answer the task "
+             "span's agentops.entity.input / output: no convention reads them, so the turn is "
+             "an empty agent-only one")
+      for cases, fields in ((("*",), ("turns", "request", "system_prompt", "tools",
+                                      "final_answer", "llm_calls", "usage")),
+                            (WITH_TOOLS, CALLS))),
     NotYet("openlit-dspy", ("multi_turn#1",), ("final_answer", "llm_calls", "usage"),
            "as openlit-dspy multi_turn: the extracting call, which holds the answer, is a "
            "turn of its own"),
@@ -2601,6 +2633,33 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"pydantic_ai.all_messages", "logfire.msg"}),
     ) for stack in ("openlit-pydantic-ai", "openlit-pydantic-ai-stream")},
+    # OpenLIT over ADK: its Runner span (`invoke_agent <app>`), create_agent and agent spans
+    # and its Google AI Studio chat spans, beside ADK's own spans (default form).
+    "openlit-adk": Form(
+        frozenset({"invoke_agent corpus", "create_agent research_assistant",
+                   "invoke_workflow research_assistant", "invoke_agent research_assistant",
+                   "generate_content gemini-2.5-flash", "chat gemini-2.5-flash",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gcp.vertex.agent.invocation_id", "gen_ai.tool.definitions",
+                          "gen_ai.execution.mode"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # OpenLIT over Strands (latest opt-in): its OpenAI chat spans nested in Strands' chat
+    # spans, its records under them.
+    "openlit-strands": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "chat gpt-4o-mini", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.agent.tools", "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # AgentOps' CrewAI bridge alone: crew, task and agent spans, no model call.
+    "agentops-crewai": Form(
+        frozenset({"research_assistant.agent"}),
+        frozenset({"agentops.span.kind", "crewai.crew.tasks_output", "crewai.task.name",
+                   "agentops.entity.output", "crewai.crew.usage_metrics"}),
+        absent=frozenset({"gen_ai.prompt.0.content", "gen_ai.completion.0.content",
+                          "gen_ai.input.messages"}),
+    ),
     # As strands-openinference-translated, with the latest GenAI opt-in: the operation-details
     # events stripped, the tool span's gen_ai.tool.call.* kept beside tool.*.
     "strands-openinference-translated-latest": Form(
@@ -2725,6 +2784,11 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("Haystack's Agent has no name", False)
        for stack in ("openlit-haystack", "openlit-haystack-stream")},
     "openlit-dspy": ("a DSPy module has no name, and OpenLIT makes no span of it", False),
+    "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
+                    "`instrumentation/google_adk/utils.py`), outermost over the agent's spans: "
+                    "the turn is named for the app, `corpus`", True),
+    "agentops-crewai": ("the crew's spans are read as structure and no model call "
+                        "(NOT_YET): the agent span's role is not read as its name", True),
     "openlit-pydantic-ai-stream": ("OpenLIT does not wrap run_stream_sync: no span runs the "
                                    "agent, and its graph-node spans, the agent's name on them, "
                                    "and each chat span are roots of traces of their own, which "

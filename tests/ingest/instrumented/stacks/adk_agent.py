@@ -6,8 +6,10 @@ environment) adds OpenInference's Google ADK instrumentation to ADK's own tracin
 application following OpenInference's instructions has both; `adk-openllmetry` (its own
 environment) adds OpenLLMetry's Google Generative AI instrumentation on the google-genai
 client below ADK's default tracing, a client instrumentation beside the framework's own
-spans. The agent's tool-error callback tells the model the error, as the other frameworks
-do (ADK's default raises it out of the run)."""
+spans; `openlit-adk` (its own environment) runs it under `openlit.init`, OpenLIT's Google
+ADK and Google AI Studio (google-genai) instrumentations beside ADK's own tracing. The
+agent's tool-error callback tells the model the error, as the other frameworks do (ADK's
+default raises it out of the run)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ ENVS: dict[str, dict[str, str]] = {
     "adk-legacy": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"},
     "adk-openinference": {},
     "adk-openllmetry": {},
+    "openlit-adk": {},
 }
 
 
@@ -69,6 +72,11 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             )
 
             GoogleGenerativeAiInstrumentor().instrument(tracer_provider=tracer_provider)
+        elif stack == "openlit-adk":
+            import openlit
+
+            openlit.init(application_name=stack, capture_message_content=True,
+                         disable_metrics=True)  # fmt: skip
         asyncio.run(converse(base_url, stack, scenario))
 
 

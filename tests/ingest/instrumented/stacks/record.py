@@ -735,6 +735,12 @@ STACKS: dict[str, Stack] = {
                 ("openlit", "pydantic-ai", "pydantic-ai-slim", "openai", "opentelemetry-sdk"),
                 venv="openlit-pydantic-ai")
           for name in ("openlit-pydantic-ai", "openlit-pydantic-ai-stream")),
+        Stack("openlit-adk", "adk_agent", "gemini",
+              ("openlit", "google-adk", "google-genai", "opentelemetry-sdk")),
+        Stack("openlit-strands", "strands_agent", "openai",
+              ("openlit", "strands-agents", "openai", "opentelemetry-sdk")),
+        Stack("agentops-crewai", "agentops_sdk", "openai",
+              ("agentops", "crewai", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
