@@ -906,10 +906,6 @@ NOT_YET: tuple[NotYet, ...] = (
              "meant over the wire form), so the client's tool message is not read")
       for stack in ("pydantic-ai-openinference-openai",
                     "pydantic-ai-openinference-openai-stream")),
-    NotYet("openlit-pydantic-ai-stream", ("*",), ("turns", "tools"),
-           "as openlit-litellm-stream: OpenLIT's streamed OpenAI call emits its "
-           "operation-details log record after its span ended, with no trace or span id (an "
-           "input error), and the tool definitions only it holds are not joined to the span"),
     NotYet("openlit-dspy", ("multi_turn",), ("turns",),
            "the second turn splits in two: DSPy renders the conversation's History per "
            "signature, ReAct's steps replay the first answer as `next_thought: None ...` (the "
