@@ -9,6 +9,10 @@ assembled.
   (`conventions/dspy.py` read OpenInference's and MLflow's spans only).
 - Pydantic AI under OpenLIT: its graph-node spans (`execute_tool <model>`: the tool-calling
   node, no tool named) were each read as a call of a tool named for the model.
+- CrewAI under AgentOps (0.4.21, which uninstruments the model clients when a framework is
+  active): crew, task and agent spans alone. Before: each kickoff an empty turn, no request,
+  no answer, no agent (the task span was structure; the turns, agent-only under one shared
+  session span, took nothing from their own agent spans).
 """
 
 from __future__ import annotations
@@ -126,3 +130,32 @@ def test_openlit_pydantic_ai_node_span_is_no_tool(tmp_path: Path) -> None:
         REQUEST, ANSWER, "research_assistant")
     assert [(c.name, c.call_id, c.result) for c in turn.calls] == [("get_weather", "call_1",
                                                                       "18C")]
+
+
+def test_agentops_crewai_tasks_are_the_runs(tmp_path: Path) -> None:
+    """AgentOps' CrewAI bridge (`instrumentation/agentic/crewai/crewai_span_attributes.py`):
+    under the session span, each kickoff's crew span (`workflow`), its task's span
+    (`workflow.step`: the description as `agentops.entity.input`, the output as
+    `agentops.entity.output`, the agent's role as `crewai.task.agent`) and the agent's span
+    (`agent`, named by `agent.role`). Two kickoffs, two turns, each with its request, its
+    answer and its agent."""
+    said = [(REQUEST, ANSWER), ("And in Rome?", "It is 21 degrees C in Rome.")]
+
+    def record(r: Any) -> None:
+        with r.span("crew-run.session", {"agentops.span.kind": "session"}):
+            for asked, answered in said:
+                with r.span("crew", {"agentops.span.kind": "workflow",
+                                     "crewai.crew.entity_type": "crew"}), \
+                        r.span(f"{asked}.task", {
+                            "agentops.span.kind": "workflow.step",
+                            "agentops.entity.name": "Task", "crewai.task.name": asked,
+                            "agentops.entity.input": asked, "agentops.entity.output": answered,
+                            "crewai.task.agent": "research_assistant"}), \
+                        r.span("research_assistant.agent", {
+                            "agentops.span.kind": "agent", "agent.role": "research_assistant",
+                            "agentops.entity.input": "Answer the user's request."}):
+                    pass
+
+    turns = turns_of(record, tmp_path)
+    assert [(t.request, t.final_answer, t.agent_name) for t in turns] == [
+        (asked, answered, "research_assistant") for asked, answered in said]

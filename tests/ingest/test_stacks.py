@@ -927,14 +927,15 @@ NOT_YET: tuple[NotYet, ...] = (
     # CrewAI bridge's crew, task and agent spans are the whole export.
     *(NotYet("agentops-crewai", cases, fields,
              "no model call span (AgentOps uninstruments the OpenAI client when CrewAI is "
-             "active); the task's whole conversation (system, user, tool calls with ids, "
-             "results, answer) is the Python repr of CrewAI's TaskOutput.messages in the crew "
-             "span's crewai.crew.tasks_output, its usage and request count in "
-             "crewai.crew.usage_metrics and gen_ai.usage.*, the request and answer the task "
-             "span's agentops.entity.input / output: no convention reads them, so the turn is "
-             "an empty agent-only one")
-      for cases, fields in ((("*",), ("turns", "request", "system_prompt", "tools",
-                                      "final_answer", "llm_calls", "usage")),
+             "active): the task's span gives the request, the answer and the agent "
+             "(conventions.agentops), but the task's whole conversation (system, user, tool "
+             "calls with ids, results) is only the Python repr of CrewAI's "
+             "TaskOutput.messages in the crew span's crewai.crew.tasks_output, its usage and "
+             "request count only crewai.crew.usage_metrics and the crew span's "
+             "gen_ai.usage.*; no convention reads them (the crew span is structure), and "
+             "calls are made from model calls, of which the export has none")
+      for cases, fields in ((("*",), ("turns", "system_prompt", "tools", "llm_calls",
+                                      "usage")),
                             (WITH_TOOLS, CALLS))),
     NotYet("openlit-dspy", ("multi_turn#1",), ("final_answer", "llm_calls", "usage"),
            "as openlit-dspy multi_turn: the extracting call, which holds the answer, is a "
@@ -2783,8 +2784,6 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
                     "`instrumentation/google_adk/utils.py`), outermost over the agent's spans: "
                     "the turn is named for the app, `corpus`", True),
-    "agentops-crewai": ("the crew's spans are read as structure and no model call "
-                        "(NOT_YET): the agent span's role is not read as its name", True),
     "openlit-pydantic-ai-stream": ("OpenLIT does not wrap run_stream_sync: no span runs the "
                                    "agent, and its graph-node spans, the agent's name on them, "
                                    "and each chat span are roots of traces of their own, which "
