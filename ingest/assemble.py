@@ -400,8 +400,10 @@ def _turn(
         c for _, _, c in build_calls(d.requested, unclaimed, d.steps)
         if not (c.step == answering and c.name in FINAL_ANSWER_TOOLS)
     )
-    final, pending = _final_answer(d, agents if exclusive else [], ended, calls)
-    own_agents = agents if exclusive else []  # a shared root may have failed in another turn
+    # A shared root may have failed in another turn; an agent-only turn's agent span is its
+    # own run all the same (AgentOps' CrewAI tasks, each kickoff under one session span).
+    own_agents = agents if exclusive else [a for a in agents if a is d.agent]
+    final, pending = _final_answer(d, own_agents, ended, calls)
     request = _request(d, own_agents)
     if final is None and not pending and d.request is not None:
         final = _replayed_answer(replay, d.request)
@@ -537,6 +539,8 @@ def _members(forest: Forest, d: _Draft, root: Span, exclusive: bool) -> list[Spa
         found = [*d.steps, *d.side, *d.tools]
         for s in d.steps:
             found.extend(forest.ancestors(s))
+        if d.agent is not None:  # an agent-only turn: its run is its own, below a shared root
+            found.append(d.agent)
     # The forest holds one object per span, so a span met twice is the same object; the
     # sort is stable, but spans of one trace never tie (span ids are unique in a trace).
     unique = {id(s): s for s in found}.values()

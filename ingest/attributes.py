@@ -60,6 +60,8 @@ GEN_AI_RESPONSE_TOOL_CALLS: Final = "gen_ai.response.tool_calls"
 # OpenLIT's own keys on every span its framework callbacks make (LangChain's
 # `_set_common_attributes`): the application `openlit.init` was given.
 OPENLIT_APPLICATION_NAME: Final = "gen_ai.application_name"
+GEN_AI_AGENT_LIFECYCLE_PHASE: Final = "gen_ai.agent.lifecycle.phase"
+"""OpenLIT's: the phase of an agent's run a span is (its Pydantic AI graph's nodes)."""
 # OpenLIT's LangChain callback records a chain's inputs and outputs (the messages'
 # reprs) on its invoke_agent / invoke_workflow spans (`on_chain_start` / `on_chain_end`).
 OPENLIT_WORKFLOW_INPUT: Final = "gen_ai.workflow.input"
@@ -405,6 +407,8 @@ SPRING_AI_CONVERSATION_ID: Final = "spring.ai.chat.client.conversation.id"
 AGENTOPS_SPAN_KIND: Final = "agentops.span.kind"  # session, agent, tool, llm, workflow, ...
 AGENTOPS_AGENT_NAME: Final = "agent.name"
 AGENTOPS_AGENT_TOOLS: Final = "agent.tools"  # JSON list of the agent's tool names
+AGENTOPS_AGENT_ROLE: Final = "agent.role"  # a CrewAI agent's role, its name there
+CREWAI_TASK_AGENT: Final = "crewai.task.agent"  # the role of the agent that ran the task
 AGENTOPS_TOOL_NAME: Final = "tool.name"
 AGENTOPS_TOOL_PARAMETERS: Final = "tool.parameters"  # the call's arguments, JSON text
 AGENTOPS_TOOL_RESULT: Final = "tool.result"

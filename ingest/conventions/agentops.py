@@ -17,6 +17,14 @@ AgentOps exports three kinds of spans (read in agentops 0.4.21):
   `agentops.<kind>.output`, JSON text.
 This module reads the kinds, the agent's name and tools, and the tool executions.
 
+Its CrewAI bridge (`instrumentation/agentic/crewai/crewai_span_attributes.py`) makes a
+task's execution a `workflow.step` span, the task's description its `agentops.entity.input`,
+what the task returned its `agentops.entity.output`, the role of the agent that ran it
+`crewai.task.agent`; the agent's own span below it names it by `agent.role`. With a
+framework active AgentOps uninstruments the model clients (`instrumentation/__init__.py`,
+`_uninstrument_providers`), so the task's span is the run's only record of what was asked
+and answered: read as the agent's run (the request, the answer, the agent).
+
 A failure of the span the processor mirrors (the SDK's `span.error`: a tool that raised,
 its result then the SDK's error text the model is sent) is written as `error.type`,
 `error.message` and an exception event with an ERROR status, but the processor sets the
@@ -45,6 +53,7 @@ from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
+    text_message,
     unwrap_tool_input,
 )
 from turnscore.ingest.conventions.values import as_str, json_or_text, result_text
@@ -62,6 +71,8 @@ _KINDS = {
 }
 """AgentOps' span kinds (`AgentOpsSpanKindValues`) that are turnscore's; `text`,
 `guardrail`, `http` and `unknown` are none of a turn's."""
+_STEP = "workflow.step"
+"""A CrewAI task's execution, as AgentOps' CrewAI bridge names it (see the docstring)."""
 
 # Every kind a decorator may be given, and the SDK's older `entity`: each writes its
 # function's call and return value as `agentops.<kind>.input` / `.output`.
@@ -79,7 +90,16 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         return Decoded(
             kind=kind, error=error, tool_definitions=_tool_names(view),
             agent_name=as_str(view.get(A.AGENTOPS_AGENT_NAME))
+            or as_str(view.get(A.AGENTOPS_AGENT_ROLE))
             or as_str(view.get(A.AGENTOPS_OPERATION_NAME)),
+        )  # fmt: skip
+    if span_kind == _STEP and (asked := as_str(view.get(A.AGENTOPS_ENTITY_INPUT))):
+        answered = as_str(view.get(A.AGENTOPS_ENTITY_OUTPUT))
+        return Decoded(
+            kind=SpanKind.AGENT, error=error,
+            input_messages=(text_message("user", asked),),
+            output_messages=(text_message("assistant", answered),) if answered else None,
+            agent_name=as_str(view.get(A.CREWAI_TASK_AGENT)),
         )  # fmt: skip
     return Decoded(kind=kind, error=error)
 

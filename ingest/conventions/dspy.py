@@ -1,5 +1,6 @@
 """DSPy's prompts and programs, under OpenInference's DSPy instrumentation or MLflow's
-DSPy autolog: a model call's messages read as the conversation they encode.
+DSPy autolog, or seen only by a client instrumentation of its model calls: a model call's
+messages read as the conversation they encode.
 
 DSPy's adapters do not send the conversation as messages: `ChatAdapter` renders a
 signature's input fields into one user message as `[[ ## field ## ]]` sections, followed by
@@ -13,7 +14,11 @@ message differs, so each step looked like a new turn whose request was the templ
 
 Decoded here, on the model calls whose request holds DSPy sections (OpenInference LLM
 spans: `input.value` `{"messages": [...]}` and `output.value` a list of completions;
-MLflow `CHAT_MODEL` spans: the same in `mlflow.spanInputs` / `spanOutputs`):
+MLflow `CHAT_MODEL` spans: the same in `mlflow.spanInputs` / `spanOutputs`; OTel GenAI
+model calls: `gen_ai.input.messages` / `gen_ai.output.messages`, on the span or its
+operation-details event, as a LiteLLM instrumentation records DSPy's calls with nothing of
+DSPy's own above them, OpenLIT's, which has no DSPy instrumentation, each call a trace of its
+own):
 - the user message as the request, from its input fields other than the trajectory (one
   field: its value; several: `name: value` paragraphs), then each trajectory step as the
   assistant's tool call and the tool's result; a step's call id is synthesized as
@@ -31,6 +36,8 @@ MLflow `CHAT_MODEL` spans: the same in `mlflow.spanInputs` / `spanOutputs`):
   spaces; `dspy/adapters/types/tool.py` `Tool.__str__`); `args` is the Python repr of the
   properties of the function's JSON schema (`Tool._parse_function`), so the parameters are
   that object schema;
+- an observation ReAct wrote for a tool that raised (`Execution error in {tool}: ...`) as a
+  failed result, which is all that tells the failure where no span ran the tool;
 `finish` is no tool of the agent: ReAct adds it to every tool list itself (a lambda
 returning "Completed.") so the model can say it is done, and stops the loop on it before
 the extracting call gives the answer (`ReAct.__init__` / `forward`). A completion naming it
@@ -50,6 +57,8 @@ from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
 from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
+    instructions_text,
+    parse_messages,
     system_text,
     text_message,
     tool_call,
@@ -65,6 +74,7 @@ from turnscore.ingest.conventions.values import (
     try_json,
 )
 from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef
+from turnscore.ingest.records import AttrValue
 
 _SECTION = "[[ ## "
 _HEADER = re.compile(r"\[\[ ## (\w+) ## \]\]")
@@ -73,6 +83,9 @@ _STEP = re.compile(r"(thought|tool_name|tool_args|observation)_(\d+)")
 _TOOL_SUFFIX = ".__call__"
 _MLFLOW_TOOL_PREFIX = "Tool."
 _MODEL_SPAN_TYPES = frozenset({"CHAT_MODEL", "LLM"})
+_FAILED = "Execution error in {tool}: "
+"""How ReAct words a tool's failure as its observation (`ReAct.forward`: the exception as
+the model is told it), the failure's only record where no span ran the tool."""
 _FINISH = "finish"
 """ReAct's own end-of-loop pseudo-tool (stanfordnlp/dspy `dspy/predict/react.py`)."""
 _TOOL_LINE = re.compile(
@@ -84,14 +97,34 @@ def _accepts(view: SpanView) -> bool:
     kind = as_str(view.get(A.OI_SPAN_KIND))
     if kind == "TOOL":  # DSPy's tool spans name no tool; other TOOL spans are not read here
         return view.name.endswith(_TOOL_SUFFIX) and view.get(A.OI_TOOL_NAME) is None
-    if kind == "LLM":
-        return _SECTION in (as_str(view.get(A.OI_INPUT_VALUE)) or "")
+    if kind == "LLM" and _SECTION in (as_str(view.get(A.OI_INPUT_VALUE)) or ""):
+        return True
     span_type = as_str(json_or_text(view.get(A.MLFLOW_SPAN_TYPE)))
     if span_type == "TOOL":
         return view.name == f"{_MLFLOW_TOOL_PREFIX}{_mlflow_tool(view)}"
     if span_type in _MODEL_SPAN_TYPES:
         return _SECTION in (as_str(view.get(A.MLFLOW_SPAN_INPUTS)) or "")
+    return _holds_sections(_genai(view, A.GEN_AI_INPUT_MESSAGES))
+
+
+def _holds_sections(value: JsonValue) -> bool:
+    """A text, or any text within structured messages (a log record's AnyValue), with a
+    DSPy section."""
+    if isinstance(value, str):
+        return _SECTION in value
+    if isinstance(value, list):
+        return any(_holds_sections(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_sections(v) for v in value.values())
     return False
+
+
+def _genai(view: SpanView, key: str) -> AttrValue:
+    """A GenAI content attribute: the span's, or its operation-details event's."""
+    for event in view.events:
+        if event.name == A.EV_OPERATION_DETAILS and key in event.fields:
+            return event.fields[key]
+    return view.get(key)
 
 
 def _mlflow_tool(view: SpanView) -> str | None:
@@ -106,9 +139,14 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         output = json_or_text(view.get(A.MLFLOW_SPAN_OUTPUTS))
         return Decoded(kind=SpanKind.TOOL, tool_execution=execution(
             name, None, inputs, None if output is None else result_text(output)))
-    mlflow = view.get(A.MLFLOW_SPAN_INPUTS) is not None
-    request = _loaded(view.get(A.MLFLOW_SPAN_INPUTS if mlflow else A.OI_INPUT_VALUE))
-    completions = _loaded(view.get(A.MLFLOW_SPAN_OUTPUTS if mlflow else A.OI_OUTPUT_VALUE))
+    if _SECTION in (as_str(view.get(A.OI_INPUT_VALUE)) or ""):
+        request = _loaded(view.get(A.OI_INPUT_VALUE))
+        completions = _loaded(view.get(A.OI_OUTPUT_VALUE))
+    elif view.get(A.MLFLOW_SPAN_INPUTS) is not None:
+        request = _loaded(view.get(A.MLFLOW_SPAN_INPUTS))
+        completions = _loaded(view.get(A.MLFLOW_SPAN_OUTPUTS))
+    else:
+        request, completions = _genai_request(view, problems)
     inputs, steps = _request(request)
     if inputs is None:
         return Decoded()
@@ -120,6 +158,22 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         system_instructions=system,
         tool_definitions=_offered(system or ""),
     )
+
+
+def _genai_request(view: SpanView, problems: Problems) -> tuple[JsonValue, JsonValue]:
+    """GenAI messages as the request and completions OpenInference records: role and text
+    (the system instructions first when the messages leave them out), the answers' texts."""
+    def said(key: str) -> list[tuple[str, str]]:
+        raw = json_or_text(_genai(view, key))
+        messages = parse_messages(raw, key, problems) if raw is not None else ()
+        return [(m.role, "".join(p.text or "" for p in m.parts if p.type is PartType.TEXT))
+                for m in messages]  # fmt: skip
+
+    request = [{"role": role, "content": text} for role, text in said(A.GEN_AI_INPUT_MESSAGES)]
+    instructions = instructions_text(json_or_text(_genai(view, A.GEN_AI_SYSTEM_INSTRUCTIONS)))
+    if instructions and not any(m["role"] == "system" for m in request):
+        request.insert(0, {"role": "system", "content": instructions})
+    return request, [text for role, text in said(A.GEN_AI_OUTPUT_MESSAGES) if role == "assistant"]
 
 
 def _offered(system: str) -> tuple[ToolDef, ...] | None:
@@ -207,7 +261,9 @@ def _user(content: str) -> tuple[list[Message], int]:
             continue
         call_id = f"{tool}_{index}"
         messages.append(Message("assistant", (tool_call(call_id, tool, _arguments(step)),)))
-        messages.append(Message("tool", (tool_result(call_id, step.get("observation", "")),)))
+        observation = step.get("observation", "")
+        failed = observation.startswith(_FAILED.format(tool=tool))
+        messages.append(Message("tool", (tool_result(call_id, observation, is_error=failed),)))
     return messages, (max(steps) + 1 if steps else 0)
 
 
@@ -255,5 +311,7 @@ def _joined(fields: list[tuple[str, str]]) -> str:
 
 
 DSPY = Convention(
-    "dspy", decode, markers=frozenset({A.OI_SPAN_KIND, A.MLFLOW_SPAN_TYPE}), accepts=_accepts,
+    "dspy", decode,
+    markers=frozenset({A.OI_SPAN_KIND, A.MLFLOW_SPAN_TYPE, A.GEN_AI_INPUT_MESSAGES}),
+    events=frozenset({A.EV_OPERATION_DETAILS}), accepts=_accepts,
 )  # fmt: skip

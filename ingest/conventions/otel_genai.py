@@ -118,6 +118,13 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         # OpenAI client's own spans below them.
         operation = A.OP_EXECUTE_TASK
     kind = _KINDS.get(operation or "", SpanKind.OTHER if operation else None)
+    if kind is SpanKind.TOOL and A.GEN_AI_AGENT_LIFECYCLE_PHASE in view.attributes \
+            and A.GEN_AI_TOOL_NAME not in view.attributes:
+        # A phase of an agent's run that names no tool is no tool's run: OpenLIT's Pydantic
+        # AI node spans (`execute_tool <model>`: the graph's CallToolsNode, which runs every
+        # call the model asked for, or none for its answer; openlit
+        # `instrumentation/pydantic_ai/utils.py`, `common_internal_node`).
+        return Decoded(kind=SpanKind.CHAIN)
     if kind is SpanKind.TOOL:
         execution = tool_execution(view, problems)
         description = as_str(view.get(A.GEN_AI_TOOL_DESCRIPTION))

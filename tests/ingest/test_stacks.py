@@ -611,7 +611,8 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     *(Gap(stack, case, "call.id",
           "ReAct's calls are text fields with no id; the turn's is the DSPy convention's "
           "`{tool}_{step}`", lambda rec, index: [])
-      for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")
+      for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy",
+                    "openlit-dspy")
       for case in WITH_TOOLS),
     # OpenInference's DSPy instrumentation wraps `LM.__call__`, which returns the
     # completions' texts: its LLM spans carry no token counts (openinference-
@@ -726,6 +727,24 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "nowhere", _never_called)
       for stack in ("strands-openinference-translated",
                     "strands-openinference-translated-latest")),
+    # OpenLIT over a Haystack Agent: its Haystack instrumentation's generator spans and its
+    # OpenAI instrumentation's chat spans; no span runs the Agent's tools (ToolInvoker).
+    *(Gap(stack, "tool_error", "call.is_error",
+          "as haystack-openllmetry: no span runs the tools, and the Agent sends a failed tool's "
+          "error as the tool message's text, which has no error flag",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("openlit-haystack", "openlit-haystack-stream")),
+    Gap("openlit-haystack-stream", "*", "usage",
+        "Haystack's OpenAIChatGenerator streams without usage here: the wire has none, and the "
+        "export's gen_ai.usage.* are OpenLIT's length estimate", lambda rec, index: []),
+    # OpenLIT over ADK 2.13: ADK writes its tool definitions with `parameters` null (on
+    # generate_content and in its records), OpenLIT's create_agent span names and describes
+    # them, its Google AI Studio span defines none.
+    Gap("openlit-adk", "*", "tools",
+        "ADK 2.13's gen_ai.tool.definitions have no schema (parameters null) and OpenLIT's "
+        "create_agent definitions are names and descriptions: the schemas (ADK's "
+        "`<tool>Params` objects) are nowhere",
+        lambda rec, index: [f"{name}Params" for name, _, _ in rec.expected[index]["tools"]]),
 )  # fmt: skip
 
 
@@ -870,6 +889,48 @@ NOT_YET: tuple[NotYet, ...] = (
            "_parse_message_content): the joined text is taken for that call's result over its "
            "execute_tool span's output.value, which has it alone (linking prefers the result "
            "the model saw)"),
+    *(NotYet(stack, ("tool_error",), ("call.result",),
+             "the wrapped result the model saw ({\"error\": ...}) is the tool message of "
+             "OpenInference's OpenAI ChatCompletion span, nested under Pydantic AI's chat span "
+             "of the same call, whose input has the failure text alone; calls.py rule 2 "
+             "merges the two with the framework's messages over the client's (what the agent "
+             "meant over the wire form), so the client's tool message is not read")
+      for stack in ("pydantic-ai-openinference-openai",
+                    "pydantic-ai-openinference-openai-stream")),
+    NotYet("openlit-dspy", ("multi_turn",), ("turns",),
+           "the second turn splits in two: DSPy renders the conversation's History per "
+           "signature, ReAct's steps replay the first answer as `next_thought: None ...` (the "
+           "entry has none of ReAct's output fields), the extract step as the answer itself; "
+           "each call is a trace of its own with no conversation id, and the extract call's "
+           "history extends no ReAct step's, so it makes a turn of its own"),
+    # OpenLIT's OpenAI chat span under Strands' own `chat` span: OpenLIT emits its
+    # operation-details log record after its span ended, in the context current then,
+    # Strands' chat span (the record names it, with the child's gen_ai.response.id).
+    *(NotYet("openlit-strands", cases, fields,
+             "Strands' chat span carries two inference records of one call, its own output "
+             "record and OpenLIT's log record of the child OpenAI span (emitted after that span "
+             "ended, so under Strands' span; it names the child's response id): "
+             "decode.per_inference splits the span into two calls, and the child merges into "
+             "one of them (calls rule 2), so every call, its tool calls and usage count twice")
+      for cases, fields in ((("*",), ("turns", "llm_calls", "usage")), (WITH_TOOLS, CALLS))),
+    # AgentOps over CrewAI: with an agentic library active AgentOps uninstruments the model
+    # providers (agentops `instrumentation/__init__.py`, `_uninstrument_providers`): its
+    # CrewAI bridge's crew, task and agent spans are the whole export.
+    *(NotYet("agentops-crewai", cases, fields,
+             "no model call span (AgentOps uninstruments the OpenAI client when CrewAI is "
+             "active): the task's span gives the request, the answer and the agent "
+             "(conventions.agentops), but the task's whole conversation (system, user, tool "
+             "calls with ids, results) is only the Python repr of CrewAI's "
+             "TaskOutput.messages in the crew span's crewai.crew.tasks_output, its usage and "
+             "request count only crewai.crew.usage_metrics and the crew span's "
+             "gen_ai.usage.*; no convention reads them (the crew span is structure), and "
+             "calls are made from model calls, of which the export has none")
+      for cases, fields in ((("*",), ("turns", "system_prompt", "tools", "llm_calls",
+                                      "usage")),
+                            (WITH_TOOLS, CALLS))),
+    NotYet("openlit-dspy", ("multi_turn#1",), ("final_answer", "llm_calls", "usage"),
+           "as openlit-dspy multi_turn: the extracting call, which holds the answer, is a "
+           "turn of its own"),
 )  # fmt: skip
 
 
@@ -2505,6 +2566,88 @@ FORMS: dict[str, Form] = {
         absent=_JSON_MESSAGES | {"traceloop.entity.input", "traceloop.span.kind"},
     ) for stack in ("langgraph-openllmetry-openinference-translated",
                     "langgraph-openllmetry-openinference-translated-stream")},
+    # ADK's own spans in its default form (no content) with OpenLLMetry's Google Generative
+    # AI spans (gen_ai.input/output.messages) nested in its generate_content spans.
+    "adk-openllmetry": Form(
+        frozenset({"invoke_workflow research_assistant", "invoke_agent research_assistant",
+                   "generate_content gemini-2.5-flash", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gcp.vertex.agent.invocation_id", "gen_ai.system_instructions",
+                          "gen_ai.tool.definitions"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gcp.vertex.agent.llm_request", "llm.input_messages.0.message.role"}),
+    ),
+    # Pydantic AI's spans rewritten by OpenInference's processor, and OpenInference's OpenAI
+    # ChatCompletion spans nested in its chat spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini", "ChatCompletion",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"pydantic_ai.all_messages", "llm.input_messages.0.message.role",
+                          "llm.tools.0.tool.json_schema", "input.value", "session.id"},
+        absent=frozenset({"logfire.span_type", "request_data"}),
+    ) for stack in ("pydantic-ai-openinference-openai",
+                    "pydantic-ai-openinference-openai-stream")},
+    # Semantic Kernel's own spans and log records, and OpenInference's OpenAI ChatCompletion
+    # spans nested in its chat spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "AutoFunctionInvocationLoop",
+                   "chat gpt-4o-mini", "ChatCompletion", "execute_tool tools-calculator"}),
+        frozenset({"gen_ai.tool.call.arguments", "sk.available_functions",
+                   "llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema"}),
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"}),
+    ) for stack in ("semantic-kernel-openinference-openai",
+                    "semantic-kernel-openinference-openai-stream")},
+    # OpenLIT over a Haystack Agent: its generator component's span (`chat
+    # openai_chat_generator`) over its OpenAI chat span, no Agent or tool span.
+    **{stack: Form(
+        frozenset({"chat openai_chat_generator", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.framework.component.name", "gen_ai.tool.name"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"haystack.component.input", "openinference.span.kind"}),
+    ) for stack in ("openlit-haystack", "openlit-haystack-stream")},
+    # OpenLIT over DSPy on LiteLLM: its LiteLLM chat spans alone, each a trace of its own,
+    # DSPy's adapter sections in their GenAI messages.
+    "openlit-dspy": Form(
+        frozenset({"chat openai/gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.usage.input_tokens"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"openinference.span.kind", "mlflow.spanType"}),
+    ),
+    # OpenLIT over Pydantic AI: its agent and graph-node spans (`execute_tool <model>` the
+    # tool-calling node) over its OpenAI chat spans.
+    **{stack: Form(
+        frozenset({"create_agent research_assistant", "invoke_workflow research_assistant",
+                   "execute_tool gpt-4o-mini", "chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.agent.lifecycle.phase", "gen_ai.tool.call.id"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"pydantic_ai.all_messages", "logfire.msg"}),
+    ) for stack in ("openlit-pydantic-ai", "openlit-pydantic-ai-stream")},
+    # OpenLIT over ADK: its Runner span (`invoke_agent <app>`), create_agent and agent spans
+    # and its Google AI Studio chat spans, beside ADK's own spans (default form).
+    "openlit-adk": Form(
+        frozenset({"invoke_agent corpus", "create_agent research_assistant",
+                   "invoke_workflow research_assistant", "invoke_agent research_assistant",
+                   "generate_content gemini-2.5-flash", "chat gemini-2.5-flash",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gcp.vertex.agent.invocation_id", "gen_ai.tool.definitions",
+                          "gen_ai.execution.mode"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # OpenLIT over Strands (latest opt-in): its OpenAI chat spans nested in Strands' chat
+    # spans, its records under them.
+    "openlit-strands": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "chat gpt-4o-mini", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.agent.tools", "openlit.agent.version_hash"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # AgentOps' CrewAI bridge alone: crew, task and agent spans, no model call.
+    "agentops-crewai": Form(
+        frozenset({"research_assistant.agent"}),
+        frozenset({"agentops.span.kind", "crewai.crew.tasks_output", "crewai.task.name",
+                   "agentops.entity.output", "crewai.crew.usage_metrics"}),
+        absent=frozenset({"gen_ai.prompt.0.content", "gen_ai.completion.0.content",
+                          "gen_ai.input.messages"}),
+    ),
     # As strands-openinference-translated, with the latest GenAI opt-in: the operation-details
     # events stripped, the tool span's gen_ai.tool.call.* kept beside tool.*.
     "strands-openinference-translated-latest": Form(
@@ -2626,6 +2769,16 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                             "names it (NOT_YET: turns)", True),
     **{stack: ("Claude Code's interaction names no agent", False)
        for stack in ("claude-code-otel", "claude-code-otel-raw")},
+    **{stack: ("Haystack's Agent has no name", False)
+       for stack in ("openlit-haystack", "openlit-haystack-stream")},
+    "openlit-dspy": ("a DSPy module has no name, and OpenLIT makes no span of it", False),
+    "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
+                    "`instrumentation/google_adk/utils.py`), outermost over the agent's spans: "
+                    "the turn is named for the app, `corpus`", True),
+    "openlit-pydantic-ai-stream": ("OpenLIT does not wrap run_stream_sync: no span runs the "
+                                   "agent, and its graph-node spans, the agent's name on them, "
+                                   "and each chat span are roots of traces of their own, which "
+                                   "nothing joins", True),
     "openlit-ag2": ("OpenLIT's AG2 spans are each agent's step (`execute_task <agent>`); "
                     "the outermost is the user proxy's send, whose recipient OpenLIT records as "
                     "'Unknown' (the assistant only as the send's output text): the turn is "

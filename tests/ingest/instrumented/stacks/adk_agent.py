@@ -3,9 +3,13 @@ server's Gemini route, traced by ADK itself. Three stacks share this driver and 
 environment: content in spans, content in log records, and ADK's legacy schema (version 1:
 `call_llm` spans with `gcp.vertex.agent.*`); a fourth (`adk-openinference`, its own
 environment) adds OpenInference's Google ADK instrumentation to ADK's own tracing, as an
-application following OpenInference's instructions has both. The agent's tool-error
-callback tells the model the error, as the other frameworks do (ADK's default raises it out
-of the run)."""
+application following OpenInference's instructions has both; `adk-openllmetry` (its own
+environment) adds OpenLLMetry's Google Generative AI instrumentation on the google-genai
+client below ADK's default tracing, a client instrumentation beside the framework's own
+spans; `openlit-adk` (its own environment) runs it under `openlit.init`, OpenLIT's Google
+ADK and Google AI Studio (google-genai) instrumentations beside ADK's own tracing. The
+agent's tool-error callback tells the model the error, as the other frameworks do (ADK's
+default raises it out of the run)."""
 
 from __future__ import annotations
 
@@ -26,6 +30,8 @@ ENVS: dict[str, dict[str, str]] = {
     "adk-events": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "EVENT_ONLY"},
     "adk-legacy": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"},
     "adk-openinference": {},
+    "adk-openllmetry": {},
+    "openlit-adk": {},
 }
 
 
@@ -60,6 +66,17 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             from openinference.instrumentation.google_adk import GoogleADKInstrumentor
 
             GoogleADKInstrumentor().instrument(tracer_provider=tracer_provider)
+        elif stack == "adk-openllmetry":
+            from opentelemetry.instrumentation.google_generativeai import (
+                GoogleGenerativeAiInstrumentor,
+            )
+
+            GoogleGenerativeAiInstrumentor().instrument(tracer_provider=tracer_provider)
+        elif stack == "openlit-adk":
+            import openlit
+
+            openlit.init(application_name=stack, capture_message_content=True,
+                         disable_metrics=True)  # fmt: skip
         asyncio.run(converse(base_url, stack, scenario))
 
 

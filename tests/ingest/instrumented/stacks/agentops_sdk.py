@@ -6,7 +6,10 @@ file, unchanged.
 - `agentops-openai` / `-stream`: the raw chat completions tool loop (`driver.converse`)
   under the OpenAI instrumentation `agentops.init()` turns on, each call streamed or not;
 - `agentops-openai-agents`: the OpenAI Agents SDK agent of `openai_agents_agent` on
-  `OpenAIChatCompletionsModel`, under AgentOps' Agents SDK instrumentation.
+  `OpenAIChatCompletionsModel`, under AgentOps' Agents SDK instrumentation;
+- `agentops-crewai`: the one-agent crew of `crewai_agent` (its own environment), under
+  AgentOps' CrewAI instrumentation and its OpenAI one (CrewAI calls the openai SDK), CrewAI's
+  own telemetry off as there.
 The run's spans sit under the trace `init()` starts (`auto_start_session`), ended with
 `agentops.end_trace()` when the scenario is done.
 
@@ -24,6 +27,7 @@ import sys
 from pathlib import Path
 
 from tests.ingest.instrumented.stacks.common import main
+from tests.ingest.instrumented.stacks.crewai_agent import _ENV as CREWAI_ENV
 from tests.ingest.instrumented.stacks.otlp_receiver import receiver
 
 
@@ -40,6 +44,8 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         })  # fmt: skip
         if stack.startswith("agentops-openai-agents"):
             import agents  # noqa: F401  # imported before init(), as an app's imports are
+        elif stack.startswith("agentops-crewai"):
+            import crewai  # noqa: F401
 
         import agentops
         from opentelemetry import trace
@@ -49,6 +55,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             from tests.ingest.instrumented.stacks.openai_agents_agent import converse
 
             asyncio.run(converse(base_url, scenario))
+        elif stack.startswith("agentops-crewai"):
+            from tests.ingest.instrumented.stacks.crewai_agent import converse as crew
+
+            crew(base_url, stack, scenario)
         else:
             import openai
 
@@ -62,7 +72,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
 
 # Its log file (agentops.log in the working directory, on by default) is not the export.
-ENV = {"AGENTOPS_LOGGING_TO_FILE": "false"}
+ENV = {"AGENTOPS_LOGGING_TO_FILE": "false", **CREWAI_ENV}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], ENV, run))

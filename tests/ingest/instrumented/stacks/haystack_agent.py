@@ -7,7 +7,8 @@ next turn continues the conversation: the previous run's messages without its sy
 tool reaches the model as the tool result's error, as the Agent does unless told to raise.
 `haystack-openinference-stream` and `haystack-openllmetry-stream` give the Agent a
 `streaming_callback`, so its generator streams every model call (chunk by chunk to the
-callback, as a UI printing them).
+callback, as a UI printing them). `openlit-haystack` (and its `-stream`) runs the same Agent
+under `openlit.init` (OpenLIT's Haystack and OpenAI instrumentations at once).
 
 The components are imported before instrumenting, as an application imports them: the
 instrumentor wraps the `run` of the classes registered by then (and of those a `Pipeline`
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
-from tests.ingest.instrumented.stacks.common import main, providers
+from tests.ingest.instrumented.stacks.common import main, openlit_or, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
@@ -55,6 +56,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     from haystack.components.agents import Agent  # noqa: F401
     from haystack.components.generators.chat import OpenAIChatGenerator  # noqa: F401
 
+    if stack.startswith("openlit"):
+        with openlit_or(stack, out, scenario, lambda _: None):
+            converse(base_url, scenario, stack.endswith("-stream"))
+        return
     with providers(stack, out, scenario) as (tracer_provider, _):
         if stack.startswith("haystack-openllmetry"):
             from opentelemetry.instrumentation.haystack import HaystackInstrumentor as Traceloop

@@ -6,8 +6,12 @@ to; the next turn continues the conversation with `message_history`. A failing t
 through `ToolFailed`, as Pydantic AI asks of a failure the model should see.
 `pydantic-ai-openinference` is `pydantic-ai-otel` with OpenInference's span processor
 (`OpenInferenceSpanProcessor`), which adds OpenInference's attributes to each span as it
-ends, before the batch exporter sends it. Each also runs streamed (`-stream`:
-`agent.run_stream_sync`, its output read whole; every model request of the run streams)."""
+ends, before the batch exporter sends it; `pydantic-ai-openinference-openai` adds
+OpenInference's OpenAI instrumentation on the agent's OpenAI client, two OpenInference spans
+of each model call at once. `openlit-pydantic-ai` is the agent uninstrumented under
+`openlit.init` (OpenLIT's Pydantic AI and OpenAI instrumentations). Each also runs
+streamed (`-stream`: `agent.run_stream_sync`, its output read whole; every model request of
+the run streams)."""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
-from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, openlit_or, providers
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
@@ -63,11 +67,20 @@ def converse(base_url: str, scenario: str, instrument: Any = None, stream: bool 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     stream = stack.endswith("-stream")
     form = stack.removesuffix("-stream")
-    if form in ("pydantic-ai-otel", "pydantic-ai-openinference"):
+    if form == "openlit-pydantic-ai":
+        with openlit_or(stack, out, scenario, lambda _: None):
+            converse(base_url, scenario, stream=stream)
+        return
+    if form in ("pydantic-ai-otel", "pydantic-ai-openinference",
+                "pydantic-ai-openinference-openai"):
         from pydantic_ai.models.instrumented import InstrumentationSettings
 
         with providers(stack, out, scenario) as (tracer_provider, _):
-            if form == "pydantic-ai-openinference":
+            if form == "pydantic-ai-openinference-openai":
+                from openinference.instrumentation.openai import OpenAIInstrumentor
+
+                OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+            if form.startswith("pydantic-ai-openinference"):
                 from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
 
                 # It rewrites a span's attributes in place when the span ends: the batch

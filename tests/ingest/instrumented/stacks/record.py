@@ -711,6 +711,36 @@ STACKS: dict[str, Stack] = {
               ("strands-agents", "openai", "openinference-instrumentation-strands-agents",
                "openinference-instrumentation", "opentelemetry-sdk"),
               venv="strands-openinference-translated"),
+        Stack("adk-openllmetry", "adk_agent", "gemini",
+              ("google-adk", "google-genai", "opentelemetry-instrumentation-google-generativeai",
+               "opentelemetry-sdk")),
+        *(Stack(name, "pydantic_ai_agent", "openai",
+                ("pydantic-ai-slim", "openai", "openinference-instrumentation-pydantic-ai",
+                 "openinference-instrumentation-openai", "opentelemetry-sdk"),
+                venv="pydantic-ai-openinference-openai")
+          for name in ("pydantic-ai-openinference-openai",
+                       "pydantic-ai-openinference-openai-stream")),
+        *(Stack(name, "semantic_kernel_agent", "openai",
+                ("semantic-kernel", "openai", "openinference-instrumentation-openai",
+                 "opentelemetry-sdk"), venv="semantic-kernel-openinference-openai")
+          for name in ("semantic-kernel-openinference-openai",
+                       "semantic-kernel-openinference-openai-stream")),
+        *(Stack(name, "haystack_agent", "openai",
+                ("openlit", "haystack-ai", "openai", "opentelemetry-sdk"),
+                venv="openlit-haystack")
+          for name in ("openlit-haystack", "openlit-haystack-stream")),
+        Stack("openlit-dspy", "dspy_agent", "openai",
+              ("openlit", "dspy", "litellm", "opentelemetry-sdk")),
+        *(Stack(name, "pydantic_ai_agent", "openai",
+                ("openlit", "pydantic-ai", "pydantic-ai-slim", "openai", "opentelemetry-sdk"),
+                venv="openlit-pydantic-ai")
+          for name in ("openlit-pydantic-ai", "openlit-pydantic-ai-stream")),
+        Stack("openlit-adk", "adk_agent", "gemini",
+              ("openlit", "google-adk", "google-genai", "opentelemetry-sdk")),
+        Stack("openlit-strands", "strands_agent", "openai",
+              ("openlit", "strands-agents", "openai", "opentelemetry-sdk")),
+        Stack("agentops-crewai", "agentops_sdk", "openai",
+              ("agentops", "crewai", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 

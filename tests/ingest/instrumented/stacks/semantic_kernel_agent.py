@@ -5,7 +5,9 @@ traced by Semantic Kernel itself with sensitive diagnostics on
 (`event.name` attribute, JSON body), bridged to OTLP logs by the OTel logging handler as
 Semantic Kernel's telemetry guide sets it up. The agent's thread carries the chat history
 across turns. `semantic-kernel-stream` streams each turn (`agent.invoke_stream`, read to its
-end: every model call of it streams)."""
+end: every model call of it streams). `semantic-kernel-openinference-openai` (and its
+`-stream`) adds OpenInference's OpenAI instrumentation on the connector's client, a client
+instrumentation beside Semantic Kernel's own spans."""
 
 from __future__ import annotations
 
@@ -41,8 +43,13 @@ async def converse(base_url: str, scenario: str, stream: bool = False) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with providers(stack, out, scenario) as (_, logger_provider):
+    with providers(stack, out, scenario) as (tracer_provider, logger_provider):
         from opentelemetry.sdk._logs import LoggingHandler
+
+        if "-openinference-openai" in stack:
+            from openinference.instrumentation.openai import OpenAIInstrumentor
+
+            OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
 
         handler = LoggingHandler(logger_provider=logger_provider)
         handler.addFilter(logging.Filter("semantic_kernel"))

@@ -1,6 +1,7 @@
 """A Strands `Agent` on its OpenAI model provider, traced by Strands itself with the latest
 GenAI conventions (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`); the same
-agent object carries the conversation across turns."""
+agent object carries the conversation across turns. `openlit-strands` adds `openlit.init`
+(OpenLIT's Strands and OpenAI instrumentations) to Strands' own tracing."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
-from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, providers
+from tests.ingest.instrumented.stacks.common import AGENT_NAME, main, openlit_or
 from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
@@ -31,7 +32,7 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with providers(stack, out, scenario):
+    with openlit_or(stack, out, scenario, lambda _: None):
         converse(base_url, stack, scenario)
 
 
