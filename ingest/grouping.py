@@ -393,7 +393,7 @@ class _HistoryIndex:
         alike (users asking the same thing of one deterministic agent, an evaluation
         running a case several times in parallel), which is where a call's output lost
         its ids or never had any: a call sent exactly the input of an earlier call whose
-        output says nothing, before that call ended, reading no more tokens or after
+        output says nothing, before that call ended, reading as many tokens or after
         another call continued it, is that prompt sent again, not its continuation; and
         of the
         earlier calls it may continue, a call takes the latest that no other has
@@ -427,14 +427,16 @@ class _HistoryIndex:
 def _resent(call: Span, earlier: Span) -> bool:
     """Whether `call`, recorded with the input of `earlier` (whose output says nothing),
     is that prompt sent again: it started before `earlier` ended, so it cannot hold its
-    output, or it read no more tokens. A continuation reads at least the earlier output
-    and what followed, even where its recording lost them (OpenLIT's Bedrock keeps only
-    the text of each message, so the call that answers a tool's result looks sent the
-    same prompt); unknown counts say nothing."""
+    output, or it read as many tokens, as the same prompt does. A recording can make
+    different prompts look alike: OpenLIT's Bedrock keeps only the text of each message,
+    so the call that answers a tool's result looks sent the same prompt, and reads more;
+    a DSPy module's prompt is its template around the question, which the convention
+    reduces to the question, and another module's template reads otherwise. Unknown
+    counts say nothing."""
     if call.start_unix_nano < earlier.end_unix_nano:
         return True
     said, then = call.input_tokens, earlier.input_tokens
-    return said is not None and then is not None and said <= then
+    return said is not None and said == then
 
 
 def _answered(call: Span, answers: frozenset[str]) -> bool:

@@ -471,8 +471,12 @@ def gap_keys(call: Span) -> tuple[str, ...]:
 def gap_history_key(span: Span) -> str | None:
     """History side of the gap rule: the hash of the call's normalized input, then the gap
     its output leaves when replayed without content; for a call whose input has a user
-    message and whose output asks for tools and says nothing, else None."""
-    if span.input_messages is None or not _asks_only(span.output_messages or ()):
+    message and whose output asks for tools and says nothing, or was not captured (it may
+    have: OpenLLMetry's Together instrumentation ends a streamed call's span before the
+    stream is read), else None."""
+    if span.input_messages is None:
+        return None
+    if span.output_messages is not None and not _asks_only(span.output_messages):
         return None
     walked = _walk(span.input_messages, _root())
     if not _has_user(walked):

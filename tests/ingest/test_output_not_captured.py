@@ -16,8 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.ingest.test_history_gaps import (
     _COMMON,
     ANSWER,
@@ -29,14 +27,7 @@ from tests.ingest.test_history_gaps import (
 )
 from tests.ingest.test_stack_forms import turns_of
 
-NEEDS_LINKS = pytest.mark.xfail(
-    strict=True,
-    reason="needs links.gap_history_key to give a call whose output was not captured its "
-    "gap key (the lead's change)",
-)
 
-
-@NEEDS_LINKS
 def test_a_call_whose_output_was_not_captured_is_what_a_gap_stands_for(
     tmp_path: Path,
 ) -> None:
@@ -45,7 +36,6 @@ def test_a_call_whose_output_was_not_captured_is_what_a_gap_stands_for(
     assert [(t.request, t.final_answer, t.llm_calls) for t in turns] == [(REQUEST, ANSWER, 2)]
 
 
-@NEEDS_LINKS
 def test_a_repeated_request_after_an_answer_is_a_turn_of_its_own(tmp_path: Path) -> None:
     """Neither output captured: the repeated request is a later genuine user message (one
     more of them), a new turn of the same conversation."""
@@ -81,7 +71,6 @@ def test_runs_repeating_one_request_stay_apart(tmp_path: Path) -> None:
     assert all(t.request == REQUEST for t in turns)
 
 
-@NEEDS_LINKS
 def test_an_output_not_captured_found_across_batches_in_either_order(tmp_path: Path) -> None:
     """The store finds either call's trace from the other's: the same turn however the
     input is cut."""

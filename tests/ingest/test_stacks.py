@@ -874,15 +874,6 @@ NOT_YET: tuple[NotYet, ...] = (
              "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
              "but with no call recorded and no tool_call_id nothing links them")
       for stack in ("together-openllmetry", "together-openllmetry-stream")),
-    NotYet("together-openllmetry-stream", WITH_TOOLS, ("turns", "llm_calls"),
-           "each call is a parentless trace and a streamed one records no output, so the call "
-           "that answers a tool result shares no history key with the one that asked for it "
-           "(its replayed assistant message has nothing to match): the turn splits in two, "
-           "though both calls' newest genuine user message is the same"),
-    NotYet("together-openllmetry-stream", ("multi_turn#0",), ("final_answer",),
-           "the streamed answer is recorded nowhere but in the next turn's prompt (a replayed "
-           "assistant message), which assembly does not take for the answer (as "
-           "google-genai-openllmetry-stream multi_turn#0)"),
     NotYet("strands-openinference-translated", ("parallel_tools",), ("call.result",),
            "the Strands span processor folds a message's toolResult blocks into one tool "
            "message, the texts joined, under the last call's id (processor.py, "
