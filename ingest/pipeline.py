@@ -50,7 +50,7 @@ from typing import TypeVar
 
 from turnscore.ingest import shards
 from turnscore.ingest.decode import conversation_id, decode_spans, trace_order
-from turnscore.ingest.detached import attach, detached_response, responses
+from turnscore.ingest.detached import attach, detached_response, response_of, responses
 from turnscore.ingest.formats import Limits
 from turnscore.ingest.inputs import (
     Fresh,
@@ -461,22 +461,23 @@ def _solve_linked(
 
 
 def _attached(store: SpanStore, fresh: Fresh) -> Fresh:
-    """`fresh` with each content record that names no span given the ids of the span that
-    reported its response (`turnscore.ingest.detached`), whether the two arrive together
-    or one of them was stored by an earlier group or run."""
+    """`fresh` with each content record that names no span, or another than the one that
+    reported its response, given the ids of that span (`turnscore.ingest.detached`),
+    whether the two arrive together or one of them was stored by an earlier group or run."""
     by_response = responses(fresh.spans.values())
-    loose = {k: lg for k, lg in fresh.logs.items() if detached_response(lg)}
-    wanted = {rid for lg in loose.values() if (rid := detached_response(lg))}
+    said = {k: lg for k, lg in fresh.logs.items() if response_of(lg)}
+    wanted = {rid for lg in said.values() if (rid := detached_response(lg))}
     if missing := wanted - by_response.keys():
         stored = store.read(store.linked_traces(Lookups(responses=frozenset(missing))))
         for rid, spans in responses(stored.spans).items():
             by_response.setdefault(rid, spans)
     earlier = store.detached(by_response.keys() - wanted) if by_response else []
-    if not loose and not earlier:
+    if not (said and by_response) and not earlier:
         return fresh
+    named = {(s.trace_id, s.span_id): s for s in fresh.spans.values()}
     logs = dict(fresh.logs)
-    for key, log in zip(loose, attach(list(loose.values()), by_response), strict=True):
-        if log.trace_id:
+    for key, log in zip(said, attach(list(said.values()), by_response, named), strict=True):
+        if log is not said[key]:
             del logs[key]
             logs[record_key(log)] = log
     for log in attach(earlier, by_response):

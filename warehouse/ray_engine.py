@@ -61,7 +61,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from turnscore.ingest.decode import decode_spans, trace_order
-from turnscore.ingest.detached import attach, detached_response, responses
+from turnscore.ingest.detached import attach, detached_response, response_of, responses
 from turnscore.ingest.formats import Limits, is_input_name
 from turnscore.ingest.inputs import conflicts, dedup_records, read_whole
 from turnscore.ingest.links import apart_twins
@@ -732,14 +732,15 @@ def _assemble_partition(group: pa.Table, store_uri: str, run_id: str,
 
 def _attached(records: Sequence[RawSpan | RawLog], old: StoredRecords
               ) -> list[RawSpan | RawLog]:
-    """`records` with each content record that names no span given the ids of the span of
-    the partition, new or stored, that reported its response (`turnscore.ingest.detached`):
-    what local ingest does as it gathers a group."""
+    """`records` with each content record that names no span, or another than the one that
+    reported its response, given the ids of that span of the partition, new or stored
+    (`turnscore.ingest.detached`): what local ingest does as it gathers a group."""
     logs = [r for r in records if isinstance(r, RawLog)]
-    if not any(detached_response(lg) for lg in logs):
+    if not any(response_of(lg) for lg in logs):
         return list(records)
     spans = [r for r in records if isinstance(r, RawSpan)]
-    return [*spans, *attach(logs, responses([*spans, *old.spans]))]
+    named = {(s.trace_id, s.span_id): s for s in spans}
+    return [*spans, *attach(logs, responses([*spans, *old.spans]), named)]
 
 
 def _with_stored(

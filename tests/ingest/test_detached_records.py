@@ -171,3 +171,27 @@ def test_the_record_goes_to_its_own_services_span(tmp_path: Path) -> None:
     assert (trace_id, span_id) == (f"{spans['chat gpt-4o-mini'].trace_id:032x}",
                                    f"{spans['chat gpt-4o-mini'].span_id:016x}")
 
+
+
+def test_a_record_written_in_the_frameworks_span_joins_the_call_that_reported_it(
+        tmp_path: Path) -> None:
+    """OpenLIT under a framework's own span of the call (Strands' `chat`): the record is
+    written once OpenLIT's span ended, so it names the framework's span, which reported no
+    response; it belongs to OpenLIT's, which reported its response: one call, not two."""
+    r = Recorder("strands-app")
+    common = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini"}
+    with r.span("chat", {**common, **_messages(REQUEST, ANSWER)}):
+        _call(r, "chatcmpl-1", record=False)
+        r.log(DETAILS, None, {**common, "gen_ai.response.id": "chatcmpl-1",
+                              **_messages(REQUEST, ANSWER),
+                              "gen_ai.tool.definitions": json.dumps([TOOL])})
+    folder = tmp_path / "export"
+    folder.mkdir()
+    batch = ingest_paths(r.write(folder, "run"), tmp_path / "out")
+    (turn,) = _turns(tmp_path / "out")
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (REQUEST, ANSWER, 1)
+    assert _tools(turn) == [("get_weather", "Current weather for a city.")]
+    assert _messages_of(batch) == []
+    spans = {s.name: s.context for s in r.spans.get_finished_spans()}
+    ((_, span_id),) = _stored_logs(tmp_path / "out")
+    assert span_id == f"{spans['chat gpt-4o-mini'].span_id:016x}"
