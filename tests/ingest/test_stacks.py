@@ -894,16 +894,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "entry has none of ReAct's output fields), the extract step as the answer itself; "
            "each call is a trace of its own with no conversation id, and the extract call's "
            "history extends no ReAct step's, so it makes a turn of its own"),
-    # OpenLIT's OpenAI chat span under Strands' own `chat` span: OpenLIT emits its
-    # operation-details log record after its span ended, in the context current then,
-    # Strands' chat span (the record names it, with the child's gen_ai.response.id).
-    *(NotYet("openlit-strands", cases, fields,
-             "Strands' chat span carries two inference records of one call, its own output "
-             "record and OpenLIT's log record of the child OpenAI span (emitted after that span "
-             "ended, so under Strands' span; it names the child's response id): "
-             "decode.per_inference splits the span into two calls, and the child merges into "
-             "one of them (calls rule 2), so every call, its tool calls and usage count twice")
-      for cases, fields in ((("*",), ("turns", "llm_calls", "usage")), (WITH_TOOLS, CALLS))),
     # AgentOps over CrewAI: with an agentic library active AgentOps uninstruments the model
     # providers (agentops `instrumentation/__init__.py`, `_uninstrument_providers`): its
     # CrewAI bridge's crew, task and agent spans are the whole export.
