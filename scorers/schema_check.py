@@ -145,13 +145,17 @@ def _validator(parameters: str) -> Any:
         if not isinstance(schema, (dict, bool)):
             raise SchemaError(f"a schema is an object or a boolean, not {type(schema).__name__}")
         cls = validator_for(schema)
-        cls.check_schema(schema)
+        # Every metaschema error, the first by place and wording: `check_schema` raises the
+        # one `best_match` picks, and of errors equally relevant which one that is differs
+        # between processes (a local and a Ray worker's scores of one turn told apart).
+        meta = validator_for(cls.META_SCHEMA, default=cls)(cls.META_SCHEMA)
+        wrong = min(meta.iter_errors(schema), key=lambda e: (e.json_path, e.message),
+                    default=None)
+        if wrong is not None:
+            return _Unusable(UNREADABLE, f"{wrong.message} at {wrong.json_path}")
         return cls(schema, registry=Registry())
     except SchemaError as exc:
-        # The headline and where, not `str(exc)`: its metaschema path is the one of several
-        # equally relevant errors jsonschema happened to pick, which differs between
-        # processes (a local and a Ray worker's scores of one turn told apart by it).
-        return _Unusable(UNREADABLE, f"{exc.message} at {exc.json_path}")
+        return _Unusable(UNREADABLE, exc.message)
     except orjson.JSONDecodeError as exc:
         return _Unusable(UNREADABLE, str(exc))
     except Exception as exc:  # an unresolvable $ref and the like: the schema's fault
