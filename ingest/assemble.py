@@ -153,7 +153,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
         if forest.is_leaf_model_call(s):
             main.append(s)
         if _is_tool(s) and k not in forest.frames:
-            by_trace[s.trace_id].tools.append(failed_below.get(k, s))
+            by_trace[s.trace_id].tools.append(_run_arguments(forest, failed_below.get(k, s)))
         if s.kind is SpanKind.AGENT and key_of(s) not in forest.under_agent:
             by_trace[s.trace_id].agents.append(s)
     conversations = group_conversations(forest, main)
@@ -204,10 +204,9 @@ def _run_results(d: _Draft, by_trace: dict[str, _TraceSpans]) -> None:
             continue
         said = [p for a in by_trace[d.steps[r.step].trace_id].agents
                 for m in a.output_messages or () for p in m.parts]  # fmt: skip
-        r.seen = next(
-            (p for p in said if p.type is PartType.TOOL_RESULT and p.call_id == r.part.call_id),
-            None,
-        )
+        # A result whose text was not captured is none the model was seen to get.
+        r.seen = next((p for p in said if p.type is PartType.TOOL_RESULT
+                       and p.call_id == r.part.call_id and p.text is not None), None)
 
 
 def _relayed_results(spans: list[Span]) -> list[Span]:
@@ -316,6 +315,26 @@ def _failed_below(forest: Forest) -> dict[SpanKey, Span]:
             out[key_of(above)] = replace(above, status="error", error=above.error or s.error,
                                          tool_execution=replace(done, result=result))
     return out
+
+
+def _run_arguments(forest: Forest, span: Span) -> Span:
+    """A tool span that records a call id and no arguments, with the arguments its run's
+    agent span (the nearest above it) lists for that call id among the run's messages
+    (its output): Claude Code logs a call's input only in the interaction's `tool_result`
+    record and raw response body, never on the call's tool span (conventions/
+    claude_code.py). The execution is the call's wherever it is reported; what the run
+    says it asked for is the same call."""
+    done = span.tool_execution
+    if done is None or done.arguments is not None or not done.call_id:
+        return span
+    run = next((a for a in forest.ancestors(span) if a.kind is SpanKind.AGENT), None)
+    said = next((
+        p.arguments for m in (run.output_messages or () if run is not None else ())
+        for p in m.tool_calls if p.call_id == done.call_id and p.arguments is not None
+    ), None)  # fmt: skip
+    if said is None:
+        return span
+    return replace(span, tool_execution=replace(done, arguments=said))
 
 
 @dataclass(slots=True)
