@@ -45,8 +45,8 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    spans exist): their step is the last model call that started before them.
 
 A call's `result` is what the model saw when the telemetry carries it, else the tool span's
-text; its `error` is the tool span's error, else the result's text when the model was told
-the call failed.
+text, else, for a failed execution, its error text (`_failure_text`); its `error` is the
+tool span's error, else the result's text when the model was told the call failed.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 from msgspec.structs import replace
 
+from turnscore.ingest import attributes as A
 from turnscore.ingest.links import call_ids
 from turnscore.ingest.model import Message, Part, PartType, Span, ToolExecution
 from turnscore.ingest.turn import Call
@@ -447,6 +448,8 @@ def _call(part: Part | None, span: Span | None, seen: Part | None, step: int) ->
         or (span is not None and span.status == "error")
         or (seen is not None and seen.is_error)
     )
+    if result is None and span is not None and span_error is not None:
+        result = _failure_text(span, span_error)
     error = span_error or (seen.text if seen is not None and seen.is_error else None)
     if failed:
         status = "error"
@@ -466,6 +469,16 @@ def _call(part: Part | None, span: Span | None, seen: Part | None, step: int) ->
         started_at=utc(span.start_unix_nano) if span is not None else None,
         duration_ms=(span.end_unix_nano - span.start_unix_nano) / 1e6 if span is not None else None,
     )
+
+
+def _failure_text(span: Span, error: str) -> str | None:
+    """A failed execution's text standing for the result no model input or output told:
+    the tool span's error, which is how a failed tool returns (the framework tells the
+    model the failure in its place; Claude Code and the Claude Agent SDK's hooks hand the
+    is_error tool_result's text to the span as its error: OpenInference's
+    `end_tool_span_with_error`, Claude Code's `tool.execution`). Not a bare `error.type`
+    (`tool_error`, `_OTHER`): a failure's class names no outcome."""
+    return None if error == span.attributes.own.get(A.ERROR_TYPE) else error
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
