@@ -479,7 +479,7 @@ def _turn(
         ),
         ingest_id=ingest_id,
         source=",".join(sorted({s.source for s in members if s.source})),
-        issues=_issues(d, final, pending, calls, unclaimed),
+        issues=_issues(d, request, final, pending, calls, unclaimed),
     )
     return turn.with_hash()
 
@@ -495,16 +495,22 @@ what each means)."""
 
 
 def _issues(
-    d: _Draft, final: str | None, pending: bool, calls: tuple[Call, ...], unclaimed: list[Span]
+    d: _Draft,
+    request: str,
+    final: str | None,
+    pending: bool,
+    calls: tuple[Call, ...],
+    unclaimed: list[Span],
 ) -> tuple[str, ...]:
-    """What assembly could not trust: a request or an answer not captured (a placeholder
+    """What assembly could not trust: a request (the turn's, wherever `_request` found it:
+    a model call's input or the run's agent span) or an answer not captured (a placeholder
     counts as not captured: decoding drops it), a model call reporting usage but no
     messages in any span of it (`turnscore.ingest.calls` rule 1), a requested call left
     without execution beside an unclaimed execution of the same tool (they may be one call
     counted twice), and a call whose arguments or result were not captured
     (`_content_missing`). A turn still waiting for a tool result is not missing its answer."""
     found: set[str] = set()
-    if d.request is None or not d.request.text.strip():
+    if not request.strip():
         found.add(ISSUE_REQUEST)
     if final is None and not pending and d.steps and _answer_missing(d.steps[-1]):
         found.add(ISSUE_ANSWER)

@@ -116,3 +116,12 @@ def test_a_failed_call_keeps_its_arguments_and_its_error(tmp_path: Any) -> None:
     assert call.arguments is not None and json.loads(call.arguments) == ARGS
     assert (call.result, call.error, call.status) == (failure, failure, "error")
     assert turn.final_answer == ANSWER
+
+
+def test_a_request_only_the_interaction_records_is_captured(tmp_path: Any) -> None:
+    """The model calls record no input; the turn's request is the interaction's prompt,
+    so the turn does not say its request was not captured (its model calls' content was
+    not: `model_call_without_content`)."""
+    [turn] = turns_of(_record(ARGS, False), tmp_path)
+    assert turn.request == REQUEST
+    assert turn.issues == ("model_call_without_content",)
