@@ -98,35 +98,32 @@ def _failure(view: SpanView) -> Decoded:
 
 
 def _run(view: SpanView, answer: str | None) -> tuple[Message, ...] | None:
-    """The interaction's output, as the run's messages: each call it made, in the order
-    first told (a raw response body's `tool_use`; a `tool_result` record's id, tool and
-    input, its arguments None where `OTEL_LOG_TOOL_DETAILS` left the input out), then how
-    it ended, as its `tool_result` record tells (failed or not, a failure's `error` the
-    text the model was told; a success's text is the tool span's `tool.output`, not
-    here: None, not captured), then the answer. A call with no record is still open.
-    None when the run told neither a call nor an answer."""
-    calls: dict[str, Part] = {}
-    ended: dict[str, Part] = {}
+    """The interaction's output, as the run's messages: each call its `tool_result` records
+    tell, in their order (its id, tool and input; where `OTEL_LOG_TOOL_DETAILS` left the
+    input out, the raw response body's `tool_use` of that id, else None), then how it
+    ended (failed or not, a failure's `error` the text the model was told; a success's
+    text is the tool span's `tool.output`, not here: None, not captured), then the answer.
+    A call no record tells is left out: the run did not say how it ended, and listed
+    without an outcome it would be a call the run left open. None when the run told
+    neither a call nor an answer."""
+    asked: dict[str, Part] = {}
+    out: list[Message] = []
     for event in view.events:
         if event.name == A.CC_EV_API_RESPONSE_BODY:
             for block in _blocks(_body(event).get("content")):
                 part = parse_part(block, "assistant")
                 if part is not None and part.type is PartType.TOOL_CALL and part.call_id:
-                    calls.setdefault(part.call_id, part)
-        elif event.name == A.CC_EV_TOOL_RESULT and (said := _said_call(event)) is not None:
-            call_id = said.call_id or ""
-            have = calls.setdefault(call_id, said)
-            if have.arguments is None and said.arguments is not None:
-                calls[call_id] = have = replace(have, arguments=said.arguments)
+                    asked.setdefault(part.call_id, part)
+        elif event.name == A.CC_EV_TOOL_RESULT and (call := _said_call(event)) is not None:
+            if (body := asked.get(call.call_id or "")) is not None:
+                call = replace(call, name=body.name or call.name,
+                               arguments=body.arguments if call.arguments is None
+                               else call.arguments)
             failed = event.fields.get(A.CC_SUCCESS) in (False, "false")
             error = as_str(event.fields.get(A.CC_ERROR)) if failed else None
-            ended[call_id] = Part(PartType.TOOL_RESULT, error, call_id, have.name,
-                                  is_error=failed)
-    out: list[Message] = []
-    for call_id, call in calls.items():
-        out.append(Message("assistant", (call,)))
-        if call_id in ended:
-            out.append(Message("tool", (ended[call_id],)))
+            out.append(Message("assistant", (call,)))
+            out.append(Message("tool", (Part(PartType.TOOL_RESULT, error, call.call_id,
+                                             call.name, is_error=failed),)))
     if answer:
         out.append(text_message("assistant", answer))
     return tuple(out) or None

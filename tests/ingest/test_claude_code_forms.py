@@ -125,3 +125,26 @@ def test_a_request_only_the_interaction_records_is_captured(tmp_path: Any) -> No
     [turn] = turns_of(_record(ARGS, False), tmp_path)
     assert turn.request == REQUEST
     assert turn.issues == ("model_call_without_content",)
+
+
+def test_a_call_no_record_ends_leaves_the_answer(tmp_path: Any) -> None:
+    """A raw response body's `tool_use` that no `tool_result` record answers (a call the
+    CLI did not run: denied, or its input rejected) is not listed as a call the run left
+    open: the run's answer stays the turn's."""
+
+    def record(r: Any) -> None:
+        with r.span("claude_code.interaction", {
+            **_COMMON, "span.type": "interaction", "gen_ai.operation.name": "invoke_agent",
+            "user_prompt": REQUEST,
+        }):  # fmt: skip
+            with r.span("claude_code.llm_request", _chat((350, 30))):
+                pass
+            r.log("api_response_body", "claude_code.api_response_body", _response_body([
+                {"type": "tool_use", "id": CALL_ID, "name": "Bash", "input": {"cmd": "ls"}}]))
+            with r.span("claude_code.llm_request", _chat((450, 15))):
+                pass
+            r.log("assistant_response", "claude_code.assistant_response",
+                  {**_COMMON, "response": ANSWER})
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.final_answer, turn.status, turn.calls) == (ANSWER, "ok", ())
