@@ -416,7 +416,8 @@ def _turn(
     ended = exclusive and forest.missing_parent(d.anchor) is None  # the whole run arrived
     answering = len(d.steps) - 1 if _answers_by_tool(d) else None
     calls = tuple(
-        c for _, _, c in build_calls(d.requested, unclaimed, d.steps)
+        c for _, _, c in build_calls(d.requested, unclaimed, d.steps,
+                                     answered=_agent_answered(d.agent))
         if not (c.step == answering and c.name in FINAL_ANSWER_TOOLS)
     )
     final, pending = _final_answer(d, agents if exclusive else [], ended, calls)
@@ -670,6 +671,14 @@ def _sub_agent_answer(d: _Draft, agents: list[Span]) -> str | None:
     if said and said == outer and said != text.strip():
         return None
     return text
+
+
+def _agent_answered(agent: Span | None) -> bool:
+    """A turn read from its agent span alone (no model call span) whose run ended with an
+    answer: it went on after its calls."""
+    return agent is not None and agent.status != "error" and bool(
+        _assistant_text(agent.output_messages).strip()
+    )
 
 
 def _assistant_text(messages: Sequence[Message] | None) -> str:

@@ -1,7 +1,8 @@
 """A failed tool call's result where no model input told it (`linking._failure_text`),
 recorded with the real OTel SDK (the convention fixtures' `Recorder`), decoded and
-assembled: the failed tool span's error text is the call's result, as a failed tool
-returns it; what a model input told wins; a bare `error.type` names no outcome.
+assembled: where the run went on after the failure, the failed tool span's error text is
+the call's result, as the failed tool returned it; what a model input told wins; a run
+that stopped at the failure told the model nothing; a bare `error.type` names no outcome.
 `tests/ingest/test_stacks.py` checks the same on a real export
 (`claude-agent-sdk-openinference`, `tool_error`)."""
 
@@ -88,3 +89,22 @@ def test_a_bare_error_type_is_no_result(tmp_path: Any) -> None:
     [turn] = turns_of(record, tmp_path)
     [call] = turn.calls
     assert (call.result, call.error, call.status) == (None, "tool_error", "error")
+
+
+def test_a_run_that_stopped_at_the_failure_told_no_result(tmp_path: Any) -> None:
+    """The exception escaped the tool and failed the run (pydantic-ai's uncaught
+    ValueError): no model call after it, so no model was told anything."""
+
+    def record(r: Any) -> None:
+        with r.span("agent", {"openinference.span.kind": "AGENT", "session.id": "s1"},
+                    error=FAILURE):
+            with r.span("chat", _oi_llm([("user", REQUEST)],
+                                        _oi_call("call_1", "get_weather", ARGS))):
+                pass
+            with r.span("get_weather", _tool("call_1"), error=FAILURE):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    [call] = turn.calls
+    assert (call.result, call.error, call.status) == (None, FAILURE, "error")
+    assert turn.status == "error" and turn.final_answer is None
