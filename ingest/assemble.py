@@ -153,7 +153,7 @@ def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
         if forest.is_leaf_model_call(s):
             main.append(s)
         if _is_tool(s) and k not in forest.frames:
-            by_trace[s.trace_id].tools.append(failed_below.get(k, s))
+            by_trace[s.trace_id].tools.append(_run_arguments(forest, failed_below.get(k, s)))
         if s.kind is SpanKind.AGENT and key_of(s) not in forest.under_agent:
             by_trace[s.trace_id].agents.append(s)
     conversations = group_conversations(forest, main)
@@ -204,10 +204,9 @@ def _run_results(d: _Draft, by_trace: dict[str, _TraceSpans]) -> None:
             continue
         said = [p for a in by_trace[d.steps[r.step].trace_id].agents
                 for m in a.output_messages or () for p in m.parts]  # fmt: skip
-        r.seen = next(
-            (p for p in said if p.type is PartType.TOOL_RESULT and p.call_id == r.part.call_id),
-            None,
-        )
+        # A result whose text was not captured is none the model was seen to get.
+        r.seen = next((p for p in said if p.type is PartType.TOOL_RESULT
+                       and p.call_id == r.part.call_id and p.text is not None), None)
 
 
 def _relayed_results(spans: list[Span]) -> list[Span]:
@@ -318,6 +317,26 @@ def _failed_below(forest: Forest) -> dict[SpanKey, Span]:
     return out
 
 
+def _run_arguments(forest: Forest, span: Span) -> Span:
+    """A tool span that records a call id and no arguments, with the arguments its run's
+    agent span (the nearest above it) lists for that call id among the run's messages
+    (its output): Claude Code logs a call's input only in the interaction's `tool_result`
+    record and raw response body, never on the call's tool span (conventions/
+    claude_code.py). The execution is the call's wherever it is reported; what the run
+    says it asked for is the same call."""
+    done = span.tool_execution
+    if done is None or done.arguments is not None or not done.call_id:
+        return span
+    run = next((a for a in forest.ancestors(span) if a.kind is SpanKind.AGENT), None)
+    said = next((
+        p.arguments for m in (run.output_messages or () if run is not None else ())
+        for p in m.tool_calls if p.call_id == done.call_id and p.arguments is not None
+    ), None)  # fmt: skip
+    if said is None:
+        return span
+    return replace(span, tool_execution=replace(done, arguments=said))
+
+
 @dataclass(slots=True)
 class _TraceSpans:
     tools: list[Span] = field(default_factory=list)
@@ -397,7 +416,8 @@ def _turn(
     ended = exclusive and forest.missing_parent(d.anchor) is None  # the whole run arrived
     answering = len(d.steps) - 1 if _answers_by_tool(d) else None
     calls = tuple(
-        c for _, _, c in build_calls(d.requested, unclaimed, d.steps)
+        c for _, _, c in build_calls(d.requested, unclaimed, d.steps,
+                                     answered=_agent_answered(d.agent))
         if not (c.step == answering and c.name in FINAL_ANSWER_TOOLS)
     )
     # A shared root may have failed in another turn; an agent-only turn's agent span is its
@@ -462,7 +482,7 @@ def _turn(
         ),
         ingest_id=ingest_id,
         source=",".join(sorted({s.source for s in members if s.source})),
-        issues=_issues(d, final, pending, calls, unclaimed),
+        issues=_issues(d, request, final, pending, calls, unclaimed),
     )
     return turn.with_hash()
 
@@ -478,16 +498,22 @@ what each means)."""
 
 
 def _issues(
-    d: _Draft, final: str | None, pending: bool, calls: tuple[Call, ...], unclaimed: list[Span]
+    d: _Draft,
+    request: str,
+    final: str | None,
+    pending: bool,
+    calls: tuple[Call, ...],
+    unclaimed: list[Span],
 ) -> tuple[str, ...]:
-    """What assembly could not trust: a request or an answer not captured (a placeholder
+    """What assembly could not trust: a request (the turn's, wherever `_request` found it:
+    a model call's input or the run's agent span) or an answer not captured (a placeholder
     counts as not captured: decoding drops it), a model call reporting usage but no
     messages in any span of it (`turnscore.ingest.calls` rule 1), a requested call left
     without execution beside an unclaimed execution of the same tool (they may be one call
     counted twice), and a call whose arguments or result were not captured
     (`_content_missing`). A turn still waiting for a tool result is not missing its answer."""
     found: set[str] = set()
-    if d.request is None or not d.request.text.strip():
+    if not request.strip():
         found.add(ISSUE_REQUEST)
     if final is None and not pending and d.steps and _answer_missing(d.steps[-1]):
         found.add(ISSUE_ANSWER)
@@ -649,6 +675,14 @@ def _sub_agent_answer(d: _Draft, agents: list[Span]) -> str | None:
     if said and said == outer and said != text.strip():
         return None
     return text
+
+
+def _agent_answered(agent: Span | None) -> bool:
+    """A turn read from its agent span alone (no model call span) whose run ended with an
+    answer: it went on after its calls."""
+    return agent is not None and agent.status != "error" and bool(
+        _assistant_text(agent.output_messages).strip()
+    )
 
 
 def _assistant_text(messages: Sequence[Message] | None) -> str:

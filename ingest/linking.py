@@ -47,8 +47,9 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    spans exist): their step is the last model call that started before them.
 
 A call's `result` is what the model saw when the telemetry carries it, else the tool span's
-text; its `error` is the tool span's error, else the result's text when the model was told
-the call failed.
+text, else, for a failed execution the run went on after, its error text (`_failure_text`);
+its `error` is the tool span's error, else the result's text when the model was told the
+call failed.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from datetime import UTC, datetime, timedelta
 import orjson
 from msgspec.structs import replace
 
+from turnscore.ingest import attributes as A
 from turnscore.ingest.links import call_ids
 from turnscore.ingest.model import Message, Part, PartType, Span, ToolExecution
 from turnscore.ingest.turn import Call
@@ -447,19 +449,32 @@ def _same_arguments(recorded: str | None, asked: str | None) -> bool:
 
 
 def build_calls(
-    requested: Sequence[Requested], unclaimed: Sequence[Span], steps: Sequence[Span]
+    requested: Sequence[Requested],
+    unclaimed: Sequence[Span],
+    steps: Sequence[Span],
+    *,
+    answered: bool = False,
 ) -> list[tuple[int, int, Call]]:
-    """(step, order, Call) for requested calls and unclaimed executions."""
+    """(step, order, Call) for requested calls and unclaimed executions. `answered`: with
+    no model call span, the run's agent span gave its answer (the run went on after its
+    calls: `_failure_text`)."""
+    last = len(steps) - 1
+
+    def went_on(step: int) -> bool:
+        return step < last or (not steps and answered)
+
     out: list[tuple[int, int, Call]] = []
     for n, r in enumerate(requested):
-        out.append((r.step, n, _call(r.part, r.execution, r.seen, r.step)))
+        out.append((r.step, n, _call(r.part, r.execution, r.seen, r.step, went_on(r.step))))
     for n, span in enumerate(unclaimed):
         step = step_of(span, steps)
-        out.append((step, len(requested) + n, _call(None, span, None, step)))
+        out.append((step, len(requested) + n, _call(None, span, None, step, went_on(step))))
     return sorted(out, key=lambda t: (t[0], t[1]))
 
 
-def _call(part: Part | None, span: Span | None, seen: Part | None, step: int) -> Call:
+def _call(
+    part: Part | None, span: Span | None, seen: Part | None, step: int, went_on: bool
+) -> Call:
     ex = execution_of(span) if span is not None else None
     span_error = None
     if span is not None and ex is not None:
@@ -470,6 +485,8 @@ def _call(part: Part | None, span: Span | None, seen: Part | None, step: int) ->
         or (span is not None and span.status == "error")
         or (seen is not None and seen.is_error)
     )
+    if result is None and went_on and span is not None and span_error is not None:
+        result = _failure_text(span, span_error)
     error = span_error or (seen.text if seen is not None and seen.is_error else None)
     if failed:
         status = "error"
@@ -489,6 +506,19 @@ def _call(part: Part | None, span: Span | None, seen: Part | None, step: int) ->
         started_at=utc(span.start_unix_nano) if span is not None else None,
         duration_ms=(span.end_unix_nano - span.start_unix_nano) / 1e6 if span is not None else None,
     )
+
+
+def _failure_text(span: Span, error: str) -> str | None:
+    """A failed execution's text standing for the result no model input or output told,
+    where the run went on after it (a later model call of the turn, or with no model call
+    span the run's answer): the tool span's error, which is then how the failed tool
+    returned (the framework told the model the failure in its place; Claude Code and the
+    Claude Agent SDK's hooks hand the is_error tool_result's text to the span as its
+    error: OpenInference's `end_tool_span_with_error`, Claude Code's `tool.execution`).
+    A run that stopped at the failure (the exception escaped, no model call after it)
+    told the model nothing: no result. Not a bare `error.type` (`tool_error`, `_OTHER`)
+    either: a failure's class names no outcome."""
+    return None if error == span.attributes.own.get(A.ERROR_TYPE) else error
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

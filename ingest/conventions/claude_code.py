@@ -16,20 +16,26 @@ CLI 2.1.337 the Claude Agent SDK 0.2.190 bundles (`tests/fixtures/stacks/claude-
 
 Read here:
 - the interaction: the turn's run (AGENT), its request (`user_prompt`, else the
-  `user_prompt` record's `prompt`), its answer (the last `assistant_response` record's
-  `response`: the CLI logs each assistant text, the run's answer last), and from the first
-  raw request body, the system prompt (its `system` blocks) and the tools it offered;
+  `user_prompt` record's `prompt`), its output (`_run`: the calls the run made, each with
+  how it ended, then its answer: the last `assistant_response` record's `response`, the
+  CLI logging each assistant text, the run's answer last), and from the first raw request
+  body, the system prompt (its `system` blocks) and the tools it offered;
 - a tool: the name the model called (`tool_name`: an MCP server's tool as
   `mcp__<server>__<tool>`, where `gen_ai.tool.name` is the server's own name for it), its
   call id, and its result (`tool.output`'s `output`);
 - a tool's run (`tool.execution`) that failed: the failure (its `error` text), by the
   call's id, which assembly gives to the tool span.
-A call's arguments are only in the interaction's `tool_result` record (by `tool_use_id`),
-and each model call's messages only in the raw bodies, which are the interaction's too: no
-span of the call holds them.
+A call's arguments are only in the interaction's `tool_result` record (by `tool_use_id`)
+and raw response body, and each model call's messages only in the raw bodies, which are the
+interaction's too: no span of the call holds them. So the interaction's output lists the
+run's calls by id, as an agent span listing its run's messages does, and assembly gives a
+tool span that records no arguments those its run's agent span lists for its call id
+(`assemble._run_arguments`).
 """
 
 from __future__ import annotations
+
+from msgspec.structs import replace
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
@@ -37,11 +43,12 @@ from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
     instructions_text,
+    parse_part,
     parse_tool_defs,
     text_message,
 )
-from turnscore.ingest.conventions.values import as_str, try_json
-from turnscore.ingest.model import SpanKind
+from turnscore.ingest.conventions.values import as_str, canonical_arguments, try_json
+from turnscore.ingest.model import Message, Part, PartType, SpanKind
 
 _INTERACTION = "interaction"
 _TOOL = "tool"
@@ -63,7 +70,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     return Decoded(
         kind=SpanKind.AGENT,
         input_messages=(text_message("user", request),) if request else None,
-        output_messages=(text_message("assistant", answer),) if answer else None,
+        output_messages=_run(view, answer),
         system_instructions=instructions_text(body.get("system")),
         tool_definitions=None if tools is None
         else parse_tool_defs(tools, A.CC_EV_API_REQUEST_BODY, problems),
@@ -90,6 +97,66 @@ def _failure(view: SpanView) -> Decoded:
                                                                 failed=True))
 
 
+def _run(view: SpanView, answer: str | None) -> tuple[Message, ...] | None:
+    """The interaction's output, as the run's messages: each call its `tool_result` records
+    tell, in their order (its id, tool and input; where `OTEL_LOG_TOOL_DETAILS` left the
+    input out, the raw response body's `tool_use` of that id, else None), then how it
+    ended (failed or not, a failure's `error` the text the model was told; a success's
+    text is the tool span's `tool.output`, not here: None, not captured), then the answer.
+    A call no record tells is left out: the run did not say how it ended, and listed
+    without an outcome it would be a call the run left open. None when the run told
+    neither a call nor an answer."""
+    asked: dict[str, Part] = {}
+    out: list[Message] = []
+    for event in view.events:
+        if event.name == A.CC_EV_API_RESPONSE_BODY:
+            for block in _blocks(_body(event).get("content")):
+                part = parse_part(block, "assistant")
+                if part is not None and part.type is PartType.TOOL_CALL and part.call_id:
+                    asked.setdefault(part.call_id, part)
+        elif event.name == A.CC_EV_TOOL_RESULT and (call := _said_call(event)) is not None:
+            if (body := asked.get(call.call_id or "")) is not None:
+                call = replace(call, name=body.name or call.name,
+                               arguments=body.arguments if call.arguments is None
+                               else call.arguments)
+            failed = event.fields.get(A.CC_SUCCESS) in (False, "false")
+            error = as_str(event.fields.get(A.CC_ERROR)) if failed else None
+            out.append(Message("assistant", (call,)))
+            out.append(Message("tool", (Part(PartType.TOOL_RESULT, error, call.call_id,
+                                             call.name, is_error=failed),)))
+    if answer:
+        out.append(text_message("assistant", answer))
+    return tuple(out) or None
+
+
+def _said_call(record: ContentEvent) -> Part | None:
+    """A `tool_result` record's call: its id, the name the model called (an MCP tool's
+    `mcp__<server>__<tool>`: the record names it `mcp_tool` and its server and tool in
+    `tool_parameters`) and its input, None where the record has none; None without an id."""
+    call_id = as_str(record.fields.get(A.CC_TOOL_USE_ID))
+    if call_id is None:
+        return None
+    ok, parameters = try_json(as_str(record.fields.get(A.CC_TOOL_PARAMETERS)) or "")
+    name = as_str(record.fields.get(A.CC_TOOL_NAME))
+    if ok and isinstance(parameters, dict):
+        server, tool = (as_str(parameters.get(k)) for k in ("mcp_server_name", "mcp_tool_name"))
+        if server and tool:
+            name = f"mcp__{server}__{tool}"
+    given = as_str(record.fields.get(A.CC_TOOL_INPUT))
+    arguments = canonical_arguments(given) if given is not None else None
+    return Part(PartType.TOOL_CALL, call_id=call_id, name=name, arguments=arguments)
+
+
+def _blocks(content: object) -> list[object]:
+    return content if isinstance(content, list) else []
+
+
+def _body(event: ContentEvent) -> dict[str, object]:
+    """A raw body record's Messages API JSON; {} when it is not an object."""
+    ok, body = try_json(as_str(event.fields.get("body")) or "")
+    return body if ok and isinstance(body, dict) else {}
+
+
 def _events(view: SpanView, name: str) -> list[ContentEvent]:
     return [e for e in view.events if e.name == name]
 
@@ -103,8 +170,7 @@ def _first_request(view: SpanView) -> dict[str, object]:
     """The first raw request body of the interaction (its system prompt and tools are the
     turn's: the CLI sends the same with every request of it); {} without one."""
     for event in _events(view, A.CC_EV_API_REQUEST_BODY):
-        ok, body = try_json(as_str(event.fields.get("body")) or "")
-        if ok and isinstance(body, dict):
+        if body := _body(event):
             return body
     return {}
 
@@ -116,6 +182,6 @@ def _speaks(view: SpanView) -> bool:
 CLAUDE_CODE = Convention(
     "claude_code", decode, markers=frozenset({A.CC_SPAN_TYPE}),
     events=frozenset({A.CC_EV_USER_PROMPT, A.CC_EV_ASSISTANT_RESPONSE, A.CC_EV_API_REQUEST_BODY,
-                      A.CC_EV_TOOL_OUTPUT}),
+                      A.CC_EV_API_RESPONSE_BODY, A.CC_EV_TOOL_RESULT, A.CC_EV_TOOL_OUTPUT}),
     accepts=_speaks, content_keys=(A.CC_USER_PROMPT,),
 )  # fmt: skip

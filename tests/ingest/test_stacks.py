@@ -847,16 +847,6 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("claude-agent-sdk-openinference", ("*",), ("turns",),
            "no value is missing from what the export has: it has no model call spans "
            "(KNOWN_GAPS: llm_calls), so the turns count none; the turn list has no gap form"),
-    NotYet("claude-agent-sdk-openinference", ("tool_error",), ("call.result",),
-           "a failed call's result (the is_error tool_result's text) is only its TOOL span's "
-           "status message and exception event (end_tool_span_with_error): linking takes a "
-           "result from a tool's output or a later model input, not from a failed span's error"),
-    *(NotYet(stack, WITH_TOOLS, ("call.arguments",),
-             "a call's arguments are only the interaction's tool_result record's tool_input "
-             "(and with raw bodies the api_response_body's tool_use), joined to the "
-             "interaction span, not to the call's tool span: linking would join them by "
-             "tool_use_id")
-      for stack in ("claude-code-otel", "claude-code-otel-raw")),
     # OpenLIT's Agno instrumentation, streamed: `Agent.run(stream=True)` returns a generator,
     # and OpenLIT's wrapper ends its invoke_agent span then, before any model call; the chat
     # and execute_tool spans are roots of traces of their own, with no conversation id, and
