@@ -394,9 +394,8 @@ class _HistoryIndex:
         running a case several times in parallel), which is where a call's output lost
         its ids or never had any: a call sent exactly the input of an earlier call whose
         output says nothing, before that call ended, reading as many tokens or after
-        another call continued it, is that prompt sent again, not its continuation; and
-        of the
-        earlier calls it may continue, a call takes the latest that no other has
+        another call continued it, is that prompt sent again, not its continuation; and of
+        the earlier calls it may continue, a call takes the latest that no other has
         continued yet, if there is one (a history continued twice, a retried or
         regenerated step, still is)."""
         # A history through a gap at n is n + 1 messages long, the output in the gap.

@@ -464,14 +464,17 @@ def _attached(store: SpanStore, fresh: Fresh) -> Fresh:
     """`fresh` with each content record that names no span, or another than the one that
     reported its response, given the ids of that span (`turnscore.ingest.detached`),
     whether the two arrive together or one of them was stored by an earlier group or run."""
-    by_response = responses(fresh.spans.values())
     said = {k: lg for k, lg in fresh.logs.items() if response_of(lg)}
+    stored_detached = store.holds_detached()
+    if not said and not stored_detached:  # most groups: nothing to attach
+        return fresh
+    by_response = responses(fresh.spans.values())
     wanted = {rid for lg in said.values() if (rid := detached_response(lg))}
     if missing := wanted - by_response.keys():
         stored = store.read(store.linked_traces(Lookups(responses=frozenset(missing))))
         for rid, spans in responses(stored.spans).items():
             by_response.setdefault(rid, spans)
-    earlier = store.detached(by_response.keys() - wanted) if by_response else []
+    earlier = store.detached(by_response.keys() - wanted) if stored_detached else []
     if not (said and by_response) and not earlier:
         return fresh
     named = {(s.trace_id, s.span_id): s for s in fresh.spans.values()}

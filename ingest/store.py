@@ -458,10 +458,7 @@ class SpanStore(_PartStore):
     def detached(self, response_ids: Collection[str]) -> list[RawLog]:
         """Stored content records that name no span but one of `response_ids`
         (`turnscore.ingest.detached`): their span had not arrived when they were stored."""
-        index = self._load_index()
-        if not response_ids or not index.holds(_DETACHED):
-            return []
-        files = index.files_with(_DETACHED, response_ids)
+        files = self._load_index().files_with(_DETACHED, response_ids)
         wanted = _strings(set(response_ids))
         logs: list[RawLog] = []
         for path in sorted(files):
@@ -470,6 +467,10 @@ class SpanStore(_PartStore):
                                          pc.is_in(table["response_id"], value_set=wanted)))
             logs.extend(_log_from_row(row) for row in table.to_pylist())
         return logs
+
+    def holds_detached(self) -> bool:
+        """Whether any stored content record names no span but a response (`detached`)."""
+        return self._load_index().holds(_DETACHED)
 
     def read_conversations(self, conversation_ids: Collection[str]) -> StoredRecords:
         """Every stored record of every trace in which a span names one of the conversations."""

@@ -65,6 +65,7 @@ from turnscore.ingest.conventions.messages import (
     tool_result,
     unwrap_tool_input,
 )
+from turnscore.ingest.conventions.otel_genai import content_attributes
 from turnscore.ingest.conventions.values import (
     JsonValue,
     as_str,
@@ -74,7 +75,6 @@ from turnscore.ingest.conventions.values import (
     try_json,
 )
 from turnscore.ingest.model import Message, Part, PartType, SpanKind, ToolDef
-from turnscore.ingest.records import AttrValue
 
 _SECTION = "[[ ## "
 _HEADER = re.compile(r"\[\[ ## (\w+) ## \]\]")
@@ -104,7 +104,7 @@ def _accepts(view: SpanView) -> bool:
         return view.name == f"{_MLFLOW_TOOL_PREFIX}{_mlflow_tool(view)}"
     if span_type in _MODEL_SPAN_TYPES:
         return _SECTION in (as_str(view.get(A.MLFLOW_SPAN_INPUTS)) or "")
-    return _holds_sections(_genai(view, A.GEN_AI_INPUT_MESSAGES))
+    return _holds_sections(content_attributes(view).get(A.GEN_AI_INPUT_MESSAGES))
 
 
 def _holds_sections(value: JsonValue) -> bool:
@@ -117,14 +117,6 @@ def _holds_sections(value: JsonValue) -> bool:
     if isinstance(value, dict):
         return any(_holds_sections(v) for v in value.values())
     return False
-
-
-def _genai(view: SpanView, key: str) -> AttrValue:
-    """A GenAI content attribute: the span's, or its operation-details event's."""
-    for event in view.events:
-        if event.name == A.EV_OPERATION_DETAILS and key in event.fields:
-            return event.fields[key]
-    return view.get(key)
 
 
 def _mlflow_tool(view: SpanView) -> str | None:
@@ -163,14 +155,16 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
 def _genai_request(view: SpanView, problems: Problems) -> tuple[JsonValue, JsonValue]:
     """GenAI messages as the request and completions OpenInference records: role and text
     (the system instructions first when the messages leave them out), the answers' texts."""
+    content = content_attributes(view)
+
     def said(key: str) -> list[tuple[str, str]]:
-        raw = json_or_text(_genai(view, key))
+        raw = json_or_text(content.get(key))
         messages = parse_messages(raw, key, problems) if raw is not None else ()
         return [(m.role, "".join(p.text or "" for p in m.parts if p.type is PartType.TEXT))
                 for m in messages]  # fmt: skip
 
     request = [{"role": role, "content": text} for role, text in said(A.GEN_AI_INPUT_MESSAGES)]
-    instructions = instructions_text(json_or_text(_genai(view, A.GEN_AI_SYSTEM_INSTRUCTIONS)))
+    instructions = instructions_text(json_or_text(content.get(A.GEN_AI_SYSTEM_INSTRUCTIONS)))
     if instructions and not any(m["role"] == "system" for m in request):
         request.insert(0, {"role": "system", "content": instructions})
     return request, [text for role, text in said(A.GEN_AI_OUTPUT_MESSAGES) if role == "assistant"]
