@@ -9,6 +9,9 @@ looks at content (a name decides only which files of a folder are input,
   records (tag byte 0x0a) covering the buffer exactly. Both requests share that outer
   shape, so the kind is decided by the wire types of fields inside the first records
   (a Span's field 1 is bytes, a LogRecord's is fixed64; see `_SPAN_TAGS` / `_LOG_TAGS`).
+- Size-prefixed messages (the Collector `file` exporter's `format: proto`, and its
+  per-message compressed JSON): each message is read as a file of its own
+  (`size_prefixed`).
 - JSON: one document, documents back to back (pretty-printed or one per line, as the
   Collector file exporter writes), or an array of documents. A broken document is reported
   and reading resumes at the next line starting with `{`.
@@ -615,6 +618,58 @@ def _json_error(exc: json.JSONDecodeError) -> str:
     """What the parser found, and where. Some of its messages end in "at" before the
     position it would append ("Unterminated string starting at"); we append our own."""
     return f"{exc.msg.removesuffix(' at')} at line {exc.lineno} column {exc.colno}"
+
+
+# --- size-prefixed messages -----------------------------------------------------------
+
+_SIZE_BYTES = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Framed:
+    """A file of messages each preceded by its size (`size_prefixed`)."""
+
+    messages: tuple[tuple[int, int], ...]
+    """(start, end) of each message's bytes, after its size."""
+    problem: Problem | None
+    """A last message cut short (what came before it is read)."""
+
+
+def size_prefixed(data: bytes) -> Framed | None:
+    """The messages of `data` when it is a run of messages, each preceded by its size as a
+    4-byte big-endian integer: how the Collector's `file` exporter writes `format: proto`,
+    and `format: json` with `compression: zstd` (each message compressed on its own), when
+    the file is not compressed whole (opentelemetry-collector-contrib,
+    `exporter/fileexporter`: `exportMessageAsBuffer`). None when the sizes do not tile the
+    file, or the first message is nothing OTLP is written as (a protobuf request, JSON, a
+    gzip or zstd stream): then the bytes are something else."""
+    messages: list[tuple[int, int]] = []
+    pos, size = 0, len(data)
+    while pos < size:
+        start = pos + _SIZE_BYTES
+        end = start + int.from_bytes(data[pos:start], "big")
+        if start >= end or start > size:
+            return None  # a size of 0, or a stray byte or three: not this framing
+        if end > size:
+            if not messages and not _message_start(data, start):
+                return None
+            cut = Problem(
+                f"byte {pos}",
+                f"truncated size-prefixed message {len(messages) + 1} ({end - start} bytes "
+                f"announced, {size - start} present); the messages before it are read",
+            )
+            return Framed(tuple(messages), cut)
+        messages.append((start, end))
+        pos = end
+    if not messages or not _message_start(data, messages[0][0]):
+        return None
+    return Framed(tuple(messages), None)
+
+
+def _message_start(data: bytes, start: int) -> bool:
+    head = data[start : start + 4]
+    return (head.startswith((b"\x0a", GZIP_MAGIC, ZSTD_MAGIC))
+            or looks_like_json(data[start : start + 64]))
 
 
 # --- protobuf sniffing ----------------------------------------------------------------

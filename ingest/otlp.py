@@ -6,6 +6,8 @@
   default JSON mapping (base64 ids, enum names, snake_case keys allowed);
 - one request, requests back to back, one per line (Collector file exporter), or an array;
 - protobuf binary, traces or logs;
+- requests each preceded by its 4-byte size (the Collector file exporter's `format: proto`,
+  and its JSON compressed per message);
 - any of these gzip- or zstd-compressed.
 
 Bad input never raises: it becomes an `InputError` naming the file, where (line, request,
@@ -28,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -136,6 +139,13 @@ def read_bytes(
     data: bytes, source: str, limits: formats.Limits = formats.DEFAULT_LIMITS
 ) -> Iterator[Record]:
     """Like `read_file`, for content already in memory; `source` names it in records."""
+    yield from _read_content(data, source, limits, framed=True)
+
+
+def _read_content(
+    data: bytes, source: str, limits: formats.Limits, framed: bool
+) -> Iterator[Record]:
+    """The records of a file, or (`framed` False) of one size-prefixed message in it."""
     payload, problems = formats.decompress(data, limits)
     for problem in problems:
         yield InputError(source, problem.position, problem.message)
@@ -146,6 +156,8 @@ def read_bytes(
         yield from _read_protobuf(payload, kind, source)
     elif formats.looks_like_json(payload):
         yield from _read_json(payload, source)
+    elif framed and (messages := formats.size_prefixed(payload)) is not None:
+        yield from _read_messages(payload, messages, source, limits)
     elif _blank(payload):
         yield InputError(source, WHOLE_FILE, "the file is empty")
     else:
@@ -155,6 +167,22 @@ def read_bytes(
             f"not an OTLP traces/logs file: {formats.describe_non_otlp(payload)}; expected "
             "OTLP JSON or protobuf",
         )
+
+
+def _read_messages(
+    payload: bytes, framed: formats.Framed, source: str, limits: formats.Limits
+) -> Iterator[Record]:
+    """Each size-prefixed message read as a file of its own; where something in one is
+    wrong, the position names the message first."""
+    for number, (start, end) in enumerate(framed.messages, 1):
+        for record in _read_content(payload[start:end], source, limits, framed=False):
+            if isinstance(record, InputError):
+                where = f"message {number} (byte {start})"
+                position = where if record.position == WHOLE_FILE else f"{where}, {record.position}"
+                record = replace(record, position=position)
+            yield record
+    if framed.problem is not None:
+        yield InputError(source, framed.problem.position, framed.problem.message)
 
 
 def _blank(payload: bytes) -> bool:
