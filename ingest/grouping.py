@@ -23,9 +23,10 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
 3. **Conversation id** of a span: its own, else its nearest ancestor's, else the only one
    its trace carries. Traces with an id group by it; traces without one start as their
    own group and are then chained **by history**: the group's first model call joins the
-   group of the latest earlier call whose input + output is a prefix of its input
+   group of an earlier call whose input + output is the longest prefix of its input
    (system messages, empty text and non-content parts ignored; call ids compared, so two
-   runs of the same script with fresh ids stay apart). An assistant message replayed
+   runs of the same script with fresh ids stay apart); of several alike (runs at once),
+   one that had ended, continued the fewest times, latest (`_HistoryIndex.predecessor`). An assistant message replayed
    without its content, then tool results, stands for an earlier call's output that asked
    for tools and said nothing (`links`: the gap rule; LiteLLM's older OTel callback drops
    the tool calls it replays), in traces that name no conversation; so does a replayed
@@ -61,7 +62,7 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -359,8 +360,8 @@ class _HistoryIndex:
         self._by_gap: dict[str, list[Span]] = defaultdict(list)
         self._silent: set[SpanKey] = set()
         """Calls whose output normalizes to nothing: their history is their input."""
-        self._continued: set[SpanKey] = set()
-        """Calls `predecessor` has given a continuation."""
+        self._continued: Counter[SpanKey] = Counter()
+        """How many continuations `predecessor` has given each call."""
         with_id = {s.trace_id for s in forest.spans if s.conversation_id}
         for c in calls:
             if c.input_messages is None:
@@ -395,9 +396,12 @@ class _HistoryIndex:
         its ids or never had any: a call sent exactly the input of an earlier call whose
         output says nothing, before that call ended, reading as many tokens or after
         another call continued it, is that prompt sent again, not its continuation; and of
-        the earlier calls it may continue, a call takes the latest that no other has
-        continued yet, if there is one (a history continued twice, a retried or
-        regenerated step, still is)."""
+        the earlier calls it may continue, a call takes one that had ended when it started
+        (it holds its output), then one continued the fewest times yet (a history continued
+        twice, a retried or regenerated step, still is; a call whose output was not
+        captured leaves the call before it to be continued again, by the next turn), then
+        the latest. A span that ends late (a stream's, ended when its wrapper is dropped)
+        is still taken when nothing else fits."""
         # A history through a gap at n is n + 1 messages long, the output in the gap.
         found: list[tuple[int, str, frozenset[str] | None]] = [
             (n + 1, key, None) for n, key in enumerate(prefix_keys(call))
@@ -416,9 +420,12 @@ class _HistoryIndex:
                          and (key_of(c) in self._continued or _resent(call, c)))
             ]
             if earlier:
-                free = [c for c in earlier if key_of(c) not in self._continued]
-                prev = max(free or earlier, key=_order)
-                self._continued.add(key_of(prev))
+                prev = max(earlier, key=lambda c: (
+                    c.end_unix_nano <= call.start_unix_nano,
+                    -self._continued[key_of(c)],
+                    _order(c),
+                ))
+                self._continued[key_of(prev)] += 1
                 return prev
         return None
 

@@ -1,8 +1,9 @@
 """Real stacks' runs at once: each committed recording (`test_stacks.py`) ingested together
-with a copy of itself started 50 ms later, as two users asking one deterministic agent the
-same thing, or an evaluation running a case twice in parallel, would export them. The copy
-has fresh trace and span ids, and every session id, tool call id and response id in it is
-another; its words are the same. Each turn must come out twice, no more, no less.
+with copies of itself, as users asking one deterministic agent the same thing, or an
+evaluation running a case several times in parallel, would export them: one copy started
+50 ms later; and three, one at the same instant and two 50 and 100 ms later. A copy has
+fresh trace and span ids, and every session id, tool call id and response id in it is
+another; its words are the same. Each turn must come out once per run, no more, no less.
 
 Where an export keeps no session id, traces join by the history their model calls replay
 (`turnscore.ingest.grouping`, rule 3), and two runs alike meet there: a call whose output
@@ -17,7 +18,7 @@ import json
 import random
 import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,8 @@ from turnscore.ingest.store import TurnStore
 from turnscore.ingest.turn import Turn
 
 LATER = 50 * 10**6
-"""How much later the copy starts: inside the first run's model calls, as parallel runs do."""
+"""How much later a copy starts than the run before it: inside its model calls, as parallel
+runs do."""
 _ID_KEYS = frozenset({"id", "toolUseId", "tool_use_id", "tool_call_id", "call_id",
                       "responseId", "generation_id", "response_id"})
 """Keys under which the scripted server's responses name a response or a tool call."""
@@ -71,12 +73,14 @@ def _wire_ids(scenario: Path) -> set[str]:
 
 
 class _Copy:
-    """Rewrites one recording's OTLP files as another run of it."""
+    """Rewrites one recording's OTLP files as another run of it, `later` ns later, each
+    of `ids` followed by `suffix`."""
 
-    def __init__(self, ids: Iterable[str], seed: int) -> None:
+    def __init__(self, ids: Iterable[str], seed: int, later: int, suffix: str) -> None:
         self.ids = sorted(ids, key=len, reverse=True)  # a longer id before one inside it
         self.rnd = random.Random(seed)
         self.fresh: dict[bytes, bytes] = {}
+        self.later, self.suffix = later, suffix
 
     def id(self, old: bytes) -> bytes:
         if old and old not in self.fresh:
@@ -88,7 +92,7 @@ class _Copy:
         if kind == "string_value":
             text = v.string_value
             for old in self.ids:
-                text = text.replace(old, f"{old}-b")
+                text = text.replace(old, f"{old}{self.suffix}")
             v.string_value = text
         elif kind == "array_value":
             for item in v.array_value.values:
@@ -103,12 +107,12 @@ class _Copy:
                 for s in ss.spans:
                     s.trace_id, s.span_id = self.id(s.trace_id), self.id(s.span_id)
                     s.parent_span_id = self.id(s.parent_span_id)
-                    s.start_time_unix_nano += LATER
-                    s.end_time_unix_nano += LATER
+                    s.start_time_unix_nano += self.later
+                    s.end_time_unix_nano += self.later
                     for a in s.attributes:
                         self.value(a.value)
                     for e in s.events:
-                        e.time_unix_nano += LATER
+                        e.time_unix_nano += self.later
                         for a in e.attributes:
                             self.value(a.value)
                     for link in s.links:
@@ -121,7 +125,7 @@ class _Copy:
                     r.trace_id, r.span_id = self.id(r.trace_id), self.id(r.span_id)
                     for field in ("time_unix_nano", "observed_time_unix_nano"):
                         if getattr(r, field):
-                            setattr(r, field, getattr(r, field) + LATER)
+                            setattr(r, field, getattr(r, field) + self.later)
                     for a in r.attributes:
                         self.value(a.value)
                     self.value(r.body)
@@ -136,19 +140,42 @@ class _Copy:
             else:
                 data = logs_pb2.LogsData.FromString(path.read_bytes())
                 self.logs(data)
-            out.append(folder / f"copy-{path.name}")
+            out.append(folder / f"copy{self.suffix}-{path.name}")
             out[-1].write_bytes(data.SerializeToString())
         return out
+
+
+def _runs_at_once(stack: str, scenario: str, later: Sequence[int], tmp: Path) -> None:
+    """The recording with a copy started each of `later` ns after it: each turn once per
+    run."""
+    folder = FIXTURES / stack / scenario
+    files = sorted(folder.glob("*.pb"))
+    alone = _turns(files, tmp / "alone")
+    ids = _wire_ids(folder) | {t.conversation_id for t in alone if t.conversation_id != t.trace_id}
+    ids |= {c.call_id for t in alone for c in t.calls if c.call_id and len(c.call_id) >= 4}
+    seed = zlib.crc32(f"{stack}/{scenario}".encode())
+    copies = [
+        path
+        for n, ns in enumerate(later, 1)
+        for path in _Copy(ids, seed + n, ns, f"-{n}").write(files, tmp)
+    ]
+    runs = 1 + len(later)
+    together = Counter(_said(t) for t in _turns([*files, *copies], tmp / "together"))
+    assert together == Counter({said: runs * n for said, n in Counter(map(_said, alone)).items()})
 
 
 @pytest.mark.parametrize(("stack", "scenario"), recorded())
 def test_two_runs_at_once_give_each_turn_twice(stack: str, scenario: str,
                                                 tmp_path: Path) -> None:
-    folder = FIXTURES / stack / scenario
-    files = sorted(folder.glob("*.pb"))
-    alone = _turns(files, tmp_path / "alone")
-    ids = _wire_ids(folder) | {t.conversation_id for t in alone if t.conversation_id != t.trace_id}
-    ids |= {c.call_id for t in alone for c in t.calls if c.call_id and len(c.call_id) >= 4}
-    copy = _Copy(ids, zlib.crc32(f"{stack}/{scenario}".encode())).write(files, tmp_path)
-    together = Counter(_said(t) for t in _turns([*files, *copy], tmp_path / "together"))
-    assert together == Counter({said: 2 * n for said, n in Counter(map(_said, alone)).items()})
+    _runs_at_once(stack, scenario, [LATER], tmp_path)
+
+
+@pytest.mark.parametrize(("stack", "scenario"), recorded())
+def test_four_runs_at_once_give_each_turn_four_times(stack: str, scenario: str,
+                                                     tmp_path: Path) -> None:
+    """Two runs started at the same instant, a third `LATER` and a fourth twice that:
+    calls alike that ended together, and others still under way when the first go on. A
+    call continues one that had ended when it started, and the one continued the fewest
+    times yet, so each run's next turn finds its own (where outputs kept no ids, any one of
+    them: they say the same)."""
+    _runs_at_once(stack, scenario, [0, LATER, 2 * LATER], tmp_path)
