@@ -21,21 +21,21 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
    An agent handed the same user message (ADK's `transfer_to_agent`, nested under the
    agent that transferred) runs the same turn.
 3. **Conversation id** of a span: its own, else its nearest ancestor's, else the only one
-   its trace carries. Traces with an id group by it; traces without one start as their
-   own group and are then chained **by history**: the group's first model call joins the
-   group of an earlier call whose input + output is the longest prefix of its input
-   (system messages, empty text and non-content parts ignored; call ids compared, so two
-   runs of the same script with fresh ids stay apart); of several alike (runs at once),
-   one that had ended, continued the fewest times, latest (`_HistoryIndex.predecessor`). An assistant message replayed
-   without its content, then tool results, stands for an earlier call's output that asked
-   for tools and said nothing (`links`: the gap rule; LiteLLM's older OTel callback drops
-   the tool calls it replays), in traces that name no conversation; so does a replayed
-   request for tools sharing one call with an earlier output that asked for tools (`links`:
-   requests recorded wrong, a streamed output's last chunk or its merged parallel calls).
-   A trace that names no conversation and **continues** another by a span link
-   (`Span.continues`: an in-process agent runtime's message from one agent's run to the
-   next, OTel messaging) joins that trace's group instead of chaining by history, and the
-   traces such links join are one run (rule 4).
+   its trace carries. Traces with an id group by it; traces without one start as their own
+   group and are then chained **by history**: the group's first model call joins the group
+   of an earlier call whose input + output is the longest prefix of its input (system
+   messages, empty text and non-content parts ignored; call ids compared, so two runs of
+   the same script with fresh ids stay apart); of several alike (runs at once), one that
+   had ended, continued the fewest times, latest (`_HistoryIndex.predecessor`). An
+   assistant message replayed without its content, then tool results, stands for an earlier
+   call's output that asked for tools and said nothing (`links`: the gap rule; LiteLLM's
+   older OTel callback drops the tool calls it replays), in traces that name no
+   conversation; so does a replayed request for tools sharing one call with an earlier
+   output that asked for tools (`links`: requests recorded wrong, a streamed output's last
+   chunk or its merged parallel calls). A trace that names no conversation and
+   **continues** another by a span link (`Span.continues`: an in-process agent runtime's
+   message from one agent's run to the next, OTel messaging) joins that trace's group
+   instead of chaining by history, and the traces such links join are one run (rule 4).
 4. **Turns**: the conversation's main-line model calls, in start order, split where the
    newest genuine user message changes (its text, or a larger count of genuine user
    messages: a repeated identical request in replayed history is still a new turn), and
