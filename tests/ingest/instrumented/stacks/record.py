@@ -654,7 +654,8 @@ STACKS: dict[str, Stack] = {
                "openinference-instrumentation", "opentelemetry-sdk")),
         *(Stack(name, "claude_agent_sdk_agent", "anthropic", ("claude-agent-sdk",),
                 venv="claude-agent-sdk-openinference")
-          for name in ("claude-code-otel", "claude-code-otel-raw")),
+          for name in ("claude-code-otel", "claude-code-otel-raw", "claude-code-otel-logs",
+                       "claude-code-otel-logs-raw")),
         Stack("openlit-llamaindex", "llamaindex_agent", "openai",
               ("openlit", "llama-index-core", "llama-index-llms-openai", "openai",
                "opentelemetry-sdk")),
