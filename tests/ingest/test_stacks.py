@@ -73,6 +73,12 @@ def _never_called(rec: Recording, index: int) -> list[str]:
     return [d for name, d, _ in rec.expected[index]["tools"] if name not in called]
 
 
+def _structured_results(rec: Recording, index: int) -> list[str]:
+    """The JSON text of the turn's structured tool results (a number may be anywhere)."""
+    return [json.dumps(c["result"]) for c in rec.expected[index]["calls"]
+            if isinstance(c["result"], dict | list)]
+
+
 CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")
 WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 
@@ -653,13 +659,23 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         lambda rec, index: [f'"llm.token_count.completion": {rec.expected[index]["usage"][1]}']),
     # Claude Code's own telemetry without OTEL_LOG_RAW_API_BODIES (conventions/claude_code.py):
     # no record or span holds a request's system blocks or tools.
-    Gap("claude-code-otel", "*", "system_prompt",
-        "without raw API bodies Claude Code's telemetry records no system prompt",
-        lambda rec, index: [SYSTEM_PROMPT, "x-anthropic-billing-header"]),
-    Gap("claude-code-otel", "*", "tools",
-        "without raw API bodies Claude Code's telemetry records no tool definitions: only a "
-        "called tool's names, on its tool span",
-        lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]),
+    *(Gap(stack, "*", "system_prompt",
+          "without raw API bodies Claude Code's telemetry records no system prompt",
+          lambda rec, index: [SYSTEM_PROMPT, "x-anthropic-billing-header"])
+      for stack in ("claude-code-otel", "claude-code-otel-logs")),
+    *(Gap(stack, "*", "tools",
+          "without raw API bodies Claude Code's telemetry records no tool definitions: only a "
+          "called tool's names, on its tool span or `tool_result` record",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("claude-code-otel", "claude-code-otel-logs")),
+    # Claude Code with its traces off (the default): a tool's output is only the tool
+    # span's `tool.output` event (OTEL_LOG_TOOL_CONTENT), and without traces there is no
+    # tool span; without raw API bodies no record holds it (a failure's text is the
+    # `tool_result` record's `error`, so tool_error has it).
+    *(Gap("claude-code-otel-logs", case, "call.result",
+          "with traces off no record of Claude Code's holds a tool's output: it is the tool "
+          "span's `tool.output` event, or a raw request body's", _structured_results)
+      for case in ("single_tool", "parallel_tools", "multi_turn")),
     # OpenLIT over a LlamaIndex FunctionAgent: its LlamaIndex instrumentation wraps the base
     # `LLM` methods (which the OpenAI LLM overrides) and RAG components, never the agent
     # workflow or its tools (openlit `instrumentation/llamaindex/__init__.py`): the export is
@@ -2420,6 +2436,16 @@ FORMS: dict[str, Form] = {
         log_events=frozenset({"user_prompt", "assistant_response", "api_request_body",
                               "api_response_body"}),
     ),
+    # Claude Code's default export (traces off): its event records alone, naming no span,
+    # keyed by `session.id` and `prompt.id` (record-only turns, `ingest/record_turns.py`).
+    "claude-code-otel-logs": Form(
+        log_events=frozenset({"user_prompt", "api_request", "assistant_response",
+                              "tool_result"}),
+    ),
+    "claude-code-otel-logs-raw": Form(
+        log_events=frozenset({"user_prompt", "api_request", "assistant_response",
+                              "tool_result", "api_request_body", "api_response_body"}),
+    ),
     # OpenLIT over a LlamaIndex FunctionAgent: only its OpenAI instrumentation's chat spans.
     "openlit-llamaindex": Form(
         frozenset({"chat gpt-4o-mini"}),
@@ -2681,7 +2707,10 @@ def test_one_turn_per_request(
     recordings: Callable[[str, str], Recording], stack: str, scenario: str
 ) -> None:
     rec = recordings(stack, scenario)
-    assert rec.batch.spans == len(rec.raw_spans) > 0
+    # A stack exporting no spans (Claude Code with its traces off) tells its turns in
+    # log records alone.
+    assert rec.batch.spans == len(rec.raw_spans)
+    assert rec.raw_spans or rec.raw_logs
     assert turns_right(rec), [(t.request, t.llm_calls) for t in rec.turns]
 
 
@@ -2739,7 +2768,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     "openlit-agno-stream": ("the model calls' turn is apart from the agent's span, which "
                             "names it (NOT_YET: turns)", True),
     **{stack: ("Claude Code's interaction names no agent", False)
-       for stack in ("claude-code-otel", "claude-code-otel-raw")},
+       for stack in ("claude-code-otel", "claude-code-otel-raw", "claude-code-otel-logs",
+                     "claude-code-otel-logs-raw")},
     **{stack: ("Haystack's Agent has no name", False)
        for stack in ("openlit-haystack", "openlit-haystack-stream")},
     "openlit-dspy": ("a DSPy module has no name, and OpenLIT makes no span of it", False),

@@ -150,10 +150,11 @@ class Row:
     scenarios: int
 
 
-def table() -> list[Row]:
+def table(stacks: list[str] | None = None) -> list[Row]:
+    """The recovery table of `stacks` (every stack when None)."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for stack in STACKS:
+        for stack in stacks or STACKS:
             got = total = lists = scenarios = 0
             for scenario in [n for s, n in recorded() if s == stack]:
                 rec = load(stack, scenario, Path(tmp) / stack / scenario)
@@ -171,7 +172,7 @@ def table() -> list[Row]:
 
 
 def main() -> int:
-    rows = table()
+    rows = table(sys.argv[1:] or None)
     print("| stack | versions | fields recovered | right turn lists |")
     print("| --- | --- | --- | --- |")
     for r in rows:
