@@ -1,0 +1,113 @@
+"""Record-only turns (`turnscore.ingest.record_turns`): an export of log records that name no
+span (Claude Code with its traces off, its default) gives a turn per prompt within its
+session, built from the records' own `session.id` and `prompt.id`.
+
+Fixtures: `tests/fixtures/stacks/claude-code-otel-logs/` (the Claude Code CLI 2.1.337 the
+Claude Agent SDK 0.2.190 bundles, recorded against the scripted server).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+
+from turnscore.ingest.otlp import read_file
+from turnscore.ingest.pipeline import ingest_paths
+from turnscore.ingest.record_turns import anchor, anchored
+from turnscore.ingest.records import RawLog
+from turnscore.ingest.store import TurnStore
+from turnscore.ingest.turn import Turn
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stacks" / "claude-code-otel-logs"
+MULTI = FIXTURES / "multi_turn" / "multi_turn-000.logs.pb"
+REQUESTS = ["Search the docs for 'authentication'.", "Now compute 2 ** 10."]
+
+
+def _record(**attributes: str) -> RawLog:
+    return RawLog(None, None, "user_prompt", 1, None, dict(attributes))
+
+
+def _turns(out: Path) -> list[Turn]:
+    return sorted(TurnStore(out, "read").read_all(), key=lambda t: t.turn_index)
+
+
+def test_a_record_naming_no_span_takes_ids_from_its_session_and_prompt() -> None:
+    one = anchor(_record(**{"session.id": "s", "prompt.id": "p1"}))
+    again = anchor(_record(**{"session.id": "s", "prompt.id": "p1"}))
+    other = anchor(_record(**{"session.id": "s", "prompt.id": "p2"}))
+    assert one.trace_id and one.span_id and anchored(one)
+    assert (one.trace_id, one.span_id) == (again.trace_id, again.span_id)
+    assert one.span_id != other.span_id
+
+
+def test_a_record_naming_a_span_or_no_prompt_keeps_what_it_has() -> None:
+    named = replace(_record(**{"session.id": "s", "prompt.id": "p"}),
+                    trace_id="ab" * 16, span_id="cd" * 8)
+    assert anchor(named) is named and not anchored(named)
+    loose = _record(**{"session.id": "s"})
+    assert anchor(loose) is loose
+    other = RawLog(None, None, "plugin_loaded", 1, None, {"session.id": "s", "prompt.id": "p"})
+    assert anchor(other) is other
+
+
+def test_the_reader_anchors_the_records_of_an_export_without_traces() -> None:
+    logs = [r for r in read_file(MULTI) if isinstance(r, RawLog)]
+    prompts = [lg for lg in logs if lg.event_name == "user_prompt"]
+    assert len(prompts) == 2 and all(anchored(lg) for lg in prompts)
+    assert len({lg.span_id for lg in prompts}) == 2
+
+
+def test_records_alone_give_a_turn_per_prompt_of_the_session(tmp_path: Path) -> None:
+    batch = ingest_paths([MULTI], tmp_path)
+    turns = _turns(tmp_path)
+    assert batch.errors == ()
+    assert [t.request for t in turns] == REQUESTS
+    assert [t.turn_index for t in turns] == [0, 1]
+    assert len({t.conversation_id for t in turns}) == 1
+    assert [[c.name for c in t.calls] for t in turns] == [
+        ["mcp__tools__search_docs"], ["mcp__tools__calculator"]]
+    assert [t.calls[0].arguments for t in turns] == [
+        '{"query":"authentication","top_k":1}', '{"expression":"2 ** 10"}']
+    assert [t.llm_calls for t in turns] == [2, 2]
+    assert all(t.final_answer and t.input_tokens for t in turns)
+
+
+def test_a_failed_call_is_failed_with_the_error_its_record_gives(tmp_path: Path) -> None:
+    ingest_paths([FIXTURES / "tool_error" / "tool_error-000.logs.pb"], tmp_path)
+    (turn,) = _turns(tmp_path)
+    (call,) = turn.calls
+    assert call.status == "error"
+    assert call.result == "ValueError: Unknown city: Atlantis"
+
+
+def _halves(source: Path, folder: Path) -> list[Path]:
+    """The export's records in two files, cut inside the first prompt."""
+    request = logs_service_pb2.ExportLogsServiceRequest.FromString(source.read_bytes())
+    scope = request.resource_logs[0].scope_logs[0]
+    records = list(scope.log_records)
+    cut = len(records) // 3
+    paths = []
+    for n, part in enumerate((records[:cut], records[cut:])):
+        half = logs_service_pb2.ExportLogsServiceRequest()
+        half.CopyFrom(request)
+        del half.resource_logs[0].scope_logs[0].log_records[:]
+        half.resource_logs[0].scope_logs[0].log_records.extend(part)
+        path = folder / f"part-{n}.logs.pb"
+        path.write_bytes(half.SerializeToString())
+        paths.append(path)
+    return paths
+
+
+def test_a_prompt_whose_records_arrive_in_two_runs_is_one_turn(tmp_path: Path) -> None:
+    first, second = _halves(MULTI, tmp_path)
+    whole = tmp_path / "whole"
+    ingest_paths([MULTI], whole)
+    split = tmp_path / "split"
+    ingest_paths([first], split)
+    ingest_paths([second], split)
+    turns = _turns(split)
+    assert [t.request for t in turns] == REQUESTS
+    assert [(t.turn_id, t.llm_calls, len(t.calls), t.final_answer) for t in turns] == [
+        (t.turn_id, t.llm_calls, len(t.calls), t.final_answer) for t in _turns(whole)]
