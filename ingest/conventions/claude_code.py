@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-
 from dataclasses import replace as with_fields
 
 from msgspec.structs import replace
@@ -63,8 +62,7 @@ from turnscore.ingest.conventions.messages import (
     parse_tool_defs,
     text_message,
 )
-from turnscore.ingest.conventions.values import as_str, canonical_arguments, try_json
-from turnscore.ingest.conventions.values import as_int
+from turnscore.ingest.conventions.values import as_int, as_str, canonical_arguments, try_json
 from turnscore.ingest.model import Message, Part, PartType, SpanKind
 from turnscore.ingest.record_turns import RecordTurns, span_id_of
 from turnscore.ingest.records import AttrValue, RawEvent, RawLog, RawSpan
