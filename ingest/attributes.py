@@ -49,6 +49,7 @@ GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 GEN_AI_USAGE_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"  # deprecated
 GEN_AI_USAGE_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"  # deprecated
 GEN_AI_PROMPT: Final = "gen_ai.prompt"  # deprecated whole-prompt attribute, or flattened prefix
+GEN_AI_PROMPT_NAME: Final = "gen_ai.prompt.name"  # the prompt template's name: no message
 GEN_AI_COMPLETION: Final = "gen_ai.completion"  # deprecated, or flattened prefix
 # Semantic Kernel 1.x (Python, before 1.19) counts usage under `gen_ai.response.*`.
 GEN_AI_RESPONSE_PROMPT_TOKENS: Final = "gen_ai.response.prompt_tokens"

@@ -49,13 +49,18 @@ class RecordTurns:
     prompt: tuple[str, ...]
     """Attribute keys naming the prompt within the session."""
     spans: SpansOf
+    rekey: bool = False
+    """Key the records so even where they name a span: a CLI whose spans hold no turn
+    (Gemini CLI's, a trace per model call, with no content) and whose records name them
+    only now and then."""
 
 
 def _conventions() -> tuple[RecordTurns, ...]:
     # Imported here: the conventions import the readers' record types, not the reverse.
     from turnscore.ingest.conventions.claude_code import RECORD_TURNS as CLAUDE_CODE
+    from turnscore.ingest.conventions.gemini_cli import RECORD_TURNS as GEMINI_CLI
 
-    return (CLAUDE_CODE,)
+    return (CLAUDE_CODE, GEMINI_CLI)
 
 
 _BY_EVENT: dict[str, RecordTurns] | None = None
@@ -97,7 +102,8 @@ def _ids(log: RawLog) -> tuple[str, str] | None:
 def anchor(log: RawLog) -> RawLog:
     """`log` with the trace and span its session and prompt give it, where it names
     neither and its convention keys its turns so; else `log` as it is."""
-    if log.trace_id or log.span_id:
+    turns = _of(log.event_name)
+    if turns is None or ((log.trace_id or log.span_id) and not turns.rekey):
         return log
     ids = _ids(log)
     return log if ids is None else replace(log, trace_id=ids[0], span_id=ids[1])

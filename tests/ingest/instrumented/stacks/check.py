@@ -60,9 +60,13 @@ def recorded() -> list[tuple[str, str]]:
     return [(s, n) for s in STACKS for n in SCENARIOS if (FIXTURES / s / n / "wire.json").exists()]
 
 
+_EXPORTS = (".pb", ".traces.json", ".logs.json")
+
+
 def load(stack: str, scenario: str, out: Path) -> Recording:
     folder = FIXTURES / stack / scenario
-    files = sorted(folder.glob("*.pb"))
+    # OTLP protobuf, or OTLP/JSON where the stack's exporter sent JSON (Gemini CLI's).
+    files = sorted(p for p in folder.iterdir() if p.name.endswith(_EXPORTS))
     batch = ingest_paths(files, out)
     turns = sorted(TurnStore(out, "read").read_all(), key=lambda t: (t.started_at, t.turn_index))
     records = [r for f in files for r in read_file(f)]

@@ -656,6 +656,10 @@ STACKS: dict[str, Stack] = {
                 venv="claude-agent-sdk-openinference")
           for name in ("claude-code-otel", "claude-code-otel-raw", "claude-code-otel-logs",
                        "claude-code-otel-logs-raw")),
+        # Gemini CLI's own telemetry (`js/gemini_cli.mjs`): the scenario's tools from an MCP
+        # server, each turn a `gemini -p` run resuming the session.
+        Stack("gemini-cli-otel", "gemini_cli", "gemini", ("@google/gemini-cli",),
+              venv="gemini-cli", runtime="node"),
         Stack("openlit-llamaindex", "llamaindex_agent", "openai",
               ("openlit", "llama-index-core", "llama-index-llms-openai", "openai",
                "opentelemetry-sdk")),
