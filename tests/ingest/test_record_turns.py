@@ -3,7 +3,8 @@ span (Claude Code with its traces off, its default) gives a turn per prompt with
 session, built from the records' own `session.id` and `prompt.id`.
 
 Fixtures: `tests/fixtures/stacks/claude-code-otel-logs/` (the Claude Code CLI 2.1.337 the
-Claude Agent SDK 0.2.190 bundles, recorded against the scripted server).
+Claude Agent SDK 0.2.190 bundles) and `gemini-cli-otel/` (Gemini CLI 0.61.0), recorded
+against the scripted server.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from pathlib import Path
 
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 
+from turnscore.ingest.decode import decode_span
 from turnscore.ingest.otlp import read_file
 from turnscore.ingest.pipeline import ingest_paths
 from turnscore.ingest.record_turns import anchor, anchored
-from turnscore.ingest.records import RawLog
+from turnscore.ingest.records import RawLog, RawSpan
 from turnscore.ingest.store import TurnStore
 from turnscore.ingest.turn import Turn
 
@@ -111,3 +113,43 @@ def test_a_prompt_whose_records_arrive_in_two_runs_is_one_turn(tmp_path: Path) -
     assert [t.request for t in turns] == REQUESTS
     assert [(t.turn_id, t.llm_calls, len(t.calls), t.final_answer) for t in turns] == [
         (t.turn_id, t.llm_calls, len(t.calls), t.final_answer) for t in _turns(whole)]
+
+
+# Gemini CLI 0.61.0 (`tests/fixtures/stacks/gemini-cli-otel/`): its records name the
+# `llm_call` span only now and then (the request's, not the response's), and that span is
+# the root of a trace of its own; the records' own ids make the turn.
+GEMINI = Path(__file__).resolve().parents[1] / "fixtures" / "stacks" / "gemini-cli-otel"
+
+
+def test_gemini_cli_records_are_keyed_by_prompt_even_where_they_name_a_span() -> None:
+    named = RawLog("ab" * 16, "cd" * 8, "gemini_cli.api_request", 1, None,
+                   {"session.id": "s", "prompt_id": "p"})
+    keyed = anchor(named)
+    assert anchored(keyed) and (keyed.trace_id, keyed.span_id) != ("ab" * 16, "cd" * 8)
+    prompt = anchor(RawLog(None, None, "gemini_cli.user_prompt", 1, None,
+                           {"session.id": "s", "prompt_id": "p"}))
+    assert (prompt.trace_id, prompt.span_id) == (keyed.trace_id, keyed.span_id)
+
+
+def test_gemini_cli_export_gives_a_turn_per_prompt(tmp_path: Path) -> None:
+    folder = GEMINI / "multi_turn"
+    ingest_paths(sorted([*folder.glob("*.logs.json"), *folder.glob("*.traces.json")]), tmp_path)
+    turns = _turns(tmp_path)
+    assert [t.request for t in turns] == REQUESTS
+    assert [t.llm_calls for t in turns] == [2, 2]
+    assert [[c.name for c in t.calls] for t in turns] == [
+        ["mcp_tools_search_docs"], ["mcp_tools_calculator"]]
+    assert all(c.result and "<untrusted_context>" in c.result for t in turns for c in t.calls)
+    assert [t.final_answer for t in turns] == [
+        "Authentication uses bearer API keys sent in the Authorization header (doc 'auth-01').",
+        "2 ** 10 = 1024."]
+
+
+def test_gen_ai_prompt_name_is_no_flattened_message() -> None:
+    """OTel GenAI's `gen_ai.prompt.name` (a prompt template's name; Gemini CLI's prompt id)
+    shares OpenLLMetry's flattened `gen_ai.prompt.N` prefix: it is no message list."""
+    span = RawSpan("ab" * 16, "cd" * 8, None, "llm_call", 1, 1, 2, 0, "",
+                   {"gen_ai.prompt.name": "p", "gen_ai.operation.name": "llm_call",
+                    "gen_ai.request.model": "gemini-2.5-flash"})
+    _, error = decode_span(span)
+    assert error is None
