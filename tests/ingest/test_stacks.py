@@ -668,6 +668,17 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "called tool's names, on its tool span or `tool_result` record",
           lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
       for stack in ("claude-code-otel", "claude-code-otel-logs")),
+    # Codex CLI logs no model output text (its `codex.sse_event` records name each SSE
+    # event's kind, not its text), nor the request's instructions or tools.
+    Gap("codex-cli-otel", "*", "final_answer",
+        "Codex CLI's telemetry records no assistant text: its sse_event records carry the "
+        "event kind only", lambda rec, index: [rec.expected[index]["final_answer"]]),
+    Gap("codex-cli-otel", "*", "system_prompt",
+        "Codex CLI's telemetry records no instructions",
+        lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
+    Gap("codex-cli-otel", "*", "tools",
+        "Codex CLI's telemetry records no tool definitions (a called tool's name only)",
+        _never_called),
     # Claude Code with its traces off (the default): a tool's output is only the tool
     # span's `tool.output` event (OTEL_LOG_TOOL_CONTENT), and without traces there is no
     # tool span; without raw API bodies no record holds it (a failure's text is the
@@ -779,6 +790,14 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
+    # Codex CLI's own telemetry: a trace per turn (`turn/start`, `turn.id`) of its
+    # tracing spans (`handle_responses` with gen_ai.usage.*, `mcp.tools.call` and the
+    # dispatch span with the call id), its records (`codex.user_prompt`, `codex.tool_result`
+    # with arguments and output) under the OTLP event name of their source line, the
+    # `event.name` attribute saying which: no convention reads them yet.
+    NotYet("codex-cli-otel", ("*",),
+           ("turns", "request", *CALLS, "llm_calls", "usage"),
+           "no convention decodes Codex CLI's spans and records yet: the export gives no turn"),
     # Gemini CLI's own telemetry (record-only turns, conventions/gemini_cli.py): the turn is
     # its prompt's records; the system prompt and tool definitions are only on its
     # `llm_call` spans (gen_ai.system_instructions, gen_ai.tool.definitions), traces of
@@ -2455,6 +2474,12 @@ FORMS: dict[str, Form] = {
     ),
     # Gemini CLI's own telemetry: its event records keyed by session.id and prompt_id
     # (record-only turns); an llm_call span per model call, with no messages.
+    # Codex CLI's own telemetry: its tracing spans (one trace per turn) and event records.
+    "codex-cli-otel": Form(
+        frozenset({"turn/start", "handle_responses", "mcp.tools.call"}),
+        frozenset({"turn.id", "conversation.id", "gen_ai.usage.input_tokens", "call_id"}),
+        log_events=frozenset({"event otel/src/tool_result.rs:54"}),
+    ),
     "gemini-cli-otel": Form(
         frozenset({"llm_call"}),
         frozenset({"gen_ai.prompt.name", "gen_ai.system_instructions", "gen_ai.tool.definitions"}),
@@ -2794,6 +2819,7 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("Haystack's Agent has no name", False)
        for stack in ("openlit-haystack", "openlit-haystack-stream")},
     "openlit-dspy": ("a DSPy module has no name, and OpenLIT makes no span of it", False),
+    "codex-cli-otel": ("no turn yet (NOT_YET: turns); the CLI is the agent", True),
     "gemini-cli-otel": ("the CLI is the agent: its turns are named `gemini-cli`, not the "
                         "driver's agent (a CLI takes no agent name)", True),
     "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
@@ -2852,11 +2878,19 @@ def _live_params() -> Iterator[Any]:
         )  # fmt: skip
 
 
+_UNREPEATABLE_WIRE = {
+    "codex-cli-otel": "Codex CLI prefixes each tool output it sends the model with the "
+                      "call's wall time (`Wall time: 0.0353 seconds`): no two runs' wires match",
+}
+
+
 @pytest.mark.parametrize("stack", list(_live_params()))
 def test_live_run_gives_the_committed_wire(stack: str, tmp_path: Path) -> None:
     """A live run of the driver in the stack's environment says on the wire what the
     committed recording says: a new version that behaves differently shows here, and
     `make stack-fixtures` records it."""
+    if stack in _UNREPEATABLE_WIRE:
+        pytest.skip(_UNREPEATABLE_WIRE[stack])
     scenario = STACKS[stack].scenarios[0]
     with StackServer() as server:
         proc = drive(server, STACKS[stack], scenario, tmp_path / "out")

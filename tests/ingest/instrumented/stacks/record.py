@@ -660,6 +660,10 @@ STACKS: dict[str, Stack] = {
         # server, each turn a `gemini -p` run resuming the session.
         Stack("gemini-cli-otel", "gemini_cli", "gemini", ("@google/gemini-cli",),
               venv="gemini-cli", runtime="node"),
+        # Codex CLI's own telemetry (`js/codex_cli.mjs`): `codex exec`, the scenario's tools
+        # from an MCP server, each turn resuming the session.
+        Stack("codex-cli-otel", "codex_cli", "openai", ("@openai/codex",),
+              venv="codex-cli", runtime="node"),
         Stack("openlit-llamaindex", "llamaindex_agent", "openai",
               ("openlit", "llama-index-core", "llama-index-llms-openai", "openai",
                "opentelemetry-sdk")),
