@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 
@@ -84,12 +87,20 @@ def test_a_failed_call_is_failed_with_the_error_its_record_gives(tmp_path: Path)
     assert call.result == "ValueError: Unknown city: Atlantis"
 
 
-def _halves(source: Path, folder: Path) -> list[Path]:
-    """The export's records in two files, cut inside the first prompt."""
+def _prompt_of(record: Any) -> str | None:
+    return next((a.value.string_value for a in record.attributes if a.key == "prompt.id"), None)
+
+
+def _halves(source: Path, folder: Path, *, between_prompts: bool = False) -> list[Path]:
+    """The export's records in two files, cut inside the first prompt (or where the
+    second prompt's records begin)."""
     request = logs_service_pb2.ExportLogsServiceRequest.FromString(source.read_bytes())
     scope = request.resource_logs[0].scope_logs[0]
     records = list(scope.log_records)
     cut = len(records) // 3
+    if between_prompts:
+        first = next(p for r in records if (p := _prompt_of(r)))
+        cut = next(i for i, r in enumerate(records) if _prompt_of(r) not in (None, first))
     paths = []
     for n, part in enumerate((records[:cut], records[cut:])):
         half = logs_service_pb2.ExportLogsServiceRequest()
@@ -113,6 +124,20 @@ def test_a_prompt_whose_records_arrive_in_two_runs_is_one_turn(tmp_path: Path) -
     assert [t.request for t in turns] == REQUESTS
     assert [(t.turn_id, t.llm_calls, len(t.calls), t.final_answer) for t in turns] == [
         (t.turn_id, t.llm_calls, len(t.calls), t.final_answer) for t in _turns(whole)]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a prompt's trace holds only log records, and the store indexes no conversation key "
+    "for a log row: a later prompt of the session, ingested in another run, does not find "
+    "the earlier one (both turn_index 0); the fix is the store's (`_log_row` writing the "
+    "conversation of the span its records tell), the lead's file: patch in the report"))
+def test_a_later_prompt_ingested_apart_continues_its_session(tmp_path: Path) -> None:
+    first, second = _halves(MULTI, tmp_path, between_prompts=True)
+    ingest_paths([first], tmp_path / "out")
+    ingest_paths([second], tmp_path / "out")
+    turns = sorted(_turns(tmp_path / "out"), key=lambda t: t.started_at)
+    assert [t.request for t in turns] == REQUESTS
+    assert [t.turn_index for t in turns] == [0, 1]
 
 
 # Gemini CLI 0.61.0 (`tests/fixtures/stacks/gemini-cli-otel/`): its records name the
