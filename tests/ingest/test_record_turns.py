@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 
 from turnscore.ingest.decode import decode_span
