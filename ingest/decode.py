@@ -46,6 +46,7 @@ from turnscore.ingest.model import (
     ToolDef,
     ToolExecution,
 )
+from turnscore.ingest.record_turns import anchored, record_spans
 from turnscore.ingest.records import Attributes, AttrValue, InputError, RawLog, RawSpan
 
 logger = logging.getLogger(__name__)
@@ -106,9 +107,10 @@ def trace_order(spans: Iterable[RawSpan]) -> list[RawSpan]:
 def is_content_log(log: RawLog) -> bool:
     """A log record that carries GenAI content (OTel GenAI events), or an event a convention
     reads as its content that names its span (Claude Code's records carry the interaction's
-    id when its traces are on, and none otherwise: then they are no span's content)."""
+    id when its traces are on), or a record of a turn told by records alone
+    (`record_turns.anchored`: Claude Code's with its traces off)."""
     named = log.event_name in _BY_EVENT and bool(log.span_id)
-    return log.event_name.startswith("gen_ai.") or named
+    return log.event_name.startswith("gen_ai.") or named or anchored(log)
 
 
 def decode_spans(
@@ -142,12 +144,33 @@ def decode_spans(
             if error is not None:
                 errors.append(error)
     for (trace_id, span_id), orphans in by_span.items():
-        if (trace_id, span_id) not in known:
+        if (trace_id, span_id) in known:
+            continue
+        told = record_spans(trace_id, span_id, orphans)
+        if told:  # a turn its records alone tell: decoded as the spans they tell
+            decoded.extend(_told(told, orphans, errors, case_id_attribute))
+        else:
             for log in orphans:
                 errors.append(_log_error(
                     log, f"GenAI log record {log.event_name!r} matches no span "
                     f"(trace {trace_id}, span {span_id}); ingest its traces with it"))
     return decoded, errors
+
+
+def _told(
+    spans: Sequence[RawSpan], logs: Sequence[RawLog], errors: list[InputError],
+    case_id_attribute: str | None,
+) -> list[Span]:
+    """The spans a prompt's records tell (`record_turns.record_spans`) decoded, the records
+    the content of the first (the prompt's own span)."""
+    out: list[Span] = []
+    for i, raw in enumerate(spans):
+        calls, error = decode_calls(raw, logs if i == 0 else (),
+                                    case_id_attribute=case_id_attribute)
+        out.extend(calls)
+        if error is not None:
+            errors.append(error)
+    return out
 
 
 @contextmanager

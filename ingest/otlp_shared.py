@@ -30,6 +30,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 
 from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS, AnyValueError, OnTruncate
 from turnscore.ingest.attributes import EVENT_NAME
+from turnscore.ingest.record_turns import anchor
 from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLink, RawLog, RawSpan
 
 Record: TypeAlias = RawSpan | RawLog | InputError
@@ -363,7 +364,7 @@ def log_record(
     if not event_name:
         named = attributes.get(EVENT_NAME)
         event_name = named if isinstance(named, str) else ""
-    records.append(
+    records.append(anchor(
         RawLog(
             trace_id=trace_id,
             span_id=span_id,
@@ -375,7 +376,7 @@ def log_record(
             source=where.source,
             position=where.position,
         )
-    )
+    ))  # fmt: skip
     records.extend(errors)
 
 

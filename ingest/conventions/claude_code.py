@@ -31,9 +31,24 @@ interaction's too: no span of the call holds them. So the interaction's output l
 run's calls by id, as an agent span listing its run's messages does, and assembly gives a
 tool span that records no arguments those its run's agent span lists for its call id
 (`assemble._run_arguments`).
+
+With its traces off (the default), the CLI exports the same records and no span: each
+record then names no trace or span, only its session (`session.id`) and prompt
+(`prompt.id`). `RECORD_TURNS` keys them so (`turnscore.ingest.record_turns`), and tells
+the spans the CLI would have exported with its traces on (`_record_spans`): the prompt's
+`interaction`, from its first record to its last, in its session (`gen_ai.conversation.id`,
+as the CLI sets it on its spans), and under it an `llm_request` per `api_request` record
+(the model, usage and duration the record gives, ending when it was logged), so the prompt's
+records decode into the same turn as the traced export's, less what only the CLI's other
+spans say (a tool's output: `OTEL_LOG_TOOL_CONTENT` writes it as an event of the tool span).
+Event names and fields: code.claude.com/docs/en/monitoring-usage ("Events").
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import replace as with_fields
 
 from msgspec.structs import replace
 
@@ -47,12 +62,19 @@ from turnscore.ingest.conventions.messages import (
     parse_tool_defs,
     text_message,
 )
-from turnscore.ingest.conventions.values import as_str, canonical_arguments, try_json
+from turnscore.ingest.conventions.values import as_int, as_str, canonical_arguments, try_json
 from turnscore.ingest.model import Message, Part, PartType, SpanKind
+from turnscore.ingest.record_turns import RecordTurns, span_id_of
+from turnscore.ingest.records import AttrValue, RawEvent, RawLog, RawSpan
 
 _INTERACTION = "interaction"
 _TOOL = "tool"
 _RUN = "tool.execution"
+_LLM_REQUEST = "llm_request"
+_SPAN_PREFIX = "claude_code."
+_INTERNAL = 1  # OTLP SpanKind INTERNAL, as the CLI's spans are
+_NS_PER_MS = 1_000_000
+_ERROR = 2  # OTLP status code ERROR
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
@@ -184,4 +206,130 @@ CLAUDE_CODE = Convention(
     events=frozenset({A.CC_EV_USER_PROMPT, A.CC_EV_ASSISTANT_RESPONSE, A.CC_EV_API_REQUEST_BODY,
                       A.CC_EV_API_RESPONSE_BODY, A.CC_EV_TOOL_RESULT, A.CC_EV_TOOL_OUTPUT}),
     accepts=_speaks, content_keys=(A.CC_USER_PROMPT,),
+)  # fmt: skip
+
+
+def _record_spans(trace_id: str, span_id: str, records: Sequence[RawLog]) -> list[RawSpan]:
+    """The spans one prompt's records tell (`record_turns.RecordTurns.spans`): its
+    interaction, under it an `llm_request` per `api_request` record and a `tool` per
+    `tool_result` record (failed: with its `tool.execution`, as the CLI's spans say it)."""
+    first = records[0]
+    session = as_str(first.attributes.get(A.OI_SESSION_ID))
+    common: dict[str, AttrValue] = {A.OI_SESSION_ID: session,
+                                    A.GEN_AI_CONVERSATION_ID: session} if session else {}
+    start = min(r.time_unix_nano for r in records)
+    end = max(r.time_unix_nano for r in records)
+    spans = [_made(trace_id, span_id, None, _INTERACTION, start, end, first, {
+        **common, A.CC_SPAN_TYPE: _INTERACTION, A.GEN_AI_OPERATION_NAME: "invoke_agent"})]
+    results = _sent_results(records)
+    for i, record in enumerate(records):
+        if record.event_name == A.CC_EV_API_REQUEST:
+            spans.append(_model_call(trace_id, span_id, record, i, common))
+        elif record.event_name == A.CC_EV_TOOL_RESULT:
+            spans.extend(_tool_run(trace_id, span_id, record, common, results))
+    return spans
+
+
+def _sent_results(records: Sequence[RawLog]) -> dict[str, str]:
+    """Each call's result as the CLI sent it to the model, by call id: the `tool_result`
+    blocks of the raw request bodies (`OTEL_LOG_RAW_API_BODIES`), their text."""
+    out: dict[str, str] = {}
+    for record in records:
+        if record.event_name != A.CC_EV_API_REQUEST_BODY:
+            continue
+        ok, body = try_json(as_str(record.attributes.get("body")) or "")
+        messages = body.get("messages") if ok and isinstance(body, dict) else None
+        for message in messages if isinstance(messages, list) else ():
+            content = message.get("content") if isinstance(message, dict) else None
+            for block in content if isinstance(content, list) else ():
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    call_id, text = as_str(block.get("tool_use_id")), _text(block.get("content"))
+                    if call_id and text is not None:
+                        out.setdefault(call_id, text)
+    return out
+
+
+_REMINDERS = re.compile(r"(?:\n*<system-reminder>.*?</system-reminder>\s*)+\Z", re.DOTALL)
+"""What the CLI appends to a tool's result before sending it (`<system-reminder>` notes,
+after a newline), in the result's string or as text blocks after it: not the tool's."""
+
+
+def _text(content: object) -> str | None:
+    """A `tool_result` block's text, less the CLI's reminders appended to it."""
+    if isinstance(content, list):
+        texts = [t for b in content if isinstance(b, dict) and (t := as_str(b.get("text")))]
+        content = "".join(texts) if texts else None
+    return _REMINDERS.sub("", content) if isinstance(content, str) else None
+
+
+def _tool_run(
+    trace_id: str, parent: str, record: RawLog, common: Mapping[str, AttrValue],
+    results: Mapping[str, str],
+) -> list[RawSpan]:
+    """A `tool_result` record's tool span (its name as the model called it, its call id,
+    and the result the model was sent, where a raw request body holds it, as the tool
+    span's `tool.output` event would); a failed call's `tool.execution` under it."""
+    call = _said_call(ContentEvent(record.event_name, record.time_unix_nano, record.attributes))
+    if call is None:
+        return []
+    call_id = call.call_id or ""
+    end = record.time_unix_nano
+    start = end - (as_int(record.attributes.get(A.CC_DURATION_MS)) or 0) * _NS_PER_MS
+    said: dict[str, AttrValue] = {**common, A.CC_SPAN_TYPE: _TOOL,
+                                  A.CC_TOOL_NAME: call.name or "", A.CC_TOOL_USE_ID: call_id}
+    own = span_id_of(trace_id, parent, call_id)
+    tool = _made(trace_id, own, parent, _TOOL, start, end, record, said)
+    if call_id in results:
+        tool = with_fields(tool, events=(RawEvent(A.CC_EV_TOOL_OUTPUT, end,
+                                              {"output": results[call_id]}),))
+    if record.attributes.get(A.CC_SUCCESS) not in (False, "false"):
+        return [tool]
+    failed: dict[str, AttrValue] = {**common, A.CC_SPAN_TYPE: _RUN, A.CC_TOOL_USE_ID: call_id,
+                                    A.CC_SUCCESS: False,
+                                    A.CC_ERROR: as_str(record.attributes.get(A.CC_ERROR)) or ""}
+    run = _made(trace_id, span_id_of(trace_id, own, _RUN), own, _RUN, start, end, record,
+                failed)
+    return [tool, with_fields(run, status_code=_ERROR, status_message=str(failed[A.CC_ERROR]))]
+
+
+def _model_call(
+    trace_id: str, parent: str, record: RawLog, index: int, common: Mapping[str, AttrValue]
+) -> RawSpan:
+    """An `api_request` record's model call: it is logged when the response ended, after
+    its `duration_ms`."""
+    fields = record.attributes
+    model = as_str(fields.get(A.CC_MODEL))
+    said: dict[str, AttrValue] = {**common, A.CC_SPAN_TYPE: _LLM_REQUEST,
+                                  A.GEN_AI_OPERATION_NAME: "chat"}
+    if model:
+        said[A.GEN_AI_REQUEST_MODEL] = said[A.GEN_AI_RESPONSE_MODEL] = model
+    for key, to in ((A.CC_INPUT_TOKENS, A.GEN_AI_USAGE_INPUT_TOKENS),
+                    (A.CC_OUTPUT_TOKENS, A.GEN_AI_USAGE_OUTPUT_TOKENS)):
+        if (count := as_int(fields.get(key))) is not None:
+            said[to] = count
+    took = as_int(fields.get(A.CC_DURATION_MS)) or 0
+    end = record.time_unix_nano
+    sequence = as_str(fields.get(A.CC_EVENT_SEQUENCE)) or str(index)
+    return _made(trace_id, span_id_of(trace_id, parent, sequence), parent, _LLM_REQUEST,
+                 end - took * _NS_PER_MS, end, record, said)
+
+
+def _made(
+    trace_id: str, span_id: str, parent: str | None, kind: str, start: int, end: int,
+    record: RawLog, attributes: dict[str, AttrValue],
+) -> RawSpan:
+    return RawSpan(
+        trace_id=trace_id, span_id=span_id, parent_span_id=parent,
+        name=_SPAN_PREFIX + kind, kind=_INTERNAL, start_unix_nano=start, end_unix_nano=end,
+        status_code=0, status_message="", attributes=attributes, resource=record.resource,
+        source=record.source, position=record.position,
+    )  # fmt: skip
+
+
+RECORD_TURNS = RecordTurns(
+    "claude_code",
+    events=frozenset({A.CC_EV_USER_PROMPT, A.CC_EV_API_REQUEST, A.CC_EV_API_ERROR,
+                      A.CC_EV_ASSISTANT_RESPONSE, A.CC_EV_API_REQUEST_BODY,
+                      A.CC_EV_API_RESPONSE_BODY, A.CC_EV_TOOL_DECISION, A.CC_EV_TOOL_RESULT}),
+    session=(A.OI_SESSION_ID,), prompt=(A.CC_PROMPT_ID,), spans=_record_spans,
 )  # fmt: skip

@@ -188,8 +188,17 @@ def _user(text: str) -> tuple[Message, ...] | None:
     return (text_message("user", text),) if text.strip() else None
 
 
+_NOT_INDEXED = frozenset({A.GEN_AI_PROMPT_NAME})
+"""Keys under a flattened prefix that are attributes of their own, not a message's:
+OTel GenAI's `gen_ai.prompt.name` (the prompt template's name; Gemini CLI 0.61 sets it to
+the prompt id on its `llm_call` spans)."""
+
+
 def _flat(view: SpanView, prefix: str, role: str, problems: Problems) -> tuple[Message, ...] | None:
-    return flat_messages(view.attributes, prefix, lambda item: _plain(item, role),
+    attributes = view.attributes
+    if any(k in attributes for k in _NOT_INDEXED):
+        attributes = {k: v for k, v in attributes.items() if k not in _NOT_INDEXED}
+    return flat_messages(attributes, prefix, lambda item: _plain(item, role),
                          "not a message", problems)
 
 

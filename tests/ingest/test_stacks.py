@@ -73,6 +73,12 @@ def _never_called(rec: Recording, index: int) -> list[str]:
     return [d for name, d, _ in rec.expected[index]["tools"] if name not in called]
 
 
+def _structured_results(rec: Recording, index: int) -> list[str]:
+    """The JSON text of the turn's structured tool results (a number may be anywhere)."""
+    return [json.dumps(c["result"]) for c in rec.expected[index]["calls"]
+            if isinstance(c["result"], dict | list)]
+
+
 CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")
 WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 
@@ -653,13 +659,34 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         lambda rec, index: [f'"llm.token_count.completion": {rec.expected[index]["usage"][1]}']),
     # Claude Code's own telemetry without OTEL_LOG_RAW_API_BODIES (conventions/claude_code.py):
     # no record or span holds a request's system blocks or tools.
-    Gap("claude-code-otel", "*", "system_prompt",
-        "without raw API bodies Claude Code's telemetry records no system prompt",
-        lambda rec, index: [SYSTEM_PROMPT, "x-anthropic-billing-header"]),
-    Gap("claude-code-otel", "*", "tools",
-        "without raw API bodies Claude Code's telemetry records no tool definitions: only a "
-        "called tool's names, on its tool span",
-        lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]),
+    *(Gap(stack, "*", "system_prompt",
+          "without raw API bodies Claude Code's telemetry records no system prompt",
+          lambda rec, index: [SYSTEM_PROMPT, "x-anthropic-billing-header"])
+      for stack in ("claude-code-otel", "claude-code-otel-logs")),
+    *(Gap(stack, "*", "tools",
+          "without raw API bodies Claude Code's telemetry records no tool definitions: only a "
+          "called tool's names, on its tool span or `tool_result` record",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in ("claude-code-otel", "claude-code-otel-logs")),
+    # Codex CLI logs no model output text (its `codex.sse_event` records name each SSE
+    # event's kind, not its text), nor the request's instructions or tools.
+    Gap("codex-cli-otel", "*", "final_answer",
+        "Codex CLI's telemetry records no assistant text: its sse_event records carry the "
+        "event kind only", lambda rec, index: [rec.expected[index]["final_answer"]]),
+    Gap("codex-cli-otel", "*", "system_prompt",
+        "Codex CLI's telemetry records no instructions",
+        lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
+    Gap("codex-cli-otel", "*", "tools",
+        "Codex CLI's telemetry records no tool definitions (a called tool's name only)",
+        _never_called),
+    # Claude Code with its traces off (the default): a tool's output is only the tool
+    # span's `tool.output` event (OTEL_LOG_TOOL_CONTENT), and without traces there is no
+    # tool span; without raw API bodies no record holds it (a failure's text is the
+    # `tool_result` record's `error`, so tool_error has it).
+    *(Gap("claude-code-otel-logs", case, "call.result",
+          "with traces off no record of Claude Code's holds a tool's output: it is the tool "
+          "span's `tool.output` event, or a raw request body's", _structured_results)
+      for case in ("single_tool", "parallel_tools", "multi_turn")),
     # OpenLIT over a LlamaIndex FunctionAgent: its LlamaIndex instrumentation wraps the base
     # `LLM` methods (which the OpenAI LLM overrides) and RAG components, never the agent
     # workflow or its tools (openlit `instrumentation/llamaindex/__init__.py`): the export is
@@ -763,6 +790,25 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
+    # Codex CLI's own telemetry: a trace per turn (`turn/start`, `turn.id`) of its
+    # tracing spans (`handle_responses` with gen_ai.usage.*, `mcp.tools.call` and the
+    # dispatch span with the call id), its records (`codex.user_prompt`, `codex.tool_result`
+    # with arguments and output) under the OTLP event name of their source line, the
+    # `event.name` attribute saying which: no convention reads them yet.
+    NotYet("codex-cli-otel", ("*",),
+           ("turns", "request", *CALLS, "llm_calls", "usage"),
+           "no convention decodes Codex CLI's spans and records yet: the export gives no turn"),
+    # Gemini CLI's own telemetry (record-only turns, conventions/gemini_cli.py): the turn is
+    # its prompt's records; the system prompt and tool definitions are only on its
+    # `llm_call` spans (gen_ai.system_instructions, gen_ai.tool.definitions), traces of
+    # their own that nothing joins to the prompt's (they name no prompt id; the session
+    # as gen_ai.conversation.id); each response's `gen_ai.client.inference.operation.
+    # details` record names no span and no prompt, only a response id no span reports:
+    # an ingest error each.
+    NotYet("gemini-cli-otel", ("*",), ("turns", "system_prompt", "tools"),
+           "Gemini CLI's system prompt and tools are only on its llm_call spans, which no "
+           "rule joins to the prompt's records; its operation-details records of a response "
+           "name no span and no prompt (ingest errors)"),
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
@@ -2420,6 +2466,32 @@ FORMS: dict[str, Form] = {
         log_events=frozenset({"user_prompt", "assistant_response", "api_request_body",
                               "api_response_body"}),
     ),
+    # Claude Code's default export (traces off): its event records alone, naming no span,
+    # keyed by `session.id` and `prompt.id` (record-only turns, `ingest/record_turns.py`).
+    "claude-code-otel-logs": Form(
+        log_events=frozenset({"user_prompt", "api_request", "assistant_response",
+                              "tool_result"}),
+    ),
+    # Gemini CLI's own telemetry: its event records keyed by session.id and prompt_id
+    # (record-only turns); an llm_call span per model call, with no messages.
+    # Codex CLI's own telemetry: its tracing spans (one trace per turn) and event records.
+    "codex-cli-otel": Form(
+        frozenset({"turn/start", "handle_responses", "mcp.tools.call"}),
+        frozenset({"turn.id", "conversation.id", "gen_ai.usage.input_tokens", "call_id"}),
+        log_events=frozenset({"event otel/src/tool_result.rs:54"}),
+    ),
+    "gemini-cli-otel": Form(
+        frozenset({"llm_call"}),
+        frozenset({"gen_ai.prompt.name", "gen_ai.system_instructions", "gen_ai.tool.definitions"}),
+        log_events=frozenset({"gemini_cli.user_prompt", "gemini_cli.api_request",
+                              "gemini_cli.api_response",
+                              "gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gen_ai.input.messages", "gen_ai.output.messages"}),
+    ),
+    "claude-code-otel-logs-raw": Form(
+        log_events=frozenset({"user_prompt", "api_request", "assistant_response",
+                              "tool_result", "api_request_body", "api_response_body"}),
+    ),
     # OpenLIT over a LlamaIndex FunctionAgent: only its OpenAI instrumentation's chat spans.
     "openlit-llamaindex": Form(
         frozenset({"chat gpt-4o-mini"}),
@@ -2681,7 +2753,10 @@ def test_one_turn_per_request(
     recordings: Callable[[str, str], Recording], stack: str, scenario: str
 ) -> None:
     rec = recordings(stack, scenario)
-    assert rec.batch.spans == len(rec.raw_spans) > 0
+    # A stack exporting no spans (Claude Code with its traces off) tells its turns in
+    # log records alone.
+    assert rec.batch.spans == len(rec.raw_spans)
+    assert rec.raw_spans or rec.raw_logs
     assert turns_right(rec), [(t.request, t.llm_calls) for t in rec.turns]
 
 
@@ -2739,10 +2814,14 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     "openlit-agno-stream": ("the model calls' turn is apart from the agent's span, which "
                             "names it (NOT_YET: turns)", True),
     **{stack: ("Claude Code's interaction names no agent", False)
-       for stack in ("claude-code-otel", "claude-code-otel-raw")},
+       for stack in ("claude-code-otel", "claude-code-otel-raw", "claude-code-otel-logs",
+                     "claude-code-otel-logs-raw")},
     **{stack: ("Haystack's Agent has no name", False)
        for stack in ("openlit-haystack", "openlit-haystack-stream")},
     "openlit-dspy": ("a DSPy module has no name, and OpenLIT makes no span of it", False),
+    "codex-cli-otel": ("no turn yet (NOT_YET: turns); the CLI is the agent", True),
+    "gemini-cli-otel": ("the CLI is the agent: its turns are named `gemini-cli`, not the "
+                        "driver's agent (a CLI takes no agent name)", True),
     "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
                     "`instrumentation/google_adk/utils.py`), outermost over the agent's spans: "
                     "the turn is named for the app, `corpus`", True),
@@ -2799,11 +2878,19 @@ def _live_params() -> Iterator[Any]:
         )  # fmt: skip
 
 
+_UNREPEATABLE_WIRE = {
+    "codex-cli-otel": "Codex CLI prefixes each tool output it sends the model with the "
+                      "call's wall time (`Wall time: 0.0353 seconds`): no two runs' wires match",
+}
+
+
 @pytest.mark.parametrize("stack", list(_live_params()))
 def test_live_run_gives_the_committed_wire(stack: str, tmp_path: Path) -> None:
     """A live run of the driver in the stack's environment says on the wire what the
     committed recording says: a new version that behaves differently shows here, and
     `make stack-fixtures` records it."""
+    if stack in _UNREPEATABLE_WIRE:
+        pytest.skip(_UNREPEATABLE_WIRE[stack])
     scenario = STACKS[stack].scenarios[0]
     with StackServer() as server:
         proc = drive(server, STACKS[stack], scenario, tmp_path / "out")
@@ -2814,6 +2901,7 @@ def test_live_run_gives_the_committed_wire(stack: str, tmp_path: Path) -> None:
 
     # The batch processor's timing decides how many files a run writes, not their kinds.
     def kinds(folder: Path) -> set[str]:
-        return {"".join(p.suffixes[-2:]) for p in folder.glob("*.pb")}
+        return {"".join(p.suffixes[-2:]) for p in folder.iterdir()
+                if p.name.endswith((".pb", ".traces.json", ".logs.json"))}
 
     assert kinds(tmp_path / "out") == kinds(FIXTURES / stack / scenario)

@@ -60,9 +60,13 @@ def recorded() -> list[tuple[str, str]]:
     return [(s, n) for s in STACKS for n in SCENARIOS if (FIXTURES / s / n / "wire.json").exists()]
 
 
+_EXPORTS = (".pb", ".traces.json", ".logs.json")
+
+
 def load(stack: str, scenario: str, out: Path) -> Recording:
     folder = FIXTURES / stack / scenario
-    files = sorted(folder.glob("*.pb"))
+    # OTLP protobuf, or OTLP/JSON where the stack's exporter sent JSON (Gemini CLI's).
+    files = sorted(p for p in folder.iterdir() if p.name.endswith(_EXPORTS))
     batch = ingest_paths(files, out)
     turns = sorted(TurnStore(out, "read").read_all(), key=lambda t: (t.started_at, t.turn_index))
     records = [r for f in files for r in read_file(f)]
@@ -150,10 +154,11 @@ class Row:
     scenarios: int
 
 
-def table() -> list[Row]:
+def table(stacks: list[str] | None = None) -> list[Row]:
+    """The recovery table of `stacks` (every stack when None)."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for stack in STACKS:
+        for stack in stacks or STACKS:
             got = total = lists = scenarios = 0
             for scenario in [n for s, n in recorded() if s == stack]:
                 rec = load(stack, scenario, Path(tmp) / stack / scenario)
@@ -171,7 +176,7 @@ def table() -> list[Row]:
 
 
 def main() -> int:
-    rows = table()
+    rows = table(sys.argv[1:] or None)
     print("| stack | versions | fields recovered | right turn lists |")
     print("| --- | --- | --- | --- |")
     for r in rows:

@@ -14,6 +14,9 @@ each API request, the assistant's response, each tool's decision and result, con
 included as `OTEL_LOG_*` allow it) and, with `CLAUDE_CODE_ENHANCED_TELEMETRY_BETA`, its
 spans (an interaction a prompt, an llm_request a model call, a tool's). `-raw`: with
 `OTEL_LOG_RAW_API_BODIES` too (each request's and response's JSON body as an event).
+`claude-code-otel-logs` (and `-logs-raw`): the CLI's default export, traces off (no
+`CLAUDE_CODE_ENHANCED_TELEMETRY_BETA`, no traces exporter): only the log records, which
+then name no trace or span, only the session (`session.id`) and the prompt (`prompt.id`).
 Nothing but the scripted server and the receiver is reached: the CLI's non-essential
 traffic, auto-updater and error reports are off, and its home is a temporary folder.
 """
@@ -92,6 +95,9 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     if stack.startswith("claude-code-otel"):
         with receiver(out, scenario) as url, tempfile.TemporaryDirectory() as home:
             telemetry = {**OTEL, "OTEL_EXPORTER_OTLP_ENDPOINT": url}
+            if "-logs" in stack:  # the default: no spans at all
+                del telemetry["CLAUDE_CODE_ENHANCED_TELEMETRY_BETA"]
+                telemetry["OTEL_TRACES_EXPORTER"] = "none"
             if stack.endswith("-raw"):
                 telemetry["OTEL_LOG_RAW_API_BODIES"] = "1"
             asyncio.run(converse(base_url, scenario, home, telemetry))

@@ -654,7 +654,16 @@ STACKS: dict[str, Stack] = {
                "openinference-instrumentation", "opentelemetry-sdk")),
         *(Stack(name, "claude_agent_sdk_agent", "anthropic", ("claude-agent-sdk",),
                 venv="claude-agent-sdk-openinference")
-          for name in ("claude-code-otel", "claude-code-otel-raw")),
+          for name in ("claude-code-otel", "claude-code-otel-raw", "claude-code-otel-logs",
+                       "claude-code-otel-logs-raw")),
+        # Gemini CLI's own telemetry (`js/gemini_cli.mjs`): the scenario's tools from an MCP
+        # server, each turn a `gemini -p` run resuming the session.
+        Stack("gemini-cli-otel", "gemini_cli", "gemini", ("@google/gemini-cli",),
+              venv="gemini-cli", runtime="node"),
+        # Codex CLI's own telemetry (`js/codex_cli.mjs`): `codex exec`, the scenario's tools
+        # from an MCP server, each turn resuming the session.
+        Stack("codex-cli-otel", "codex_cli", "openai", ("@openai/codex",),
+              venv="codex-cli", runtime="node"),
         Stack("openlit-llamaindex", "llamaindex_agent", "openai",
               ("openlit", "llama-index-core", "llama-index-llms-openai", "openai",
                "opentelemetry-sdk")),

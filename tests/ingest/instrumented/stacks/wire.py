@@ -159,6 +159,12 @@ def _offered(body: dict[str, Any]) -> list[dict[str, Any]]:
     tools = body.get("tools") or (body.get("toolConfig") or {}).get("tools") or ()
     offered: list[dict[str, Any]] = []
     for tool in tools:
+        if tool.get("type") == "namespace":
+            # A Responses API namespace (Codex CLI offers an MCP server's tools as one,
+            # `mcp__<server>`): its tools by their qualified names, `mcp__<server>__<tool>`.
+            offered += [{**t, "name": f"{tool.get('name')}__{t.get('name')}"}
+                        for t in tool.get("tools") or ()]
+            continue
         declared = tool.get("functionDeclarations") or tool.get("function_declarations")
         offered += declared or [tool.get("function") or tool.get("toolSpec") or tool]
     return offered
@@ -282,15 +288,29 @@ def dspy_reply(scenario: str, turn: int, body: dict[str, Any]) -> Step:
 
 
 MCP_PREFIX = "mcp__"
+GEMINI_CLI_MCP_PREFIX = "mcp_tools_"
 """How Claude Code names a tool an MCP server gives it: `mcp__<server>__<tool>`."""
 
 
 def scenario_tool(name: str) -> str:
     """The tool a name offered to the model stands for: the name, or the tool an MCP
-    server's prefix names (`mcp__<server>__<tool>`, the Claude Agent SDK's `@tool`s)."""
+    server's prefix names (`mcp__<server>__<tool>`, the Claude Agent SDK's `@tool`s;
+    `mcp_<server>_<tool>`, Gemini CLI's, for the scenario's server `tools`)."""
     if name.startswith(MCP_PREFIX) and "__" in name[len(MCP_PREFIX) :]:
         return name[len(MCP_PREFIX) :].split("__", 1)[1]
+    if name.startswith(GEMINI_CLI_MCP_PREFIX):
+        return name[len(GEMINI_CLI_MCP_PREFIX) :]
     return name
+
+
+def _namespaced(body: dict[str, Any], name: str) -> dict[str, str]:
+    """A Responses `function_call`'s name, and its `namespace` where the request offered
+    the tool inside one (`_offered`: `<namespace>__<tool>`)."""
+    for tool in body.get("tools") or ():
+        space = tool.get("name") or ""
+        if tool.get("type") == "namespace" and name.startswith(space + "__"):
+            return {"name": name[len(space) + 2 :], "namespace": space}
+    return {"name": name}
 
 
 def _as_offered(body: dict[str, Any], planned: Step) -> Step:
@@ -539,7 +559,8 @@ class StackServer(ScriptedServer):
                                         "annotations": [], "logprobs": []}]})  # fmt: skip
         output += [
             {"type": "function_call", "id": f"fc_{prefix}{k}", "call_id": f"call_{prefix}{k}",
-             "name": c.name, "arguments": json.dumps(c.arguments), "status": "completed"}
+             **_namespaced(body, c.name), "arguments": json.dumps(c.arguments),
+             "status": "completed"}
             for k, c in enumerate(planned.calls)
         ]  # fmt: skip
         prompt, completion = _usage(body.get("input"), output)

@@ -1,0 +1,129 @@
+"""Record-only turns: turns from log records that name no span, keyed by their own ids.
+
+Coding agents' CLIs export their telemetry as OTLP log records, one an event, and by default
+no spans: Claude Code without `CLAUDE_CODE_ENHANCED_TELEMETRY_BETA` (its records then carry
+no trace id or span id, only `session.id` and `prompt.id`: code.claude.com/docs/en/monitoring-
+usage, "Events"). Nothing ties such a record to a span, so it would join none and make no
+turn. The records name their turn themselves, though: every event of one prompt carries the
+prompt's id, and every prompt of one session the session's.
+
+So at the edge, where a log record is read (`otlp_shared.log_record`), `anchor` gives a
+record of a convention that keys its events so (`RecordTurns`), when it names no trace and
+no span, ids derived from its own: the trace from the session, the span from the session
+and the prompt. From then on it is an ordinary content record of that trace: stored with
+those ids, read back with its session's other records (`SpanStore.read` by trace), the whole
+session one trace, so a prompt's records that arrive in later files rebuild its session
+whole, by the same ids, into the same turns. `decode.decode_spans` then finds records whose
+span is nowhere, and where those are anchored records (`anchored`: their ids are the ones
+`anchor` derives) asks their convention for the spans the records tell (`RecordTurns.spans`:
+Claude Code's prompt as its `interaction` span, each `api_request` as its `llm_request`
+span, as the CLI exports them with its traces on), which decode like any other and join the
+records as their content events. A record that names a span it did not get from `anchor`
+is never taken for one: its span may be in the next file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from turnscore.ingest.records import RawLog, RawSpan
+
+__all__ = ["RecordTurns", "anchor", "anchored", "record_spans", "span_id_of"]
+
+SpansOf = Callable[[str, str, Sequence[RawLog]], list[RawSpan]]
+"""(trace id, prompt span id, the prompt's records in time order) -> the prompt's spans,
+the first of them the prompt's own (span id as given), the rest under it."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordTurns:
+    """How one convention's span-less records key their turns."""
+
+    name: str
+    events: frozenset[str]
+    """The event names of a prompt's records."""
+    session: tuple[str, ...]
+    """Attribute keys naming the session, the first present wins."""
+    prompt: tuple[str, ...]
+    """Attribute keys naming the prompt within the session."""
+    spans: SpansOf
+    rekey: bool = False
+    """Key the records so even where they name a span: a CLI whose spans hold no turn
+    (Gemini CLI's, a trace per model call, with no content) and whose records name them
+    only now and then."""
+
+
+def _conventions() -> tuple[RecordTurns, ...]:
+    # Imported here: the conventions import the readers' record types, not the reverse.
+    from turnscore.ingest.conventions.claude_code import RECORD_TURNS as CLAUDE_CODE
+    from turnscore.ingest.conventions.gemini_cli import RECORD_TURNS as GEMINI_CLI
+
+    return (CLAUDE_CODE, GEMINI_CLI)
+
+
+_BY_EVENT: dict[str, RecordTurns] | None = None
+
+
+def _of(event_name: str) -> RecordTurns | None:
+    global _BY_EVENT
+    if _BY_EVENT is None:
+        _BY_EVENT = {e: c for c in _conventions() for e in c.events}
+    return _BY_EVENT.get(event_name)
+
+
+def _key(log: RawLog, keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = log.attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _digest(size: int, *parts: str) -> str:
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=size).hexdigest()
+
+
+def _ids(log: RawLog) -> tuple[str, str] | None:
+    """The (trace id, span id) `log`'s own keys give it, if its convention keys turns so."""
+    turns = _of(log.event_name)
+    if turns is None:
+        return None
+    session, prompt = _key(log, turns.session), _key(log, turns.prompt)
+    if session is None or prompt is None:
+        return None
+    # A trace per prompt, as the CLIs' traced exports have it (its session the
+    # conversation id of the spans it tells).
+    return (_digest(16, "record-turn", turns.name, session, prompt),
+            _digest(8, "record-turn", turns.name, session, prompt))  # fmt: skip
+
+
+def anchor(log: RawLog) -> RawLog:
+    """`log` with the trace and span its session and prompt give it, where it names
+    neither and its convention keys its turns so; else `log` as it is."""
+    turns = _of(log.event_name)
+    if turns is None or ((log.trace_id or log.span_id) and not turns.rekey):
+        return log
+    ids = _ids(log)
+    return log if ids is None else replace(log, trace_id=ids[0], span_id=ids[1])
+
+
+def anchored(log: RawLog) -> bool:
+    """Whether `log`'s ids are the ones `anchor` gives it (never a real span's: those are
+    random, these a hash of the record's session and prompt)."""
+    ids = _ids(log)
+    return ids is not None and (log.trace_id, log.span_id) == ids
+
+
+def span_id_of(*parts: str) -> str:
+    """A span id derived from `parts`: the same on every read of the same records."""
+    return _digest(8, "record-turn-span", *parts)
+
+
+def record_spans(trace_id: str, span_id: str, logs: Sequence[RawLog]) -> list[RawSpan]:
+    """The spans the anchored records of one prompt tell (`RecordTurns.spans`); none when
+    none of `logs` is anchored there."""
+    own = sorted((lg for lg in logs if anchored(lg)), key=lambda lg: lg.time_unix_nano)
+    turns = _of(own[0].event_name) if own else None
+    return [] if turns is None else turns.spans(trace_id, span_id, own)
