@@ -9,11 +9,12 @@ prompt's id, and every prompt of one session the session's.
 
 So at the edge, where a log record is read (`otlp_shared.log_record`), `anchor` gives a
 record of a convention that keys its events so (`RecordTurns`), when it names no trace and
-no span, ids derived from its own: the trace from the session, the span from the session
-and the prompt. From then on it is an ordinary content record of that trace: stored with
-those ids, read back with its session's other records (`SpanStore.read` by trace), the whole
-session one trace, so a prompt's records that arrive in later files rebuild its session
-whole, by the same ids, into the same turns. `decode.decode_spans` then finds records whose
+no span, ids derived from its own: a trace and a span per prompt (as the CLIs' traced
+exports have it), from the session and the prompt. From then on it is an ordinary content
+record of that trace: stored with those ids, read back with its prompt's other records
+(`SpanStore.read` by trace), so a prompt's records that arrive in later files rebuild its
+turn, by the same ids, the same; the session is the conversation id of the spans they tell,
+stored with the records (`SpanStore`), so a later prompt ingested apart finds the session. `decode.decode_spans` then finds records whose
 span is nowhere, and where those are anchored records (`anchored`: their ids are the ones
 `anchor` derives) asks their convention for the spans the records tell (`RecordTurns.spans`:
 Claude Code's prompt as its `interaction` span, each `api_request` as its `llm_request`

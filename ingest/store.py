@@ -395,7 +395,7 @@ class SpanStore(_PartStore):
             rows = [
                 self._span_row(rec, conv, resources)
                 if isinstance(rec, RawSpan)
-                else self._log_row(rec, resources)
+                else self._log_row(rec, conv, resources)
                 for rec in recs
             ]
             columns = zip(zip(*rows, strict=True), _SPAN_SCHEMA, strict=True)
@@ -431,7 +431,13 @@ class SpanStore(_PartStore):
             span.source, span.position, self.ingest_id,
         )  # fmt: skip
 
-    def _log_row(self, log: RawLog, resources: _Resources) -> tuple[Any, ...]:
+    def _log_row(
+        self, log: RawLog, conv: Mapping[tuple[str, str], SpanLinks], resources: _Resources
+    ) -> tuple[Any, ...]:
+        # A record-only turn's records (`record_turns`) are the only rows of their trace:
+        # the conversation of the span they tell is theirs to index, or a later prompt of
+        # the session, ingested apart, would not find this one.
+        told = conv.get((log.trace_id or "", log.span_id or "")) if conv else None
         attributes = encode_attributes(log.attributes)
         resource = resources.encode(log.resource).decode()
         body = orjson.dumps(encode_value(log.body)).decode()
@@ -442,7 +448,7 @@ class SpanStore(_PartStore):
             None,
             attributes, None, None, body,
             resource, "", "",
-            None, None, None,
+            told.conversation_id if told else None, None, None,
             detached_response(log),
             log.source, log.position, self.ingest_id,
         )  # fmt: skip

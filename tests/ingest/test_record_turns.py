@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import pytest
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 
 from turnscore.ingest.decode import decode_span
@@ -125,11 +124,6 @@ def test_a_prompt_whose_records_arrive_in_two_runs_is_one_turn(tmp_path: Path) -
         (t.turn_id, t.llm_calls, len(t.calls), t.final_answer) for t in _turns(whole)]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a prompt's trace holds only log records, and the store indexes no conversation key "
-    "for a log row: a later prompt of the session, ingested in another run, does not find "
-    "the earlier one (both turn_index 0); the fix is the store's (`_log_row` writing the "
-    "conversation of the span its records tell), the lead's file: patch in the report"))
 def test_a_later_prompt_ingested_apart_continues_its_session(tmp_path: Path) -> None:
     first, second = _halves(MULTI, tmp_path, between_prompts=True)
     ingest_paths([first], tmp_path / "out")
