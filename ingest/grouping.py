@@ -390,6 +390,12 @@ class _HistoryIndex:
         (`links`: requests recorded wrong). Called in start order, it marks the call it
         returns as continued.
 
+        Only a call of the same service: an agent continues its own conversations, and
+        two agents asked the same thing at once (an evaluation running one task set
+        through several frameworks) are two. The keys leave the service out, so that keys
+        stored before still find and are found; partitions and store lookups joined by
+        them may bring in another service's traces, which cost time, never a turn.
+
         Two rules keep conversations that run at once apart where their histories are
         alike (users asking the same thing of one deterministic agent, an evaluation
         running a case several times in parallel), which is where a call's output lost
@@ -415,6 +421,7 @@ class _HistoryIndex:
             earlier = [
                 c for c in index.get(key, ())
                 if _order(c) < _order(call) and c.trace_id != call.trace_id
+                and c.service_name == call.service_name
                 and (answers is None or _answered(c, answers))
                 and not (resent and key_of(c) in self._silent
                          and (key_of(c) in self._continued or _resent(call, c)))

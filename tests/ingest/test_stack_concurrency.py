@@ -179,3 +179,37 @@ def test_four_runs_at_once_give_each_turn_four_times(stack: str, scenario: str,
     times yet, so each run's next turn finds its own (where outputs kept no ids, any one of
     them: they say the same)."""
     _runs_at_once(stack, scenario, [0, LATER, 2 * LATER], tmp_path)
+
+
+_AT = 1_900_000_000 * 10**9
+"""The instant every stack's run starts at in `test_other_agents_asked_the_same_at_once`."""
+
+
+def _start(files: Iterable[Path]) -> int | None:
+    return min((s.start_time_unix_nano
+                for f in files if f.name.endswith(".traces.pb")
+                for rs in trace_pb2.TracesData.FromString(f.read_bytes()).resource_spans
+                for ss in rs.scope_spans for s in ss.spans), default=None)  # fmt: skip
+
+
+@pytest.mark.parametrize("scenario", ["single_tool", "multi_turn"])
+def test_other_agents_asked_the_same_at_once_stay_apart(scenario: str, tmp_path: Path) -> None:
+    """Every stack's recording of one scenario, all started at one instant and ingested in
+    one batch: an evaluation running one task set through several agents at once. Their
+    words are the same and many name no session, so traces of different services would
+    chain by history; each agent's turns must come out as they do alone."""
+    alone: Counter[tuple[Any, ...]] = Counter()
+    files: list[Path] = []
+    for n, (stack, _) in enumerate(c for c in recorded() if c[1] == scenario):
+        folder = FIXTURES / stack / scenario
+        recording = sorted(folder.glob("*.pb"))
+        turns = _turns(recording, tmp_path / f"alone-{n}")
+        alone.update(_said(t) for t in turns)
+        ids = _wire_ids(folder) | {t.conversation_id for t in turns
+                                   if t.conversation_id != t.trace_id}
+        ids |= {c.call_id for t in turns for c in t.calls if c.call_id and len(c.call_id) >= 4}
+        start = _start(recording)
+        later = 0 if start is None else _AT - start
+        files += _Copy(ids, n, later, f"-s{n}").write(recording, tmp_path)
+    assert len(files) > 100
+    assert Counter(_said(t) for t in _turns(files, tmp_path / "together")) == alone
