@@ -14,13 +14,14 @@ exports have it), from the session and the prompt. From then on it is an ordinar
 record of that trace: stored with those ids, read back with its prompt's other records
 (`SpanStore.read` by trace), so a prompt's records that arrive in later files rebuild its
 turn, by the same ids, the same; the session is the conversation id of the spans they tell,
-stored with the records (`SpanStore`), so a later prompt ingested apart finds the session. `decode.decode_spans` then finds records whose
-span is nowhere, and where those are anchored records (`anchored`: their ids are the ones
-`anchor` derives) asks their convention for the spans the records tell (`RecordTurns.spans`:
-Claude Code's prompt as its `interaction` span, each `api_request` as its `llm_request`
-span, as the CLI exports them with its traces on), which decode like any other and join the
-records as their content events. A record that names a span it did not get from `anchor`
-is never taken for one: its span may be in the next file.
+stored with the records (`SpanStore`), so a later prompt ingested apart finds the session.
+`decode.decode_spans` then finds records whose span is nowhere, and where those are anchored
+records (`anchored`: their ids are the ones `anchor` derives) asks their convention for the
+spans the records tell (`RecordTurns.spans`: Claude Code's prompt as its `interaction` span,
+each `api_request` as its `llm_request` span, as the CLI exports them with its traces on),
+which decode like any other and join the records as their content events. A record that
+names a span it did not get from `anchor` is never taken for one: its span may be in the
+next file.
 """
 
 from __future__ import annotations
