@@ -120,6 +120,9 @@ OI_OUTPUT_VALUE: Final = "output.value"
 OI_INPUT_MESSAGES: Final = "llm.input_messages"
 OI_OUTPUT_MESSAGES: Final = "llm.output_messages"
 OI_TOOLS: Final = "llm.tools"
+# The model call's keyword arguments as JSON; a LangChain chat model's `tools` ride in them
+# (before `llm.tools`).
+OI_INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
 OI_MODEL_NAME: Final = "llm.model_name"
 OI_TOKEN_PROMPT: Final = "llm.token_count.prompt"
 OI_TOKEN_COMPLETION: Final = "llm.token_count.completion"
