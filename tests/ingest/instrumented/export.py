@@ -26,6 +26,8 @@ except ImportError:  # an SDK before 1.39 (an old release's stack pins one): the
     from opentelemetry.sdk._logs import LogData as ReadableLogRecord  # type: ignore[attr-defined,no-redef]
     from opentelemetry.sdk._logs.export import (  # type: ignore[attr-defined,no-redef]
         LogExporter as LogRecordExporter,
+    )
+    from opentelemetry.sdk._logs.export import (
         LogExportResult as LogRecordExportResult,
     )
 
