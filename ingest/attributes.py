@@ -71,6 +71,9 @@ OPENLIT_WORKFLOW_OUTPUT: Final = "gen_ai.workflow.output"
 GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
 # The provider OpenLIT's google-genai instrumentation names (`gen_ai.provider.name`).
 OPENLIT_GEMINI: Final = "gemini"
+# What OpenLIT before 1.3x records as a model call's completion whenever the request sent
+# tools, whatever the model answered: a stand-in, never the model's text.
+OPENLIT_TOOLS_COMPLETION: Final = "Function called with tools"
 # The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
 # on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
 # `code.function.return.type` / `.value` for what it returned.

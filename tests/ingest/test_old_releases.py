@@ -7,6 +7,8 @@ per rule an old release needed, each failing without it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from tests.ingest.test_stack_forms import turns_of
@@ -237,3 +239,88 @@ def test_strands_10_system_prompt_on_the_agent_span(tmp_path: Any) -> None:
     assert (turn.request, turn.final_answer) == (REQUEST, ANSWER)
     assert turn.system_instructions == SYSTEM
     assert "system_prompt" not in json.loads(turn.attributes)
+
+
+# --- smolagents 1.x: a tool-response message naming its call ----------------------------
+
+
+def test_smolagents_1x_tool_response_names_its_call(tmp_path: Any) -> None:
+    """smolagents 1.9 relays a step's result as its own role `tool-response`, the text
+    `Call id: <id>\\nObservation:\\n<result>`: the result is what the label introduces, for
+    the call it names (the model's call seen only in the replayed `Calling tools:` text)."""
+    calling = "Calling tools:\n[{'id': 'call_1', 'type': 'function', 'function': " \
+              "{'name': 'calculator', 'arguments': {'expression': '17 * 23 + 4'}}}]"
+
+    def llm(said: list[tuple[str, str]], out: dict[str, Any]) -> dict[str, Any]:
+        attrs: dict[str, Any] = {"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o"}
+        for i, (role, content) in enumerate(said):
+            attrs[f"llm.input_messages.{i}.message.role"] = role
+            attrs[f"llm.input_messages.{i}.message.content"] = content
+        attrs.update({f"llm.output_messages.0.message.{k}": v for k, v in out.items()})
+        return attrs
+
+    asked = [("system", SYSTEM), ("user", f"New task:\n{REQUEST}")]
+    call = {"role": "assistant", "tool_calls.0.tool_call.id": "call_1",
+            "tool_calls.0.tool_call.function.name": "calculator",
+            "tool_calls.0.tool_call.function.arguments": _j(ARGS)}
+    answer = {"role": "assistant", "tool_calls.0.tool_call.id": "call_2",
+              "tool_calls.0.tool_call.function.name": "final_answer",
+              "tool_calls.0.tool_call.function.arguments": _j({"answer": ANSWER})}
+
+    def record(r: Any) -> None:
+        with r.span("ToolCallingAgent.run", {"openinference.span.kind": "AGENT",
+                                             "input.value": _j({"task": REQUEST})}):
+            with r.span("Step 1", {"openinference.span.kind": "CHAIN"}), \
+                    r.span("OpenAIServerModel.__call__", llm(asked, call)):
+                pass
+            with r.span("Step 2", {"openinference.span.kind": "CHAIN"}), \
+                    r.span("OpenAIServerModel.__call__", llm(
+                        [*asked, ("assistant", calling),
+                         ("tool-response", "Call id: call_1\nObservation:\n395")], answer)):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer) == (REQUEST, ANSWER)
+    [call_made] = [c for c in turn.calls if c.name == "calculator"]
+    assert (call_made.call_id, call_made.result) == ("call_1", "395")
+
+
+# --- OpenLIT 1.26: a stand-in completion and `None` in its transcript --------------------
+
+
+def test_openlit_126_tool_requests_are_not_captured(tmp_path: Any) -> None:
+    """OpenLIT 1.26 records any completion of a request that sent tools as `Function called
+    with tools` (a stand-in, no answer) and renders a replayed reply that only called tools
+    as `assistant: None` in its prompt transcript: that is the gap the earlier call left, so
+    the raw client's two calls (each a trace of its own) are one turn, with no answer
+    captured."""
+    base = {"telemetry.sdk.name": "openlit", "gen_ai.system": "openai",
+            "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
+            "gen_ai.usage.input_tokens": 20, "gen_ai.usage.output_tokens": 5}
+    asked = f"system: {SYSTEM}\nuser: {REQUEST}"
+
+    def call(r: Any, prompt: str) -> None:
+        with _detached(), r.span("openai.chat.completions", base, events=[
+                ("gen_ai.content.prompt", {"gen_ai.prompt": prompt}),
+                ("gen_ai.content.completion",
+                 {"gen_ai.completion": "Function called with tools"})]):
+            pass
+
+    def record(r: Any) -> None:
+        call(r, asked)
+        call(r, f"{asked}\nassistant: None\ntool: 395")
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (REQUEST, None, 2)
+
+
+@contextmanager
+def _detached() -> Iterator[None]:
+    """What follows starts a trace of its own (a raw client call made outside any span)."""
+    from opentelemetry import context, trace
+
+    token = context.attach(trace.set_span_in_context(trace.INVALID_SPAN))
+    try:
+        yield
+    finally:
+        context.detach(token)

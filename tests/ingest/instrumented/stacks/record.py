@@ -768,6 +768,11 @@ STACKS: dict[str, Stack] = {
           for name in ("logfire-openai-2.11", "logfire-openai-2.11-stream")),
         Stack("strands-1.0", "strands_agent", "openai",
               ("strands-agents", "openai", "opentelemetry-sdk")),
+        Stack("smolagents-openinference-1.9", "smolagents_agent", "openai",
+              ("smolagents", "openai", "openinference-instrumentation-smolagents",
+               "opentelemetry-sdk")),
+        Stack("openlit-openai-1.26", "openlit_loop", "openai",
+              ("openlit", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
