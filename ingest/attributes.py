@@ -72,6 +72,9 @@ OPENLIT_WORKFLOW_OUTPUT: Final = "gen_ai.workflow.output"
 GEN_AI_WORKFLOW_NAME: Final = "gen_ai.workflow.name"
 # The provider OpenLIT's google-genai instrumentation names (`gen_ai.provider.name`).
 OPENLIT_GEMINI: Final = "gemini"
+# What OpenLIT before 1.3x records as a model call's completion whenever the request sent
+# tools, whatever the model answered: a stand-in, never the model's text.
+OPENLIT_TOOLS_COMPLETION: Final = "Function called with tools"
 # The Google GenAI SDK's OTel instrumentation records a wrapped tool function's Python call
 # on its execute_tool span: `code.function.parameters.<param>.type` / `.value` per argument,
 # `code.function.return.type` / `.value` for what it returned.
@@ -121,6 +124,9 @@ OI_OUTPUT_VALUE: Final = "output.value"
 OI_INPUT_MESSAGES: Final = "llm.input_messages"
 OI_OUTPUT_MESSAGES: Final = "llm.output_messages"
 OI_TOOLS: Final = "llm.tools"
+# The model call's keyword arguments as JSON; a LangChain chat model's `tools` ride in them
+# (before `llm.tools`).
+OI_INVOCATION_PARAMETERS: Final = "llm.invocation_parameters"
 OI_MODEL_NAME: Final = "llm.model_name"
 OI_TOKEN_PROMPT: Final = "llm.token_count.prompt"
 OI_TOKEN_COMPLETION: Final = "llm.token_count.completion"
@@ -199,6 +205,7 @@ TL_IS_STREAMING: Final = "gen_ai.is_streaming"
 # OpenLLMetry's Cohere instrumentation names its system (`gen_ai.system`) `Cohere`.
 TL_SYSTEM: Final = "gen_ai.system"
 TL_COHERE_SYSTEM: Final = "Cohere"
+TL_LANGCHAIN_SYSTEM: Final = "Langchain"  # the LangChain instrumentation's model-call spans
 # AgentOps' fork of OpenLLMetry's OpenAI instrumentation keeps its flattened prompts and
 # completions but names the request's tools `gen_ai.request.functions.N.*` (agentops
 # `semconv/span_attributes.py`, `LLM_REQUEST_FUNCTIONS`).
@@ -214,6 +221,12 @@ PYDANTIC_AI_MODEL_REQUEST_PARAMETERS: Final = "model_request_parameters"
 GEN_AI_AGGREGATED_INPUT_TOKENS: Final = "gen_ai.aggregated_usage.input_tokens"
 PYDANTIC_AI_TOOL_ARGUMENTS: Final = "tool_arguments"  # before data-format version 2
 PYDANTIC_AI_TOOL_RESPONSE: Final = "tool_response"  # before data-format version 2
+# Pydantic AI 0.x (InstrumentationSettings' default `event_mode='attributes'`): the older
+# per-message OTel events, each `{**body, **attributes}` with its `event.name`, as one JSON
+# array on each chat span, and the run's whole conversation so on its agent-run span.
+PYDANTIC_AI_EVENTS: Final = "events"
+PYDANTIC_AI_ALL_MESSAGES_EVENTS: Final = "all_messages_events"
+PYDANTIC_AI_AGENT_NAME: Final = "agent_name"  # 0.x agent-run spans, before gen_ai.agent.name
 LOGFIRE_JSON_SCHEMA: Final = "logfire.json_schema"
 # Logfire's LLM-provider instrumentations (`logfire.instrument_openai()`, `_anthropic()`):
 # pydantic/logfire `logfire/_internal/integrations/llm_providers/{openai,anthropic}.py`.
@@ -250,6 +263,9 @@ ADK_TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"
 ADK_SESSION_ID: Final = "gcp.vertex.agent.session_id"
 PYDANTIC_AI_AGGREGATED_OUTPUT_TOKENS: Final = "gen_ai.aggregated_usage.output_tokens"
 STRANDS_AGENT_TOOLS: Final = "gen_ai.agent.tools"
+# Strands before `gen_ai.system_instructions` (1.0 to 1.x): the agent's system prompt as a
+# plain attribute of its invoke_agent span (`Tracer.start_agent_span(**kwargs)`).
+STRANDS_SYSTEM_PROMPT: Final = "system_prompt"
 STRANDS_TOOL_STATUS: Final = "gen_ai.tool.status"
 MLFLOW_CHAT_MESSAGES: Final = "mlflow.chat.messages"
 MLFLOW_CHUNK_EVENT_PREFIX: Final = "mlflow.chunk.item."  # span event per streamed chunk, N after

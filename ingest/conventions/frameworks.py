@@ -5,8 +5,11 @@ Each reads only its own attributes; the standard parts of the same spans (Pydant
 chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
 - Pydantic AI: `pydantic_ai.all_messages` on the agent span (the whole conversation, the
   last assistant message being the answer), `final_result`, tools in
-  `model_request_parameters.function_tools[].parameters_json_schema`, aggregated usage.
-- Strands: per-called-tool `gen_ai.tool.json_schema`, tool names in `gen_ai.agent.tools`.
+  `model_request_parameters.function_tools[].parameters_json_schema`, aggregated usage;
+  0.x's default event mode, the older per-message events as JSON arrays (`events` on chat
+  spans, `all_messages_events` on the agent span: `_pydantic_events`).
+- Strands: per-called-tool `gen_ai.tool.json_schema`, tool names in `gen_ai.agent.tools`;
+  1.0's system prompt as `system_prompt` on the agent span (`_strands_system_prompt`).
 - MLflow: every value JSON-encoded; full request/response in `mlflow.spanInputs/Outputs`;
   an Agents SDK agent's span named after the agent (`_agents_sdk_agent`);
   a streamed call's chunks as `mlflow.chunk.item.N` span events; the tools as sent in the
@@ -20,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from turnscore.ingest import attributes as A
-from turnscore.ingest.conventions.base import Convention, Decoded, SpanView
+from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 from turnscore.ingest.conventions.langsmith import graph_agent, run_metadata, run_thread
 from turnscore.ingest.conventions.logfire import agents_span, declared_structured
 from turnscore.ingest.conventions.messages import (
@@ -33,6 +36,7 @@ from turnscore.ingest.conventions.messages import (
     system_text,
     text_message,
 )
+from turnscore.ingest.conventions.otel_genai import MESSAGE_EVENT_NAMES, event_message
 from turnscore.ingest.conventions.values import (
     SYNTHETIC_TOOL_NAMES,
     JsonValue,
@@ -61,6 +65,7 @@ def _pydantic_decode(view: SpanView, problems: Problems) -> Decoded:
         output_tokens=as_int(view.get(A.PYDANTIC_AI_AGGREGATED_OUTPUT_TOKENS)),
         tool_execution=_pydantic_tool(view, problems),
     )
+    decoded = decoded.fill(_pydantic_events(view, problems))
     raw = view.load(A.PYDANTIC_AI_ALL_MESSAGES, problems)
     if raw is not None:
         # Only agent-run spans carry the whole conversation; older versions set no
@@ -84,6 +89,58 @@ def _pydantic_decode(view: SpanView, problems: Problems) -> Decoded:
         decoded = decoded.fill(Decoded(tool_definitions=tools))
     return decoded
 
+
+
+def _pydantic_events(view: SpanView, problems: Problems) -> Decoded:
+    """Pydantic AI 0.x's messages in its default event mode (`event_mode='attributes'`): the
+    older per-message OTel events as one JSON array of `{**body, "event.name": ...}` on each
+    chat span (`events`: the request's messages, its answer a `gen_ai.choice`), and the whole
+    conversation on the agent-run span (`all_messages_events`: every message an event, the
+    last assistant one the answer; the agent named `agent_name`) (pydantic/pydantic-ai 0.4
+    `pydantic_ai/models/instrumented.py`, `_emit_events`, `event_to_dict`;
+    `pydantic_ai/agent.py`, `iter` and `_run_span_end_attributes`). Each is read as the
+    event it was (`otel_genai`'s reader)."""
+    chat = _attribute_events(view, A.PYDANTIC_AI_EVENTS, problems)
+    if chat is not None:
+        inputs = tuple(m for name, m in chat if name != A.EV_CHOICE)
+        outputs = tuple(m for name, m in chat if name == A.EV_CHOICE)
+        return Decoded(input_messages=inputs, output_messages=outputs or None,
+                       system_instructions=system_text(inputs))  # fmt: skip
+    run = _attribute_events(view, A.PYDANTIC_AI_ALL_MESSAGES_EVENTS, problems)
+    if run is None:
+        return Decoded()
+    history, answer = _split_answer(tuple(m for _, m in run))
+    return Decoded(
+        kind=SpanKind.AGENT, input_messages=history, output_messages=answer or None,
+        system_instructions=system_text(history),
+        model=as_str(view.get(A.PYDANTIC_AI_MODEL_NAME)),
+        agent_name=as_str(view.get(A.PYDANTIC_AI_AGENT_NAME)),
+    )  # fmt: skip
+
+
+def _attribute_events(
+    view: SpanView, key: str, problems: Problems
+) -> list[tuple[str, Message]] | None:
+    """(event name, message) of each older per-message event in the JSON array at `key`;
+    None where the key holds no such array (Logfire's Responses spans use `events` too, for
+    message dicts without event names)."""
+    raw = view.load(key, problems)
+    if not isinstance(raw, list) or not raw:
+        return None
+    named = [e for e in raw if isinstance(e, dict) and isinstance(e.get(A.EVENT_NAME), str)]
+    if len(named) != len(raw):
+        return None
+    messages = []
+    for i, item in enumerate(named):
+        name = str(item[A.EVENT_NAME])
+        if name not in MESSAGE_EVENT_NAMES:
+            continue
+        fields = {k: v for k, v in item.items() if k != A.EVENT_NAME}
+        event = ContentEvent(name, 0, fields)
+        message = event_message(event, f"{key}[{i}] {name}", problems)
+        if message is not None:
+            messages.append((name, message))
+    return messages
 
 
 def _pydantic_tool(view: SpanView, problems: Problems) -> ToolExecution | None:
@@ -130,7 +187,8 @@ _PYDANTIC_OWN = frozenset({
 PYDANTIC_AI = Convention("pydantic-ai", _pydantic_decode, markers=_PYDANTIC_OWN | {
     A.LOGFIRE_JSON_SCHEMA,
 }, accepts=_pydantic_accepts, content_keys=(
-    A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_FINAL_RESULT,
+    A.PYDANTIC_AI_ALL_MESSAGES, A.PYDANTIC_AI_ALL_MESSAGES_EVENTS, A.PYDANTIC_AI_EVENTS,
+    A.PYDANTIC_AI_FINAL_RESULT,
     A.PYDANTIC_AI_MODEL_REQUEST_PARAMETERS, A.PYDANTIC_AI_TOOL_ARGUMENTS,
     A.PYDANTIC_AI_TOOL_RESPONSE,
 ))
@@ -154,13 +212,26 @@ def _strands_decode(view: SpanView, problems: Problems) -> Decoded:
     names = view.load(A.STRANDS_AGENT_TOOLS, problems)
     if isinstance(names, list):
         # Names only: the agent declares its tool set without schemas.
-        return Decoded(tool_definitions=tuple(ToolDef(str(n)) for n in names if n))
+        return Decoded(tool_definitions=tuple(ToolDef(str(n)) for n in names if n),
+                       system_instructions=_strands_system_prompt(view))  # fmt: skip
     return Decoded()
+
+
+def _strands_system_prompt(view: SpanView) -> str | None:
+    """The agent's system prompt as Strands 1.0 records it, before the convention's
+    `gen_ai.system_instructions`: the keyword `system_prompt` its agent passes
+    `Tracer.start_agent_span`, which sets every plain keyword as an attribute of the
+    invoke_agent span (strands-agents 1.0 `strands/agent/agent.py`,
+    `_start_agent_trace_span`; `strands/telemetry/tracer.py`, `start_agent_span`); its chat
+    spans' message events leave it out. Read on the span that names the agent's tools, so a
+    plain `system_prompt` key elsewhere is not taken for it."""
+    text = as_str(view.get(A.STRANDS_SYSTEM_PROMPT))
+    return text if text and text.strip() else None
 
 
 STRANDS = Convention("strands", _strands_decode, markers=frozenset({
     A.STRANDS_TOOL_JSON_SCHEMA, A.STRANDS_AGENT_TOOLS,
-}))
+}), content_keys=(A.STRANDS_SYSTEM_PROMPT,))
 
 # --- MLflow -------------------------------------------------------------------------
 

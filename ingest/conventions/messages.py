@@ -85,8 +85,19 @@ _BLOCK_KEYS = frozenset(
 
 
 def normalize_role(role: JsonValue) -> str:
-    text = as_str(role) or ""
-    return _ROLES.get(text.lower(), text.lower() or "user")
+    text = (as_str(role) or "").lower()
+    if text not in _ROLES and (repeated := _REPEATED_ROLE.fullmatch(text)):
+        text = repeated[1]
+    return _ROLES.get(text, text or "user")
+
+
+_REPEATED_ROLE = re.compile(r"(.+?)\1+")
+"""A role said over and over (`assistantassistant`): the OpenAI SDK's stream accumulator
+appends every string field of each chunk's delta to the one so far, the role too
+(openai-python 1.58 `openai/lib/streaming/_deltas.py`, `accumulate_delta`), so a server
+that repeats `role` in every chunk (Ollama's OpenAI-compatible API, and the scripted server of
+`tests/ingest/instrumented`) leaves a streamed
+reply that many copies of it; Logfire 2.x records that reply (`response_data.message`)."""
 
 
 _KNOWN_ROLES = frozenset(_ROLES.values())
@@ -553,10 +564,30 @@ def _observed(message: Message) -> Message:
     result (DESIGN §3: some frameworks send tool results with role user). smolagents merges
     consecutive messages of one role, so its next task may follow the last result in the
     same message: that message is the user's, and `parse_messages` splits it (`_merged`)."""
+    if message.role == "tool":
+        return _labelled_result(message)
     text = _text_only(message)
     if text is None or _NEW_TASK in text or (result := _relayed_result(text)) is None:
         return message
     return Message("user", (result,), message.finish_reason)
+
+
+def _labelled_result(message: Message) -> Message:
+    """A tool message whose text is smolagents 1.x's labelled relay: its own role
+    `tool-response`, the text `Call id: <id>\nObservation:\n<observations>` (or `Call id:
+    <id>\nError:\n...` and the advice to retry) naming the step's first call
+    (smolagents 1.9 `memory.py`, `ActionStep.to_messages`). The result is what the label
+    introduces, for the call it names; other tool messages are as they are."""
+    if len(message.parts) != 1:
+        return message
+    part = message.parts[0]
+    text = part.text or ""
+    if part.type is not PartType.TOOL_RESULT or part.call_id or not _CALL_ID.match(text):
+        return message
+    result = _relayed_result(text)
+    if result is None:
+        return message
+    return Message("tool", (replace(result, name=part.name),), message.finish_reason)
 
 
 def _merged(message: Message) -> tuple[Message, ...]:
@@ -868,7 +899,9 @@ def prefixed_messages(text: str, where: str, problems: Problems) -> tuple[Messag
     (`User: ...`, `assistant:x`) included; a content line that itself starts exactly as
     OpenLIT opens a message (`user: `) cannot be told from a new message. Only text is
     rendered: tool calls and tool-use / tool-result blocks come out empty or as `None`,
-    so those messages are dropped, never guessed at. A message OpenLIT could not read (an
+    so those messages are dropped, never guessed at, but for an assistant's `None` (a
+    reply that only called tools, as OpenLIT 1.26 renders it), kept without parts: a gap
+    in the history, not nothing. A message OpenLIT 1.35 to 1.36 could not read (an
     assistant message whose content is None, an SDK object) is rendered as the Python repr
     of the whole request's list (its fallback, `str(messages)`, 1.35 to 1.36): that list is
     read back instead when it is literal, else skipped.
@@ -892,7 +925,12 @@ def prefixed_messages(text: str, where: str, problems: Problems) -> tuple[Messag
             continue  # a repr of objects: no message of its own, and not readable
         # List contents are rendered `text: ..., image_url: ...`.
         content = content.removeprefix("text: ")
-        if content and content != "None":
+        if content == "None" and _ROLES[role] == "assistant":
+            # A replayed reply that only called tools (its content None, its calls not
+            # rendered): kept as the assistant's turn without parts, which `links`' gap
+            # rule reads as the earlier call that asked for tools.
+            out.append(Message("assistant", ()))
+        elif content and content != "None":
             message = parse_message({"role": role, "content": content}, where, problems)
             if message is not None:
                 out.append(message)

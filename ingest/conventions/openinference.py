@@ -6,7 +6,8 @@ function.name, function.arguments}}`. Raw request/response JSON in `input.value`
 `output.value` is read only where the flattened messages are absent (Langfuse gets this
 precedence backwards), or for what they drop: a tool result's failure, call ids, an
 Anthropic request's system prompt and all but the last of a message's tool results, and a
-chat request's tools where no `llm.tools` are (`_from_request`, `_with_ids`,
+chat request's tools where no `llm.tools` are, else the invocation parameters' (`_from_request`,
+`_with_ids`,
 `_request_tools`). A message naming a `tool_call_id` is a tool's result, whatever its
 role. LangChain TOOL spans serialize a `ToolMessage` as output; its `content` is the
 result the model saw and its `tool_call_id` the link to the call.
@@ -104,7 +105,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         inputs = _kickoff_request(view)
     tools = _tools(view, problems)
     if tools is None and kind is SpanKind.LLM:
-        tools = _request_tools(view, problems)
+        tools = _request_tools(view, problems) or _invocation_tools(view, problems)
     elif tools is None and kind is SpanKind.AGENT:
         tools = _managed_agents(view)
     return base.fill(Decoded(
@@ -537,6 +538,23 @@ def _request_tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | 
     if isinstance(parsed.get("contents"), list):
         return parse_tool_defs(_proto_json(tools), A.OI_INPUT_VALUE, problems)
     return None
+
+
+def _invocation_tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
+    """The tools among an LLM span's invocation parameters, for a span with no `llm.tools`
+    and no raw request naming them: the LangChain instrumentation before `llm.tools` (0.1.29,
+    LangGraph 0.2 era) records the chat model's `invocation_params` whole, the tools
+    `bind_tools` gave it among them in the provider's form, and nothing else of them
+    (openinference-instrumentation-langchain 0.1.29 `_tracer.py`, `_invocation_parameters`;
+    its `_tools` reads TOOL runs only)."""
+    raw = view.get(A.OI_INVOCATION_PARAMETERS)
+    if not isinstance(raw, str) or '"tools"' not in raw:
+        return None
+    ok, parsed = try_json(raw)
+    tools = parsed.get("tools") if ok and isinstance(parsed, dict) else None
+    if not isinstance(tools, list) or not tools:
+        return None
+    return parse_tool_defs(tools, A.OI_INVOCATION_PARAMETERS, problems)
 
 
 _PROTO_MAPS = frozenset({"properties", "defs"})

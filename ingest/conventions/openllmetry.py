@@ -57,6 +57,7 @@ from turnscore.ingest.conventions.messages import (
     Problems,
     execution,
     flat_messages,
+    parse_message,
     parse_messages,
     parse_tool_defs,
     system_text,
@@ -93,6 +94,8 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     outputs = _flat(view, A.GEN_AI_COMPLETION, "assistant", problems)
     if outputs and as_str(view.get(A.TL_SYSTEM)) == A.TL_COHERE_SYSTEM:
         outputs = tuple(_without_plan(m) for m in outputs)
+    if inputs and as_str(view.get(A.TL_SYSTEM)) == A.TL_LANGCHAIN_SYSTEM:
+        inputs = _langchain_results(inputs, problems)
     is_llm = (as_str(view.get(A.TL_REQUEST_TYPE)) in _LLM_TYPES) or inputs is not None
     kind = tl_kind or (SpanKind.LLM if is_llm else None)
     if tl_kind is SpanKind.CHAIN and as_str(view.get(A.TL_TOOL_NAME)):
@@ -132,6 +135,29 @@ def _workflow_step_agent(view: SpanView) -> str | None:
     raw = as_str(view.get(A.TL_ENTITY_OUTPUT))
     return workflow_agent(json_or_text(raw)) \
         if raw is not None and A.LI_CURRENT_AGENT_NAME in raw else None
+
+
+_UNKNOWN_ROLE = "unknown"
+
+
+def _langchain_results(messages: tuple[Message, ...], problems: Problems) -> tuple[Message, ...]:
+    """A LangChain prompt's tool results, which the LangChain instrumentation before 0.4x
+    names role `unknown` (its `_message_type_to_role` knows `human`, `system` and `ai`
+    only: traceloop/openllmetry `opentelemetry-instrumentation-langchain` 0.33
+    `callback_handler.py`), and whose replayed calls it drops (an AI message's text alone,
+    empty for one that only called tools). An `unknown` message answering such a text-less
+    assistant message (directly or after another result) is a tool's result; others (a
+    `ChatMessage` with a role of its own, a streamed `AIMessageChunk`) stay as they are."""
+    result: list[Message] = []
+    answering = False
+    for message in messages:
+        if message.role == _UNKNOWN_ROLE and answering:
+            message = parse_message({"role": "tool", "content": message.text},
+                                    "langchain tool result", problems) or message
+        elif message.role != _UNKNOWN_ROLE:
+            answering = message.role == "assistant" and not message.text.strip()
+        result.append(message)
+    return tuple(result)
 
 
 def _without_plan(message: Message) -> Message:

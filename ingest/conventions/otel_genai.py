@@ -105,6 +105,8 @@ _MESSAGE_EVENTS = {
     A.EV_ASSISTANT_MESSAGE: "assistant",
     A.EV_TOOL_MESSAGE: "tool",
 }
+MESSAGE_EVENT_NAMES = frozenset({*_MESSAGE_EVENTS, A.EV_CHOICE})
+"""The older per-message events `event_message` reads."""
 _WHOLE_EVENTS = {A.EV_CONTENT_PROMPT: A.GEN_AI_PROMPT, A.EV_CONTENT_COMPLETION: A.GEN_AI_COMPLETION}
 _MODEL_CALL_EVENTS = frozenset({A.EV_CHOICE, A.EV_OPERATION_DETAILS, A.EV_CONTENT_COMPLETION})
 
@@ -514,12 +516,18 @@ def _whole(
 ) -> tuple[Message, ...] | None:
     """The span attribute, else every `event_name` event's value under the same key, in
     time order (OpenLIT sends one completion event per choice); None when none has one
-    (OpenLIT's event for a completion that is only tool calls carries no value)."""
+    (OpenLIT's event for a completion that is only tool calls carries no value). OpenLIT
+    before 1.3x records any completion of a request that sent tools as the stand-in
+    `Function called with tools` (openlit 1.26 `instrumentation/openai/openai.py`, `chat_
+    completions`: `if kwargs.get("tools")`), the model's text and calls nowhere: not
+    captured, no answer."""
     key = _WHOLE_EVENTS[event_name]
     own = view.get(key)
     values = [own] if own is not None else [
         e.fields[key] for e in view.events if e.name == event_name and key in e.fields
     ]
+    if role == "assistant" and _is_openlit(view):
+        values = [v for v in values if v != A.OPENLIT_TOOLS_COMPLETION]
     if not values:
         return None
     # Only OpenLIT's prompts are `role: content` transcripts; an answer is what it says.

@@ -120,7 +120,10 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "error flag: the failure is only in the result's text",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("openai-openinference-openllmetry", "openai-three-instrumentations",
-                    "openai-three-instrumentations-stream", "litellm-otel")),
+                    "openai-three-instrumentations-stream", "litellm-otel",
+                    "openai-openllmetry-0.33", "openai-openllmetry-0.33-stream",
+                    "openai-openinference-0.1.12", "openai-openinference-0.1.12-stream",
+                    "logfire-openai-2.11", "logfire-openai-2.11-stream")),
     Gap("autogen-agentchat", "*", "tools",
         "AutoGen 0.7 describes only the tools it ran (gen_ai.tool.description on execute_tool, "
         "no schema) and the OTel OpenAI instrumentation (openai-v2 2.4b0) records no "
@@ -134,11 +137,12 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "a raw client loop has no tool span, and OpenLIT's tool_call_response part keeps the "
         "result's text only: the failure is only in the text",
         lambda rec, index: ["is_error", "exception.type"]),
-    Gap("openai-agents-openinference", "*", "tools",
-        "the Agents SDK's chat-completions generation span records messages, not the tools "
-        "sent (openai-agents `models/openai_chatcompletions.py`), and OpenInference's agent "
-        "span names no tools: only the called ones are defined, on their TOOL spans",
-        _never_called),
+    *(Gap(stack, "*", "tools",
+          "the Agents SDK's chat-completions generation span records messages, not the tools "
+          "sent (openai-agents `models/openai_chatcompletions.py`), and OpenInference's agent "
+          "span names no tools: only the called ones are defined, on their TOOL spans",
+          _never_called)
+      for stack in ("openai-agents-openinference", "openai-agents-openinference-0.0")),
     Gap("anthropic-openllmetry-stream", "tool_error", "call.is_error",
         "as anthropic-openllmetry: gen_ai.input.messages keep a tool_result's text, not its "
         "is_error flag", lambda rec, index: ["is_error", "exception.type"]),
@@ -772,6 +776,38 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "create_agent definitions are names and descriptions: the schemas (ADK's "
         "`<tool>Params` objects) are nowhere",
         lambda rec, index: [f"{name}Params" for name, _, _ in rec.expected[index]["tools"]]),
+    # Older releases still common in production.
+    Gap("openai-openllmetry-0.33-stream", "*", "usage",
+        "OpenLLMetry's OpenAI instrumentation 0.33 never reads a stream's usage chunk: a "
+        "streamed call's tokens are only estimated with tiktoken, and only when token "
+        "enrichment is on (`chat_wrappers.py`, `_build_from_streaming_response`)",
+        lambda rec, index: ["gen_ai.usage", "prompt_tokens", "llm.usage.total_tokens"]),
+    Gap("strands-1.0", "*", "tools",
+        "Strands 1.0 names the agent's tools (gen_ai.agent.tools) and defines none: no "
+        "description or schema on any span, not even a called tool's execute_tool span",
+        lambda rec, index: [d.split("\n")[0] for _, d, _ in rec.expected[index]["tools"]]),
+    # OpenLIT 1.26 records a request's prompt as a transcript and, whenever tools were sent,
+    # the completion as the stand-in `Function called with tools`: no tools, no calls.
+    Gap("openlit-openai-1.26", "*", "tools",
+        "OpenLIT 1.26 records no tools of a chat request (only its sampling parameters)",
+        lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]),
+    *(Gap("openlit-openai-1.26", case, field,
+          "OpenLIT 1.26 records a completion that called tools as `Function called with "
+          "tools`, its calls (ids, names, arguments) nowhere, and renders their replay in the "
+          "next prompt as `assistant: None`: no call of the turn is recorded",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
+      for case in WITH_TOOLS
+      for field in ("call.id", "call.name", "call.arguments", "call.is_error")),
+    *(Gap("openlit-openai-1.26", case, "final_answer",
+          "OpenLIT 1.26 records any completion of a request that sent tools (every call of "
+          "this loop) as the stand-in `Function called with tools`: the answer is nowhere",
+          lambda rec, index: [rec.expected[index]["final_answer"]])
+      for case in ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn#1")),
+    Gap("langgraph-openllmetry-0.33", "*", "tools",
+        "OpenLLMetry's LangChain instrumentation 0.33 records no tools on a chat model's span "
+        "(no llm.request.functions) and a tool span's entity input is its arguments only: "
+        "the tools' descriptions and schemas are nowhere, a called tool named by its span",
+        lambda rec, index: [d.split("\n")[0] for _, d, _ in rec.expected[index]["tools"]]),
 )  # fmt: skip
 
 
@@ -809,6 +845,16 @@ NOT_YET: tuple[NotYet, ...] = (
            "Gemini CLI's system prompt and tools are only on its llm_call spans, which no "
            "rule joins to the prompt's records; its operation-details records of a response "
            "name no span and no prompt (ingest errors)"),
+    NotYet("openlit-openai-1.26", ("single_tool", "parallel_tools", "tool_error", "multi_turn"),
+           ("call.result",),
+           "OpenLIT 1.26 records no call, but the next prompt's transcript holds each result "
+           "(`tool: 395`) after the replayed `assistant: None`: a result without a call to "
+           "give it to (no id, no name), which linking does not make a call of"),
+    NotYet("langgraph-openllmetry-0.33", ("tool_error",), ("call.is_error",),
+           "OpenLLMetry's LangChain instrumentation 0.33 has no tool error handler: the failed "
+           "tool's span has no status and no output, and the prompt's result (role `unknown`) "
+           "no flag; the failure is only the ToolMessage's `status: error` inside the `tools` "
+           "node's task span entity output, which nothing reads as a tool execution yet"),
     NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
            "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
            "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
@@ -2702,6 +2748,89 @@ FORMS: dict[str, Form] = {
                    "llm.output_messages.0.message.role", "tool.call_id"}),
         absent=_JSON_MESSAGES,
     ),
+    # Older releases still common in production (each pinned in its requirements file).
+    # OpenLLMetry's OpenAI instrumentation 0.33: the legacy flattened prompt and completion,
+    # the request's tools as llm.request.functions.N.*.
+    **{stack: Form(
+        frozenset({"openai.chat"}),
+        frozenset({"gen_ai.prompt.0.role", "gen_ai.completion.0.tool_calls.0.id",
+                   "gen_ai.prompt.3.tool_call_id", "llm.request.functions.0.parameters"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ) for stack in ("openai-openllmetry-0.33", "openai-openllmetry-0.33-stream")},
+    # OpenInference's OpenAI instrumentation 0.1.12: flattened messages, the tools only in
+    # the raw request (no llm.tools yet).
+    **{stack: Form(
+        frozenset({"ChatCompletion"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.invocation_parameters",
+                   "input.value"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema"}),
+    ) for stack in ("openai-openinference-0.1.12", "openai-openinference-0.1.12-stream")},
+    # LangGraph 0.2 under OpenInference's LangChain instrumentation 0.1.29: the tools only
+    # in the chat model's invocation parameters.
+    "langgraph-openinference-0.1.29": Form(
+        frozenset({"LangGraph", "agent", "ChatOpenAI", "tools", "calculator"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.invocation_parameters",
+                   "tool.name", "session.id"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema"}),
+    ),
+    # LangGraph 0.2 under OpenLLMetry's LangChain instrumentation 0.33: workflow, task and
+    # tool spans named `<name>.<kind>`, the chat span's legacy flattened prompt, no tools.
+    "langgraph-openllmetry-0.33": Form(
+        frozenset({"LangGraph.workflow", "agent.task", "ChatOpenAI.chat", "calculator.tool"}),
+        frozenset({"gen_ai.prompt.0.role", "gen_ai.completion.0.tool_calls.0.id",
+                   "traceloop.entity.input", "traceloop.span.kind"}),
+        absent=_JSON_MESSAGES | {"llm.request.functions.0.name"},
+    ),
+    # The Agents SDK 0.0.7 under OpenInference's bridge 0.1.14.
+    "openai-agents-openinference-0.0": Form(
+        frozenset({"Agent workflow", "research_assistant", "generation", "calculator"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.invocation_parameters",
+                   "tool.name"}),
+        absent=frozenset({"llm.tools.0.tool.json_schema"}),
+    ),
+    # Pydantic AI 0.4 under plain OpenTelemetry: `agent run`, `chat <model>` and `running
+    # tool` spans; the older per-message events as JSON arrays on the spans (its default
+    # event mode), or as log records (`-logs`).
+    "pydantic-ai-otel-0.4": Form(
+        frozenset({"agent run", "chat gpt-4o-mini", "running tool"}),
+        frozenset({"events", "all_messages_events", "final_result", "model_request_parameters",
+                   "tool_arguments", "tool_response"}),
+        absent=_JSON_MESSAGES | {"pydantic_ai.all_messages"},
+    ),
+    "pydantic-ai-otel-0.4-logs": Form(
+        frozenset({"agent run", "chat gpt-4o-mini", "running tool"}),
+        frozenset({"all_messages_events", "final_result", "model_request_parameters"}),
+        frozenset({"gen_ai.system.message", "gen_ai.user.message", "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"events"},
+    ),
+    # Logfire 2.11's OpenAI instrumentation: request_data and response_data only.
+    **{stack: Form(
+        frozenset({"Chat Completion with {request_data[model]!r}"}),
+        frozenset({"request_data", "response_data", "logfire.msg_template"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name", "gen_ai.tool.definitions"},
+    ) for stack in ("logfire-openai-2.11", "logfire-openai-2.11-stream")},
+    # smolagents 1.9 under OpenInference 0.1.6: tool responses in their own role, labelled.
+    "smolagents-openinference-1.9": Form(
+        frozenset({"ToolCallingAgent.run", "Step 1", "OpenAIServerModel.__call__",
+                   "SimpleTool"}),
+        frozenset({"llm.input_messages.0.message.role", "llm.tools.0.tool.json_schema",
+                   "smolagents.tools_names", "tool.parameters"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # OpenLIT 1.26: one span per call, the prompt transcript and the completion as
+    # semconv 1.26/1.27 span events.
+    "openlit-openai-1.26": Form(
+        frozenset({"openai.chat.completions"}),
+        frozenset({"telemetry.sdk.name", "gen_ai.endpoint", "gen_ai.usage.input_tokens"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.name", "gen_ai.tool.definitions"},
+    ),
+    # Strands 1.0: its own spans, content in the older per-message span events.
+    "strands-1.0": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "system_prompt"}),
+        absent=_JSON_MESSAGES,
+    ),
 }  # fmt: skip
 
 
@@ -2782,7 +2911,8 @@ _NO_AGENT = {"langfuse-openai", "langfuse-openai-stream", "langfuse-v3-openai",
              "langfuse-v3-openai-stream", "mlflow-openai", "mlflow-openai-stream",
              "mlflow-openai-genai", "logfire-openai", "logfire-openai-stream",
              "logfire-openai-responses", "logfire-openai-responses-stream",
-             "agentops-openai", "agentops-openai-stream"}  # fmt: skip
+             "agentops-openai", "agentops-openai-stream", "logfire-openai-2.11",
+             "logfire-openai-2.11-stream", "openlit-openai-1.26"}  # fmt: skip
 _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent names the loop
 # Stacks whose agent ran but whose turns do not name it yet: why, and whether the export
 # holds the name (a strict xfail, so a fix shows) or not (then the test proves it absent).
@@ -2811,6 +2941,16 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     "claude-agent-sdk-openinference": ("the Claude Agent SDK's agent has no name (only a "
                                        "subagent's, by its tool)", False),
     "openlit-llamaindex": ("OpenLIT makes no span of LlamaIndex's agent workflow", False),
+    "smolagents-openinference-1.9": ("OpenInference's smolagents instrumentation 0.1.6 "
+                                     "records no agent name: its span is named for the "
+                                     "class's run method", False),
+    "openai-agents-openinference-0.0": ("OpenInference's Agents SDK bridge 0.1.14 names an "
+                                        "agent span for the agent and sets no agent.name or "
+                                        "graph.node.id (the trace's root span, also AGENT, is "
+                                        "named for the workflow)", True),
+    **{stack: ("LangGraph 0.2's create_react_agent takes no name: its graph is `LangGraph`",
+               False)
+       for stack in ("langgraph-openinference-0.1.29", "langgraph-openllmetry-0.33")},
     "openlit-agno-stream": ("the model calls' turn is apart from the agent's span, which "
                             "names it (NOT_YET: turns)", True),
     **{stack: ("Claude Code's interaction names no agent", False)

@@ -16,10 +16,20 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk._logs import ReadableLogRecord
-from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+try:
+    from opentelemetry.sdk._logs import ReadableLogRecord
+    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+except ImportError:  # an SDK before 1.39 (an old release's stack pins one): the older names
+    from opentelemetry.sdk._logs import LogData as ReadableLogRecord  # type: ignore[attr-defined,no-redef]
+    from opentelemetry.sdk._logs.export import (  # type: ignore[attr-defined,no-redef]
+        LogExporter as LogRecordExporter,
+    )
+    from opentelemetry.sdk._logs.export import (
+        LogExportResult as LogRecordExportResult,
+    )
 
 
 class _Files:

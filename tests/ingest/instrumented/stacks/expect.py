@@ -289,6 +289,7 @@ def _bedrock_result(content: Any) -> str:
 
 
 _CALLING, _OBSERVATION, _ERROR = "Calling tools:\n", "Observation:\n", "Error:\n"
+_NAMED_CALL = re.compile(r"\ACall id: [^\n]*\n")
 
 
 def _text_results(wire: dict[str, Any]) -> dict[str, str]:
@@ -300,7 +301,8 @@ def _text_results(wire: dict[str, Any]) -> dict[str, str]:
     for said, reply in itertools.pairwise(messages):
         # A streamed step puts the model's empty text before it (smolagents merges them).
         text = (_text(said.get("content")) or "").lstrip()
-        answer = _text(reply.get("content")) or ""
+        # smolagents 1.x names the step's first call before the label (`Call id: <id>`).
+        answer = _NAMED_CALL.sub("", _text(reply.get("content")) or "", count=1)
         if said["role"] != "assistant" or not text.startswith(_CALLING):
             continue
         ids = [c["id"] for c in ast.literal_eval(text[len(_CALLING) :])]

@@ -14,6 +14,7 @@ client under them at once, exporting through the global provider `providers()` s
 
 from __future__ import annotations
 
+import inspect
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,10 +51,14 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
         node = IterableNode
     tools = node([tool(fn) for fn in FUNCTIONS], handle_tool_errors=True)
-    agent = create_react_agent(
-        llm, tools, prompt=SYSTEM_PROMPT, name=AGENT_NAME,
-        checkpointer=InMemorySaver(),
-    )  # fmt: skip
+    if "prompt" in inspect.signature(create_react_agent).parameters:
+        agent = create_react_agent(
+            llm, tools, prompt=SYSTEM_PROMPT, name=AGENT_NAME,
+            checkpointer=InMemorySaver(),
+        )  # fmt: skip
+    else:  # LangGraph 0.2 (a `-0.x` stack): the system prompt was `state_modifier`, no name
+        agent = create_react_agent(llm, tools, state_modifier=SYSTEM_PROMPT,
+                                   checkpointer=InMemorySaver())  # fmt: skip
     config = {"configurable": {"thread_id": f"sess-{stack}-{scenario}"}}
     for turn in SCENARIOS[scenario].turns:
         said = {"messages": [{"role": "user", "content": turn.request}]}
@@ -83,6 +88,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
 
             LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
             AnthropicInstrumentor().instrument(tracer_provider=tracer_provider)
+        elif stack.startswith("langgraph-openinference-0."):  # an old release, alone
+            from openinference.instrumentation.langchain import LangChainInstrumentor
+
+            LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
         elif stack.startswith("langgraph-openinference-otel"):
             from openinference.instrumentation.langchain import LangChainInstrumentor
             from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor as V2

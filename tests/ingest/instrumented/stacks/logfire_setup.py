@@ -23,11 +23,15 @@ from tests.ingest.instrumented.export import FileLogExporter, FileSpanExporter
 def logfire_configured(stack: str, out: Path, scenario: str) -> Iterator[Any]:
     import logfire
 
+    spans = [BatchSpanProcessor(FileSpanExporter(out, scenario))]
+    try:
+        advanced = logfire.AdvancedOptions(log_record_processors=[
+            BatchLogRecordProcessor(FileLogExporter(out, scenario))])  # fmt: skip
+    except TypeError:  # Logfire 2.x (an old release's stack) takes no log processors: spans only
+        advanced = None
     instance = logfire.configure(
         send_to_logfire=False, console=False, service_name=f"stack-{stack}",
-        additional_span_processors=[BatchSpanProcessor(FileSpanExporter(out, scenario))],
-        advanced=logfire.AdvancedOptions(log_record_processors=[
-            BatchLogRecordProcessor(FileLogExporter(out, scenario))]),
+        additional_span_processors=spans, advanced=advanced,
     )  # fmt: skip
     try:
         yield instance

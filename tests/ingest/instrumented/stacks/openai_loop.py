@@ -34,9 +34,15 @@ INSTRUMENTATIONS = {
     "openai-responses-openllmetry": ("openllmetry",),
     "openai-responses-openllmetry-stream": ("openllmetry",),
     "openai-responses-openllmetry-call-ids": ("openllmetry",),
+    # older releases, pinned in their own environments
+    "openai-openllmetry-0.33": ("openllmetry",),
+    "openai-openllmetry-0.33-stream": ("openllmetry",),
+    "openai-openinference-0.1.12": ("openinference",),
+    "openai-openinference-0.1.12-stream": ("openinference",),
 }
 STREAMED = {"openai-three-instrumentations-stream", "openai-responses-openinference-stream",
-            "openai-responses-openllmetry-stream"}  # fmt: skip
+            "openai-responses-openllmetry-stream", "openai-openllmetry-0.33-stream",
+            "openai-openinference-0.1.12-stream"}  # fmt: skip
 RESPONSES_TOOLS = [{"type": "function", **t["function"]} for t in TOOLS]
 REBUILT = {"openai-responses-openllmetry-call-ids"}
 """Configurations whose history is the app's own, rebuilt as input items (`_rebuilt`)."""

@@ -27,7 +27,10 @@ from tests.ingest.instrumented.stacks.tools import FUNCTIONS
 
 
 def _failing_to_the_model(fn: Callable[..., Any]) -> Callable[..., Any]:
-    from pydantic_ai.exceptions import ToolFailed
+    try:
+        from pydantic_ai.exceptions import ToolFailed
+    except ImportError:  # Pydantic AI 0.x: a failure the model sees is a retry prompt
+        from pydantic_ai.exceptions import ModelRetry as ToolFailed
 
     @functools.wraps(fn)
     def tool(*args: Any, **kwargs: Any) -> Any:
@@ -42,8 +45,12 @@ def _failing_to_the_model(fn: Callable[..., Any]) -> Callable[..., Any]:
 def converse(base_url: str, scenario: str, instrument: Any = None, stream: bool = False) -> None:
     from openai import AsyncOpenAI
     from pydantic_ai import Agent
-    from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
+
+    try:
+        from pydantic_ai.models.openai import OpenAIChatModel
+    except ImportError:  # Pydantic AI 0.x named it OpenAIModel
+        from pydantic_ai.models.openai import OpenAIModel as OpenAIChatModel
 
     client = AsyncOpenAI(base_url=base_url, api_key="test-key", max_retries=0)
     model = OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client))
@@ -71,6 +78,9 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         with openlit_or(stack, out, scenario, lambda _: None):
             converse(base_url, scenario, stream=stream)
         return
+    if form.startswith("pydantic-ai-otel-0."):
+        _old_release(stack, scenario, base_url, out, stream)
+        return
     if form in ("pydantic-ai-otel", "pydantic-ai-openinference",
                 "pydantic-ai-openinference-openai"):
         from pydantic_ai.models.instrumented import InstrumentationSettings
@@ -94,6 +104,24 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with logfire_configured(stack, out, scenario) as logfire:
         logfire.instrument_pydantic_ai()
         converse(base_url, scenario, stream=stream)
+
+
+def _old_release(stack: str, scenario: str, base_url: str, out: Path, stream: bool) -> None:
+    """Pydantic AI 0.x under plain OpenTelemetry, in the event mode it had then: message
+    events in the span's `events` attribute (its default), or (`-logs`) as OTel events,
+    log records through an event logger provider on the driver's logger provider."""
+    from opentelemetry.sdk._events import EventLoggerProvider
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    with providers(stack, out, scenario) as (tracer_provider, logger_provider):
+        if stack.endswith("-logs"):
+            settings = InstrumentationSettings(
+                tracer_provider=tracer_provider, event_mode="logs",
+                event_logger_provider=EventLoggerProvider(logger_provider),
+            )  # fmt: skip
+        else:
+            settings = InstrumentationSettings(tracer_provider=tracer_provider)
+        converse(base_url, scenario, settings, stream)
 
 
 if __name__ == "__main__":

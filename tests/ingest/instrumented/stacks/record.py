@@ -750,6 +750,38 @@ STACKS: dict[str, Stack] = {
               ("openlit", "strands-agents", "openai", "opentelemetry-sdk")),
         Stack("agentops-crewai", "agentops_sdk", "openai",
               ("agentops", "crewai", "openai", "opentelemetry-sdk")),
+        # Older releases still common in production, each pinned (`requirements-<venv>.txt`)
+        # and named `<stack>-<version tag>`.
+        *(Stack(name, "openai_loop", "openai",
+                ("openai", "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+                venv="openai-openllmetry-0.33")
+          for name in ("openai-openllmetry-0.33", "openai-openllmetry-0.33-stream")),
+        *(Stack(name, "openai_loop", "openai",
+                ("openai", "openinference-instrumentation-openai", "opentelemetry-sdk"),
+                venv="openai-openinference-0.1.12")
+          for name in ("openai-openinference-0.1.12", "openai-openinference-0.1.12-stream")),
+        Stack("langgraph-openinference-0.1.29", "langgraph_agent", "openai",
+              ("langgraph", "langchain-core", "langchain-openai", "openai",
+               "openinference-instrumentation-langchain", "opentelemetry-sdk")),
+        Stack("langgraph-openllmetry-0.33", "langgraph_agent", "openai",
+              ("langgraph", "langchain-core", "langchain-openai", "openai",
+               "opentelemetry-instrumentation-langchain", "opentelemetry-sdk")),
+        Stack("openai-agents-openinference-0.0", "openai_agents_agent", "openai",
+              ("openai-agents", "openai", "openinference-instrumentation-openai-agents",
+               "opentelemetry-sdk")),
+        *(Stack(name, "pydantic_ai_agent", "openai",
+                ("pydantic-ai-slim", "openai", "opentelemetry-sdk"), venv="pydantic-ai-otel-0.4")
+          for name in ("pydantic-ai-otel-0.4", "pydantic-ai-otel-0.4-logs")),
+        *(Stack(name, "logfire_openai", "openai",
+                ("openai", "logfire", "opentelemetry-sdk"), venv="logfire-openai-2.11")
+          for name in ("logfire-openai-2.11", "logfire-openai-2.11-stream")),
+        Stack("strands-1.0", "strands_agent", "openai",
+              ("strands-agents", "openai", "opentelemetry-sdk")),
+        Stack("smolagents-openinference-1.9", "smolagents_agent", "openai",
+              ("smolagents", "openai", "openinference-instrumentation-smolagents",
+               "opentelemetry-sdk")),
+        Stack("openlit-openai-1.26", "openlit_loop", "openai",
+              ("openlit", "openai", "opentelemetry-sdk")),
     )
 }  # fmt: skip
 
