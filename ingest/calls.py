@@ -37,7 +37,16 @@ Rules, in order:
    a client's shows the wire (smolagents sends a tool's result as a user message,
    `Observation: ...`, which its own span records as the tool's). So the Anthropic SDK's
    usage-only `anthropic.messages.create` under OpenInference's LLM span; ADK's
-   `generate_content`, with `<elided>` message events, under `call_llm`. The parent
+   `generate_content`, with `<elided>` message events, under `call_llm`. One thing of the
+   enclosing report's messages yields to the wire form: a tool result the leaf's input
+   gives for a call id the enclosing report also answers is the text the model was sent
+   (DESIGN §3: a call's result is what the model saw), so the leaf's text replaces the
+   report's (`_wire_results`). Pydantic AI records a failed tool's `ToolFailed` text on
+   its `chat` span while its OpenAI model sends it wrapped, `{"error": ...}`
+   (pydantic-ai `models/openai.py`, `_map_user_prompt` / `ToolReturnPart`), which the
+   client instrumentation under it (OpenInference's `ChatCompletion`, OpenLLMetry's
+   `openai.chat`) records. A leaf's result with no id, or one the report does not answer
+   (smolagents' `Observation:` user messages) changes nothing. The parent
    stays an LLM span with a model call below it, so it is never a step itself. A parent
    with several model-call children (a framework span over a retry or a multi-call step)
    lends them nothing: which child its content belongs to is unknown.
@@ -104,7 +113,7 @@ from turnscore.ingest.links import (
     lone_traces,
     normalize,
 )
-from turnscore.ingest.model import Message, Span, SpanKind
+from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind
 
 __all__ = ["FINAL_ANSWER_TOOLS", "carries_call", "final_answer_of", "logical_spans"]
 
@@ -343,10 +352,33 @@ def _with_ancestors(
             break
         if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
             break
-        merged = _fill(merged, parent, over=_SAID)
+        merged = _wire_results(_fill(merged, parent, over=_SAID), span)
         absorbed.append(parent_at)
         cur = parent
     return merged, absorbed
+
+
+def _wire_results(merged: Span, leaf: Span) -> Span:
+    """`merged` with each tool result of its input that the leaf's input also gives, by call
+    id, in the leaf's text: what the model was sent (rule 2)."""
+    if merged.input_messages is None or leaf.input_messages is None:
+        return merged
+    sent = {p.call_id: p for m in leaf.input_messages for p in m.parts
+            if p.type is PartType.TOOL_RESULT and p.call_id and p.text is not None}
+    if not sent:
+        return merged
+    messages = tuple(_sent_results(m, sent) for m in merged.input_messages)
+    return replace(merged, input_messages=messages) if messages != merged.input_messages else merged
+
+
+def _sent_results(message: Message, sent: dict[str, Part]) -> Message:
+    parts = tuple(
+        replace(p, text=wire.text, is_error=p.is_error or wire.is_error)
+        if p.type is PartType.TOOL_RESULT and p.call_id and (wire := sent.get(p.call_id))
+        and wire.text != p.text else p
+        for p in message.parts
+    )  # fmt: skip
+    return replace(message, parts=parts) if parts != message.parts else message
 
 
 _COUNTED = frozenset({"input_tokens", "output_tokens"})

@@ -870,14 +870,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "_parse_message_content): the joined text is taken for that call's result over its "
            "execute_tool span's output.value, which has it alone (linking prefers the result "
            "the model saw)"),
-    *(NotYet(stack, ("tool_error",), ("call.result",),
-             "the wrapped result the model saw ({\"error\": ...}) is the tool message of "
-             "OpenInference's OpenAI ChatCompletion span, nested under Pydantic AI's chat span "
-             "of the same call, whose input has the failure text alone; calls.py rule 2 "
-             "merges the two with the framework's messages over the client's (what the agent "
-             "meant over the wire form), so the client's tool message is not read")
-      for stack in ("pydantic-ai-openinference-openai",
-                    "pydantic-ai-openinference-openai-stream")),
     NotYet("openlit-dspy", ("multi_turn",), ("turns",),
            "the second turn splits in two: DSPy renders the conversation's History per "
            "signature, ReAct's steps replay the first answer as `next_thought: None ...` (the "
@@ -2629,6 +2621,63 @@ FORMS: dict[str, Form] = {
                    "openinference.span.kind", "llm.input_messages.0.message.role",
                    "llm.output_messages.0.message.role", "tool.call_id"}),
         absent=_JSON_MESSAGES,
+    ),
+    # Pydantic AI's own spans (GenAI conventions, content on) with OpenLLMetry's OpenAI
+    # `openai.chat` spans nested in its chat spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini", "openai.chat",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"pydantic_ai.all_messages", "gen_ai.tool.definitions",
+                          "gen_ai.openai.api_base", "gen_ai.is_streaming"},
+        absent=frozenset({"openinference.span.kind", "gen_ai.prompt.0.content"}),
+    ) for stack in ("pydantic-ai-otel-openllmetry", "pydantic-ai-otel-openllmetry-stream")},
+    # Strands' own spans (latest opt-in: operation-details span events) with OpenInference's
+    # OpenAI ChatCompletion spans of its (streamed) requests nested in its chat spans.
+    "strands-openinference-openai": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "ChatCompletion", "execute_tool calculator"}),
+        frozenset({"gen_ai.agent.tools", "openinference.span.kind",
+                   "llm.input_messages.0.message.role", "llm.tools.1.tool.json_schema"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # The same with OpenLLMetry's `openai.chat` spans (gen_ai.input/output.messages).
+    "strands-openllmetry-openai": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "openai.chat", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.agent.tools", "gen_ai.tool.definitions",
+                          "gen_ai.openai.api_base"},
+        absent=frozenset({"openinference.span.kind"}),
+    ),
+    # Agent Framework's own spans and log records (sensitive data on), with OpenInference's
+    # OpenAI ChatCompletion spans nested in its chat spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini", "ChatCompletion",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "openinference.span.kind",
+                          "llm.input_messages.0.message.role", "llm.tools.1.tool.json_schema"},
+        frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+    ) for stack in ("agent-framework-openinference-openai",
+                    "agent-framework-openinference-openai-stream")},
+    # The same with OpenLLMetry's `openai.chat` spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini", "openai.chat",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.openai.api_base"},
+        frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+        absent=frozenset({"openinference.span.kind"}),
+    ) for stack in ("agent-framework-openllmetry-openai",
+                    "agent-framework-openllmetry-openai-stream")},
+    # ADK's own spans (default form) with OpenInference's google-genai spans
+    # (AsyncGenerateContent) nested in its generate_content spans.
+    "adk-openinference-genai": Form(
+        frozenset({"invoke_workflow research_assistant", "invoke_agent research_assistant",
+                   "generate_content gemini-2.5-flash", "AsyncGenerateContent",
+                   "execute_tool calculator"}),
+        frozenset({"gcp.vertex.agent.invocation_id", "gen_ai.tool.definitions",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema"}),
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gcp.vertex.agent.llm_request"}),
     ),
 }  # fmt: skip
 
