@@ -4,7 +4,9 @@ a model node and a tool node, where `langgraph.prebuilt.create_react_agent` was)
 reaches the model as an error `ToolMessage` (a `wrap_tool_call` middleware: v1's tool node
 re-raises a tool's own exceptions by default). Instrumented by OpenInference's LangChain
 instrumentation (`langchain-v1-openinference`) or OpenLLMetry's
-(`langchain-v1-openllmetry`); each `-stream` drives the agent with `agent.stream(...,
+(`langchain-v1-openllmetry`), or by both at once (`langchain-v1-openinference-openllmetry`:
+an app that followed both vendors' instructions, each handler on LangChain's callback
+manager recording every run); each `-stream` drives the agent with `agent.stream(...,
 stream_mode="messages")`, so the chat model streams its tokens."""
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             from openinference.instrumentation.langchain import LangChainInstrumentor
 
             LangChainInstrumentor().instrument(tracer_provider=tracer_provider)
-        else:
+        if "-openllmetry" in stack:
             from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 
             LangchainInstrumentor().instrument(tracer_provider=tracer_provider)

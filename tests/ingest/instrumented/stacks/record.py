@@ -778,6 +778,13 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-instrumentation-langchain", "opentelemetry-sdk"),
                 venv="langchain-v1")
           for name in ("langchain-v1-openllmetry", "langchain-v1-openllmetry-stream")),
+        *(Stack(name, "langchain_v1_agent", "openai",
+                ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "openinference-instrumentation-langchain",
+                 "opentelemetry-instrumentation-langchain", "opentelemetry-sdk"),
+                venv="langchain-v1")
+          for name in ("langchain-v1-openinference-openllmetry",
+                       "langchain-v1-openinference-openllmetry-stream")),
         Stack("crewai-openllmetry-openinference-openai", "crewai_openllmetry_agent", "openai",
               ("crewai", "openai", "opentelemetry-instrumentation-crewai",
                "openinference-instrumentation-openai", "opentelemetry-sdk"),
