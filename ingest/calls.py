@@ -83,7 +83,24 @@ Rules, in order:
    Each report, the likeliest first (with an output, with usage, not failed: a retry's
    failed attempt is not the call), goes to the free call that fits and ends first (of
    nested calls, the innermost; where runs of one prompt overlap, each its own). The
-   store finds either side from the other (`links.apart_keys`).
+   store finds either side from the other (`links.apart_keys`). And **two reports
+   apart**: where a framework's handler and the client's instrumentation both start
+   every span as a root, both reports of a call are alone in traces of their own
+   (OpenLLMetry's LangChain.js handler, traceloop/openllmetry-js
+   `packages/instrumentation-langchain` `callback_handler.ts`, starts its spans with no
+   parent context, and its chat span's messages keep text parts only: a call asking for
+   tools says nothing, and the history it replays has no tool calls and no call ids; its
+   OpenAI instrumentation's span of the call, started within it, is a root too). A lone
+   report that names no response id, around a lone report of the same service that names
+   one (which started within it, in another trace) and was sent the same as far as both
+   tell it (texts and tool results' texts by role: `links.gist_key`), is that report's
+   when its output says nothing, is missing or says the same, and where both count usage
+   they count the same: the inner one (nearest the wire) keeps its identity and takes the
+   outer one's missing fields; the outer one is demoted. The closest fits (by start and
+   end) pair first, each report once: where runs of one prompt overlap, each its own.
+   Neither has a place in a run to keep; the store finds either from the other
+   (`links.apart_keys`). Two runs' reports of one instrumentation name a response both
+   or neither, so they never pair.
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
@@ -108,10 +125,12 @@ from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_tex
 from turnscore.ingest.links import (
     APART_WINDOW_NS,
     apart_windows,
+    gist_key,
     history_key,
     input_key,
     lone_traces,
     normalize,
+    says_nothing,
 )
 from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind
 
@@ -213,6 +232,9 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
     for call, report in _apart(out, leaves, lone):
         out[call] = _fill(out[call], out[report], over=_COUNTED)
         drop(report)
+    for inner, outer in _enclosed_apart(out, leaves, lone):
+        out[inner] = _fill(out[inner], out[outer])
+        drop(outer)
     return out
 
 
@@ -304,6 +326,57 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
             taken.add(c)
             pairs.append((c, r))
     return pairs
+
+
+def _enclosed_apart(
+    spans: list[Span], leaves: list[int], lone: set[str]
+) -> list[tuple[int, int]]:
+    """Rule 3's two reports apart: (a lone report, the lone report around it)."""
+    by_input: dict[tuple[str | None, str], list[int]] = defaultdict(list)
+    for i in leaves:
+        s = spans[i]
+        if s.kind is SpanKind.LLM and s.trace_id in lone and s.input_messages is not None:
+            by_input[(s.service_name, gist_key(s.input_messages))].append(i)
+    fits = [
+        (_misfit(spans[o], spans[i]), spans[o].span_id, spans[i].span_id, i, o)
+        for group in by_input.values() if len(group) > 1
+        for o in group for i in group if i != o and _encloses(spans[o], spans[i])
+    ]
+    # The closest fits first: where runs of one prompt overlap, each report its own.
+    pairs: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for *_, i, o in sorted(fits):
+        if i not in taken and o not in taken:
+            taken.update((i, o))
+            pairs.append((i, o))
+    return pairs
+
+
+def _misfit(outer: Span, inner: Span) -> int:
+    return (abs(inner.start_unix_nano - outer.start_unix_nano)
+            + abs(inner.end_unix_nano - outer.end_unix_nano))
+
+
+def _encloses(outer: Span, inner: Span) -> bool:
+    """Whether `outer` may be a report of `inner`'s call (both sent the same
+    `links.gist_key`): in another trace, `inner` started within it (and may end a little
+    after it: the handler's span ends when LangChain has the response, the client's once
+    its promise settled), `inner` names the provider's response and `outer` none (a
+    handler's report around the client's), `outer` says nothing of its own or the same,
+    and both count the same usage where both count it."""
+    if outer.trace_id == inner.trace_id or outer.response_id or not inner.response_id:
+        return False
+    if not outer.start_unix_nano <= inner.start_unix_nano <= outer.end_unix_nano:
+        return False
+    said = outer.output_messages
+    if not (_missing(said) or says_nothing(said or ())
+            or normalize(said or ()) == normalize(inner.output_messages or ())):
+        return False
+    return all(
+        mine is None or theirs is None or mine == theirs
+        for mine, theirs in ((outer.input_tokens, inner.input_tokens),
+                             (outer.output_tokens, inner.output_tokens))
+    )
 
 
 def _unlikely(report: Span) -> tuple[bool, bool, bool, int, str]:

@@ -2,7 +2,8 @@
 framework itself (`agent_framework.observability`: `invoke_agent`, `chat`, `execute_tool`
 spans on the GenAI conventions) with sensitive data on; one session carries the
 conversation across turns. `agent-framework-stream` streams each turn (`agent.run(...,
-stream=True)`, its updates read to the end, then `get_final_response()`). `agent-framework-openinference-openai` adds OpenInference's OpenAI
+stream=True)`, its updates read to the end, then `get_final_response()`).
+`agent-framework-openinference-openai` adds OpenInference's OpenAI
 instrumentation on the chat client's openai SDK, `agent-framework-openllmetry-openai`
 OpenLLMetry's: the client's span of each call under the framework's `chat` span (each with
 `-stream`)."""
