@@ -62,8 +62,12 @@ Rules, in order:
    conventions whose inputs and outputs normalize alike are one call too, whether or not
    both carry its response id: a framework's span closed before the client's under it
    started (LlamaIndex's streamed `astream_chat` under OpenInference beside OpenLLMetry's
-   `openai.chat`), so neither is the other's parent. And a framework's record of a call
-   that captured what was sent and not what came back (no output) reports the one model
+   `openai.chat`), so neither is the other's parent. So are such calls of one trace
+   that ran at once, under other parents: two instrumentations of one framework, each
+   under its own span of the graph node (OpenInference's and OpenLLMetry's LangChain
+   callback handlers together; a streamed call names no response id). And a framework's
+   record of a call that captured what was sent and not what came back (no output)
+   reports the one model
    call of another convention in its trace that started within it and was sent the same
    input (normalized): AgentOps' record of an Agents SDK generation, beside its OpenAI
    instrumentation's span of the call, which is not under it (`conventions.agentops`).
@@ -104,7 +108,17 @@ Rules, in order:
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
-5. **Synthetic spans.** ADK's `execute_tool (merged)` with `gen_ai.tool.name="(merged tools)"`
+5. **One execution, two spans.** Two instrumentations of one framework each report its
+   tool runs (OpenInference's and OpenLLMetry's LangChain instrumentations both on
+   LangChain's callback manager: a TOOL span and an `execute_tool` span of each run, in
+   one trace). Two tool spans of one trace, of different conventions, naming the same
+   tool, one started within the other, whose call ids are the same where both give one
+   and, where one gives none, whose canonical arguments are the same, report one
+   execution: the one with a call id (then the one whose arguments are an object, then
+   the richer) keeps its identity and takes the other's missing fields; the other is
+   structure. The closest fits (by start and end) pair first, each span once: parallel
+   runs of one tool stay apart.
+6. **Synthetic spans.** ADK's `execute_tool (merged)` with `gen_ai.tool.name="(merged tools)"`
    (`conventions.values.SYNTHETIC_TOOL_NAMES`) wraps the parallel tool spans that did run:
    it is structure (`CHAIN`), never a call nor a tool definition. So is a span the
    convention of highest precedence decoded as structure (`CHAIN`) though a later one read
@@ -184,7 +198,8 @@ def carries_call(span: Span) -> bool:
 
 
 def logical_spans(spans: Sequence[Span]) -> list[Span]:
-    """The spans, in the same order, with each logical model call one LLM span (rules 1-3, 5)."""
+    """The spans, in the same order, with each logical model call one LLM span and each
+    tool run one tool span (rules 1-3, 5, 6)."""
     out = [_structure(s) if _not_a_call(s) else s for s in spans]
     # Rule 2 walks up through model-call spans only: they are all it needs to find.
     index = {(s.trace_id, s.span_id): i for i, s in enumerate(out) if s.kind is SpanKind.LLM}
@@ -235,27 +250,107 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
     for inner, outer in _enclosed_apart(out, leaves, lone):
         out[inner] = _fill(out[inner], out[outer])
         drop(outer)
+    for keep, other in _twin_executions(out):
+        out[keep] = _with_execution_of(out[keep], out[other])
+        out[other] = _structure(out[other])
     return out
 
 
+def _twin_executions(spans: list[Span]) -> list[tuple[int, int]]:
+    """Rule 5: (the tool span kept, the other report of its execution)."""
+    by_tool: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for i, s in enumerate(spans):
+        if s.kind is SpanKind.TOOL and s.tool_execution is not None:
+            by_tool[(s.trace_id, s.tool_execution.name)].append(i)
+    fits = [
+        (_misfit(spans[a], spans[b]), spans[a].span_id, spans[b].span_id, a, b)
+        for group in by_tool.values() if len(group) > 1
+        for a in group for b in group
+        if spans[a].convention < spans[b].convention and _same_execution(spans[a], spans[b])
+    ]
+    pairs: list[tuple[int, int]] = []
+    taken: set[int] = set()
+    for *_, a, b in sorted(fits):
+        if a not in taken and b not in taken:
+            taken.update((a, b))
+            keep, other = sorted((a, b), key=lambda i: _execution_rank(spans[i]), reverse=True)
+            pairs.append((keep, other))
+    return pairs
+
+
+def _same_execution(one: Span, two: Span) -> bool:
+    """Whether two tool spans (same trace, same tool) report one run (rule 5)."""
+    first, then = sorted((one, two), key=lambda s: (s.start_unix_nano, -s.end_unix_nano))
+    if not first.start_unix_nano <= then.start_unix_nano <= first.end_unix_nano:
+        return False
+    a, b = one.tool_execution, two.tool_execution
+    assert a is not None and b is not None
+    if a.call_id and b.call_id:
+        return a.call_id == b.call_id
+    return a.arguments is not None and a.arguments == b.arguments
+
+
+def _execution_rank(span: Span) -> tuple[bool, bool, int, str]:
+    execution = span.tool_execution
+    assert execution is not None
+    fields = (execution.call_id, execution.arguments, execution.result, execution.error)
+    return (execution.call_id is not None, (execution.arguments or "").startswith("{"),
+            sum(f is not None for f in fields), span.span_id)
+
+
+def _with_execution_of(span: Span, other: Span) -> Span:
+    """`span` with the fields its execution lacks taken from `other`'s."""
+    mine, theirs = span.tool_execution, other.tool_execution
+    assert mine is not None and theirs is not None
+    missing = {name: getattr(theirs, name) for name in ("call_id", "arguments", "result", "error")
+               if getattr(mine, name) is None and getattr(theirs, name) is not None}
+    return replace(span, tool_execution=replace(mine, **missing)) if missing else span
+
+
 def _echoes(spans: list[Span], leaves: list[int]) -> list[list[int]]:
-    """Rule 3's other key: sibling model calls of different conventions saying the same
-    (input and output alike once normalized, `links.normalize`)."""
+    """Rule 3's other key: model calls of different conventions saying the same (input and
+    output alike once normalized, `links.normalize`), siblings (one parent) or at once in
+    one trace (`_at_once`)."""
     siblings: dict[SpanKey, list[int]] = defaultdict(list)
+    traces: dict[str, list[int]] = defaultdict(list)
     for i in leaves:
         s = spans[i]
+        traces[s.trace_id].append(i)
         if s.parent_span_id is not None:
             siblings[(s.trace_id, s.parent_span_id)].append(i)
     echoes: dict[tuple[object, ...], list[int]] = defaultdict(list)
-    for group in siblings.values():
-        if len({spans[i].convention for i in group}) < 2:
-            continue  # the usual case, left before anything is normalized
-        for i in group:
-            s = spans[i]
-            if not (_missing(s.input_messages) or _missing(s.output_messages)):
-                said = (normalize(s.input_messages or ()), normalize(s.output_messages or ()))
-                echoes[(s.trace_id, s.parent_span_id, *said)].append(i)
-    return [g for g in echoes.values() if len({spans[i].convention for i in g}) > 1]
+    at_once: dict[tuple[object, ...], list[int]] = defaultdict(list)
+    for where, groups in ((echoes, siblings.values()), (at_once, traces.values())):
+        for group in groups:
+            if len({spans[i].convention for i in group}) < 2:
+                continue  # the usual case, left before anything is normalized
+            for i in group:
+                s = spans[i]
+                if not (_missing(s.input_messages) or _missing(s.output_messages)):
+                    said = (normalize(s.input_messages or ()),
+                            normalize(s.output_messages or ()))
+                    parent = s.parent_span_id if where is echoes else None
+                    where[(s.trace_id, parent, *said)].append(i)
+    found = [g for g in echoes.values() if len({spans[i].convention for i in g}) > 1]
+    return found + [g for group in at_once.values() for g in _at_once(spans, group)]
+
+
+def _at_once(spans: list[Span], group: list[int]) -> list[list[int]]:
+    """Of model calls of one trace saying the same, those of different conventions that
+    ran at once (each started before the others ended): two instrumentations of one
+    framework (OpenInference's and OpenLLMetry's LangChain handlers, each under its own
+    node span: neither is the other's parent nor sibling) report the same call."""
+    found: list[list[int]] = []
+    cluster: list[int] = []
+    end = -1
+    for i in sorted(group, key=lambda i: (spans[i].start_unix_nano, spans[i].span_id)):
+        if cluster and spans[i].start_unix_nano > end:
+            found.append(cluster)
+            cluster = []
+        cluster.append(i)
+        end = max(end, spans[i].end_unix_nano) if len(cluster) > 1 else spans[i].end_unix_nano
+    found.append(cluster)
+    return [c for c in found if len({spans[i].convention for i in c}) > 1]
 
 
 def _records(spans: list[Span], leaves: list[int]) -> list[tuple[int, int]]:
