@@ -186,7 +186,8 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "tool's error as the tool message's text (`Error executing tool: ...`), which has "
           "no error flag: the failure is only in the text",
           lambda rec, index: ["is_error", "exception.type"])
-      for stack in ("crewai-openllmetry", "crewai-openllmetry-sequential")),
+      for stack in ("crewai-openllmetry", "crewai-openllmetry-sequential",
+                    "crewai-openllmetry-openinference-openai")),
     Gap("langchain-agentexecutor-openllmetry", "tool_error", "call.is_error",
         "an AgentExecutor hands a handled ToolException's text to the model as a plain "
         "observation (no ToolMessage status): the tool span ends in success and the failure "
@@ -816,6 +817,11 @@ NOT_YET: tuple[NotYet, ...] = (
            "calls are in the agent node's workflow span output (AIMessage tool_calls) and the "
            "execute_tool span's output (ToolMessage with tool_call_id), separate traces that "
            "grouping does not join to the chat spans' turn"),
+    *(NotYet(stack, ("tool_error",), ("call.is_error",),
+             "the failure is the ToolMessage's status (error) in the tools node's workflow "
+             "span output, a root of its own; the execute_tool span (DynamicStructuredTool) "
+             "names no call, and the client's tool message has no error flag")
+      for stack in ("langgraph-js-openllmetry-openai", "langgraph-js-openllmetry-openai-stream")),
     NotYet("langgraph-js-openllmetry-stream", WITH_TOOLS, CALLS,
            "as langgraph-js-openllmetry: the calls only in root workflow and execute_tool "
            "spans of their own traces"),
@@ -2679,6 +2685,73 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.client.inference.operation.details"}),
         absent=frozenset({"gcp.vertex.agent.llm_request"}),
     ),
+    # LangChain v1's create_agent graph under OpenInference's LangChain instrumentation:
+    # the graph's CHAIN, a CHAIN per node (middleware hooks too), ChatOpenAI, TOOL spans.
+    **{stack: Form(
+        frozenset({"research_assistant", "model", "ChatOpenAI", "tools", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema", "session.id", "tool.name"}),
+        absent=frozenset({"traceloop.span.kind"}) | _JSON_MESSAGES,
+    ) for stack in ("langchain-v1-openinference", "langchain-v1-openinference-stream")},
+    # The same graph under OpenLLMetry's: create_agent, invoke_agent, the workflow span,
+    # `execute_task <node>` spans, `ChatOpenAI.chat` and `execute_tool` spans.
+    **{stack: Form(
+        frozenset({"create_agent research_assistant", "invoke_agent research_assistant",
+                   "research_assistant.workflow", "execute_task model", "ChatOpenAI.chat",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.conversation.id",
+                          "traceloop.span.kind", "gen_ai.tool.call.arguments"},
+        absent=frozenset({"openinference.span.kind"}),
+    ) for stack in ("langchain-v1-openllmetry", "langchain-v1-openllmetry-stream")},
+    # Both LangChain instrumentations at once: each handler's own tree of the graph's runs
+    # in one trace, two model-call spans and two tool spans of each run.
+    **{stack: Form(
+        frozenset({"research_assistant", "model", "ChatOpenAI", "calculator",
+                   "invoke_agent research_assistant", "execute_task model",
+                   "ChatOpenAI.chat", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"openinference.span.kind", "llm.input_messages.0.message.role",
+                          "traceloop.span.kind", "gen_ai.tool.call.arguments"},
+    ) for stack in ("langchain-v1-openinference-openllmetry",
+                    "langchain-v1-openinference-openllmetry-stream")},
+    # OpenLLMetry's CrewAI spans (no tool spans) with OpenInference's OpenAI ChatCompletion
+    # spans below them.
+    "crewai-openllmetry-openinference-openai": Form(
+        frozenset({"crewai.workflow", "research_assistant.agent", "ChatCompletion",
+                   "What is 17 * 23 + 4? Use the calculator..task"}),
+        frozenset({"crewai.task.description", "crewai.crew.tasks_output",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema", "traceloop.span.kind"}),
+        absent=frozenset({"gen_ai.prompt.0.content", "gen_ai.input.messages"}),
+    ),
+    # OpenLLMetry's Agents SDK processor spans with OpenInference's OpenAI ChatCompletion
+    # spans of the chat completions model's calls.
+    "openai-agents-openllmetry-openinference-openai": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "ChatCompletion", "calculator.tool"}),
+        frozenset({"gen_ai.input.messages", "gen_ai.tool.call.result", "traceloop.span.kind",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema"}),
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.request.functions.0.name"}),
+    ),
+    # LangGraph.js under OpenInference's LangChain.js and OpenAI JS instrumentations: the
+    # graph's spans, and each call's client span a root of its own.
+    **{stack: Form(
+        frozenset({"research_assistant", "agent", "ChatOpenAI", "OpenAI Chat Completions",
+                   "tools", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema", "input.value", "output.value"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("langgraph-js-openinference-openai",
+                    "langgraph-js-openinference-openai-stream")},
+    # LangGraph.js under OpenLLMetry's LangChain.js and OpenAI JS instrumentations: every
+    # span a root of its own; two `chat gpt-4o-mini` spans of each call.
+    **{stack: Form(
+        frozenset({"workflow CompiledStateGraph", "chat gpt-4o-mini",
+                   "execute_tool DynamicStructuredTool"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id",
+                          "traceloop.entity.output"},
+        absent=frozenset({"openinference.span.kind"}),
+    ) for stack in ("langgraph-js-openllmetry-openai", "langgraph-js-openllmetry-openai-stream")},
 }  # fmt: skip
 
 
@@ -2777,7 +2850,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "
                "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
                "workflow spans' entity output, root spans of their own traces", True)
-       for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
+       for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream",
+                     "langgraph-js-openllmetry-openai", "langgraph-js-openllmetry-openai-stream")},
     **{stack: ("a DSPy module has no name: its spans name its class (ReAct.forward)", False)
        for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")},
     "camel-openinference": ("no instrumentation covers CAMEL: the export is its model calls "
