@@ -84,6 +84,10 @@ Rules, in order:
    one is merged by it, above: the report carries it too). The call keeps its identity
    (its place in the run) and takes the report's missing fields, and its usage (the
    wire's, as the client read it); the report is demoted, and its trace gives no turn.
+   A report with an output that fits no call so is then taken by what it was sent, as a
+   report that lost its output is, by the calls left: a client's record of a stream can
+   say something else than what was streamed (OpenInference's OpenAI JS instrumentation,
+   4.2.7, joins a stream's parallel tool calls into one, ids and names concatenated).
    Each report, the likeliest first (with an output, with usage, not failed: a retry's
    failed attempt is not the call), goes to the free call that fits and ends first (of
    nested calls, the innermost; where runs of one prompt overlap, each its own). The
@@ -382,17 +386,43 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
     leaves = [i for i in leaves if spans[i].kind is SpanKind.LLM]  # not merged already
     # By service and what the report said (input and output), or, where it lost its
     # output, what it was sent: `links.apart_keys`' keys.
-    reports: dict[tuple[str | None, str, bool], list[tuple[int, int]]] = defaultdict(list)
+    reports: Reports = defaultdict(list)
+    sent: Reports = defaultdict(list)
     for i in leaves:
         s = spans[i]
         if s.trace_id not in lone:
             continue
-        said = history_key(s)
-        key = (said, True) if said is not None else (input_key(s), False)
+        said, given = history_key(s), input_key(s)
+        key = (said, True) if said is not None else (given, False)
         if key[0] is not None:
             reports[(s.service_name, key[0], key[1])].append((s.start_unix_nano, i))
+        if said is not None and given is not None:
+            sent[(s.service_name, given, False)].append((s.start_unix_nano, i))
     if not reports:
         return []
+    pairs, taken = _paired(spans, _fits(spans, leaves, lone, reports), set())
+    # Then what a report with an output that fits no call was sent: a client's record of
+    # a stream that joined its parallel tool calls into one (OpenInference's OpenAI JS
+    # instrumentation, 4.2.7) says something else than the call it reports.
+    paired = {r for _, r in pairs}
+    rest: Reports = defaultdict(list)
+    for given_key, starts in sent.items():
+        rest[given_key] = [(start, r) for start, r in starts if r not in paired]
+    more, _ = _paired(spans, _fits(spans, [c for c in leaves if c not in taken], lone, rest),
+                      taken)
+    return pairs + more
+
+
+Reports = dict[tuple[str | None, str, bool], list[tuple[int, int]]]
+"""Reports apart by service, key and whether the key is what they said (or were sent):
+each report's start and index."""
+
+
+def _fits(
+    spans: list[Span], leaves: list[int], lone: set[str], reports: Reports
+) -> dict[int, list[int]]:
+    """Each report's calls: of another trace, no response id, what the report said (or was
+    sent) alike, the report started within it."""
     for starts in reports.values():
         starts.sort()
     fits: dict[int, list[int]] = defaultdict(list)
@@ -408,11 +438,18 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
             for start, r in alike[first:last]:
                 if start // APART_WINDOW_NS in windows:
                     fits[r].append(c)
+    return fits
+
+
+def _paired(
+    spans: list[Span], fits: dict[int, list[int]], taken: set[int]
+) -> tuple[list[tuple[int, int]], set[int]]:
+    """(call, report) pairs, and the calls `taken` with them."""
     # Each report, the likeliest first (it said something, it counted its usage, it did
     # not fail: a retry's failed attempt is not the call), to the free call that ends
     # first: as many merged as can be where runs of one prompt overlap, and of calls
     # nested, the innermost.
-    pairs, taken = [], set()
+    pairs, taken = [], set(taken)
     for r in sorted(fits, key=lambda r: _unlikely(spans[r])):
         free = [c for c in fits[r] if c not in taken]
         if free:
@@ -420,7 +457,7 @@ def _apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[i
                                          spans[c].span_id))
             taken.add(c)
             pairs.append((c, r))
-    return pairs
+    return pairs, taken
 
 
 def _enclosed_apart(

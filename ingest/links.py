@@ -29,8 +29,9 @@ Grouping matches the one against the other; so do partitions and the store.
   traces);
 - **reports apart**: a model call and another instrumentation's report of it alone in a
   trace of its own (`lone_traces`), from the same service, which says the same (or, where
-  the report lost its output, was sent the same) and started within it (`apart_keys`: the
-  ten seconds the report started in, and for the call each ten seconds it spans, up to ten
+  the report lost its output, or said what no call said, was sent the same) and started
+  within it (`apart_keys`: the ten seconds the report started in, and for the call each
+  ten seconds it spans, up to ten
   minutes: `apart_windows`); and two reports of one call each alone in a trace of its
   own, the handler's (no response id) around the client's (`_enclosure_keys`, by what
   both were sent as far as both tell it: `gist_key`). Both are stored among
@@ -376,13 +377,16 @@ def apart_keys(
     if call.response_id and not lone:
         return (), ()
     if lone:
-        stored, wanted = _enclosure_keys(call)
-        mark, key = ("a", said) if said is not None else ("b", input_key(call))
-        if key is None:
-            return stored, wanted
-        window, named = call.start_unix_nano // APART_WINDOW_NS, _named(call, key)
-        return ((f"~{mark}{window}:{named}", *stored),
-                (f"~{_TWIN[mark]}{window}:{named}", *wanted))
+        window = call.start_unix_nano // APART_WINDOW_NS
+        # What it said, and what it was sent: `calls` takes a report with an output that
+        # fits no call by what it said by what it was sent, as one that lost its output.
+        marked = [("a", _named(call, said))] if said is not None else []
+        if (sent := input_key(call)) is not None:
+            marked.append(("b", _named(call, sent)))
+        enclosing = _enclosure_keys(call)
+        return ((*(f"~{mark}{window}:{named}" for mark, named in marked), *enclosing[0]),
+                (*(f"~{_TWIN[mark]}{window}:{named}" for mark, named in marked),
+                 *enclosing[1]))
     if said is None:
         return (), ()
     keys = [("r", _named(call, said))]

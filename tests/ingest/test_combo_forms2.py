@@ -10,7 +10,8 @@ exported (`tests/fixtures/stacks/<stack>`), decoded and assembled.
 - LangGraph.js under OpenInference's LangChain.js and OpenAI JS instrumentations
   (`langgraph-js-openinference-openai`): the LangChain LLM span's flattened history has
   no call ids (its `input.value` has them), so the client's report of each later call
-  (a root of its own) said something else and was counted as a call of its own.
+  (a root of its own) said something else and was counted as a call of its own; streamed,
+  the client's record joins parallel tool calls into one, so it says something else still.
 - LangGraph.js under OpenLLMetry's LangChain.js and OpenAI JS instrumentations
   (`langgraph-js-openllmetry-openai`): both reports of every call are roots of traces of
   their own; the handler's keeps text only. Before: an empty turn split off each turn's
@@ -360,3 +361,51 @@ def test_two_langchain_handlers_report_one_run_once(tmp_path: Path) -> None:
     assert (turn.request, turn.final_answer, turn.llm_calls) == (CALC_REQUEST, CALC_ANSWER, 2)
     assert [(c.call_id, c.name, c.arguments, c.result) for c in turn.calls] == [
         ("call_1", "calculator", '{"expression":"17 * 23 + 4"}', "395")]
+
+
+def test_client_report_of_a_stream_that_says_something_else_is_still_the_call(
+    tmp_path: Path,
+) -> None:
+    """OpenInference's OpenAI JS instrumentation (4.2.7) accumulates a stream's tool call
+    deltas without their index: two parallel calls are recorded as one, ids, names and
+    arguments concatenated. Its report of the call (a root of its own, no response id: a
+    stream) says something else than the LangChain span of the call, and was sent the
+    same: it is that call's report, not a call of its own. Before: an incomplete second
+    turn with a call of a tool named `get_weathersearch_docs`."""
+    request = "What's the weather in Paris, and what do the docs say about rate limits?"
+    weather, docs = {"city": "Paris"}, {"query": "rate limits"}
+    asked = {"role": "assistant", "tool_calls": [
+        {"id": "call_a", "function.name": "get_weather", "function.arguments": _j(weather)},
+        {"id": "call_b", "function.name": "search_docs", "function.arguments": _j(docs)}]}
+    joined = {"role": "assistant", "tool_calls": [
+        {"id": "call_acall_b", "function.name": "get_weathersearch_docs",
+         "function.arguments": _j(weather) + _j(docs)}]}
+    user = {"role": "user", "content": request}
+    told = [{"role": "tool", "content": "18C", "tool_call_id": "call_a"},
+            {"role": "tool", "content": "60 per minute", "tool_call_id": "call_b"}]
+    answer = {"role": "assistant", "content": "18C; 60 requests per minute."}
+
+    def llm(inputs: list[dict[str, Any]], said: dict[str, Any]) -> dict[str, Any]:
+        return {"openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini",
+                **_oi_messages("llm.input_messages", inputs),
+                **_oi_messages("llm.output_messages", [said])}
+
+    def record(r: Any) -> None:
+        with r.span("research_assistant", {"openinference.span.kind": "CHAIN"}):
+            with r.span("ChatOpenAI", llm([user], asked)), apart(), \
+                    r.span("OpenAI Chat Completions", llm([user], joined)):
+                pass
+            for name, args, result in (("get_weather", weather, "18C"),
+                                       ("search_docs", docs, "60 per minute")):
+                with r.span(name, {"openinference.span.kind": "TOOL", "tool.name": name,
+                                   "input.value": _j(args), "output.value": result}):
+                    pass
+            with r.span("ChatOpenAI", llm([user, asked, *told], answer)), apart(), \
+                    r.span("OpenAI Chat Completions", llm([user, asked, *told], answer)):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (
+        request, answer["content"], 2)
+    assert [(c.call_id, c.name, c.result) for c in turn.calls] == [
+        ("call_a", "get_weather", "18C"), ("call_b", "search_docs", "60 per minute")]

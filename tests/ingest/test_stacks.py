@@ -817,12 +817,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "calls are in the agent node's workflow span output (AIMessage tool_calls) and the "
            "execute_tool span's output (ToolMessage with tool_call_id), separate traces that "
            "grouping does not join to the chat spans' turn"),
-    NotYet("langgraph-js-openinference-openai-stream", ("parallel_tools",), ("turns",),
-           "OpenInference's JS OpenAI instrumentation (4.2.7) joins a stream's parallel tool "
-           "calls into one (ids, names and arguments concatenated): its report of the call, a "
-           "root of its own, says something else than the LangChain span of it, so calls.py's "
-           "report apart (matched by input and output) leaves it a call of its own, an "
-           "incomplete second turn; it was sent what that span was sent"),
     *(NotYet(stack, ("tool_error",), ("call.is_error",),
              "the failure is the ToolMessage's status (error) in the tools node's workflow "
              "span output, a root of its own; the execute_tool span (DynamicStructuredTool) "
