@@ -29,12 +29,15 @@ Grouping matches the one against the other; so do partitions and the store.
   traces);
 - **reports apart**: a model call and another instrumentation's report of it alone in a
   trace of its own (`lone_traces`), from the same service, which says the same (or, where
-  the report lost its output, was sent the same) and started within it (`apart_keys`: the
-  ten seconds the report started in, and for the call each ten seconds it spans, up to ten
-  minutes: `apart_windows`). Both are stored among `prefix_keys` and looked up as
-  histories, each side marked so that it finds the other's kind only (`apart_twins`: what
-  a stored one looks up); the time keeps a call repeated word for word (a greeting,
-  nightly evaluations) from finding every other's.
+  the report lost its output, or said what no call said, was sent the same) and started
+  within it (`apart_keys`: the ten seconds the report started in, and for the call each
+  ten seconds it spans, up to ten
+  minutes: `apart_windows`); and two reports of one call each alone in a trace of its
+  own, the handler's (no response id) around the client's (`_enclosure_keys`, by what
+  both were sent as far as both tell it: `gist_key`). Both are stored among
+  `prefix_keys` and looked up as histories, each side marked so that it finds the
+  other's kind only (`apart_twins`: what a stored one looks up); the time keeps a call
+  repeated word for word (a greeting, nightly evaluations) from finding every other's.
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
 prompt are not one conversation. `components` joins whatever meets, directly or through
 others. When a batch brings a trace, every stored trace of the same conversation must be
@@ -114,8 +117,8 @@ from turnscore.ingest.model import Message, PartType, Span, SpanKind
 __all__ = [
     "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "apart_keys", "apart_twins",
     "apart_windows", "call_gap_keys", "call_ids", "components", "gap_history_key", "gap_keys",
-    "gaps", "history_key", "input_key", "join_keys", "lone_traces", "normalize", "prefix_keys",
-    "says_nothing", "span_links", "stored_call_gap", "trace_keys",
+    "gaps", "gist_key", "history_key", "input_key", "join_keys", "lone_traces", "normalize",
+    "prefix_keys", "says_nothing", "span_links", "stored_call_gap", "trace_keys",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -374,11 +377,16 @@ def apart_keys(
     if call.response_id and not lone:
         return (), ()
     if lone:
-        mark, key = ("a", said) if said is not None else ("b", input_key(call))
-        if key is None:
-            return (), ()
-        window, named = call.start_unix_nano // APART_WINDOW_NS, _named(call, key)
-        return (f"~{mark}{window}:{named}",), (f"~{_TWIN[mark]}{window}:{named}",)
+        window = call.start_unix_nano // APART_WINDOW_NS
+        # What it said, and what it was sent: `calls` takes a report with an output that
+        # fits no call by what it said by what it was sent, as one that lost its output.
+        marked = [("a", _named(call, said))] if said is not None else []
+        if (sent := input_key(call)) is not None:
+            marked.append(("b", _named(call, sent)))
+        enclosing = _enclosure_keys(call)
+        return ((*(f"~{mark}{window}:{named}" for mark, named in marked), *enclosing[0]),
+                (*(f"~{_TWIN[mark]}{window}:{named}" for mark, named in marked),
+                 *enclosing[1]))
     if said is None:
         return (), ()
     keys = [("r", _named(call, said))]
@@ -389,7 +397,35 @@ def apart_keys(
             tuple(f"~{_TWIN[mark]}{w}:{named}" for mark, named in keys for w in windows))
 
 
-_TWIN = {"a": "r", "r": "a", "b": "s", "s": "b"}
+_TWIN = {"a": "r", "r": "a", "b": "s", "s": "b", "e": "f", "f": "e"}
+
+
+def _enclosure_keys(call: Span) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(stored, looked up) of a lone call for `calls` rule 3's two reports apart: a
+    handler's report that names no response (`~e`, each window it spans) and the client's
+    report that names one (`~f`, the window it started in), by service and what both were
+    sent as far as both tell it (`gist_key`), each finding the other's mark only."""
+    if call.input_messages is None:
+        return (), ()
+    named = _named(call, gist_key(call.input_messages))
+    if call.response_id:
+        window = call.start_unix_nano // APART_WINDOW_NS
+        return (f"~f{window}:{named}",), (f"~e{window}:{named}",)
+    windows = apart_windows(call)
+    return (tuple(f"~e{w}:{named}" for w in windows),
+            tuple(f"~f{w}:{named}" for w in windows))
+
+
+def gist_key(messages: Iterable[Message]) -> str:
+    """Hash of what two reports of one request agree on where one kept text parts only
+    (OpenLLMetry's LangChain.js handler: no tool calls, no call ids, in the history it
+    replays too): the normalized messages' texts and tool results' texts, by role."""
+    gist = []
+    for role, parts in normalize(messages):
+        texts = [(kind, text) for kind, text, *_ in parts if kind is not PartType.TOOL_CALL]
+        if texts:
+            gist.append((role, texts))
+    return hashlib.blake2b(orjson.dumps(gist), digest_size=16).hexdigest()
 
 
 def _named(call: Span, key: str) -> str:

@@ -371,9 +371,28 @@ def _request_messages(parsed: JsonValue) -> tuple[Message, ...]:
     [...]}`, the OpenAI, Anthropic, Groq and Mistral AI instrumentations) or the message
     list itself (the Bedrock instrumentation's Converse `messages`, `_converse_attributes.py`)."""
     messages = parsed.get("messages") if isinstance(parsed, dict) else parsed
+    if isinstance(messages, list) and len(messages) == 1 and isinstance(messages[0], list):
+        # LangChain's chat model start: a batch of prompts (`BaseMessage[][]`), here one.
+        messages = messages[0]
+    if _serialized_messages(messages):
+        return parse_messages(messages, A.OI_INPUT_VALUE, [])
     if not _message_list(messages):
         return ()
     return whole_messages(messages, "user", A.OI_INPUT_VALUE, [])
+
+
+def _serialized_messages(value: JsonValue) -> bool:
+    """A non-empty list of LangChain's serialized messages (`{"lc": 1, "type":
+    "constructor", "id": [..., "AIMessage"], "kwargs": {...}}`): the LangChain.js
+    instrumentation's `input.value` of a chat model's run, whose flattened messages keep
+    no call ids (Arize-ai/openinference js/packages/openinference-instrumentation-langchain
+    `utils.ts`, `formatInputMessages`: a tool call's name and arguments, a tool message's
+    content), while the serialized ones keep the AIMessage's `tool_calls[].id` and the
+    ToolMessage's `tool_call_id`."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(m, dict) and m.get("lc") == 1 and isinstance(m.get("kwargs"), dict)
+        for m in value
+    )
 
 
 def _response_messages(view: SpanView) -> tuple[Message, ...]:

@@ -196,7 +196,8 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "tool's error as the tool message's text (`Error executing tool: ...`), which has "
           "no error flag: the failure is only in the text",
           lambda rec, index: ["is_error", "exception.type"])
-      for stack in ("crewai-openllmetry", "crewai-openllmetry-sequential")),
+      for stack in ("crewai-openllmetry", "crewai-openllmetry-sequential",
+                    "crewai-openllmetry-openinference-openai")),
     Gap("langchain-agentexecutor-openllmetry", "tool_error", "call.is_error",
         "an AgentExecutor hands a handled ToolException's text to the model as a plain "
         "observation (no ToolMessage status): the tool span ends in success and the failure "
@@ -908,6 +909,11 @@ NOT_YET: tuple[NotYet, ...] = (
            "calls are in the agent node's workflow span output (AIMessage tool_calls) and the "
            "execute_tool span's output (ToolMessage with tool_call_id), separate traces that "
            "grouping does not join to the chat spans' turn"),
+    *(NotYet(stack, ("tool_error",), ("call.is_error",),
+             "the failure is the ToolMessage's status (error) in the tools node's workflow "
+             "span output, a root of its own; the execute_tool span (DynamicStructuredTool) "
+             "names no call, and the client's tool message has no error flag")
+      for stack in ("langgraph-js-openllmetry-openai", "langgraph-js-openllmetry-openai-stream")),
     NotYet("langgraph-js-openllmetry-stream", WITH_TOOLS, CALLS,
            "as langgraph-js-openllmetry: the calls only in root workflow and execute_tool "
            "spans of their own traces"),
@@ -962,14 +968,6 @@ NOT_YET: tuple[NotYet, ...] = (
            "_parse_message_content): the joined text is taken for that call's result over its "
            "execute_tool span's output.value, which has it alone (linking prefers the result "
            "the model saw)"),
-    *(NotYet(stack, ("tool_error",), ("call.result",),
-             "the wrapped result the model saw ({\"error\": ...}) is the tool message of "
-             "OpenInference's OpenAI ChatCompletion span, nested under Pydantic AI's chat span "
-             "of the same call, whose input has the failure text alone; calls.py rule 2 "
-             "merges the two with the framework's messages over the client's (what the agent "
-             "meant over the wire form), so the client's tool message is not read")
-      for stack in ("pydantic-ai-openinference-openai",
-                    "pydantic-ai-openinference-openai-stream")),
     NotYet("openlit-dspy", ("multi_turn",), ("turns",),
            "the second turn splits in two: DSPy renders the conversation's History per "
            "signature, ReAct's steps replay the first answer as `next_thought: None ...` (the "
@@ -2831,6 +2829,130 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "system_prompt"}),
         absent=_JSON_MESSAGES,
     ),
+    # Pydantic AI's own spans (GenAI conventions, content on) with OpenLLMetry's OpenAI
+    # `openai.chat` spans nested in its chat spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini", "openai.chat",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"pydantic_ai.all_messages", "gen_ai.tool.definitions",
+                          "gen_ai.openai.api_base", "gen_ai.is_streaming"},
+        absent=frozenset({"openinference.span.kind", "gen_ai.prompt.0.content"}),
+    ) for stack in ("pydantic-ai-otel-openllmetry", "pydantic-ai-otel-openllmetry-stream")},
+    # Strands' own spans (latest opt-in: operation-details span events) with OpenInference's
+    # OpenAI ChatCompletion spans of its (streamed) requests nested in its chat spans.
+    "strands-openinference-openai": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "ChatCompletion", "execute_tool calculator"}),
+        frozenset({"gen_ai.agent.tools", "openinference.span.kind",
+                   "llm.input_messages.0.message.role", "llm.tools.1.tool.json_schema"}),
+        absent=_JSON_MESSAGES,
+    ),
+    # The same with OpenLLMetry's `openai.chat` spans (gen_ai.input/output.messages).
+    "strands-openllmetry-openai": Form(
+        frozenset({"invoke_agent research_assistant", "execute_event_loop_cycle", "chat",
+                   "openai.chat", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.agent.tools", "gen_ai.tool.definitions",
+                          "gen_ai.openai.api_base"},
+        absent=frozenset({"openinference.span.kind"}),
+    ),
+    # Agent Framework's own spans and log records (sensitive data on), with OpenInference's
+    # OpenAI ChatCompletion spans nested in its chat spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini", "ChatCompletion",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "openinference.span.kind",
+                          "llm.input_messages.0.message.role", "llm.tools.1.tool.json_schema"},
+        frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+    ) for stack in ("agent-framework-openinference-openai",
+                    "agent-framework-openinference-openai-stream")},
+    # The same with OpenLLMetry's `openai.chat` spans.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini", "openai.chat",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.openai.api_base"},
+        frozenset({"gen_ai.user.message", "gen_ai.choice"}),
+        absent=frozenset({"openinference.span.kind"}),
+    ) for stack in ("agent-framework-openllmetry-openai",
+                    "agent-framework-openllmetry-openai-stream")},
+    # ADK's own spans (default form) with OpenInference's google-genai spans
+    # (AsyncGenerateContent) nested in its generate_content spans.
+    "adk-openinference-genai": Form(
+        frozenset({"invoke_workflow research_assistant", "invoke_agent research_assistant",
+                   "generate_content gemini-2.5-flash", "AsyncGenerateContent",
+                   "execute_tool calculator"}),
+        frozenset({"gcp.vertex.agent.invocation_id", "gen_ai.tool.definitions",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema"}),
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=frozenset({"gcp.vertex.agent.llm_request"}),
+    ),
+    # LangChain v1's create_agent graph under OpenInference's LangChain instrumentation:
+    # the graph's CHAIN, a CHAIN per node (middleware hooks too), ChatOpenAI, TOOL spans.
+    **{stack: Form(
+        frozenset({"research_assistant", "model", "ChatOpenAI", "tools", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema", "session.id", "tool.name"}),
+        absent=frozenset({"traceloop.span.kind"}) | _JSON_MESSAGES,
+    ) for stack in ("langchain-v1-openinference", "langchain-v1-openinference-stream")},
+    # The same graph under OpenLLMetry's: create_agent, invoke_agent, the workflow span,
+    # `execute_task <node>` spans, `ChatOpenAI.chat` and `execute_tool` spans.
+    **{stack: Form(
+        frozenset({"create_agent research_assistant", "invoke_agent research_assistant",
+                   "research_assistant.workflow", "execute_task model", "ChatOpenAI.chat",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.conversation.id",
+                          "traceloop.span.kind", "gen_ai.tool.call.arguments"},
+        absent=frozenset({"openinference.span.kind"}),
+    ) for stack in ("langchain-v1-openllmetry", "langchain-v1-openllmetry-stream")},
+    # Both LangChain instrumentations at once: each handler's own tree of the graph's runs
+    # in one trace, two model-call spans and two tool spans of each run.
+    **{stack: Form(
+        frozenset({"research_assistant", "model", "ChatOpenAI", "calculator",
+                   "invoke_agent research_assistant", "execute_task model",
+                   "ChatOpenAI.chat", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"openinference.span.kind", "llm.input_messages.0.message.role",
+                          "traceloop.span.kind", "gen_ai.tool.call.arguments"},
+    ) for stack in ("langchain-v1-openinference-openllmetry",
+                    "langchain-v1-openinference-openllmetry-stream")},
+    # OpenLLMetry's CrewAI spans (no tool spans) with OpenInference's OpenAI ChatCompletion
+    # spans below them.
+    "crewai-openllmetry-openinference-openai": Form(
+        frozenset({"crewai.workflow", "research_assistant.agent", "ChatCompletion",
+                   "What is 17 * 23 + 4? Use the calculator..task"}),
+        frozenset({"crewai.task.description", "crewai.crew.tasks_output",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema", "traceloop.span.kind"}),
+        absent=frozenset({"gen_ai.prompt.0.content", "gen_ai.input.messages"}),
+    ),
+    # OpenLLMetry's Agents SDK processor spans with OpenInference's OpenAI ChatCompletion
+    # spans of the chat completions model's calls.
+    "openai-agents-openllmetry-openinference-openai": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "ChatCompletion", "calculator.tool"}),
+        frozenset({"gen_ai.input.messages", "gen_ai.tool.call.result", "traceloop.span.kind",
+                   "openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema"}),
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.request.functions.0.name"}),
+    ),
+    # LangGraph.js under OpenInference's LangChain.js and OpenAI JS instrumentations: the
+    # graph's spans, and each call's client span a root of its own.
+    **{stack: Form(
+        frozenset({"research_assistant", "agent", "ChatOpenAI", "OpenAI Chat Completions",
+                   "tools", "calculator"}),
+        frozenset({"openinference.span.kind", "llm.input_messages.0.message.role",
+                   "llm.tools.1.tool.json_schema", "input.value", "output.value"}),
+        absent=_JSON_MESSAGES,
+    ) for stack in ("langgraph-js-openinference-openai",
+                    "langgraph-js-openinference-openai-stream")},
+    # LangGraph.js under OpenLLMetry's LangChain.js and OpenAI JS instrumentations: every
+    # span a root of its own; two `chat gpt-4o-mini` spans of each call.
+    **{stack: Form(
+        frozenset({"workflow CompiledStateGraph", "chat gpt-4o-mini",
+                   "execute_tool DynamicStructuredTool"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id",
+                          "traceloop.entity.output"},
+        absent=frozenset({"openinference.span.kind"}),
+    ) for stack in ("langgraph-js-openllmetry-openai", "langgraph-js-openllmetry-openai-stream")},
 }  # fmt: skip
 
 
@@ -2933,7 +3055,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "
                "(CompiledStateGraph); the agent's name is only the AIMessages' `name` in "
                "workflow spans' entity output, root spans of their own traces", True)
-       for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream")},
+       for stack in ("langgraph-js-openllmetry", "langgraph-js-openllmetry-stream",
+                     "langgraph-js-openllmetry-openai", "langgraph-js-openllmetry-openai-stream")},
     **{stack: ("a DSPy module has no name: its spans name its class (ReAct.forward)", False)
        for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy")},
     "camel-openinference": ("no instrumentation covers CAMEL: the export is its model calls "

@@ -7,7 +7,9 @@ application following OpenInference's instructions has both; `adk-openllmetry` (
 environment) adds OpenLLMetry's Google Generative AI instrumentation on the google-genai
 client below ADK's default tracing, a client instrumentation beside the framework's own
 spans; `openlit-adk` (its own environment) runs it under `openlit.init`, OpenLIT's Google
-ADK and Google AI Studio (google-genai) instrumentations beside ADK's own tracing. The
+ADK and Google AI Studio (google-genai) instrumentations beside ADK's own tracing;
+`adk-openinference-genai` (its own environment) adds OpenInference's google-genai
+instrumentation on the client below ADK's default tracing (no ADK instrumentation). The
 agent's tool-error callback tells the model the error, as the other frameworks do (ADK's
 default raises it out of the run)."""
 
@@ -32,6 +34,7 @@ ENVS: dict[str, dict[str, str]] = {
     "adk-openinference": {},
     "adk-openllmetry": {},
     "openlit-adk": {},
+    "adk-openinference-genai": {},
 }
 
 
@@ -72,6 +75,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             )
 
             GoogleGenerativeAiInstrumentor().instrument(tracer_provider=tracer_provider)
+        elif stack == "adk-openinference-genai":
+            from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor
+
+            GoogleGenAIInstrumentor().instrument(tracer_provider=tracer_provider)
         elif stack == "openlit-adk":
             import openlit
 

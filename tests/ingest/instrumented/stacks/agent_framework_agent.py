@@ -2,7 +2,11 @@
 framework itself (`agent_framework.observability`: `invoke_agent`, `chat`, `execute_tool`
 spans on the GenAI conventions) with sensitive data on; one session carries the
 conversation across turns. `agent-framework-stream` streams each turn (`agent.run(...,
-stream=True)`, its updates read to the end, then `get_final_response()`)."""
+stream=True)`, its updates read to the end, then `get_final_response()`).
+`agent-framework-openinference-openai` adds OpenInference's OpenAI
+instrumentation on the chat client's openai SDK, `agent-framework-openllmetry-openai`
+OpenLLMetry's: the client's span of each call under the framework's `chat` span (each with
+`-stream`)."""
 
 from __future__ import annotations
 
@@ -36,11 +40,20 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
-    with providers(stack, out, scenario):
+    with providers(stack, out, scenario) as (tracer_provider, _):
+        if "-openinference-openai" in stack:
+            from openinference.instrumentation.openai import OpenAIInstrumentor
+
+            OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+        if "-openllmetry-openai" in stack:
+            from opentelemetry.instrumentation.openai import OpenAIInstrumentor as LLMetry
+
+            LLMetry().instrument(tracer_provider=tracer_provider)
         asyncio.run(converse(base_url, stack, scenario))
 
 
-ENV = {"ENABLE_INSTRUMENTATION": "true", "ENABLE_SENSITIVE_DATA": "true"}
+ENV = {"ENABLE_INSTRUMENTATION": "true", "ENABLE_SENSITIVE_DATA": "true",
+       "TRACELOOP_TRACE_CONTENT": "true", "TRACELOOP_METRICS_ENABLED": "false"}
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], ENV, run))

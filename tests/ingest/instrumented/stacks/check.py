@@ -155,7 +155,7 @@ class Row:
 
 
 def table(stacks: list[str] | None = None) -> list[Row]:
-    """The recovery table of `stacks` (every stack when None)."""
+    """The rows of `stacks` (every stack's when None)."""
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for stack in stacks or STACKS:
@@ -175,8 +175,8 @@ def table(stacks: list[str] | None = None) -> list[Row]:
     return rows
 
 
-def main() -> int:
-    rows = table(sys.argv[1:] or None)
+def main(argv: list[str]) -> int:
+    rows = table(argv or None)
     print("| stack | versions | fields recovered | right turn lists |")
     print("| --- | --- | --- | --- |")
     for r in rows:
@@ -190,4 +190,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -8,7 +8,9 @@ then recorded twice, the processor's span (input only, for a chat completions mo
 the client's. `openai-agents-openllmetry-responses` runs the agent on the SDK's default
 `OpenAIResponsesModel`, whose generation spans carry the whole `response`; its `-stream`
 variant runs each turn with `Runner.run_streamed`, and
-`openai-agents-openllmetry-openai-responses` adds the OpenAI instrumentation to it."""
+`openai-agents-openllmetry-openai-responses` adds the OpenAI instrumentation to it.
+`openai-agents-openllmetry-openinference-openai` (its own environment) adds OpenInference's
+OpenAI instrumentation instead of OpenLLMetry's (two vendors' spans of each model call)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
             from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
             OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+        if "-openinference-openai" in stack:
+            from openinference.instrumentation.openai import OpenAIInstrumentor as OIOpenAI
+
+            OIOpenAI().instrument(tracer_provider=tracer_provider)
         asyncio.run(converse(base_url, scenario, "-responses" in stack, stack.endswith("-stream")))
 
 

@@ -8,7 +8,9 @@ through `ToolFailed`, as Pydantic AI asks of a failure the model should see.
 (`OpenInferenceSpanProcessor`), which adds OpenInference's attributes to each span as it
 ends, before the batch exporter sends it; `pydantic-ai-openinference-openai` adds
 OpenInference's OpenAI instrumentation on the agent's OpenAI client, two OpenInference spans
-of each model call at once. `openlit-pydantic-ai` is the agent uninstrumented under
+of each model call at once; `pydantic-ai-otel-openllmetry` adds OpenLLMetry's OpenAI
+instrumentation instead (its `openai.chat` span under Pydantic AI's `chat` span, GenAI
+conventions over OpenLLMetry's). `openlit-pydantic-ai` is the agent uninstrumented under
 `openlit.init` (OpenLIT's Pydantic AI and OpenAI instrumentations). Each also runs
 streamed (`-stream`: `agent.run_stream_sync`, its output read whole; every model request of
 the run streams)."""
@@ -82,7 +84,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         _old_release(stack, scenario, base_url, out, stream)
         return
     if form in ("pydantic-ai-otel", "pydantic-ai-openinference",
-                "pydantic-ai-openinference-openai"):
+                "pydantic-ai-openinference-openai", "pydantic-ai-otel-openllmetry"):
         from pydantic_ai.models.instrumented import InstrumentationSettings
 
         with providers(stack, out, scenario) as (tracer_provider, _):
@@ -90,6 +92,10 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
                 from openinference.instrumentation.openai import OpenAIInstrumentor
 
                 OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+            if form == "pydantic-ai-otel-openllmetry":
+                from opentelemetry.instrumentation.openai import OpenAIInstrumentor as LLMetry
+
+                LLMetry().instrument(tracer_provider=tracer_provider)
             if form.startswith("pydantic-ai-openinference"):
                 from openinference.instrumentation.pydantic_ai import OpenInferenceSpanProcessor
 
@@ -123,6 +129,8 @@ def _old_release(stack: str, scenario: str, base_url: str, out: Path, stream: bo
             settings = InstrumentationSettings(tracer_provider=tracer_provider)
         converse(base_url, scenario, settings, stream)
 
+# OpenLLMetry's instrumentations read these (content is traced by default; said anyway).
+ENV = {"TRACELOOP_TRACE_CONTENT": "true", "TRACELOOP_METRICS_ENABLED": "false"}
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:], {}, run))
+    sys.exit(main(sys.argv[1:], ENV, run))

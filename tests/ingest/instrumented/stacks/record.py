@@ -782,6 +782,72 @@ STACKS: dict[str, Stack] = {
                "opentelemetry-sdk")),
         Stack("openlit-openai-1.26", "openlit_loop", "openai",
               ("openlit", "openai", "opentelemetry-sdk")),
+        # Two instrumentations at once: a framework's own telemetry, or one vendor's, with
+        # another's client instrumentation beside it.
+        *(Stack(name, "pydantic_ai_agent", "openai",
+                ("pydantic-ai-slim", "openai", "opentelemetry-instrumentation-openai",
+                 "opentelemetry-sdk"), venv="pydantic-ai-otel-openllmetry")
+          for name in ("pydantic-ai-otel-openllmetry", "pydantic-ai-otel-openllmetry-stream")),
+        Stack("strands-openinference-openai", "strands_agent", "openai",
+              ("strands-agents", "openai", "openinference-instrumentation-openai",
+               "opentelemetry-sdk"), venv="strands-openai-instrumented"),
+        Stack("strands-openllmetry-openai", "strands_agent", "openai",
+              ("strands-agents", "openai", "opentelemetry-instrumentation-openai",
+               "opentelemetry-sdk"), venv="strands-openai-instrumented"),
+        *(Stack(name, "agent_framework_agent", "openai",
+                ("agent-framework-core", "agent-framework-openai", "openai",
+                 "openinference-instrumentation-openai", "opentelemetry-sdk"),
+                venv="agent-framework-openai-instrumented")
+          for name in ("agent-framework-openinference-openai",
+                       "agent-framework-openinference-openai-stream")),
+        *(Stack(name, "agent_framework_agent", "openai",
+                ("agent-framework-core", "agent-framework-openai", "openai",
+                 "opentelemetry-instrumentation-openai", "opentelemetry-sdk"),
+                venv="agent-framework-openai-instrumented")
+          for name in ("agent-framework-openllmetry-openai",
+                       "agent-framework-openllmetry-openai-stream")),
+        Stack("adk-openinference-genai", "adk_agent", "gemini",
+              ("google-adk", "google-genai", "openinference-instrumentation-google-genai",
+               "opentelemetry-sdk")),
+        *(Stack(name, "langchain_v1_agent", "openai",
+                ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "openinference-instrumentation-langchain", "opentelemetry-sdk"),
+                venv="langchain-v1")
+          for name in ("langchain-v1-openinference", "langchain-v1-openinference-stream")),
+        *(Stack(name, "langchain_v1_agent", "openai",
+                ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-instrumentation-langchain", "opentelemetry-sdk"),
+                venv="langchain-v1")
+          for name in ("langchain-v1-openllmetry", "langchain-v1-openllmetry-stream")),
+        *(Stack(name, "langchain_v1_agent", "openai",
+                ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "openinference-instrumentation-langchain",
+                 "opentelemetry-instrumentation-langchain", "opentelemetry-sdk"),
+                venv="langchain-v1")
+          for name in ("langchain-v1-openinference-openllmetry",
+                       "langchain-v1-openinference-openllmetry-stream")),
+        Stack("crewai-openllmetry-openinference-openai", "crewai_openllmetry_agent", "openai",
+              ("crewai", "openai", "opentelemetry-instrumentation-crewai",
+               "openinference-instrumentation-openai", "opentelemetry-sdk"),
+              venv="crewai-openllmetry-openinference"),
+        *(Stack(name, "langgraph_js", "openai",
+                ("@langchain/langgraph", "@langchain/core", "@langchain/openai", "openai",
+                 "@arizeai/openinference-instrumentation-langchain",
+                 "@arizeai/openinference-instrumentation-openai", "@opentelemetry/sdk-trace"),
+                venv="langgraph-js-openai", runtime="node")
+          for name in ("langgraph-js-openinference-openai",
+                       "langgraph-js-openinference-openai-stream")),
+        *(Stack(name, "langgraph_js", "openai",
+                ("@langchain/langgraph", "@langchain/core", "@langchain/openai", "openai",
+                 "@traceloop/instrumentation-langchain", "@traceloop/instrumentation-openai",
+                 "@opentelemetry/sdk-trace"),
+                venv="langgraph-js-openai", runtime="node")
+          for name in ("langgraph-js-openllmetry-openai",
+                       "langgraph-js-openllmetry-openai-stream")),
+        Stack("openai-agents-openllmetry-openinference-openai", "openai_agents_openllmetry_agent",
+              "openai", ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
+                         "openinference-instrumentation-openai", "opentelemetry-sdk"),
+              venv="openai-agents-openllmetry-openinference"),
     )
 }  # fmt: skip
 

@@ -5,11 +5,25 @@
 // with `manuallyInstrument`, as an ESM app without a loader hook does. `-stream` runs the
 // graph with `streamMode: 'messages'`, so the chat model streams its tokens. The
 // conversation carries over turns as the graph returns it (the state's messages).
+// `-openai` stacks (their own environment, `langgraph-js-openai`) add the same vendor's
+// OpenAI instrumentation on the `openai` module ChatOpenAI calls (`instrumentClient`): each
+// model call is then a LangChain LLM span and a client span both.
 
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
-import { AGENT_NAME, TOOL_FUNCTIONS, fetchFirstRole, main, withProviders } from './common.mjs';
+import {
+  AGENT_NAME,
+  TOOL_FUNCTIONS,
+  fetchFirstRole,
+  instrumentClient,
+  main,
+  withProviders,
+} from './common.mjs';
 
 async function instrument(stack, tracerProvider) {
+  if (stack.includes('-openai')) {
+    const OpenAI = (await import('openai')).default;
+    await instrumentClient(stack, tracerProvider, OpenAI, 'openai', 'OpenAIInstrumentation');
+  }
   if (stack.includes('openllmetry')) {
     const { LangChainInstrumentation } = await import('@traceloop/instrumentation-langchain');
     const instrumentation = new LangChainInstrumentation({ traceContent: true });
