@@ -87,17 +87,17 @@ _BLOCK_KEYS = frozenset(
 def normalize_role(role: JsonValue) -> str:
     text = (as_str(role) or "").lower()
     if text not in _ROLES and (repeated := _REPEATED_ROLE.fullmatch(text)):
-        text = repeated[1]
+        text = repeated[1] if repeated[1] in _ROLES else text
     return _ROLES.get(text, text or "user")
 
 
 _REPEATED_ROLE = re.compile(r"(.+?)\1+")
-"""A role said over and over (`assistantassistant`): the OpenAI SDK's stream accumulator
-appends every string field of each chunk's delta to the one so far, the role too
-(openai-python 1.58 `openai/lib/streaming/_deltas.py`, `accumulate_delta`), so a server
-that repeats `role` in every chunk (Ollama's OpenAI-compatible API, and the scripted server of
-`tests/ingest/instrumented`) leaves a streamed
-reply that many copies of it; Logfire 2.x records that reply (`response_data.message`)."""
+"""A known role said over and over (`assistantassistant`): the OpenAI SDK's stream
+accumulator appends every string field of each chunk's delta to the one so far, the role
+too (openai-python 1.58 `openai/lib/streaming/_deltas.py`, `accumulate_delta`), so a server
+that repeats `role` in every chunk (Ollama's OpenAI-compatible API, and the scripted server
+of `tests/ingest/instrumented`) leaves a streamed reply that many copies of it; Logfire 2.x
+records that reply (`response_data.message`)."""
 
 
 _KNOWN_ROLES = frozenset(_ROLES.values())

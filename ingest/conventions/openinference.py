@@ -545,13 +545,10 @@ def _request_tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | 
     is the Vertex AI instrumentation's, which flattens no tools and records the request as
     proto-plus's `to_dict` (openinference-instrumentation-vertexai `_wrapper.py`): its
     declarations are read in the proto3 JSON form the API is sent (`_proto_json`)."""
-    raw = view.get(A.OI_INPUT_VALUE)
-    if not isinstance(raw, str) or '"tools"' not in raw:
+    found = _listed_tools(view, A.OI_INPUT_VALUE)
+    if found is None:
         return None
-    ok, parsed = try_json(raw)
-    tools = parsed.get("tools") if ok and isinstance(parsed, dict) else None
-    if not isinstance(tools, list) or not tools:
-        return None
+    tools, parsed = found
     if _message_list(parsed.get("messages")):
         return parse_tool_defs(tools, A.OI_INPUT_VALUE, problems)
     if isinstance(parsed.get("contents"), list):
@@ -566,14 +563,22 @@ def _invocation_tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...]
     `bind_tools` gave it among them in the provider's form, and nothing else of them
     (openinference-instrumentation-langchain 0.1.29 `_tracer.py`, `_invocation_parameters`;
     its `_tools` reads TOOL runs only)."""
-    raw = view.get(A.OI_INVOCATION_PARAMETERS)
+    found = _listed_tools(view, A.OI_INVOCATION_PARAMETERS)
+    return None if found is None else parse_tool_defs(found[0], A.OI_INVOCATION_PARAMETERS,
+                                                      problems)
+
+
+def _listed_tools(view: SpanView, key: str) -> tuple[list[JsonValue], dict[str, JsonValue]] | None:
+    """The `tools` (a list, not empty) of the JSON object in attribute `key`, and the object."""
+    raw = view.get(key)
     if not isinstance(raw, str) or '"tools"' not in raw:
         return None
     ok, parsed = try_json(raw)
     tools = parsed.get("tools") if ok and isinstance(parsed, dict) else None
     if not isinstance(tools, list) or not tools:
         return None
-    return parse_tool_defs(tools, A.OI_INVOCATION_PARAMETERS, problems)
+    assert isinstance(parsed, dict)
+    return tools, parsed
 
 
 _PROTO_MAPS = frozenset({"properties", "defs"})
