@@ -450,7 +450,7 @@ def _trace_pass(group: pa.Table, case_id_attribute: str | None) -> pa.Table:
         keys = JoinKeys(conversations=frozenset({trace_id}))
         if trace_id.startswith(_DETACHED):
             keys = replace(keys, responses=frozenset({trace_id.removeprefix(_DETACHED)}))
-        elif trace_id and spans:
+        elif trace_id and (spans or logs):  # records alone may tell spans (`record_turns`)
             decoded, _ = decode_spans(trace_order(spans), logs,
                                       case_id_attribute=case_id_attribute)
             keys = trace_keys(decoded).get(trace_id, keys)

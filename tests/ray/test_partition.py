@@ -26,6 +26,7 @@ def _call(trace: str, span: str, history: list[Message], answer: str, *,
 
 SYSTEM = _text("system", "You are a billing bot.")
 Q1, A1, Q2 = _text("user", "What do I owe?"), _text("assistant", "12 EUR."), _text("user", "Why?")
+Q3 = _text("user", "Can I pay later?")
 
 
 def test_a_trace_continuing_another_by_history_joins_it() -> None:
@@ -43,9 +44,11 @@ def test_conversation_ids_and_response_ids_join_traces() -> None:
     spans = [
         _call("a1", "01", [Q1], "x", conversation="c"),
         _call("a2", "02", [Q2], "y", conversation="c"),
-        _call("b1", "03", [Q1], "z", response="resp-1"),
-        _call("b2", "04", [Q1], "z", response="resp-1"),  # a second instrumentation's trace
-        _call("d1", "05", [Q1], "w", conversation="b1"),  # names another trace as its conversation
+        # Asked otherwise: a lone report sent what a call was sent may report that call
+        # (`links.apart_keys`), so it would meet a1 by what both were sent.
+        _call("b1", "03", [Q3], "z", response="resp-1"),
+        _call("b2", "04", [Q3], "z", response="resp-1"),  # a second instrumentation's trace
+        _call("d1", "05", [Q3], "w", conversation="b1"),  # names another trace as its conversation
     ]
     parts = components(trace_keys(spans))
     assert parts["a1"] == parts["a2"]
