@@ -134,7 +134,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import orjson
 from msgspec.structs import replace
@@ -272,13 +272,21 @@ def _twin_executions(spans: list[Span]) -> list[tuple[int, int]]:
         for a in group for b in group
         if spans[a].convention < spans[b].convention and _same_execution(spans[a], spans[b])
     ]
+    ranked = (sorted(pair, key=lambda i: _execution_rank(spans[i]), reverse=True)
+              for pair in _closest_first(fits))
+    return [(keep, other) for keep, other in ranked]
+
+
+def _closest_first(fits: Iterable[tuple[int, str, str, int, int]]) -> list[tuple[int, int]]:
+    """The (a, b) of `fits` (misfit, two span ids to break ties, a, b), the closest fits
+    first, each index in one pair at most: where runs of one prompt or one tool overlap,
+    each its own."""
     pairs: list[tuple[int, int]] = []
     taken: set[int] = set()
     for *_, a, b in sorted(fits):
         if a not in taken and b not in taken:
             taken.update((a, b))
-            keep, other = sorted((a, b), key=lambda i: _execution_rank(spans[i]), reverse=True)
-            pairs.append((keep, other))
+            pairs.append((a, b))
     return pairs
 
 
@@ -474,14 +482,7 @@ def _enclosed_apart(
         for group in by_input.values() if len(group) > 1
         for o in group for i in group if i != o and _encloses(spans[o], spans[i])
     ]
-    # The closest fits first: where runs of one prompt overlap, each report its own.
-    pairs: list[tuple[int, int]] = []
-    taken: set[int] = set()
-    for *_, i, o in sorted(fits):
-        if i not in taken and o not in taken:
-            taken.update((i, o))
-            pairs.append((i, o))
-    return pairs
+    return _closest_first(fits)
 
 
 def _misfit(outer: Span, inner: Span) -> int:

@@ -30,13 +30,12 @@ Grouping matches the one against the other; so do partitions and the store.
 - **reports apart**: a model call and another instrumentation's report of it alone in a
   trace of its own (`lone_traces`), from the same service, which says the same (or, where
   the report lost its output, or said what no call said, was sent the same) and started
-  within it (`apart_keys`: the ten seconds the report started in, and for the call each
-  ten seconds it spans, up to ten
-  minutes: `apart_windows`); and two reports of one call each alone in a trace of its
-  own, the handler's (no response id) around the client's (`_enclosure_keys`, by what
-  both were sent as far as both tell it: `gist_key`). Both are stored among
-  `prefix_keys` and looked up as histories, each side marked so that it finds the
-  other's kind only (`apart_twins`: what a stored one looks up); the time keeps a call
+  within it (`apart_keys`: the ten seconds the report started in, and for the call each ten
+  seconds it spans, up to ten minutes: `apart_windows`); and two reports of one call each
+  alone in a trace of its own, the handler's (no response id) around the client's
+  (`_enclosure_keys`, by what both were sent as far as both tell it: `gist_key`). Both are
+  stored among `prefix_keys` and looked up as histories, each side marked so that it finds
+  the other's kind only (`apart_twins`: what a stored one looks up); the time keeps a call
   repeated word for word (a greeting, nightly evaluations) from finding every other's.
 A prefix joins a history, never another prefix: two raw-client traces sharing a system
 prompt are not one conversation. `components` joins whatever meets, directly or through
