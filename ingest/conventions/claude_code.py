@@ -132,7 +132,7 @@ def _run(view: SpanView, answer: str | None) -> tuple[Message, ...] | None:
     out: list[Message] = []
     for event in view.events:
         if event.name == A.CC_EV_API_RESPONSE_BODY:
-            for block in _blocks(_body(event).get("content")):
+            for block in _blocks(_body(event.fields).get("content")):
                 part = parse_part(block, "assistant")
                 if part is not None and part.type is PartType.TOOL_CALL and part.call_id:
                     asked.setdefault(part.call_id, part)
@@ -141,7 +141,7 @@ def _run(view: SpanView, answer: str | None) -> tuple[Message, ...] | None:
                 call = replace(call, name=body.name or call.name,
                                arguments=body.arguments if call.arguments is None
                                else call.arguments)
-            failed = event.fields.get(A.CC_SUCCESS) in (False, "false")
+            failed = _failed(event.fields)
             error = as_str(event.fields.get(A.CC_ERROR)) if failed else None
             out.append(Message("assistant", (call,)))
             out.append(Message("tool", (Part(PartType.TOOL_RESULT, error, call.call_id,
@@ -173,9 +173,14 @@ def _blocks(content: object) -> list[object]:
     return content if isinstance(content, list) else []
 
 
-def _body(event: ContentEvent) -> dict[str, object]:
+def _failed(fields: Mapping[str, object]) -> bool:
+    """Whether a `tool_result` record says its call failed (`success`, a bool or its text)."""
+    return fields.get(A.CC_SUCCESS) in (False, "false")
+
+
+def _body(fields: Mapping[str, object]) -> dict[str, object]:
     """A raw body record's Messages API JSON; {} when it is not an object."""
-    ok, body = try_json(as_str(event.fields.get("body")) or "")
+    ok, body = try_json(as_str(fields.get("body")) or "")
     return body if ok and isinstance(body, dict) else {}
 
 
@@ -192,7 +197,7 @@ def _first_request(view: SpanView) -> dict[str, object]:
     """The first raw request body of the interaction (its system prompt and tools are the
     turn's: the CLI sends the same with every request of it); {} without one."""
     for event in _events(view, A.CC_EV_API_REQUEST_BODY):
-        if body := _body(event):
+        if body := _body(event.fields):
             return body
     return {}
 
@@ -237,8 +242,7 @@ def _sent_results(records: Sequence[RawLog]) -> dict[str, str]:
     for record in records:
         if record.event_name != A.CC_EV_API_REQUEST_BODY:
             continue
-        ok, body = try_json(as_str(record.attributes.get("body")) or "")
-        messages = body.get("messages") if ok and isinstance(body, dict) else None
+        messages = _body(record.attributes).get("messages")
         for message in messages if isinstance(messages, list) else ():
             content = message.get("content") if isinstance(message, dict) else None
             for block in content if isinstance(content, list) else ():
@@ -282,7 +286,7 @@ def _tool_run(
     if call_id in results:
         tool = with_fields(tool, events=(RawEvent(A.CC_EV_TOOL_OUTPUT, end,
                                               {"output": results[call_id]}),))
-    if record.attributes.get(A.CC_SUCCESS) not in (False, "false"):
+    if not _failed(record.attributes):
         return [tool]
     failed: dict[str, AttrValue] = {**common, A.CC_SPAN_TYPE: _RUN, A.CC_TOOL_USE_ID: call_id,
                                     A.CC_SUCCESS: False,
