@@ -30,9 +30,9 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from turnscore.ingest.records import RawLog, RawSpan
+from turnscore.ingest.records import AttrValue, RawLog, RawSpan
 
-__all__ = ["RecordTurns", "anchor", "anchored", "record_spans", "span_id_of"]
+__all__ = ["RecordTurns", "anchor", "anchored", "record_spans", "span_id_of", "told_span"]
 
 SpansOf = Callable[[str, str, Sequence[RawLog]], list[RawSpan]]
 """(trace id, prompt span id, the prompt's records in time order) -> the prompt's spans,
@@ -129,3 +129,20 @@ def record_spans(trace_id: str, span_id: str, logs: Sequence[RawLog]) -> list[Ra
     own = sorted((lg for lg in logs if anchored(lg)), key=lambda lg: lg.time_unix_nano)
     turns = _of(own[0].event_name) if own else None
     return [] if turns is None else turns.spans(trace_id, span_id, own)
+
+
+_INTERNAL = 1  # OTLP SpanKind INTERNAL, as the CLIs' own spans are
+
+
+def told_span(
+    trace_id: str, span_id: str, parent: str | None, name: str, start: int, end: int,
+    record: RawLog, attributes: dict[str, AttrValue],
+) -> RawSpan:
+    """A span a prompt's records tell (`RecordTurns.spans`): internal, its status unset, in
+    the resource and at the place of the record that tells it."""
+    return RawSpan(
+        trace_id=trace_id, span_id=span_id, parent_span_id=parent, name=name,
+        kind=_INTERNAL, start_unix_nano=start, end_unix_nano=end, status_code=0,
+        status_message="", attributes=attributes, resource=record.resource,
+        source=record.source, position=record.position,
+    )  # fmt: skip

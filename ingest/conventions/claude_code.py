@@ -64,7 +64,7 @@ from turnscore.ingest.conventions.messages import (
 )
 from turnscore.ingest.conventions.values import as_int, as_str, canonical_arguments, try_json
 from turnscore.ingest.model import Message, Part, PartType, SpanKind
-from turnscore.ingest.record_turns import RecordTurns, span_id_of
+from turnscore.ingest.record_turns import RecordTurns, span_id_of, told_span
 from turnscore.ingest.records import AttrValue, RawEvent, RawLog, RawSpan
 
 _INTERACTION = "interaction"
@@ -72,7 +72,6 @@ _TOOL = "tool"
 _RUN = "tool.execution"
 _LLM_REQUEST = "llm_request"
 _SPAN_PREFIX = "claude_code."
-_INTERNAL = 1  # OTLP SpanKind INTERNAL, as the CLI's spans are
 _NS_PER_MS = 1_000_000
 _ERROR = 2  # OTLP status code ERROR
 
@@ -224,8 +223,10 @@ def _record_spans(trace_id: str, span_id: str, records: Sequence[RawLog]) -> lis
                                     A.GEN_AI_CONVERSATION_ID: session} if session else {}
     start = min(r.time_unix_nano for r in records)
     end = max(r.time_unix_nano for r in records)
-    spans = [_made(trace_id, span_id, None, _INTERACTION, start, end, first, {
-        **common, A.CC_SPAN_TYPE: _INTERACTION, A.GEN_AI_OPERATION_NAME: "invoke_agent"})]
+    interaction: dict[str, AttrValue] = {**common, A.CC_SPAN_TYPE: _INTERACTION,
+                                         A.GEN_AI_OPERATION_NAME: "invoke_agent"}
+    spans = [told_span(trace_id, span_id, None, _SPAN_PREFIX + _INTERACTION, start, end,
+                       first, interaction)]
     results = _sent_results(records)
     for i, record in enumerate(records):
         if record.event_name == A.CC_EV_API_REQUEST:
@@ -282,7 +283,7 @@ def _tool_run(
     said: dict[str, AttrValue] = {**common, A.CC_SPAN_TYPE: _TOOL,
                                   A.CC_TOOL_NAME: call.name or "", A.CC_TOOL_USE_ID: call_id}
     own = span_id_of(trace_id, parent, call_id)
-    tool = _made(trace_id, own, parent, _TOOL, start, end, record, said)
+    tool = told_span(trace_id, own, parent, _SPAN_PREFIX + _TOOL, start, end, record, said)
     if call_id in results:
         tool = with_fields(tool, events=(RawEvent(A.CC_EV_TOOL_OUTPUT, end,
                                               {"output": results[call_id]}),))
@@ -291,8 +292,8 @@ def _tool_run(
     failed: dict[str, AttrValue] = {**common, A.CC_SPAN_TYPE: _RUN, A.CC_TOOL_USE_ID: call_id,
                                     A.CC_SUCCESS: False,
                                     A.CC_ERROR: as_str(record.attributes.get(A.CC_ERROR)) or ""}
-    run = _made(trace_id, span_id_of(trace_id, own, _RUN), own, _RUN, start, end, record,
-                failed)
+    run = told_span(trace_id, span_id_of(trace_id, own, _RUN), own, _SPAN_PREFIX + _RUN,
+                    start, end, record, failed)
     return [tool, with_fields(run, status_code=_ERROR, status_message=str(failed[A.CC_ERROR]))]
 
 
@@ -314,20 +315,8 @@ def _model_call(
     took = as_int(fields.get(A.CC_DURATION_MS)) or 0
     end = record.time_unix_nano
     sequence = as_str(fields.get(A.CC_EVENT_SEQUENCE)) or str(index)
-    return _made(trace_id, span_id_of(trace_id, parent, sequence), parent, _LLM_REQUEST,
-                 end - took * _NS_PER_MS, end, record, said)
-
-
-def _made(
-    trace_id: str, span_id: str, parent: str | None, kind: str, start: int, end: int,
-    record: RawLog, attributes: dict[str, AttrValue],
-) -> RawSpan:
-    return RawSpan(
-        trace_id=trace_id, span_id=span_id, parent_span_id=parent,
-        name=_SPAN_PREFIX + kind, kind=_INTERNAL, start_unix_nano=start, end_unix_nano=end,
-        status_code=0, status_message="", attributes=attributes, resource=record.resource,
-        source=record.source, position=record.position,
-    )  # fmt: skip
+    return told_span(trace_id, span_id_of(trace_id, parent, sequence), parent,
+                     _SPAN_PREFIX + _LLM_REQUEST, end - took * _NS_PER_MS, end, record, said)
 
 
 RECORD_TURNS = RecordTurns(

@@ -27,7 +27,7 @@ import orjson
 
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions.values import as_int, as_str, try_json
-from turnscore.ingest.record_turns import RecordTurns, span_id_of
+from turnscore.ingest.record_turns import RecordTurns, span_id_of, told_span
 from turnscore.ingest.records import AttrValue, RawLog, RawSpan
 
 _PROMPT = "gemini_cli.user_prompt"
@@ -35,7 +35,6 @@ _REQUEST = "gemini_cli.api_request"
 _RESPONSE = "gemini_cli.api_response"
 _ERROR = "gemini_cli.api_error"
 _TOOL_CALL = "gemini_cli.tool_call"
-_INTERNAL = 1  # OTLP SpanKind INTERNAL
 _NS_PER_MS = 1_000_000
 AGENT = "gemini-cli"
 
@@ -69,7 +68,7 @@ def _record_spans(trace_id: str, span_id: str, records: Sequence[RawLog]) -> lis
             {"type": "text", "content": "".join(texts)}]}])
     start = min(r.time_unix_nano for r in records)
     end = max(r.time_unix_nano for r in records)
-    return [_made(trace_id, span_id, None, "invoke_agent " + AGENT, start, end, first, agent),
+    return [told_span(trace_id, span_id, None, "invoke_agent " + AGENT, start, end, first, agent),
             *calls]
 
 
@@ -95,7 +94,7 @@ def _model_call(
     end = record.time_unix_nano
     start = end - (as_int(fields.get("duration_ms")) or 0) * _NS_PER_MS
     own = span_id_of(trace_id, parent, str(index))
-    return _made(trace_id, own, parent, "chat " + (model or ""), start, end, record, said)
+    return told_span(trace_id, own, parent, "chat " + (model or ""), start, end, record, said)
 
 
 def _merged(text: str | None) -> list[object]:
@@ -119,18 +118,6 @@ def _merged(text: str | None) -> list[object]:
 
 def _json(value: object) -> str:
     return orjson.dumps(value).decode()
-
-
-def _made(
-    trace_id: str, span_id: str, parent: str | None, name: str, start: int, end: int,
-    record: RawLog, attributes: dict[str, AttrValue],
-) -> RawSpan:
-    return RawSpan(
-        trace_id=trace_id, span_id=span_id, parent_span_id=parent, name=name,
-        kind=_INTERNAL, start_unix_nano=start, end_unix_nano=end, status_code=0,
-        status_message="", attributes=attributes, resource=record.resource,
-        source=record.source, position=record.position,
-    )  # fmt: skip
 
 
 RECORD_TURNS = RecordTurns(
