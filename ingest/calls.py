@@ -558,10 +558,10 @@ def _with_ancestors(
             break
         if merged.response_id and parent.response_id and merged.response_id != parent.response_id:
             break
-        merged = _wire_results(_fill(merged, parent, over=_SAID), span)
+        merged = _fill(merged, parent, over=_SAID)
         absorbed.append(parent_at)
         cur = parent
-    return merged, absorbed
+    return (_wire_results(merged, span) if absorbed else merged), absorbed
 
 
 def _wire_results(merged: Span, leaf: Span) -> Span:
