@@ -229,10 +229,30 @@ def json_request_records(doc: object, source: str, position: str) -> Iterator[Re
                 source,
                 position,
                 "not an OTLP traces/logs request: a JSON object with keys "
-                f"{keys}; expected resourceSpans or resourceLogs",
+                f"{keys}; expected resourceSpans or resourceLogs{_looks_like(doc)}",
             )
         return
     yield from _request_records(_granular(doc, _Request, "request"), Where(source, position))
+
+
+_CONSOLE_SPAN = frozenset({"context", "kind", "start_time"})
+_CONSOLE_LOG = frozenset({"body", "dropped_attributes", "observed_timestamp"})
+_LONE_SPAN = frozenset({"traceId", "spanId"})
+
+
+def _looks_like(doc: Mapping[str, object]) -> str:
+    """What a JSON object that is no request most likely is, where users meet it: the OTel
+    SDKs' console exporters print a span or log record per object in a shape of their own
+    (`ReadableSpan.to_json`, `ReadableLogRecord.to_json`), and a span copied out of a request
+    lacks its resource and scope. Neither carries what OTLP does, so it is named, not guessed
+    at. Keys as `_camel_case` left them: it renames the OTLP names among them."""
+    keys = doc.keys()
+    if keys >= _CONSOLE_SPAN or keys >= _CONSOLE_LOG:
+        return (" (this looks like an OpenTelemetry SDK console exporter's output, which is not "
+                "OTLP: export with an OTLP file exporter or a Collector's file exporter)")
+    if keys >= _LONE_SPAN:
+        return " (this looks like a single span; a request wraps spans in resourceSpans)"
+    return ""
 
 
 def _request_records(request: _Request, where: Where) -> Read:

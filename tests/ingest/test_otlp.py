@@ -670,3 +670,31 @@ def test_real_sdk_spans_survive_protobuf_and_json(tmp_path: Path) -> None:
         assert (agent_span.status_code, agent_span.status_message) == (2, "boom")
         assert agent_span.events[0].name == "gen_ai.choice"
         assert agent_span.events[0].attributes == {"index": 0, "message": "done"}
+
+
+def test_console_exporter_output_is_named(tmp_path: Path) -> None:
+    """The SDK's console exporters print spans and log records in a JSON shape of their own,
+    which tutorials redirect to a file; the error says what the file is and what to use."""
+    from opentelemetry._logs import SeverityNumber
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import ConsoleLogRecordExporter, SimpleLogRecordProcessor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+
+    path = tmp_path / "console.json"
+    with path.open("w") as out:
+        tracer_provider = TracerProvider()
+        tracer_provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=out)))
+        logger_provider = LoggerProvider()
+        logger_provider.add_log_record_processor(
+            SimpleLogRecordProcessor(ConsoleLogRecordExporter(out=out)))
+        with tracer_provider.get_tracer("t").start_as_current_span("chat gpt-4o") as span:
+            span.set_attribute("gen_ai.operation.name", "chat")
+            logger_provider.get_logger("t").emit(
+                body="hi", severity_number=SeverityNumber.INFO, event_name="gen_ai.user.message")
+        tracer_provider.shutdown()
+        logger_provider.shutdown()
+    spans, logs, errors = split(read_file(path))
+    assert (spans, logs) == ([], [])
+    assert len(errors) == 2
+    assert all("console exporter's output, which is not OTLP" in e.message for e in errors)
