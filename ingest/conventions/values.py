@@ -84,11 +84,20 @@ def canonical_json(value: JsonValue) -> str:
 
 
 def parse_json(text: str, where: str) -> JsonValue:
-    """Parse JSON text, raising ContentError that names `where` when it is not JSON."""
+    """Parse JSON text, raising ContentError that names `where` when it is not JSON, and
+    says so when the text stops inside a value: the SDKs cut every string attribute at
+    `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT` characters (opentelemetry-python `BoundedAttributes`
+    `_clean_attribute_value`: `value[:max_len]`), as Collector processors may, and a cut
+    message list loses the turn its span was in, so the user is told what to change."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        raise ContentError(f"{where}: not valid JSON ({exc})") from None
+        cut = ""
+        if exc.msg.startswith("unexpected end of data") and text.lstrip()[:1] in "[{":
+            cut = (f"; it stops inside a value after {len(text):,} characters: cut short, "
+                   "as an attribute length limit (OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT) or a "
+                   "Collector processor does, so this span's turn may be split or incomplete")
+        raise ContentError(f"{where}: not valid JSON ({exc}){cut}") from None
 
 
 def try_json(text: str) -> tuple[bool, JsonValue]:

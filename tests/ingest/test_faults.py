@@ -509,3 +509,28 @@ def test_a_turn_whose_root_never_arrived_keeps_its_conversation_in_every_format(
         alone = tmp_path / f"alone-{fmt}"
         ingest_paths([tmp_path / fmt], alone, group_bytes=1 << 16, workers=1)
         assert _rows(alone) == first, fmt
+
+
+def test_messages_cut_by_an_attribute_length_limit_are_named_as_cut(tmp_path: Path) -> None:
+    """The SDK cuts every string attribute at its length limit: a message list longer than
+    that is no JSON, and the error says it was cut and what cuts it."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(span_limits=SpanLimits(max_attribute_length=64))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    messages = [{"role": "user", "parts": [{"type": "text", "content": "What's the weather "
+                                                                       "in Paris today?"}]}]
+    with provider.get_tracer("t").start_as_current_span("chat gpt-4o") as span:
+        span.set_attribute("gen_ai.operation.name", "chat")
+        span.set_attribute("gen_ai.input.messages", json.dumps(messages))
+    path = tmp_path / "cut.pb"
+    path.write_bytes(encode_spans(exporter.get_finished_spans()).SerializeToString())
+    (error,) = ingest_paths([path], tmp_path / "out").errors
+    assert "gen_ai.input.messages: not valid JSON" in error.message
+    assert "after 64 characters: cut short" in error.message
+    assert "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT" in error.message
+    assert error.span_id == format(span.get_span_context().span_id, "016x")
