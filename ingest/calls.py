@@ -277,7 +277,9 @@ def _twin_executions(spans: list[Span]) -> list[tuple[int, int]]:
     return [(keep, other) for keep, other in ranked]
 
 
-def _closest_first(fits: Iterable[tuple[int, str, str, int, int]]) -> list[tuple[int, int]]:
+def _closest_first(
+    fits: Iterable[tuple[tuple[int, int], str, str, int, int]],
+) -> list[tuple[int, int]]:
     """The (a, b) of `fits` (misfit, two span ids to break ties, a, b), the closest fits
     first, each index in one pair at most: where runs of one prompt or one tool overlap,
     each its own."""
@@ -485,9 +487,13 @@ def _enclosed_apart(
     return _closest_first(fits)
 
 
-def _misfit(outer: Span, inner: Span) -> int:
-    return (abs(inner.start_unix_nano - outer.start_unix_nano)
-            + abs(inner.end_unix_nano - outer.end_unix_nano))
+def _misfit(outer: Span, inner: Span) -> tuple[int, int]:
+    """How far two reports of one run are apart: by start first, then by end. Both wrap the
+    run from its start, so their starts are close; where they end depends on what each
+    waits for (a handler for its framework's parsing, a client for a stream's end), so of
+    runs of one prompt 20 ms apart, another run's report may end as near as the own."""
+    return (abs(inner.start_unix_nano - outer.start_unix_nano),
+            abs(inner.end_unix_nano - outer.end_unix_nano))
 
 
 def _encloses(outer: Span, inner: Span) -> bool:

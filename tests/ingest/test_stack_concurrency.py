@@ -181,6 +181,16 @@ def test_four_runs_at_once_give_each_turn_four_times(stack: str, scenario: str,
     _runs_at_once(stack, scenario, [0, LATER, 2 * LATER], tmp_path)
 
 
+@pytest.mark.parametrize(("stack", "scenario"), recorded())
+def test_runs_20_ms_apart_give_each_turn_once_per_run(stack: str, scenario: str,
+                                                      tmp_path: Path) -> None:
+    """Four runs each 20 ms after the one before: shorter than a model call, so a run's
+    reports start inside another run's. Where two instrumentations report each call alone
+    in a trace of its own, another run's report may end as near the own as its own does;
+    the own starts nearest (`calls._misfit`)."""
+    _runs_at_once(stack, scenario, [LATER * 2 // 5, LATER * 4 // 5, LATER * 6 // 5], tmp_path)
+
+
 _AT = 1_900_000_000 * 10**9
 """The instant every stack's run starts at in `test_other_agents_asked_the_same_at_once`."""
 
