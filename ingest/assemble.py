@@ -244,7 +244,8 @@ def _relayed_results(spans: list[Span]) -> list[Span]:
         since: int | None = None  # the user message the run has not answered yet
         for j, m in enumerate(messages):
             if m.role == "user" and m.is_genuine_user:
-                if since is not None and m.text.strip() in ran | _results_after(messages, since):
+                text = m.text.strip()  # none where content was not captured: no result's
+                if since is not None and text and text in ran | _results_after(messages, since):
                     messages[j] = replace(m, parts=(Part(PartType.TOOL_RESULT, m.text),))
                 else:
                     since = j

@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 
 from turnscore.ingest.links import (
     JoinKeys,
+    NormMessage,
     call_gap_keys,
     components,
     gap_history_key,
@@ -350,6 +351,21 @@ def group_conversations(forest: Forest, calls: Sequence[Span]) -> list[Conversat
     return list(convs.values())
 
 
+_DRAWN_ID = 12
+"""Characters a call id has at least where a provider drew it at random (OpenAI's
+`call_` + 24, Anthropic's `toolu_` + 24, a UUID); a framework's made-up ids (`call_0`, a
+tool's name) are shorter, and alike in every run."""
+
+
+def _drawn_ids(history: Sequence[NormMessage]) -> bool:
+    """Whether a normalized history names a call by an id drawn at random: then it is its
+    conversation's own even where no user text was captured (content capture off, the
+    default of the OTel GenAI instrumentations, leaves the ids: `otel_genai._uncaptured`),
+    and a later call replaying it continues it. A history of nothing but words no capture
+    kept would meet every other conversation's, so it is not indexed."""
+    return any(len(part[2] or "") >= _DRAWN_ID for _, parts in history for part in parts)
+
+
 class _HistoryIndex:
     """Model calls by the history they leave behind (`history_key`; `gap_history_key` and
     `call_gap_keys` for the calls of traces that name no conversation, as `links` stores
@@ -374,7 +390,7 @@ class _HistoryIndex:
             if c.output_messages is None:
                 continue
             after = normalize((*c.input_messages, *c.output_messages))
-            if any(role == "user" for role, _ in after):
+            if any(role == "user" for role, _ in after) or _drawn_ids(after):
                 self._by_history[history_key(c) or ""].append(c)
                 if says_nothing(c.output_messages):
                     self._silent.add(key_of(c))

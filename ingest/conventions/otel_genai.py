@@ -420,8 +420,12 @@ def _body(event: ContentEvent) -> Mapping[str, JsonValue]:
 
 
 def event_message(event: ContentEvent, where: str, problems: Problems) -> Message | None:
-    """One older per-message event (system/user/assistant/tool message or choice)."""
+    """One older per-message event (system/user/assistant/tool message or choice); one
+    whose content was not captured as such (`_uncaptured`)."""
     fields = _body(event)
+    uncaptured = _uncaptured(event.name, fields)
+    if uncaptured is not None:
+        return uncaptured
     if event.name == A.EV_CHOICE:
         body = _field(fields, "message")
         finish = as_str(fields.get("finish_reason"))
@@ -443,6 +447,51 @@ def event_message(event: ContentEvent, where: str, problems: Problems) -> Messag
         "tool_call_id": fields.get("id") or fields.get("tool_call_id"),
     }
     return parse_message(obj, where, problems)
+
+
+def _uncaptured(name: str, fields: Mapping[str, JsonValue]) -> Message | None:
+    """A per-message event without its content: the conventions put `content` (and a tool
+    call's `arguments`) in the body only when content capture is on, which it is not by
+    default, and keep the role, the tool calls' ids and names and a tool message's `id`
+    (semantic-conventions `gen-ai-events.md`, v1.28-1.36; open-telemetry/opentelemetry-
+    python-contrib `opentelemetry-instrumentation-openai-v2` `utils.py`,
+    `message_to_event` / `choice_to_event`: `if capture_content`). Such a message is what
+    it was without its words: a user message of text not captured (so still the user
+    speaking: a turn begins there), a tool message answering its call, calls with their
+    arguments not captured, an answer not captured. None for an event carrying content."""
+    message = _field(fields, "message") if name == A.EV_CHOICE else fields
+    if not isinstance(message, Mapping) or "content" in message:
+        return None
+    role = as_str(message.get("role")) or _MESSAGE_EVENTS.get(name, "assistant")
+    calls = _field(message, "tool_calls")
+    if name == A.EV_CHOICE and calls is None:
+        calls = _field(fields, "tool_calls")  # OpenLLMetry's events mode: beside it
+    if isinstance(calls, list):
+        found = [_uncaptured_call(c) for c in calls if isinstance(c, Mapping)]
+        return Message(role, tuple(p for p in found if p is not None),
+                       as_str(fields.get("finish_reason")))
+    if calls is not None or set(message) - _UNCAPTURED_KEYS:
+        return None  # something else is said here: read as it is
+    if role == "user":
+        return Message(role, (Part(PartType.TEXT),))
+    if role == "tool" and (call_id := as_str(message.get("id"))):
+        return Message(role, (Part(PartType.TOOL_RESULT, call_id=call_id),))
+    return Message(role, (), as_str(fields.get("finish_reason")))
+
+
+_UNCAPTURED_KEYS = frozenset({"role", "id", "index", "finish_reason", A.TL_SYSTEM,
+                              A.GEN_AI_PROVIDER_NAME, A.EVENT_NAME})
+"""What a per-message event without content holds beside its tool calls: its body's
+fields, and the attributes a log record carries (`ContentEvent.fields` merges both)."""
+
+
+def _uncaptured_call(call: Mapping[str, JsonValue]) -> Part | None:
+    """A tool call of an event without content: its arguments, absent, were not captured."""
+    function = call.get("function")
+    named = function if isinstance(function, Mapping) else call
+    if "arguments" in named:
+        return tool_call(call.get("id"), named.get("name"), named.get("arguments"))
+    return Part(PartType.TOOL_CALL, call_id=as_str(call.get("id")), name=as_str(named.get("name")))
 
 
 def _message_events(view: SpanView, problems: Problems) -> Decoded:

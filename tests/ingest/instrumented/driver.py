@@ -40,6 +40,9 @@ class Library:
     """Whether the driver can give the library a session id."""
     jsonl: bool = False
     """Export JSON Lines instead of protobuf files."""
+    content: bool = True
+    """Whether the library is asked to capture message content (the OTel GenAI
+    instrumentations' default is not to)."""
     also: tuple[str, ...] = ()
     """Distributions instrumenting the same client at once, on the same providers (a team
     running two tracing SDKs): each model call is then recorded by every one of them."""
@@ -57,6 +60,12 @@ LIBRARIES: dict[str, Library] = {
                 {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}),
         Library("otel-openai-v2-legacy-events-stream", "opentelemetry-instrumentation-openai-v2",
                 {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"}, stream=True),
+        # Content capture off, the default: the events keep roles, call ids and names.
+        Library("otel-openai-v2-no-content", "opentelemetry-instrumentation-openai-v2",
+                {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"}, content=False),
+        Library("otel-openai-v2-no-content-stream", "opentelemetry-instrumentation-openai-v2",
+                {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "false"}, stream=True,
+                content=False),
         Library("openllmetry", "opentelemetry-instrumentation-openai",
                 {"TRACELOOP_TRACE_CONTENT": "true"}),
         Library("openllmetry-stream", "opentelemetry-instrumentation-openai",
