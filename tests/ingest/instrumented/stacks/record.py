@@ -305,6 +305,26 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-sdk"), venv="openai-v2")
           for name in ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
                        "openai-v2-span-and-event-stream")),
+        *(Stack(name, "genai_clients_loop", "openai",
+                ("openai", "opentelemetry-instrumentation-genai-openai",
+                 "opentelemetry-util-genai", "opentelemetry-sdk"), venv="genai-clients")
+          for name in ("genai-openai-spans", "genai-openai-spans-stream",
+                       "genai-openai-spans-emit-event", "genai-openai-events",
+                       "genai-openai-events-stream", "genai-openai-span-and-event",
+                       "genai-openai-span-and-event-stream", "genai-openai-responses",
+                       "genai-openai-responses-stream", "genai-openai-responses-events",
+                       "genai-openai-responses-events-stream",
+                       "genai-openai-responses-span-and-event")),
+        *(Stack(name, "genai_clients_loop", "anthropic",
+                ("anthropic", "opentelemetry-instrumentation-genai-anthropic",
+                 "opentelemetry-util-genai", "opentelemetry-sdk"), venv="genai-clients")
+          for name in ("genai-anthropic", "genai-anthropic-stream", "genai-anthropic-events",
+                       "genai-anthropic-events-stream", "genai-anthropic-span-and-event")),
+        *(Stack(name, "genai_clients_loop", "bedrock",
+                ("boto3", "botocore", "opentelemetry-instrumentation-genai-bedrock",
+                 "opentelemetry-util-genai", "opentelemetry-sdk"), venv="genai-clients")
+          for name in ("genai-bedrock", "genai-bedrock-stream", "genai-bedrock-events",
+                       "genai-bedrock-events-stream", "genai-bedrock-span-and-event")),
         Stack("google-genai-otel-span-and-event", "google_genai_loop", "gemini",
               ("google-genai", "opentelemetry-instrumentation-google-genai",
                "opentelemetry-util-genai", "opentelemetry-sdk"), venv="google-genai-otel"),
