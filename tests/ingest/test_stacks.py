@@ -88,7 +88,8 @@ _OPENAI_V2 = ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
 _GENAI_OPENAI_CHAT = ("genai-openai-spans", "genai-openai-spans-stream",
                       "genai-openai-spans-emit-event", "genai-openai-events",
                       "genai-openai-events-stream", "genai-openai-span-and-event",
-                      "genai-openai-span-and-event-stream")
+                      "genai-openai-span-and-event-stream", "genai-openai-raw-response",
+                      "genai-openai-raw-response-stream")
 _GENAI_OPENAI_RESPONSES = ("genai-openai-responses", "genai-openai-responses-stream",
                            "genai-openai-responses-events", "genai-openai-responses-events-stream",
                            "genai-openai-responses-span-and-event")

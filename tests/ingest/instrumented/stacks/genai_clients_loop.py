@@ -12,12 +12,14 @@ SPAN_AND_EVENT, or when `OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT=true`
 (`_inference_invocation._should_emit_event`). It no longer reads
 `OTEL_SEMCONV_STABILITY_OPT_IN` (`utils.is_experimental_mode` always answers True: the
 latest experimental conventions only); the drivers set it anyway, as an application
-configured for the contrib instrumentations does. `-stream` streams every model call."""
+configured for the contrib instrumentations does. `-stream` streams every model call;
+`-raw-response` makes each chat call through `with_raw_response` (`_RawResponses`)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.ingest.instrumented.stacks.common import main, providers
 
@@ -29,6 +31,8 @@ MODES = {
     "genai-openai-events-stream": "EVENT_ONLY",
     "genai-openai-span-and-event": "SPAN_AND_EVENT",
     "genai-openai-span-and-event-stream": "SPAN_AND_EVENT",
+    "genai-openai-raw-response": "SPAN_ONLY",
+    "genai-openai-raw-response-stream": "SPAN_ONLY",
     "genai-openai-responses": "SPAN_ONLY",
     "genai-openai-responses-stream": "SPAN_ONLY",
     "genai-openai-responses-events": "EVENT_ONLY",
@@ -52,6 +56,20 @@ the span and an operation-details record per call that carries none (the mode al
 content on spans only, `_invocation._get_message_attributes`)."""
 
 
+class _RawResponses:
+    """`client.chat.completions` as an app that reads the HTTP response too calls it, as
+    langchain-openai's ChatOpenAI does (`with_raw_response.create(...)`, then `parse()`): the
+    instrumentation proxies that path apart (`_raw_response.py`)."""
+
+    def __init__(self, client: Any) -> None:
+        self.chat = self
+        self.completions = self
+        self._client = client
+
+    def create(self, **request: Any) -> Any:
+        return self._client.chat.completions.with_raw_response.create(**request).parse()
+
+
 def _openai(stack: str, scenario: str, base_url: str, stream: bool) -> None:
     from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
 
@@ -65,7 +83,8 @@ def _openai(stack: str, scenario: str, base_url: str, stream: bool) -> None:
         return converse_responses(client, scenario, stream)
     from tests.ingest.instrumented.driver import converse
 
-    return converse(client, scenario, stream)
+    return converse(_RawResponses(client) if "-raw-response" in stack else client, scenario,
+                    stream)
 
 
 def _anthropic(scenario: str, base_url: str, stream: bool) -> None:
