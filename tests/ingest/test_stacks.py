@@ -92,7 +92,8 @@ _GENAI_OPENAI_CHAT = ("genai-openai-spans", "genai-openai-spans-stream",
                       "genai-openai-raw-response-stream")
 _GENAI_OPENAI_RESPONSES = ("genai-openai-responses", "genai-openai-responses-stream",
                            "genai-openai-responses-events", "genai-openai-responses-events-stream",
-                           "genai-openai-responses-span-and-event")
+                           "genai-openai-responses-span-and-event",
+                           "genai-openai-responses-stream-helper")
 _GENAI_ANTHROPIC = ("genai-anthropic", "genai-anthropic-stream", "genai-anthropic-events",
                     "genai-anthropic-events-stream", "genai-anthropic-span-and-event")
 _GENAI_BEDROCK = ("genai-bedrock", "genai-bedrock-stream", "genai-bedrock-events",

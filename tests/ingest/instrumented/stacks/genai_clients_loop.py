@@ -13,7 +13,8 @@ SPAN_AND_EVENT, or when `OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT=true`
 `OTEL_SEMCONV_STABILITY_OPT_IN` (`utils.is_experimental_mode` always answers True: the
 latest experimental conventions only); the drivers set it anyway, as an application
 configured for the contrib instrumentations does. `-stream` streams every model call;
-`-raw-response` makes each chat call through `with_raw_response` (`_RawResponses`)."""
+`-raw-response` makes each chat call through `with_raw_response` (`_RawResponses`);
+`-stream-helper` streams each Responses call through `responses.stream()` (`_StreamHelper`)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ MODES = {
     "genai-openai-responses-events": "EVENT_ONLY",
     "genai-openai-responses-events-stream": "EVENT_ONLY",
     "genai-openai-responses-span-and-event": "SPAN_AND_EVENT",
+    "genai-openai-responses-stream-helper": "SPAN_ONLY",
     "genai-anthropic": "SPAN_ONLY",
     "genai-anthropic-stream": "SPAN_ONLY",
     "genai-anthropic-events": "EVENT_ONLY",
@@ -70,6 +72,22 @@ class _RawResponses:
         return self._client.chat.completions.with_raw_response.create(**request).parse()
 
 
+class _StreamHelper:
+    """`client.responses` whose streamed calls go through the SDK's `responses.stream()`
+    helper (read to its end) instead of `create(stream=True)`: the instrumentation wraps
+    `Responses.stream` apart (`responses_stream`, patch_responses.py)."""
+
+    def __init__(self, client: Any) -> None:
+        self.responses = self
+        self._client = client
+
+    def create(self, stream: bool = False, **request: Any) -> Any:
+        if not stream:
+            return self._client.responses.create(**request)
+        with self._client.responses.stream(**request) as events:
+            return list(events)
+
+
 def _openai(stack: str, scenario: str, base_url: str, stream: bool) -> None:
     from opentelemetry.instrumentation.genai.openai import OpenAIInstrumentor
 
@@ -80,7 +98,9 @@ def _openai(stack: str, scenario: str, base_url: str, stream: bool) -> None:
     if "-responses" in stack:
         from tests.ingest.instrumented.stacks.openai_loop import converse_responses
 
-        return converse_responses(client, scenario, stream)
+        helper = "-stream-helper" in stack
+        return converse_responses(_StreamHelper(client) if helper else client, scenario,
+                                  stream or helper)
     from tests.ingest.instrumented.driver import converse
 
     return converse(_RawResponses(client) if "-raw-response" in stack else client, scenario,

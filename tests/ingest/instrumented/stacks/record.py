@@ -315,7 +315,8 @@ STACKS: dict[str, Stack] = {
                        "genai-openai-responses-stream", "genai-openai-responses-events",
                        "genai-openai-responses-events-stream",
                        "genai-openai-responses-span-and-event", "genai-openai-raw-response",
-                       "genai-openai-raw-response-stream")),
+                       "genai-openai-raw-response-stream",
+                       "genai-openai-responses-stream-helper")),
         *(Stack(name, "genai_clients_loop", "anthropic",
                 ("anthropic", "opentelemetry-instrumentation-genai-anthropic",
                  "opentelemetry-util-genai", "opentelemetry-sdk"), venv="genai-clients")
