@@ -95,7 +95,8 @@ _GENAI_OPENAI_RESPONSES = ("genai-openai-responses", "genai-openai-responses-str
                            "genai-openai-responses-span-and-event",
                            "genai-openai-responses-stream-helper")
 _GENAI_ANTHROPIC = ("genai-anthropic", "genai-anthropic-stream", "genai-anthropic-events",
-                    "genai-anthropic-events-stream", "genai-anthropic-span-and-event")
+                    "genai-anthropic-events-stream", "genai-anthropic-span-and-event",
+                    "genai-anthropic-create-stream")
 _GENAI_BEDROCK = ("genai-bedrock", "genai-bedrock-stream", "genai-bedrock-events",
                   "genai-bedrock-events-stream", "genai-bedrock-span-and-event")
 """The OTel project's official GenAI instrumentations (opentelemetry-python-genai 1.3b0, on

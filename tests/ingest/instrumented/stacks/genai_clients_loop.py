@@ -14,12 +14,17 @@ SPAN_AND_EVENT, or when `OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT=true`
 latest experimental conventions only); the drivers set it anyway, as an application
 configured for the contrib instrumentations does. `-stream` streams every model call;
 `-raw-response` makes each chat call through `with_raw_response` (`_RawResponses`);
-`-stream-helper` streams each Responses call through `responses.stream()` (`_StreamHelper`)."""
+`-stream-helper` streams each Responses call through `responses.stream()` (`_StreamHelper`);
+`genai-anthropic-create-stream` streams through `messages.create(stream=True)`
+(`_CreateStream`) where `-stream` uses the `messages.stream()` helper."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from tests.ingest.instrumented.stacks.common import main, providers
@@ -45,6 +50,7 @@ MODES = {
     "genai-anthropic-events": "EVENT_ONLY",
     "genai-anthropic-events-stream": "EVENT_ONLY",
     "genai-anthropic-span-and-event": "SPAN_AND_EVENT",
+    "genai-anthropic-create-stream": "SPAN_ONLY",
     "genai-bedrock": "SPAN_ONLY",
     "genai-bedrock-stream": "SPAN_ONLY",
     "genai-bedrock-events": "EVENT_ONLY",
@@ -107,7 +113,28 @@ def _openai(stack: str, scenario: str, base_url: str, stream: bool) -> None:
                     stream)
 
 
-def _anthropic(scenario: str, base_url: str, stream: bool) -> None:
+class _CreateStream:
+    """`client.messages` whose `stream()` calls `create(stream=True)` and reads its raw events
+    to the final message (the SDK's own accumulator, `accumulate_event`), as apps that stream
+    without the helper do: the instrumentation wraps `Messages.create` apart from
+    `Messages.stream`."""
+
+    def __init__(self, client: Any) -> None:
+        self.messages = self
+        self._client = client
+
+    @contextmanager
+    def stream(self, **request: Any) -> Iterator[Any]:
+        from anthropic.lib.streaming._messages import accumulate_event
+
+        message: Any = None
+        buffers: dict[int, bytes] = {}
+        for event in self._client.messages.create(**request, stream=True):
+            message = accumulate_event(event=event, current_snapshot=message, json_bufs=buffers)
+        yield SimpleNamespace(get_final_message=lambda: message)
+
+
+def _anthropic(stack: str, scenario: str, base_url: str, stream: bool) -> None:
     from opentelemetry.instrumentation.genai.anthropic import AnthropicInstrumentor
 
     AnthropicInstrumentor().instrument()
@@ -116,7 +143,8 @@ def _anthropic(scenario: str, base_url: str, stream: bool) -> None:
     from tests.ingest.instrumented.stacks.anthropic_loop import converse
 
     client = anthropic.Anthropic(base_url=base_url, api_key="test-key", max_retries=0)
-    converse(client, scenario, stream)
+    raw = stack.endswith("-create-stream")
+    converse(_CreateStream(client) if raw else client, scenario, stream)
 
 
 def _bedrock(scenario: str, base_url: str, stream: bool) -> None:
@@ -135,7 +163,7 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
         if stack.startswith("genai-openai"):
             _openai(stack, scenario, base_url, stream)
         elif stack.startswith("genai-anthropic"):
-            _anthropic(scenario, base_url, stream)
+            _anthropic(stack, scenario, base_url, stream)
         else:
             _bedrock(scenario, base_url, stream)
 

@@ -321,7 +321,8 @@ STACKS: dict[str, Stack] = {
                 ("anthropic", "opentelemetry-instrumentation-genai-anthropic",
                  "opentelemetry-util-genai", "opentelemetry-sdk"), venv="genai-clients")
           for name in ("genai-anthropic", "genai-anthropic-stream", "genai-anthropic-events",
-                       "genai-anthropic-events-stream", "genai-anthropic-span-and-event")),
+                       "genai-anthropic-events-stream", "genai-anthropic-span-and-event",
+                       "genai-anthropic-create-stream")),
         *(Stack(name, "genai_clients_loop", "bedrock",
                 ("boto3", "botocore", "opentelemetry-instrumentation-genai-bedrock",
                  "opentelemetry-util-genai", "opentelemetry-sdk"), venv="genai-clients")
