@@ -85,6 +85,23 @@ WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 _OPENAI_V2 = ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
               "openai-v2-span-and-event-stream", "openai-v2-legacy-events")
 
+_GENAI_OPENAI_CHAT = ("genai-openai-spans", "genai-openai-spans-stream",
+                      "genai-openai-spans-emit-event", "genai-openai-events",
+                      "genai-openai-events-stream", "genai-openai-span-and-event",
+                      "genai-openai-span-and-event-stream", "genai-openai-raw-response",
+                      "genai-openai-raw-response-stream")
+_GENAI_OPENAI_RESPONSES = ("genai-openai-responses", "genai-openai-responses-stream",
+                           "genai-openai-responses-events", "genai-openai-responses-events-stream",
+                           "genai-openai-responses-span-and-event",
+                           "genai-openai-responses-stream-helper")
+_GENAI_ANTHROPIC = ("genai-anthropic", "genai-anthropic-stream", "genai-anthropic-events",
+                    "genai-anthropic-events-stream", "genai-anthropic-span-and-event",
+                    "genai-anthropic-create-stream")
+_GENAI_BEDROCK = ("genai-bedrock", "genai-bedrock-stream", "genai-bedrock-events",
+                  "genai-bedrock-events-stream", "genai-bedrock-span-and-event")
+"""The OTel project's official GenAI instrumentations (opentelemetry-python-genai 1.3b0, on
+util-genai 1.3b0) on raw client loops, by API."""
+
 _LOGFIRE_AGENTS = ("logfire-openai-agents", "logfire-openai-agents-stream",
                    "logfire-openai-agents-responses", "logfire-openai-agents-responses-stream")
 _SCRUBBED_TEXT = {"request": "Search the docs for 'authentication'",
@@ -314,6 +331,18 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "failure is only in the tool_call_response's text",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in _OPENAI_V2),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and neither a chat tool message nor a Responses "
+          "function_call_output has an error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in _GENAI_OPENAI_CHAT + _GENAI_OPENAI_RESPONSES),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and util-genai's ToolCallResponsePart has only "
+          "`response` and `id` (util/genai/types.py): the genai anthropic and bedrock "
+          "instrumentations (messages_extractors.py, extractors.py) keep a tool_result's "
+          "content, or a toolResult's, but drop its is_error flag, or its status: the failure "
+          "is only in the text", lambda rec, index: ["is_error", "exception.type"])
+      for stack in _GENAI_ANTHROPIC + _GENAI_BEDROCK),
     *(Gap(stack, "tool_error", "call.is_error",
           "a raw client loop has no tool span, and a Responses function_call_output has no "
           "error flag: the failure is only in the output's text",
@@ -1042,6 +1071,21 @@ _LANGFUSE_LANGGRAPH = frozenset({"handle", "research_assistant", "ChatOpenAI", "
 _VERCEL_LEGACY = frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools",
                             "ai.response.toolCalls", "ai.toolCall.result",
                             "ai.telemetry.functionId"})
+_DETAILS = frozenset({"gen_ai.client.inference.operation.details"})
+
+
+def _genai_form(stack: str, spans: frozenset[str], attributes: frozenset[str] = frozenset(),
+                absent: frozenset[str] = frozenset()) -> Form:
+    """A genai-* stack's form by its content mode (the name says it, `genai_clients_loop`):
+    content attributes on the span unless `-events`, operation-details records unless
+    SPAN_ONLY without `-emit-event`."""
+    content = _JSON_MESSAGES | {"gen_ai.tool.definitions"}
+    on_span = "-events" not in stack
+    records = "-event" in stack
+    return Form(spans, attributes | {"gen_ai.provider.name"} | (content if on_span else set()),
+                _DETAILS if records else frozenset(), absent | (set() if on_span else content))
+
+
 FORMS: dict[str, Form] = {
     "anthropic-openinference": Form(
         frozenset({"messages.create", _SDK_SPAN}),
@@ -1694,6 +1738,22 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions"},
         frozenset({"gen_ai.client.inference.operation.details"}),
     ),
+    # The official genai instrumentations (util-genai 1.3b0): one chat span per model call, each
+    # its own trace; content on it (SPAN_ONLY), on its operation-details record
+    # (EVENT_ONLY), or both; `-emit-event` sends content-less records beside SPAN_ONLY's span.
+    # Chat Completions keeps the system prompt among the input messages, Responses and the
+    # others in gen_ai.system_instructions; Anthropic's SDK adds its own span.
+    **{stack: _genai_form(stack, frozenset({"chat gpt-4o-mini"}),
+                          absent=frozenset({"gen_ai.system", "openai.api.type"}))
+       for stack in _GENAI_OPENAI_CHAT},
+    **{stack: _genai_form(stack, frozenset({"chat gpt-4o-mini"}),
+                          frozenset({"openai.api.type"}), absent=frozenset({"gen_ai.system"}))
+       for stack in _GENAI_OPENAI_RESPONSES},
+    **{stack: _genai_form(stack, frozenset({"chat claude-sonnet-4-5", _SDK_SPAN}),
+                          frozenset({"anthropic.message.stop_reason"}))
+       for stack in _GENAI_ANTHROPIC},
+    **{stack: _genai_form(stack, frozenset({"chat us.anthropic.claude-sonnet-4-5-20250929-v1:0"}))
+       for stack in _GENAI_BEDROCK},
     # openai-v2 2.3b0 alone, the old default: per-message log events, gen_ai.system.
     "openai-v2-legacy-events": Form(
         frozenset({"chat gpt-4o-mini"}), frozenset({"gen_ai.system"}),
