@@ -848,6 +848,35 @@ STACKS: dict[str, Stack] = {
               "openai", ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
                          "openinference-instrumentation-openai", "opentelemetry-sdk"),
               venv="openai-agents-openllmetry-openinference"),
+        # The OTel project's GenAI framework instrumentations (opentelemetry-python-genai, on
+        # opentelemetry-util-genai); `-openai` turns its OpenAI client instrumentation on too.
+        *(Stack(name, "genai_langchain_agent", "openai",
+                ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-instrumentation-genai-langchain", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-langchain")
+          for name in ("genai-langchain", "genai-langchain-stream",
+                       "genai-langchain-span-and-event", "genai-langchain-event-only")),
+        *(Stack(name, "genai_langchain_agent", "openai",
+                ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-instrumentation-genai-langchain",
+                 "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-langchain")
+          for name in ("genai-langchain-openai", "genai-langchain-openai-stream")),
+        *(Stack(name, "genai_openai_agents_agent", "openai",
+                ("openai-agents", "openai", "opentelemetry-instrumentation-genai-openai-agents",
+                 "opentelemetry-util-genai", "opentelemetry-sdk"),
+                venv="genai-openai-agents")
+          for name in ("genai-openai-agents",)),
+        *(Stack(name, "genai_openai_agents_agent", "openai",
+                ("openai-agents", "openai", "opentelemetry-instrumentation-genai-openai-agents",
+                 "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-openai-agents")
+          for name in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
+                       "genai-openai-agents-openai-responses",
+                       "genai-openai-agents-openai-responses-stream")),
     )
 }  # fmt: skip
 
