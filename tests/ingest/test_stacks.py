@@ -61,6 +61,7 @@ class Gap:
     case: str
     """A scenario, `scenario#turn`, or '*' for all."""
     field: str
+    """One of FIELDS, or "turns": the scenario's turn list (`test_one_turn_per_request`)."""
     reason: str
     absent: Callable[[Recording, int], list[str]]
     """Texts of the recording's expected turn `int` that must appear nowhere in the export
@@ -804,6 +805,42 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "this loop) as the stand-in `Function called with tools`: the answer is nowhere",
           lambda rec, index: [rec.expected[index]["final_answer"]])
       for case in ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn#1")),
+    # The OTel project's GenAI instrumentation of the OpenAI Agents SDK alone: a tracing
+    # processor that turns the SDK's trace, agent and function spans into invoke_workflow,
+    # invoke_agent and execute_tool spans and, by design, nothing of a model call
+    # (opentelemetry-instrumentation-genai-openai-agents 1.3b0 `processor.py`: "LLM-level
+    # spans ... are not emitted here"; its OpenAI client instrumentation makes them, the
+    # `genai-openai-agents-openai` stacks). What the export holds is each run's agent and
+    # its tools' names, arguments and results.
+    *(Gap("genai-openai-agents", "*", field,
+          "the GenAI Agents SDK instrumentation alone records no model call (no chat span, no "
+          "input or output messages, no tool definitions, no usage): " + what, absent)
+      for field, what, absent in (
+          ("turns", "the user's requests are nowhere (one turn a run all the same)",
+           lambda rec, index: [rec.expected[index]["request"]]),
+          ("request", "the user's request is nowhere",
+           lambda rec, index: [rec.expected[index]["request"]]),
+          ("system_prompt", "the agent's instructions are nowhere",
+           lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
+          ("tools", "a called tool's name is all there is",
+           lambda rec, index: [d.split("\n")[0] for _, d, _ in rec.expected[index]["tools"]]),
+          ("final_answer", "the answer is nowhere",
+           lambda rec, index: [rec.expected[index]["final_answer"]]),
+          ("llm_calls", "no span and no response id of any model call",
+           lambda rec, index: ["chatcmpl-"]),
+          ("usage", "no token count", lambda rec, index: ["gen_ai.usage"]))),
+    *(Gap("genai-openai-agents", case, "call.id",
+          "the SDK's function span has no call id, so its execute_tool span has none either "
+          "(no gen_ai.tool.call.id), and no model call's messages hold one",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
+      for case in WITH_TOOLS),
+    *(Gap("genai-openai-agents", case, "call.result",
+          "the SDK sends the model a structured result as its Python repr (str()); the "
+          "execute_tool span records the object itself (util-genai `object_to_any_value`, "
+          "JSON), and no model call's messages hold the repr",
+          lambda rec, index: [c["result"] for c in rec.expected[index]["calls"]
+                              if c["result"].startswith(("{'", "[{'"))])
+      for case in ("parallel_tools", "multi_turn#0")),
     Gap("langgraph-openllmetry-0.33", "*", "tools",
         "OpenLLMetry's LangChain instrumentation 0.33 records no tools on a chat model's span "
         "(no llm.request.functions) and a tool span's entity input is its arguments only: "
@@ -999,7 +1036,7 @@ def _cases(scenario: str, index: int | None) -> list[str]:
     return [*([f"{scenario}#{index}"] if index is not None else []), scenario, "*"]
 
 
-def gap(stack: str, scenario: str, index: int, field: str) -> Gap | None:
+def gap(stack: str, scenario: str, index: int | None, field: str) -> Gap | None:
     cases = _cases(scenario, index)
     return next((g for g in KNOWN_GAPS
                  if g.stack == stack and g.case in cases and g.field == field), None)  # fmt: skip
@@ -2953,6 +2990,54 @@ FORMS: dict[str, Form] = {
                           "traceloop.entity.output"},
         absent=frozenset({"openinference.span.kind"}),
     ) for stack in ("langgraph-js-openllmetry-openai", "langgraph-js-openllmetry-openai-stream")},
+    # The OTel project's GenAI framework instrumentations (opentelemetry-python-genai 1.3b0).
+    # Over LangChain its chat span is the model call's; the OpenAI client instrumentation's,
+    # run inside it, makes no span (util-genai's SuppressedInferenceInvocation merges its
+    # attributes, server.address among them, into the open one).
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                          *(["server.address"] if "-openai" in stack else [])},
+        absent=frozenset({"gen_ai.system_instructions",
+                          *([] if "-openai" in stack else ["server.address"])}),
+    ) for stack in ("genai-langchain", "genai-langchain-stream", "genai-langchain-openai",
+                    "genai-langchain-openai-stream")},
+    "genai-langchain-span-and-event": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # EVENT_ONLY: no content on any span (not even a tool's arguments or result), the model
+    # calls' messages and tool definitions in the operation.details records alone.
+    "genai-langchain-event-only": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.tool.call.id", "gen_ai.tool.name"}),
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                                 "gen_ai.tool.call.result"},
+    ),
+    "genai-openai-agents": Form(
+        frozenset({"invoke_workflow Agent workflow", "invoke_agent research_assistant",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                   "gen_ai.conversation.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.call.id", "gen_ai.tool.definitions"},
+    ),
+    **{stack: Form(
+        frozenset({"invoke_workflow Agent workflow", "invoke_agent research_assistant",
+                   "chat gpt-4o-mini", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result",
+                          *(["openai.api.type"] if "-responses" in stack else [])},
+        absent=frozenset({"gen_ai.tool.call.id"}),
+    ) for stack in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
+                    "genai-openai-agents-openai-responses",
+                    "genai-openai-agents-openai-responses-stream")},
 }  # fmt: skip
 
 
@@ -3008,7 +3093,18 @@ def test_one_turn_per_request(
     # log records alone.
     assert rec.batch.spans == len(rec.raw_spans)
     assert rec.raw_spans or rec.raw_logs
-    assert turns_right(rec), [(t.request, t.llm_calls) for t in rec.turns]
+    known = gap(stack, scenario, None, "turns")
+    if known is None:
+        assert turns_right(rec), [(t.request, t.llm_calls) for t in rec.turns]
+        return
+    # The export lacks what the list is checked by (the requests): one turn a request all
+    # the same, and the missing values really nowhere.
+    assert not turns_right(rec), f"listed as a gap but ingested correctly: {known.reason}"
+    assert len(rec.turns) == len(rec.expected) and rec.batch.errors == ()
+    text = export_text(rec)
+    for index in range(len(rec.expected)):
+        for value in known.absent(rec, index):
+            assert not in_raw(text, value), f"{value!r} is in the export after all"
 
 
 @pytest.mark.parametrize(("stack", "scenario", "index", "field"), list(_field_params()))
