@@ -877,6 +877,30 @@ STACKS: dict[str, Stack] = {
           for name in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
                        "genai-openai-agents-openai-responses",
                        "genai-openai-agents-openai-responses-stream")),
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("llama-index-core", "llama-index-llms-openai", "openai",
+                 "opentelemetry-instrumentation-genai-llama-index", "opentelemetry-util-genai",
+                 "opentelemetry-sdk",
+                 *(("opentelemetry-instrumentation-genai-openai",) if "-openai" in name else ())),
+                venv="genai-llama-index")
+          for name in ("genai-llama-index", "genai-llama-index-openai")),
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("agno", "openai", "opentelemetry-instrumentation-genai-agno",
+                 "opentelemetry-util-genai", "opentelemetry-sdk",
+                 *(("opentelemetry-instrumentation-genai-openai",) if "-openai" in name else ())),
+                venv="genai-agno")
+          for name in ("genai-agno", "genai-agno-stream", "genai-agno-openai",
+                       "genai-agno-openai-stream")),
+        Stack("genai-dspy", "genai_framework_agent", "openai",
+              ("dspy", "litellm", "opentelemetry-instrumentation-genai-dspy",
+               "opentelemetry-util-genai", "opentelemetry-sdk")),
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("smolagents", "openai", "opentelemetry-instrumentation-genai-smolagents",
+                 "opentelemetry-util-genai", "opentelemetry-sdk",
+                 *(("opentelemetry-instrumentation-genai-openai",) if "-openai" in name else ())),
+                venv="genai-smolagents")
+          for name in ("genai-smolagents", "genai-smolagents-stream", "genai-smolagents-openai",
+                       "genai-smolagents-openai-stream")),
     )
 }  # fmt: skip
 
