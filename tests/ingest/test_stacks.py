@@ -80,6 +80,32 @@ def _structured_results(rec: Recording, index: int) -> list[str]:
             if isinstance(c["result"], dict | list)]
 
 
+def _repr_results(rec: Recording, index: int) -> list[str]:
+    """The turn's results the model was sent as a Python repr (a dict's or a list's)."""
+    return [c["result"] for c in rec.expected[index]["calls"]
+            if isinstance(c["result"], str) and c["result"].startswith(("{'", "[{'"))]
+
+
+_NOT_SEEN: dict[str, Callable[[Recording, int], list[str]]] = {
+    # No model call's response id: the turn list is checked by its model calls too.
+    "turns": lambda rec, index: ["chatcmpl-"],
+    "request": lambda rec, index: [rec.expected[index]["request"]],
+    "system_prompt": lambda rec, index: [rec.expected[index]["system_prompt"][:60]],
+    "tools": lambda rec, index: [d.split("\n")[0] for _, d, _ in rec.expected[index]["tools"]],
+    "final_answer": lambda rec, index: [rec.expected[index]["final_answer"]],
+    "llm_calls": lambda rec, index: ["chatcmpl-"],
+    "usage": lambda rec, index: ["gen_ai.usage"],
+}
+"""What a stack that records no model call lacks, field by field, as texts the export must
+not hold."""
+
+
+def _no_model_call(stack: str, why: str, fields: tuple[str, ...]) -> tuple[Gap, ...]:
+    """The gaps of a framework instrumentation that leaves its model calls to a client
+    instrumentation nobody installed: every field only a model call records."""
+    return tuple(Gap(stack, "*", field, why, _NOT_SEEN[field]) for field in fields)
+
+
 CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")
 WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 
@@ -624,7 +650,7 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "ReAct's calls are text fields with no id; the turn's is the DSPy convention's "
           "`{tool}_{step}`", lambda rec, index: [])
       for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy",
-                    "openlit-dspy")
+                    "openlit-dspy", "genai-dspy")
       for case in WITH_TOOLS),
     # OpenInference's DSPy instrumentation wraps `LM.__call__`, which returns the
     # completions' texts: its LLM spans carry no token counts (openinference-
@@ -805,41 +831,56 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "this loop) as the stand-in `Function called with tools`: the answer is nowhere",
           lambda rec, index: [rec.expected[index]["final_answer"]])
       for case in ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn#1")),
-    # The OTel project's GenAI instrumentation of the OpenAI Agents SDK alone: a tracing
-    # processor that turns the SDK's trace, agent and function spans into invoke_workflow,
-    # invoke_agent and execute_tool spans and, by design, nothing of a model call
-    # (opentelemetry-instrumentation-genai-openai-agents 1.3b0 `processor.py`: "LLM-level
-    # spans ... are not emitted here"; its OpenAI client instrumentation makes them, the
-    # `genai-openai-agents-openai` stacks). What the export holds is each run's agent and
-    # its tools' names, arguments and results.
-    *(Gap("genai-openai-agents", "*", field,
-          "the GenAI Agents SDK instrumentation alone records no model call (no chat span, no "
-          "input or output messages, no tool definitions, no usage): " + what, absent)
-      for field, what, absent in (
-          ("turns", "the user's requests are nowhere (one turn a run all the same)",
-           lambda rec, index: [rec.expected[index]["request"]]),
-          ("request", "the user's request is nowhere",
-           lambda rec, index: [rec.expected[index]["request"]]),
-          ("system_prompt", "the agent's instructions are nowhere",
-           lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
-          ("tools", "a called tool's name is all there is",
-           lambda rec, index: [d.split("\n")[0] for _, d, _ in rec.expected[index]["tools"]]),
-          ("final_answer", "the answer is nowhere",
-           lambda rec, index: [rec.expected[index]["final_answer"]]),
-          ("llm_calls", "no span and no response id of any model call",
-           lambda rec, index: ["chatcmpl-"]),
-          ("usage", "no token count", lambda rec, index: ["gen_ai.usage"]))),
+    # The OTel project's GenAI framework instrumentations alone (opentelemetry-python-genai
+    # 1.3b0), where they leave the model calls to a client instrumentation (`_no_model_call`).
+    *_no_model_call("genai-openai-agents",
+                    "the GenAI Agents SDK instrumentation alone is a tracing processor that "
+                    "turns the SDK's trace, agent and function spans into invoke_workflow, "
+                    "invoke_agent and execute_tool spans, and by design nothing of a model call "
+                    "(`processor.py`: 'LLM-level spans ... are not emitted here'): no request, "
+                    "instructions, tool definitions or answer",
+                    ("turns", "request", "system_prompt", "tools", "final_answer", "llm_calls",
+                     "usage")),
     *(Gap("genai-openai-agents", case, "call.id",
           "the SDK's function span has no call id, so its execute_tool span has none either "
           "(no gen_ai.tool.call.id), and no model call's messages hold one",
           lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
       for case in WITH_TOOLS),
-    *(Gap("genai-openai-agents", case, "call.result",
-          "the SDK sends the model a structured result as its Python repr (str()); the "
-          "execute_tool span records the object itself (util-genai `object_to_any_value`, "
-          "JSON), and no model call's messages hold the repr",
-          lambda rec, index: [c["result"] for c in rec.expected[index]["calls"]
-                              if c["result"].startswith(("{'", "[{'"))])
+    *_no_model_call("genai-llama-index",
+                    "the GenAI LlamaIndex instrumentation is a span handler for "
+                    "'LlamaIndex-owned agent, tool, and retrieval operations' (`_handler.py`, "
+                    "`LlamaIndexSpanHandler`): no span of the LLM's calls",
+                    ("turns", "llm_calls")),
+    Gap("genai-llama-index", "*", "tools",
+        "the agent span's gen_ai.tool.definitions are the tools' own schemas; the OpenAI LLM "
+        "sends each with `additionalProperties: false` added, and no span of a model call "
+        "records what it sent", lambda rec, index: ["additionalProperties"]),
+    *(gap for stack in ("genai-agno", "genai-agno-stream")
+      for gap in _no_model_call(stack,
+                     "the GenAI Agno instrumentation wraps the agent's run and its tools' "
+                     "execution (`patch.py`, `patch_agent`), no model call; the agent's "
+                     "instructions are not recorded (only a run's `additional_instructions`)",
+                     ("turns", "system_prompt", "llm_calls", "usage"))),
+    *(gap for stack in ("genai-smolagents", "genai-smolagents-stream")
+      for gap in _no_model_call(stack,
+                     "the GenAI smolagents instrumentation 1.2b0 records no API-backed "
+                     "model's calls (left to the client's instrumentation) and 'Tool calls are "
+                     "not instrumented yet' (`__init__.py`): the agent's run alone",
+                     ("turns", "system_prompt", "llm_calls", "usage"))),
+    *(Gap(stack, case, field,
+          "the GenAI smolagents instrumentation 1.2b0 records neither the tools' runs ('Tool "
+          "calls are not instrumented yet') nor the model calls that asked for them",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
+      for stack in ("genai-smolagents", "genai-smolagents-stream")
+      for case in WITH_TOOLS
+      for field in CALLS),
+    # The frameworks send a structured result to the model as its Python repr (str()); a
+    # GenAI execute_tool span records the object itself (util-genai `object_to_any_value`,
+    # JSON), and where no model call is recorded the repr is nowhere.
+    *(Gap(stack, case, "call.result",
+          "the model was sent the result's Python repr, which no span records (the "
+          "execute_tool span has the object as JSON)", _repr_results)
+      for stack in ("genai-openai-agents", "genai-llama-index", "genai-agno", "genai-agno-stream")
       for case in ("parallel_tools", "multi_turn#0")),
     Gap("langgraph-openllmetry-0.33", "*", "tools",
         "OpenLLMetry's LangChain instrumentation 0.33 records no tools on a chat model's span "
@@ -3038,6 +3079,39 @@ FORMS: dict[str, Form] = {
     ) for stack in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
                     "genai-openai-agents-openai-responses",
                     "genai-openai-agents-openai-responses-stream")},
+    # Its LlamaIndex, Agno and smolagents instrumentations make no model-call span of an
+    # API-backed model's (the `-openai` stacks' chat spans are the client instrumentation's);
+    # smolagents' none of a tool's either. Its DSPy instrumentation spans DSPy's LM calls.
+    "genai-llama-index": Form(
+        frozenset({"invoke_agent research_assistant", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.definitions",
+                          "gen_ai.tool.call.id", "gen_ai.tool.call.result"},
+        absent=frozenset({"gen_ai.response.id", "gen_ai.usage.input_tokens"}),
+    ),
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.tool.call.result", "gen_ai.conversation.id"},
+        absent=frozenset({"gen_ai.response.id", "gen_ai.system_instructions"}),
+    ) for stack in ("genai-agno", "genai-agno-stream")},
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.agent.description"},
+        absent=frozenset({"gen_ai.response.id", "gen_ai.tool.call.id",
+                          "gen_ai.tool.call.result"}),
+    ) for stack in ("genai-smolagents", "genai-smolagents-stream")},
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   *([] if "smolagents" in stack else ["execute_tool calculator"])}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id", "server.address"},
+    ) for stack in ("genai-llama-index-openai", "genai-agno-openai", "genai-agno-openai-stream",
+                    "genai-smolagents-openai", "genai-smolagents-openai-stream")},
+    "genai-dspy": Form(
+        frozenset({"invoke_agent dspy.ReAct", "chat gpt-4o-mini", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result", "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.tool.call.id", "gen_ai.conversation.id"}),
+    ),
 }  # fmt: skip
 
 
@@ -3195,7 +3269,17 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
 }
 
 
+# Stacks whose turns name the agent for what the instrumentation calls it, not the driver's name.
+_NAMED_FOR_CLASS = {
+    # A DSPy module has no name: the GenAI DSPy instrumentation names its invoke_agent span
+    # for the module's class.
+    "genai-dspy": "dspy.ReAct",
+}
+
+
 def _agent(stack: str) -> str | None:
+    if stack in _NAMED_FOR_CLASS:
+        return _NAMED_FOR_CLASS[stack]
     s = STACKS[stack]
     if stack not in _NAMED_LOOPS and (
             s.driver.endswith("_loop") or s.driver in _NO_AGENT_DRIVERS or stack in _NO_AGENT):
