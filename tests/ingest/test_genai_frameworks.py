@@ -49,6 +49,5 @@ def test_smolagents_messages_under_the_otel_openai_instrumentation(tmp_path: Pat
 
     [turn] = turns_of(record, tmp_path)
     assert turn.system_instructions == PROMPT
-    assert [(c.name, c.call_id, c.result) for c in turn.calls] == [
-        ("calculator", "call_1", "395")]
+    assert [(c.name, c.call_id, c.result) for c in turn.calls] == [("calculator", "call_1", "395")]
     assert turn.final_answer == "17 * 23 + 4 = 395."
