@@ -3079,6 +3079,17 @@ FORMS: dict[str, Form] = {
     ) for stack in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
                     "genai-openai-agents-openai-responses",
                     "genai-openai-agents-openai-responses-stream")},
+    # The GenAI Agents SDK processor makes nothing of the SDK's handoff span (only agent and
+    # function spans: `processor.py`, `on_span_start`): the transfer is the chat spans'
+    # tool call alone; an agent as a tool is an execute_tool span over its invoke_agent.
+    **{stack: Form(
+        frozenset({"invoke_workflow Agent workflow", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool get_weather",
+                   *(["execute_tool weather_specialist"] if "-as-tool" in stack else [])}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.result"},
+        absent=frozenset({"gen_ai.handoff.from_agent", "gen_ai.tool.call.id"}),
+    ) for stack in ("genai-openai-agents-openai-handoff", "genai-openai-agents-openai-as-tool")},
     # Its LlamaIndex, Agno and smolagents instrumentations make no model-call span of an
     # API-backed model's (the `-openai` stacks' chat spans are the client instrumentation's);
     # smolagents' none of a tool's either. Its DSPy instrumentation spans DSPy's LM calls.

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.ingest.instrumented.scenarios import MODEL, SCENARIOS, SYSTEM_PROMPT
@@ -60,7 +62,9 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
         await Runner.run(agent, turn.request, session=session, run_config=config)
 
 
-def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+@contextmanager
+def instrumented(stack: str, out: Path, scenario: str) -> Iterator[None]:
+    """`providers()` with the stack's instrumentations on (`openai_agents_handoff` too)."""
     with providers(stack, out, scenario) as (tracer_provider, logger_provider):
         from opentelemetry.instrumentation.genai.openai_agents import OpenAIAgentsInstrumentor
 
@@ -74,9 +78,14 @@ def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
                 tracer_provider=tracer_provider, logger_provider=logger_provider
             )
         try:
-            asyncio.run(converse(base_url, stack, scenario))
+            yield
         finally:
             instrumentor.uninstrument()
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    with instrumented(stack, out, scenario):
+        asyncio.run(converse(base_url, stack, scenario))
 
 
 ENV = {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only"}

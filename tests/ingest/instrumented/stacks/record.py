@@ -877,6 +877,12 @@ STACKS: dict[str, Stack] = {
           for name in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
                        "genai-openai-agents-openai-responses",
                        "genai-openai-agents-openai-responses-stream")),
+        *(Stack(name, "openai_agents_handoff", "openai",
+                ("openai-agents", "openai", "opentelemetry-instrumentation-genai-openai-agents",
+                 "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-openai-agents", scenarios=tuple(MULTI_AGENT))
+          for name in ("genai-openai-agents-openai-handoff", "genai-openai-agents-openai-as-tool")),
         *(Stack(name, "genai_framework_agent", "openai",
                 ("llama-index-core", "llama-index-llms-openai", "openai",
                  "opentelemetry-instrumentation-genai-llama-index", "opentelemetry-util-genai",
