@@ -3044,7 +3044,16 @@ FORMS: dict[str, Form] = {
         absent=frozenset({"gen_ai.system_instructions",
                           *([] if "-openai" in stack else ["server.address"])}),
     ) for stack in ("genai-langchain", "genai-langchain-stream", "genai-langchain-openai",
-                    "genai-langchain-openai-stream")},
+                    "genai-langchain-openai-stream", "genai-langgraph", "genai-langgraph-stream")},
+    # The supervisor's graph is a workflow; each agent node an invoke_agent span (the
+    # handoff's `call_agent` node too), the transfer an execute_tool span.
+    "genai-langgraph-supervisor": Form(
+        frozenset({"invoke_workflow LangGraph", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool transfer_to_weather_specialist", "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.conversation.id"},
+    ),
     "genai-langchain-span-and-event": Form(
         frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
                    "execute_tool calculator"}),

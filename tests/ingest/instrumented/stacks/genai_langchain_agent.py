@@ -11,7 +11,10 @@ execute_tool spans' arguments and results too; `_invocation.py`,
 named `...-openai...` turns the same project's OpenAI client instrumentation
 (`opentelemetry-instrumentation-genai-openai`) on as well: two instrumentations of one
 family, the framework's chat span and the client's each reporting one model call. Each
-`-stream` drives the agent with `agent.stream(..., stream_mode="messages")`."""
+`-stream` drives the agent with `agent.stream(..., stream_mode="messages")`. `genai-langgraph`
+runs LangGraph's prebuilt ReAct agent instead (`langgraph_agent`'s), and
+`genai-langgraph-supervisor` the multi-agent scenarios on `langgraph-supervisor`
+(`langgraph_supervisor_agent`'s)."""
 
 from __future__ import annotations
 
@@ -19,8 +22,18 @@ import os
 import sys
 from pathlib import Path
 
+from tests.ingest.instrumented.stacks import langchain_v1_agent, langgraph_agent
+from tests.ingest.instrumented.stacks import langgraph_supervisor_agent as supervisor
 from tests.ingest.instrumented.stacks.common import main, providers
-from tests.ingest.instrumented.stacks.langchain_v1_agent import converse
+
+
+def converse(base_url: str, stack: str, scenario: str) -> None:
+    if stack.startswith("genai-langgraph-supervisor"):
+        supervisor.converse(base_url, stack, scenario)
+    elif stack.startswith("genai-langgraph"):
+        langgraph_agent.converse(base_url, stack, scenario)
+    else:
+        langchain_v1_agent.converse(base_url, stack, scenario)
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:

@@ -864,6 +864,17 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-sdk"),
                 venv="genai-langchain")
           for name in ("genai-langchain-openai", "genai-langchain-openai-stream")),
+        *(Stack(name, "genai_langchain_agent", "openai",
+                ("langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-instrumentation-genai-langchain", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-langchain")
+          for name in ("genai-langgraph", "genai-langgraph-stream")),
+        Stack("genai-langgraph-supervisor", "genai_langchain_agent", "openai",
+              ("langgraph", "langgraph-supervisor", "langchain-core", "langchain-openai",
+               "openai", "opentelemetry-instrumentation-genai-langchain",
+               "opentelemetry-util-genai", "opentelemetry-sdk"),
+              venv="genai-langchain", scenarios=tuple(MULTI_AGENT)),
         *(Stack(name, "genai_openai_agents_agent", "openai",
                 ("openai-agents", "openai", "opentelemetry-instrumentation-genai-openai-agents",
                  "opentelemetry-util-genai", "opentelemetry-sdk"),
