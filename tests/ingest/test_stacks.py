@@ -3088,6 +3088,14 @@ FORMS: dict[str, Form] = {
     ) for stack in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
                     "genai-openai-agents-openai-responses",
                     "genai-openai-agents-openai-responses-stream")},
+    "genai-openai-agents-openai-responses-event-only": Form(
+        frozenset({"invoke_workflow Agent workflow", "invoke_agent research_assistant",
+                   "chat gpt-4o-mini", "execute_tool calculator"}),
+        frozenset({"gen_ai.response.id", "openai.api.type", "gen_ai.tool.name"}),
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                                 "gen_ai.tool.call.result", "gen_ai.system_instructions"},
+    ),
     # The GenAI Agents SDK processor makes nothing of the SDK's handoff span (only agent and
     # function spans: `processor.py`, `on_span_start`): the transfer is the chat spans'
     # tool call alone; an agent as a tool is an execute_tool span over its invoke_agent.

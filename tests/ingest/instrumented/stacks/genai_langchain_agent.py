@@ -36,11 +36,17 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
         langchain_v1_agent.converse(base_url, stack, scenario)
 
 
-def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+def content_mode(stack: str) -> None:
+    """util-genai's content mode the stack's name says (`-span-and-event`, `-event-only`;
+    else the driver's `span_only`), the operation.details events on for the event modes."""
     for mode in ("span_and_event", "event_only"):
         if f"-{mode.replace('_', '-')}" in stack:
             os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = mode
             os.environ["OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT"] = "true"
+
+
+def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    content_mode(stack)
     with providers(stack, out, scenario) as (tracer_provider, logger_provider):
         from opentelemetry.instrumentation.genai.langchain import LangChainInstrumentor
 

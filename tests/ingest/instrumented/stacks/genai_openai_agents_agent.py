@@ -13,7 +13,8 @@ streaming ran makes no difference to it, so one stack stands for them); a stack 
 `-openai` after the framework's name turns the same project's OpenAI client instrumentation
 (`opentelemetry-instrumentation-genai-openai`) on too, whose chat spans are the model calls;
 `-responses` runs the SDK's default `OpenAIResponsesModel` (the Responses API), and
-`-stream` runs each turn with `Runner.run_streamed`."""
+`-stream` runs each turn with `Runner.run_streamed`; `-event-only` captures content in the
+operation.details log events alone (as `genai_langchain_agent`)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,9 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
 @contextmanager
 def instrumented(stack: str, out: Path, scenario: str) -> Iterator[None]:
     """`providers()` with the stack's instrumentations on (`openai_agents_handoff` too)."""
+    from tests.ingest.instrumented.stacks.genai_langchain_agent import content_mode
+
+    content_mode(stack)
     with providers(stack, out, scenario) as (tracer_provider, logger_provider):
         from opentelemetry.instrumentation.genai.openai_agents import OpenAIAgentsInstrumentor
 

@@ -887,7 +887,8 @@ STACKS: dict[str, Stack] = {
                 venv="genai-openai-agents")
           for name in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
                        "genai-openai-agents-openai-responses",
-                       "genai-openai-agents-openai-responses-stream")),
+                       "genai-openai-agents-openai-responses-stream",
+                       "genai-openai-agents-openai-responses-event-only")),
         *(Stack(name, "openai_agents_handoff", "openai",
                 ("openai-agents", "openai", "opentelemetry-instrumentation-genai-openai-agents",
                  "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
