@@ -3134,6 +3134,21 @@ FORMS: dict[str, Form] = {
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id", "server.address"},
     ) for stack in ("genai-llama-index-openai", "genai-agno-openai", "genai-agno-openai-stream",
                     "genai-smolagents-openai", "genai-smolagents-openai-stream")},
+    # The multi-agent scenarios: LlamaIndex's AgentWorkflow hands off by its `handoff` tool,
+    # an Agno team delegates by its `delegate_task_to_member(s)` tool.
+    "genai-llama-index-openai-handoff": Form(
+        frozenset({"invoke_workflow AgentWorkflow", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini", "execute_tool handoff",
+                   "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id", "server.address"},
+    ),
+    **{stack: Form(
+        frozenset({"invoke_agent triage_agent", "invoke_agent weather_specialist",
+                   "chat gpt-4o-mini", "execute_tool get_weather", f"execute_tool {delegate}"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.conversation.id", "server.address"},
+    ) for stack, delegate in (("genai-agno-openai-team", "delegate_task_to_members"),
+                              ("genai-agno-openai-team-coordinate", "delegate_task_to_member"))},
     "genai-dspy": Form(
         frozenset({"invoke_agent dspy.ReAct", "chat gpt-4o-mini", "execute_tool calculator"}),
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",

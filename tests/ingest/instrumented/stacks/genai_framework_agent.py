@@ -5,7 +5,9 @@ on `opentelemetry-util-genai`: invoke_agent, chat and execute_tool spans in the 
 semantic conventions), content captured on spans (`span_only`). A stack named
 `genai-<framework>-openai...` turns the same project's OpenAI client instrumentation
 (`opentelemetry-instrumentation-genai-openai`) on as well: two instrumentations of one
-family, each seeing the model calls. `-stream` streams where the driver it borrows does."""
+family, each seeing the model calls. `-stream` streams where the driver it borrows does;
+`-handoff` (LlamaIndex) and `-team...` (Agno) run the multi-agent scenarios of
+`llamaindex_handoff_agent` and `agno_team_agent`."""
 
 from __future__ import annotations
 
@@ -19,15 +21,19 @@ from tests.ingest.instrumented.stacks.common import main, providers
 
 
 def _llama_index(base_url: str, stack: str, scenario: str) -> None:
-    from tests.ingest.instrumented.stacks.llamaindex_agent import converse
-
+    if "-handoff" in stack:
+        from tests.ingest.instrumented.stacks.llamaindex_handoff_agent import converse
+    else:
+        from tests.ingest.instrumented.stacks.llamaindex_agent import converse
     asyncio.run(converse(base_url, scenario))
 
 
 def _agno(base_url: str, stack: str, scenario: str) -> None:
-    from tests.ingest.instrumented.stacks.agno_agent import converse
-
-    converse(base_url, stack, scenario)
+    if "-team" in stack:
+        from tests.ingest.instrumented.stacks.agno_team_agent import converse as team
+    else:
+        from tests.ingest.instrumented.stacks.agno_agent import converse as team
+    team(base_url, stack, scenario)
 
 
 def _dspy(base_url: str, stack: str, scenario: str) -> None:

@@ -909,6 +909,18 @@ STACKS: dict[str, Stack] = {
                 venv="genai-agno")
           for name in ("genai-agno", "genai-agno-stream", "genai-agno-openai",
                        "genai-agno-openai-stream")),
+        Stack("genai-llama-index-openai-handoff", "genai_framework_agent", "openai",
+              ("llama-index-core", "llama-index-llms-openai", "openai",
+               "opentelemetry-instrumentation-genai-llama-index",
+               "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+               "opentelemetry-sdk"),
+              venv="genai-llama-index", scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("agno", "openai", "opentelemetry-instrumentation-genai-agno",
+                 "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-agno", scenarios=tuple(MULTI_AGENT))
+          for name in ("genai-agno-openai-team", "genai-agno-openai-team-coordinate")),
         Stack("genai-dspy", "genai_framework_agent", "openai",
               ("dspy", "litellm", "opentelemetry-instrumentation-genai-dspy",
                "opentelemetry-util-genai", "opentelemetry-sdk")),
