@@ -650,7 +650,7 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "ReAct's calls are text fields with no id; the turn's is the DSPy convention's "
           "`{tool}_{step}`", lambda rec, index: [])
       for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy",
-                    "openlit-dspy", "genai-dspy")
+                    "openlit-dspy", "genai-dspy", "genai-dspy-json")
       for case in WITH_TOOLS),
     # OpenInference's DSPy instrumentation wraps `LM.__call__`, which returns the
     # completions' texts: its LLM spans carry no token counts (openinference-
@@ -3149,12 +3149,12 @@ FORMS: dict[str, Form] = {
                           "gen_ai.conversation.id", "server.address"},
     ) for stack, delegate in (("genai-agno-openai-team", "delegate_task_to_members"),
                               ("genai-agno-openai-team-coordinate", "delegate_task_to_member"))},
-    "genai-dspy": Form(
+    **{stack: Form(
         frozenset({"invoke_agent dspy.ReAct", "chat gpt-4o-mini", "execute_tool calculator"}),
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
                           "gen_ai.tool.call.result", "gen_ai.usage.input_tokens"},
-        absent=frozenset({"gen_ai.tool.call.id", "gen_ai.conversation.id"}),
-    ),
+        absent=frozenset({"gen_ai.tool.call.id", "gen_ai.conversation.id", "server.address"}),
+    ) for stack in ("genai-dspy", "genai-dspy-json")},
 }  # fmt: skip
 
 
@@ -3317,6 +3317,7 @@ _NAMED_FOR_CLASS = {
     # A DSPy module has no name: the GenAI DSPy instrumentation names its invoke_agent span
     # for the module's class.
     "genai-dspy": "dspy.ReAct",
+    "genai-dspy-json": "dspy.ReAct",
 }
 
 

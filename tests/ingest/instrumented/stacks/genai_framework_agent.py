@@ -7,7 +7,8 @@ semantic conventions), content captured on spans (`span_only`). A stack named
 (`opentelemetry-instrumentation-genai-openai`) on as well: two instrumentations of one
 family, each seeing the model calls. `-stream` streams where the driver it borrows does;
 `-handoff` (LlamaIndex) and `-team...` (Agno) run the multi-agent scenarios of
-`llamaindex_handoff_agent` and `agno_team_agent`."""
+`llamaindex_handoff_agent` and `agno_team_agent`; `genai-dspy-json` configures DSPy's
+`JSONAdapter` (as `dspy-openinference-json`)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def _agno(base_url: str, stack: str, scenario: str) -> None:
 def _dspy(base_url: str, stack: str, scenario: str) -> None:
     from tests.ingest.instrumented.stacks.dspy_agent import converse
 
-    converse(base_url, scenario)
+    converse(base_url, scenario, stack.endswith("-json"))
 
 
 def _smolagents(base_url: str, stack: str, scenario: str) -> None:

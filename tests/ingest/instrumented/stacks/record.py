@@ -921,9 +921,13 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-sdk"),
                 venv="genai-agno", scenarios=tuple(MULTI_AGENT))
           for name in ("genai-agno-openai-team", "genai-agno-openai-team-coordinate")),
-        Stack("genai-dspy", "genai_framework_agent", "openai",
-              ("dspy", "litellm", "opentelemetry-instrumentation-genai-dspy",
-               "opentelemetry-util-genai", "opentelemetry-sdk")),
+        # DSPy's calls never reach the OpenAI SDK (its default LM engine), so the OpenAI
+        # client instrumentation would add nothing: no `-openai` stack.
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("dspy", "litellm", "opentelemetry-instrumentation-genai-dspy",
+                 "opentelemetry-util-genai", "opentelemetry-sdk"),
+                venv="genai-dspy")
+          for name in ("genai-dspy", "genai-dspy-json")),
         *(Stack(name, "genai_framework_agent", "openai",
                 ("smolagents", "openai", "opentelemetry-instrumentation-genai-smolagents",
                  "opentelemetry-util-genai", "opentelemetry-sdk",
