@@ -874,6 +874,29 @@ KNOWN_GAPS: tuple[Gap, ...] = (
       for stack in ("genai-smolagents", "genai-smolagents-stream")
       for case in WITH_TOOLS
       for field in CALLS),
+    # util-genai's default content mode (NO_CONTENT): no messages, tool definitions, tool
+    # arguments or results on any span (`_invocation.py`, `should_capture_content`). What is
+    # left is the turns' structure: each model call, each tool's name, call id and failure.
+    *(Gap("genai-langchain-no-content", "*", field,
+          "util-genai captures no content by default: " + what, absent)
+      for field, what, absent in (
+          ("turns", "the requests are nowhere (one turn a run, every model call in it)",
+           _NOT_SEEN["request"]),
+          ("request", "the request is nowhere", _NOT_SEEN["request"]),
+          ("system_prompt", "the instructions are nowhere", _NOT_SEEN["system_prompt"]),
+          ("tools", "no gen_ai.tool.definitions; a called tool's name and description are on "
+           "its execute_tool span", _never_called),
+          ("final_answer", "the answer is nowhere", _NOT_SEEN["final_answer"]))),
+    *(Gap("genai-langchain-no-content", case, field,
+          "util-genai captures no content by default: no gen_ai.tool.call.arguments or "
+          "gen_ai.tool.call.result (a failed tool's exception message is its status)",
+          lambda rec, index: ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"])
+      for case in WITH_TOOLS for field in ("call.arguments", "call.result")),
+    *(Gap("genai-langchain-no-content", "parallel_tools", field,
+          "the model's order of its parallel calls is only in its output messages, not "
+          "captured by default; the execute_tool spans start in the order LangGraph's tool "
+          "node ran them", lambda rec, index: ["gen_ai.output.messages"])
+      for field in ("call.id", "call.name")),
     # The frameworks send a structured result to the model as its Python repr (str()); a
     # GenAI execute_tool span records the object itself (util-genai `object_to_any_value`,
     # JSON), and where no model call is recorded the repr is nowhere.
@@ -3053,6 +3076,13 @@ FORMS: dict[str, Form] = {
                    "execute_tool transfer_to_weather_specialist", "execute_tool get_weather"}),
         _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
                           "gen_ai.conversation.id"},
+    ),
+    "genai-langchain-no-content": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.tool.call.id", "gen_ai.tool.description", "gen_ai.response.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                                 "gen_ai.tool.call.result", "gen_ai.system_instructions"},
     ),
     "genai-langchain-span-and-event": Form(
         frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",

@@ -37,9 +37,10 @@ def converse(base_url: str, stack: str, scenario: str) -> None:
 
 
 def content_mode(stack: str) -> None:
-    """util-genai's content mode the stack's name says (`-span-and-event`, `-event-only`;
-    else the driver's `span_only`), the operation.details events on for the event modes."""
-    for mode in ("span_and_event", "event_only"):
+    """util-genai's content mode the stack's name says (`-span-and-event`, `-event-only`,
+    `-no-content`: util-genai's default; else the driver's `span_only`), the
+    operation.details events on for all but `span_only`."""
+    for mode in ("span_and_event", "event_only", "no_content"):
         if f"-{mode.replace('_', '-')}" in stack:
             os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = mode
             os.environ["OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT"] = "true"

@@ -856,7 +856,8 @@ STACKS: dict[str, Stack] = {
                  "opentelemetry-sdk"),
                 venv="genai-langchain")
           for name in ("genai-langchain", "genai-langchain-stream",
-                       "genai-langchain-span-and-event", "genai-langchain-event-only")),
+                       "genai-langchain-span-and-event", "genai-langchain-event-only",
+                       "genai-langchain-no-content")),
         *(Stack(name, "genai_langchain_agent", "openai",
                 ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
                  "opentelemetry-instrumentation-genai-langchain",
