@@ -2,11 +2,12 @@
 tools of its own and a weather specialist with `get_weather`, under OpenInference's bridge
 or the official OTel one (`opentelemetry-instrumentation-openai-agents-v2`), or the OTel
 project's GenAI one and its OpenAI client instrumentation (`genai-...`, as
-`genai_openai_agents_agent`), by the stack's name. The triage agent reaches the specialist by a handoff (`handoffs=[...]`: the
-SDK offers it a `transfer_to_weather_specialist` tool and, once called, runs the specialist
-on the same conversation in the same run), or, for a stack named `...-as-tool`, by calling
-it as a tool (`Agent.as_tool`: a nested run on the task the triage agent wrote, whose
-final text is the tool's result and which the triage agent then answers from). A stack
+`genai_openai_agents_agent`), by the stack's name. The triage agent reaches the specialist
+by a handoff (`handoffs=[...]`: the SDK offers it a `transfer_to_weather_specialist` tool
+and, once called, runs the specialist on the same conversation in the same run), or, for a
+stack named `...-as-tool`, by calling it as a tool (`Agent.as_tool`: a nested run on the
+task the triage agent wrote, whose final text is the tool's result and which the triage
+agent then answers from). A stack
 named `...-nested` sets `RunConfig(nest_handoff_history=True)` (the SDK's opt-in beta: the
 specialist gets the history before the handoff compacted into assistant summary text). A
 stack named `...-responses-...` puts both agents on the SDK's default
