@@ -88,7 +88,25 @@ def normalize_role(role: JsonValue) -> str:
     text = (as_str(role) or "").lower()
     if text not in _ROLES and (repeated := _REPEATED_ROLE.fullmatch(text)):
         text = repeated[1] if repeated[1] in _ROLES else text
+    if text not in _ROLES:
+        text = _enum_member_role(text) or text
     return _ROLES.get(text, text or "user")
+
+
+_ENUM_MEMBER = re.compile(r"[a-z_]\w*\.([a-z_]\w*)")
+
+
+def _enum_member_role(text: str) -> str | None:
+    """The role a Python enum member's `str()` names (`MessageRole.SYSTEM`), or None.
+    smolagents gives its messages' roles as members of `MessageRole(str, Enum)` (values
+    `user`, `system`, `tool-call`, ...), which the OpenAI SDK sends as their values, but the
+    OTel project's OpenAI instrumentation records `str(role)` (opentelemetry-instrumentation-
+    genai-openai 1.3b0 `utils.py`, `_prepare_input_messages`), and on Python 3.11 a mixed-in
+    enum's `str()` is `<Class>.<MEMBER>`. The member's name, lowercased with `_` as `-`,
+    is the value where it is a role."""
+    member = _ENUM_MEMBER.fullmatch(text)
+    name = member[1].replace("_", "-") if member else ""
+    return name if name in _ROLES else None
 
 
 _REPEATED_ROLE = re.compile(r"(.+?)\1+")

@@ -61,6 +61,7 @@ class Gap:
     case: str
     """A scenario, `scenario#turn`, or '*' for all."""
     field: str
+    """One of FIELDS, or "turns": the scenario's turn list (`test_one_turn_per_request`)."""
     reason: str
     absent: Callable[[Recording, int], list[str]]
     """Texts of the recording's expected turn `int` that must appear nowhere in the export
@@ -77,6 +78,32 @@ def _structured_results(rec: Recording, index: int) -> list[str]:
     """The JSON text of the turn's structured tool results (a number may be anywhere)."""
     return [json.dumps(c["result"]) for c in rec.expected[index]["calls"]
             if isinstance(c["result"], dict | list)]
+
+
+def _repr_results(rec: Recording, index: int) -> list[str]:
+    """The turn's results the model was sent as a Python repr (a dict's or a list's)."""
+    return [c["result"] for c in rec.expected[index]["calls"]
+            if isinstance(c["result"], str) and c["result"].startswith(("{'", "[{'"))]
+
+
+_NOT_SEEN: dict[str, Callable[[Recording, int], list[str]]] = {
+    # No model call's response id: the turn list is checked by its model calls too.
+    "turns": lambda rec, index: ["chatcmpl-"],
+    "request": lambda rec, index: [rec.expected[index]["request"]],
+    "system_prompt": lambda rec, index: [rec.expected[index]["system_prompt"][:60]],
+    "tools": lambda rec, index: [d.split("\n")[0] for _, d, _ in rec.expected[index]["tools"]],
+    "final_answer": lambda rec, index: [rec.expected[index]["final_answer"]],
+    "llm_calls": lambda rec, index: ["chatcmpl-"],
+    "usage": lambda rec, index: ["gen_ai.usage"],
+}
+"""What a stack that records no model call lacks, field by field, as texts the export must
+not hold."""
+
+
+def _no_model_call(stack: str, why: str, fields: tuple[str, ...]) -> tuple[Gap, ...]:
+    """The gaps of a framework instrumentation that leaves its model calls to a client
+    instrumentation nobody installed: every field only a model call records."""
+    return tuple(Gap(stack, "*", field, why, _NOT_SEEN[field]) for field in fields)
 
 
 CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")
@@ -652,7 +679,7 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "ReAct's calls are text fields with no id; the turn's is the DSPy convention's "
           "`{tool}_{step}`", lambda rec, index: [])
       for stack in ("dspy-openinference", "dspy-openinference-json", "mlflow-dspy",
-                    "openlit-dspy")
+                    "openlit-dspy", "genai-dspy", "genai-dspy-json")
       for case in WITH_TOOLS),
     # OpenInference's DSPy instrumentation wraps `LM.__call__`, which returns the
     # completions' texts: its LLM spans carry no token counts (openinference-
@@ -833,6 +860,80 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "this loop) as the stand-in `Function called with tools`: the answer is nowhere",
           lambda rec, index: [rec.expected[index]["final_answer"]])
       for case in ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn#1")),
+    # The OTel project's GenAI framework instrumentations alone (opentelemetry-python-genai
+    # 1.3b0), where they leave the model calls to a client instrumentation (`_no_model_call`).
+    *_no_model_call("genai-openai-agents",
+                    "the GenAI Agents SDK instrumentation alone is a tracing processor that "
+                    "turns the SDK's trace, agent and function spans into invoke_workflow, "
+                    "invoke_agent and execute_tool spans, and by design nothing of a model call "
+                    "(`processor.py`: 'LLM-level spans ... are not emitted here'): no request, "
+                    "instructions, tool definitions or answer",
+                    ("turns", "request", "system_prompt", "tools", "final_answer", "llm_calls",
+                     "usage")),
+    *(Gap("genai-openai-agents", case, "call.id",
+          "the SDK's function span has no call id, so its execute_tool span has none either "
+          "(no gen_ai.tool.call.id), and no model call's messages hold one",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
+      for case in WITH_TOOLS),
+    *_no_model_call("genai-llama-index",
+                    "the GenAI LlamaIndex instrumentation is a span handler for "
+                    "'LlamaIndex-owned agent, tool, and retrieval operations' (`_handler.py`, "
+                    "`LlamaIndexSpanHandler`): no span of the LLM's calls",
+                    ("turns", "llm_calls")),
+    Gap("genai-llama-index", "*", "tools",
+        "the agent span's gen_ai.tool.definitions are the tools' own schemas; the OpenAI LLM "
+        "sends each with `additionalProperties: false` added, and no span of a model call "
+        "records what it sent", lambda rec, index: ["additionalProperties"]),
+    *(gap for stack in ("genai-agno", "genai-agno-stream")
+      for gap in _no_model_call(stack,
+                     "the GenAI Agno instrumentation wraps the agent's run and its tools' "
+                     "execution (`patch.py`, `patch_agent`), no model call; the agent's "
+                     "instructions are not recorded (only a run's `additional_instructions`)",
+                     ("turns", "system_prompt", "llm_calls", "usage"))),
+    *(gap for stack in ("genai-smolagents", "genai-smolagents-stream")
+      for gap in _no_model_call(stack,
+                     "the GenAI smolagents instrumentation 1.2b0 records no API-backed "
+                     "model's calls (left to the client's instrumentation) and 'Tool calls are "
+                     "not instrumented yet' (`__init__.py`): the agent's run alone",
+                     ("turns", "system_prompt", "llm_calls", "usage"))),
+    *(Gap(stack, case, field,
+          "the GenAI smolagents instrumentation 1.2b0 records neither the tools' runs ('Tool "
+          "calls are not instrumented yet') nor the model calls that asked for them",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]])
+      for stack in ("genai-smolagents", "genai-smolagents-stream")
+      for case in WITH_TOOLS
+      for field in CALLS),
+    # util-genai's default content mode (NO_CONTENT): no messages, tool definitions, tool
+    # arguments or results on any span (`_invocation.py`, `should_capture_content`). What is
+    # left is the turns' structure: each model call, each tool's name, call id and failure.
+    *(Gap("genai-langchain-no-content", "*", field,
+          "util-genai captures no content by default: " + what, absent)
+      for field, what, absent in (
+          ("turns", "the requests are nowhere (one turn a run, every model call in it)",
+           _NOT_SEEN["request"]),
+          ("request", "the request is nowhere", _NOT_SEEN["request"]),
+          ("system_prompt", "the instructions are nowhere", _NOT_SEEN["system_prompt"]),
+          ("tools", "no gen_ai.tool.definitions; a called tool's name and description are on "
+           "its execute_tool span", _never_called),
+          ("final_answer", "the answer is nowhere", _NOT_SEEN["final_answer"]))),
+    *(Gap("genai-langchain-no-content", case, field,
+          "util-genai captures no content by default: no gen_ai.tool.call.arguments or "
+          "gen_ai.tool.call.result (a failed tool's exception message is its status)",
+          lambda rec, index: ["gen_ai.tool.call.arguments", "gen_ai.tool.call.result"])
+      for case in WITH_TOOLS for field in ("call.arguments", "call.result")),
+    *(Gap("genai-langchain-no-content", "parallel_tools", field,
+          "the model's order of its parallel calls is only in its output messages, not "
+          "captured by default; the execute_tool spans start in the order LangGraph's tool "
+          "node ran them", lambda rec, index: ["gen_ai.output.messages"])
+      for field in ("call.id", "call.name")),
+    # The frameworks send a structured result to the model as its Python repr (str()); a
+    # GenAI execute_tool span records the object itself (util-genai `object_to_any_value`,
+    # JSON), and where no model call is recorded the repr is nowhere.
+    *(Gap(stack, case, "call.result",
+          "the model was sent the result's Python repr, which no span records (the "
+          "execute_tool span has the object as JSON)", _repr_results)
+      for stack in ("genai-openai-agents", "genai-llama-index", "genai-agno", "genai-agno-stream")
+      for case in ("parallel_tools", "multi_turn#0")),
     Gap("langgraph-openllmetry-0.33", "*", "tools",
         "OpenLLMetry's LangChain instrumentation 0.33 records no tools on a chat model's span "
         "(no llm.request.functions) and a tool span's entity input is its arguments only: "
@@ -1028,7 +1129,7 @@ def _cases(scenario: str, index: int | None) -> list[str]:
     return [*([f"{scenario}#{index}"] if index is not None else []), scenario, "*"]
 
 
-def gap(stack: str, scenario: str, index: int, field: str) -> Gap | None:
+def gap(stack: str, scenario: str, index: int | None, field: str) -> Gap | None:
     cases = _cases(scenario, index)
     return next((g for g in KNOWN_GAPS
                  if g.stack == stack and g.case in cases and g.field == field), None)  # fmt: skip
@@ -3013,6 +3114,137 @@ FORMS: dict[str, Form] = {
                           "traceloop.entity.output"},
         absent=frozenset({"openinference.span.kind"}),
     ) for stack in ("langgraph-js-openllmetry-openai", "langgraph-js-openllmetry-openai-stream")},
+    # The OTel project's GenAI framework instrumentations (opentelemetry-python-genai 1.3b0).
+    # Over LangChain its chat span is the model call's; the OpenAI client instrumentation's,
+    # run inside it, makes no span (util-genai's SuppressedInferenceInvocation merges its
+    # attributes, server.address among them, into the open one).
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                          *(["server.address"] if "-openai" in stack else [])},
+        absent=frozenset({"gen_ai.system_instructions",
+                          *([] if "-openai" in stack else ["server.address"])}),
+    ) for stack in ("genai-langchain", "genai-langchain-stream", "genai-langchain-openai",
+                    "genai-langchain-openai-stream", "genai-langgraph", "genai-langgraph-stream")},
+    # The supervisor's graph is a workflow; each agent node an invoke_agent span (the
+    # handoff's `call_agent` node too), the transfer an execute_tool span.
+    "genai-langgraph-supervisor": Form(
+        frozenset({"invoke_workflow LangGraph", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool transfer_to_weather_specialist", "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.conversation.id"},
+    ),
+    "genai-langchain-no-content": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.tool.call.id", "gen_ai.tool.description", "gen_ai.response.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                                 "gen_ai.tool.call.result", "gen_ai.system_instructions"},
+    ),
+    "genai-langchain-span-and-event": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result"},
+        frozenset({"gen_ai.client.inference.operation.details"}),
+    ),
+    # EVENT_ONLY: no content on any span (not even a tool's arguments or result), the model
+    # calls' messages and tool definitions in the operation.details records alone.
+    "genai-langchain-event-only": Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.tool.call.id", "gen_ai.tool.name"}),
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                                 "gen_ai.tool.call.result"},
+    ),
+    "genai-openai-agents": Form(
+        frozenset({"invoke_workflow Agent workflow", "invoke_agent research_assistant",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                   "gen_ai.conversation.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.call.id", "gen_ai.tool.definitions"},
+    ),
+    **{stack: Form(
+        frozenset({"invoke_workflow Agent workflow", "invoke_agent research_assistant",
+                   "chat gpt-4o-mini", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result",
+                          *(["openai.api.type"] if "-responses" in stack else [])},
+        absent=frozenset({"gen_ai.tool.call.id"}),
+    ) for stack in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
+                    "genai-openai-agents-openai-responses",
+                    "genai-openai-agents-openai-responses-stream")},
+    "genai-openai-agents-openai-responses-event-only": Form(
+        frozenset({"invoke_workflow Agent workflow", "invoke_agent research_assistant",
+                   "chat gpt-4o-mini", "execute_tool calculator"}),
+        frozenset({"gen_ai.response.id", "openai.api.type", "gen_ai.tool.name"}),
+        frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                                 "gen_ai.tool.call.result", "gen_ai.system_instructions"},
+    ),
+    # The GenAI Agents SDK processor makes nothing of the SDK's handoff span (only agent and
+    # function spans: `processor.py`, `on_span_start`): the transfer is the chat spans'
+    # tool call alone; an agent as a tool is an execute_tool span over its invoke_agent.
+    **{stack: Form(
+        frozenset({"invoke_workflow Agent workflow", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini",
+                   "execute_tool get_weather",
+                   *(["execute_tool weather_specialist"] if "-as-tool" in stack else [])}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.result"},
+        absent=frozenset({"gen_ai.handoff.from_agent", "gen_ai.tool.call.id"}),
+    ) for stack in ("genai-openai-agents-openai-handoff", "genai-openai-agents-openai-as-tool")},
+    # Its LlamaIndex, Agno and smolagents instrumentations make no model-call span of an
+    # API-backed model's (the `-openai` stacks' chat spans are the client instrumentation's);
+    # smolagents' none of a tool's either. Its DSPy instrumentation spans DSPy's LM calls.
+    "genai-llama-index": Form(
+        frozenset({"invoke_agent research_assistant", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.tool.definitions",
+                          "gen_ai.tool.call.id", "gen_ai.tool.call.result"},
+        absent=frozenset({"gen_ai.response.id", "gen_ai.usage.input_tokens"}),
+    ),
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.tool.call.result", "gen_ai.conversation.id"},
+        absent=frozenset({"gen_ai.response.id", "gen_ai.system_instructions"}),
+    ) for stack in ("genai-agno", "genai-agno-stream")},
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.agent.description"},
+        absent=frozenset({"gen_ai.response.id", "gen_ai.tool.call.id",
+                          "gen_ai.tool.call.result"}),
+    ) for stack in ("genai-smolagents", "genai-smolagents-stream")},
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
+                   *([] if "smolagents" in stack else ["execute_tool calculator"])}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.response.id", "server.address"},
+    ) for stack in ("genai-llama-index-openai", "genai-agno-openai", "genai-agno-openai-stream",
+                    "genai-smolagents-openai", "genai-smolagents-openai-stream")},
+    # The multi-agent scenarios: LlamaIndex's AgentWorkflow hands off by its `handoff` tool,
+    # an Agno team delegates by its `delegate_task_to_member(s)` tool.
+    "genai-llama-index-openai-handoff": Form(
+        frozenset({"invoke_workflow AgentWorkflow", "invoke_agent triage_agent",
+                   "invoke_agent weather_specialist", "chat gpt-4o-mini", "execute_tool handoff",
+                   "execute_tool get_weather"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id", "server.address"},
+    ),
+    **{stack: Form(
+        frozenset({"invoke_agent triage_agent", "invoke_agent weather_specialist",
+                   "chat gpt-4o-mini", "execute_tool get_weather", f"execute_tool {delegate}"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.conversation.id", "server.address"},
+    ) for stack, delegate in (("genai-agno-openai-team", "delegate_task_to_members"),
+                              ("genai-agno-openai-team-coordinate", "delegate_task_to_member"))},
+    **{stack: Form(
+        frozenset({"invoke_agent dspy.ReAct", "chat gpt-4o-mini", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.arguments",
+                          "gen_ai.tool.call.result", "gen_ai.usage.input_tokens"},
+        absent=frozenset({"gen_ai.tool.call.id", "gen_ai.conversation.id", "server.address"}),
+    ) for stack in ("genai-dspy", "genai-dspy-json")},
 }  # fmt: skip
 
 
@@ -3068,7 +3300,18 @@ def test_one_turn_per_request(
     # log records alone.
     assert rec.batch.spans == len(rec.raw_spans)
     assert rec.raw_spans or rec.raw_logs
-    assert turns_right(rec), [(t.request, t.llm_calls) for t in rec.turns]
+    known = gap(stack, scenario, None, "turns")
+    if known is None:
+        assert turns_right(rec), [(t.request, t.llm_calls) for t in rec.turns]
+        return
+    # The export lacks what the list is checked by (the requests): one turn a request all
+    # the same, and the missing values really nowhere.
+    assert not turns_right(rec), f"listed as a gap but ingested correctly: {known.reason}"
+    assert len(rec.turns) == len(rec.expected) and rec.batch.errors == ()
+    text = export_text(rec)
+    for index in range(len(rec.expected)):
+        for value in known.absent(rec, index):
+            assert not in_raw(text, value), f"{value!r} is in the export after all"
 
 
 @pytest.mark.parametrize(("stack", "scenario", "index", "field"), list(_field_params()))
@@ -3159,7 +3402,18 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
 }
 
 
+# Stacks whose turns name the agent for what the instrumentation calls it, not the driver's name.
+_NAMED_FOR_CLASS = {
+    # A DSPy module has no name: the GenAI DSPy instrumentation names its invoke_agent span
+    # for the module's class.
+    "genai-dspy": "dspy.ReAct",
+    "genai-dspy-json": "dspy.ReAct",
+}
+
+
 def _agent(stack: str) -> str | None:
+    if stack in _NAMED_FOR_CLASS:
+        return _NAMED_FOR_CLASS[stack]
     s = STACKS[stack]
     if stack not in _NAMED_LOOPS and (
             s.driver.endswith("_loop") or s.driver in _NO_AGENT_DRIVERS or stack in _NO_AGENT):

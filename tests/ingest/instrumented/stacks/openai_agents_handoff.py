@@ -1,11 +1,13 @@
 """Two OpenAI Agents SDK agents on `OpenAIChatCompletionsModel`: a triage agent with no
 tools of its own and a weather specialist with `get_weather`, under OpenInference's bridge
-or the official OTel one (`opentelemetry-instrumentation-openai-agents-v2`), by the
-stack's name. The triage agent reaches the specialist by a handoff (`handoffs=[...]`: the
-SDK offers it a `transfer_to_weather_specialist` tool and, once called, runs the specialist
-on the same conversation in the same run), or, for a stack named `...-as-tool`, by calling
-it as a tool (`Agent.as_tool`: a nested run on the task the triage agent wrote, whose
-final text is the tool's result and which the triage agent then answers from). A stack
+or the official OTel one (`opentelemetry-instrumentation-openai-agents-v2`), or the OTel
+project's GenAI one and its OpenAI client instrumentation (`genai-...`, as
+`genai_openai_agents_agent`), by the stack's name. The triage agent reaches the specialist
+by a handoff (`handoffs=[...]`: the SDK offers it a `transfer_to_weather_specialist` tool
+and, once called, runs the specialist on the same conversation in the same run), or, for a
+stack named `...-as-tool`, by calling it as a tool (`Agent.as_tool`: a nested run on the
+task the triage agent wrote, whose final text is the tool's result and which the triage
+agent then answers from). A stack
 named `...-nested` sets `RunConfig(nest_handoff_history=True)` (the SDK's opt-in beta: the
 specialist gets the history before the handoff compacted into assistant summary text). A
 stack named `...-responses-...` puts both agents on the SDK's default
@@ -68,6 +70,12 @@ async def converse(base_url: str, stack: str, scenario: str) -> None:
 
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
+    if stack.startswith("genai-"):
+        from tests.ingest.instrumented.stacks.genai_openai_agents_agent import instrumented
+
+        with instrumented(stack, out, scenario):
+            asyncio.run(converse(base_url, stack, scenario))
+        return
     with providers(stack, out, scenario) as (tracer_provider, _):
         if "-otel" in stack:
             from agents import set_trace_processors

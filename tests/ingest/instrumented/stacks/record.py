@@ -871,6 +871,94 @@ STACKS: dict[str, Stack] = {
               "openai", ("openai-agents", "openai", "opentelemetry-instrumentation-openai-agents",
                          "openinference-instrumentation-openai", "opentelemetry-sdk"),
               venv="openai-agents-openllmetry-openinference"),
+        # The OTel project's GenAI framework instrumentations (opentelemetry-python-genai, on
+        # opentelemetry-util-genai); `-openai` turns its OpenAI client instrumentation on too.
+        *(Stack(name, "genai_langchain_agent", "openai",
+                ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-instrumentation-genai-langchain", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-langchain")
+          for name in ("genai-langchain", "genai-langchain-stream",
+                       "genai-langchain-span-and-event", "genai-langchain-event-only",
+                       "genai-langchain-no-content")),
+        *(Stack(name, "genai_langchain_agent", "openai",
+                ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-instrumentation-genai-langchain",
+                 "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-langchain")
+          for name in ("genai-langchain-openai", "genai-langchain-openai-stream")),
+        *(Stack(name, "genai_langchain_agent", "openai",
+                ("langgraph", "langchain-core", "langchain-openai", "openai",
+                 "opentelemetry-instrumentation-genai-langchain", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-langchain")
+          for name in ("genai-langgraph", "genai-langgraph-stream")),
+        Stack("genai-langgraph-supervisor", "genai_langchain_agent", "openai",
+              ("langgraph", "langgraph-supervisor", "langchain-core", "langchain-openai",
+               "openai", "opentelemetry-instrumentation-genai-langchain",
+               "opentelemetry-util-genai", "opentelemetry-sdk"),
+              venv="genai-langchain", scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "genai_openai_agents_agent", "openai",
+                ("openai-agents", "openai", "opentelemetry-instrumentation-genai-openai-agents",
+                 "opentelemetry-util-genai", "opentelemetry-sdk"),
+                venv="genai-openai-agents")
+          for name in ("genai-openai-agents",)),
+        *(Stack(name, "genai_openai_agents_agent", "openai",
+                ("openai-agents", "openai", "opentelemetry-instrumentation-genai-openai-agents",
+                 "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-openai-agents")
+          for name in ("genai-openai-agents-openai", "genai-openai-agents-openai-stream",
+                       "genai-openai-agents-openai-responses",
+                       "genai-openai-agents-openai-responses-stream",
+                       "genai-openai-agents-openai-responses-event-only")),
+        *(Stack(name, "openai_agents_handoff", "openai",
+                ("openai-agents", "openai", "opentelemetry-instrumentation-genai-openai-agents",
+                 "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-openai-agents", scenarios=tuple(MULTI_AGENT))
+          for name in ("genai-openai-agents-openai-handoff", "genai-openai-agents-openai-as-tool")),
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("llama-index-core", "llama-index-llms-openai", "openai",
+                 "opentelemetry-instrumentation-genai-llama-index", "opentelemetry-util-genai",
+                 "opentelemetry-sdk",
+                 *(("opentelemetry-instrumentation-genai-openai",) if "-openai" in name else ())),
+                venv="genai-llama-index")
+          for name in ("genai-llama-index", "genai-llama-index-openai")),
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("agno", "openai", "opentelemetry-instrumentation-genai-agno",
+                 "opentelemetry-util-genai", "opentelemetry-sdk",
+                 *(("opentelemetry-instrumentation-genai-openai",) if "-openai" in name else ())),
+                venv="genai-agno")
+          for name in ("genai-agno", "genai-agno-stream", "genai-agno-openai",
+                       "genai-agno-openai-stream")),
+        Stack("genai-llama-index-openai-handoff", "genai_framework_agent", "openai",
+              ("llama-index-core", "llama-index-llms-openai", "openai",
+               "opentelemetry-instrumentation-genai-llama-index",
+               "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+               "opentelemetry-sdk"),
+              venv="genai-llama-index", scenarios=tuple(MULTI_AGENT)),
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("agno", "openai", "opentelemetry-instrumentation-genai-agno",
+                 "opentelemetry-instrumentation-genai-openai", "opentelemetry-util-genai",
+                 "opentelemetry-sdk"),
+                venv="genai-agno", scenarios=tuple(MULTI_AGENT))
+          for name in ("genai-agno-openai-team", "genai-agno-openai-team-coordinate")),
+        # DSPy's calls never reach the OpenAI SDK (its default LM engine), so the OpenAI
+        # client instrumentation would add nothing: no `-openai` stack.
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("dspy", "litellm", "opentelemetry-instrumentation-genai-dspy",
+                 "opentelemetry-util-genai", "opentelemetry-sdk"),
+                venv="genai-dspy")
+          for name in ("genai-dspy", "genai-dspy-json")),
+        *(Stack(name, "genai_framework_agent", "openai",
+                ("smolagents", "openai", "opentelemetry-instrumentation-genai-smolagents",
+                 "opentelemetry-util-genai", "opentelemetry-sdk",
+                 *(("opentelemetry-instrumentation-genai-openai",) if "-openai" in name else ())),
+                venv="genai-smolagents")
+          for name in ("genai-smolagents", "genai-smolagents-stream", "genai-smolagents-openai",
+                       "genai-smolagents-openai-stream")),
     )
 }  # fmt: skip
 
