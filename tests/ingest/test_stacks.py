@@ -92,6 +92,9 @@ _SCRUBBED_TEXT = {"request": "Search the docs for 'authentication'",
                   "call.result": "Send your API key as a bearer token",
                   "final_answer": "Authentication uses bearer API keys"}  # fmt: skip
 """What Logfire's scrubbing took from the multi_turn scenario's first turn."""
+_OTEL_JS_OPENAI = ("openai-js-otel", "openai-js-otel-stream", "openai-js-otel-responses",
+                   "openai-js-otel-responses-stream", "openai-js-elastic",
+                   "openai-js-elastic-stream")
 KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("anthropic-openllmetry", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLLMetry's gen_ai.input.messages keep the "
@@ -133,6 +136,21 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the official OTel bridge of the OpenAI Agents SDK (openai-agents-v2 0.1.0) records no "
         "gen_ai.tool.definitions and no description: only a called tool's name, on its "
         "execute_tool span", _never_called),
+    # The OTel JS OpenAI instrumentation and Elastic's, which it was donated from, read a
+    # request's messages (and a Responses call's `instructions`), never its `tools`
+    # (`@opentelemetry/instrumentation-openai` 0.22.0 `_startChatCompletionsSpan`,
+    # `_startResponsesSpan`; `@elastic/opentelemetry-instrumentation-openai` 0.5.1 the same).
+    *(Gap(stack, "*", "tools",
+          "the OTel JS OpenAI instrumentation (and Elastic's) records no tool definitions: "
+          "tools are named only by the calls the model made, no description or schema",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in _OTEL_JS_OPENAI),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and the tool message (gen_ai.tool.message "
+          "event, or a Responses function_call_output as a tool_call_response part) has no "
+          "error flag: the failure is only in the text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in _OTEL_JS_OPENAI),
     Gap("openlit-openai", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLIT's tool_call_response part keeps the "
         "result's text only: the failure is only in the text",
@@ -2953,6 +2971,26 @@ FORMS: dict[str, Form] = {
                           "traceloop.entity.output"},
         absent=frozenset({"openinference.span.kind"}),
     ) for stack in ("langgraph-js-openllmetry-openai", "langgraph-js-openllmetry-openai-stream")},
+    # The OTel JS OpenAI instrumentation (and Elastic's) on chat completions: a `chat`
+    # client span per call, its content the older per-message events as log records.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        frozenset({"gen_ai.operation.name", "gen_ai.system", "gen_ai.response.id",
+                   "gen_ai.usage.input_tokens"}),
+        log_events=frozenset({"gen_ai.system.message", "gen_ai.user.message",
+                              "gen_ai.assistant.message", "gen_ai.tool.message",
+                              "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ) for stack in ("openai-js-otel", "openai-js-otel-stream", "openai-js-elastic",
+                    "openai-js-elastic-stream")},
+    # ... on the Responses API: the content in operation-details records (a streamed call's
+    # output one record per item), the instructions a plain string on the span.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        frozenset({"gen_ai.provider.name", "gen_ai.system_instructions", "gen_ai.response.id"}),
+        log_events=frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ) for stack in ("openai-js-otel-responses", "openai-js-otel-responses-stream")},
 }  # fmt: skip
 
 

@@ -546,6 +546,16 @@ STACKS: dict[str, Stack] = {
                  "@opentelemetry/sdk-trace"),
                 venv="openai-agents-js", runtime="node")
           for name in ("openai-js-openinference", "openai-js-openinference-stream")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@opentelemetry/instrumentation-openai", "@opentelemetry/sdk-trace",
+                 "@opentelemetry/sdk-logs"), venv="openai-js-otel", runtime="node")
+          for name in ("openai-js-otel", "openai-js-otel-stream", "openai-js-otel-responses",
+                       "openai-js-otel-responses-stream")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@elastic/opentelemetry-instrumentation-openai",
+                 "@opentelemetry/sdk-trace-node", "@opentelemetry/sdk-logs"),
+                venv="openai-js-elastic", runtime="node")
+          for name in ("openai-js-elastic", "openai-js-elastic-stream")),
         Stack("langgraph-js-openinference-stream", "langgraph_js", "openai",
               ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
                "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),

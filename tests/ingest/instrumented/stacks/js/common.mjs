@@ -26,11 +26,12 @@ export class FileSpanExporter {
     this.folder = folder;
     this.prefix = prefix;
     this.count = 0;
+    this.suffix = 'traces';
     fs.mkdirSync(folder, { recursive: true });
   }
 
   export(spans, done) {
-    const name = `${this.prefix}-${String(this.count++).padStart(3, '0')}.traces.pb`;
+    const name = `${this.prefix}-${String(this.count++).padStart(3, '0')}.${this.suffix}.pb`;
     fs.writeFileSync(path.join(this.folder, name), this.serializer.serializeRequest(spans));
     done({ code: 0 });
   }
@@ -84,6 +85,33 @@ export async function withProviders(stack, out, scenario, body, processor = unde
   } finally {
     await provider.shutdown();
   }
+}
+
+// `withProviders` with a logger provider beside the tracer provider, for an instrumentation
+// that sends its content as log records (the OTel GenAI events): each batch an
+// ExportLogsServiceRequest, `<scenario>-NNN.logs.pb`. SDK 2.x's processor takes the exporter,
+// 3.x's an options object; the provider is passed to the instrumentation and registered
+// globally, as an application's setup does.
+export async function withLogProviders(stack, out, scenario, body) {
+  const { ProtobufLogsSerializer } = await import('@opentelemetry/otlp-transformer');
+  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  const { BatchLogRecordProcessor, LoggerProvider } = await import('@opentelemetry/sdk-logs');
+  const exporter = new FileSpanExporter(out, scenario, ProtobufLogsSerializer);
+  exporter.suffix = 'logs';
+  const resource = resourceFromAttributes({ 'service.name': `stack-${stack}` });
+  // SDK 3.x is the one with `@opentelemetry/sdk-trace` (as `withProviders` tells them apart).
+  const sdk3 = await import('@opentelemetry/sdk-trace').then(() => true, () => false);
+  const processor = sdk3
+    ? new BatchLogRecordProcessor({ exporter })
+    : new BatchLogRecordProcessor(exporter);
+  const loggerProvider = new LoggerProvider({ resource, processors: [processor] });
+  await withProviders(stack, out, scenario, async (tracerProvider) => {
+    try {
+      await body(tracerProvider, loggerProvider);
+    } finally {
+      await loggerProvider.shutdown();
+    }
+  });
 }
 
 // An OTLP/HTTP collector on 127.0.0.1: each request body (an ExportTraceServiceRequest or
