@@ -256,8 +256,8 @@ def _output_items_joined(events: list[ContentEvent]) -> tuple[ContentEvent, ...]
         items = _output_item(event)
         if items is not None and joined is not None:
             joined = joined + items
-            out[-1] = ContentEvent(event.name, event.time_unix_nano,
-                                   {**out[-1].fields, A.GEN_AI_OUTPUT_MESSAGES: joined})  # fmt: skip
+            fields = {**out[-1].fields, A.GEN_AI_OUTPUT_MESSAGES: joined}
+            out[-1] = ContentEvent(event.name, event.time_unix_nano, fields)
             continue
         joined = items
         out.append(event)

@@ -199,15 +199,19 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the Agents SDK's chat-completions generation span carries no tools and OpenLLMetry's "
         "processor reads tools from a Responses `response` only: a called tool's name alone, "
         "on its tool span", lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]),
-    Gap("openai-agents-openllmetry", "*", "usage",
-        "OpenLLMetry's processor reads usage from a Responses `response` only; a chat "
-        "completions generation span's usage dict is dropped",
-        lambda rec, index: ["gen_ai.usage.input_tokens", "prompt_tokens", "input_tokens"]),
-    *(Gap("openai-agents-openllmetry", case, "final_answer",
+    # The same processor with its MCP instrumentation beside it (`openai-agents-mcp-
+    # openllmetry`): the tools come from the MCP `tools/list` span, the rest is as lacking.
+    *(Gap(stack, "*", "usage",
+          "OpenLLMetry's processor reads usage from a Responses `response` only; a chat "
+          "completions generation span's usage dict is dropped",
+          lambda rec, index: ["gen_ai.usage.input_tokens", "prompt_tokens", "input_tokens"])
+      for stack in ("openai-agents-openllmetry", "openai-agents-mcp-openllmetry")),
+    *(Gap(stack, case, "final_answer",
           "OpenLLMetry's processor reads a model call's output from a Responses `response` "
           "only: a chat completions generation span has no output, and the last answer of a "
           "conversation is replayed nowhere",
           lambda rec, index: [rec.expected[index]["final_answer"]])
+      for stack in ("openai-agents-openllmetry", "openai-agents-mcp-openllmetry")
       for case in ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn#1")),
     *(Gap(stack, "tool_error", "call.is_error",
           "OpenLLMetry's CrewAI instrumentation makes no tool span, and CrewAI sends a failed "
@@ -874,11 +878,12 @@ NOT_YET: tuple[NotYet, ...] = (
            "tool's span has no status and no output, and the prompt's result (role `unknown`) "
            "no flag; the failure is only the ToolMessage's `status: error` inside the `tools` "
            "node's task span entity output, which nothing reads as a tool execution yet"),
-    NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
-           "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
-           "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
-           "own trace without a conversation id, and with the first run's output missing no "
-           "history key joins the two (assemble._replayed_answer reads it within a conversation)"),
+    *(NotYet(stack, ("multi_turn#0",), ("final_answer",),
+             "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
+             "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
+             "own trace without a conversation id, and with the first run's output missing no "
+             "history key joins the two (assemble._replayed_answer reads it within a conversation)")
+      for stack in ("openai-agents-openllmetry", "openai-agents-mcp-openllmetry")),
     NotYet("openai-agents-openinference-handoff-nested", ("handoff#0",), ("call.result",),
            "with nest_handoff_history the specialist is told the transfer's output only in "
            "summary text; the tool message holding it by call id is in the next turn's first "
@@ -1662,6 +1667,16 @@ FORMS: dict[str, Form] = {
                    "mcp.method.name", "gen_ai.tool.name"}),
         absent=frozenset({"llm.tools.0.tool.json_schema"}),
     ) for stack in ("openai-agents-mcp", "openai-agents-mcp-unlinked")},
+    # The Agents SDK's spans under OpenLLMetry's processor, its MCP instrumentation's
+    # client spans (`<method>.mcp`, a `<tool>.tool` span per tools/call under the SDK's own)
+    # and, in the server's process, a `ResponseStreamWriter` span per response it sends.
+    "openai-agents-mcp-openllmetry": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "calculator.tool", "tools/list.mcp", "ResponseStreamWriter"}),
+        frozenset({"traceloop.span.kind", "traceloop.entity.input", "traceloop.entity.output",
+                   "gen_ai.input.messages", "gen_ai.tool.call.result", "mcp.response.value"}),
+        absent=frozenset({"openinference.span.kind", "gen_ai.tool.definitions"}),
+    ),
     # The OTel contrib google-genai instrumentation (util-genai): one parentless
     # generate_content span per call; SPAN_ONLY puts content on it (and still sends
     # content-less operation-details records), EVENT_ONLY on the records only.

@@ -290,6 +290,9 @@ STACKS: dict[str, Stack] = {
                  "openinference-instrumentation-mcp", "openinference-instrumentation",
                  "opentelemetry-sdk"), venv="openai-agents-mcp")
           for name in ("openai-agents-mcp", "openai-agents-mcp-unlinked")),
+        Stack("openai-agents-mcp-openllmetry", "openai_agents_mcp_agent", "openai",
+              ("openai-agents", "openai", "mcp", "opentelemetry-instrumentation-openai-agents",
+               "opentelemetry-instrumentation-mcp", "opentelemetry-sdk")),
         *(Stack(name, "google_genai_loop", "gemini",
                 ("google-genai", "opentelemetry-instrumentation-google-genai",
                  "opentelemetry-util-genai", "opentelemetry-sdk"), venv="google-genai-otel")
