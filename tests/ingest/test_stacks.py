@@ -94,7 +94,11 @@ _SCRUBBED_TEXT = {"request": "Search the docs for 'authentication'",
 """What Logfire's scrubbing took from the multi_turn scenario's first turn."""
 _OTEL_JS_OPENAI = ("openai-js-otel", "openai-js-otel-stream", "openai-js-otel-responses",
                    "openai-js-otel-responses-stream", "openai-js-elastic",
-                   "openai-js-elastic-stream")
+                   "openai-js-elastic-stream", "openai-agents-js-otel",
+                   "openai-agents-js-otel-stream", "openai-agents-js-otel-responses",
+                   "openai-agents-js-otel-responses-stream")
+"""Stacks whose telemetry is the OTel JS OpenAI instrumentation's (or Elastic's) alone: a
+raw client loop, or the OpenAI Agents JS SDK with its own tracing off."""
 KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("anthropic-openllmetry", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLLMetry's gen_ai.input.messages keep the "
@@ -2997,7 +3001,8 @@ FORMS: dict[str, Form] = {
                               "gen_ai.choice"}),
         absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
     ) for stack in ("openai-js-otel", "openai-js-otel-stream", "openai-js-elastic",
-                    "openai-js-elastic-stream")},
+                    "openai-js-elastic-stream", "openai-agents-js-otel",
+                    "openai-agents-js-otel-stream")},
     # ... on the Responses API: the content in operation-details records (a streamed call's
     # output one record per item), the instructions a plain string on the span.
     **{stack: Form(
@@ -3005,7 +3010,8 @@ FORMS: dict[str, Form] = {
         frozenset({"gen_ai.provider.name", "gen_ai.system_instructions", "gen_ai.response.id"}),
         log_events=frozenset({"gen_ai.client.inference.operation.details"}),
         absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
-    ) for stack in ("openai-js-otel-responses", "openai-js-otel-responses-stream")},
+    ) for stack in ("openai-js-otel-responses", "openai-js-otel-responses-stream",
+                    "openai-agents-js-otel-responses", "openai-agents-js-otel-responses-stream")},
 }  # fmt: skip
 
 
@@ -3095,7 +3101,10 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",
-                     "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
+                     "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream",
+                     "openai-agents-js-otel", "openai-agents-js-otel-stream",
+                     "openai-agents-js-otel-responses",
+                     "openai-agents-js-otel-responses-stream")},
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "

@@ -559,6 +559,13 @@ STACKS: dict[str, Stack] = {
                  "@opentelemetry/sdk-trace-node", "@opentelemetry/sdk-logs"),
                 venv="openai-js-elastic", runtime="node")
           for name in ("openai-js-elastic", "openai-js-elastic-stream")),
+        *(Stack(name, "openai_agents_js", "openai",
+                ("@openai/agents", "openai", "@opentelemetry/instrumentation-openai",
+                 "@opentelemetry/sdk-trace", "@opentelemetry/sdk-logs"),
+                venv="openai-agents-js-otel", runtime="node")
+          for name in ("openai-agents-js-otel", "openai-agents-js-otel-stream",
+                       "openai-agents-js-otel-responses",
+                       "openai-agents-js-otel-responses-stream")),
         Stack("langgraph-js-openinference-stream", "langgraph_js", "openai",
               ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
                "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),

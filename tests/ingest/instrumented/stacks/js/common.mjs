@@ -14,6 +14,7 @@
 
 import fs from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 export const AGENT_NAME = 'research_assistant';
@@ -159,6 +160,37 @@ export async function instrumentClient(stack, tracerProvider, module, library, c
     className
   ];
   new Instrumentation({ tracerProvider }).manuallyInstrument(module);
+}
+
+// The OpenAI instrumentations that hook the module loader (`require-in-the-middle`) rather
+// than patch a module handed to them: the OTel JS contrib one (`@opentelemetry/
+// instrumentation-openai`) for a stack named `...-otel...`, or Elastic's, which it was donated
+// from (`@elastic/opentelemetry-instrumentation-openai`), for `...-elastic...`.
+const LOADER_HOOKED = {
+  '-otel': '@opentelemetry/instrumentation-openai',
+  '-elastic': '@elastic/opentelemetry-instrumentation-openai',
+};
+
+export function loaderHooked(stack) {
+  return Object.keys(LOADER_HOOKED).find((tag) => stack.includes(tag));
+}
+
+// The `openai` SDK's OpenAI class under a loader-hooked instrumentation: the instrumentation
+// enabled first (content captured, as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+// asks, its records to the logger provider), then the SDK required, as a CommonJS app (or a
+// framework it hands the client to) loads it.
+export async function requireInstrumented(stack, tracerProvider, loggerProvider) {
+  process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = 'true';
+  const { OpenAIInstrumentation } = await import(LOADER_HOOKED[loaderHooked(stack)]);
+  const instrumentation = new OpenAIInstrumentation();
+  instrumentation.setTracerProvider(tracerProvider);
+  instrumentation.setLoggerProvider(loggerProvider);
+  // Its metric instruments are made when a meter provider is set (the contrib one records on
+  // them unguarded); the API's global one, a no-op, as an app exporting no metrics has.
+  const { metrics } = await import('@opentelemetry/api');
+  instrumentation.setMeterProvider(metrics.getMeterProvider());
+  const openai = createRequire(import.meta.url)('openai');
+  return openai.OpenAI ?? openai.default ?? openai;
 }
 
 // A `fetch` for an OpenAI client whose stream parser needs what the scripted server leaves

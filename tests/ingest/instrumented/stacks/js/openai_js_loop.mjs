@@ -14,20 +14,17 @@
 // reports as one `gen_ai.client.inference.operation.details` record per call.
 // No agent, no session: one trace per model call.
 
-import { createRequire } from 'node:module';
 import {
   TOOL_FUNCTIONS,
   instrumentClient,
+  loaderHooked,
   main,
+  requireInstrumented,
   toolText,
   withLogProviders,
   withProviders,
 } from './common.mjs';
 
-const LOADER_HOOKED = {
-  'openai-js-otel': '@opentelemetry/instrumentation-openai',
-  'openai-js-elastic': '@elastic/opentelemetry-instrumentation-openai',
-};
 
 // What the model is told: the result as JSON text, or the error the tool threw.
 function runTool(name, args) {
@@ -103,31 +100,16 @@ async function responsesLoop(client, script, stream) {
   }
 }
 
-// The SDK patched by the stack's instrumentation; a loader-hooked one is enabled (with the
-// providers and content capture) before the SDK is required.
+// The SDK patched by the stack's instrumentation.
 async function patchedOpenAI(stack, tracerProvider, loggerProvider) {
-  const hooked = Object.keys(LOADER_HOOKED).find((prefix) => stack.startsWith(prefix));
-  if (!hooked) {
-    const OpenAI = (await import('openai')).default;
-    await instrumentClient(stack, tracerProvider, OpenAI, 'openai', 'OpenAIInstrumentation');
-    return OpenAI;
-  }
-  process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = 'true';
-  const { OpenAIInstrumentation } = await import(LOADER_HOOKED[hooked]);
-  const instrumentation = new OpenAIInstrumentation();
-  instrumentation.setTracerProvider(tracerProvider);
-  instrumentation.setLoggerProvider(loggerProvider);
-  // Its metric instruments are made when a meter provider is set (the contrib one records on
-  // them unguarded); the API's global one, a no-op, as an app exporting no metrics has.
-  const { metrics } = await import('@opentelemetry/api');
-  instrumentation.setMeterProvider(metrics.getMeterProvider());
-  const openai = createRequire(import.meta.url)('openai');
-  return openai.OpenAI ?? openai.default ?? openai;
+  if (loaderHooked(stack)) return requireInstrumented(stack, tracerProvider, loggerProvider);
+  const OpenAI = (await import('openai')).default;
+  await instrumentClient(stack, tracerProvider, OpenAI, 'openai', 'OpenAIInstrumentation');
+  return OpenAI;
 }
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
-  const hooked = Object.keys(LOADER_HOOKED).some((prefix) => stack.startsWith(prefix));
-  await (hooked ? withLogProviders : withProviders)(stack, out, scenario, async (
+  await (loaderHooked(stack) ? withLogProviders : withProviders)(stack, out, scenario, async (
     tracerProvider,
     loggerProvider,
   ) => {
