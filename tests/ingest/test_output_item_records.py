@@ -1,7 +1,8 @@
 """A streamed Responses call under the OTel JS OpenAI instrumentation
 (`@opentelemetry/instrumentation-openai` 0.22.0, `_onResponsesStreamIterator`): one
 operation-details record of the input, then one per `response.output_item.done`, each
-holding one output item. Two tool calls of one response are one model call with both."""
+holding one output item. Two tool calls of one response are one model call with both. With
+content capture off, a message's text parts carry no text: not captured, not "null"."""
 
 from __future__ import annotations
 
@@ -38,3 +39,19 @@ def test_output_item_records_are_one_inference() -> None:
     asked = [(p.call_id, p.name) for m in calls[0].output_messages or () for p in m.tool_calls]
     assert asked == [("call_1", "get_weather"), ("call_2", "get_time")]
     assert (calls[0].input_tokens, calls[0].output_tokens) == (29, 96)
+
+
+def test_a_text_part_without_its_text_is_not_captured() -> None:
+    """With content capture off the instrumentation sends each message's parts as
+    `{"type": "text"}` alone (`src/responses.ts`): content not captured, never "null"."""
+    bare = [{"role": "user", "parts": [{"type": "text"}]}]
+    answer = [{"role": "assistant", "parts": [{"type": "text"}], "finish_reason": "stop"}]
+    span = RawSpan(TRACE, SPAN, None, "chat gpt-4o-mini", 3, 100, 900, 0, "", {
+        "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini"})  # fmt: skip
+    logs = [_record(100, **{A.GEN_AI_INPUT_MESSAGES: bare}),
+            _record(500, **{A.GEN_AI_OUTPUT_MESSAGES: answer})]  # fmt: skip
+    [call], _ = decode_calls(span, logs)
+    texts = [p.text for m in (*(call.input_messages or ()), *(call.output_messages or ()))
+             for p in m.parts]  # fmt: skip
+    assert texts == []

@@ -99,6 +99,27 @@ _OTEL_JS_OPENAI = ("openai-js-otel", "openai-js-otel-stream", "openai-js-otel-re
                    "openai-agents-js-otel-responses-stream")
 """Stacks whose telemetry is the OTel JS OpenAI instrumentation's (or Elastic's) alone: a
 raw client loop, or the OpenAI Agents JS SDK with its own tracing off."""
+_OTEL_JS_NOCONTENT = ("openai-js-otel-nocontent", "openai-js-otel-responses-nocontent")
+
+
+def _request(rec: Recording, index: int) -> list[str]:
+    return [rec.expected[index]["request"]]
+
+
+def _answer(rec: Recording, index: int) -> list[str]:
+    return [rec.expected[index]["final_answer"]]
+
+
+def _argument_values(rec: Recording, index: int) -> list[str]:
+    """The string values of the turn's calls' arguments."""
+    return [v for c in rec.expected[index]["calls"] for v in c["arguments"].values()
+            if isinstance(v, str)]
+
+
+def _result_texts(rec: Recording, index: int) -> list[str]:
+    """The turn's tool results: a text as it is, a structured one as JSON."""
+    return [c["result"] if isinstance(c["result"], str) else json.dumps(c["result"])
+            for c in rec.expected[index]["calls"]]
 KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("anthropic-openllmetry", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLLMetry's gen_ai.input.messages keep the "
@@ -154,7 +175,23 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "event, or a Responses function_call_output as a tool_call_response part) has no "
           "error flag: the failure is only in the text",
           lambda rec, index: ["is_error", "exception.type"])
-      for stack in _OTEL_JS_OPENAI),
+      for stack in (*_OTEL_JS_OPENAI, *_OTEL_JS_NOCONTENT)),
+    # The same instrumentation with content capture off, its default: the messages' roles,
+    # the calls' ids and names, and (Responses) the instructions; no text, argument or result.
+    *(Gap(stack, "*", field, "content capture off: the instrumentation records no message "
+          "text (`captureMessageContent` false)", absent)
+      for stack in _OTEL_JS_NOCONTENT
+      for field, absent in (("request", _request), ("final_answer", _answer),
+                            ("tools", lambda rec, index: [
+                                d for _, d, _ in rec.expected[index]["tools"]]))),
+    *(Gap(stack, case, field, "content capture off: no tool call's arguments, no tool "
+          "message's content", absent)
+      for stack in _OTEL_JS_NOCONTENT for case in WITH_TOOLS
+      for field, absent in (("call.arguments", _argument_values),
+                            ("call.result", _result_texts))),
+    Gap("openai-js-otel-nocontent", "*", "system_prompt",
+        "content capture off: the gen_ai.system.message event's body is empty (a Responses "
+        "call's instructions are on its span regardless)", lambda rec, index: [SYSTEM_PROMPT]),
     Gap("openlit-openai", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLIT's tool_call_response part keeps the "
         "result's text only: the failure is only in the text",
@@ -852,6 +889,9 @@ class NotYet:
     reason: str
 
 
+_NOCONTENT_SPLIT = ("content capture off: each model call is a trace of its own whose user "
+                    "message has no text, and grouping indexes a history only when it holds "
+                    "a user message: no call continues another (the ids they share aside)")
 NOT_YET: tuple[NotYet, ...] = (
     # Codex CLI's own telemetry: a trace per turn (`turn/start`, `turn.id`) of its
     # tracing spans (`handle_responses` with gen_ai.usage.*, `mcp.tools.call` and the
@@ -888,6 +928,19 @@ NOT_YET: tuple[NotYet, ...] = (
              "own trace without a conversation id, and with the first run's output missing no "
              "history key joins the two (assemble._replayed_answer reads it within a conversation)")
       for stack in ("openai-agents-openllmetry", "openai-agents-mcp-openllmetry")),
+    # Content capture off: each call is its own trace, its user message without text (no
+    # parts). The second call's input replays the first's tool calls by id, so the history
+    # keys match (`links.history_key` of the first, `prefix_keys` of the second), but
+    # grouping indexes a history only when it holds a user message
+    # (`grouping._HistoryIndex`: `any(role == "user" ...)` over `normalize`, which drops a
+    # message without parts): no call continues another, each is a turn of its own.
+    *(NotYet(stack, ("*",), ("turns",), _NOCONTENT_SPLIT)
+      for stack in _OTEL_JS_NOCONTENT),
+    *(NotYet(stack, WITH_TOOLS, ("llm_calls", "usage"), _NOCONTENT_SPLIT)
+      for stack in _OTEL_JS_NOCONTENT),
+    NotYet("openai-js-otel-nocontent", ("multi_turn#1",),
+           ("call.id", "call.name", "call.is_error"),
+           "as llm_calls: the second turn split at its calls, the one compared is another"),
     NotYet("openai-agents-openinference-handoff-nested", ("handoff#0",), ("call.result",),
            "with nest_handoff_history the specialist is told the transfer's output only in "
            "summary text; the tool message holding it by call id is in the next turn's first "
@@ -3002,7 +3055,7 @@ FORMS: dict[str, Form] = {
         absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
     ) for stack in ("openai-js-otel", "openai-js-otel-stream", "openai-js-elastic",
                     "openai-js-elastic-stream", "openai-agents-js-otel",
-                    "openai-agents-js-otel-stream")},
+                    "openai-agents-js-otel-stream", "openai-js-otel-nocontent")},
     # ... on the Responses API: the content in operation-details records (a streamed call's
     # output one record per item), the instructions a plain string on the span.
     **{stack: Form(
@@ -3011,7 +3064,8 @@ FORMS: dict[str, Form] = {
         log_events=frozenset({"gen_ai.client.inference.operation.details"}),
         absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
     ) for stack in ("openai-js-otel-responses", "openai-js-otel-responses-stream",
-                    "openai-agents-js-otel-responses", "openai-agents-js-otel-responses-stream")},
+                    "openai-agents-js-otel-responses", "openai-agents-js-otel-responses-stream",
+                    "openai-js-otel-responses-nocontent")},
 }  # fmt: skip
 
 

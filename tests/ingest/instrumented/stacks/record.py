@@ -553,7 +553,8 @@ STACKS: dict[str, Stack] = {
                 ("openai", "@opentelemetry/instrumentation-openai", "@opentelemetry/sdk-trace",
                  "@opentelemetry/sdk-logs"), venv="openai-js-otel", runtime="node")
           for name in ("openai-js-otel", "openai-js-otel-stream", "openai-js-otel-responses",
-                       "openai-js-otel-responses-stream")),
+                       "openai-js-otel-responses-stream", "openai-js-otel-nocontent",
+                       "openai-js-otel-responses-nocontent")),
         *(Stack(name, "openai_js_loop", "openai",
                 ("openai", "@elastic/opentelemetry-instrumentation-openai",
                  "@opentelemetry/sdk-trace-node", "@opentelemetry/sdk-logs"),

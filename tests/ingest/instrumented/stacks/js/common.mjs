@@ -176,11 +176,14 @@ export function loaderHooked(stack) {
 }
 
 // The `openai` SDK's OpenAI class under a loader-hooked instrumentation: the instrumentation
-// enabled first (content captured, as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
-// asks, its records to the logger provider), then the SDK required, as a CommonJS app (or a
-// framework it hands the client to) loads it.
+// enabled first (content captured as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+// asks: on, or off for a `-nocontent` stack, the instrumentation's default; its records to
+// the logger provider), then the SDK required, as a CommonJS app (or a framework it hands
+// the client to) loads it.
 export async function requireInstrumented(stack, tracerProvider, loggerProvider) {
-  process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = 'true';
+  process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = String(
+    !stack.includes('-nocontent'),
+  );
   const { OpenAIInstrumentation } = await import(LOADER_HOOKED[loaderHooked(stack)]);
   const instrumentation = new OpenAIInstrumentation();
   instrumentation.setTracerProvider(tracerProvider);
