@@ -221,7 +221,47 @@ def content_events(raw: RawSpan, logs: Sequence[RawLog] = ()) -> tuple[ContentEv
         if key not in seen:
             seen.add(key)
             unique.append(event)
-    return tuple(sorted(unique, key=lambda e: e.time_unix_nano))
+    return _output_items_joined(sorted(unique, key=lambda e: e.time_unix_nano))
+
+
+def _output_item(event: ContentEvent) -> list[AttrValue] | None:
+    """The output messages of an operation-details record that says nothing else of its
+    response (no input, response id, finish reasons or usage), as a list; else None."""
+    if event.name != A.EV_OPERATION_DETAILS or A.GEN_AI_INPUT_MESSAGES in event.fields:
+        return None
+    if any(k in event.fields for k in _ITEM_RESPONSE_KEYS):
+        return None
+    value = event.fields.get(A.GEN_AI_OUTPUT_MESSAGES)
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return None
+    return value if isinstance(value, list) else None
+
+
+def _output_items_joined(events: list[ContentEvent]) -> tuple[ContentEvent, ...]:
+    """Consecutive output-only operation-details records as the one record of their
+    inference's output. The OTel JS OpenAI instrumentation reads a streamed Responses call
+    item by item and emits a record per `response.output_item.done` event, each holding that
+    one item as its output messages, after the record of the call's input
+    (`@opentelemetry/instrumentation-openai` 0.22.0 `src/instrumentation.ts`,
+    `_onResponsesStreamIterator`): two tool calls of one response are two records, read
+    alone as two inferences (`per_inference`) or the last one overlaying the first
+    (`otel_genai.content_attributes`). Joined, the record holds every item, at the time of
+    the last."""
+    out: list[ContentEvent] = []
+    joined: list[AttrValue] | None = None
+    for event in events:
+        items = _output_item(event)
+        if items is not None and joined is not None:
+            joined = joined + items
+            fields = {**out[-1].fields, A.GEN_AI_OUTPUT_MESSAGES: joined}
+            out[-1] = ContentEvent(event.name, event.time_unix_nano, fields)
+            continue
+        joined = items
+        out.append(event)
+    return tuple(out)
 
 
 def _event_key(event: ContentEvent) -> tuple[str, int, bytes]:
@@ -290,6 +330,8 @@ _RESPONSE_KEYS = (
     A.GEN_AI_OUTPUT_MESSAGES, A.GEN_AI_RESPONSE_FINISH_REASONS, A.GEN_AI_RESPONSE_ID,
     *_INPUT_TOKEN_KEYS, *_OUTPUT_TOKEN_KEYS,
 )  # fmt: skip
+_ITEM_RESPONSE_KEYS = frozenset(_RESPONSE_KEYS) - {A.GEN_AI_OUTPUT_MESSAGES}
+"""What makes an output record more than one item of its inference's output."""
 
 
 def inference_records(events: Iterable[ContentEvent]) -> list[ContentEvent]:

@@ -279,6 +279,12 @@ def _wrapped_part(obj: dict[str, Any]) -> Part | None:
 
 def _text_part(obj: dict[str, Any]) -> Part:
     text = obj.get("content", obj.get("text"))
+    if text is None:
+        # A text part without its text is content not captured (`_not_captured`), never
+        # the text "null": the OTel JS OpenAI instrumentation with capture off sends each
+        # message's parts as `{"type": "text"}` alone (`@opentelemetry/instrumentation-openai`
+        # 0.22.0 `src/responses.ts`, the converters' `captureMessageContent` checks).
+        return Part(PartType.TEXT)
     return Part(PartType.TEXT, text=text if isinstance(text, str) else result_text(text))
 
 
@@ -460,7 +466,7 @@ def parse_content(content: JsonValue, role: str, call_id: JsonValue = None) -> t
 
 
 def _not_captured(part: Part) -> bool:
-    return part.type is PartType.TEXT and is_placeholder(part.text)
+    return part.type is PartType.TEXT and (part.text is None or is_placeholder(part.text))
 
 
 _RESULT_TYPES = frozenset({

@@ -72,7 +72,7 @@ from turnscore.ingest.conventions.values import (
     json_or_text,
     unflatten,
 )
-from turnscore.ingest.model import Message, PartType, SpanKind, ToolExecution
+from turnscore.ingest.model import Message, PartType, SpanKind, ToolDef, ToolExecution
 
 _KINDS = {
     "workflow": SpanKind.CHAIN,
@@ -124,7 +124,27 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     )
     if kind is SpanKind.TOOL:
         return base.fill(Decoded(tool_execution=_tool(view)))
+    if tl_kind is None and base.tool_definitions is None:
+        return base.fill(Decoded(tool_definitions=_mcp_listed_tools(view, problems)))
     return base
+
+
+def _mcp_listed_tools(view: SpanView, problems: Problems) -> tuple[ToolDef, ...] | None:
+    """The tools an MCP server listed, from the client's `tools/list` request span: the
+    MCP instrumentation (opentelemetry-instrumentation-mcp 0.62.4 `instrumentation.py`,
+    `patch_mcp_client` > `_handle_mcp_method`) names it `tools/list.mcp`, with no span kind,
+    the request's JSON as entity input and the `ListToolsResult`'s (`tools`, each `{name,
+    description, inputSchema}`) as entity output. An agent lists its MCP servers' tools each
+    run, inside the run's trace (the OpenAI Agents SDK's `MCPUtil.get_all_function_tools`):
+    the turn's tools, where a chat completions model call records none."""
+    request = json_or_text(view.get(A.TL_ENTITY_INPUT))
+    if not isinstance(request, dict) or request.get("method") != A.TL_MCP_LIST_TOOLS:
+        return None
+    result = json_or_text(view.get(A.TL_ENTITY_OUTPUT))
+    tools = result.get("tools") if isinstance(result, dict) else None
+    if not isinstance(tools, list):
+        return None
+    return parse_tool_defs(tools, A.TL_ENTITY_OUTPUT, problems)
 
 
 def _workflow_step_agent(view: SpanView) -> str | None:
@@ -288,7 +308,10 @@ OPENLLMETRY = Convention(
     "openllmetry",
     decode,
     # A CrewAI crew's span has no span kind: its crewai.crew.* keys are OpenLLMetry's alone.
-    markers=frozenset({A.TL_SPAN_KIND, A.TL_REQUEST_TYPE, A.CREWAI_CREW_TASKS}),
+    # The MCP instrumentation's request spans (`<method>.mcp`) have no span kind, only the
+    # entity input and output.
+    markers=frozenset({A.TL_SPAN_KIND, A.TL_REQUEST_TYPE, A.CREWAI_CREW_TASKS,
+                       A.TL_ENTITY_INPUT}),
     prefixes=(
         A.GEN_AI_PROMPT + ".", A.GEN_AI_COMPLETION + ".", A.TL_REQUEST_FUNCTIONS + ".",
         A.TL_ASSOCIATION_PREFIX, A.AGENTOPS_REQUEST_FUNCTIONS + ".",

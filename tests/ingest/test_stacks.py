@@ -136,6 +136,34 @@ _SCRUBBED_TEXT = {"request": "Search the docs for 'authentication'",
                   "call.result": "Send your API key as a bearer token",
                   "final_answer": "Authentication uses bearer API keys"}  # fmt: skip
 """What Logfire's scrubbing took from the multi_turn scenario's first turn."""
+_OTEL_JS_OPENAI = ("openai-js-otel", "openai-js-otel-stream", "openai-js-otel-responses",
+                   "openai-js-otel-responses-stream", "openai-js-elastic",
+                   "openai-js-elastic-stream", "openai-agents-js-otel",
+                   "openai-agents-js-otel-stream", "openai-agents-js-otel-responses",
+                   "openai-agents-js-otel-responses-stream")
+"""Stacks whose telemetry is the OTel JS OpenAI instrumentation's (or Elastic's) alone: a
+raw client loop, or the OpenAI Agents JS SDK with its own tracing off."""
+_OTEL_JS_NOCONTENT = ("openai-js-otel-nocontent", "openai-js-otel-responses-nocontent")
+
+
+def _request(rec: Recording, index: int) -> list[str]:
+    return [rec.expected[index]["request"]]
+
+
+def _answer(rec: Recording, index: int) -> list[str]:
+    return [rec.expected[index]["final_answer"]]
+
+
+def _argument_values(rec: Recording, index: int) -> list[str]:
+    """The string values of the turn's calls' arguments."""
+    return [v for c in rec.expected[index]["calls"] for v in c["arguments"].values()
+            if isinstance(v, str)]
+
+
+def _result_texts(rec: Recording, index: int) -> list[str]:
+    """The turn's tool results: a text as it is, a structured one as JSON."""
+    return [c["result"] if isinstance(c["result"], str) else json.dumps(c["result"])
+            for c in rec.expected[index]["calls"]]
 KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("anthropic-openllmetry", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLLMetry's gen_ai.input.messages keep the "
@@ -177,6 +205,37 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the official OTel bridge of the OpenAI Agents SDK (openai-agents-v2 0.1.0) records no "
         "gen_ai.tool.definitions and no description: only a called tool's name, on its "
         "execute_tool span", _never_called),
+    # The OTel JS OpenAI instrumentation and Elastic's, which it was donated from, read a
+    # request's messages (and a Responses call's `instructions`), never its `tools`
+    # (`@opentelemetry/instrumentation-openai` 0.22.0 `_startChatCompletionsSpan`,
+    # `_startResponsesSpan`; `@elastic/opentelemetry-instrumentation-openai` 0.5.1 the same).
+    *(Gap(stack, "*", "tools",
+          "the OTel JS OpenAI instrumentation (and Elastic's) records no tool definitions: "
+          "tools are named only by the calls the model made, no description or schema",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in _OTEL_JS_OPENAI),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and the tool message (gen_ai.tool.message "
+          "event, or a Responses function_call_output as a tool_call_response part) has no "
+          "error flag: the failure is only in the text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in (*_OTEL_JS_OPENAI, *_OTEL_JS_NOCONTENT)),
+    # The same instrumentation with content capture off, its default: the messages' roles,
+    # the calls' ids and names, and (Responses) the instructions; no text, argument or result.
+    *(Gap(stack, "*", field, "content capture off: the instrumentation records no message "
+          "text (`captureMessageContent` false)", absent)
+      for stack in _OTEL_JS_NOCONTENT
+      for field, absent in (("request", _request), ("final_answer", _answer),
+                            ("tools", lambda rec, index: [
+                                d for _, d, _ in rec.expected[index]["tools"]]))),
+    *(Gap(stack, case, field, "content capture off: no tool call's arguments, no tool "
+          "message's content", absent)
+      for stack in _OTEL_JS_NOCONTENT for case in WITH_TOOLS
+      for field, absent in (("call.arguments", _argument_values),
+                            ("call.result", _result_texts))),
+    Gap("openai-js-otel-nocontent", "*", "system_prompt",
+        "content capture off: the gen_ai.system.message event's body is empty (a Responses "
+        "call's instructions are on its span regardless)", lambda rec, index: [SYSTEM_PROMPT]),
     Gap("openlit-openai", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLIT's tool_call_response part keeps the "
         "result's text only: the failure is only in the text",
@@ -225,15 +284,19 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "the Agents SDK's chat-completions generation span carries no tools and OpenLLMetry's "
         "processor reads tools from a Responses `response` only: a called tool's name alone, "
         "on its tool span", lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]]),
-    Gap("openai-agents-openllmetry", "*", "usage",
-        "OpenLLMetry's processor reads usage from a Responses `response` only; a chat "
-        "completions generation span's usage dict is dropped",
-        lambda rec, index: ["gen_ai.usage.input_tokens", "prompt_tokens", "input_tokens"]),
-    *(Gap("openai-agents-openllmetry", case, "final_answer",
+    # The same processor with its MCP instrumentation beside it (`openai-agents-mcp-
+    # openllmetry`): the tools come from the MCP `tools/list` span, the rest is as lacking.
+    *(Gap(stack, "*", "usage",
+          "OpenLLMetry's processor reads usage from a Responses `response` only; a chat "
+          "completions generation span's usage dict is dropped",
+          lambda rec, index: ["gen_ai.usage.input_tokens", "prompt_tokens", "input_tokens"])
+      for stack in ("openai-agents-openllmetry", "openai-agents-mcp-openllmetry")),
+    *(Gap(stack, case, "final_answer",
           "OpenLLMetry's processor reads a model call's output from a Responses `response` "
           "only: a chat completions generation span has no output, and the last answer of a "
           "conversation is replayed nowhere",
           lambda rec, index: [rec.expected[index]["final_answer"]])
+      for stack in ("openai-agents-openllmetry", "openai-agents-mcp-openllmetry")
       for case in ("single_tool", "parallel_tools", "no_tool", "tool_error", "multi_turn#1")),
     *(Gap(stack, "tool_error", "call.is_error",
           "OpenLLMetry's CrewAI instrumentation makes no tool span, and CrewAI sends a failed "
@@ -956,6 +1019,9 @@ class NotYet:
     reason: str
 
 
+_NOCONTENT_SPLIT = ("content capture off: each model call is a trace of its own whose user "
+                    "message has no text, and grouping indexes a history only when it holds "
+                    "a user message: no call continues another (the ids they share aside)")
 NOT_YET: tuple[NotYet, ...] = (
     # Codex CLI's own telemetry: a trace per turn (`turn/start`, `turn.id`) of its
     # tracing spans (`handle_responses` with gen_ai.usage.*, `mcp.tools.call` and the
@@ -986,11 +1052,25 @@ NOT_YET: tuple[NotYet, ...] = (
            "tool's span has no status and no output, and the prompt's result (role `unknown`) "
            "no flag; the failure is only the ToolMessage's `status: error` inside the `tools` "
            "node's task span entity output, which nothing reads as a tool execution yet"),
-    NotYet("openai-agents-openllmetry", ("multi_turn#0",), ("final_answer",),
-           "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
-           "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
-           "own trace without a conversation id, and with the first run's output missing no "
-           "history key joins the two (assemble._replayed_answer reads it within a conversation)"),
+    *(NotYet(stack, ("multi_turn#0",), ("final_answer",),
+             "OpenLLMetry's Agents SDK processor records no output for a chat completions model "
+             "call; the answer is in the next run's gen_ai.input.messages, but each run is its "
+             "own trace without a conversation id, and with the first run's output missing no "
+             "history key joins the two (assemble._replayed_answer reads it within a conversation)")
+      for stack in ("openai-agents-openllmetry", "openai-agents-mcp-openllmetry")),
+    # Content capture off: each call is its own trace, its user message without text (no
+    # parts). The second call's input replays the first's tool calls by id, so the history
+    # keys match (`links.history_key` of the first, `prefix_keys` of the second), but
+    # grouping indexes a history only when it holds a user message
+    # (`grouping._HistoryIndex`: `any(role == "user" ...)` over `normalize`, which drops a
+    # message without parts): no call continues another, each is a turn of its own.
+    *(NotYet(stack, ("*",), ("turns",), _NOCONTENT_SPLIT)
+      for stack in _OTEL_JS_NOCONTENT),
+    *(NotYet(stack, WITH_TOOLS, ("llm_calls", "usage"), _NOCONTENT_SPLIT)
+      for stack in _OTEL_JS_NOCONTENT),
+    NotYet("openai-js-otel-nocontent", ("multi_turn#1",),
+           ("call.id", "call.name", "call.is_error"),
+           "as llm_calls: the second turn split at its calls, the one compared is another"),
     NotYet("openai-agents-openinference-handoff-nested", ("handoff#0",), ("call.result",),
            "with nest_handoff_history the specialist is told the transfer's output only in "
            "summary text; the tool message holding it by call id is in the next turn's first "
@@ -1789,6 +1869,16 @@ FORMS: dict[str, Form] = {
                    "mcp.method.name", "gen_ai.tool.name"}),
         absent=frozenset({"llm.tools.0.tool.json_schema"}),
     ) for stack in ("openai-agents-mcp", "openai-agents-mcp-unlinked")},
+    # The Agents SDK's spans under OpenLLMetry's processor, its MCP instrumentation's
+    # client spans (`<method>.mcp`, a `<tool>.tool` span per tools/call under the SDK's own)
+    # and, in the server's process, a `ResponseStreamWriter` span per response it sends.
+    "openai-agents-mcp-openllmetry": Form(
+        frozenset({"Agent Workflow", "research_assistant.agent", "openai.response",
+                   "calculator.tool", "tools/list.mcp", "ResponseStreamWriter"}),
+        frozenset({"traceloop.span.kind", "traceloop.entity.input", "traceloop.entity.output",
+                   "gen_ai.input.messages", "gen_ai.tool.call.result", "mcp.response.value"}),
+        absent=frozenset({"openinference.span.kind", "gen_ai.tool.definitions"}),
+    ),
     # The OTel contrib google-genai instrumentation (util-genai): one parentless
     # generate_content span per call; SPAN_ONLY puts content on it (and still sends
     # content-less operation-details records), EVENT_ONLY on the records only.
@@ -3245,6 +3335,29 @@ FORMS: dict[str, Form] = {
                           "gen_ai.tool.call.result", "gen_ai.usage.input_tokens"},
         absent=frozenset({"gen_ai.tool.call.id", "gen_ai.conversation.id", "server.address"}),
     ) for stack in ("genai-dspy", "genai-dspy-json")},
+    # The OTel JS OpenAI instrumentation (and Elastic's) on chat completions: a `chat`
+    # client span per call, its content the older per-message events as log records.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        frozenset({"gen_ai.operation.name", "gen_ai.system", "gen_ai.response.id",
+                   "gen_ai.usage.input_tokens"}),
+        log_events=frozenset({"gen_ai.system.message", "gen_ai.user.message",
+                              "gen_ai.assistant.message", "gen_ai.tool.message",
+                              "gen_ai.choice"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ) for stack in ("openai-js-otel", "openai-js-otel-stream", "openai-js-elastic",
+                    "openai-js-elastic-stream", "openai-agents-js-otel",
+                    "openai-agents-js-otel-stream", "openai-js-otel-nocontent")},
+    # ... on the Responses API: the content in operation-details records (a streamed call's
+    # output one record per item), the instructions a plain string on the span.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        frozenset({"gen_ai.provider.name", "gen_ai.system_instructions", "gen_ai.response.id"}),
+        log_events=frozenset({"gen_ai.client.inference.operation.details"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ) for stack in ("openai-js-otel-responses", "openai-js-otel-responses-stream",
+                    "openai-agents-js-otel-responses", "openai-agents-js-otel-responses-stream",
+                    "openai-js-otel-responses-nocontent")},
 }  # fmt: skip
 
 
@@ -3345,7 +3458,10 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",
-                     "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream")},
+                     "openai-agents-js-openllmetry", "openai-agents-js-openllmetry-stream",
+                     "openai-agents-js-otel", "openai-agents-js-otel-stream",
+                     "openai-agents-js-otel-responses",
+                     "openai-agents-js-otel-responses-stream")},
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "

@@ -7,7 +7,13 @@ harness's tool functions, in a process of its own that exports its spans to the 
 client's `MCP send tools/call <tool>`, the server's `tools/call <tool>` joined to it by the
 trace context the request's `_meta` carries, or for `-unlinked` each a trace of its own)
 beside the bridge's TOOL span of the same call. One `Runner.run` per turn, as the
-single-agent drivers."""
+single-agent drivers.
+
+`openai-agents-mcp-openllmetry` runs it under OpenLLMetry's instead (as `Traceloop.init`
+installs them): its Agents SDK instrumentation (a tracing processor, replacing the SDK's
+export) and its MCP one (`opentelemetry-instrumentation-mcp`: a `<tool>.tool` span per
+`tools/call` the client sends, `traceloop.entity.input` / `output`, the trace context put
+in the request's `_meta`), the server's process instrumented by the MCP one too."""
 
 from __future__ import annotations
 
@@ -28,13 +34,40 @@ UNLINKED = {"openai-agents-mcp-unlinked": {"OTEL_PROPAGATORS": "none"}}
 spans are a trace of their own per request."""
 
 
+def _instrument_mcp(stack: str, tracer_provider: Any) -> None:
+    """The stack's MCP instrumentation, before the `mcp` modules it hooks on import load."""
+    if "openllmetry" in stack:
+        from opentelemetry.instrumentation.mcp import McpInstrumentor
+
+        McpInstrumentor().instrument(tracer_provider=tracer_provider)
+        return
+    from openinference.instrumentation.mcp import MCPInstrumentor
+
+    MCPInstrumentor().instrument(tracer_provider=tracer_provider)
+
+
+def _instrument_agents(stack: str, tracer_provider: Any) -> None:
+    if "openllmetry" in stack:
+        from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+        OpenAIAgentsInstrumentor(replace_existing_processors=True).instrument(
+            tracer_provider=tracer_provider
+        )
+        return
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor as OI
+
+    OI().instrument(tracer_provider=tracer_provider)
+
+
 def serve(stack: str, scenario: str, out: Path) -> None:
     """The MCP server's process: its own providers and files (`<scenario>-mcp-server-*`)."""
     with providers(f"{stack}-mcp-server", out, f"{scenario}-mcp-server") as (tracer_provider, _):
-        from mcp.server.mcpserver import MCPServer
-        from openinference.instrumentation.mcp import MCPInstrumentor
+        _instrument_mcp(stack, tracer_provider)
+        try:
+            from mcp.server.mcpserver import MCPServer
+        except ImportError:  # mcp 1.x: its FastMCP
+            from mcp.server.fastmcp import FastMCP as MCPServer
 
-        MCPInstrumentor().instrument(tracer_provider=tracer_provider)
         server: Any = MCPServer(SERVER_NAME)
         for fn in FUNCTIONS:
             server.tool()(fn)
@@ -67,11 +100,8 @@ async def converse(stack: str, base_url: str, scenario: str, out: Path) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with providers(stack, out, scenario) as (tracer_provider, _):
-        from openinference.instrumentation.mcp import MCPInstrumentor
-        from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
-
-        OpenAIAgentsInstrumentor().instrument(tracer_provider=tracer_provider)
-        MCPInstrumentor().instrument(tracer_provider=tracer_provider)
+        _instrument_agents(stack, tracer_provider)
+        _instrument_mcp(stack, tracer_provider)
         asyncio.run(converse(stack, base_url, scenario, out))
 
 

@@ -290,6 +290,9 @@ STACKS: dict[str, Stack] = {
                  "openinference-instrumentation-mcp", "openinference-instrumentation",
                  "opentelemetry-sdk"), venv="openai-agents-mcp")
           for name in ("openai-agents-mcp", "openai-agents-mcp-unlinked")),
+        Stack("openai-agents-mcp-openllmetry", "openai_agents_mcp_agent", "openai",
+              ("openai-agents", "openai", "mcp", "opentelemetry-instrumentation-openai-agents",
+               "opentelemetry-instrumentation-mcp", "opentelemetry-sdk")),
         *(Stack(name, "google_genai_loop", "gemini",
                 ("google-genai", "opentelemetry-instrumentation-google-genai",
                  "opentelemetry-util-genai", "opentelemetry-sdk"), venv="google-genai-otel")
@@ -569,6 +572,24 @@ STACKS: dict[str, Stack] = {
                  "@opentelemetry/sdk-trace"),
                 venv="openai-agents-js", runtime="node")
           for name in ("openai-js-openinference", "openai-js-openinference-stream")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@opentelemetry/instrumentation-openai", "@opentelemetry/sdk-trace",
+                 "@opentelemetry/sdk-logs"), venv="openai-js-otel", runtime="node")
+          for name in ("openai-js-otel", "openai-js-otel-stream", "openai-js-otel-responses",
+                       "openai-js-otel-responses-stream", "openai-js-otel-nocontent",
+                       "openai-js-otel-responses-nocontent")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@elastic/opentelemetry-instrumentation-openai",
+                 "@opentelemetry/sdk-trace-node", "@opentelemetry/sdk-logs"),
+                venv="openai-js-elastic", runtime="node")
+          for name in ("openai-js-elastic", "openai-js-elastic-stream")),
+        *(Stack(name, "openai_agents_js", "openai",
+                ("@openai/agents", "openai", "@opentelemetry/instrumentation-openai",
+                 "@opentelemetry/sdk-trace", "@opentelemetry/sdk-logs"),
+                venv="openai-agents-js-otel", runtime="node")
+          for name in ("openai-agents-js-otel", "openai-agents-js-otel-stream",
+                       "openai-agents-js-otel-responses",
+                       "openai-agents-js-otel-responses-stream")),
         Stack("langgraph-js-openinference-stream", "langgraph_js", "openai",
               ("@langchain/langgraph", "@langchain/core", "@langchain/openai",
                "@arizeai/openinference-instrumentation-langchain", "@opentelemetry/sdk-trace"),

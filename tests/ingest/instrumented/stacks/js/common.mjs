@@ -14,6 +14,7 @@
 
 import fs from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 export const AGENT_NAME = 'research_assistant';
@@ -26,11 +27,12 @@ export class FileSpanExporter {
     this.folder = folder;
     this.prefix = prefix;
     this.count = 0;
+    this.suffix = 'traces';
     fs.mkdirSync(folder, { recursive: true });
   }
 
   export(spans, done) {
-    const name = `${this.prefix}-${String(this.count++).padStart(3, '0')}.traces.pb`;
+    const name = `${this.prefix}-${String(this.count++).padStart(3, '0')}.${this.suffix}.pb`;
     fs.writeFileSync(path.join(this.folder, name), this.serializer.serializeRequest(spans));
     done({ code: 0 });
   }
@@ -86,6 +88,33 @@ export async function withProviders(stack, out, scenario, body, processor = unde
   }
 }
 
+// `withProviders` with a logger provider beside the tracer provider, for an instrumentation
+// that sends its content as log records (the OTel GenAI events): each batch an
+// ExportLogsServiceRequest, `<scenario>-NNN.logs.pb`. SDK 2.x's processor takes the exporter,
+// 3.x's an options object; the provider is passed to the instrumentation and registered
+// globally, as an application's setup does.
+export async function withLogProviders(stack, out, scenario, body) {
+  const { ProtobufLogsSerializer } = await import('@opentelemetry/otlp-transformer');
+  const { resourceFromAttributes } = await import('@opentelemetry/resources');
+  const { BatchLogRecordProcessor, LoggerProvider } = await import('@opentelemetry/sdk-logs');
+  const exporter = new FileSpanExporter(out, scenario, ProtobufLogsSerializer);
+  exporter.suffix = 'logs';
+  const resource = resourceFromAttributes({ 'service.name': `stack-${stack}` });
+  // SDK 3.x is the one with `@opentelemetry/sdk-trace` (as `withProviders` tells them apart).
+  const sdk3 = await import('@opentelemetry/sdk-trace').then(() => true, () => false);
+  const processor = sdk3
+    ? new BatchLogRecordProcessor({ exporter })
+    : new BatchLogRecordProcessor(exporter);
+  const loggerProvider = new LoggerProvider({ resource, processors: [processor] });
+  await withProviders(stack, out, scenario, async (tracerProvider) => {
+    try {
+      await body(tracerProvider, loggerProvider);
+    } finally {
+      await loggerProvider.shutdown();
+    }
+  });
+}
+
 // An OTLP/HTTP collector on 127.0.0.1: each request body (an ExportTraceServiceRequest or
 // ExportLogsServiceRequest, protobuf) written as sent, `<scenario>-NNN.traces.pb` / `.logs.pb`.
 export async function withReceiver(out, scenario, body) {
@@ -131,6 +160,40 @@ export async function instrumentClient(stack, tracerProvider, module, library, c
     className
   ];
   new Instrumentation({ tracerProvider }).manuallyInstrument(module);
+}
+
+// The OpenAI instrumentations that hook the module loader (`require-in-the-middle`) rather
+// than patch a module handed to them: the OTel JS contrib one (`@opentelemetry/
+// instrumentation-openai`) for a stack named `...-otel...`, or Elastic's, which it was donated
+// from (`@elastic/opentelemetry-instrumentation-openai`), for `...-elastic...`.
+const LOADER_HOOKED = {
+  '-otel': '@opentelemetry/instrumentation-openai',
+  '-elastic': '@elastic/opentelemetry-instrumentation-openai',
+};
+
+export function loaderHooked(stack) {
+  return Object.keys(LOADER_HOOKED).find((tag) => stack.includes(tag));
+}
+
+// The `openai` SDK's OpenAI class under a loader-hooked instrumentation: the instrumentation
+// enabled first (content captured as OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+// asks: on, or off for a `-nocontent` stack, the instrumentation's default; its records to
+// the logger provider), then the SDK required, as a CommonJS app (or a framework it hands
+// the client to) loads it.
+export async function requireInstrumented(stack, tracerProvider, loggerProvider) {
+  process.env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = String(
+    !stack.includes('-nocontent'),
+  );
+  const { OpenAIInstrumentation } = await import(LOADER_HOOKED[loaderHooked(stack)]);
+  const instrumentation = new OpenAIInstrumentation();
+  instrumentation.setTracerProvider(tracerProvider);
+  instrumentation.setLoggerProvider(loggerProvider);
+  // Its metric instruments are made when a meter provider is set (the contrib one records on
+  // them unguarded); the API's global one, a no-op, as an app exporting no metrics has.
+  const { metrics } = await import('@opentelemetry/api');
+  instrumentation.setMeterProvider(metrics.getMeterProvider());
+  const openai = createRequire(import.meta.url)('openai');
+  return openai.OpenAI ?? openai.default ?? openai;
 }
 
 // A `fetch` for an OpenAI client whose stream parser needs what the scripted server leaves

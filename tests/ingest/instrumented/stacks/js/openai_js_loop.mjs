@@ -3,10 +3,28 @@
 // read and joined as an app joins them, usage asked for), the client traced by OpenLLMetry's
 // JS OpenAI instrumentation (`@traceloop/instrumentation-openai`) or OpenInference's
 // (`@arizeai/openinference-instrumentation-openai`), as `common.mjs`'s `instrumentClient`
-// patches either in. No agent, no session: one trace per model call.
+// patches either in; or by the OTel JS contrib instrumentation (`@opentelemetry/
+// instrumentation-openai`, `openai-js-otel...`) or Elastic's, the one it was donated from
+// (`@elastic/opentelemetry-instrumentation-openai`, `openai-js-elastic...`): these hook the
+// module loader (`require-in-the-middle`), so they are enabled first and the SDK is then
+// required, as a CommonJS app loads it; their content goes out as log records (the GenAI
+// events), captured when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT is true.
+// `-responses` stacks run the loop on the Responses API (`client.responses.create`, the
+// function calls and their outputs as input items), which the contrib instrumentation
+// reports as one `gen_ai.client.inference.operation.details` record per call.
+// No agent, no session: one trace per model call.
 
-import OpenAI from 'openai';
-import { TOOL_FUNCTIONS, instrumentClient, main, toolText, withProviders } from './common.mjs';
+import {
+  TOOL_FUNCTIONS,
+  instrumentClient,
+  loaderHooked,
+  main,
+  requireInstrumented,
+  toolText,
+  withLogProviders,
+  withProviders,
+} from './common.mjs';
+
 
 // What the model is told: the result as JSON text, or the error the tool threw.
 function runTool(name, args) {
@@ -50,11 +68,58 @@ async function complete(client, request, stream) {
   return message;
 }
 
+// One Responses API call; the output items the next request's input carries, and the
+// function calls among them. A stream's items come whole in its `response.completed` event.
+async function respond(client, request, stream) {
+  if (!stream) return (await client.responses.create(request)).output;
+  let output = [];
+  for await (const event of await client.responses.create({ ...request, stream: true })) {
+    if (event.type === 'response.completed') output = event.response.output;
+  }
+  return output;
+}
+
+async function responsesLoop(client, script, stream) {
+  const input = [];
+  const tools = script.tools.map(({ function: fn }) => ({ type: 'function', ...fn }));
+  for (const request of script.requests) {
+    input.push({ role: 'user', content: request });
+    for (let step = 0; step < 8; step++) {
+      const output = await respond(
+        client,
+        { model: script.model, instructions: script.system, input, tools },
+        stream,
+      );
+      input.push(...output);
+      const calls = output.filter((item) => item.type === 'function_call');
+      if (!calls.length) break;
+      for (const { call_id, name, arguments: args } of calls) {
+        input.push({ type: 'function_call_output', call_id, output: runTool(name, args) });
+      }
+    }
+  }
+}
+
+// The SDK patched by the stack's instrumentation.
+async function patchedOpenAI(stack, tracerProvider, loggerProvider) {
+  if (loaderHooked(stack)) return requireInstrumented(stack, tracerProvider, loggerProvider);
+  const OpenAI = (await import('openai')).default;
+  await instrumentClient(stack, tracerProvider, OpenAI, 'openai', 'OpenAIInstrumentation');
+  return OpenAI;
+}
+
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
-  await withProviders(stack, out, scenario, async (tracerProvider) => {
-    await instrumentClient(stack, tracerProvider, OpenAI, 'openai', 'OpenAIInstrumentation');
+  await (loaderHooked(stack) ? withLogProviders : withProviders)(stack, out, scenario, async (
+    tracerProvider,
+    loggerProvider,
+  ) => {
+    const OpenAI = await patchedOpenAI(stack, tracerProvider, loggerProvider);
     const client = new OpenAI({ baseURL: baseUrl, apiKey: 'test-key', maxRetries: 0 });
     const stream = stack.endsWith('-stream');
+    if (stack.includes('-responses')) {
+      await responsesLoop(client, script, stream);
+      return;
+    }
     const messages = [{ role: 'system', content: script.system }];
     for (const request of script.requests) {
       messages.push({ role: 'user', content: request });
