@@ -442,7 +442,16 @@ def _parts_of(obj: JsonValue, role: str) -> tuple[Part, ...]:
     if type(kind) is str and kind in _HOSTED_ITEMS and (hosted := hosted_parts(obj)):
         return hosted
     part = parse_part(obj, role)
-    return () if part is None or _not_captured(part) else (part,)
+    if part is None or (_not_captured(part) and not _unsaid_request(part, role)):
+        return ()
+    return (part,)
+
+
+def _unsaid_request(part: Part, role: str) -> bool:
+    """A user's text part without its text (capture off): kept, the user still spoke there
+    and a turn begins (grouping rule 4); its text, None, is no request's
+    (`otel_genai._uncaptured` makes the older per-message events' so)."""
+    return role == "user" and part.text is None
 
 
 def parse_content(content: JsonValue, role: str, call_id: JsonValue = None) -> tuple[Part, ...]:
