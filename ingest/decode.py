@@ -205,19 +205,20 @@ def content_events(raw: RawSpan, logs: Sequence[RawLog] = ()) -> tuple[ContentEv
     exact duplicates dropped."""
     if not raw.events and not logs:
         return ()
-    events = [ContentEvent(e.name, e.time_unix_nano, e.attributes) for e in raw.events]
+    events = [(ContentEvent(e.name, e.time_unix_nano, e.attributes), 0) for e in raw.events]
     for log in logs:
         fields: dict[str, AttrValue] = dict(log.attributes)
         if isinstance(log.body, dict):
             fields.update(log.body)
         elif log.body is not None:
             fields.setdefault("content", log.body)
-        events.append(ContentEvent(log.event_name, log.time_unix_nano, fields))
-    # The same record exported twice (retried batches) must not repeat a message.
-    seen: set[tuple[str, int, bytes]] = set()
+        events.append((ContentEvent(log.event_name, log.time_unix_nano, fields), log.occurrence))
+    # The same record exported twice (retried batches) must not repeat a message; records
+    # alike in one request (`RawLog.occurrence`) are each a message.
+    seen: set[tuple[tuple[str, int, bytes], int]] = set()
     unique = []
-    for event in events:
-        key = _event_key(event)
+    for event, occurrence in events:
+        key = (_event_key(event), occurrence)
         if key not in seen:
             seen.add(key)
             unique.append(event)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeAlias
 
@@ -167,11 +168,29 @@ def block_records(d: Dialect, tree: Tree, block: Any, where: Where, records: lis
                 records.append(scope_where.error(f"{scope}; read as no scope"))
             scope = _ABSENT
         names = (scope.name, scope.version)  # read once: a span reports a bad one
+        start = len(records)
         for k, item in enumerate(getattr(scope_block, tree.items) or ()):
             if type(item) is Misshapen:
                 skipped(item, scope_where, records)
             else:
                 tree.build(d, item, scope_where, k, resource, names, records)
+        if tree is LOGS:
+            _count_alike(records, start)
+
+
+def _count_alike(records: list[Record], start: int) -> None:
+    """Numbers the log records alike from `start` on (`RawLog.occurrence`). Most records
+    differ in their span, name or time; only those that share all three are compared."""
+    seen: dict[tuple[str | None, str | None, str, int], list[RawLog]] = {}
+    for i in range(start, len(records)):
+        log = records[i]
+        if type(log) is not RawLog:
+            continue
+        same = seen.setdefault((log.trace_id, log.span_id, log.event_name, log.time_unix_nano), [])
+        alike = sum(o.body == log.body and o.attributes == log.attributes for o in same)
+        same.append(log)
+        if alike:
+            records[i] = replace(log, occurrence=alike)
 
 
 def skipped(piece: Misshapen, container: Where, records: list[Record]) -> None:

@@ -78,6 +78,11 @@ class RawLog:
     resource: Attributes = field(default_factory=dict)
     source: str = ""
     position: str = ""
+    occurrence: int = 0
+    """How many records alike (same span, event name, time, body and attributes) came before
+    it in its scope block of one request: records alike in one request are as many records
+    (an instrumentation stamping in milliseconds, content not captured), while a retried
+    request repeats them with the same occurrences, so its copies are found as copies."""
 
 
 WHOLE_FILE = "file"

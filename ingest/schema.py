@@ -122,4 +122,5 @@ SPAN_FIELDS: tuple[Field, ...] = (
     Field("source", pa.string(), False, "File the record was first read from."),
     Field("position", pa.string(), False, "Where in that file: 'line 3', 'request 2', ..."),
     Field("ingest_id", pa.string(), False, "Ingest run that stored the record."),
+    Field("occurrence", pa.int32(), True, "Log: how many records alike came before it in its request (`RawLog.occurrence`), null for the first; null for spans. Absent from files written before it existed: read as the first."),
 )

@@ -83,7 +83,7 @@ _ROW_ORDER = (
     "resource", "scope_name", "scope_version",
     "conversation_id", "history_key", "prefix_keys",
     "response_id",
-    "source", "position", "ingest_id",
+    "source", "position", "ingest_id", "occurrence",
 )  # fmt: skip
 """The fields in the order `SpanStore._span_row` and `_log_row` write them."""
 if tuple(_SPAN_COLUMNS) != _ROW_ORDER:
@@ -198,9 +198,10 @@ def _decode_links(text: str | None) -> tuple[RawLink, ...]:
 
 
 def _log_record_id(log: RawLog, body: str, attributes: str, resource: str) -> str:
-    raw = orjson.dumps(
-        [log.trace_id, log.span_id, log.event_name, log.time_unix_nano, body, attributes, resource]
-    )
+    content = [log.trace_id, log.span_id, log.event_name, log.time_unix_nano, body, attributes,
+               resource]
+    # The first of records alike keeps the id records were stored under before occurrences.
+    raw = orjson.dumps([*content, log.occurrence] if log.occurrence else content)
     return hashlib.sha256(raw).hexdigest()[:32]
 
 
@@ -428,7 +429,7 @@ class SpanStore(_PartStore):
             resources.encode(span.resource), span.scope_name, span.scope_version,
             links.conversation_id, links.history_key, list(links.prefix_keys) or None,
             links.response_id,
-            span.source, span.position, self.ingest_id,
+            span.source, span.position, self.ingest_id, None,
         )  # fmt: skip
 
     def _log_row(
@@ -450,7 +451,7 @@ class SpanStore(_PartStore):
             resource, "", "",
             told.conversation_id if told else None, None, None,
             detached_response(log),
-            log.source, log.position, self.ingest_id,
+            log.source, log.position, self.ingest_id, log.occurrence or None,
         )  # fmt: skip
 
     def read(self, trace_ids: Collection[str]) -> StoredRecords:
@@ -623,6 +624,7 @@ def _log_from_row(row: Mapping[str, Any]) -> RawLog:
         resource=decode_attributes(row["resource"]),
         source=row["source"],
         position=row["position"],
+        occurrence=row.get("occurrence") or 0,
     )
 
 

@@ -1019,10 +1019,6 @@ class NotYet:
     reason: str
 
 
-_NOCONTENT_ALIKE = ("the replayed user messages without their text are alike, and two "
-                    "stamped in one millisecond are taken for one record exported twice "
-                    "(`decode.content_events` drops exact duplicates; the store keys a record "
-                    "by its content): the second turn's user message is lost, the turns merge")
 NOT_YET: tuple[NotYet, ...] = (
     # Codex CLI's own telemetry: a trace per turn (`turn/start`, `turn.id`) of its
     # tracing spans (`handle_responses` with gen_ai.usage.*, `mcp.tools.call` and the
@@ -1059,14 +1055,6 @@ NOT_YET: tuple[NotYet, ...] = (
              "own trace without a conversation id, and with the first run's output missing no "
              "history key joins the two (assemble._replayed_answer reads it within a conversation)")
       for stack in ("openai-agents-openllmetry", "openai-agents-mcp-openllmetry")),
-    # Content capture off: each call is its own trace, chained by the call ids its input
-    # replays (`grouping._drawn_ids`), a turn begun at each user message, its text not
-    # captured (`otel_genai._uncaptured`, `messages._unsaid_request`). The JS instrumentation
-    # stamps records in milliseconds, and the user messages a call replays without their
-    # text are alike in all: two in one millisecond read as one record exported twice.
-    *(NotYet("openai-js-otel-nocontent", ("multi_turn",) if field == "turns"
-             else ("multi_turn#0", "multi_turn#1"), (field,), _NOCONTENT_ALIKE)
-      for field in ("turns", "llm_calls", "usage", "call.id", "call.name", "call.is_error")),
     NotYet("openai-agents-openinference-handoff-nested", ("handoff#0",), ("call.result",),
            "with nest_handoff_history the specialist is told the transfer's output only in "
            "summary text; the tool message holding it by call id is in the next turn's first "

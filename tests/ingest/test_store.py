@@ -163,6 +163,7 @@ def _typed_record(rec: RawSpan | RawLog) -> Any:
         typed(rec.resource),
         rec.source,
         rec.position,
+        rec.occurrence,
     )
 
 
@@ -381,3 +382,37 @@ def test_temp_names_never_collide_with_final_names(tmp_path: Path) -> None:
     write_parquet_atomic(arrow_schema(SPAN_FIELDS).empty_table(), path)
     assert [p.name for p in path.parent.iterdir()] == [path.name]
     assert pq.read_table(path).num_rows == 0
+
+
+def test_records_alike_in_one_request_are_as_many_and_stay_so(tmp_path: Path) -> None:
+    """The OTel JS OpenAI instrumentation with content off stamps in milliseconds: the user
+    messages a call replays, without their text, are records alike. Each is a record, in
+    the reader, the store and a rebuild; a retried request's copies are copies."""
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+
+    from tests.ingest.instrumented.stacks.record import FIXTURES
+    from turnscore.ingest.pipeline import ingest_paths
+    from turnscore.ingest.store import TurnStore
+
+    folder = FIXTURES / "openai-js-otel-nocontent" / "multi_turn"
+    traces, logs = (sorted(folder.glob(f"*.{kind}.pb")) for kind in ("traces", "logs"))
+    records = [r for f in logs for r in read_file(f) if isinstance(r, RawLog)]
+    alike = [r for r in records if r.occurrence]
+    assert alike and all(r.event_name == "gen_ai.user.message" for r in alike)
+    # The request twice in one JSON Lines file, as a file exporter writes a retried batch.
+    request = logs_service_pb2.ExportLogsServiceRequest.FromString(logs[0].read_bytes())
+    line = json_format.MessageToJson(request, indent=None)
+    retried = tmp_path / "retried.logs.jsonl"
+    retried.write_text(f"{line}\n{line}\n")
+    batch = ingest_paths([*traces, retried], tmp_path / "out")
+    assert batch.errors == ()
+    turns = sorted(TurnStore(tmp_path / "out", "read").read_all(), key=lambda t: t.turn_index)
+    assert [(t.turn_index, t.llm_calls, [c.name for c in t.calls]) for t in turns] == [
+        (0, 2, ["search_docs"]), (1, 2, ["calculator"])]
+    store = SpanStore(tmp_path / "out", "read")
+    back = store.read({r.trace_id for r in records if r.trace_id}).logs
+    def content(log: RawLog) -> str:  # where it was read from aside: the retried file
+        return repr((*_typed_record(log)[:7], log.occurrence))
+
+    assert sorted(map(content, back)) == sorted(map(content, records))
