@@ -79,6 +79,20 @@ def _structured_results(rec: Recording, index: int) -> list[str]:
             if isinstance(c["result"], dict | list)]
 
 
+def _itemized_outputs(rec: Recording, index: int) -> list[str]:
+    """The turn's results the model was sent as several text items (a Responses API
+    `function_call_output` whose `output` is a list), their texts joined as the expected
+    result joins them."""
+    ids = {c["id"] for c in rec.expected[index]["calls"]}
+    out = []
+    for exchange in rec.wire:
+        for item in exchange["request"].get("input") or ():
+            given = item.get("output") if isinstance(item, dict) else None
+            if item.get("call_id") in ids and isinstance(given, list) and len(given) > 1:
+                out.append("".join(p.get("text") or "" for p in given))
+    return sorted(set(out))
+
+
 CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")
 WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 
@@ -684,6 +698,14 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     Gap("codex-cli-otel", "*", "tools",
         "Codex CLI's telemetry records no tool definitions (a called tool's name only)",
         _never_called),
+    # Codex sends a tool's output as the Responses API's content items (its `Wall time`
+    # header one, an MCP tool's text another); its `codex.tool_result` record's `output`
+    # joins them with a newline, so where there were several, the items as the model got
+    # them (whose texts the expected result joins with nothing) are nowhere.
+    *(Gap("codex-cli-otel", case, "call.result",
+          "Codex CLI's tool_result record joins an output's content items with a newline: "
+          "the items the model was sent are nowhere", _itemized_outputs)
+      for case in ("parallel_tools", "tool_error")),
     # Claude Code with its traces off (the default): a tool's output is only the tool
     # span's `tool.output` event (OTEL_LOG_TOOL_CONTENT), and without traces there is no
     # tool span; without raw API bodies no record holds it (a failure's text is the
@@ -827,14 +849,6 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
-    # Codex CLI's own telemetry: a trace per turn (`turn/start`, `turn.id`) of its
-    # tracing spans (`handle_responses` with gen_ai.usage.*, `mcp.tools.call` and the
-    # dispatch span with the call id), its records (`codex.user_prompt`, `codex.tool_result`
-    # with arguments and output) under the OTLP event name of their source line, the
-    # `event.name` attribute saying which: no convention reads them yet.
-    NotYet("codex-cli-otel", ("*",),
-           ("turns", "request", *CALLS, "llm_calls", "usage"),
-           "no convention decodes Codex CLI's spans and records yet: the export gives no turn"),
     # Gemini CLI's own telemetry (record-only turns, conventions/gemini_cli.py): the turn is
     # its prompt's records; the system prompt and tool definitions are only on its
     # `llm_call` spans (gen_ai.system_instructions, gen_ai.tool.definitions), traces of
@@ -2522,7 +2536,7 @@ FORMS: dict[str, Form] = {
     "codex-cli-otel": Form(
         frozenset({"turn/start", "handle_responses", "mcp.tools.call"}),
         frozenset({"turn.id", "conversation.id", "gen_ai.usage.input_tokens", "call_id"}),
-        log_events=frozenset({"event otel/src/tool_result.rs:54"}),
+        log_events=frozenset({"codex.user_prompt", "codex.tool_result", "codex.api_request"}),
     ),
     "gemini-cli-otel": Form(
         frozenset({"llm_call"}),
@@ -3082,7 +3096,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("Haystack's Agent has no name", False)
        for stack in ("openlit-haystack", "openlit-haystack-stream")},
     "openlit-dspy": ("a DSPy module has no name, and OpenLIT makes no span of it", False),
-    "codex-cli-otel": ("no turn yet (NOT_YET: turns); the CLI is the agent", True),
+    "codex-cli-otel": ("the CLI is the agent: its turns are named `codex`, not the driver's "
+                       "agent (a CLI takes no agent name)", True),
     "gemini-cli-otel": ("the CLI is the agent: its turns are named `gemini-cli`, not the "
                         "driver's agent (a CLI takes no agent name)", True),
     "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
