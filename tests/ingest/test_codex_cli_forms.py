@@ -54,19 +54,19 @@ def _sampling(r: Any, tokens: tuple[int, int], call: dict[str, Any] | None = Non
     """One model call: its stream read by `handle_responses` spans, the one that read an
     output item dispatching the call it asks for, the one that read the completion
     carrying the usage."""
-    with r.span("try_run_sampling_request", {"model": "gpt-4o-mini"}):
-        with r.span("receiving_stream", {}):
-            if call is not None:
-                with (r.span("handle_responses", {"from": "output_item_done"}),
-                      r.span("mcp__toolscalculator", {"call_id": CALL_ID, **_COMMON,
-                                                      "codex.tool.phase": "dispatch"}),
-                      r.span("dispatch_tool_call_with_state", {})):
-                    _log(r, "codex.tool_result", 54, call)
-                    with r.span("mcp.tools.call", {"tool.name": "calculator",
-                                                   "tool.call_id": CALL_ID}):
-                        pass
-            with r.span("handle_responses", _usage(tokens)):
-                pass
+    with r.span("try_run_sampling_request", {"model": "gpt-4o-mini"}), \
+            r.span("receiving_stream", {}):
+        if call is not None:
+            with (r.span("handle_responses", {"from": "output_item_done"}),
+                  r.span("mcp__toolscalculator", {"call_id": CALL_ID, **_COMMON,
+                                                  "codex.tool.phase": "dispatch"}),
+                  r.span("dispatch_tool_call_with_state", {})):
+                _log(r, "codex.tool_result", 54, call)
+                with r.span("mcp.tools.call", {"tool.name": "calculator",
+                                               "tool.call_id": CALL_ID}):
+                    pass
+        with r.span("handle_responses", _usage(tokens)):
+            pass
 
 
 def _tool_result(success: bool, output: str) -> dict[str, Any]:
