@@ -143,3 +143,41 @@ def test_a_code_location_is_not_an_event_name(
 ) -> None:
     fields = {} if attribute is None else {"event.name": attribute}
     assert event_name_of(given, fields) == name
+
+
+def _interceptor_turn(r: Any, prompt: str, turn_id: str) -> None:
+    """OpenInference's interceptor of the same telemetry (openinference-instrumentation-codex
+    0.5.2, `codex-otlp-interceptor`): a turn is one LLM span, its prompt the declared plain
+    text `input.value`, its output a placeholder (Codex logs none), a TOOL span a call."""
+    with _trace(), r.span("codex.turn", {
+        "openinference.span.kind": "LLM", "codex.turn.id": turn_id, "session.id": CONVERSATION,
+        "input.value": prompt, "input.mime_type": "text/plain",
+        "output.value": json.dumps({"output_captured": False, "status": "completed",
+                                    "turn_id": turn_id}),
+        "output.mime_type": "application/json", "llm.model_name": "gpt-4o-mini",
+        "llm.token_count.prompt": 10646, "llm.token_count.completion": 100,
+    }):  # fmt: skip
+        with r.span("codex.tool.calculator.result", {
+            "openinference.span.kind": "TOOL", "tool.name": "calculator", "tool.id": CALL_ID,
+            "tool.parameters": json.dumps(ARGS), "input.value": json.dumps(ARGS),
+            "input.mime_type": "application/json", "output.value": RESULT,
+            "output.mime_type": "text/plain",
+        }):  # fmt: skip
+            pass
+
+
+def test_the_interceptor_s_turn_span_is_asked_its_plain_text_input(tmp_path: Any) -> None:
+    """An LLM span's `input.value` declared `text/plain` is the user's message: the turn's
+    request; the placeholder output is no answer."""
+
+    def record(r: Any) -> None:
+        _interceptor_turn(r, PROMPT, "t1")
+        _interceptor_turn(r, "Say hello in French.", "t2")
+
+    first, second = turns_of(record, tmp_path)
+    assert (first.request, second.request) == (PROMPT, "Say hello in French.")
+    [call] = first.calls
+    assert (call.call_id, call.name, call.result) == (CALL_ID, "calculator", RESULT)
+    assert call.arguments is not None and json.loads(call.arguments) == ARGS
+    assert (first.input_tokens, first.output_tokens) == (10646, 100)
+    assert first.final_answer is None and first.conversation_id == CONVERSATION

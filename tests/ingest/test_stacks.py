@@ -94,6 +94,7 @@ def _itemized_outputs(rec: Recording, index: int) -> list[str]:
 
 
 CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")
+_CODEX = ("codex-cli-otel", "codex-cli-openinference")
 WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 
 _OPENAI_V2 = ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
@@ -688,24 +689,28 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
       for stack in ("claude-code-otel", "claude-code-otel-logs")),
     # Codex CLI logs no model output text (its `codex.sse_event` records name each SSE
-    # event's kind, not its text), nor the request's instructions or tools.
-    Gap("codex-cli-otel", "*", "final_answer",
-        "Codex CLI's telemetry records no assistant text: its sse_event records carry the "
-        "event kind only", lambda rec, index: [rec.expected[index]["final_answer"]]),
-    Gap("codex-cli-otel", "*", "system_prompt",
-        "Codex CLI's telemetry records no instructions",
-        lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
-    Gap("codex-cli-otel", "*", "tools",
-        "Codex CLI's telemetry records no tool definitions (a called tool's name only)",
-        _never_called),
+    # event's kind, not its text), nor the request's instructions or tools; OpenInference's
+    # interceptor of that telemetry has nothing more (its turn span's output is a
+    # `{"output_captured": false, ...}` placeholder).
+    *(gap for stack in _CODEX for gap in (
+        Gap(stack, "*", "final_answer",
+            "Codex CLI's telemetry records no assistant text: its sse_event records carry the "
+            "event kind only", lambda rec, index: [rec.expected[index]["final_answer"]]),
+        Gap(stack, "*", "system_prompt",
+            "Codex CLI's telemetry records no instructions",
+            lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
+        Gap(stack, "*", "tools",
+            "Codex CLI's telemetry records no tool definitions (a called tool's name only)",
+            _never_called),
+    )),
     # Codex sends a tool's output as the Responses API's content items (its `Wall time`
     # header one, an MCP tool's text another); its `codex.tool_result` record's `output`
     # joins them with a newline, so where there were several, the items as the model got
     # them (whose texts the expected result joins with nothing) are nowhere.
-    *(Gap("codex-cli-otel", case, "call.result",
+    *(Gap(stack, case, "call.result",
           "Codex CLI's tool_result record joins an output's content items with a newline: "
           "the items the model was sent are nowhere", _itemized_outputs)
-      for case in ("parallel_tools", "tool_error")),
+      for stack in _CODEX for case in ("parallel_tools", "tool_error")),
     # Claude Code with its traces off (the default): a tool's output is only the tool
     # span's `tool.output` event (OTEL_LOG_TOOL_CONTENT), and without traces there is no
     # tool span; without raw API bodies no record holds it (a failure's text is the
@@ -849,6 +854,19 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
+    # OpenInference's interceptor of Codex CLI's telemetry (openinference-instrumentation-
+    # codex 0.5.2, `native_otlp_interceptor.py`) makes one LLM span of a whole turn
+    # (`codex.turn`: the prompt, the turn's token totals), each model request a
+    # `codex.api_request` span event on it, no span.
+    NotYet("codex-cli-openinference", ("single_tool", "parallel_tools", "tool_error",
+                                       "multi_turn"), ("turns", "llm_calls"),
+           "the turn is one LLM span (`codex.turn`), its model requests only its "
+           "`codex.api_request` events: the turn counts one model call"),
+    # A call whose dispatch span it read before the call's `codex.tool_result` record keeps
+    # the span's name, the namespace and the tool run together (`mcp__toolssearch_docs`).
+    NotYet("codex-cli-openinference", ("parallel_tools",), ("call.name",),
+           "the interceptor names a tool span by Codex's dispatch span (`mcp__tools` and the "
+           "tool's name run together) when that span came before the tool_result record"),
     # Gemini CLI's own telemetry (record-only turns, conventions/gemini_cli.py): the turn is
     # its prompt's records; the system prompt and tool definitions are only on its
     # `llm_call` spans (gen_ai.system_instructions, gen_ai.tool.definitions), traces of
@@ -2533,6 +2551,12 @@ FORMS: dict[str, Form] = {
     # Gemini CLI's own telemetry: its event records keyed by session.id and prompt_id
     # (record-only turns); an llm_call span per model call, with no messages.
     # Codex CLI's own telemetry: its tracing spans (one trace per turn) and event records.
+    # OpenInference's interceptor of it: a `codex.turn` LLM span a turn, a TOOL span a call.
+    "codex-cli-openinference": Form(
+        frozenset({"codex.turn"}),
+        frozenset({"codex.turn.id", "openinference.span.kind", "input.value", "tool.id",
+                   "llm.token_count.prompt", "codex.native_otlp.signals"}),
+    ),
     "codex-cli-otel": Form(
         frozenset({"turn/start", "handle_responses", "mcp.tools.call"}),
         frozenset({"turn.id", "conversation.id", "gen_ai.usage.input_tokens", "call_id"}),
@@ -3098,6 +3122,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     "openlit-dspy": ("a DSPy module has no name, and OpenLIT makes no span of it", False),
     "codex-cli-otel": ("the CLI is the agent: its turns are named `codex`, not the driver's "
                        "agent (a CLI takes no agent name)", True),
+    "codex-cli-openinference": ("the interceptor names no agent: a turn is an LLM span "
+                                "(`codex.turn`), and the CLI takes no agent name", False),
     "gemini-cli-otel": ("the CLI is the agent: its turns are named `gemini-cli`, not the "
                         "driver's agent (a CLI takes no agent name)", True),
     "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
@@ -3157,8 +3183,8 @@ def _live_params() -> Iterator[Any]:
 
 
 _UNREPEATABLE_WIRE = {
-    "codex-cli-otel": "Codex CLI prefixes each tool output it sends the model with the "
-                      "call's wall time (`Wall time: 0.0353 seconds`): no two runs' wires match",
+    **{stack: "Codex CLI prefixes each tool output it sends the model with the call's wall "
+              "time (`Wall time: 0.0353 seconds`): no two runs' wires match" for stack in _CODEX},
 }
 
 
