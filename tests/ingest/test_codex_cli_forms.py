@@ -149,21 +149,22 @@ def _interceptor_turn(r: Any, prompt: str, turn_id: str) -> None:
     """OpenInference's interceptor of the same telemetry (openinference-instrumentation-codex
     0.5.2, `codex-otlp-interceptor`): a turn is one LLM span, its prompt the declared plain
     text `input.value`, its output a placeholder (Codex logs none), a TOOL span a call."""
-    with _trace(), r.span("codex.turn", {
+    turn = {
         "openinference.span.kind": "LLM", "codex.turn.id": turn_id, "session.id": CONVERSATION,
         "input.value": prompt, "input.mime_type": "text/plain",
         "output.value": json.dumps({"output_captured": False, "status": "completed",
                                     "turn_id": turn_id}),
         "output.mime_type": "application/json", "llm.model_name": "gpt-4o-mini",
         "llm.token_count.prompt": 10646, "llm.token_count.completion": 100,
-    }):  # fmt: skip
-        with r.span("codex.tool.calculator.result", {
-            "openinference.span.kind": "TOOL", "tool.name": "calculator", "tool.id": CALL_ID,
-            "tool.parameters": json.dumps(ARGS), "input.value": json.dumps(ARGS),
-            "input.mime_type": "application/json", "output.value": RESULT,
-            "output.mime_type": "text/plain",
-        }):  # fmt: skip
-            pass
+    }  # fmt: skip
+    tool = {
+        "openinference.span.kind": "TOOL", "tool.name": "calculator", "tool.id": CALL_ID,
+        "tool.parameters": json.dumps(ARGS), "input.value": json.dumps(ARGS),
+        "input.mime_type": "application/json", "output.value": RESULT,
+        "output.mime_type": "text/plain",
+    }  # fmt: skip
+    with _trace(), r.span("codex.turn", turn), r.span("codex.tool.calculator.result", tool):
+        pass
 
 
 def test_the_interceptor_s_turn_span_is_asked_its_plain_text_input(tmp_path: Any) -> None:
