@@ -24,8 +24,10 @@ What a turn needs, and where it is:
   turns, `codex exec resume` included).
 Codex logs no model output text and neither the request's instructions nor its tools
 (`codex.sse_event` records name each event's kind only): a turn has no final answer, and
-its tools are inferred from the calls. Codex's newer `otel.log_agent_responses`
-(`codex.agent_response`, `src/agent_response.rs`) is not in 0.171.
+its tools are inferred from the calls. `otel.log_agent_responses` (in 0.171: the binary
+names it) logs a `codex.agent_response` record only for an assistant message the response
+marks `phase: final_answer` (`src/agent_response.rs`), which the recordings' scripted
+Responses API does not send: no recording holds one, so none is read here yet.
 
 So the span a record was logged under says what the record tells: the prompt's span is
 the turn's run (AGENT: its request; assembly takes a model call's request from the turn's

@@ -695,7 +695,9 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     *(gap for stack in _CODEX for gap in (
         Gap(stack, "*", "final_answer",
             "Codex CLI's telemetry records no assistant text: its sse_event records carry the "
-            "event kind only", lambda rec, index: [rec.expected[index]["final_answer"]]),
+            "event kind only (`otel.log_agent_responses` logs only a message the response "
+            "marks `phase: final_answer`, which the scripted server does not send)",
+            lambda rec, index: [rec.expected[index]["final_answer"]]),
         Gap(stack, "*", "system_prompt",
             "Codex CLI's telemetry records no instructions",
             lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
