@@ -496,3 +496,20 @@ CC_INPUT_TOKENS: Final = "input_tokens"
 CC_OUTPUT_TOKENS: Final = "output_tokens"
 CC_DURATION_MS: Final = "duration_ms"
 CC_EVENT_SEQUENCE: Final = "event.sequence"
+
+# Codex CLI's own telemetry (conventions/codex_cli.py), openai/codex `codex-rs/otel`: its
+# log records name their event in `event.name` (`codex.user_prompt`, `codex.tool_result`,
+# ...) and carry the thread as `conversation.id`; a `tool_result` its call's id, tool,
+# arguments, output and `success`; the span that read a response's completion its usage
+# (`gen_ai.usage.*` beside Codex's own `codex.usage.total_tokens`).
+CODEX_EV_USER_PROMPT: Final = "codex.user_prompt"
+CODEX_EV_TOOL_RESULT: Final = "codex.tool_result"
+CODEX_CONVERSATION_ID: Final = "conversation.id"
+CODEX_PROMPT: Final = "prompt"
+CODEX_TOOL_NAME: Final = "tool_name"
+CODEX_CALL_ID: Final = "call_id"
+CODEX_ARGUMENTS: Final = "arguments"
+CODEX_OUTPUT: Final = "output"
+CODEX_SUCCESS: Final = "success"
+CODEX_USAGE_TOTAL: Final = "codex.usage.total_tokens"
+CODEX_MODEL: Final = "model"

@@ -379,10 +379,7 @@ def log_record(
     except BadInput as exc:
         records.append(where.error(f"log record skipped: {exc}"))
         return
-    event_name = d.text(log.event_name, "eventName", report)
-    if not event_name:
-        named = attributes.get(EVENT_NAME)
-        event_name = named if isinstance(named, str) else ""
+    event_name = event_name_of(d.text(log.event_name, "eventName", report), attributes)
     records.append(anchor(
         RawLog(
             trace_id=trace_id,
@@ -397,6 +394,27 @@ def log_record(
         )
     ))  # fmt: skip
     records.extend(errors)
+
+
+_CODE_LOCATION = re.compile(r"(?:event\s+)?[\w.\\/-]+\.\w+:\d+(?::\d+)?")
+"""A source location, `path/file.ext:line`: what a logging bridge writes for a record whose
+logger gave no event name. Rust's `tracing` names every event so (`event {file}:{line}`,
+tokio-rs/tracing `tracing/src/macros.rs`, `concat!("event ", file!(), ":", line!())`), and
+the `opentelemetry-appender-tracing` bridge exports that name as the record's `eventName`
+(opentelemetry-rust `opentelemetry-appender-tracing/src/layer.rs`: `meta.name()`); the
+application names the event in its `event.name` field (Codex CLI: `codex-rs/otel`
+`log_event!`, `event.name = "codex.user_prompt"`)."""
+
+
+def event_name_of(given: str, attributes: Mapping[str, AttrValue]) -> str:
+    """A log record's event name: its `eventName`, else its `event.name` attribute (the
+    name before OTLP had the field). A code location is not an event name: where the
+    `eventName` is one (`_CODE_LOCATION`), the attribute names the event, and with no
+    attribute the record names none."""
+    if given and not _CODE_LOCATION.fullmatch(given):
+        return given
+    named = attributes.get(EVENT_NAME)
+    return named if isinstance(named, str) else ""
 
 
 def _log_id(d: Dialect, raw: Any, size: int, what: str, report: Report) -> str | None:

@@ -19,6 +19,7 @@
 - `langtrace`: Langtrace's own instrumentations (`langtrace.*`: its prompt's call lists, tools).
 - `laminar`: Laminar's SDK (`lmnr.span.*`: output messages as the response's choices).
 - `claude_code`: Claude Code's own telemetry (`span.type`: its interaction, its tools).
+- `codex_cli`: Codex CLI's own telemetry (its prompt and tool-result records, usage spans).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
 - `values`: JSON-in-strings, canonical JSON, index unflattening.
 - `base`: what a decoder reads (`SpanView`) and returns (`Decoded`).
@@ -30,6 +31,7 @@ runs them; nothing else should call them directly.
 from turnscore.ingest.conventions import (
     agentops,
     claude_code,
+    codex_cli,
     dspy,
     frameworks,
     genkit,
@@ -68,6 +70,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     langtrace.LANGTRACE,
     laminar.LAMINAR,
     claude_code.CLAUDE_CODE,
+    codex_cli.CODEX_CLI,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

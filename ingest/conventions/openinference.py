@@ -93,7 +93,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
                            as_str(view.get(A.OI_FINISH_REASON)))
     if kind is SpanKind.LLM:
         inputs = _from_request(view, inputs) if inputs is not None \
-            else _raw(view, A.OI_INPUT_VALUE, "user", problems)
+            else _raw(view, A.OI_INPUT_VALUE, "user", problems) or _plain_prompt(view)
         outputs = (
             _with_ids(outputs, partial(_response_messages, view)) if outputs is not None
             else _raw(view, A.OI_OUTPUT_VALUE, "assistant", problems)
@@ -621,8 +621,8 @@ def _task(view: SpanView) -> tuple[Message, ...] | None:
     `ClaudeSDKClient.query`, openinference-instrumentation-claude-agent-sdk `_wrappers.py`
     `_format_prompt_attributes`) is the message itself. Anything else is no message."""
     raw = view.get(A.OI_INPUT_VALUE)
-    if as_str(view.get(A.OI_INPUT_MIME_TYPE)) == _PLAIN_TEXT and isinstance(raw, str):
-        return (text_message("user", raw),) if raw.strip() else None
+    if as_str(view.get(A.OI_INPUT_MIME_TYPE)) == _PLAIN_TEXT:
+        return _plain_prompt(view)
     ok, parsed = try_json(raw) if isinstance(raw, str) else (False, None)
     if not ok or not isinstance(parsed, dict):
         return None
@@ -630,6 +630,19 @@ def _task(view: SpanView) -> tuple[Message, ...] | None:
     if not text or not text.strip():
         return None
     return (text_message("user", text),)
+
+
+def _plain_prompt(view: SpanView) -> tuple[Message, ...] | None:
+    """`input.value` the span declares plain text (`input.mime_type` `text/plain`, the
+    spec's one non-JSON form: Arize-ai/openinference `spec/semantic_conventions.md`) is the
+    user's message itself: the Claude Agent SDK's prompt on its agent span; the turn's
+    prompt on the LLM span openinference-instrumentation-codex makes of a Codex CLI turn
+    (`native_otlp_interceptor.py`, `codex.turn`: the `codex.user_prompt` record's text, no
+    flattened messages). None when it is not declared so, or holds no text."""
+    raw = view.get(A.OI_INPUT_VALUE)
+    if as_str(view.get(A.OI_INPUT_MIME_TYPE)) != _PLAIN_TEXT or not isinstance(raw, str):
+        return None
+    return (text_message("user", raw),) if raw.strip() else None
 
 
 def _last_said(outputs: tuple[Message, ...]) -> tuple[Message, ...]:

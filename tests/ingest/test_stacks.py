@@ -106,7 +106,22 @@ def _no_model_call(stack: str, why: str, fields: tuple[str, ...]) -> tuple[Gap, 
     return tuple(Gap(stack, "*", field, why, _NOT_SEEN[field]) for field in fields)
 
 
+def _itemized_outputs(rec: Recording, index: int) -> list[str]:
+    """The turn's results the model was sent as several text items (a Responses API
+    `function_call_output` whose `output` is a list), their texts joined as the expected
+    result joins them."""
+    ids = {c["id"] for c in rec.expected[index]["calls"]}
+    out = []
+    for exchange in rec.wire:
+        for item in exchange["request"].get("input") or ():
+            given = item.get("output") if isinstance(item, dict) else None
+            if item.get("call_id") in ids and isinstance(given, list) and len(given) > 1:
+                out.append("".join(p.get("text") or "" for p in given))
+    return sorted(set(out))
+
+
 CALLS = ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")
+_CODEX = ("codex-cli-otel", "codex-cli-openinference")
 WITH_TOOLS = ("single_tool", "parallel_tools", "tool_error", "multi_turn")
 
 _OPENAI_V2 = ("openai-v2-spans", "openai-v2-events", "openai-v2-span-and-event",
@@ -793,16 +808,30 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
       for stack in ("claude-code-otel", "claude-code-otel-logs")),
     # Codex CLI logs no model output text (its `codex.sse_event` records name each SSE
-    # event's kind, not its text), nor the request's instructions or tools.
-    Gap("codex-cli-otel", "*", "final_answer",
-        "Codex CLI's telemetry records no assistant text: its sse_event records carry the "
-        "event kind only", lambda rec, index: [rec.expected[index]["final_answer"]]),
-    Gap("codex-cli-otel", "*", "system_prompt",
-        "Codex CLI's telemetry records no instructions",
-        lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
-    Gap("codex-cli-otel", "*", "tools",
-        "Codex CLI's telemetry records no tool definitions (a called tool's name only)",
-        _never_called),
+    # event's kind, not its text), nor the request's instructions or tools; OpenInference's
+    # interceptor of that telemetry has nothing more (its turn span's output is a
+    # `{"output_captured": false, ...}` placeholder).
+    *(gap for stack in _CODEX for gap in (
+        Gap(stack, "*", "final_answer",
+            "Codex CLI's telemetry records no assistant text: its sse_event records carry the "
+            "event kind only (`otel.log_agent_responses` logs only a message the response "
+            "marks `phase: final_answer`, which the scripted server does not send)",
+            lambda rec, index: [rec.expected[index]["final_answer"]]),
+        Gap(stack, "*", "system_prompt",
+            "Codex CLI's telemetry records no instructions",
+            lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
+        Gap(stack, "*", "tools",
+            "Codex CLI's telemetry records no tool definitions (a called tool's name only)",
+            _never_called),
+    )),
+    # Codex sends a tool's output as the Responses API's content items (its `Wall time`
+    # header one, an MCP tool's text another); its `codex.tool_result` record's `output`
+    # joins them with a newline, so where there were several, the items as the model got
+    # them (whose texts the expected result joins with nothing) are nowhere.
+    *(Gap(stack, case, "call.result",
+          "Codex CLI's tool_result record joins an output's content items with a newline: "
+          "the items the model was sent are nowhere", _itemized_outputs)
+      for stack in _CODEX for case in ("parallel_tools", "tool_error")),
     # Claude Code with its traces off (the default): a tool's output is only the tool
     # span's `tool.output` event (OTEL_LOG_TOOL_CONTENT), and without traces there is no
     # tool span; without raw API bodies no record holds it (a failure's text is the
@@ -1020,14 +1049,19 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
-    # Codex CLI's own telemetry: a trace per turn (`turn/start`, `turn.id`) of its
-    # tracing spans (`handle_responses` with gen_ai.usage.*, `mcp.tools.call` and the
-    # dispatch span with the call id), its records (`codex.user_prompt`, `codex.tool_result`
-    # with arguments and output) under the OTLP event name of their source line, the
-    # `event.name` attribute saying which: no convention reads them yet.
-    NotYet("codex-cli-otel", ("*",),
-           ("turns", "request", *CALLS, "llm_calls", "usage"),
-           "no convention decodes Codex CLI's spans and records yet: the export gives no turn"),
+    # OpenInference's interceptor of Codex CLI's telemetry (openinference-instrumentation-
+    # codex 0.5.2, `native_otlp_interceptor.py`) makes one LLM span of a whole turn
+    # (`codex.turn`: the prompt, the turn's token totals), each model request a
+    # `codex.api_request` span event on it, no span.
+    NotYet("codex-cli-openinference", ("single_tool", "parallel_tools", "tool_error",
+                                       "multi_turn"), ("turns", "llm_calls"),
+           "the turn is one LLM span (`codex.turn`), its model requests only its "
+           "`codex.api_request` events: the turn counts one model call"),
+    # A call whose dispatch span it read before the call's `codex.tool_result` record keeps
+    # the span's name, the namespace and the tool run together (`mcp__toolssearch_docs`).
+    NotYet("codex-cli-openinference", ("parallel_tools",), ("call.name",),
+           "the interceptor names a tool span by Codex's dispatch span (`mcp__tools` and the "
+           "tool's name run together) when that span came before the tool_result record"),
     # Gemini CLI's own telemetry (record-only turns, conventions/gemini_cli.py): the turn is
     # its prompt's records; the system prompt and tool definitions are only on its
     # `llm_call` spans (gen_ai.system_instructions, gen_ai.tool.definitions), traces of
@@ -2754,10 +2788,16 @@ FORMS: dict[str, Form] = {
     # Gemini CLI's own telemetry: its event records keyed by session.id and prompt_id
     # (record-only turns); an llm_call span per model call, with no messages.
     # Codex CLI's own telemetry: its tracing spans (one trace per turn) and event records.
+    # OpenInference's interceptor of it: a `codex.turn` LLM span a turn, a TOOL span a call.
+    "codex-cli-openinference": Form(
+        frozenset({"codex.turn"}),
+        frozenset({"codex.turn.id", "openinference.span.kind", "input.value", "tool.id",
+                   "llm.token_count.prompt", "codex.native_otlp.signals"}),
+    ),
     "codex-cli-otel": Form(
         frozenset({"turn/start", "handle_responses", "mcp.tools.call"}),
         frozenset({"turn.id", "conversation.id", "gen_ai.usage.input_tokens", "call_id"}),
-        log_events=frozenset({"event otel/src/tool_result.rs:54"}),
+        log_events=frozenset({"codex.user_prompt", "codex.tool_result", "codex.api_request"}),
     ),
     "gemini-cli-otel": Form(
         frozenset({"llm_call"}),
@@ -3485,7 +3525,10 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     **{stack: ("Haystack's Agent has no name", False)
        for stack in ("openlit-haystack", "openlit-haystack-stream")},
     "openlit-dspy": ("a DSPy module has no name, and OpenLIT makes no span of it", False),
-    "codex-cli-otel": ("no turn yet (NOT_YET: turns); the CLI is the agent", True),
+    "codex-cli-otel": ("the CLI is the agent: its turns are named `codex`, not the driver's "
+                       "agent (a CLI takes no agent name)", True),
+    "codex-cli-openinference": ("the interceptor names no agent: a turn is an LLM span "
+                                "(`codex.turn`), and the CLI takes no agent name", False),
     "gemini-cli-otel": ("the CLI is the agent: its turns are named `gemini-cli`, not the "
                         "driver's agent (a CLI takes no agent name)", True),
     "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
@@ -3556,8 +3599,8 @@ def _live_params() -> Iterator[Any]:
 
 
 _UNREPEATABLE_WIRE = {
-    "codex-cli-otel": "Codex CLI prefixes each tool output it sends the model with the "
-                      "call's wall time (`Wall time: 0.0353 seconds`): no two runs' wires match",
+    **{stack: "Codex CLI prefixes each tool output it sends the model with the call's wall "
+              "time (`Wall time: 0.0353 seconds`): no two runs' wires match" for stack in _CODEX},
 }
 
 

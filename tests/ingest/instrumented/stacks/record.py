@@ -708,6 +708,11 @@ STACKS: dict[str, Stack] = {
         # from an MCP server, each turn resuming the session.
         Stack("codex-cli-otel", "codex_cli", "openai", ("@openai/codex",),
               venv="codex-cli", runtime="node"),
+        # The same CLI's telemetry through OpenInference's interceptor
+        # (`codex-otlp-interceptor`, openinference-instrumentation-codex 0.5.2, pinned in
+        # `requirements-codex-cli-openinference.txt`): its `codex.turn` traces alone.
+        Stack("codex-cli-openinference", "codex_cli", "openai", ("@openai/codex",),
+              venv="codex-cli", runtime="node"),
         Stack("openlit-llamaindex", "llamaindex_agent", "openai",
               ("openlit", "llama-index-core", "llama-index-llms-openai", "openai",
                "opentelemetry-sdk")),

@@ -8,7 +8,14 @@
 // stdio (`mcp_tools.mjs`, `[mcp_servers.tools]`; Codex offers them in a Responses
 // `namespace` tool `mcp__tools`). CODEX_HOME is a fixed folder per scenario: the requests
 // name paths under it. Settings: github.com/openai/codex `docs/config.md`.
+//
+// `codex-cli-openinference`: the CLI's telemetry goes to OpenInference's interceptor
+// (`codex-otlp-interceptor`, openinference-instrumentation-codex, in the Python environment
+// `.stacks/codex-cli-openinference`) on a loopback port, which exports its own `codex.turn`
+// traces to the collector here; the recording is the interceptor's output alone.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,12 +29,15 @@ const BINARY = path.join(HERE, '..', 'node_modules', '@openai', `codex-linux-${o
 
 const toml = JSON.stringify; // a TOML basic string is a JSON string
 
-await main(async ({ scenario, baseUrl, out, script }) => {
+await main(async ({ stack, scenario, baseUrl, out, script }) => {
   const home = path.join(os.tmpdir(), 'turnscore-codex-cli', scenario);
   fs.rmSync(home, { recursive: true, force: true });
   fs.mkdirSync(home, { recursive: true });
   try {
-    await withJsonReceiver(out, scenario, async (collector) => {
+    await withJsonReceiver(out, scenario, async (receiver) => {
+      const intercepted = stack.endsWith('-openinference');
+      const interceptor = intercepted ? await startInterceptor(home, receiver) : null;
+      const collector = interceptor ? interceptor.url : receiver;
       const toolsFile = path.join(home, 'tools.json');
       fs.writeFileSync(toolsFile, JSON.stringify(script.tools));
       fs.writeFileSync(path.join(home, 'config.toml'), [
@@ -55,8 +65,58 @@ await main(async ({ scenario, baseUrl, out, script }) => {
         const args = turn ? ['exec', 'resume', '--last', ...flags, request] : ['exec', ...flags, request];
         await runCli(BINARY, args, { cwd: home, env });
       }
+      if (interceptor) await interceptor.stop();
     });
   } finally {
     fs.rmSync(home, { recursive: true, force: true });
   }
 });
+
+// OpenInference's interceptor, listening on a free loopback port, exporting to `receiver`:
+// its `codex.turn` spans held until its exit (a completed turn waits for its logs, which
+// the CLI sends after its spans), then flushed.
+async function startInterceptor(home, receiver) {
+  const port = await freePort();
+  const config = path.join(home, 'interceptor.toml');
+  fs.writeFileSync(config, [
+    '[sink]',
+    `endpoint = ${toml(`${receiver}/v1/traces`)}`,
+    'protocol = "http/protobuf"',
+    '[server]',
+    'host = "127.0.0.1"',
+    `port = ${port}`,
+    'completion_flush_delay_seconds = 600',
+    '',
+  ].join('\n'));
+  const python = path.join(process.cwd(), '.stacks', 'codex-cli-openinference', 'bin', 'python');
+  const child = spawn(python, ['-m', 'openinference.instrumentation.codex.native_otlp_interceptor',
+    '--config', config], { stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise((resolve) => child.on('close', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch { /* not listening yet */ }
+    if (i > 100) throw new Error('codex-otlp-interceptor did not become ready');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const code = await exited;
+      if (code !== 0) throw new Error(`codex-otlp-interceptor exited ${code}`);
+    },
+  };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
