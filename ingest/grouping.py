@@ -25,8 +25,10 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
    group and are then chained **by history**: the group's first model call joins the group
    of an earlier call whose input + output is the longest prefix of its input (system
    messages, empty text and non-content parts ignored; call ids compared, so two runs of
-   the same script with fresh ids stay apart); of several alike (runs at once), one that
-   had ended, continued the fewest times, latest (`_HistoryIndex.predecessor`). An
+   the same script with fresh ids stay apart; a history without user text, content
+   capture off, only where it names a call id drawn at random: `_drawn_ids`); of several
+   alike (runs at once), one that had ended, continued the fewest times, latest
+   (`_HistoryIndex.predecessor`). An
    assistant message replayed without its content, then tool results, stands for an earlier
    call's output that asked for tools and said nothing (`links`: the gap rule; LiteLLM's
    older OTel callback drops the tool calls it replays), in traces that name no

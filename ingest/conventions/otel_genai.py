@@ -467,9 +467,8 @@ def _uncaptured(name: str, fields: Mapping[str, JsonValue]) -> Message | None:
     if name == A.EV_CHOICE and calls is None:
         calls = _field(fields, "tool_calls")  # OpenLLMetry's events mode: beside it
     if isinstance(calls, list):
-        found = [_uncaptured_call(c) for c in calls if isinstance(c, Mapping)]
-        return Message(role, tuple(p for p in found if p is not None),
-                       as_str(fields.get("finish_reason")))
+        found = tuple(_uncaptured_call(c) for c in calls if isinstance(c, Mapping))
+        return Message(role, found, as_str(fields.get("finish_reason")))
     if calls is not None or set(message) - _UNCAPTURED_KEYS:
         return None  # something else is said here: read as it is
     if role == "user":
@@ -485,7 +484,7 @@ _UNCAPTURED_KEYS = frozenset({"role", "id", "index", "finish_reason", A.TL_SYSTE
 fields, and the attributes a log record carries (`ContentEvent.fields` merges both)."""
 
 
-def _uncaptured_call(call: Mapping[str, JsonValue]) -> Part | None:
+def _uncaptured_call(call: Mapping[str, JsonValue]) -> Part:
     """A tool call of an event without content: its arguments, absent, were not captured."""
     function = call.get("function")
     named = function if isinstance(function, Mapping) else call
