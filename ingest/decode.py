@@ -35,7 +35,7 @@ from msgspec.structs import replace
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions import CONVENTIONS as CONVENTIONS
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
-from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable
+from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable, try_json
 from turnscore.ingest.detached import detached_response
 from turnscore.ingest.model import (
     Message,
@@ -234,10 +234,7 @@ def _output_item(event: ContentEvent) -> list[AttrValue] | None:
         return None
     value = event.fields.get(A.GEN_AI_OUTPUT_MESSAGES)
     if isinstance(value, str):
-        try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return None
+        value = try_json(value)[1]
     return value if isinstance(value, list) else None
 
 
