@@ -149,29 +149,38 @@ class _ScopeSpans(_Fields):
     scope: _Scope | None = UNSET  # type: ignore[assignment]
     spans: list[_Span] | None = UNSET  # type: ignore[assignment]
     schema_url: Any = UNSET
+    instrumentation_library: _Scope | None = UNSET  # type: ignore[assignment]
 
 
 class _ScopeLogs(_Fields):
     scope: _Scope | None = UNSET  # type: ignore[assignment]
     log_records: list[_Log] | None = UNSET  # type: ignore[assignment]
     schema_url: Any = UNSET
+    instrumentation_library: _Scope | None = UNSET  # type: ignore[assignment]
 
 
 class _ResourceSpans(_Fields):
     resource: _Resource | None = UNSET  # type: ignore[assignment]
     scope_spans: list[_ScopeSpans] | None = UNSET  # type: ignore[assignment]
     schema_url: Any = UNSET
+    instrumentation_library_spans: list[_ScopeSpans] | None = UNSET  # type: ignore[assignment]
 
 
 class _ResourceLogs(_Fields):
     resource: _Resource | None = UNSET  # type: ignore[assignment]
     scope_logs: list[_ScopeLogs] | None = UNSET  # type: ignore[assignment]
     schema_url: Any = UNSET
+    instrumentation_library_logs: list[_ScopeLogs] | None = UNSET  # type: ignore[assignment]
 
 
 class _Request(_Fields):
+    """A request; also the spellings of one that trace stores answer with (`_unwrapped`)."""
+
     resource_spans: list[_ResourceSpans] | None = UNSET  # type: ignore[assignment]
     resource_logs: list[_ResourceLogs] | None = UNSET  # type: ignore[assignment]
+    batches: list[_ResourceSpans] | None = UNSET  # type: ignore[assignment]
+    trace: _Request | None = UNSET  # type: ignore[assignment]
+    result: _Request | None = UNSET  # type: ignore[assignment]
 
 
 _DECODER = msgspec.json.Decoder(_Request)
@@ -204,10 +213,11 @@ def parse_request(source: str, data: bytes | memoryview, position: str) -> tuple
     try:
         request = _DECODER.decode(data)
     except msgspec.ValidationError:
-        request = None
-    if request is None or (request.resource_spans in _NONE and request.resource_logs in _NONE):
+        return formats.parse_plain(data)
+    found = _unwrapped(request)
+    if found.resource_spans in _NONE and found.resource_logs in _NONE:
         return formats.parse_plain(data)  # no request (or an empty one): say what it is
-    return _request_records(request, Where(source, position)), formats.written_colons(request)
+    return _request_records(found, Where(source, position)), formats.written_colons(request)
 
 
 def json_request_records(doc: object, source: str, position: str) -> Iterator[Record]:
@@ -222,7 +232,8 @@ def json_request_records(doc: object, source: str, position: str) -> Iterator[Re
         )
         return
     _camel_case(doc)
-    if doc.get("resourceSpans") is None and doc.get("resourceLogs") is None:
+    request = _unwrapped(_granular(doc, _Request, "request"))
+    if request.resource_spans in _NONE and request.resource_logs in _NONE:
         if doc:  # `{}` is a valid empty request
             keys = ", ".join(sorted(map(str, doc))[:6])
             yield InputError(
@@ -232,7 +243,7 @@ def json_request_records(doc: object, source: str, position: str) -> Iterator[Re
                 f"{keys}; expected resourceSpans or resourceLogs{_looks_like(doc)}",
             )
         return
-    yield from _request_records(_granular(doc, _Request, "request"), Where(source, position))
+    yield from _request_records(request, Where(source, position))
 
 
 _CONSOLE_SPAN = frozenset({"context", "kind", "start_time"})
@@ -248,11 +259,48 @@ def _looks_like(doc: Mapping[str, object]) -> str:
     at. Keys as `_camel_case` left them: it renames the OTLP names among them."""
     keys = doc.keys()
     if keys >= _CONSOLE_SPAN or keys >= _CONSOLE_LOG:
-        return (" (this looks like an OpenTelemetry SDK console exporter's output, which is not "
-                "OTLP: export with an OTLP file exporter or a Collector's file exporter)")
+        return (
+            " (this looks like an OpenTelemetry SDK console exporter's output, which is not "
+            "OTLP: export with an OTLP file exporter or a Collector's file exporter)"
+        )
     if keys >= _LONE_SPAN:
         return " (this looks like a single span; a request wraps spans in resourceSpans)"
     return ""
+
+
+def _unwrapped(request: _Request) -> _Request:
+    """The request in `request` as OTLP names its parts, from the names trace stores answer
+    a trace query with: Grafana Tempo's `{"batches": [...]}` (`GET /api/traces/<id>`) and
+    `{"trace": {...}}` (`/api/v2/traces/<id>`), Jaeger's `{"result": {...}}` (api_v3, one
+    per streamed chunk), and OTLP's names before 0.15 (2022), `instrumentationLibrarySpans`
+    and `instrumentationLibrary`, which older Collectors and Tempo releases still write.
+    Parts are renamed in place, not copied, so the request written again
+    (`formats.written_colons`) has as many keys as it was read with."""
+    while all(part in _NONE for part in (request.resource_spans, request.resource_logs,
+                                         request.batches)):  # fmt: skip
+        inner = request.trace if request.trace not in _NONE else request.result
+        if inner in _NONE or type(inner) is Misshapen:
+            break
+        request = inner
+    if request.resource_spans in _NONE:
+        request.resource_spans, request.batches = request.batches, UNSET  # type: ignore[assignment]
+    for tree, old in (
+        (TRACES, "instrumentation_library_spans"),
+        (LOGS, "instrumentation_library_logs"),
+    ):
+        for block in getattr(request, tree.blocks) or ():
+            if type(block) is Misshapen:
+                continue
+            if getattr(block, tree.scopes) in _NONE and getattr(block, old) not in _NONE:
+                setattr(block, tree.scopes, getattr(block, old))
+                setattr(block, old, UNSET)
+            for scope_block in getattr(block, tree.scopes) or ():
+                if type(scope_block) is not Misshapen and scope_block.scope in _NONE:
+                    scope_block.scope, scope_block.instrumentation_library = (
+                        scope_block.instrumentation_library,
+                        UNSET,
+                    )
+    return request
 
 
 def _request_records(request: _Request, where: Where) -> Read:

@@ -270,12 +270,87 @@ def test_logs_json_fields(otlp_json: Any) -> None:
     assert log.body == {"message": {"role": "assistant", "content": "hi"}}
 
 
+# --- what trace stores answer with ---------------------------------------------------------
+
+
+def _old_names(request: dict[str, Any]) -> dict[str, Any]:
+    """`request` as OTLP before 0.15 named its scope blocks."""
+    renamed = {}
+    for key, old in (
+        ("resourceSpans", "instrumentationLibrarySpans"),
+        ("resourceLogs", "instrumentationLibraryLogs"),
+    ):
+        inner = "scopeSpans" if key == "resourceSpans" else "scopeLogs"
+        renamed[key] = [
+            {"resource": block["resource"],
+             old: [{"instrumentationLibrary": s.pop("scope"), **s} for s in block[inner]]}
+            for block in request.get(key, [])
+        ]  # fmt: skip
+    return {k: v for k, v in renamed.items() if v}
+
+
+def _chunks(request: dict[str, Any]) -> str:
+    """Jaeger's api_v3 answer: the trace's resource blocks streamed, one chunk each."""
+    return "\n".join(json.dumps({"result": {"resourceSpans": [b]}})
+                     for b in request["resourceSpans"])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("store", "render"),
+    [
+        ("tempo", lambda r: json.dumps({"batches": r["resourceSpans"]})),
+        ("tempo-v2", lambda r: json.dumps({"trace": r})),
+        ("tempo-1.x", lambda r: json.dumps({"batches": _old_names(r)["resourceSpans"]})),
+        ("jaeger-api-v3", _chunks),
+        ("otlp-0.14", lambda r: json.dumps(_old_names(r))),
+    ],
+)
+def test_a_trace_as_trace_stores_answer_reads_as_its_request(
+    tmp_path: Path, store: str, render: Any
+) -> None:
+    """A trace downloaded from Tempo or Jaeger (or written by a pre-2022 Collector) is an
+    OTLP request under other names: it reads as the request, span for span."""
+    source = AGENTSPANS / "parallel_tools.json"
+    expected = [content(s) for s in split(read_file(source))[0]]
+    path = tmp_path / f"{store}.json"
+    path.write_text(render(json.loads(source.read_text())))
+    spans, _, errors = split(read_file(path))
+    assert errors == []
+    assert sorted(map(repr, map(content, spans))) == sorted(map(repr, expected))
+    assert {s.scope_name for s in spans} == {e[13] for e in expected} != {None}
+
+
+def test_old_names_read_in_logs_and_where_a_request_is_misshapen(tmp_path: Path) -> None:
+    """The piece-by-piece reading of a request msgspec refused knows the other names too:
+    only the bad span is lost."""
+    logs = CORPUS / "otel-openai-v2_latest-eventonly" / "parallel_tools.logs.json"
+    expected_logs = [(g.span_id, g.event_name, g.body) for g in split(read_file(logs))[1]]
+    request = _old_names(json.loads(logs.read_text()))
+    spans = json.loads((AGENTSPANS / "parallel_tools.json").read_text())
+    request["batches"] = spans["resourceSpans"]
+    request["batches"][0]["scopeSpans"][0]["spans"].append("not a span")
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps({"trace": request}))
+    got_spans, got_logs, errors = split(read_file(path))
+    assert [(g.span_id, g.event_name, g.body) for g in got_logs] == expected_logs
+    assert len(got_spans) == len(split(read_file(AGENTSPANS / "parallel_tools.json"))[0])
+    assert len(errors) == 1 and "is malformed" in errors[0].message
+
+
+@pytest.mark.parametrize("doc", [{"result": 5}, {"result": {"id": 1}}, {"trace": []}])
+def test_other_json_under_a_store_s_key_is_still_no_request(tmp_path: Path, doc: Any) -> None:
+    path = tmp_path / "rpc.json"
+    path.write_text(json.dumps(doc))
+    spans, logs, errors = split(read_file(path))
+    assert (spans, logs) == ([], [])
+    assert len(errors) == 1 and "not an OTLP traces/logs request" in errors[0].message
+
+
 # --- iter_input_files -----------------------------------------------------------------------
 
 
 def test_iter_input_files_recursive_sorted_without_hidden(tmp_path: Path) -> None:
-    for name in ["b/2.json", "b/1.pb", "a.jsonl", "b/.hidden.json", ".git/x.json",
-                 "c/d/e.json.gz"]:
+    for name in ["b/2.json", "b/1.pb", "a.jsonl", "b/.hidden.json", ".git/x.json", "c/d/e.json.gz"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
     explicit = tmp_path / "b" / ".hidden.json"
@@ -284,10 +359,28 @@ def test_iter_input_files_recursive_sorted_without_hidden(tmp_path: Path) -> Non
     assert rel == ["a.jsonl", "b/1.pb", "b/2.json", "c/d/e.json.gz", "b/.hidden.json"]
 
 
-TAKEN = ["a.json", "b.JSONL", "c.ndjson", "d.pb", "e.binpb", "f.protobuf", "g.json.gz",
-         "h.jsonl.zst", "i.pb.zstd", "traces.2024-01-01.jsonl"]
-LEFT = ["NOTES.md", "x.csv", "e.gz", "f.zst", "archive.tar.gz", "json", "a.json.bak",
-        "a.json.gz.zst"]
+TAKEN = [
+    "a.json",
+    "b.JSONL",
+    "c.ndjson",
+    "d.pb",
+    "e.binpb",
+    "f.protobuf",
+    "g.json.gz",
+    "h.jsonl.zst",
+    "i.pb.zstd",
+    "traces.2024-01-01.jsonl",
+]
+LEFT = [
+    "NOTES.md",
+    "x.csv",
+    "e.gz",
+    "f.zst",
+    "archive.tar.gz",
+    "json",
+    "a.json.bak",
+    "a.json.gz.zst",
+]
 
 
 def test_a_folder_gives_only_files_named_as_input(tmp_path: Path) -> None:
@@ -302,8 +395,14 @@ def test_a_folder_gives_only_files_named_as_input(tmp_path: Path) -> None:
 
 
 def test_folders_without_input(tmp_path: Path) -> None:
-    for name in ["empty/", "notes/README.md", "hidden/.x.json", "deep/a/b/c.jsonl", "mixed/x.csv",
-                 "mixed/y.json"]:
+    for name in [
+        "empty/",
+        "notes/README.md",
+        "hidden/.x.json",
+        "deep/a/b/c.jsonl",
+        "mixed/x.csv",
+        "mixed/y.json",
+    ]:
         path = tmp_path / name
         if name.endswith("/"):
             path.mkdir(parents=True)
@@ -406,9 +505,7 @@ def test_wrong_file_type_is_one_clear_error(tmp_path: Path, payload: bytes, mess
          "corrupt zstd stream: "),
     ],
 )  # fmt: skip
-def test_damaged_compression_with_nothing_decoded_is_one_error(
-    packed: bytes, message: str
-) -> None:
+def test_damaged_compression_with_nothing_decoded_is_one_error(packed: bytes, message: str) -> None:
     # The damage is the whole story: no "the file is empty" about what decoded after it.
     (error,) = read_bytes(packed, "x.json.zst")
     assert isinstance(error, InputError) and error.message.startswith(message)
@@ -568,8 +665,11 @@ _LINKED_TRACE, _LINKED_SPAN = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b
 def _linked(otlp_json: Any) -> dict[str, Any]:
     span = otlp_json.span(name="process weather", parent_span_id="")
     span["links"] = [
-        {"traceId": _LINKED_TRACE, "spanId": _LINKED_SPAN,
-         "attributes": otlp_json.key_values({"messaging.operation": "create"})},
+        {
+            "traceId": _LINKED_TRACE,
+            "spanId": _LINKED_SPAN,
+            "attributes": otlp_json.key_values({"messaging.operation": "create"}),
+        },
         {"traceId": _LINKED_TRACE, "spanId": "abcdef"},  # 3 bytes: no span named
     ]
     return otlp_json.traces_request([span])
@@ -687,11 +787,13 @@ def test_console_exporter_output_is_named(tmp_path: Path) -> None:
         tracer_provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=out)))
         logger_provider = LoggerProvider()
         logger_provider.add_log_record_processor(
-            SimpleLogRecordProcessor(ConsoleLogRecordExporter(out=out)))
+            SimpleLogRecordProcessor(ConsoleLogRecordExporter(out=out))
+        )
         with tracer_provider.get_tracer("t").start_as_current_span("chat gpt-4o") as span:
             span.set_attribute("gen_ai.operation.name", "chat")
             logger_provider.get_logger("t").emit(
-                body="hi", severity_number=SeverityNumber.INFO, event_name="gen_ai.user.message")
+                body="hi", severity_number=SeverityNumber.INFO, event_name="gen_ai.user.message"
+            )
         tracer_provider.shutdown()
         logger_provider.shutdown()
     spans, logs, errors = split(read_file(path))
