@@ -259,10 +259,8 @@ def _looks_like(doc: Mapping[str, object]) -> str:
     at. Keys as `_camel_case` left them: it renames the OTLP names among them."""
     keys = doc.keys()
     if keys >= _CONSOLE_SPAN or keys >= _CONSOLE_LOG:
-        return (
-            " (this looks like an OpenTelemetry SDK console exporter's output, which is not "
-            "OTLP: export with an OTLP file exporter or a Collector's file exporter)"
-        )
+        return (" (this looks like an OpenTelemetry SDK console exporter's output, which is not "
+                "OTLP: export with an OTLP file exporter or a Collector's file exporter)")
     if keys >= _LONE_SPAN:
         return " (this looks like a single span; a request wraps spans in resourceSpans)"
     return ""
@@ -284,10 +282,8 @@ def _unwrapped(request: _Request) -> _Request:
         request = inner
     if request.resource_spans in _NONE:
         request.resource_spans, request.batches = request.batches, UNSET  # type: ignore[assignment]
-    for tree, old in (
-        (TRACES, "instrumentation_library_spans"),
-        (LOGS, "instrumentation_library_logs"),
-    ):
+    for tree, old in ((TRACES, "instrumentation_library_spans"),
+                      (LOGS, "instrumentation_library_logs")):  # fmt: skip
         for block in getattr(request, tree.blocks) or ():
             if type(block) is Misshapen:
                 continue
@@ -297,9 +293,7 @@ def _unwrapped(request: _Request) -> _Request:
             for scope_block in getattr(block, tree.scopes) or ():
                 if type(scope_block) is not Misshapen and scope_block.scope in _NONE:
                     scope_block.scope, scope_block.instrumentation_library = (
-                        scope_block.instrumentation_library,
-                        UNSET,
-                    )
+                        scope_block.instrumentation_library, UNSET)  # fmt: skip
     return request
 
 

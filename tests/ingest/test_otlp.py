@@ -350,7 +350,8 @@ def test_other_json_under_a_store_s_key_is_still_no_request(tmp_path: Path, doc:
 
 
 def test_iter_input_files_recursive_sorted_without_hidden(tmp_path: Path) -> None:
-    for name in ["b/2.json", "b/1.pb", "a.jsonl", "b/.hidden.json", ".git/x.json", "c/d/e.json.gz"]:
+    for name in ["b/2.json", "b/1.pb", "a.jsonl", "b/.hidden.json", ".git/x.json",
+                 "c/d/e.json.gz"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
     explicit = tmp_path / "b" / ".hidden.json"
@@ -359,28 +360,10 @@ def test_iter_input_files_recursive_sorted_without_hidden(tmp_path: Path) -> Non
     assert rel == ["a.jsonl", "b/1.pb", "b/2.json", "c/d/e.json.gz", "b/.hidden.json"]
 
 
-TAKEN = [
-    "a.json",
-    "b.JSONL",
-    "c.ndjson",
-    "d.pb",
-    "e.binpb",
-    "f.protobuf",
-    "g.json.gz",
-    "h.jsonl.zst",
-    "i.pb.zstd",
-    "traces.2024-01-01.jsonl",
-]
-LEFT = [
-    "NOTES.md",
-    "x.csv",
-    "e.gz",
-    "f.zst",
-    "archive.tar.gz",
-    "json",
-    "a.json.bak",
-    "a.json.gz.zst",
-]
+TAKEN = ["a.json", "b.JSONL", "c.ndjson", "d.pb", "e.binpb", "f.protobuf", "g.json.gz",
+         "h.jsonl.zst", "i.pb.zstd", "traces.2024-01-01.jsonl"]
+LEFT = ["NOTES.md", "x.csv", "e.gz", "f.zst", "archive.tar.gz", "json", "a.json.bak",
+        "a.json.gz.zst"]
 
 
 def test_a_folder_gives_only_files_named_as_input(tmp_path: Path) -> None:
@@ -395,14 +378,8 @@ def test_a_folder_gives_only_files_named_as_input(tmp_path: Path) -> None:
 
 
 def test_folders_without_input(tmp_path: Path) -> None:
-    for name in [
-        "empty/",
-        "notes/README.md",
-        "hidden/.x.json",
-        "deep/a/b/c.jsonl",
-        "mixed/x.csv",
-        "mixed/y.json",
-    ]:
+    for name in ["empty/", "notes/README.md", "hidden/.x.json", "deep/a/b/c.jsonl", "mixed/x.csv",
+                 "mixed/y.json"]:
         path = tmp_path / name
         if name.endswith("/"):
             path.mkdir(parents=True)
@@ -505,7 +482,9 @@ def test_wrong_file_type_is_one_clear_error(tmp_path: Path, payload: bytes, mess
          "corrupt zstd stream: "),
     ],
 )  # fmt: skip
-def test_damaged_compression_with_nothing_decoded_is_one_error(packed: bytes, message: str) -> None:
+def test_damaged_compression_with_nothing_decoded_is_one_error(
+    packed: bytes, message: str
+) -> None:
     # The damage is the whole story: no "the file is empty" about what decoded after it.
     (error,) = read_bytes(packed, "x.json.zst")
     assert isinstance(error, InputError) and error.message.startswith(message)
@@ -665,11 +644,8 @@ _LINKED_TRACE, _LINKED_SPAN = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b
 def _linked(otlp_json: Any) -> dict[str, Any]:
     span = otlp_json.span(name="process weather", parent_span_id="")
     span["links"] = [
-        {
-            "traceId": _LINKED_TRACE,
-            "spanId": _LINKED_SPAN,
-            "attributes": otlp_json.key_values({"messaging.operation": "create"}),
-        },
+        {"traceId": _LINKED_TRACE, "spanId": _LINKED_SPAN,
+         "attributes": otlp_json.key_values({"messaging.operation": "create"})},
         {"traceId": _LINKED_TRACE, "spanId": "abcdef"},  # 3 bytes: no span named
     ]
     return otlp_json.traces_request([span])
@@ -787,13 +763,11 @@ def test_console_exporter_output_is_named(tmp_path: Path) -> None:
         tracer_provider.add_span_processor(SimpleSpanProcessor(ConsoleSpanExporter(out=out)))
         logger_provider = LoggerProvider()
         logger_provider.add_log_record_processor(
-            SimpleLogRecordProcessor(ConsoleLogRecordExporter(out=out))
-        )
+            SimpleLogRecordProcessor(ConsoleLogRecordExporter(out=out)))
         with tracer_provider.get_tracer("t").start_as_current_span("chat gpt-4o") as span:
             span.set_attribute("gen_ai.operation.name", "chat")
             logger_provider.get_logger("t").emit(
-                body="hi", severity_number=SeverityNumber.INFO, event_name="gen_ai.user.message"
-            )
+                body="hi", severity_number=SeverityNumber.INFO, event_name="gen_ai.user.message")
         tracer_provider.shutdown()
         logger_provider.shutdown()
     spans, logs, errors = split(read_file(path))
