@@ -108,7 +108,16 @@ Rules, in order:
    end) pair first, each report once: where runs of one prompt overlap, each its own.
    Neither has a place in a run to keep; the store finds either from the other
    (`links.apart_keys`). Two runs' reports of one instrumentation name a response both
-   or neither, so they never pair.
+   or neither, so they never pair. And **a silent report apart**: a client SDK's own span
+   of a call that captured nothing it was sent or said, only the provider's response id
+   and the usage (`links.silent_report`: the Anthropic TypeScript SDK's
+   `anthropic.messages.create`, whose span of a streamed call starts outside the
+   instrumentation's context), alone in a trace of its own, is the report of the call of
+   the same service that started within it, names no response and counts the same usage
+   (OpenInference's and OpenLLMetry's spans of the stream): the call takes the report's
+   missing fields and the report is demoted, its trace giving no turn. The closest fits
+   (by end, then start) pair first; the store finds either side from the other
+   (`links.apart_keys`).
 4. **Final-answer tools.** A call of a tool in `FINAL_ANSWER_TOOLS` requested by the last
    model call of a turn is how the agent answers: its argument is the final answer and
    it is not listed among the turn's calls (its definition stays among the tools).
@@ -143,12 +152,14 @@ from turnscore.ingest.conventions.values import SYNTHETIC_TOOL_NAMES, result_tex
 from turnscore.ingest.links import (
     APART_WINDOW_NS,
     apart_windows,
+    counted,
     gist_key,
     history_key,
     input_key,
     lone_traces,
     normalize,
     says_nothing,
+    silent_report,
 )
 from turnscore.ingest.model import Message, Part, PartType, Span, SpanKind
 
@@ -254,6 +265,9 @@ def logical_spans(spans: Sequence[Span]) -> list[Span]:
     for inner, outer in _enclosed_apart(out, leaves, lone):
         out[inner] = _fill(out[inner], out[outer])
         drop(outer)
+    for call, report in _silent_apart(out, leaves, lone):
+        out[call] = _fill(out[call], out[report])
+        drop(report)
     for keep, other in _twin_executions(out):
         out[keep] = _with_execution_of(out[keep], out[other])
         out[other] = _structure(out[other])
@@ -484,6 +498,36 @@ def _enclosed_apart(
         for group in by_input.values() if len(group) > 1
         for o in group for i in group if i != o and _encloses(spans[o], spans[i])
     ]
+    return _closest_first(fits)
+
+
+def _silent_apart(spans: list[Span], leaves: list[int], lone: set[str]) -> list[tuple[int, int]]:
+    """Rule 3's silent reports apart: (a call, the `silent_report` around its start). The
+    closest fits by end first: both end once the response is read, while the call's report
+    may start when the stream is handed to it (OpenLLMetry's Anthropic JS instrumentation,
+    ~30 ms after the SDK's span), so runs of one prompt 20 ms apart start nearer another's."""
+    reports: dict[tuple[str | None, tuple[int, int]], list[int]] = defaultdict(list)
+    calls: dict[tuple[str | None, tuple[int, int]], list[tuple[int, int]]] = defaultdict(list)
+    for i in leaves:
+        s = spans[i]
+        if s.kind is not SpanKind.LLM or (usage := counted(s)) is None:
+            continue
+        if silent_report(s):
+            if s.trace_id in lone:
+                reports[(s.service_name, usage)].append(i)
+        elif not s.response_id and s.input_messages is not None:
+            calls[(s.service_name, usage)].append((s.start_unix_nano, i))
+    fits: list[tuple[tuple[int, int], str, str, int, int]] = []
+    for key, around in reports.items():
+        starts = sorted(calls.get(key, ()))
+        for o in around:
+            outer, windows = spans[o], apart_windows(spans[o])
+            first = bisect_left(starts, (outer.start_unix_nano, -1))
+            last = bisect_right(starts, (outer.end_unix_nano, len(spans)))
+            fits.extend((_misfit(outer, spans[i])[::-1], outer.span_id, spans[i].span_id, i, o)
+                        for start, i in starts[first:last]
+                        if spans[i].trace_id != outer.trace_id
+                        and start // APART_WINDOW_NS in windows)
     return _closest_first(fits)
 
 

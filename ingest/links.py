@@ -33,7 +33,10 @@ Grouping matches the one against the other; so do partitions and the store.
   within it (`apart_keys`: the ten seconds the report started in, and for the call each ten
   seconds it spans, up to ten minutes: `apart_windows`); and two reports of one call each
   alone in a trace of its own, the handler's (no response id) around the client's
-  (`_enclosure_keys`, by what both were sent as far as both tell it: `gist_key`). Both are
+  (`_enclosure_keys`, by what both were sent as far as both tell it: `gist_key`); and a
+  client SDK's own report of a call that captured nothing but the response id and usage,
+  alone in a trace of its own, around the start of a call that names no response
+  (`_silent_keys`, by the usage both count). All are
   stored among `prefix_keys` and looked up as histories, each side marked so that it finds
   the other's kind only (`apart_twins`: what a stored one looks up); the time keeps a call
   repeated word for word (a greeting, nightly evaluations) from finding every other's.
@@ -115,9 +118,10 @@ from turnscore.ingest.model import Message, PartType, Span, SpanKind
 
 __all__ = [
     "Gap", "JoinKeys", "Lookups", "NormMessage", "SpanLinks", "apart_keys", "apart_twins",
-    "apart_windows", "call_gap_keys", "call_ids", "components", "gap_history_key", "gap_keys",
-    "gaps", "gist_key", "history_key", "input_key", "join_keys", "lone_traces", "normalize",
-    "prefix_keys", "says_nothing", "span_links", "stored_call_gap", "trace_keys",
+    "apart_windows", "call_gap_keys", "call_ids", "components", "counted", "gap_history_key",
+    "gap_keys", "gaps", "gist_key", "history_key", "input_key", "join_keys", "lone_traces",
+    "normalize", "prefix_keys", "says_nothing", "silent_report", "span_links",
+    "stored_call_gap", "trace_keys",
 ]
 
 K = TypeVar("K", bound=Hashable)
@@ -373,8 +377,9 @@ def apart_keys(
     none: a client's report carries the provider's id too, and rule 3 merges the two by
     it; the keys are for the framework's record that lost it (a streamed LangChain
     message)."""
+    silent = _silent_keys(call, lone)
     if call.response_id and not lone:
-        return (), ()
+        return silent
     if lone:
         window = call.start_unix_nano // APART_WINDOW_NS
         # What it said, and what it was sent: `calls` takes a report with an output that
@@ -383,20 +388,58 @@ def apart_keys(
         if (sent := input_key(call)) is not None:
             marked.append(("b", _named(call, sent)))
         enclosing = _enclosure_keys(call)
-        return ((*(f"~{mark}{window}:{named}" for mark, named in marked), *enclosing[0]),
+        return ((*(f"~{mark}{window}:{named}" for mark, named in marked), *enclosing[0],
+                 *silent[0]),
                 (*(f"~{_TWIN[mark]}{window}:{named}" for mark, named in marked),
-                 *enclosing[1]))
+                 *enclosing[1], *silent[1]))
     if said is None:
-        return (), ()
+        return silent
     keys = [("r", _named(call, said))]
     if (sent := input_key(call)) is not None:
         keys.append(("s", _named(call, sent)))
     windows = apart_windows(call)
-    return (tuple(f"~{mark}{w}:{named}" for mark, named in keys for w in windows),
-            tuple(f"~{_TWIN[mark]}{w}:{named}" for mark, named in keys for w in windows))
+    return ((*(f"~{mark}{w}:{named}" for mark, named in keys for w in windows), *silent[0]),
+            (*(f"~{_TWIN[mark]}{w}:{named}" for mark, named in keys for w in windows),
+             *silent[1]))
 
 
-_TWIN = {"a": "r", "r": "a", "b": "s", "s": "b", "e": "f", "f": "e"}
+_TWIN = {"a": "r", "r": "a", "b": "s", "s": "b", "e": "f", "f": "e", "g": "h", "h": "g"}
+
+
+def silent_report(call: Span) -> bool:
+    """Whether a model call is a client SDK's own report of it: it names the provider's
+    response and counts its usage, and captured nothing it was sent or said (the Anthropic
+    TypeScript SDK's `anthropic.messages.create` span, `com.anthropic.sdk.typescript`)."""
+    return (call.input_messages is None and call.output_messages is None
+            and bool(call.response_id) and counted(call) is not None)
+
+
+def counted(call: Span) -> tuple[int, int] | None:
+    """A call's input and output tokens, where it counts both."""
+    if call.input_tokens is None or call.output_tokens is None:
+        return None
+    return call.input_tokens, call.output_tokens
+
+
+def _silent_keys(call: Span, lone: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(stored, looked up) of a model call for `calls` rule 3's silent report apart: a
+    `silent_report` alone in a trace of its own (`~g`, each window it spans) and a call
+    that names no response and captured what it was sent (`~h`, the window it started
+    in), by service and the usage both count, each finding the other's mark only."""
+    usage = counted(call)
+    if usage is None:
+        return (), ()
+    named = _named(call, f"{usage[0]}/{usage[1]}")
+    if silent_report(call):
+        if not lone:
+            return (), ()
+        windows = apart_windows(call)
+        return (tuple(f"~g{w}:{named}" for w in windows),
+                tuple(f"~h{w}:{named}" for w in windows))
+    if call.response_id or call.input_messages is None:
+        return (), ()
+    window = call.start_unix_nano // APART_WINDOW_NS
+    return (f"~h{window}:{named}",), (f"~g{window}:{named}",)
 
 
 def _enclosure_keys(call: Span) -> tuple[tuple[str, ...], tuple[str, ...]]:

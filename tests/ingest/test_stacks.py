@@ -1145,16 +1145,6 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("langgraph-js-openllmetry-stream", WITH_TOOLS, CALLS,
            "as langgraph-js-openllmetry: the calls only in root workflow and execute_tool "
            "spans of their own traces"),
-    NotYet("anthropic-js-openinference-stream", ("*",), ("turns",),
-           "the Anthropic SDK's own span of a streamed call (anthropic.messages.create, its "
-           "built-in tracing) starts outside the instrumentation's context, a trace of its "
-           "own with usage and gen_ai.response.id but no messages; OpenInference's stream span "
-           "has no response id, so the two are not merged (calls.py) and the SDK's is an extra "
-           "request-less turn"),
-    NotYet("anthropic-js-openllmetry-stream", ("*",), ("turns",),
-           "as anthropic-js-openinference-stream: the SDK's own span of each streamed call is "
-           "a trace of its own that nothing merges with OpenLLMetry's (which has no "
-           "gen_ai.response.id): an extra request-less turn"),
     NotYet("anthropic-js-openllmetry-stream", WITH_TOOLS, ("call.arguments",),
            "OpenLLMetry's JS Anthropic instrumentation (0.27.0) records a streamed tool_use "
            "with the input it started with ({}), not the input_json_delta pieces; the next "
