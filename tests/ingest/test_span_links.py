@@ -114,6 +114,46 @@ def test_a_message_passed_to_another_agents_run_continues_the_turn(
     _one_handoff_turn(turns_of(lambda r: handoff(r, relayed=relayed), tmp_path))
 
 
+def _uncaptured_handoff(r: Any, answered: bool) -> None:
+    """As `handoff(relayed=True)` with the transfer's result captured nowhere but in the
+    weather agent's user message (AutoGen's Swarm under openai-v2, which records no tool
+    span content). If `answered`, triage said something with its call."""
+    with message(r, "process triage", [], **{"messaging.operation": "process"}), \
+            agent(r, "triage"):  # fmt: skip
+        out = asks(HANDOFF)
+        chat(r, [user(Q1)], [{**out, "parts": [*out["parts"], *said("Sure.")["parts"]]}
+                             if answered else out])
+        with r.span("execute_tool transfer_to_weather",
+                    {"gen_ai.operation.name": "execute_tool",
+                     "gen_ai.tool.name": "transfer_to_weather", "gen_ai.tool.call.id": "h1"}):
+            pass
+        created = sent(r, "weather")
+    with message(r, "process weather", [created], **{"messaging.operation": "process"}), \
+            agent(r, "weather"):  # fmt: skip
+        given = [user(Q1), user(TRANSFERRED)]
+        chat(r, given, [asks(WEATHER)])
+        with tool(r, "get_weather", "c1", PARIS, PARIS_OUT):
+            pass
+        chat(r, [*given, asks(WEATHER), answers(("c1", PARIS_OUT))], [said(A1)])
+
+
+def test_a_result_relayed_as_a_user_message_and_captured_nowhere_else_continues_the_turn(
+    tmp_path: Path,
+) -> None:
+    """The run had not answered (triage only asked for the transfer) and the weather agent
+    is handed the turn's request, then the relay: the same turn (`grouping._relays`)."""
+    [turn] = turns_of(lambda r: _uncaptured_handoff(r, answered=False), tmp_path)
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (Q1, A1, 3)
+    assert [c.name for c in turn.calls] == ["transfer_to_weather", "get_weather"]
+
+
+def test_a_user_message_after_the_run_answered_is_a_new_request(tmp_path: Path) -> None:
+    """Where triage said something with its call, a user message the linked run is handed
+    may be the user speaking again: it starts a turn."""
+    turns = turns_of(lambda r: _uncaptured_handoff(r, answered=True), tmp_path)
+    assert [t.request for t in turns] == [Q1, TRANSFERRED]
+
+
 @pytest.mark.parametrize("order", ["forward", "backward"])
 def test_the_linked_traces_find_each_other_across_batches(tmp_path: Path, order: str) -> None:
     """The trace that links and the trace it links to, ingested by separate runs in either

@@ -1112,15 +1112,12 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("mistralai-openllmetry-stream", WITH_TOOLS, ("call.result",),
            "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
            "but with no call recorded and no tool_call_id nothing links them"),
-    NotYet("autogen-swarm", ("handoff",),
-           ("turns", "call.id", "call.name", "call.arguments", "call.result", "call.is_error",
-            "final_answer", "llm_calls", "usage"),
-           "the span links join the specialist's trace to the triage's run, but the "
-           "specialist is given the transfer's result as a user message (AgentChat's "
-           "HandoffMessage) and no convention reads that result anywhere else (openai-v2 "
-           "captures no tool span content and replays the tool message empty; only the "
-           "runtime's `message` attribute dumps the HandoffMessage): nothing tells the relay "
-           "from a new request (assemble._relayed_results), so the turn splits there"),
+    NotYet("autogen-swarm", ("handoff",), ("call.result",),
+           "the transfer's result is only the user message AgentChat hands the specialist "
+           "(its HandoffMessage), which segmentation now reads as the run relaying (grouping."
+           "_relays) but assembly does not give to the transfer call that asked for it "
+           "(openai-v2 captures no tool span content; the runtime's `message` attribute "
+           "dumps the HandoffMessage)"),
     NotYet("semantic-kernel-handoff", ("handoff",), ("call.result",),
            "the transfer function returns nothing and Semantic Kernel records str(None), "
            "'None', as its gen_ai.tool.call.result; the wire never tells a result (expected "
@@ -3480,9 +3477,6 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "
                               "(the graph's is `CHAIN`): the graph's name is gone", False),
-    **{stack: ("the specialist's calls make turns of their own (NOT_YET: grouping), named "
-               "for the specialist", True)
-       for stack in ("autogen-swarm",)},
     "haystack-openinference-stream": ("Haystack's Agent has no name", False),
     "haystack-openllmetry-stream": ("Haystack's Agent has no name", False),
     **{stack: ("OpenLLMetry's LangChain.js handler names the graph's span for its class "
