@@ -222,10 +222,16 @@ def _relayed_results(spans: list[Span]) -> list[Span]:
     text is the result of a tool the same run executed: a tool span of the call's trace
     (agent frameworks give one trace per run), or of a trace span links join it to
     (`grouping.runs`: AutoGen's runtime), that ended before the call started, or a tool
-    result in the call's input after that user message. A user who repeats a tool's output
-    as a new request does so after an answer, or in another run: a request still.
+    result in the call's input after that user message. Where the tool's result was
+    captured nowhere (AutoGen's `Swarm` under openai-v2: its tool spans record no result),
+    the input's newest user message so placed is the result of the run's last tool, by call
+    id, that ended before the call started and whose result the input does not hold (an
+    older one is an earlier turn's, whose run may be another). A user who repeats a tool's
+    output as a new request, or speaks again, does so after an answer, or in another run:
+    a request still.
     """
     results: dict[str, list[tuple[int, str]]] | None = None
+    untold: dict[str, list[tuple[int, str]]] = defaultdict(list)
     run_of: dict[str, str] = {}
     out = spans
     for i, call in enumerate(spans):
@@ -235,18 +241,31 @@ def _relayed_results(spans: list[Span]) -> list[Span]:
             results = defaultdict(list)
             run_of = runs(spans, linked(spans))
             for s in spans:
-                if s.tool_execution is not None and s.tool_execution.result:
-                    run = run_of.get(s.trace_id, s.trace_id)
-                    results[run].append((s.end_unix_nano, _said(s.tool_execution.result)))
-        ran = {text for end, text in results.get(run_of.get(call.trace_id, call.trace_id), ())
-               if end <= call.start_unix_nano}
+                run = run_of.get(s.trace_id, s.trace_id)
+                if (ran_tool := s.tool_execution) is None:
+                    continue
+                if ran_tool.result:
+                    results[run].append((s.end_unix_nano, _said(ran_tool.result)))
+                elif ran_tool.call_id and ran_tool.error is None:
+                    untold[run].append((s.end_unix_nano, ran_tool.call_id))
+        run = run_of.get(call.trace_id, call.trace_id)
+        ran = {text for end, text in results.get(run, ()) if end <= call.start_unix_nano}
         messages = list(call.input_messages or ())
+        answered = {p.call_id for m in messages for p in m.parts
+                    if p.type is PartType.TOOL_RESULT and p.call_id}  # fmt: skip
+        unheard = max(((end, cid) for end, cid in untold.get(run, ())
+                       if end <= call.start_unix_nano and cid not in answered), default=None)
+        newest = max((j for j, m in enumerate(messages) if m.role == "user" and m.is_genuine_user),
+                     default=-1)  # fmt: skip
         since: int | None = None  # the user message the run has not answered yet
         for j, m in enumerate(messages):
             if m.role == "user" and m.is_genuine_user:
                 text = m.text.strip()  # none where content was not captured: no result's
                 if since is not None and text and text in ran | _results_after(messages, since):
                     messages[j] = replace(m, parts=(Part(PartType.TOOL_RESULT, m.text),))
+                elif since is not None and text and unheard and j == newest:
+                    messages[j] = replace(m, parts=(Part(PartType.TOOL_RESULT, m.text,
+                                                         unheard[1]),))
                 else:
                     since = j
             elif _answers(m):

@@ -44,12 +44,7 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
    where a call falls in another agent-run trace (a trace with an agent span) than the
    previous one, of another run: agent frameworks give one trace per run, even when they
    replay no history.
-   A call whose input was not captured stays in the current turn. So does the first call
-   of a later agent of the same run (another trace a span link joins to it) when the call
-   before asked for tools and said nothing else and the call's input holds the turn's
-   request before its newest user message: the run hands the next agent its thread and
-   what it did as a user message (AutoGen's `Swarm` handoff), and later calls given that
-   message stay too (`_relays`).
+   A call whose input was not captured stays in the current turn.
 5. **Orchestrated runs.** A call's newest user message is the request of the run it works
    for, unless a span above it that is not a model call (the orchestration's own span, or
    the agent run's) was given a genuine user message whose text the call's contains and
@@ -85,7 +80,7 @@ from turnscore.ingest.links import (
     prefix_keys,
     says_nothing,
 )
-from turnscore.ingest.model import Message, PartType, Span, SpanKind
+from turnscore.ingest.model import Message, Span, SpanKind
 from turnscore.ingest.records import InputError
 
 log = logging.getLogger(__name__)
@@ -494,9 +489,6 @@ class Segment:
     user_count: int
     text: str = ""
     """The request's text, stripped: each later call of the turn compares its own with it."""
-    relayed: set[str] = field(default_factory=set)
-    """Texts the run relayed to a later agent of it as a user message (`_relays`): later
-    calls of the turn given them as their newest user message stay in it."""
 
 
 def segment_turns(forest: Forest, calls: Sequence[Span]) -> list[Segment]:
@@ -505,10 +497,7 @@ def segment_turns(forest: Forest, calls: Sequence[Span]) -> list[Segment]:
     for call in calls:
         newest = _request_of(forest, call, asked)
         cur = segments[-1] if segments else None
-        if cur is not None and newest is not None and _relays(cur, call, newest[1], forest):
-            cur.relayed.add(newest[1].text.strip())
-            cur.user_count = max(cur.user_count, newest[0])
-        elif cur is None or _starts_turn(cur, call, newest, forest):
+        if cur is None or _starts_turn(cur, call, newest, forest):
             count, msg = newest if newest else (0, None)
             text = msg.text.strip() if msg else ""
             segments.append(Segment(calls=[call], request=msg, user_count=count, text=text))
@@ -565,24 +554,4 @@ def _starts_turn(
     if newest is None or cur.request is None:
         return False
     count, msg = newest
-    text = msg.text.strip()
-    return (text != cur.text and text not in cur.relayed) or count > cur.user_count
-
-
-def _relays(cur: Segment, call: Span, newest: Message, forest: Forest) -> bool:
-    """Whether `call` is the first of a later agent of the turn's run, handed the turn's
-    thread with what the run did as a user message after it: it is in another trace that a
-    span link joins to the previous call's run (rule 3), its input holds the turn's request
-    before its newest user message, and the previous call asked for tools and said nothing
-    else, so the run had not answered. AutoGen AgentChat's `Swarm` hands off by a
-    `HandoffMessage` the next agent reads as a user message ("Transferred to ..."), its
-    trace linked to the handing agent's by the runtime's message spans; a user speaking
-    again comes after an answer, or in a run of its own."""
-    prev = cur.calls[-1]
-    if (prev.trace_id == call.trace_id or cur.request is None
-            or forest.run(prev.trace_id) != forest.run(call.trace_id)
-            or not _said_before(call, newest, cur.text)):  # fmt: skip
-        return False
-    parts = [p for m in prev.output_messages or () for p in m.parts]
-    return (any(p.type is PartType.TOOL_CALL for p in parts)
-            and not any(p.type is PartType.TEXT and (p.text or "").strip() for p in parts))
+    return msg.text.strip() != cur.text or count > cur.user_count

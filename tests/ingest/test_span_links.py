@@ -4,6 +4,7 @@ whose root (a messaging span) links to the sender's span. Real OTel SDK exports.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -117,12 +118,11 @@ def test_a_message_passed_to_another_agents_run_continues_the_turn(
 def _uncaptured_handoff(r: Any, answered: bool) -> None:
     """As `handoff(relayed=True)` with the transfer's result captured nowhere but in the
     weather agent's user message (AutoGen's Swarm under openai-v2, which records no tool
-    span content). If `answered`, triage said something with its call."""
+    span content). If `answered`, the weather agent's thread has an answer before that
+    user message."""
     with message(r, "process triage", [], **{"messaging.operation": "process"}), \
             agent(r, "triage"):  # fmt: skip
-        out = asks(HANDOFF)
-        chat(r, [user(Q1)], [{**out, "parts": [*out["parts"], *said("Sure.")["parts"]]}
-                             if answered else out])
+        chat(r, [user(Q1)], [asks(HANDOFF)])
         with r.span("execute_tool transfer_to_weather",
                     {"gen_ai.operation.name": "execute_tool",
                      "gen_ai.tool.name": "transfer_to_weather", "gen_ai.tool.call.id": "h1"}):
@@ -130,7 +130,7 @@ def _uncaptured_handoff(r: Any, answered: bool) -> None:
         created = sent(r, "weather")
     with message(r, "process weather", [created], **{"messaging.operation": "process"}), \
             agent(r, "weather"):  # fmt: skip
-        given = [user(Q1), user(TRANSFERRED)]
+        given = [user(Q1), *([said("Sure.")] if answered else []), user(TRANSFERRED)]
         chat(r, given, [asks(WEATHER)])
         with tool(r, "get_weather", "c1", PARIS, PARIS_OUT):
             pass
@@ -140,16 +140,19 @@ def _uncaptured_handoff(r: Any, answered: bool) -> None:
 def test_a_result_relayed_as_a_user_message_and_captured_nowhere_else_continues_the_turn(
     tmp_path: Path,
 ) -> None:
-    """The run had not answered (triage only asked for the transfer) and the weather agent
-    is handed the turn's request, then the relay: the same turn (`grouping._relays`)."""
+    """The run had not answered since the request (triage only asked for the transfer) and
+    ran a tool whose result the export holds nowhere: the user message after the request
+    is that result (`assemble._relayed_results`), the transfer's, and the turn goes on."""
     [turn] = turns_of(lambda r: _uncaptured_handoff(r, answered=False), tmp_path)
     assert (turn.request, turn.final_answer, turn.llm_calls) == (Q1, A1, 3)
-    assert [c.name for c in turn.calls] == ["transfer_to_weather", "get_weather"]
+    assert [(c.name, c.result) for c in turn.calls] == [
+        ("transfer_to_weather", TRANSFERRED),
+        ("get_weather", json.dumps(PARIS_OUT, separators=(",", ":")))]
 
 
-def test_a_user_message_after_the_run_answered_is_a_new_request(tmp_path: Path) -> None:
-    """Where triage said something with its call, a user message the linked run is handed
-    may be the user speaking again: it starts a turn."""
+def test_a_user_message_after_an_answer_is_a_new_request(tmp_path: Path) -> None:
+    """After an answer, a user message the linked run is handed is the user speaking
+    again, whatever tool result the export lacks: it starts a turn."""
     turns = turns_of(lambda r: _uncaptured_handoff(r, answered=True), tmp_path)
     assert [t.request for t in turns] == [Q1, TRANSFERRED]
 

@@ -1112,12 +1112,6 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("mistralai-openllmetry-stream", WITH_TOOLS, ("call.result",),
            "as mistralai-openllmetry: the results are the next prompt's tool-role messages, "
            "but with no call recorded and no tool_call_id nothing links them"),
-    NotYet("autogen-swarm", ("handoff",), ("call.result",),
-           "the transfer's result is only the user message AgentChat hands the specialist "
-           "(its HandoffMessage), which segmentation now reads as the run relaying (grouping."
-           "_relays) but assembly does not give to the transfer call that asked for it "
-           "(openai-v2 captures no tool span content; the runtime's `message` attribute "
-           "dumps the HandoffMessage)"),
     NotYet("semantic-kernel-handoff", ("handoff",), ("call.result",),
            "the transfer function returns nothing and Semantic Kernel records str(None), "
            "'None', as its gen_ai.tool.call.result; the wire never tells a result (expected "
