@@ -88,11 +88,14 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
 
 
 def _tools(event: ContentEvent, problems: Problems) -> tuple[ToolDef, ...] | None:
-    """The tools the call offered the model, as the provider payload the LLM built."""
+    """The tools the call offered the model, as the provider payload the LLM built. Only
+    objects are definitions: an LLM that passes its tools on as objects leaves their reprs
+    (`"<FunctionTool object at 0x...>"`), which name no tool."""
     tools = json_or_text(event.fields.get(A.LI_TOOLS))
-    if not isinstance(tools, list) or not tools:
+    if not isinstance(tools, list):
         return None
-    return parse_tool_defs(tools, f"{event.name}.{A.LI_TOOLS}", problems)
+    payload = [t for t in tools if isinstance(t, dict)]
+    return parse_tool_defs(payload, f"{event.name}.{A.LI_TOOLS}", problems) if payload else None
 
 
 # A Python string literal as repr() writes it ('...' or "...", backslash escapes).
