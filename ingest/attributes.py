@@ -392,6 +392,7 @@ LI_RESPONSE_BLOCKS: Final = "response.message.blocks"  # JSON list of content bl
 LI_RESPONSE_CONTENT: Final = "response.message.content"  # before content blocks (< 0.12)
 LI_RESPONSE_TOOL_CALLS: Final = "response.message.additional_kwargs.tool_calls"
 LI_RESPONSE_TEXT: Final = "response.text"  # completion end
+LI_TOOLS: Final = "additional_kwargs.tools"  # chat start: the provider's tool payload, JSON
 LI_MODEL_KEYS: Final = ("model_dict.model", "model_dict.model_name")
 LI_INPUT_TOKEN_KEYS: Final = (
     "response.additional_kwargs.prompt_tokens", "response.raw.usage.prompt_tokens",
@@ -402,6 +403,16 @@ LI_OUTPUT_TOKEN_KEYS: Final = (
     "response.raw.usage.output_tokens",
 )
 LI_STEP_INPUT_SUMMARY: Final = "llamaindex.step.input_summary"  # a step's input, Python repr
+# The step's input event class, a dispatcher tag every span inside the step carries
+# (llama-index-workflows `runtime/types/step_function.py`): `ToolCall` inside a tool's step.
+LI_STEP_INPUT_EVENT: Final = "llamaindex.step.input_event"
+LI_TOOL_CALL_EVENT: Final = "ToolCall"
+LI_TOOL_METHODS: Final = ("call", "acall")  # BaseTool's dispatcher spans: `FunctionTool.acall`
+# A workflow run's end (`WorkflowRunOutputEvent`, class name `workflow.output`), on the run's
+# span: its `output` a summary of the StopEvent (`workflows/_event_summary.py`, cut at 200
+# characters, a string field at 50).
+LI_EV_WORKFLOW_OUTPUT: Final = "workflow.output"
+LI_OUTPUT: Final = "output"
 # llama-index-core `agent/workflow/workflow_events.py`: the agent workflow's events
 # (`AgentInput`, `AgentSetup`, `AgentOutput`, `AgentStream`) name the agent that runs;
 # `base_agent.py`: an agent given no name is `DEFAULT_AGENT_NAME`.

@@ -12,13 +12,29 @@ Decoded here, on the model-call spans:
   `additional_kwargs.tool_calls`), the answer in `response.message.role` / `.blocks`;
 - `LLMCompletionStartEvent` / `LLMCompletionEndEvent`: `prompt`, `response.text`;
 - the model from `model_dict.model` / `model_name`, usage from the provider's counts in
-  `response.additional_kwargs` or `response.raw.usage`.
+  `response.additional_kwargs` or `response.raw.usage`;
+- the tools offered from the start event's `additional_kwargs.tools`: the call's extra
+  keyword arguments, where a function-calling LLM puts the provider's own tool payload
+  (llama-index-llms-openai `base.py`, `_prepare_chat_with_tools`: OpenAI's nested
+  `{"type": "function", "function": {...}}` list; `LLMChatStartEvent.additional_kwargs`
+  in llama-index-core `instrumentation/events/llm.py`).
 Messages are rewritten into OpenAI's chat shape and read by the shared parser. A streamed
 call's end event comes after its span closed and is dropped by the integration, so such
 a span has the request only (its calls are read where the next call's request replays
 them: `linking` rule 1); tool spans and workflow steps carry Python reprs cut at 200
-characters (`llamaindex.step.input_summary`, `step.output`), which are not decoded: calls
-are read from the answers, results from the next call's request.
+characters (`llamaindex.step.input_summary`, `step.output`: llama-index-workflows
+`_event_summary.py`, `summarize_event`): calls are read from the answers, results from
+the next call's request. Two reprs are read, and only where the value is whole:
+- a tool's own span (`FunctionTool.acall`: BaseTool's dispatcher span, inside the agent's
+  `call_tool` step, tagged `llamaindex.step.input_event` `ToolCall`) is the tool's
+  execution, named by its step's `ToolCall(tool_name=..., tool_kwargs=..., tool_id=...)`
+  (the id and arguments too when the repr is whole): its span status says whether the tool
+  failed, which nothing else in the export does (the result the model sees is the error's
+  text, with no flag);
+- the run's `workflow.output` event (`StopEvent(result=AgentOutput(response=ChatMessage(
+  ...blocks=[TextBlock(..., text='...')])...`) makes the run's span an agent span with that
+  answer, when the text's literal closes before the cut: a streamed last call's answer
+  is recorded nowhere else.
 """
 
 from __future__ import annotations
@@ -32,6 +48,7 @@ from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded,
 from turnscore.ingest.conventions.messages import (
     Problems,
     parse_messages,
+    parse_tool_defs,
     system_text,
     text_message,
 )
@@ -39,11 +56,12 @@ from turnscore.ingest.conventions.values import (
     JsonValue,
     as_int,
     as_str,
+    canonical_arguments,
     compact_json,
     first_str,
     json_or_text,
 )
-from turnscore.ingest.model import Message, SpanKind
+from turnscore.ingest.model import Message, SpanKind, ToolDef, ToolExecution
 
 _STARTS = (A.LI_EV_CHAT_START, A.LI_EV_COMPLETION_START)
 _ENDS = (A.LI_EV_CHAT_END, A.LI_EV_COMPLETION_END)
@@ -53,7 +71,7 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
     start = _last(view.events, _STARTS)
     end = _last(view.events, _ENDS)
     if start is None and end is None:
-        return Decoded()
+        return _run(view) or _tool(view) or Decoded()
     request = end if end is not None and _has_request(end) else start
     inputs = None if request is None else _request(request, problems)
     fields = {**(start.fields if start else {}), **(end.fields if end else {})}
@@ -65,7 +83,96 @@ def decode(view: SpanView, problems: Problems) -> Decoded:
         model=first_str(fields, A.LI_MODEL_KEYS),
         input_tokens=_count(fields, A.LI_INPUT_TOKEN_KEYS),
         output_tokens=_count(fields, A.LI_OUTPUT_TOKEN_KEYS),
+        tool_definitions=None if start is None else _tools(start, problems),
     )
+
+
+def _tools(event: ContentEvent, problems: Problems) -> tuple[ToolDef, ...] | None:
+    """The tools the call offered the model, as the provider payload the LLM built. Only
+    objects are definitions: an LLM that passes its tools on as objects leaves their reprs
+    (`"<FunctionTool object at 0x...>"`), which name no tool."""
+    tools = json_or_text(event.fields.get(A.LI_TOOLS))
+    if not isinstance(tools, list):
+        return None
+    payload = [t for t in tools if isinstance(t, dict)]
+    return parse_tool_defs(payload, f"{event.name}.{A.LI_TOOLS}", problems) if payload else None
+
+
+# A Python string literal as repr() writes it ('...' or "...", backslash escapes).
+_LITERAL = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+# `summarize_event` of the agent's ToolCall; a string field longer than 50 characters is cut
+# to 50 and "..." (`_summarize_value`), the whole repr to 200 (then it ends in "...").
+_TOOL_CALL = re.compile(rf"ToolCall\(tool_name={_LITERAL}, tool_kwargs=(.*), tool_id={_LITERAL}\)",
+                        re.DOTALL)
+_TOOL_NAME = re.compile(rf"ToolCall\(tool_name={_LITERAL}, ")
+_CUT_FIELD = 50
+# The run's StopEvent as the agent workflow ends it: one text block, its literal closed.
+_ANSWER = re.compile(
+    rf"StopEvent\(result=AgentOutput\(response=ChatMessage\(role=<MessageRole.ASSISTANT: "
+    rf"'assistant'>, .*?blocks=\[TextBlock\(block_type='text', text={_LITERAL}\)\]\)",
+    re.DOTALL,
+)
+
+
+def _run(view: SpanView) -> Decoded | None:
+    """A workflow run's span, its answer from the StopEvent's summary when whole."""
+    event = _last(view.events, (A.LI_EV_WORKFLOW_OUTPUT,))
+    if event is None:
+        return None
+    summary = as_str(event.fields.get(A.LI_OUTPUT))
+    found = _ANSWER.match(summary) if summary else None
+    text = _literal(found.group(1)) if found else None
+    return Decoded(
+        kind=SpanKind.AGENT,
+        output_messages=None if text is None else (text_message("assistant", text),),
+    )
+
+
+def _tool(view: SpanView) -> Decoded | None:
+    """A tool's own span inside the agent's tool step: the execution of the call its
+    step's ToolCall summary names."""
+    owner, _, method = view.name.rpartition(".")
+    if (method not in A.LI_TOOL_METHODS or not owner.endswith("Tool")
+            or view.get(A.LI_STEP_INPUT_EVENT) != A.LI_TOOL_CALL_EVENT):
+        return None
+    summary = as_str(view.get(A.LI_STEP_INPUT_SUMMARY)) or ""
+    whole = _TOOL_CALL.fullmatch(summary)
+    found = whole or _TOOL_NAME.match(summary)
+    name = _literal(found.group(1)) if found else None
+    if name is None or _summarized(name):
+        return None
+    call_id = _literal(whole.group(3)) if whole else None
+    arguments = _kwargs(whole.group(2)) if whole else None
+    return Decoded(
+        kind=SpanKind.TOOL,
+        tool_execution=ToolExecution(
+            name, None if call_id is None or _summarized(call_id) else call_id, arguments,
+        ),
+    )
+
+
+def _literal(text: str) -> str | None:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _summarized(value: str) -> bool:
+    """A string field `summarize_event` cut (50 characters and "...")."""
+    return len(value) == _CUT_FIELD + 3 and value.endswith("...")
+
+
+def _kwargs(text: str) -> str | None:
+    """The ToolCall's keyword arguments as canonical JSON, when the summary kept them whole
+    (a dict of more than three keys is summarized as `{N keys}`, long strings in it are not
+    cut: `repr` of the dict)."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return canonical_arguments(value) if isinstance(value, dict) else None
 
 
 def _last(events: tuple[ContentEvent, ...], names: tuple[str, ...]) -> ContentEvent | None:
@@ -170,6 +277,7 @@ def workflow_agent(event: JsonValue) -> str | None:
 
 LLAMAINDEX = Convention(
     "llamaindex", decode,
-    events=frozenset({*_STARTS, *_ENDS}),
+    markers=frozenset({A.LI_STEP_INPUT_EVENT}),
+    events=frozenset({*_STARTS, *_ENDS, A.LI_EV_WORKFLOW_OUTPUT}),
     content_keys=(A.LI_STEP_INPUT_SUMMARY,),
 )  # fmt: skip

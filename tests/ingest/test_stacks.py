@@ -180,6 +180,29 @@ def _result_texts(rec: Recording, index: int) -> list[str]:
     return [c["result"] if isinstance(c["result"], str) else json.dumps(c["result"])
             for c in rec.expected[index]["calls"]]
 KNOWN_GAPS: tuple[Gap, ...] = (
+    # LlamaIndex's OTel integration drops a streamed call's end event (it comes after the
+    # span closed): the last answer is only in the run's StopEvent summary, cut at 200
+    # characters (llama-index-workflows `_event_summary.py`).
+    *(Gap("llamaindex-otel-stream", case, "final_answer",
+          "LlamaIndex's OTel integration drops a streamed call's LLMChatEndEvent; the answer "
+          "is only in the run's workflow.output summary, cut at 200 characters before the "
+          "text's end", _NOT_SEEN["final_answer"])
+      for case in ("parallel_tools", "tool_error", "multi_turn#0")),
+    # Mirascope 2.8's GenAI instrumentation records its own tool schema (`ToolSchema`
+    # parameters, `$defs` null and no `type`: mirascope `ops/_internal/instrumentation/llm/
+    # common.py`), not the one its OpenAI encoder sends (`type: object`, no `$defs`).
+    *(Gap(stack, "*", "tools",
+          "Mirascope's gen_ai.tool.definitions carry its own parameter schema, not the one "
+          "sent (its OpenAI encoder adds `type: object` and drops the null `$defs`): the "
+          "schema the model saw is nowhere", lambda rec, index: ['"type":"object"',
+                                                                '"type": "object"'])
+      for stack in ("mirascope-otel", "mirascope-otel-stream")),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "Mirascope makes no tool span, and its messages (gen_ai.input.messages' "
+          "tool_call_response, mirascope.response.messages' tool_output) keep a failed "
+          "tool's result text without its ToolOutput error: the failure is only in the text",
+          lambda rec, index: ["is_error", "exception.type", "ToolExecutionError"])
+      for stack in ("mirascope-otel", "mirascope-otel-stream")),
     Gap("anthropic-openllmetry", "tool_error", "call.is_error",
         "a raw client loop has no tool span, and OpenLLMetry's gen_ai.input.messages keep the "
         "tool_result's text but drop its is_error flag: the failure is only in the text",
@@ -3363,6 +3386,33 @@ FORMS: dict[str, Form] = {
     ) for stack in ("openai-js-otel-responses", "openai-js-otel-responses-stream",
                     "openai-agents-js-otel-responses", "openai-agents-js-otel-responses-stream",
                     "openai-js-otel-responses-nocontent")},
+    # LlamaIndex's own OTel integration: a span per dispatcher span, named `Class.method`,
+    # tagged `llamaindex.*`; the content only in span events (conventions/llamaindex.py).
+    **{stack: Form(
+        frozenset({"FunctionAgent.run", "OpenAI._prepare_chat_with_tools", "FunctionTool.acall",
+                   "BaseWorkflowAgent.call_tool", chat}),
+        frozenset({"llamaindex.run_id", "llamaindex.step.input_summary"}),
+        absent=_JSON_MESSAGES | {"llm.input_messages.0.message.role", "gen_ai.operation.name"},
+    ) for stack, chat in (("llamaindex-otel", "OpenAI.achat"),
+                          ("llamaindex-otel-stream", "OpenAI.astream_chat"))},
+    # Mirascope's own GenAI instrumentation: a `chat` span per model call (a resumed call's
+    # under Mirascope's `Response.resume` span), no tool span and no agent span.
+    **{stack: Form(
+        frozenset({"chat openai/gpt-4o-mini", f"{resume}.resume openai/gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "mirascope.response.messages"},
+        absent=frozenset({"gen_ai.tool.call.id", "gen_ai.conversation.id"}),
+    ) for stack, resume in (("mirascope-otel", "Response"),
+                            ("mirascope-otel-stream", "StreamResponse"))},
+    # langchain-azure-ai's tracer: invoke_agent > chat / execute_tool, the run's thread as
+    # the conversation.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", chat, "execute_tool calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.tool.call.result", "gen_ai.conversation.id",
+                          "gen_ai.system_instructions"},
+    ) for stack, chat in (("langchain-azure-ai", "chat gpt-4o-mini-2024-07-18"),
+                          ("langchain-azure-ai-stream", "chat gpt-4o-mini"))},
 }  # fmt: skip
 
 
@@ -3460,6 +3510,10 @@ _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent n
 # Stacks whose agent ran but whose turns do not name it yet: why, and whether the export
 # holds the name (a strict xfail, so a fix shows) or not (then the test proves it absent).
 AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
+    **{stack: ("LlamaIndex's OTel integration names the agent only in its workflow steps' "
+               "event summaries (`current_agent_name`), last of fields cut at 200 characters",
+               False)
+       for stack in ("llamaindex-otel", "llamaindex-otel-stream")},
     **{stack: ("the Agents SDK for JS exports no spans of its own (its tracing goes to "
                "OpenAI), only its OpenAI client's", False)
        for stack in ("openai-agents-js-openinference", "openai-agents-js-openinference-stream",

@@ -8,7 +8,8 @@ Fixed (a convention of their own):
   (`conventions/mastra.py`); the 1.x exporter (`gen-ai-semantics.ts`) is pinned.
 - LlamaIndex's own integration (llama-index-observability-otel 0.7, recorded from a
   FunctionAgent run): content only in LLMChat span events, no turn at all before
-  (`conventions/llamaindex.py`); streamed calls lose their answer at the source.
+  (`conventions/llamaindex.py`); streamed calls lose their answer at the source, but for
+  the run's StopEvent summary (whole only when short), and tools and tool spans are read.
 - DSPy (dspy 3.4.1 + openinference-instrumentation-dspy 0.1.48, recorded from a ReAct run;
   MLflow's autolog from its callback source): ChatAdapter templates split a run into one
   turn per step with the template as request (`conventions/dspy.py`).
@@ -386,6 +387,86 @@ def test_llamaindex_streamed_agent_has_no_answer(tmp_path: Path) -> None:
     assert (turn.request, turn.final_answer, turn.status) == (REQUEST, None, "incomplete")
     assert turn.system_instructions == SYSTEM
     assert "answer_not_captured" in turn.issues
+
+
+LI_TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "get_weather(city: str) -> dict\nGet the weather.",
+    "parameters": SCHEMA}}]
+LI_TOOL_STEP = {
+    "llamaindex.run_id": "Q5fnOajopj", "llamaindex.step.input_event": "ToolCall",
+    "llamaindex.step.input_summary":
+        "ToolCall(tool_name='get_weather', tool_kwargs={'city': 'Paris'}, tool_id='call_1')",
+}
+
+
+def _li_summary_of(text: str) -> str:
+    """The run's `workflow.output` summary of its StopEvent, cut at 200 characters as
+    llama-index-workflows' `summarize_event` cuts it."""
+    whole = ("StopEvent(result=AgentOutput(response=ChatMessage(role=<MessageRole.ASSISTANT: "
+             f"'assistant'>, additional_kwargs={{}}, blocks=[TextBlock(block_type='text', "
+             f"text={text!r})]), structured_response=None, current_agent_name='research_assistant'"
+             ", raw=None, tool_calls=[], retry_messages=[]))")
+    return whole if len(whole) <= 200 else whole[:197] + "..."
+
+
+def _dir(tmp_path: Path, name: str) -> Path:
+    (tmp_path / name).mkdir()
+    return tmp_path / name
+
+
+def _li_tool_agent(r: Any, answer: str, tool_error: str | None) -> None:
+    """As llama-index-observability-otel 0.7 recorded a streamed FunctionAgent (the stack
+    `llamaindex-otel-stream`, llama-index-llms-openai 0.8): the start events carry the
+    OpenAI tools payload, the end events are dropped, the tool's own span is tagged with
+    its step's ToolCall and fails when the tool raised."""
+    def step(messages: list[Any]) -> None:
+        start = {"messages": _j(messages), "additional_kwargs.tools": _j(LI_TOOLS),
+                 "model_dict.model_name": "gpt-4o-mini", "class_name": "LLMChatStartEvent"}
+        with r.span("BaseWorkflowAgent.run_agent_step", LI_TAGS), \
+                r.span("OpenAI.astream_chat", LI_TAGS, events=[("LLMChatStartEvent", start)]):
+            pass
+
+    with r.span("FunctionAgent.run", {}, events=[("workflow.output", {
+            "output": _li_summary_of(answer)})]):
+        step(LI_HISTORY)
+        with r.span("BaseWorkflowAgent.call_tool", LI_TOOL_STEP), \
+                r.span("FunctionTool.acall", LI_TOOL_STEP, error=tool_error):
+            pass
+        result = tool_error or "18C, cloudy"
+        step([*LI_HISTORY, _li_message("assistant", {**LI_CALL, "tool_kwargs": ARGUMENTS}),
+              _li_message("tool", _li_text(result), tool_call_id="call_1")])
+
+
+def test_llamaindex_tools_are_the_llm_s_payload(tmp_path: Path) -> None:
+    """The tools offered are the start event's `additional_kwargs.tools` (the OpenAI LLM's
+    own payload); an LLM that passes tool objects leaves reprs, no tool (`_li_agent`)."""
+    [turn] = turns_of(lambda r: _li_tool_agent(r, ANSWER, None), _dir(tmp_path, "payload"))
+    assert [(t.name, t.description, t.parameters) for t in turn.tools] == [
+        ("get_weather", "get_weather(city: str) -> dict\nGet the weather.",
+         json.dumps(SCHEMA, sort_keys=True, separators=(",", ":")))]
+    assert turn.tools_source == "declared"
+    [turn] = turns_of(lambda r: _li_agent(r, streamed=False), _dir(tmp_path, "reprs"))
+    assert (turn.tools_source, [t.name for t in turn.tools]) == ("inferred", ["get_weather"])
+
+
+def test_llamaindex_failed_tool_span_is_the_call_s_error(tmp_path: Path) -> None:
+    """The tool's own span, named by its step's ToolCall summary, is the execution: its
+    status is the only record that the tool failed (the model sees the error's text)."""
+    [turn] = turns_of(lambda r: _li_tool_agent(r, ANSWER, "Unknown city: Paris"), tmp_path)
+    assert [(c.name, c.call_id, c.arguments, c.result, c.status, c.error)
+            for c in turn.calls] == [("get_weather", "call_1", ARGUMENTS, "Unknown city: Paris",
+                                      "error", "Unknown city: Paris")]
+    assert "unreconciled_calls" not in turn.issues
+
+
+def test_llamaindex_streamed_answer_from_the_run_s_summary(tmp_path: Path) -> None:
+    """Streamed, the last call's answer is only in the run's StopEvent summary: taken when
+    its text literal is whole, never a cut one."""
+    [turn] = turns_of(lambda r: _li_tool_agent(r, ANSWER, None), _dir(tmp_path, "whole"))
+    assert (turn.final_answer, turn.status) == (ANSWER, "ok")
+    long = "It is 18 degrees C and cloudy in Paris, with a light wind from the west. " * 2
+    [turn] = turns_of(lambda r: _li_tool_agent(r, long, None), _dir(tmp_path, "cut"))
+    assert (turn.final_answer, turn.status) == (None, "incomplete")
 
 
 # --- ADOT / opentelemetry-instrumentation-botocore: Bedrock Converse ---------------------

@@ -985,6 +985,21 @@ STACKS: dict[str, Stack] = {
                 venv="genai-smolagents")
           for name in ("genai-smolagents", "genai-smolagents-stream", "genai-smolagents-openai",
                        "genai-smolagents-openai-stream")),
+        # LlamaIndex's own OTel integration (`llama-index-observability-otel`).
+        *(Stack(name, "llamaindex_otel_agent", "openai",
+                ("llama-index-core", "llama-index-llms-openai", "openai",
+                 "llama-index-observability-otel", "opentelemetry-sdk"),
+                venv="llamaindex-otel")
+          for name in ("llamaindex-otel", "llamaindex-otel-stream")),
+        # Mirascope v2's own OTel GenAI instrumentation (`mirascope.ops`).
+        *(Stack(name, "mirascope_loop", "openai",
+                ("mirascope", "openai", "opentelemetry-sdk"), venv="mirascope-otel")
+          for name in ("mirascope-otel", "mirascope-otel-stream")),
+        # langchain-azure-ai's OTel GenAI tracer, a LangChain callback, on LangChain v1.
+        *(Stack(name, "langchain_azure_ai_agent", "openai",
+                ("langchain", "langgraph", "langchain-core", "langchain-openai", "openai",
+                 "langchain-azure-ai", "opentelemetry-sdk"), venv="langchain-azure-ai")
+          for name in ("langchain-azure-ai", "langchain-azure-ai-stream")),
     )
 }  # fmt: skip
 
