@@ -1069,10 +1069,6 @@ NOT_YET: tuple[NotYet, ...] = (
     # as gen_ai.conversation.id); each response's `gen_ai.client.inference.operation.
     # details` record names no span and no prompt, only a response id no span reports:
     # an ingest error each.
-    NotYet("gemini-cli-otel", ("*",), ("turns", "system_prompt", "tools"),
-           "Gemini CLI's system prompt and tools are only on its llm_call spans, which no "
-           "rule joins to the prompt's records; its operation-details records of a response "
-           "name no span and no prompt (ingest errors)"),
     NotYet("openlit-openai-1.26", ("single_tool", "parallel_tools", "tool_error", "multi_turn"),
            ("call.result",),
            "OpenLIT 1.26 records no call, but the next prompt's transcript holds each result "
@@ -3601,6 +3597,9 @@ def _live_params() -> Iterator[Any]:
 _UNREPEATABLE_WIRE = {
     **{stack: "Codex CLI prefixes each tool output it sends the model with the call's wall "
               "time (`Wall time: 0.0353 seconds`): no two runs' wires match" for stack in _CODEX},
+    "gemini-cli-otel": "Gemini CLI's system prompt names its built-in skills by their path in "
+                       "the install (`<worktree>/.stacks/gemini-cli/node_modules/...`): a run "
+                       "in another worktree than the recording's sends another prompt",
 }
 
 
