@@ -824,6 +824,16 @@ KNOWN_GAPS: tuple[Gap, ...] = (
             "Codex CLI's telemetry records no tool definitions (a called tool's name only)",
             _never_called),
     )),
+    # Qwen Code's telemetry (0.24.4) records the request's contents (`request_text`, Gemini's
+    # form) but not its system instruction or tool declarations: no span or record holds
+    # them (a called tool's name and description only, on its tool span).
+    Gap("qwen-code-otel", "*", "system_prompt",
+        "Qwen Code's telemetry records no system instruction: its api_request record's "
+        "request_text is the request's contents alone",
+        lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
+    Gap("qwen-code-otel", "*", "tools",
+        "Qwen Code's telemetry records no tool declarations (a called tool's name and "
+        "description only, on its `qwen-code.tool` span)", _never_called),
     # Codex sends a tool's output as the Responses API's content items (its `Wall time`
     # header one, an MCP tool's text another); its `codex.tool_result` record's `output`
     # joins them with a newline, so where there were several, the items as the model got
@@ -2795,6 +2805,14 @@ FORMS: dict[str, Form] = {
         frozenset({"turn.id", "conversation.id", "gen_ai.usage.input_tokens", "call_id"}),
         log_events=frozenset({"codex.user_prompt", "codex.tool_result", "codex.api_request"}),
     ),
+    # Qwen Code's own telemetry: an interaction span a prompt, llm_request and tool spans
+    # under it, the content on records naming them.
+    "qwen-code-otel": Form(
+        frozenset({"qwen-code.interaction", "qwen-code.llm_request", "qwen-code.tool"}),
+        frozenset({"qwen-code.prompt_id", "llm_request.context", "gen_ai.tool.call.id"}),
+        log_events=frozenset({"qwen-code.user_prompt", "qwen-code.api_request",
+                              "qwen-code.api_response", "qwen-code.tool_call"}),
+    ),
     "gemini-cli-otel": Form(
         frozenset({"llm_call"}),
         frozenset({"gen_ai.prompt.name", "gen_ai.system_instructions", "gen_ai.tool.definitions"}),
@@ -3525,6 +3543,8 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                        "agent (a CLI takes no agent name)", True),
     "codex-cli-openinference": ("the interceptor names no agent: a turn is an LLM span "
                                 "(`codex.turn`), and the CLI takes no agent name", False),
+    "qwen-code-otel": ("the CLI is the agent: its turns are named `qwen-code`, not the "
+                       "driver's agent (a CLI takes no agent name)", True),
     "gemini-cli-otel": ("the CLI is the agent: its turns are named `gemini-cli`, not the "
                         "driver's agent (a CLI takes no agent name)", True),
     "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
