@@ -2823,8 +2823,10 @@ FORMS: dict[str, Form] = {
         log_events=frozenset({"codex.user_prompt", "codex.tool_result", "codex.api_request"}),
     ),
     "opencode-otel": Form(
-        frozenset({"ai.streamText", "ai.streamText.doStream", "ai.toolCall", "SessionPrompt.loop"}),
-        frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools", "ai.toolCall.result"}),
+        frozenset({"ai.streamText", "ai.streamText.doStream", "ai.toolCall",
+                   "SessionPrompt.loop"}),
+        frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools",
+                   "ai.toolCall.result"}),
     ),
     # Qwen Code's own telemetry: an interaction span a prompt, llm_request and tool spans
     # under it, the content on records naming them.
