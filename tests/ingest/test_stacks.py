@@ -1060,22 +1060,26 @@ class NotYet:
 
 NOT_YET: tuple[NotYet, ...] = (
     # OpenCode 1.18.33 with `experimental.openTelemetry`: the Vercel AI SDK's spans
-    # (`ai.streamText`, `.doStream`, `ai.toolCall`) among some 800 of its own Effect spans a
-    # run, each `opencode run` a trace. Recorded, not yet read right: the request is the
-    # prompt's JSON text (quoted), a failed or structured MCP result is OpenCode's
-    # `{title, metadata, output}` object, and the two prompts of one continued session
-    # come out as one turn.
-    NotYet("opencode-otel", ("*",), ("turns", "request"),
-           "OpenCode's turn request is read as the JSON text of its prompt (quoted): not "
-           "studied yet"),
-    NotYet("opencode-otel", ("tool_error", "multi_turn#0"),
+    # (`ai.streamText`, `.doStream`, `ai.toolCall`) among several hundred Effect spans of its
+    # own a run, each `opencode run` a trace. `opencode run` exits before its exporter sends
+    # its last spans: in this recording single_tool's export is whole, the others lack the
+    # last model call's spans and the run's root (`Cli.run`), no_tool every AI SDK span.
+    # Whether OpenCode can be made to flush (its exporter's settings) is not studied yet.
+    NotYet("opencode-otel", ("parallel_tools", "no_tool", "tool_error", "multi_turn"),
+           ("turns",),
+           "`opencode run` exits before its exporter sends its last spans (the last model "
+           "call's, the run's root): the turn is cut short, or (no_tool) not there"),
+    NotYet("opencode-otel", ("no_tool",),
+           ("request", "system_prompt", "tools", "call.id", "call.name", "call.arguments",
+            "call.result", "call.is_error", "final_answer", "llm_calls", "usage"),
+           "`opencode run` exited before its exporter sent any AI SDK span of this run"),
+    NotYet("opencode-otel", ("parallel_tools", "tool_error", "multi_turn#1"),
            ("call.result", "final_answer", "llm_calls", "usage"),
-           "OpenCode's tool result is its `{title, metadata, output}` object, and the model "
-           "call after a tool's run is not in the turn: not studied yet"),
-    NotYet("opencode-otel", ("multi_turn#1",),
-           ("system_prompt", "tools", "call.id", "call.name", "call.arguments", "call.result",
-            "call.is_error", "final_answer", "llm_calls", "usage"),
-           "the second prompt of a continued OpenCode session is not a turn of its own yet"),
+           "the last model call's spans never left `opencode run` (no answer, no result as "
+           "the model got it: `ai.toolCall.result` is OpenCode's `{title, metadata, output}` "
+           "object)"),
+    NotYet("opencode-otel", ("multi_turn#0",), ("final_answer", "llm_calls", "usage"),
+           "the last model call's spans never left `opencode run`"),
     # OpenInference's interceptor of Codex CLI's telemetry (openinference-instrumentation-
     # codex 0.5.2, `native_otlp_interceptor.py`) makes one LLM span of a whole turn
     # (`codex.turn`: the prompt, the turn's token totals), each model request a

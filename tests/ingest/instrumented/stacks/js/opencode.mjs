@@ -45,9 +45,11 @@ await main(async ({ scenario, baseUrl, out, script }) => {
                     OPENCODE_DISABLE_AUTOUPDATE: '1', OPENCODE_DISABLE_SHARE: '1',
                     OPENCODE_DISABLE_DEFAULT_PLUGINS: '1', OPENCODE_DISABLE_LSP_DOWNLOAD: '1' };
       for (const [turn, request] of script.requests.entries()) {
-        // A title given: else its first model call is the title's (a small model's), not the turn's.
+        // A title given: else its first model call is the title's (a small model's), not the
+        // turn's. The prompt word by word: `run` joins its arguments with spaces and quotes
+        // each that holds one, so a prompt given whole reaches the model in quotes.
         const args = ['run', '--auto', '-m', `wire/${MODEL}`, ...(turn ? ['--continue'] : ['--title', scenario]),
-                      request];
+                      ...request.split(' ')];
         await runCli(BINARY, args, { cwd: home, env });
       }
     });
