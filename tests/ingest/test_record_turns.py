@@ -218,3 +218,19 @@ def test_gen_ai_prompt_name_is_no_flattened_message() -> None:
                     "gen_ai.request.model": "gemini-2.5-flash"})
     _, error = decode_span(span)
     assert error is None
+
+
+def test_gemini_cli_traces_and_records_ingested_apart_give_the_same_turns(
+    tmp_path: Path,
+) -> None:
+    """The `llm_call` spans moved under a prompt wait for its records, and records for
+    their spans, in either order."""
+    folder = GEMINI / "multi_turn"
+    for first, then in (("traces", "logs"), ("logs", "traces")):
+        out = tmp_path / first
+        errors = [e for kind in (first, then)
+                  for e in ingest_paths(sorted(folder.glob(f"*.{kind}.json")), out).errors]
+        turns = _turns(out)
+        assert not errors and [t.request for t in turns] == REQUESTS
+        assert all(len(t.tools) == 19 and t.system_instructions and t.llm_calls == 2
+                   for t in turns)
