@@ -35,6 +35,7 @@ from msgspec.structs import replace
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions import CONVENTIONS as CONVENTIONS
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
+from turnscore.ingest.conventions.gemini_cli import is_twin
 from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable, try_json
 from turnscore.ingest.detached import detached_response
 from turnscore.ingest.model import (
@@ -108,9 +109,12 @@ def is_content_log(log: RawLog) -> bool:
     """A log record that carries GenAI content (OTel GenAI events), or an event a convention
     reads as its content that names its span (Claude Code's records carry the interaction's
     id when its traces are on), or a record of a turn told by records alone
-    (`record_turns.anchored`: Claude Code's with its traces off)."""
+    (`record_turns.anchored`: Claude Code's with its traces off). Not a twin of a record
+    of a CLI's own, which ingest reads in its place (`gemini_cli.is_twin`)."""
     named = log.event_name in _BY_EVENT and bool(log.span_id)
-    return log.event_name.startswith("gen_ai.") or named or anchored(log)
+    if log.event_name.startswith("gen_ai."):
+        return not is_twin(log)
+    return named or anchored(log)
 
 
 def decode_spans(
@@ -132,28 +136,35 @@ def decode_spans(
                 "does when it arrives" if rid else "")))
             continue
         by_span[(log.trace_id, log.span_id)].append(log)
-    decoded: list[Span] = []
-    known: set[tuple[str, str]] = set()
-    with collector_paused():
-        for raw in spans:
-            key = (raw.trace_id, raw.span_id)
-            known.add(key)
-            joined = by_span.get(key, ())
-            calls, error = decode_calls(raw, joined, case_id_attribute=case_id_attribute)
-            decoded.extend(calls)
-            if error is not None:
-                errors.append(error)
+    known = {(raw.trace_id, raw.span_id) for raw in spans}
+    # A turn its records alone tell: decoded as the spans they tell, which stand in for the
+    # spans of the CLI's own with their ids (`record_turns.anchor_span`).
+    told_by: list[tuple[list[RawSpan], list[RawLog]]] = []
     for (trace_id, span_id), orphans in by_span.items():
         if (trace_id, span_id) in known:
             continue
-        told = record_spans(trace_id, span_id, orphans)
-        if told:  # a turn its records alone tell: decoded as the spans they tell
-            decoded.extend(_told(told, orphans, errors, case_id_attribute))
+        told = record_spans(trace_id, span_id, orphans, spans)
+        if told:
+            told_by.append((told, orphans))
         else:
             for log in orphans:
                 errors.append(_log_error(
                     log, f"GenAI log record {log.event_name!r} matches no span "
                     f"(trace {trace_id}, span {span_id}); ingest its traces with it"))
+    replaced = {(s.trace_id, s.span_id) for told, _ in told_by for s in told}
+    decoded: list[Span] = []
+    with collector_paused():
+        for raw in spans:
+            key = (raw.trace_id, raw.span_id)
+            if key in replaced:
+                continue
+            joined = by_span.get(key, ())
+            calls, error = decode_calls(raw, joined, case_id_attribute=case_id_attribute)
+            decoded.extend(calls)
+            if error is not None:
+                errors.append(error)
+    for told, orphans in told_by:
+        decoded.extend(_told(told, orphans, errors, case_id_attribute))
     return decoded, errors
 
 

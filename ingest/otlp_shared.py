@@ -31,7 +31,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 
 from turnscore.ingest.anyvalue import MAX_ATTRIBUTE_VALUE_CHARS, AnyValueError, OnTruncate
 from turnscore.ingest.attributes import EVENT_NAME
-from turnscore.ingest.record_turns import anchor
+from turnscore.ingest.record_turns import anchor, anchor_span
 from turnscore.ingest.records import AttrValue, InputError, RawEvent, RawLink, RawLog, RawSpan
 
 Record: TypeAlias = RawSpan | RawLog | InputError
@@ -293,7 +293,7 @@ def span_record(
         scope_name = d.text(scope_name, "scope.name", report)
     if type(scope_version) is not str:
         scope_version = d.text(scope_version, "scope.version", report)
-    records.append(
+    records.append(anchor_span(
         RawSpan(
             trace_id=trace_id,
             span_id=span_id,
@@ -313,7 +313,7 @@ def span_record(
             source=where.source,
             position=where.position,
         )
-    )
+    ))
     _check_times(owner, start, end, report)
     records.extend(errors)
 

@@ -22,21 +22,45 @@ each `api_request` as its `llm_request` span, as the CLI exports them with its t
 which decode like any other and join the records as their content events. A record that
 names a span it did not get from `anchor` is never taken for one: its span may be in the
 next file.
+
+A CLI may export spans of its own that name the prompt as its records do, but in no trace of
+the prompt's (Gemini CLI's `llm_call` spans: each model call the root of a trace of its own,
+its prompt `gen_ai.prompt.name`, its session `gen_ai.conversation.id`, and on it alone the
+request's system instructions and tool declarations). `anchor_span` moves such a root span
+(`RecordTurns.prompt_spans`) into the prompt's trace, under the prompt's span, at the edge
+as `anchor` does the records, so it is stored and read back with them; `record_spans` hands
+the prompt's such spans to its convention with its records, and a span the convention tells
+in its place (the same span id) replaces it (`decode.decode_spans`).
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from turnscore.ingest.records import AttrValue, RawLog, RawSpan
 
-__all__ = ["RecordTurns", "anchor", "anchored", "record_spans", "span_id_of", "told_span"]
+__all__ = ["PromptSpans", "RecordTurns", "anchor", "anchor_span", "anchored", "record_spans",
+           "span_id_of", "told_span"]  # fmt: skip
 
-SpansOf = Callable[[str, str, Sequence[RawLog]], list[RawSpan]]
-"""(trace id, prompt span id, the prompt's records in time order) -> the prompt's spans,
-the first of them the prompt's own (span id as given), the rest under it."""
+SpansOf = Callable[[str, str, Sequence[RawLog], Sequence[RawSpan]], list[RawSpan]]
+"""(trace id, prompt span id, the prompt's records in time order, the convention's own spans
+`anchor_span` moved under the prompt, in start order) -> the prompt's spans, the first of
+them the prompt's own (span id as given), the rest under it; a span with the id of one of
+the convention's own spans stands in for it."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptSpans:
+    """A convention's own root spans that name their prompt and session as its records do."""
+
+    names: frozenset[str]
+    """Span names."""
+    session: tuple[str, ...]
+    """Attribute keys naming the session, the first present wins."""
+    prompt: tuple[str, ...]
+    """Attribute keys naming the prompt within the session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +79,7 @@ class RecordTurns:
     """Key the records so even where they name a span: a CLI whose spans hold no turn
     (Gemini CLI's, a trace per model call, with no content) and whose records name them
     only now and then."""
+    prompt_spans: PromptSpans | None = None
 
 
 def _conventions() -> tuple[RecordTurns, ...]:
@@ -75,9 +100,9 @@ def _of(event_name: str) -> RecordTurns | None:
     return _BY_EVENT.get(event_name)
 
 
-def _key(log: RawLog, keys: tuple[str, ...]) -> str | None:
+def _key(attributes: Mapping[str, AttrValue], keys: tuple[str, ...]) -> str | None:
     for key in keys:
-        value = log.attributes.get(key)
+        value = attributes.get(key)
         if isinstance(value, str) and value:
             return value
     return None
@@ -92,13 +117,41 @@ def _ids(log: RawLog) -> tuple[str, str] | None:
     turns = _of(log.event_name)
     if turns is None:
         return None
-    session, prompt = _key(log, turns.session), _key(log, turns.prompt)
+    return _prompt_ids(turns.name, _key(log.attributes, turns.session),
+                       _key(log.attributes, turns.prompt))
+
+
+def _prompt_ids(name: str, session: str | None, prompt: str | None) -> tuple[str, str] | None:
+    """The (trace id, span id) of `prompt` of `session` in convention `name`."""
     if session is None or prompt is None:
         return None
     # A trace per prompt, as the CLIs' traced exports have it (its session the
     # conversation id of the spans it tells).
-    return (_digest(16, "record-turn", turns.name, session, prompt),
-            _digest(8, "record-turn", turns.name, session, prompt))  # fmt: skip
+    return (_digest(16, "record-turn", name, session, prompt),
+            _digest(8, "record-turn", name, session, prompt))  # fmt: skip
+
+
+_BY_SPAN: dict[str, RecordTurns] | None = None
+
+
+def _of_span(name: str) -> RecordTurns | None:
+    global _BY_SPAN
+    if _BY_SPAN is None:
+        _BY_SPAN = {n: c for c in _conventions() if c.prompt_spans for n in c.prompt_spans.names}
+    return _BY_SPAN.get(name)
+
+
+def anchor_span(span: RawSpan) -> RawSpan:
+    """`span` in its prompt's trace, under the prompt's span, where it is a root span of a
+    convention whose own spans name their prompt (`RecordTurns.prompt_spans`); else `span`
+    as it is."""
+    turns = _of_span(span.name) if span.parent_span_id is None else None
+    own = turns.prompt_spans if turns is not None else None
+    if turns is None or own is None:
+        return span
+    ids = _prompt_ids(turns.name, _key(span.attributes, own.session),
+                      _key(span.attributes, own.prompt))
+    return span if ids is None else replace(span, trace_id=ids[0], parent_span_id=ids[1])
 
 
 def anchor(log: RawLog) -> RawLog:
@@ -123,12 +176,19 @@ def span_id_of(*parts: str) -> str:
     return _digest(8, "record-turn-span", *parts)
 
 
-def record_spans(trace_id: str, span_id: str, logs: Sequence[RawLog]) -> list[RawSpan]:
-    """The spans the anchored records of one prompt tell (`RecordTurns.spans`); none when
-    none of `logs` is anchored there."""
+def record_spans(
+    trace_id: str, span_id: str, logs: Sequence[RawLog], spans: Sequence[RawSpan] = (),
+) -> list[RawSpan]:
+    """The spans the anchored records of one prompt tell (`RecordTurns.spans`), given the
+    prompt's spans among `spans` (those `anchor_span` moved under it); none when none of
+    `logs` is anchored there."""
     own = sorted((lg for lg in logs if anchored(lg)), key=lambda lg: lg.time_unix_nano)
     turns = _of(own[0].event_name) if own else None
-    return [] if turns is None else turns.spans(trace_id, span_id, own)
+    if turns is None:
+        return []
+    moved = sorted((s for s in spans if s.trace_id == trace_id and s.parent_span_id == span_id
+                    and _of_span(s.name) is turns), key=lambda s: s.start_unix_nano)
+    return turns.spans(trace_id, span_id, own, moved)
 
 
 _INTERNAL = 1  # OTLP SpanKind INTERNAL, as the CLIs' own spans are

@@ -46,6 +46,7 @@ from turnscore.ingest.conventions import (
     openinference,
     openllmetry,
     otel_genai,
+    qwen_code,
     spring_ai,
     vercel,
 )
@@ -71,6 +72,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     laminar.LAMINAR,
     claude_code.CLAUDE_CODE,
     codex_cli.CODEX_CLI,
+    qwen_code.QWEN_CODE,
     otel_genai.OTEL_GENAI,
     openinference.OPENINFERENCE,
     openllmetry.OPENLLMETRY,

@@ -213,8 +213,11 @@ CLAUDE_CODE = Convention(
 )  # fmt: skip
 
 
-def _record_spans(trace_id: str, span_id: str, records: Sequence[RawLog]) -> list[RawSpan]:
-    """The spans one prompt's records tell (`record_turns.RecordTurns.spans`): its
+def _record_spans(
+    trace_id: str, span_id: str, records: Sequence[RawLog], _own: Sequence[RawSpan] = (),
+) -> list[RawSpan]:
+    """The spans one prompt's records tell (`record_turns.RecordTurns.spans`; the CLI has no
+    spans of its own that name a prompt, `_own`): its
     interaction, under it an `llm_request` per `api_request` record and a `tool` per
     `tool_result` record (failed: with its `tool.execution`, as the CLI's spans say it)."""
     first = records[0]

@@ -1049,8 +1049,10 @@ def _tool_defs(obj: JsonValue, where: str, problems: Problems) -> list[ToolDef]:
         problems.append(f"{where}: tool definition without a name")
         return []
     schema: JsonValue = None
-    for key in ("parameters", "parameters_json_schema", "input_schema", "inputSchema",
-                "json_schema", "schema"):
+    # google-genai's `FunctionDeclaration.parameters_json_schema`, camel-cased by its JS SDK
+    # (`parametersJsonSchema`: Gemini CLI declares its tools so).
+    for key in ("parameters", "parameters_json_schema", "parametersJsonSchema", "input_schema",
+                "inputSchema", "json_schema", "schema"):
         if obj.get(key) is not None:
             schema = obj[key]
             break

@@ -15,10 +15,11 @@ from typing import Any
 
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 
+from turnscore.ingest.conventions.gemini_cli import is_twin
 from turnscore.ingest.decode import decode_span
 from turnscore.ingest.otlp import read_file
 from turnscore.ingest.pipeline import ingest_paths
-from turnscore.ingest.record_turns import anchor, anchored
+from turnscore.ingest.record_turns import anchor, anchor_span, anchored
 from turnscore.ingest.records import RawLog, RawSpan
 from turnscore.ingest.store import TurnStore
 from turnscore.ingest.turn import Turn
@@ -163,6 +164,52 @@ def test_gemini_cli_export_gives_a_turn_per_prompt(tmp_path: Path) -> None:
         "2 ** 10 = 1024."]
 
 
+def _llm_call(parent: str | None = None, **attributes: str) -> RawSpan:
+    return RawSpan("ab" * 16, "cd" * 8, parent, "llm_call", 1, 1, 2, 0, "", dict(attributes))
+
+
+def test_a_gemini_cli_llm_call_span_moves_under_its_prompt() -> None:
+    """The `llm_call` span, root of a trace of its own, names its prompt and session as the
+    records do: it moves into the prompt's trace, under the prompt's span."""
+    span = _llm_call(**{"gen_ai.conversation.id": "s", "gen_ai.prompt.name": "p"})
+    prompt = anchor(RawLog(None, None, "gemini_cli.user_prompt", 1, None,
+                           {"session.id": "s", "prompt_id": "p"}))
+    moved = anchor_span(span)
+    assert (moved.trace_id, moved.parent_span_id, moved.span_id) == (
+        prompt.trace_id, prompt.span_id, span.span_id)
+    nested = _llm_call("ef" * 8, **{"gen_ai.conversation.id": "s", "gen_ai.prompt.name": "p"})
+    assert anchor_span(nested) is nested  # in a trace of the CLI's already
+    unnamed = _llm_call(**{"gen_ai.conversation.id": "s"})
+    assert anchor_span(unnamed) is unnamed
+
+
+def test_gemini_cli_turns_take_instructions_and_tools_from_its_llm_call_spans(
+    tmp_path: Path,
+) -> None:
+    folder = GEMINI / "single_tool"
+    batch = ingest_paths(sorted([*folder.glob("*.logs.json"), *folder.glob("*.traces.json")]),
+                         tmp_path)
+    (turn,) = _turns(tmp_path)
+    assert turn.system_instructions and turn.system_instructions.startswith(
+        "You are a non-interactive CLI agent")
+    assert turn.tools_source == "declared" and len(turn.tools) == 19
+    calculator = next(t for t in turn.tools if t.name == "mcp_tools_calculator")
+    assert calculator.parameters and "expression" in calculator.parameters
+    assert turn.llm_calls == 2 and turn.input_tokens == 283 + 381
+    # The operation-details twins of its records are no content, so no ingest error.
+    assert batch.errors == ()
+
+
+def test_gemini_cli_operation_details_records_are_twins() -> None:
+    common = {"session.id": "s", "installation.id": "i", "interactive": False}
+    twin = RawLog(None, None, "gen_ai.client.inference.operation.details", 1, None,
+                  {**common, "gen_ai.response.id": "r"})
+    assert is_twin(twin)
+    other = RawLog(None, None, "gen_ai.client.inference.operation.details", 1, None,
+                   {"gen_ai.response.id": "r"})
+    assert not is_twin(other)
+
+
 def test_gen_ai_prompt_name_is_no_flattened_message() -> None:
     """OTel GenAI's `gen_ai.prompt.name` (a prompt template's name; Gemini CLI's prompt id)
     shares OpenLLMetry's flattened `gen_ai.prompt.N` prefix: it is no message list."""
@@ -171,3 +218,19 @@ def test_gen_ai_prompt_name_is_no_flattened_message() -> None:
                     "gen_ai.request.model": "gemini-2.5-flash"})
     _, error = decode_span(span)
     assert error is None
+
+
+def test_gemini_cli_traces_and_records_ingested_apart_give_the_same_turns(
+    tmp_path: Path,
+) -> None:
+    """The `llm_call` spans moved under a prompt wait for its records, and records for
+    their spans, in either order."""
+    folder = GEMINI / "multi_turn"
+    for first, then in (("traces", "logs"), ("logs", "traces")):
+        out = tmp_path / first
+        errors = [e for kind in (first, then)
+                  for e in ingest_paths(sorted(folder.glob(f"*.{kind}.json")), out).errors]
+        turns = _turns(out)
+        assert not errors and [t.request for t in turns] == REQUESTS
+        assert all(len(t.tools) == 19 and t.system_instructions and t.llm_calls == 2
+                   for t in turns)

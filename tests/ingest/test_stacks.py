@@ -847,6 +847,16 @@ KNOWN_GAPS: tuple[Gap, ...] = (
             "Codex CLI's telemetry records no tool definitions (a called tool's name only)",
             _never_called),
     )),
+    # Qwen Code's telemetry (0.24.4) records the request's contents (`request_text`, Gemini's
+    # form) but not its system instruction or tool declarations: no span or record holds
+    # them (a called tool's name and description only, on its tool span).
+    Gap("qwen-code-otel", "*", "system_prompt",
+        "Qwen Code's telemetry records no system instruction: its api_request record's "
+        "request_text is the request's contents alone",
+        lambda rec, index: [rec.expected[index]["system_prompt"][:60]]),
+    Gap("qwen-code-otel", "*", "tools",
+        "Qwen Code's telemetry records no tool declarations (a called tool's name and "
+        "description only, on its `qwen-code.tool` span)", _never_called),
     # Codex sends a tool's output as the Responses API's content items (its `Wall time`
     # header one, an MCP tool's text another); its `codex.tool_result` record's `output`
     # joins them with a newline, so where there were several, the items as the model got
@@ -1072,6 +1082,27 @@ class NotYet:
 
 
 NOT_YET: tuple[NotYet, ...] = (
+    # OpenCode 1.18.33 with `experimental.openTelemetry`: the Vercel AI SDK's spans
+    # (`ai.streamText`, `.doStream`, `ai.toolCall`) among several hundred Effect spans of its
+    # own a run, each `opencode run` a trace. `opencode run` exits before its exporter sends
+    # its last spans: in this recording single_tool's export is whole, the others lack the
+    # last model call's spans and the run's root (`Cli.run`), no_tool every AI SDK span.
+    # Whether OpenCode can be made to flush (its exporter's settings) is not studied yet.
+    NotYet("opencode-otel", ("parallel_tools", "no_tool", "tool_error", "multi_turn"),
+           ("turns",),
+           "`opencode run` exits before its exporter sends its last spans (the last model "
+           "call's, the run's root): the turn is cut short, or (no_tool) not there"),
+    NotYet("opencode-otel", ("no_tool",),
+           ("request", "system_prompt", "tools", "call.id", "call.name", "call.arguments",
+            "call.result", "call.is_error", "final_answer", "llm_calls", "usage"),
+           "`opencode run` exited before its exporter sent any AI SDK span of this run"),
+    NotYet("opencode-otel", ("parallel_tools", "tool_error", "multi_turn#1"),
+           ("call.result", "final_answer", "llm_calls", "usage"),
+           "the last model call's spans never left `opencode run` (no answer, no result as "
+           "the model got it: `ai.toolCall.result` is OpenCode's `{title, metadata, output}` "
+           "object)"),
+    NotYet("opencode-otel", ("multi_turn#0",), ("final_answer", "llm_calls", "usage"),
+           "the last model call's spans never left `opencode run`"),
     # OpenInference's interceptor of Codex CLI's telemetry (openinference-instrumentation-
     # codex 0.5.2, `native_otlp_interceptor.py`) makes one LLM span of a whole turn
     # (`codex.turn`: the prompt, the turn's token totals), each model request a
@@ -1092,10 +1123,6 @@ NOT_YET: tuple[NotYet, ...] = (
     # as gen_ai.conversation.id); each response's `gen_ai.client.inference.operation.
     # details` record names no span and no prompt, only a response id no span reports:
     # an ingest error each.
-    NotYet("gemini-cli-otel", ("*",), ("turns", "system_prompt", "tools"),
-           "Gemini CLI's system prompt and tools are only on its llm_call spans, which no "
-           "rule joins to the prompt's records; its operation-details records of a response "
-           "name no span and no prompt (ingest errors)"),
     NotYet("openlit-openai-1.26", ("single_tool", "parallel_tools", "tool_error", "multi_turn"),
            ("call.result",),
            "OpenLIT 1.26 records no call, but the next prompt's transcript holds each result "
@@ -2803,6 +2830,20 @@ FORMS: dict[str, Form] = {
         frozenset({"turn.id", "conversation.id", "gen_ai.usage.input_tokens", "call_id"}),
         log_events=frozenset({"codex.user_prompt", "codex.tool_result", "codex.api_request"}),
     ),
+    "opencode-otel": Form(
+        frozenset({"ai.streamText", "ai.streamText.doStream", "ai.toolCall",
+                   "SessionPrompt.loop"}),
+        frozenset({"ai.operationId", "ai.prompt.messages", "ai.prompt.tools",
+                   "ai.toolCall.result"}),
+    ),
+    # Qwen Code's own telemetry: an interaction span a prompt, llm_request and tool spans
+    # under it, the content on records naming them.
+    "qwen-code-otel": Form(
+        frozenset({"qwen-code.interaction", "qwen-code.llm_request", "qwen-code.tool"}),
+        frozenset({"qwen-code.prompt_id", "llm_request.context", "gen_ai.tool.call.id"}),
+        log_events=frozenset({"qwen-code.user_prompt", "qwen-code.api_request",
+                              "qwen-code.api_response", "qwen-code.tool_call"}),
+    ),
     "gemini-cli-otel": Form(
         frozenset({"llm_call"}),
         frozenset({"gen_ai.prompt.name", "gen_ai.system_instructions", "gen_ai.tool.definitions"}),
@@ -3561,6 +3602,10 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                        "agent (a CLI takes no agent name)", True),
     "codex-cli-openinference": ("the interceptor names no agent: a turn is an LLM span "
                                 "(`codex.turn`), and the CLI takes no agent name", False),
+    "opencode-otel": ("the CLI is the agent and takes no agent name: its turns are not "
+                      "named for the driver's agent (not studied further yet)", True),
+    "qwen-code-otel": ("the CLI is the agent: its turns are named `qwen-code`, not the "
+                       "driver's agent (a CLI takes no agent name)", True),
     "gemini-cli-otel": ("the CLI is the agent: its turns are named `gemini-cli`, not the "
                         "driver's agent (a CLI takes no agent name)", True),
     "openlit-adk": ("OpenLIT spans ADK's Runner run as `invoke_agent <app_name>` (openlit "
@@ -3633,6 +3678,9 @@ def _live_params() -> Iterator[Any]:
 _UNREPEATABLE_WIRE = {
     **{stack: "Codex CLI prefixes each tool output it sends the model with the call's wall "
               "time (`Wall time: 0.0353 seconds`): no two runs' wires match" for stack in _CODEX},
+    "gemini-cli-otel": "Gemini CLI's system prompt names its built-in skills by their path in "
+                       "the install (`<worktree>/.stacks/gemini-cli/node_modules/...`): a run "
+                       "in another worktree than the recording's sends another prompt",
 }
 
 

@@ -704,6 +704,14 @@ STACKS: dict[str, Stack] = {
         # server, each turn a `gemini -p` run resuming the session.
         Stack("gemini-cli-otel", "gemini_cli", "gemini", ("@google/gemini-cli",),
               venv="gemini-cli", runtime="node"),
+        # Qwen Code's own telemetry (`js/qwen_code.mjs`), a Gemini CLI fork on the OpenAI API:
+        # the scenario's tools from an MCP server, each turn a run continuing the session.
+        Stack("qwen-code-otel", "qwen_code", "openai", ("@qwen-code/qwen-code",),
+              venv="qwen-code", runtime="node"),
+        # OpenCode with its OpenTelemetry option (`js/opencode.mjs`): the AI SDK's spans, the
+        # scripted server an OpenAI-compatible provider, tools from an MCP server.
+        Stack("opencode-otel", "opencode", "openai", ("opencode-ai",),
+              venv="opencode", runtime="node"),
         # Codex CLI's own telemetry (`js/codex_cli.mjs`): `codex exec`, the scenario's tools
         # from an MCP server, each turn resuming the session.
         Stack("codex-cli-otel", "codex_cli", "openai", ("@openai/codex",),

@@ -290,16 +290,20 @@ def dspy_reply(scenario: str, turn: int, body: dict[str, Any]) -> Step:
 MCP_PREFIX = "mcp__"
 GEMINI_CLI_MCP_PREFIX = "mcp_tools_"
 """How Claude Code names a tool an MCP server gives it: `mcp__<server>__<tool>`."""
+OPENCODE_MCP_PREFIX = "tools_"
+"""How OpenCode names a tool of the scenario's MCP server `tools`: `<server>_<tool>`."""
 
 
 def scenario_tool(name: str) -> str:
     """The tool a name offered to the model stands for: the name, or the tool an MCP
     server's prefix names (`mcp__<server>__<tool>`, the Claude Agent SDK's `@tool`s;
-    `mcp_<server>_<tool>`, Gemini CLI's, for the scenario's server `tools`)."""
+    `mcp_<server>_<tool>`, Gemini CLI's, and `<server>_<tool>`, OpenCode's, for the
+    scenario's server `tools`)."""
     if name.startswith(MCP_PREFIX) and "__" in name[len(MCP_PREFIX) :]:
         return name[len(MCP_PREFIX) :].split("__", 1)[1]
-    if name.startswith(GEMINI_CLI_MCP_PREFIX):
-        return name[len(GEMINI_CLI_MCP_PREFIX) :]
+    for prefix in (GEMINI_CLI_MCP_PREFIX, OPENCODE_MCP_PREFIX):
+        if name.startswith(prefix):
+            return name[len(prefix) :]
     return name
 
 
