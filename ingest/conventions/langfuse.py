@@ -35,6 +35,9 @@ integration streamed and not, the LangChain callback over LangGraph 1.2, `@obser
 a hand-written loop, and (OpenInference's spans, which Langfuse's processor exports as they
 are: `openinference`'s) the OpenAI Agents SDK as Langfuse's guide instruments it. At 3.15 a
 streamed generation's output keeps its tool calls' names and arguments but not their ids.
+The JS SDK v5 (`@langfuse/openai` `observeOpenAI`, `@langfuse/tracing` observations;
+`tests/fixtures/stacks/langfuse-js-openai*`) writes the same keys; its streamed tool-call
+output is `{"tool_calls": [...]}` with no role and one call for all (`_streamed_calls`).
 """
 
 from __future__ import annotations
