@@ -54,6 +54,7 @@ call failed.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
@@ -113,12 +114,54 @@ def _replayed_request(asked: Sequence[Part], after: Span) -> tuple[Part, ...] | 
                    None)
     calls = request.tool_calls if request is not None else ()
     said = {(p.name, canonical(p.arguments)) for p in asked}
-    if not any(p.call_id in mine or (p.name, canonical(p.arguments)) in said for p in calls):
+    shared = any(p.call_id in mine or (p.name, canonical(p.arguments)) in said for p in calls)
+    if not shared and not _merged(asked, calls):
         return None  # another agent's, or another step's, request
     theirs = {p.call_id for p in calls}
     if ids:
         return calls if ids <= theirs else None
     return calls if len(calls) == len(results) else None
+
+
+def _merged(asked: Sequence[Part], calls: Sequence[Part]) -> bool:
+    """Whether a captured output's one call is the replayed calls joined: no id, the last
+    one's name, their arguments one after another. `@langfuse/openai` 5.x records a stream
+    so (`getToolCallOutput`: the last name seen, every argument delta concatenated;
+    `tests/fixtures/stacks/langfuse-js-openai-stream`)."""
+    if len(asked) != 1 or asked[0].call_id or len(calls) < 2:
+        return False
+    joined = asked[0]
+    return joined.name == calls[-1].name and _json_values(joined.arguments) == [
+        canonical(p.arguments) for p in calls
+    ]
+
+
+def _json_values(arguments: str | None) -> list[str | None] | None:
+    """The JSON values written one after another in arguments that are no JSON (kept as a
+    JSON string: `values.canonical_arguments`), each canonical; None when they are not such
+    a sequence."""
+    try:
+        text = orjson.loads(arguments) if arguments is not None else None
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(text, str):
+        return None
+    decoder = json.JSONDecoder()
+    values: list[str | None] = []
+    at = 0
+    try:
+        while (at := _skip_space(text, at)) < len(text):
+            value, at = decoder.raw_decode(text, at)
+            values.append(canonical(json.dumps(value)))
+    except json.JSONDecodeError:
+        return None
+    return values
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
 
 
 def _replayed_id(call: Part, later: Sequence[Span], taken: set[str]) -> str | None:
@@ -177,7 +220,16 @@ def replayed_calls(steps: Sequence[Span], captured: set[CallKey]) -> list[Reques
 
 
 def _has_output(step: Span) -> bool:
-    return any(m.parts for m in step.output_messages or ())
+    """Whether the step's output says anything: an empty text part alone says nothing.
+    Traceloop's span processor (`@traceloop/node-server-sdk` 0.27) turns an AI SDK stream
+    step's `ai.response.text` (`""` beside tool calls) into `gen_ai.output.messages` first
+    (`transformResponseText`), so `transformResponseToolCalls`' `setIfAbsent` drops the
+    calls (`tests/fixtures/stacks/vercel-ai-traceloop-stream`): they are then the ones the
+    next step replays."""
+    return any(
+        p.type is not PartType.TEXT or p.text
+        for m in step.output_messages or () for p in m.parts
+    )  # fmt: skip
 
 
 def _this_turn(messages: Sequence[Message] | None) -> Sequence[Message]:

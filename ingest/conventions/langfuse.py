@@ -35,6 +35,9 @@ integration streamed and not, the LangChain callback over LangGraph 1.2, `@obser
 a hand-written loop, and (OpenInference's spans, which Langfuse's processor exports as they
 are: `openinference`'s) the OpenAI Agents SDK as Langfuse's guide instruments it. At 3.15 a
 streamed generation's output keeps its tool calls' names and arguments but not their ids.
+The JS SDK v5 (`@langfuse/openai` `observeOpenAI`, `@langfuse/tracing` observations;
+`tests/fixtures/stacks/langfuse-js-openai*`) writes the same keys; its streamed tool-call
+output is `{"tool_calls": [...]}` with no role and one call for all (`_streamed_calls`).
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ _KINDS = {
 _INPUT_TOKEN_KEYS = ("input", "input_tokens", "prompt_tokens")
 _OUTPUT_TOKEN_KEYS = ("output", "output_tokens", "completion_tokens")
 _RESPONSES_ITEMS = frozenset({"message", "function_call", "function_call_output"})
+_TOOL_CALLS = "tool_calls"
 
 
 def decode(view: SpanView, problems: Problems) -> Decoded:
@@ -205,6 +209,7 @@ def _completion(value: JsonValue, problems: Problems) -> tuple[Message, ...] | N
     if isinstance(value, str):
         return _text_message("assistant", value)
     items = value if isinstance(value, list) else [value]
+    items = [_streamed_calls(i) for i in items]
     if not all(isinstance(i, dict) and ("role" in i or i.get("type") in _RESPONSES_ITEMS)
                for i in items):
         return _text_message("assistant", value)
@@ -216,6 +221,17 @@ def _completion(value: JsonValue, problems: Problems) -> tuple[Message, ...] | N
         parts = tuple(p for m in messages if m.role == "assistant" for p in m.parts)
         return (Message("assistant", parts),)
     return messages
+
+
+def _streamed_calls(item: JsonValue) -> JsonValue:
+    """The JS SDK's streamed tool-call output, `{"tool_calls": [{"function": {name,
+    arguments}}]}` (no role, no ids; `@langfuse/openai` `getToolCallOutput`), as the
+    assistant message it is. That one call holds every streamed call: the last name, all
+    arguments joined (`linking` reads the calls back from the next request)."""
+    if not isinstance(item, dict) or set(item) != {_TOOL_CALLS}:
+        return item
+    calls = item[_TOOL_CALLS]
+    return {"role": "assistant", _TOOL_CALLS: calls} if isinstance(calls, list) else item
 
 
 def _request(value: JsonValue) -> tuple[Message, ...] | None:

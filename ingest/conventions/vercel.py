@@ -17,6 +17,14 @@ for it, and a tool call's `input` in `ai.response.toolCalls` is JSON text in 6, 
 7. AI SDK 7's default integration (`OpenTelemetry`, `packages/otel/src/open-telemetry.ts`)
 gives the OTel GenAI conventions instead (`invoke_agent` > `step N` > `chat` /
 `execute_tool`, no `ai.*` key), which `otel_genai` decodes.
+
+Traceloop's span processor (`@traceloop/node-server-sdk` `createSpanProcessor`, recorded at
+0.27 in `tests/fixtures/stacks/vercel-ai-traceloop*`) rewrites these spans as they end and
+keeps `ai.operationId`: a tool span is renamed `execute_tool <name>` and its `ai.toolCall.*`
+keys are moved to `gen_ai.tool.name` / `gen_ai.tool.call.{id,arguments,result}` and
+`traceloop.entity.*` (its `transformToolCallAttributes` / `transformToolCalls`), the model
+calls' messages to `gen_ai.input.messages` / `gen_ai.output.messages`. Where no `ai.*` key
+is left, this convention has no say and the GenAI one reads the span.
 """
 
 from __future__ import annotations
@@ -47,6 +55,10 @@ _MODEL_CALLS = frozenset({
     "ai.streamObject.doStream",
 })
 _RUNS = frozenset({"ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject"})
+_TOOL_CALL_KEYS = (
+    A.VERCEL_TOOL_CALL_NAME, A.VERCEL_TOOL_CALL_ID, A.VERCEL_TOOL_CALL_ARGS,
+    A.VERCEL_TOOL_CALL_INPUT, A.VERCEL_TOOL_CALL_RESULT, A.VERCEL_TOOL_CALL_OUTPUT,
+)
 _SESSION_KEYS = tuple(
     A.VERCEL_METADATA_PREFIX + k for k in ("sessionId", "session_id", "conversationId", "threadId")
 )
@@ -124,7 +136,12 @@ def _response(view: SpanView, problems: Problems) -> tuple[Message, ...] | None:
     return (Message("assistant", tuple(parts), finish),)
 
 
-def _tool(view: SpanView) -> ToolExecution:
+def _tool(view: SpanView) -> ToolExecution | None:
+    """The tool call from its `ai.toolCall.*` keys; None when a span processor moved them all
+    elsewhere (Traceloop's): the span's name is then no tool's name, and `otel_genai` reads
+    the keys they went to."""
+    if all(view.get(key) is None for key in _TOOL_CALL_KEYS):
+        return None
     arguments = view.get(A.VERCEL_TOOL_CALL_INPUT)
     if arguments is None:
         arguments = view.get(A.VERCEL_TOOL_CALL_ARGS)

@@ -666,7 +666,8 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "error flag: the failure is only in the result's text",
           lambda rec, index: ["is_error", "exception.type"])
       for stack in ("openai-js-openllmetry", "openai-js-openllmetry-stream",
-                    "openai-js-openinference", "openai-js-openinference-stream")),
+                    "openai-js-openinference", "openai-js-openinference-stream",
+                    "openlit-js-openai", "openlit-js-openai-stream")),
     Gap("openai-js-openllmetry-stream", "*", "usage",
         "as openai-agents-js-openllmetry-stream: OpenLLMetry's JS OpenAI stream wrapper (0.27.0) "
         "never reads the usage chunk (usage only estimated, enrichTokens, off by default)",
@@ -2586,6 +2587,36 @@ FORMS: dict[str, Form] = {
                           "langfuse.internal.is_app_root"},
         absent=frozenset({"ai.operationId", "ai.prompt.messages", "openinference.span.kind"}),
     ) for stack in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")},
+    # AI SDK 6's `ai.*` spans through Traceloop's span processor (@traceloop/node-server-sdk
+    # 0.27 `createSpanProcessor`): renamed `chat <model>` / `execute_tool <tool>`, messages
+    # moved to the GenAI JSON keys, tool keys to `gen_ai.tool.call.*` and `traceloop.entity.*`;
+    # `ai.operationId` kept, `ai.prompt.messages` and `ai.toolCall.*` gone.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini", "execute_tool calculator"}),
+        _JSON_MESSAGES | {"ai.operationId", "gen_ai.tool.definitions", "gen_ai.tool.call.id",
+                          "gen_ai.tool.call.arguments", "gen_ai.tool.call.result",
+                          "traceloop.span.kind", "traceloop.entity.input"},
+        absent=frozenset({"ai.prompt.messages", "ai.toolCall.name", "ai.toolCall.input",
+                          "ai.toolCall.output", "ai.response.toolCalls"}),
+    ) for stack in ("vercel-ai-traceloop", "vercel-ai-traceloop-stream")},
+    # Langfuse's JS SDK v5: observeOpenAI's `OpenAI.chat` generations (the request's
+    # messages and tools as input), `observe`d tool functions, the turn's `agent` observation.
+    **{stack: Form(
+        frozenset({"OpenAI.chat", "research_assistant", "calculator"}),
+        _LANGFUSE | {"langfuse.observation.model.name", "langfuse.internal.is_app_root"},
+        absent=_NOT_LANGFUSE,
+    ) for stack in ("langfuse-js-openai", "langfuse-js-openai-stream")},
+    # OpenLIT's Node SDK (1.15) on a raw `openai` client loop: one `chat <model>` span per
+    # model call in the GenAI JSON form (a tool message's result as a text part, no id), each
+    # its own trace, sent as OTLP/JSON beside `operation.details` log records.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.system_instructions",
+                          "gen_ai.response.id", "gen_ai.sdk.version"},
+        log_events=_DETAILS,
+        absent=frozenset({"gen_ai.prompt.0.content", "llm.input_messages.0.message.role",
+                          "session.id"}),
+    ) for stack in ("openlit-js-openai", "openlit-js-openai-stream")},
     # Genkit's own tracing (genkit 1.42, its NodeSDK on OTel JS 1.25): a flow span named for
     # the agent > generate util spans > the model action (named for the model, GenerateRequest
     # and GenerateResponse as genkit:input / genkit:output) and tool actions; no gen_ai keys.
@@ -3547,7 +3578,9 @@ _NO_AGENT = {"langfuse-openai", "langfuse-openai-stream", "langfuse-v3-openai",
              "logfire-openai-responses", "logfire-openai-responses-stream",
              "agentops-openai", "agentops-openai-stream", "logfire-openai-2.11",
              "logfire-openai-2.11-stream", "openlit-openai-1.26"}  # fmt: skip
-_NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream"}  # traceloop's @agent names the loop
+# traceloop's @agent names the loop; Langfuse JS's `agent` observation (`langfuse-js-*`) too.
+_NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream", "langfuse-js-openai",
+                "langfuse-js-openai-stream"}
 # Stacks whose agent ran but whose turns do not name it yet: why, and whether the export
 # holds the name (a strict xfail, so a fix shows) or not (then the test proves it absent).
 AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {

@@ -612,6 +612,20 @@ STACKS: dict[str, Stack] = {
                  "@opentelemetry/sdk-trace-node"),
                 venv="vercel-ai-langfuse", runtime="node")
           for name in ("vercel-ai-langfuse", "vercel-ai-langfuse-stream")),
+        *(Stack(name, "vercel_ai", "openai",
+                ("ai", "@ai-sdk/openai", "@traceloop/node-server-sdk",
+                 "@opentelemetry/sdk-trace-node"),
+                venv="vercel-ai-traceloop", runtime="node")
+          for name in ("vercel-ai-traceloop", "vercel-ai-traceloop-stream")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "@langfuse/openai", "@langfuse/tracing", "@langfuse/otel",
+                 "@opentelemetry/sdk-trace-node"),
+                venv="langfuse-js", runtime="node")
+          for name in ("langfuse-js-openai", "langfuse-js-openai-stream")),
+        *(Stack(name, "openai_js_loop", "openai",
+                ("openai", "openlit", "@opentelemetry/sdk-trace-node"),
+                venv="openlit-js", runtime="node")
+          for name in ("openlit-js-openai", "openlit-js-openai-stream")),
         *(Stack(name, "genkit_agent", "openai",
                 ("genkit", "@genkit-ai/compat-oai", "openai", "@opentelemetry/sdk-trace-base"),
                 venv="genkit", runtime="node",

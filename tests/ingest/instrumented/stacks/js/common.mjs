@@ -47,7 +47,8 @@ export class FileSpanExporter {
 }
 
 // `processor` makes the span processor from the file exporter, for a library that is one
-// (OpenInference's Vercel processor); the SDK's BatchSpanProcessor otherwise.
+// (OpenInference's Vercel processor), or a list of them (a library's processor beside the
+// file exporter's); the SDK's BatchSpanProcessor otherwise.
 export async function withProviders(stack, out, scenario, body, processor = undefined) {
   const { ProtobufTraceSerializer } = await import('@opentelemetry/otlp-transformer');
   const { resourceFromAttributes } = await import('@opentelemetry/resources');
@@ -63,7 +64,7 @@ export async function withProviders(stack, out, scenario, body, processor = unde
     );
     const spanProcessors = [
       processor ? processor(exporter) : new BatchSpanProcessor(exporter, batch),
-    ];
+    ].flat();
     provider = new NodeTracerProvider({ resource, spanProcessors });
     provider.register();
   } catch (error) {
@@ -77,7 +78,7 @@ export async function withProviders(stack, out, scenario, body, processor = unde
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     const spanProcessors = [
       processor ? processor(exporter) : new BatchSpanProcessor({ exporter, ...batch }),
-    ];
+    ].flat();
     provider = new TracerProvider({ resource, spanProcessors });
     trace.setGlobalTracerProvider(provider);
   }
@@ -116,7 +117,8 @@ export async function withLogProviders(stack, out, scenario, body) {
 }
 
 // An OTLP/HTTP collector on 127.0.0.1: each request body (an ExportTraceServiceRequest or
-// ExportLogsServiceRequest, protobuf) written as sent, `<scenario>-NNN.traces.pb` / `.logs.pb`.
+// ExportLogsServiceRequest) written as sent, `<scenario>-NNN.traces.pb` / `.logs.pb`, or
+// `.traces.json` / `.logs.json` for OTLP/JSON (what `exporter-*-otlp-http` send, OpenLIT's).
 export async function withReceiver(out, scenario, body) {
   fs.mkdirSync(out, { recursive: true });
   let count = 0;
@@ -126,13 +128,15 @@ export async function withReceiver(out, scenario, body) {
     req.on('end', () => {
       const kind = req.url.endsWith('/v1/logs') ? 'logs' : 'traces';
       const json = (req.headers['content-type'] ?? '').includes('json');
-      if (json || !/\/v1\/(traces|logs)$/.test(req.url)) {
-        res.writeHead(415).end();
+      if (!/\/v1\/(traces|logs)$/.test(req.url)) {
+        res.writeHead(404).end();
         return;
       }
-      const name = `${scenario}-${String(count++).padStart(3, '0')}.${kind}.pb`;
+      const suffix = json ? 'json' : 'pb';
+      const name = `${scenario}-${String(count++).padStart(3, '0')}.${kind}.${suffix}`;
       fs.writeFileSync(path.join(out, name), Buffer.concat(chunks));
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' })
+        .end(json ? '{}' : undefined);
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -12,9 +12,19 @@
 // `-responses` stacks run the loop on the Responses API (`client.responses.create`, the
 // function calls and their outputs as input items), which the contrib instrumentation
 // reports as one `gen_ai.client.inference.operation.details` record per call.
+// `openlit-js...`: OpenLIT's Node SDK (`openlit`) as its README sets it up, `openlit.init` with
+// an OTLP endpoint (a local receiver here) and the `openai` module handed over
+// (`instrumentations`, for an ESM app), its own tracer and logger providers exporting there.
 // No agent, no session: one trace per model call.
+// `langfuse-js...`: Langfuse's JS SDK v5: the client wrapped with `observeOpenAI`
+// (`@langfuse/openai`), each turn an `agent` observation (`@langfuse/tracing`'s
+// `startActiveObservation`, the request in, the answer out) in the conversation's session
+// (`propagateAttributes`), each tool function an `observe`d `tool` observation;
+// `LangfuseSpanProcessor` (`@langfuse/otel`) on the provider with its export discarded, the
+// file exporter's processor beside it, as `langfuse_agent.py` records the Python SDK.
 
 import {
+  AGENT_NAME,
   TOOL_FUNCTIONS,
   instrumentClient,
   loaderHooked,
@@ -23,13 +33,14 @@ import {
   toolText,
   withLogProviders,
   withProviders,
+  withReceiver,
 } from './common.mjs';
 
 
 // What the model is told: the result as JSON text, or the error the tool threw.
-function runTool(name, args) {
+async function runTool(name, args, functions = TOOL_FUNCTIONS) {
   try {
-    return toolText(TOOL_FUNCTIONS[name](JSON.parse(args)));
+    return toolText(await functions[name](JSON.parse(args)));
   } catch (error) {
     return `${error.name}: ${error.message}`;
   }
@@ -94,7 +105,7 @@ async function responsesLoop(client, script, stream) {
       const calls = output.filter((item) => item.type === 'function_call');
       if (!calls.length) break;
       for (const { call_id, name, arguments: args } of calls) {
-        input.push({ type: 'function_call_output', call_id, output: runTool(name, args) });
+        input.push({ type: 'function_call_output', call_id, output: await runTool(name, args) });
       }
     }
   }
@@ -108,7 +119,116 @@ async function patchedOpenAI(stack, tracerProvider, loggerProvider) {
   return OpenAI;
 }
 
-await main(async ({ stack, scenario, baseUrl, out, script }) => {
+// One turn of the chat completions loop: calls until the model answers without tools; the
+// answer's text.
+async function chatTurn(client, script, messages, stream, functions) {
+  for (let step = 0; step < 8; step++) {
+    const message = await complete(
+      client,
+      { model: script.model, messages, tools: script.tools },
+      stream,
+    );
+    messages.push(message);
+    if (!message.tool_calls) return message.content;
+    for (const { id, function: fn } of message.tool_calls) {
+      const content = await runTool(fn.name, fn.arguments, functions);
+      messages.push({ role: 'tool', tool_call_id: id, content });
+    }
+  }
+  return null;
+}
+
+async function chatLoop(client, script, stream, turn = (request, run) => run(), functions) {
+  const messages = [{ role: 'system', content: script.system }];
+  for (const request of script.requests) {
+    messages.push({ role: 'user', content: request });
+    await turn(request, () => chatTurn(client, script, messages, stream, functions));
+  }
+}
+
+// Langfuse's processor beside the file exporter's; its own export goes nowhere.
+async function langfuseProcessors() {
+  const { LangfuseSpanProcessor } = await import('@langfuse/otel');
+  const { BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-node');
+  const discard = {
+    export: (spans, done) => done({ code: 0 }),
+    shutdown: () => Promise.resolve(),
+    forceFlush: () => Promise.resolve(),
+  };
+  return (exporter) => [
+    new LangfuseSpanProcessor({
+      exporter: discard,
+      publicKey: 'pk-lf-local',
+      secretKey: 'sk-lf-local',
+      baseUrl: 'http://127.0.0.1:9',
+    }),
+    new BatchSpanProcessor(exporter, { maxQueueSize: 4096, maxExportBatchSize: 4096 }),
+  ];
+}
+
+async function langfuseRun({ stack, scenario, baseUrl, out, script }) {
+  const processors = await langfuseProcessors();
+  await withProviders(stack, out, scenario, async () => {
+    const { observeOpenAI } = await import('@langfuse/openai');
+    const { observe, propagateAttributes, startActiveObservation } = await import(
+      '@langfuse/tracing'
+    );
+    const OpenAI = (await import('openai')).default;
+    const client = observeOpenAI(
+      new OpenAI({ baseURL: baseUrl, apiKey: 'test-key', maxRetries: 0 }),
+    );
+    const functions = Object.fromEntries(
+      Object.entries(TOOL_FUNCTIONS).map(([name, fn]) => [
+        name,
+        observe(fn, { name, asType: 'tool' }),
+      ]),
+    );
+    const turn = (request, run) =>
+      startActiveObservation(
+        AGENT_NAME,
+        async (agent) => {
+          agent.update({ input: request });
+          agent.update({ output: await run() });
+        },
+        { asType: 'agent' },
+      );
+    await propagateAttributes({ sessionId: `sess-${stack}-${scenario}` }, () =>
+      chatLoop(client, script, stack.endsWith('-stream'), turn, functions),
+    );
+  }, processors);
+}
+
+// OpenLIT exports to the endpoint it is given; its providers are the global ones it made.
+async function openlitRun({ stack, scenario, baseUrl, out, script }) {
+  await withReceiver(out, scenario, async (endpoint) => {
+    // A CommonJS module whose `exports.default` is the SDK: ESM sees it one level down.
+    const { default: openlitModule } = await import('openlit');
+    const openlit = openlitModule.default ?? openlitModule;
+    const openaiModule = await import('openai');
+    openlit.init({
+      otlpEndpoint: endpoint,
+      applicationName: `stack-${stack}`,
+      disableMetrics: true,
+      // Its prices given, so it fetches none from GitHub (nothing leaves the machine).
+      pricingJson: { chat: {}, embeddings: {} },
+      instrumentations: { openai: openaiModule },
+    });
+    const client = new openaiModule.OpenAI({ baseURL: baseUrl, apiKey: 'test-key', maxRetries: 0 });
+    try {
+      await chatLoop(client, script, stack.endsWith('-stream'));
+    } finally {
+      const { trace } = await import('@opentelemetry/api');
+      const { logs } = await import('@opentelemetry/api-logs');
+      await trace.getTracerProvider().getDelegate().shutdown();
+      await logs.getLoggerProvider().shutdown?.();
+    }
+  });
+}
+
+await main(async (run) => {
+  const { stack, scenario, baseUrl, out, script } = run;
+  if (stack.startsWith('langfuse-js')) return langfuseRun(run);
+  if (stack.startsWith('openlit-js')) return openlitRun(run);
   await (loaderHooked(stack) ? withLogProviders : withProviders)(stack, out, scenario, async (
     tracerProvider,
     loggerProvider,
@@ -120,21 +240,6 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
       await responsesLoop(client, script, stream);
       return;
     }
-    const messages = [{ role: 'system', content: script.system }];
-    for (const request of script.requests) {
-      messages.push({ role: 'user', content: request });
-      for (let step = 0; step < 8; step++) {
-        const message = await complete(
-          client,
-          { model: script.model, messages, tools: script.tools },
-          stream,
-        );
-        messages.push(message);
-        if (!message.tool_calls) break;
-        for (const { id, function: fn } of message.tool_calls) {
-          messages.push({ role: 'tool', tool_call_id: id, content: runTool(fn.name, fn.arguments) });
-        }
-      }
-    }
+    await chatLoop(client, script, stream);
   });
 });

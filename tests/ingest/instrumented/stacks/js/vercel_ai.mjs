@@ -9,7 +9,11 @@
 // (environment, app root) and exported as Langfuse would send them, the file exporter in
 // place of its OTLP/HTTP one (`exporter`, a parameter of the processor; the same spans,
 // protobuf rather than JSON), each turn run under Langfuse's `propagateAttributes`
-// (`@langfuse/tracing`) with the conversation's session id. The conversation carries
+// (`@langfuse/tracing`) with the conversation's session id. With Traceloop's span processor
+// (`@traceloop/node-server-sdk`'s `createSpanProcessor`, its way into an existing OTel setup;
+// AI SDK 6's `experimental_telemetry`) the `ai.*` spans are rewritten at their end into
+// OpenLLMetry's attributes (`gen_ai.prompt.N.*`, `gen_ai.completion.N.*`, tool spans as
+// `traceloop.entity.*`) before export. The conversation carries
 // over turns as an app keeps it: the history plus the response messages of each call.
 
 import { createOpenAI } from '@ai-sdk/openai';
@@ -29,10 +33,12 @@ const CONFIG = {
   'vercel-ai-openinference-stream': { legacy: false, stream: true, openinference: true },
   'vercel-ai-langfuse': { legacy: false, stream: false, langfuse: true },
   'vercel-ai-langfuse-stream': { legacy: false, stream: true, langfuse: true },
+  'vercel-ai-traceloop': { legacy: true, stream: false, traceloop: true },
+  'vercel-ai-traceloop-stream': { legacy: true, stream: true, traceloop: true },
 };
 
 await main(async ({ stack, scenario, baseUrl, out, script }) => {
-  const { legacy, stream, openinference, langfuse } = CONFIG[stack];
+  const { legacy, stream, openinference, langfuse, traceloop } = CONFIG[stack];
   let processor;
   if (openinference) {
     const { OpenInferenceSimpleSpanProcessor } = await import('@arizeai/openinference-vercel');
@@ -47,6 +53,9 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
         baseUrl: 'http://127.0.0.1:1',
         flushAt: 4096,
       });
+  } else if (traceloop) {
+    const { createSpanProcessor } = await import('@traceloop/node-server-sdk');
+    processor = (exporter) => createSpanProcessor({ exporter });
   }
   await withProviders(stack, out, scenario, async () => {
     // AI SDK 7 has registerTelemetry and isStepCount; 6 has neither (stepCountIs).
