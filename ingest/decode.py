@@ -140,10 +140,16 @@ def decode_spans(
     # A turn its records alone tell: decoded as the spans they tell, which stand in for the
     # spans of the CLI's own with their ids (`record_turns.anchor_span`).
     told_by: list[tuple[list[RawSpan], list[RawLog]]] = []
+    children: dict[tuple[str, str], list[RawSpan]] | None = None  # built once, if needed
     for (trace_id, span_id), orphans in by_span.items():
         if (trace_id, span_id) in known:
             continue
-        told = record_spans(trace_id, span_id, orphans, spans)
+        if children is None:
+            children = defaultdict(list)
+            for raw in spans:
+                if raw.parent_span_id:
+                    children[(raw.trace_id, raw.parent_span_id)].append(raw)
+        told = record_spans(trace_id, span_id, orphans, children.get((trace_id, span_id), ()))
         if told:
             told_by.append((told, orphans))
         else:
