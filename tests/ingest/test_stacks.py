@@ -1049,6 +1049,13 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           "tool_result's id and content, not its is_error: the failure is only in the text",
           lambda rec, index: ["is_error"])
       for stack in _ANTHROPIC_SDK_CONTENT if not stack.endswith("-tool-runner")),
+    # The Mistral AI SDK tracing itself (mistralai 3.8 `extra/observability/otel.py`, on the
+    # global provider): each chat call's span with GenAI JSON messages and tool definitions.
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("mistralai-sdk-otel", "mistralai-sdk-otel-stream")),
     # Its default content mode, metadata_only: each call's span has the model, usage,
     # response id and stop reason, nothing it was sent or said.
     *(Gap("anthropic-sdk-otel-metadata", "*", field,
@@ -2601,6 +2608,14 @@ FORMS: dict[str, Form] = {
                           "anthropic.tool_result.content"},
         absent=frozenset({"gen_ai.tool.definitions"}),
     ),
+    # The Mistral AI SDK alone (3.8), tracing itself on the global provider: `chat {model}`
+    # spans of scope mistralai_sdk_tracer, GenAI JSON messages and tool definitions.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.provider.name",
+                          "gen_ai.response.id"},
+        absent=frozenset({"llm.input_messages.0.message.role", "gen_ai.prompt.0.content"}),
+    ) for stack in ("mistralai-sdk-otel", "mistralai-sdk-otel-stream")},
     "anthropic-sdk-otel-metadata": Form(
         frozenset({_SDK_SPAN}),
         frozenset({"gen_ai.response.id", "gen_ai.usage.input_tokens",

@@ -618,6 +618,9 @@ STACKS: dict[str, Stack] = {
                 ("@anthropic-ai/sdk", "@opentelemetry/sdk-trace"), venv="anthropic-js",
                 runtime="node")
           for name in ("anthropic-js-sdk-otel", "anthropic-js-sdk-otel-stream")),
+        *(Stack(name, "mistralai_sdk_loop", "openai", ("mistralai", "opentelemetry-sdk"),
+                venv="mistralai-sdk-otel")
+          for name in ("mistralai-sdk-otel", "mistralai-sdk-otel-stream")),
         *(Stack(name, "vercel_ai", "openai",
                 ("ai", "@ai-sdk/openai", "@ai-sdk/otel", "@langfuse/otel",
                  "@opentelemetry/sdk-trace-node"),
