@@ -159,6 +159,10 @@ _OTEL_JS_OPENAI = ("openai-js-otel", "openai-js-otel-stream", "openai-js-otel-re
 """Stacks whose telemetry is the OTel JS OpenAI instrumentation's (or Elastic's) alone: a
 raw client loop, or the OpenAI Agents JS SDK with its own tracing off."""
 _OTEL_JS_NOCONTENT = ("openai-js-otel-nocontent", "openai-js-otel-responses-nocontent")
+_ANTHROPIC_SDK_CONTENT = ("anthropic-sdk-otel", "anthropic-sdk-otel-stream",
+                          "anthropic-sdk-otel-conversation", "anthropic-sdk-otel-tool-runner",
+                          "anthropic-js-sdk-otel", "anthropic-js-sdk-otel-stream")
+"""The Anthropic SDKs tracing themselves alone, content mode "content"."""
 
 
 def _request(rec: Recording, index: int) -> list[str]:
@@ -1065,6 +1069,48 @@ KNOWN_GAPS: tuple[Gap, ...] = (
         "(no llm.request.functions) and a tool span's entity input is its arguments only: "
         "the tools' descriptions and schemas are nowhere, a called tool named by its span",
         lambda rec, index: [d.split("\n")[0] for _, d, _ in rec.expected[index]["tools"]]),
+    # The Anthropic SDKs tracing themselves (`anthropic` 2.17 `lib/_tracing/`,
+    # `@anthropic-ai/sdk` 1.17 `lib/internal/tracing/`), content mode "content": each call's
+    # messages and system instructions as GenAI JSON, no gen_ai.tool.definitions at all, and a
+    # tool_result's `is_error` dropped (`_content.py` `ToolCallResponsePart`: id and response).
+    *(Gap(stack, "*", "tools",
+          "the SDK's spans record no tool definitions (no gen_ai.tool.definitions; "
+          "`_attributes.py` has none): only the called tools are named, by the calls; "
+          "the tool runner's execute_tool spans describe the called ones", _never_called)
+      for stack in _ANTHROPIC_SDK_CONTENT),
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and the SDK's tool_call_response part keeps a "
+          "tool_result's id and content, not its is_error: the failure is only in the text",
+          lambda rec, index: ["is_error"])
+      for stack in _ANTHROPIC_SDK_CONTENT if not stack.endswith("-tool-runner")),
+    # The Mistral AI SDK tracing itself (mistralai 3.8 `extra/observability/otel.py`, on the
+    # global provider): each chat call's span with GenAI JSON messages and tool definitions.
+    *(Gap(stack, "tool_error", "call.is_error",
+          "a raw client loop has no tool span, and a chat completions tool message has no "
+          "error flag: the failure is only in the result's text",
+          lambda rec, index: ["is_error", "exception.type"])
+      for stack in ("mistralai-sdk-otel", "mistralai-sdk-otel-stream")),
+    # Its default content mode, metadata_only: each call's span has the model, usage,
+    # response id and stop reason, nothing it was sent or said.
+    *(Gap("anthropic-sdk-otel-metadata", "*", field,
+          "content mode metadata_only (the SDK's default): no message, instruction or tool "
+          "definition on any span", _NOT_SEEN[field])
+      for field in ("request", "system_prompt", "tools", "final_answer")),
+    Gap("anthropic-sdk-otel-metadata", "no_tool", "turns",
+        "content mode metadata_only: the one call's turn has no request to be checked by",
+        _NOT_SEEN["request"]),
+    *(Gap("anthropic-sdk-otel-metadata", case, field,
+          "content mode metadata_only: no tool call or result is recorded, and a raw "
+          "client loop has no tool span", absent)
+      for case in WITH_TOOLS
+      for field, absent in (
+          ("call.id", lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]]),
+          ("call.name", lambda rec, index: [c["name"] for c in rec.expected[index]["calls"]]),
+          ("call.arguments", _argument_values),
+          # A number alone (1024) may be any attribute's (max_tokens).
+          ("call.result", lambda rec, index: [
+              t for t in _result_texts(rec, index) if not t.isdigit()]),
+          ("call.is_error", lambda rec, index: ["is_error"]))),
 )  # fmt: skip
 
 
@@ -1252,6 +1298,19 @@ NOT_YET: tuple[NotYet, ...] = (
     NotYet("openlit-dspy", ("multi_turn#1",), ("final_answer", "llm_calls", "usage"),
            "as openlit-dspy multi_turn: the extracting call, which holds the answer, is a "
            "turn of its own"),
+    # The Anthropic Python SDK alone, metadata_only (its default): each call a trace of its
+    # own with only model, usage, response id and anthropic.message.stop_reason.
+    NotYet("anthropic-sdk-otel-metadata", WITH_TOOLS, ("turns", "llm_calls", "usage"),
+           "each call's span is a trace of its own with no message: every call is a turn of "
+           "its own (a tool-using request splits into one per call, with that call's usage). "
+           "What would join them is only anthropic.message.stop_reason tool_use on a call "
+           "and the next call of the same service; no rule joins traces by that"),
+    NotYet("anthropic-sdk-otel-tool-runner", ("tool_error",), ("call.is_error",),
+           "the tool runner's execute_tool span (anthropic.custom_tool_use get_weather, "
+           "error.type tool_error, status ERROR) is a trace of its own when the application "
+           "asks the runner for the tool results (generate_tool_call_response) between "
+           "iterations, outside the runner's span; nothing links it to the call by its "
+           "gen_ai.tool.call.id, and the next call's tool_call_response part drops is_error"),
 )  # fmt: skip
 
 
@@ -2568,6 +2627,43 @@ FORMS: dict[str, Form] = {
                    "llm.invocation_parameters", "input.value", "gen_ai.response.id"}),
         absent=_JSON_MESSAGES,
     ) for stack in ("anthropic-js-openinference", "anthropic-js-openinference-stream")},
+    # The Anthropic SDKs alone, tracing themselves: anthropic.messages.create CLIENT spans
+    # with GenAI JSON content in content mode (the tool runner adds its invoke_agent and
+    # execute_tool spans), model, usage and response id alone in metadata_only.
+    **{stack: Form(
+        frozenset({_SDK_SPAN}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.response.id",
+                          "anthropic.message.stop_reason"},
+        absent=frozenset({"gen_ai.tool.definitions", "llm.input_messages.0.message.role",
+                          "gen_ai.prompt.0.content"}),
+    ) for stack in ("anthropic-sdk-otel", "anthropic-sdk-otel-stream", "anthropic-js-sdk-otel",
+                    "anthropic-js-sdk-otel-stream")},
+    "anthropic-sdk-otel-conversation": Form(
+        frozenset({_SDK_SPAN}),
+        _JSON_MESSAGES | {"gen_ai.system_instructions", "gen_ai.conversation.id"},
+        absent=frozenset({"gen_ai.tool.definitions"}),
+    ),
+    "anthropic-sdk-otel-tool-runner": Form(
+        frozenset({_SDK_SPAN, "anthropic.messages.tool_runner",
+                   "anthropic.custom_tool_use calculator"}),
+        _JSON_MESSAGES | {"gen_ai.tool.call.id", "gen_ai.tool.call.arguments",
+                          "anthropic.tool_result.content"},
+        absent=frozenset({"gen_ai.tool.definitions"}),
+    ),
+    # The Mistral AI SDK alone (3.8), tracing itself on the global provider: `chat {model}`
+    # spans of scope mistralai_sdk_tracer, GenAI JSON messages and tool definitions.
+    **{stack: Form(
+        frozenset({"chat gpt-4o-mini"}),
+        _JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.provider.name",
+                          "gen_ai.response.id"},
+        absent=frozenset({"llm.input_messages.0.message.role", "gen_ai.prompt.0.content"}),
+    ) for stack in ("mistralai-sdk-otel", "mistralai-sdk-otel-stream")},
+    "anthropic-sdk-otel-metadata": Form(
+        frozenset({_SDK_SPAN}),
+        frozenset({"gen_ai.response.id", "gen_ai.usage.input_tokens",
+                   "anthropic.message.stop_reason"}),
+        absent=_JSON_MESSAGES | {"gen_ai.system_instructions"},
+    ),
     # The last 0.x SDK (its own tracing too) under OpenLLMetry's JS Anthropic instrumentation
     # (0.27): `chat` spans in the GenAI JSON form, the system prompt as system_instructions.
     **{stack: Form(

@@ -607,6 +607,20 @@ STACKS: dict[str, Stack] = {
                 ("@anthropic-ai/sdk", "@arizeai/openinference-instrumentation-anthropic",
                  "@opentelemetry/sdk-trace"), venv="anthropic-js", runtime="node")
           for name in ("anthropic-js-openinference", "anthropic-js-openinference-stream")),
+        # The Anthropic SDKs tracing themselves, no instrumentation (their `open_telemetry`
+        # option; Node: `js/anthropic_js_loop.mjs` with none patched in).
+        *(Stack(name, "anthropic_sdk_loop", "anthropic", ("anthropic", "opentelemetry-sdk"),
+                venv="anthropic-sdk-otel")
+          for name in ("anthropic-sdk-otel", "anthropic-sdk-otel-stream",
+                       "anthropic-sdk-otel-conversation", "anthropic-sdk-otel-metadata",
+                       "anthropic-sdk-otel-tool-runner")),
+        *(Stack(name, "anthropic_js_loop", "anthropic",
+                ("@anthropic-ai/sdk", "@opentelemetry/sdk-trace"), venv="anthropic-js",
+                runtime="node")
+          for name in ("anthropic-js-sdk-otel", "anthropic-js-sdk-otel-stream")),
+        *(Stack(name, "mistralai_sdk_loop", "openai", ("mistralai", "opentelemetry-sdk"),
+                venv="mistralai-sdk-otel")
+          for name in ("mistralai-sdk-otel", "mistralai-sdk-otel-stream")),
         *(Stack(name, "vercel_ai", "openai",
                 ("ai", "@ai-sdk/openai", "@ai-sdk/otel", "@langfuse/otel",
                  "@opentelemetry/sdk-trace-node"),

@@ -6,7 +6,9 @@
 // `manuallyInstrument`, as an ESM app without a loader hook does. A failed tool's result is
 // sent with `is_error`. No agent, no session: one trace per model call. OpenLLMetry's
 // (0.27.0) patches `Anthropic.Completions`, which SDK 1.x no longer has: it runs on the last
-// 0.x SDK (its own environment), OpenInference's on the newest.
+// 0.x SDK (its own environment), OpenInference's on the newest. `anthropic-js-sdk-otel`
+// (`-stream`): no instrumentation, the SDK tracing itself alone (its `openTelemetry` option,
+// `traces.contentMode` 'content'; `internal/tracing.mjs`, `lib/internal/tracing/`).
 
 import * as AnthropicModule from '@anthropic-ai/sdk';
 import { TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
@@ -14,6 +16,7 @@ import { TOOL_FUNCTIONS, main, withProviders } from './common.mjs';
 const MODEL = 'claude-sonnet-4-5';
 
 async function instrument(stack, tracerProvider) {
+  if (stack.includes('sdk-otel')) return;
   if (stack.includes('openllmetry')) {
     const { AnthropicInstrumentation } = await import('@traceloop/instrumentation-anthropic');
     const instrumentation = new AnthropicInstrumentation({ traceContent: true });
@@ -43,6 +46,7 @@ await main(async ({ stack, scenario, baseUrl, out, script }) => {
       baseURL: baseUrl,
       apiKey: 'test-key',
       maxRetries: 0,
+      ...(stack.includes('sdk-otel') ? { openTelemetry: { traces: { contentMode: 'content' } } } : {}),
     });
     const tools = script.tools.map(({ function: fn }) => ({
       name: fn.name,
