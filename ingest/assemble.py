@@ -251,12 +251,7 @@ def _relayed_results(spans: list[Span]) -> list[Span]:
         run = run_of.get(call.trace_id, call.trace_id)
         ran = {text for end, text in results.get(run, ()) if end <= call.start_unix_nano}
         messages = list(call.input_messages or ())
-        answered = {p.call_id for m in messages for p in m.parts
-                    if p.type is PartType.TOOL_RESULT and p.call_id}  # fmt: skip
-        unheard = max(((end, cid) for end, cid in untold.get(run, ())
-                       if end <= call.start_unix_nano and cid not in answered), default=None)
-        newest = max((j for j, m in enumerate(messages) if m.role == "user" and m.is_genuine_user),
-                     default=-1)  # fmt: skip
+        unheard, newest = _unheard(untold.get(run, ()), call, messages)
         since: int | None = None  # the user message the run has not answered yet
         for j, m in enumerate(messages):
             if m.role == "user" and m.is_genuine_user:
@@ -274,6 +269,23 @@ def _relayed_results(spans: list[Span]) -> list[Span]:
             out = list(out) if out is spans else out
             out[i] = replace(call, input_messages=tuple(messages))
     return out
+
+
+def _unheard(
+    untold: Sequence[tuple[int, str]], call: Span, messages: Sequence[Message]
+) -> tuple[tuple[int, str] | None, int]:
+    """Of the run's tools whose result was captured nowhere (end, call id), the last that
+    ended before `call` started and whose result its input does not hold; and the index of
+    the input's newest genuine user message, the one such a result may be relayed as."""
+    if not untold:
+        return None, -1
+    answered = {p.call_id for m in messages for p in m.parts
+                if p.type is PartType.TOOL_RESULT and p.call_id}  # fmt: skip
+    unheard = max(((end, cid) for end, cid in untold
+                   if end <= call.start_unix_nano and cid not in answered), default=None)
+    newest = max((j for j, m in enumerate(messages) if m.role == "user" and m.is_genuine_user),
+                 default=-1)  # fmt: skip
+    return unheard, newest
 
 
 def _said(result: str) -> str:

@@ -35,7 +35,6 @@ from msgspec.structs import replace
 from turnscore.ingest import attributes as A
 from turnscore.ingest.conventions import CONVENTIONS as CONVENTIONS
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
-from turnscore.ingest.conventions.gemini_cli import is_twin
 from turnscore.ingest.conventions.values import as_int, as_str, first_str, jsonable, try_json
 from turnscore.ingest.detached import detached_response
 from turnscore.ingest.model import (
@@ -47,7 +46,7 @@ from turnscore.ingest.model import (
     ToolDef,
     ToolExecution,
 )
-from turnscore.ingest.record_turns import anchored, record_spans
+from turnscore.ingest.record_turns import anchored, is_twin, record_spans
 from turnscore.ingest.records import Attributes, AttrValue, InputError, RawLog, RawSpan
 
 logger = logging.getLogger(__name__)
@@ -110,7 +109,7 @@ def is_content_log(log: RawLog) -> bool:
     reads as its content that names its span (Claude Code's records carry the interaction's
     id when its traces are on), or a record of a turn told by records alone
     (`record_turns.anchored`: Claude Code's with its traces off). Not a twin of a record
-    of a CLI's own, which ingest reads in its place (`gemini_cli.is_twin`)."""
+    of a CLI's own, which ingest reads in its place (`record_turns.is_twin`)."""
     named = log.event_name in _BY_EVENT and bool(log.span_id)
     if log.event_name.startswith("gen_ai."):
         return not is_twin(log)

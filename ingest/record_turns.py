@@ -41,8 +41,8 @@ from dataclasses import dataclass, replace
 
 from turnscore.ingest.records import AttrValue, RawLog, RawSpan
 
-__all__ = ["PromptSpans", "RecordTurns", "anchor", "anchor_span", "anchored", "record_spans",
-           "span_id_of", "told_span"]  # fmt: skip
+__all__ = ["PromptSpans", "RecordTurns", "anchor", "anchor_span", "anchored", "is_twin",
+           "record_spans", "span_id_of", "told_span"]  # fmt: skip
 
 SpansOf = Callable[[str, str, Sequence[RawLog], Sequence[RawSpan]], list[RawSpan]]
 """(trace id, prompt span id, the prompt's records in time order, the convention's own spans
@@ -80,6 +80,9 @@ class RecordTurns:
     (Gemini CLI's, a trace per model call, with no content) and whose records name them
     only now and then."""
     prompt_spans: PromptSpans | None = None
+    twin: Callable[[RawLog], bool] | None = None
+    """Whether an OTel GenAI record is the CLI's copy of one of its own records, read in
+    its place: not content (`decode.is_content_log`)."""
 
 
 def _conventions() -> tuple[RecordTurns, ...]:
@@ -91,6 +94,11 @@ def _conventions() -> tuple[RecordTurns, ...]:
 
 
 _BY_EVENT: dict[str, RecordTurns] | None = None
+
+
+def is_twin(log: RawLog) -> bool:
+    """Whether a convention's `RecordTurns.twin` claims `log`."""
+    return any(c.twin(log) for c in _conventions() if c.twin is not None)
 
 
 def _of(event_name: str) -> RecordTurns | None:

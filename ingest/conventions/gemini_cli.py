@@ -185,4 +185,5 @@ RECORD_TURNS = RecordTurns(
     session=(A.OI_SESSION_ID,), prompt=("prompt_id",), spans=_record_spans, rekey=True,
     prompt_spans=PromptSpans(frozenset({_LLM_CALL}), session=(A.GEN_AI_CONVERSATION_ID,),
                              prompt=(A.GEN_AI_PROMPT_NAME,)),
+    twin=is_twin,
 )  # fmt: skip
