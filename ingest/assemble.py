@@ -71,6 +71,7 @@ from turnscore.ingest.grouping import (
     Forest,
     Segment,
     SpanKey,
+    adopt_orphans,
     dedupe,
     delegated_runs,
     group_conversations,
@@ -136,8 +137,9 @@ def assemble_turns(spans: Sequence[Span], *, ingest_id: str = "") -> AssemblyRes
 
 def _assemble(spans: Sequence[Span], ingest_id: str) -> AssemblyResult:
     unique, errors = dedupe(spans)
+    unique, orphans = adopt_orphans(unique)
     unique = _relayed_results(logical_spans(unique))
-    forest = Forest(unique)
+    forest = Forest(unique, orphans)
     main: list[Span] = []
     by_trace: dict[str, _TraceSpans] = defaultdict(_TraceSpans)
     delegated = delegated_runs(forest, [

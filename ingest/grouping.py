@@ -4,6 +4,14 @@ Helpers for `turnscore.ingest.assemble`. The algorithm, in order:
 
 1. **Deduplicate** spans by (trace id, span id): exports repeat batches. Of two copies the
    later-ending, then richer one wins, so the choice does not depend on input order.
+   A span whose parent never arrived (a batch processor's full queue, an exporter's lost
+   batch, a span processor that filters spans out) is **adopted** by the deepest span of
+   its trace that encloses it in time and is no model call (`adopt_orphans`): every span
+   of a trace descends from its root, so the lost parent sat below some span that encloses
+   it, and the deepest such one is the nearest ancestor left, or a span beside it at the
+   same depth (parallel tools: either is below the same run). Else a dropped agent step or
+   task split its turn where the orphan's calls lost the run above them. The turn still
+   says a parent never arrived (`Forest.missing_parent`).
 2. **Model calls** are *leaf* LLM spans (no LLM span below them): some stacks nest a
    framework model span over the client's, and both repeat the same request.
    A model call below a TOOL span is a sub-agent's call (agent used as a tool): it counts
@@ -68,6 +76,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from msgspec.structs import replace
+
 from turnscore.ingest.links import (
     JoinKeys,
     NormMessage,
@@ -126,6 +136,54 @@ def dedupe(spans: Iterable[Span]) -> tuple[list[Span], list[InputError]]:
     return sorted(best.values(), key=_order), errors
 
 
+def adopt_orphans(spans: list[Span]) -> tuple[list[Span], dict[SpanKey, str]]:
+    """`spans` (one per key, from `dedupe`) with each span whose parent never arrived
+    adopted (rule 1), and each adopted span's key -> the parent id it named.
+
+    The children of one lost parent are adopted together, by a span enclosing them all
+    (as the lost parent did) that is none of them nor below them: a lost agent step's
+    parallel tool calls are not taken for one another's sub-calls, though the longest
+    encloses the others."""
+    by_key = {key_of(s): s for s in spans}
+    lost: dict[SpanKey, list[Span]] = defaultdict(list)  # a lost parent -> its children
+    for s in spans:
+        if s.parent_span_id is not None and (up := (s.trace_id, s.parent_span_id)) not in by_key:
+            lost[up].append(s)
+    if not lost:
+        return spans, {}
+    in_trace: dict[str, list[Span]] = defaultdict(list)
+    for s in spans:
+        if s.kind is not SpanKind.LLM and s.end_unix_nano > s.start_unix_nano:
+            in_trace[s.trace_id].append(s)
+    chains: dict[SpanKey, list[SpanKey]] = {}
+
+    def chain(s: Span) -> list[SpanKey]:
+        """`s` and its ancestors as they arrived, nearest first (a cycle ends it)."""
+        if (keys := chains.get(key_of(s))) is None:
+            keys = chains[key_of(s)] = [key_of(s)]
+            while (s.parent_span_id is not None
+                   and (up := (s.trace_id, s.parent_span_id)) in by_key and up not in keys):
+                keys.append(up)
+                s = by_key[up]
+        return keys
+
+    adopted: dict[SpanKey, Span] = {}
+    named: dict[SpanKey, str] = {}
+    for (trace_id, parent_id), children in lost.items():
+        start = min(c.start_unix_nano for c in children)
+        end = max(c.end_unix_nano for c in children)
+        theirs = {key_of(c) for c in children}
+        fits = [(len(chain(c)), c.start_unix_nano, c.span_id, c) for c in in_trace[trace_id]
+                if c.start_unix_nano <= start and end <= c.end_unix_nano
+                and theirs.isdisjoint(chain(c))]
+        if fits:
+            adopter = max(fits, key=lambda f: f[:3])[3]
+            for c in children:
+                adopted[key_of(c)] = replace(c, parent_span_id=adopter.span_id)
+                named[key_of(c)] = parent_id
+    return [adopted.get(key_of(s), s) for s in spans], named
+
+
 def _richness(span: Span) -> tuple[int, int, str]:
     text = span.attributes.json()  # built here only: copies that differ are rare
     return (span.end_unix_nano, len(text), text)
@@ -136,8 +194,10 @@ class Forest:
     gives them). What each span's ancestors say of it is found once, here, in one pass:
     assembly asks it several times per span."""
 
-    def __init__(self, spans: Sequence[Span]) -> None:
+    def __init__(self, spans: Sequence[Span], orphans: Mapping[SpanKey, str] | None = None) -> None:
         self.spans = list(spans)
+        self._orphans = orphans or {}
+        """Adopted spans -> the parent id they named (`adopt_orphans`)."""
         self.by_key: dict[SpanKey, Span] = {key_of(s): s for s in self.spans}
         self.agent_traces = {s.trace_id for s in self.spans if s.kind is SpanKind.AGENT}
         """Traces of agent runs (one run per trace in agent frameworks)."""
@@ -210,6 +270,10 @@ class Forest:
 
     def missing_parent(self, span: Span) -> str | None:
         """Id of the parent on the way up that never arrived, if any."""
+        if self._orphans:
+            for s in (span, *self.ancestors(span)):
+                if (lost := self._orphans.get(key_of(s))) is not None:
+                    return lost
         top = self.root(span)
         if top.parent_span_id is not None and (top.trace_id, top.parent_span_id) not in self.by_key:
             return top.parent_span_id
