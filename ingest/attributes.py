@@ -524,3 +524,21 @@ CODEX_OUTPUT: Final = "output"
 CODEX_SUCCESS: Final = "success"
 CODEX_USAGE_TOTAL: Final = "codex.usage.total_tokens"
 CODEX_MODEL: Final = "model"
+
+# Pipecat's own tracing (conventions/pipecat.py), pipecat-ai/pipecat
+# `src/pipecat/utils/tracing/` (`service_attributes.add_llm_span_attributes`,
+# `turn_trace_observer.py`): an `llm` span per model call with the request's messages as
+# OpenAI JSON (`input`), the streamed text (`output`), the tools (`tools`, OpenAI-nested
+# JSON, `tool_count` beside), `stream`; a `turn` span per turn and one `conversation` span,
+# each naming the conversation.
+PIPECAT_LLM_SPAN: Final = "llm"
+PIPECAT_TURN_SPAN: Final = "turn"
+PIPECAT_CONVERSATION_SPAN: Final = "conversation"
+PIPECAT_INPUT: Final = "input"
+PIPECAT_OUTPUT: Final = "output"
+PIPECAT_TOOLS: Final = "tools"
+PIPECAT_TOOL_COUNT: Final = "tool_count"
+PIPECAT_STREAM: Final = "stream"
+PIPECAT_TURN_NUMBER: Final = "turn.number"
+PIPECAT_CONVERSATION_TYPE: Final = "conversation.type"
+PIPECAT_CONVERSATION_ID: Final = "conversation.id"

@@ -2827,6 +2827,15 @@ FORMS: dict[str, Form] = {
                           "gen_ai.conversation.id", "gen_ai.tool.call.id"},
         absent=frozenset({"gen_ai.prompt.0.role", "traceloop.entity.input"}),
     ) for stack in ("lmnr-langgraph", "lmnr-langgraph-stream")},
+    # Pipecat's own tracing: conversation > turn > llm spans; the model call's messages,
+    # text and tools under attributes of its own (`input`, `output`, `tools`), no standard
+    # content keys.
+    "pipecat": Form(
+        frozenset({"conversation", "turn", "llm"}),
+        frozenset({"input", "output", "tools", "tool_count", "stream", "turn.number",
+                   "conversation.id", "gen_ai.system_instructions", "gen_ai.operation.name"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ),
     # Phoenix's register(auto_instrument=True) with OpenInference's LangChain and OpenAI
     # instrumentations both installed: each call a LangChain LLM span and, in a trace of
     # its own (the LangChain tracer never makes its spans current), the client's.
@@ -3668,12 +3677,14 @@ def test_turn_field_matches_the_wire(
 
 # Stacks that run no agent, only a model client's tool loop: their turns name none.
 _NO_AGENT_DRIVERS = {"anthropic_logfire"}
+# Loops with no agent span, and a Pipecat pipeline (it names no agent).
 _NO_AGENT = {"langfuse-openai", "langfuse-openai-stream", "langfuse-v3-openai",
              "langfuse-v3-openai-stream", "mlflow-openai", "mlflow-openai-stream",
              "mlflow-openai-genai", "logfire-openai", "logfire-openai-stream",
              "logfire-openai-responses", "logfire-openai-responses-stream",
              "agentops-openai", "agentops-openai-stream", "logfire-openai-2.11",
-             "logfire-openai-2.11-stream", "openlit-openai-1.26"}  # fmt: skip
+             "logfire-openai-2.11-stream", "openlit-openai-1.26",
+             "pipecat"}  # fmt: skip
 # traceloop's @agent names the loop; Langfuse JS's `agent` observation (`langfuse-js-*`) too.
 _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream", "langfuse-js-openai",
                 "langfuse-js-openai-stream"}

@@ -680,6 +680,7 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "lmnr_loop", "openai", ("lmnr", "openai", "opentelemetry-sdk"),
                 venv="lmnr")
           for name in ("lmnr-openai", "lmnr-openai-stream")),
+        Stack("pipecat", "pipecat_agent", "openai", ("pipecat-ai", "openai", "opentelemetry-sdk")),
         *(Stack(name, "lmnr_agent", "openai",
                 ("lmnr", "langgraph", "langchain-core", "langchain-openai", "openai",
                  "opentelemetry-sdk"), venv="lmnr")
