@@ -542,3 +542,16 @@ PIPECAT_STREAM: Final = "stream"
 PIPECAT_TURN_NUMBER: Final = "turn.number"
 PIPECAT_CONVERSATION_TYPE: Final = "conversation.type"
 PIPECAT_CONVERSATION_ID: Final = "conversation.id"
+
+# LangWatch's Python SDK (conventions/langwatch.py), langwatch/langwatch `python-sdk/src/
+# langwatch/attributes.py` (`AttributeKey`), `telemetry/span.py` (`LangWatchSpan.update`),
+# `telemetry/tracing.py`, `openai.py`: every span of its decorators and autotracking has a
+# kind and typed values (`{"type": "chat_messages" | "text" | "json" | "list" | "raw",
+# "value": ...}`, JSON text); a trace's root span carries the trace's metadata as JSON.
+LANGWATCH_SPAN_TYPE: Final = "langwatch.span.type"  # llm, tool, agent, chain, span, ...
+LANGWATCH_INPUT: Final = "langwatch.input"
+LANGWATCH_OUTPUT: Final = "langwatch.output"
+LANGWATCH_PARAMS: Final = "langwatch.params"  # the request's parameters, `tools` among them
+LANGWATCH_THREAD_ID: Final = "langwatch.thread.id"
+LANGWATCH_METADATA: Final = "metadata"  # the trace's metadata on its root span, JSON text
+LANGWATCH_RAG_CONTEXTS: Final = "langwatch.rag_contexts"

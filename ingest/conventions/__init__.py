@@ -18,6 +18,7 @@
 - `spring_ai`: Spring AI's own observations (Java; `spring.ai.kind`: tool calls, ChatClient).
 - `langtrace`: Langtrace's own instrumentations (`langtrace.*`: its prompt's call lists, tools).
 - `laminar`: Laminar's SDK (`lmnr.span.*`: output messages as the response's choices).
+- `langwatch`: LangWatch's SDK (`langwatch.*`: typed input and output values, span types).
 - `pipecat`: Pipecat's own tracing (its `llm` spans' `input`, `output`, `tools`; its turns).
 - `claude_code`: Claude Code's own telemetry (`span.type`: its interaction, its tools).
 - `codex_cli`: Codex CLI's own telemetry (its prompt and tool-result records, usage spans).
@@ -41,6 +42,7 @@ from turnscore.ingest.conventions import (
     langfuse,
     langsmith,
     langtrace,
+    langwatch,
     llamaindex,
     logfire,
     mastra,
@@ -73,6 +75,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     langtrace.LANGTRACE,
     laminar.LAMINAR,
     pipecat.PIPECAT,
+    langwatch.LANGWATCH,
     claude_code.CLAUDE_CODE,
     codex_cli.CODEX_CLI,
     qwen_code.QWEN_CODE,

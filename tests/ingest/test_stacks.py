@@ -2827,6 +2827,14 @@ FORMS: dict[str, Form] = {
                           "gen_ai.conversation.id", "gen_ai.tool.call.id"},
         absent=frozenset({"gen_ai.prompt.0.role", "traceloop.entity.input"}),
     ) for stack in ("lmnr-langgraph", "lmnr-langgraph-stream")},
+    # LangWatch's SDK: the decorated run (`agent`) over its autotracked OpenAI calls (`llm`)
+    # and decorated tools (`tool`), each span's content as typed values of its own.
+    **{stack: Form(
+        frozenset({"research_assistant", "llm", "calculator"}),
+        frozenset({"langwatch.span.type", "langwatch.input", "langwatch.output",
+                   "langwatch.params", "metadata", "gen_ai.usage.prompt_tokens"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "llm.input_messages.0.message.role"},
+    ) for stack in ("langwatch-openai", "langwatch-openai-stream")},
     # Pipecat's own tracing: conversation > turn > llm spans; the model call's messages,
     # text and tools under attributes of its own (`input`, `output`, `tools`), no standard
     # content keys.
@@ -3685,9 +3693,10 @@ _NO_AGENT = {"langfuse-openai", "langfuse-openai-stream", "langfuse-v3-openai",
              "agentops-openai", "agentops-openai-stream", "logfire-openai-2.11",
              "logfire-openai-2.11-stream", "openlit-openai-1.26",
              "pipecat"}  # fmt: skip
-# traceloop's @agent names the loop; Langfuse JS's `agent` observation (`langfuse-js-*`) too.
+# traceloop's @agent names the loop; Langfuse JS's `agent` observation (`langfuse-js-*`) too;
+# LangWatch's `@langwatch.trace(type="agent")` too.
 _NAMED_LOOPS = {"traceloop-sdk", "traceloop-sdk-stream", "langfuse-js-openai",
-                "langfuse-js-openai-stream"}
+                "langfuse-js-openai-stream", "langwatch-openai", "langwatch-openai-stream"}
 # Stacks whose agent ran but whose turns do not name it yet: why, and whether the export
 # holds the name (a strict xfail, so a fix shows) or not (then the test proves it absent).
 AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
