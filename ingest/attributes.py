@@ -555,3 +555,22 @@ LANGWATCH_PARAMS: Final = "langwatch.params"  # the request's parameters, `tools
 LANGWATCH_THREAD_ID: Final = "langwatch.thread.id"
 LANGWATCH_METADATA: Final = "metadata"  # the trace's metadata on its root span, JSON text
 LANGWATCH_RAG_CONTEXTS: Final = "langwatch.rag_contexts"
+
+# Judgment Labs' tracer (conventions/judgeval.py), JudgmentLabs/judgeval
+# `src/judgeval/judgment_attribute_keys.py` (`AttributeKeys`): a span's kind, an observed
+# function's arguments and return value (JSON text), the session, an agent's class and
+# instance; a wrapped client's call with the request's keyword arguments and the response
+# as JSON under the deprecated `gen_ai.prompt` / `gen_ai.completion`, its usage as
+# non-cached input, cache-read input and output tokens; each emission of a live span
+# numbered (`judgment.update_id`).
+JUDGMENT_SPAN_KIND: Final = "judgment.span_kind"  # llm, tool, agent, span, ...
+JUDGMENT_INPUT: Final = "judgment.input"
+JUDGMENT_OUTPUT: Final = "judgment.output"
+JUDGMENT_SESSION_ID: Final = "judgment.session_id"
+JUDGMENT_AGENT_INSTANCE_NAME: Final = "judgment.agent_instance_name"
+JUDGMENT_AGENT_CLASS_NAME: Final = "judgment.agent_class_name"
+JUDGMENT_LLM_MODEL: Final = "judgment.llm.model"
+JUDGMENT_NON_CACHED_INPUT_TOKENS: Final = "judgment.usage.non_cached_input_tokens"
+JUDGMENT_CACHE_READ_INPUT_TOKENS: Final = "judgment.usage.cache_read_input_tokens"
+JUDGMENT_OUTPUT_TOKENS: Final = "judgment.usage.output_tokens"
+JUDGMENT_UPDATE_ID: Final = "judgment.update_id"

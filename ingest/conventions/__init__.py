@@ -19,6 +19,7 @@
 - `langtrace`: Langtrace's own instrumentations (`langtrace.*`: its prompt's call lists, tools).
 - `laminar`: Laminar's SDK (`lmnr.span.*`: output messages as the response's choices).
 - `langwatch`: LangWatch's SDK (`langwatch.*`: typed input and output values, span types).
+- `judgeval`: Judgment Labs' tracer (`judgment.*`: span kinds, usage, the request's tools).
 - `pipecat`: Pipecat's own tracing (its `llm` spans' `input`, `output`, `tools`; its turns).
 - `claude_code`: Claude Code's own telemetry (`span.type`: its interaction, its tools).
 - `codex_cli`: Codex CLI's own telemetry (its prompt and tool-result records, usage spans).
@@ -38,6 +39,7 @@ from turnscore.ingest.conventions import (
     frameworks,
     genkit,
     haystack,
+    judgeval,
     laminar,
     langfuse,
     langsmith,
@@ -76,6 +78,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     laminar.LAMINAR,
     pipecat.PIPECAT,
     langwatch.LANGWATCH,
+    judgeval.JUDGEVAL,
     claude_code.CLAUDE_CODE,
     codex_cli.CODEX_CLI,
     qwen_code.QWEN_CODE,

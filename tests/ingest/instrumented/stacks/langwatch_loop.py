@@ -20,6 +20,7 @@ loopback OTLP/HTTP receiver (`otlp_receiver`) that writes the harness's files.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,10 @@ def _converse(stack: str, scenario: str, base_url: str) -> None:
 
 def run(stack: str, scenario: str, base_url: str, out: Path) -> None:
     with receiver(out, scenario) as url:
+        # Anything not addressed to 127.0.0.1 goes to the receiver as its proxy, which
+        # refuses it: nothing leaves the machine.
+        os.environ.update({"HTTPS_PROXY": url, "HTTP_PROXY": url,
+                           "NO_PROXY": "127.0.0.1,localhost"})  # fmt: skip
         import langwatch
         from opentelemetry import trace
 

@@ -684,6 +684,9 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "langwatch_loop", "openai", ("langwatch", "openai", "opentelemetry-sdk"),
                 venv="langwatch")
           for name in ("langwatch-openai", "langwatch-openai-stream")),
+        *(Stack(name, "judgeval_loop", "openai", ("judgeval", "openai", "opentelemetry-sdk"),
+                venv="judgeval")
+          for name in ("judgeval-openai", "judgeval-openai-stream")),
         *(Stack(name, "lmnr_agent", "openai",
                 ("lmnr", "langgraph", "langchain-core", "langchain-openai", "openai",
                  "opentelemetry-sdk"), venv="lmnr")
