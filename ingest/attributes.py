@@ -524,3 +524,53 @@ CODEX_OUTPUT: Final = "output"
 CODEX_SUCCESS: Final = "success"
 CODEX_USAGE_TOTAL: Final = "codex.usage.total_tokens"
 CODEX_MODEL: Final = "model"
+
+# Pipecat's own tracing (conventions/pipecat.py), pipecat-ai/pipecat
+# `src/pipecat/utils/tracing/` (`service_attributes.add_llm_span_attributes`,
+# `turn_trace_observer.py`): an `llm` span per model call with the request's messages as
+# OpenAI JSON (`input`), the streamed text (`output`), the tools (`tools`, OpenAI-nested
+# JSON, `tool_count` beside), `stream`; a `turn` span per turn and one `conversation` span,
+# each naming the conversation.
+PIPECAT_LLM_SPAN: Final = "llm"
+PIPECAT_TURN_SPAN: Final = "turn"
+PIPECAT_CONVERSATION_SPAN: Final = "conversation"
+PIPECAT_INPUT: Final = "input"
+PIPECAT_OUTPUT: Final = "output"
+PIPECAT_TOOLS: Final = "tools"
+PIPECAT_TOOL_COUNT: Final = "tool_count"
+PIPECAT_STREAM: Final = "stream"
+PIPECAT_TURN_NUMBER: Final = "turn.number"
+PIPECAT_CONVERSATION_TYPE: Final = "conversation.type"
+PIPECAT_CONVERSATION_ID: Final = "conversation.id"
+
+# LangWatch's Python SDK (conventions/langwatch.py), langwatch/langwatch `python-sdk/src/
+# langwatch/attributes.py` (`AttributeKey`), `telemetry/span.py` (`LangWatchSpan.update`),
+# `telemetry/tracing.py`, `openai.py`: every span of its decorators and autotracking has a
+# kind and typed values (`{"type": "chat_messages" | "text" | "json" | "list" | "raw",
+# "value": ...}`, JSON text); a trace's root span carries the trace's metadata as JSON.
+LANGWATCH_SPAN_TYPE: Final = "langwatch.span.type"  # llm, tool, agent, chain, span, ...
+LANGWATCH_INPUT: Final = "langwatch.input"
+LANGWATCH_OUTPUT: Final = "langwatch.output"
+LANGWATCH_PARAMS: Final = "langwatch.params"  # the request's parameters, `tools` among them
+LANGWATCH_THREAD_ID: Final = "langwatch.thread.id"
+LANGWATCH_METADATA: Final = "metadata"  # the trace's metadata on its root span, JSON text
+LANGWATCH_RAG_CONTEXTS: Final = "langwatch.rag_contexts"
+
+# Judgment Labs' tracer (conventions/judgeval.py), JudgmentLabs/judgeval
+# `src/judgeval/judgment_attribute_keys.py` (`AttributeKeys`): a span's kind, an observed
+# function's arguments and return value (JSON text), the session, an agent's class and
+# instance; a wrapped client's call with the request's keyword arguments and the response
+# as JSON under the deprecated `gen_ai.prompt` / `gen_ai.completion`, its usage as
+# non-cached input, cache-read input and output tokens; each emission of a live span
+# numbered (`judgment.update_id`).
+JUDGMENT_SPAN_KIND: Final = "judgment.span_kind"  # llm, tool, agent, span, ...
+JUDGMENT_INPUT: Final = "judgment.input"
+JUDGMENT_OUTPUT: Final = "judgment.output"
+JUDGMENT_SESSION_ID: Final = "judgment.session_id"
+JUDGMENT_AGENT_INSTANCE_NAME: Final = "judgment.agent_instance_name"
+JUDGMENT_AGENT_CLASS_NAME: Final = "judgment.agent_class_name"
+JUDGMENT_LLM_MODEL: Final = "judgment.llm.model"
+JUDGMENT_NON_CACHED_INPUT_TOKENS: Final = "judgment.usage.non_cached_input_tokens"
+JUDGMENT_CACHE_READ_INPUT_TOKENS: Final = "judgment.usage.cache_read_input_tokens"
+JUDGMENT_OUTPUT_TOKENS: Final = "judgment.usage.output_tokens"
+JUDGMENT_UPDATE_ID: Final = "judgment.update_id"

@@ -17,7 +17,10 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    before it belongs to earlier turns), none of whose calls any captured output of the
    conversation holds (by call id, or by name and canonical arguments where there is no
    id), is the output of the latest earlier step of the turn without one
-   (`replayed_calls`). Only steps whose output is missing take calls this way: a
+   (`replayed_calls`); where every step before that later one is missing its output and
+   it replays more such messages than there are steps, the earlier ones are the first
+   step's too (a framework that writes each call of one response as its own message:
+   `_replayed_steps`). Only steps whose output is missing take calls this way: a
    captured output is what the model said, unless the next step's input says otherwise:
    where its last assistant message shares a call with the step's output and the tool
    results after it answer calls that output lacks (by id, else by count), that message's
@@ -209,14 +212,29 @@ def replayed_calls(steps: Sequence[Span], captured: set[CallKey]) -> list[Reques
             continue
         replayed = [m for m in _this_turn(steps[k].input_messages) if m.tool_calls]
         fresh = [m for m in replayed if not any(call_key(p) in known for p in m.tool_calls)]
-        # The latest replayed output is the latest missing one's: pair them from the end.
-        for m, step in zip(reversed(fresh), reversed(open_steps), strict=False):
+        for i, step in _replayed_steps(len(fresh), open_steps, k):
+            m = fresh[i]
             answered = _answered((m,))
             for p in m.tool_calls:
                 known.add(call_key(p))
                 out.append(Requested(part=p, step=step,
                                      seen=answered.get(p.call_id) if p.call_id else None))
     return sorted(out, key=lambda r: r.step)
+
+
+def _replayed_steps(count: int, open_steps: list[int], k: int) -> list[tuple[int, int]]:
+    """Which open step each of `count` replayed assistant messages (in input order) was
+    the output of, in input order. The latest is the latest open step's: paired from the
+    end. Messages beyond the open steps are dropped (a captured output may be replayed
+    under other ids), unless every step before `k` is open: then they are the first open
+    step's too, one response's calls written each as its own message with its result after
+    it (Pipecat's context, `LLMAssistantAggregator`, pipecat-ai 1.14: a function call in
+    progress is its own assistant message; `tests/fixtures/stacks/pipecat/parallel_tools`)."""
+    pairs = list(zip(range(count - 1, -1, -1), reversed(open_steps), strict=False))
+    surplus = count - len(open_steps)
+    if surplus > 0 and len(open_steps) == k:
+        pairs += [(i, open_steps[0]) for i in range(surplus)]
+    return sorted(pairs)
 
 
 def _has_output(step: Span) -> bool:

@@ -18,6 +18,9 @@
 - `spring_ai`: Spring AI's own observations (Java; `spring.ai.kind`: tool calls, ChatClient).
 - `langtrace`: Langtrace's own instrumentations (`langtrace.*`: its prompt's call lists, tools).
 - `laminar`: Laminar's SDK (`lmnr.span.*`: output messages as the response's choices).
+- `langwatch`: LangWatch's SDK (`langwatch.*`: typed input and output values, span types).
+- `judgeval`: Judgment Labs' tracer (`judgment.*`: span kinds, usage, the request's tools).
+- `pipecat`: Pipecat's own tracing (its `llm` spans' `input`, `output`, `tools`; its turns).
 - `claude_code`: Claude Code's own telemetry (`span.type`: its interaction, its tools).
 - `codex_cli`: Codex CLI's own telemetry (its prompt and tool-result records, usage spans).
 - `messages`: messages, parts and tool definitions in every shape, to `turnscore.ingest.model`.
@@ -36,16 +39,19 @@ from turnscore.ingest.conventions import (
     frameworks,
     genkit,
     haystack,
+    judgeval,
     laminar,
     langfuse,
     langsmith,
     langtrace,
+    langwatch,
     llamaindex,
     logfire,
     mastra,
     openinference,
     openllmetry,
     otel_genai,
+    pipecat,
     qwen_code,
     spring_ai,
     vercel,
@@ -70,6 +76,9 @@ CONVENTIONS: tuple[Convention, ...] = (
     agentops.AGENTOPS,
     langtrace.LANGTRACE,
     laminar.LAMINAR,
+    pipecat.PIPECAT,
+    langwatch.LANGWATCH,
+    judgeval.JUDGEVAL,
     claude_code.CLAUDE_CODE,
     codex_cli.CODEX_CLI,
     qwen_code.QWEN_CODE,

@@ -680,6 +680,13 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "lmnr_loop", "openai", ("lmnr", "openai", "opentelemetry-sdk"),
                 venv="lmnr")
           for name in ("lmnr-openai", "lmnr-openai-stream")),
+        Stack("pipecat", "pipecat_agent", "openai", ("pipecat-ai", "openai", "opentelemetry-sdk")),
+        *(Stack(name, "langwatch_loop", "openai", ("langwatch", "openai", "opentelemetry-sdk"),
+                venv="langwatch")
+          for name in ("langwatch-openai", "langwatch-openai-stream")),
+        *(Stack(name, "judgeval_loop", "openai", ("judgeval", "openai", "opentelemetry-sdk"),
+                venv="judgeval")
+          for name in ("judgeval-openai", "judgeval-openai-stream")),
         *(Stack(name, "lmnr_agent", "openai",
                 ("lmnr", "langgraph", "langchain-core", "langchain-openai", "openai",
                  "opentelemetry-sdk"), venv="lmnr")
