@@ -288,6 +288,9 @@ def _text_part(obj: dict[str, Any]) -> Part:
     return Part(PartType.TEXT, text=text if isinstance(text, str) else result_text(text))
 
 
+_ARGUMENT_KEYS = ("arguments", "input", "args")
+
+
 def _call_part(obj: dict[str, Any]) -> Part:
     function = obj.get("function") if isinstance(obj.get("function"), dict) else {}
     assert isinstance(function, dict)
@@ -295,8 +298,17 @@ def _call_part(obj: dict[str, Any]) -> Part:
     # A Responses API item's `call_id` is what its output names; its `id` (`fc_...`) is
     # the item's own.
     call_id = obj.get("call_id") or obj.get("id") or obj.get("toolCallId")
-    return tool_call(call_id, obj.get("name") or function.get("name") or obj.get("toolName"),
+    part = tool_call(call_id, obj.get("name") or function.get("name") or obj.get("toolName"),
                      arguments)
+    if obj.get("type") == "tool_call" and not any(k in obj for k in _ARGUMENT_KEYS):
+        # A GenAI semconv part without `arguments` is arguments not captured, not a call
+        # without arguments (`{}`): emitters leave the key out when content capture is off
+        # (`@opentelemetry/instrumentation-openai` for a Responses call, its default;
+        # pydantic-ai `_otel_messages`: `arguments` only with `include_content`). Other
+        # forms leave out empty arguments instead (OpenInference's flattened tool calls
+        # under the Agents SDK: a handoff's `{}`), so only this part is read so.
+        return replace(part, arguments=None)
+    return part
 
 
 _TYPED_OUTPUTS = frozenset({"text", "json", "error-text", "error-json"})

@@ -303,6 +303,13 @@ MESSAGE_FORMS: list[tuple[str, Any, Message]] = [
      Message("assistant", (Part(PartType.TOOL_CALL, call_id="c", name="f", arguments="{}"),))),
     ("gemini model role", {"role": "model", "parts": [{"text": "done"}]},
      Message("assistant", (Part(PartType.TEXT, text="done"),))),
+    # OTel JS OpenAI instrumentation, content capture off: a call's id and name, no arguments
+    ("semconv tool_call part without arguments", {"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "fc_1", "name": "f", "call_id": "c"}]},
+     Message("assistant", (Part(PartType.TOOL_CALL, call_id="c", name="f", arguments=None),))),
+    ("semconv tool_call part with empty arguments", {"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "c", "name": "f", "arguments": {}}]},
+     Message("assistant", (Part(PartType.TOOL_CALL, call_id="c", name="f", arguments="{}"),))),
 ]
 
 
