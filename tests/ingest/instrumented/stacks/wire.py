@@ -87,6 +87,7 @@ from tests.ingest.instrumented.scenarios import (
     Step,
 )
 from tests.ingest.instrumented.server import Exchange, ScriptedServer, _completion, _message
+from tests.ingest.instrumented.stacks import azure_agents_service as agents_service
 
 FINAL_ANSWER_TOOL = "final_answer"
 ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
@@ -162,8 +163,10 @@ def _offered(body: dict[str, Any]) -> list[dict[str, Any]]:
         if tool.get("type") == "namespace":
             # A Responses API namespace (Codex CLI offers an MCP server's tools as one,
             # `mcp__<server>`): its tools by their qualified names, `mcp__<server>__<tool>`.
-            offered += [{**t, "name": f"{tool.get('name')}__{t.get('name')}"}
-                        for t in tool.get("tools") or ()]
+            offered += [
+                {**t, "name": f"{tool.get('name')}__{t.get('name')}"}
+                for t in tool.get("tools") or ()
+            ]
             continue
         declared = tool.get("functionDeclarations") or tool.get("function_declarations")
         offered += declared or [tool.get("function") or tool.get("toolSpec") or tool]
@@ -386,6 +389,8 @@ class StackServer(ScriptedServer):
 
     def __init__(self) -> None:
         self.wire: dict[tuple[str, str], list[Wire]] = {}
+        self.agents = agents_service.AgentsService(self)
+        """The Azure AI Agents service, whose runs' model steps are `answer`'s."""
         super().__init__()
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -682,10 +687,13 @@ def bedrock_events(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]
             deltas: list[dict[str, Any]] = [{"text": t} for t in (text[:half], text[half:])]
         else:
             use = block["toolUse"]
-            yield "contentBlockStart", {
-                "start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}},
-                "contentBlockIndex": index,
-            }
+            yield (
+                "contentBlockStart",
+                {
+                    "start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}},
+                    "contentBlockIndex": index,
+                },
+            )
             arguments = json.dumps(use["input"])
             half = len(arguments) // 2
             deltas = [{"toolUse": {"input": j}} for j in (arguments[:half], arguments[half:])]
@@ -750,18 +758,26 @@ def cohere_events(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]
         opened = {**call, "function": {"name": call["function"]["name"], "arguments": ""}}
         yield event("tool-call-start", index=index, delta={"message": {"tool_calls": opened}})
         for piece in halves(call["function"]["arguments"]):
-            yield event("tool-call-delta", index=index,
-                        delta={"message": {"tool_calls": {"function": {"arguments": piece}}}})
+            yield event(
+                "tool-call-delta",
+                index=index,
+                delta={"message": {"tool_calls": {"function": {"arguments": piece}}}},
+            )
         yield event("tool-call-end", index=index)
     for index, part in enumerate(message.get("content") or ()):
-        yield event("content-start", index=index,
-                    delta={"message": {"content": {"type": "text", "text": ""}}})
+        yield event(
+            "content-start",
+            index=index,
+            delta={"message": {"content": {"type": "text", "text": ""}}},
+        )
         for piece in halves(part["text"]):
-            yield event("content-delta", index=index,
-                        delta={"message": {"content": {"text": piece}}})
+            yield event(
+                "content-delta", index=index, delta={"message": {"content": {"text": piece}}}
+            )
         yield event("content-end", index=index)
-    yield event("message-end", delta={"finish_reason": answer["finish_reason"],
-                                      "usage": answer["usage"]})
+    yield event(
+        "message-end", delta={"finish_reason": answer["finish_reason"], "usage": answer["usage"]}
+    )
 
 
 def event_frame(event_type: str, payload: dict[str, Any]) -> bytes:
@@ -790,6 +806,9 @@ def _handler(
         def do_POST(self) -> None:
             parts = self.path.split("?")[0].strip("/").split("/")
             route = parts[2:]
+            if route[:1] and route[0] in agents_service.COLLECTIONS:
+                self._agents("POST")
+                return
             gemini = len(route) == 3 and route[1] == "models"
             gemini = gemini and route[2].endswith((":generateContent", ":streamGenerateContent"))
             bedrock = len(route) == 3 and route[0] == "model"
@@ -830,6 +849,27 @@ def _handler(
                 self._events(server.anthropic(parts[0], parts[1], body), anthropic_events)
             else:
                 self._json(server.anthropic(parts[0], parts[1], body))
+
+        def do_GET(self) -> None:
+            self._agents("GET")
+
+        def do_DELETE(self) -> None:
+            self._agents("DELETE")
+
+        def _agents(self, method: str) -> None:
+            """The Azure AI Agents service's routes (`azure_agents_service`)."""
+            path, _, query = self.path.partition("?")
+            parts = path.strip("/").split("/")
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length)) if length else None
+            status, answer = server.agents.handle(parts[0], parts[1], method, parts[2:],
+                                                  query, body)  # fmt: skip
+            payload = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
         def _json(self, body: dict[str, Any]) -> None:
             self._send(json.dumps(body).encode())
