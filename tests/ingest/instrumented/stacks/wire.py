@@ -163,10 +163,8 @@ def _offered(body: dict[str, Any]) -> list[dict[str, Any]]:
         if tool.get("type") == "namespace":
             # A Responses API namespace (Codex CLI offers an MCP server's tools as one,
             # `mcp__<server>`): its tools by their qualified names, `mcp__<server>__<tool>`.
-            offered += [
-                {**t, "name": f"{tool.get('name')}__{t.get('name')}"}
-                for t in tool.get("tools") or ()
-            ]
+            offered += [{**t, "name": f"{tool.get('name')}__{t.get('name')}"}
+                        for t in tool.get("tools") or ()]
             continue
         declared = tool.get("functionDeclarations") or tool.get("function_declarations")
         offered += declared or [tool.get("function") or tool.get("toolSpec") or tool]
@@ -687,13 +685,10 @@ def bedrock_events(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]
             deltas: list[dict[str, Any]] = [{"text": t} for t in (text[:half], text[half:])]
         else:
             use = block["toolUse"]
-            yield (
-                "contentBlockStart",
-                {
-                    "start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}},
-                    "contentBlockIndex": index,
-                },
-            )
+            yield "contentBlockStart", {
+                "start": {"toolUse": {"toolUseId": use["toolUseId"], "name": use["name"]}},
+                "contentBlockIndex": index,
+            }
             arguments = json.dumps(use["input"])
             half = len(arguments) // 2
             deltas = [{"toolUse": {"input": j}} for j in (arguments[:half], arguments[half:])]
@@ -758,26 +753,18 @@ def cohere_events(answer: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]
         opened = {**call, "function": {"name": call["function"]["name"], "arguments": ""}}
         yield event("tool-call-start", index=index, delta={"message": {"tool_calls": opened}})
         for piece in halves(call["function"]["arguments"]):
-            yield event(
-                "tool-call-delta",
-                index=index,
-                delta={"message": {"tool_calls": {"function": {"arguments": piece}}}},
-            )
+            yield event("tool-call-delta", index=index,
+                        delta={"message": {"tool_calls": {"function": {"arguments": piece}}}})
         yield event("tool-call-end", index=index)
     for index, part in enumerate(message.get("content") or ()):
-        yield event(
-            "content-start",
-            index=index,
-            delta={"message": {"content": {"type": "text", "text": ""}}},
-        )
+        yield event("content-start", index=index,
+                    delta={"message": {"content": {"type": "text", "text": ""}}})
         for piece in halves(part["text"]):
-            yield event(
-                "content-delta", index=index, delta={"message": {"content": {"text": piece}}}
-            )
+            yield event("content-delta", index=index,
+                        delta={"message": {"content": {"text": piece}}})
         yield event("content-end", index=index)
-    yield event(
-        "message-end", delta={"finish_reason": answer["finish_reason"], "usage": answer["usage"]}
-    )
+    yield event("message-end", delta={"finish_reason": answer["finish_reason"],
+                                      "usage": answer["usage"]})
 
 
 def event_frame(event_type: str, payload: dict[str, Any]) -> bytes:
