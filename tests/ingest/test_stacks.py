@@ -183,7 +183,8 @@ def _result_texts(rec: Recording, index: int) -> list[str]:
     """The turn's tool results: a text as it is, a structured one as JSON."""
     return [c["result"] if isinstance(c["result"], str) else json.dumps(c["result"])
             for c in rec.expected[index]["calls"]]
-_AZURE_AGENTS = ("azure-ai-agents", "azure-ai-agents-nocontent", "azure-ai-agents-auto")
+_AZURE_AGENTS = ("azure-ai-agents", "azure-ai-agents-nocontent", "azure-ai-agents-auto",
+                 "azure-ai-agents-steps")
 """The Azure AI Agents service's client, `azure-ai-agents`, traced by its own
 AIAgentsInstrumentor (`azure_agents_agent.py`)."""
 
@@ -212,13 +213,14 @@ KNOWN_GAPS: tuple[Gap, ...] = (
     # The calls the run asks for (`required_action.submit_tool_outputs.tool_calls`) are read
     # by the app from the run that get_thread_run returns, whose span records only the run's
     # status, id, model and usage (`set_end_run`); only a run-step listing or a stream's
-    # run-step event would record them (`_add_tool_call_event`), and these apps do neither.
-    # The submitted outputs keep only the call id (`_add_tool_message_events`).
+    # run-step event would record them (`_add_tool_call_event`), and these apps do neither
+    # (`-steps` lists the steps). The submitted outputs keep only the call id
+    # (`_add_tool_message_events`).
     *(Gap(stack, case, field,
           "azure-ai-agents' tracing records the calls a run asks for nowhere unless the app "
           "lists the run's steps: get_thread_run keeps status and usage, submit_tool_outputs "
           "only each output's call id (and content)", absent)
-      for stack in _AZURE_AGENTS for case in WITH_TOOLS
+      for stack in _AZURE_AGENTS if stack != "azure-ai-agents-steps" for case in WITH_TOOLS
       for field, absent in (("call.name", _quoted_names), ("call.arguments", _argument_objects))),
     # Content recording off: every gen_ai.event.content body keeps only its role (messages)
     # or the call id (tool outputs).
@@ -1184,7 +1186,12 @@ NOT_YET: tuple[NotYet, ...] = (
     # with its gen_ai.thread.run.id). No span is a model call: the model ran in the service.
     # Ingest makes no turn of them: the rule needed is a thread's user message as the turn's
     # request, its run's submitted outputs as results, the run's assistant message as the
-    # answer, the run's last polled usage as its usage.
+    # answer, the run's last polled usage as its usage. With the run's steps listed
+    # (`-steps`), each list_run_steps span holds a step: a gen_ai.run_step.tool_calls event
+    # with the calls (id, name, arguments as an object) and that model step's usage, or a
+    # gen_ai.run_step.message_creation event naming the answer's message id. 1.1.0 swaps
+    # the list_run_steps span's gen_ai.thread.id and gen_ai.thread.run.id (the events have
+    # them right).
     *(NotYet(stack, ("*",), ("turns", *fields),
              "azure-ai-agents' operations are traces of their own joined only by "
              "gen_ai.thread.id and none is a model call: ingest makes no turn of the "
@@ -1194,6 +1201,9 @@ NOT_YET: tuple[NotYet, ...] = (
                                "call.is_error", "final_answer", "llm_calls", "usage")),
           ("azure-ai-agents-auto", ("request", "system_prompt", "call.id", "call.result",
                                     "call.is_error", "final_answer", "llm_calls", "usage")),
+          ("azure-ai-agents-steps", ("request", "system_prompt", "call.id", "call.name",
+                                     "call.arguments", "call.result", "call.is_error",
+                                     "final_answer", "llm_calls", "usage")),
           ("azure-ai-agents-nocontent", ("call.id", "call.is_error", "llm_calls", "usage")))),
     # A turn of no call: none of the call fields is missing from the export, only the turn.
     *(NotYet(stack, ("no_tool",), ("call.name", "call.arguments", "call.result"),

@@ -11,6 +11,9 @@ OpenTelemetry tracing plugin).
   `runs.submit_tool_outputs` with each tool's JSON result), content recording on
   (`AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED`, read by `instrument()`);
 - `-nocontent`: the same, content recording off;
+- `-steps`: the manual loop, content on, and after each run the app lists the run's steps
+  (`run_steps.list`, as the SDK's tool samples print them), whose events are the only
+  place the tracing records the calls a run asked for (`gen_ai.run_step.tool_calls`);
 - `-auto`: `runs.create_and_process` with the functions enabled as auto function calls
   (`enable_auto_function_calls`: the SDK derives each tool's definition from the function
   and runs it itself, sending `str()` of what it returns). Each function returns its result
@@ -119,6 +122,9 @@ def converse(client: Any, stack: str, scenario: str) -> None:
             run = _manual_run(client, thread.id, agent.id)
         if run.status != "completed":
             raise RuntimeError(f"run {run.id} ended {run.status}")
+        if stack.endswith("-steps"):
+            for step in client.run_steps.list(thread_id=thread.id, run_id=run.id):
+                print(json.dumps({"step": step.id, "type": step.type}))
         print(json.dumps({"answer": _answer(client, thread.id)}))
 
 

@@ -122,7 +122,8 @@ STACKS: dict[str, Stack] = {
         *(Stack(name, "azure_agents_agent", "azure-agents",
                 ("azure-ai-agents", "azure-core", "azure-core-tracing-opentelemetry",
                  "opentelemetry-sdk"), venv="azure-ai-agents")
-          for name in ("azure-ai-agents", "azure-ai-agents-nocontent", "azure-ai-agents-auto")),
+          for name in ("azure-ai-agents", "azure-ai-agents-nocontent", "azure-ai-agents-auto",
+                       "azure-ai-agents-steps")),
         Stack("llamaindex-openinference-openllmetry", "llamaindex_agent", "openai",
               ("llama-index-core", "llama-index-llms-openai", "openai",
                "openinference-instrumentation-llama-index",

@@ -42,6 +42,10 @@ One server on 127.0.0.1 speaks these model APIs:
   writes before calls) and `tool_calls` with JSON-string arguments; a result is a `tool`
   message naming its call (`tool_call_id`), its content text or `document` parts.
 
+The Azure AI Agents service's REST API (`/<stack>/<scenario>/{assistants,threads}/...`,
+`azure_agents_service.py`) runs its runs' model steps through the chat-completions route's
+`answer`, so they are wire records of api 'openai' like any other.
+
 Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), send tool
 results as user messages and drop a failed step's tool calls from the history, so the turn
 is the newest user message that contains a scenario's request, and the step is how many
