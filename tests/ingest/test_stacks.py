@@ -183,7 +183,55 @@ def _result_texts(rec: Recording, index: int) -> list[str]:
     """The turn's tool results: a text as it is, a structured one as JSON."""
     return [c["result"] if isinstance(c["result"], str) else json.dumps(c["result"])
             for c in rec.expected[index]["calls"]]
+_AZURE_AGENTS = ("azure-ai-agents", "azure-ai-agents-nocontent", "azure-ai-agents-auto",
+                 "azure-ai-agents-steps")
+"""The Azure AI Agents service's client, `azure-ai-agents`, traced by its own
+AIAgentsInstrumentor (`azure_agents_agent.py`)."""
+
+
+def _quoted_names(rec: Recording, index: int) -> list[str]:
+    """The turn's called tools' names as a JSON text would hold them (the request and the
+    answer name some of them in prose)."""
+    return [f'"{c["name"]}"' for c in rec.expected[index]["calls"]]
+
+
+def _argument_objects(rec: Recording, index: int) -> list[str]:
+    """The turn's calls' arguments as JSON objects (their values are quoted in the request
+    and the answer, their names in the tools' results)."""
+    return [json.dumps(c["arguments"]) for c in rec.expected[index]["calls"]]
+
+
 KNOWN_GAPS: tuple[Gap, ...] = (
+    # The Azure AI Agents service's client tracing (azure-ai-agents 1.1.0
+    # `telemetry/_ai_agents_instrumentor.py`): start_create_agent_span and
+    # start_thread_run_span take the tools (`_tools`, `_toolset`) and record none of them.
+    *(Gap(stack, "*", "tools",
+          "azure-ai-agents' AIAgentsInstrumentor records no tool definition: create_agent "
+          "and start_thread_run spans take the tools and drop them (`_tools` unused)",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in _AZURE_AGENTS),
+    # The calls the run asks for (`required_action.submit_tool_outputs.tool_calls`) are read
+    # by the app from the run that get_thread_run returns, whose span records only the run's
+    # status, id, model and usage (`set_end_run`); only a run-step listing or a stream's
+    # run-step event would record them (`_add_tool_call_event`), and these apps do neither
+    # (`-steps` lists the steps). The submitted outputs keep only the call id
+    # (`_add_tool_message_events`).
+    *(Gap(stack, case, field,
+          "azure-ai-agents' tracing records the calls a run asks for nowhere unless the app "
+          "lists the run's steps: get_thread_run keeps status and usage, submit_tool_outputs "
+          "only each output's call id (and content)", absent)
+      for stack in _AZURE_AGENTS if stack != "azure-ai-agents-steps" for case in WITH_TOOLS
+      for field, absent in (("call.name", _quoted_names), ("call.arguments", _argument_objects))),
+    # Content recording off: every gen_ai.event.content body keeps only its role (messages)
+    # or the call id (tool outputs).
+    *(Gap("azure-ai-agents-nocontent", "*", field,
+          "content recording off (AZURE_TRACING_GEN_AI_CONTENT_RECORDING_ENABLED=false): "
+          "the message events keep only their role, the tool outputs only their call id",
+          _NOT_SEEN[field])
+      for field in ("request", "system_prompt", "final_answer")),
+    *(Gap("azure-ai-agents-nocontent", case, "call.result",
+          "content recording off: a tool output event keeps only its call id", _result_texts)
+      for case in WITH_TOOLS),
     # LlamaIndex's OTel integration drops a streamed call's end event (it comes after the
     # span closed): the last answer is only in the run's StopEvent summary, cut at 200
     # characters (llama-index-workflows `_event_summary.py`).
@@ -1145,6 +1193,38 @@ NOT_YET: tuple[NotYet, ...] = (
              "the failed tool span's ERROR status is on its final emission; ingest keeps the "
              "first, partial one (judgment.update_id 0)")
       for stack in ("judgeval-openai", "judgeval-openai-stream")),
+    # azure-ai-agents 1.1.0's own tracing: every client operation a trace of its own, all
+    # joined only by gen_ai.thread.id (the conversation): create_message with the user's
+    # message (a gen_ai.user.message span event, `gen_ai.event.content`), start_thread_run
+    # and each get_thread_run poll (the run's status and cumulative usage, no message),
+    # submit_tool_outputs with gen_ai.tool.message events (content and call id), and
+    # list_messages, a span per message listed (the answer a gen_ai.assistant.message event
+    # with its gen_ai.thread.run.id). No span is a model call: the model ran in the service.
+    # Ingest makes no turn of them: the rule needed is a thread's user message as the turn's
+    # request, its run's submitted outputs as results, the run's assistant message as the
+    # answer, the run's last polled usage as its usage. With the run's steps listed
+    # (`-steps`), each list_run_steps span holds a step: a gen_ai.run_step.tool_calls event
+    # with the calls (id, name, arguments as an object) and that model step's usage, or a
+    # gen_ai.run_step.message_creation event naming the answer's message id. 1.1.0 swaps
+    # the list_run_steps span's gen_ai.thread.id and gen_ai.thread.run.id (the events have
+    # them right).
+    *(NotYet(stack, ("*",), ("turns", *fields),
+             "azure-ai-agents' operations are traces of their own joined only by "
+             "gen_ai.thread.id and none is a model call: ingest makes no turn of the "
+             "thread's user message, submitted outputs and listed answer")
+      for stack, fields in (
+          ("azure-ai-agents", ("request", "system_prompt", "call.id", "call.result",
+                               "call.is_error", "final_answer", "llm_calls", "usage")),
+          ("azure-ai-agents-auto", ("request", "system_prompt", "call.id", "call.result",
+                                    "call.is_error", "final_answer", "llm_calls", "usage")),
+          ("azure-ai-agents-steps", ("request", "system_prompt", "call.id", "call.name",
+                                     "call.arguments", "call.result", "call.is_error",
+                                     "final_answer", "llm_calls", "usage")),
+          ("azure-ai-agents-nocontent", ("call.id", "call.is_error", "llm_calls", "usage")))),
+    # A turn of no call: none of the call fields is missing from the export, only the turn.
+    *(NotYet(stack, ("no_tool",), ("call.name", "call.arguments", "call.result"),
+             "azure-ai-agents: ingest makes no turn of the thread (see above)")
+      for stack in _AZURE_AGENTS),
     # OpenCode 1.18.33 with `experimental.openTelemetry`: the Vercel AI SDK's spans
     # (`ai.streamText`, `.doStream`, `ai.toolCall`) among several hundred Effect spans of its
     # own a run, each `opencode run` a trace. `opencode run` exits before its exporter sends
@@ -3616,6 +3696,16 @@ FORMS: dict[str, Form] = {
         absent=frozenset({"gen_ai.tool.call.id", "gen_ai.conversation.id"}),
     ) for stack, resume in (("mirascope-otel", "Response"),
                             ("mirascope-otel-stream", "StreamResponse"))},
+    # azure-ai-agents' AIAgentsInstrumentor: one trace per client operation, content in
+    # the older per-message span events (`gen_ai.event.content` JSON text).
+    **{stack: Form(
+        frozenset({"create_agent research_assistant", "create_thread", "create_message",
+                   "start_thread_run", "get_thread_run", "submit_tool_outputs",
+                   "list_messages"}),
+        frozenset({"gen_ai.system", "gen_ai.thread.id", "gen_ai.thread.run.id",
+                   "gen_ai.agent.id", "gen_ai.usage.input_tokens"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions", "gen_ai.conversation.id"},
+    ) for stack in _AZURE_AGENTS},
     # langchain-azure-ai's tracer: invoke_agent > chat / execute_tool, the run's thread as
     # the conversation.
     **{stack: Form(
@@ -3740,6 +3830,9 @@ AGENT_NOT_NAMED: dict[str, tuple[str, bool]] = {
                      "openai-agents-js-otel", "openai-agents-js-otel-stream",
                      "openai-agents-js-otel-responses",
                      "openai-agents-js-otel-responses-stream")},
+    **{stack: ("azure-ai-agents names the agent on its create_agent span alone, a trace "
+               "of its own; ingest makes no turn of the run (NOT_YET: turns)", True)
+       for stack in _AZURE_AGENTS},
     "haystack-openinference": ("Haystack's Agent has no name", False),
     "haystack-openllmetry": ("Haystack's Agent has no name", False),
     "mlflow-langgraph-genai": ("MLflow's GenAI translation names spans by their type "

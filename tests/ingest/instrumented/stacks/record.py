@@ -48,7 +48,8 @@ class Stack:
     """Module under tests.ingest.instrumented.stacks."""
     api: str
     """The model API the stack calls: 'openai' (base URL ends in /v1), 'anthropic', 'gemini',
-    'bedrock', 'ollama' or 'cohere'."""
+    'bedrock', 'ollama', 'cohere', or 'azure-agents' (the Azure AI Agents service, whose
+    runs' model steps are chat-completions exchanges: `azure_agents_service.py`)."""
     distributions: tuple[str, ...]
     """Whose versions `versions.json` records."""
     venv: str = ""
@@ -118,6 +119,11 @@ STACKS: dict[str, Stack] = {
                 venv="langgraph-anthropic-openinference")
           for name in ("langgraph-anthropic-openinference",
                        "langgraph-anthropic-openinference-stream")),
+        *(Stack(name, "azure_agents_agent", "azure-agents",
+                ("azure-ai-agents", "azure-core", "azure-core-tracing-opentelemetry",
+                 "opentelemetry-sdk"), venv="azure-ai-agents")
+          for name in ("azure-ai-agents", "azure-ai-agents-nocontent", "azure-ai-agents-auto",
+                       "azure-ai-agents-steps")),
         Stack("llamaindex-openinference-openllmetry", "llamaindex_agent", "openai",
               ("llama-index-core", "llama-index-llms-openai", "openai",
                "openinference-instrumentation-llama-index",

@@ -42,6 +42,10 @@ One server on 127.0.0.1 speaks these model APIs:
   writes before calls) and `tool_calls` with JSON-string arguments; a result is a `tool`
   message naming its call (`tool_call_id`), its content text or `document` parts.
 
+The Azure AI Agents service's REST API (`/<stack>/<scenario>/{assistants,threads}/...`,
+`azure_agents_service.py`) runs its runs' model steps through the chat-completions route's
+`answer`, so they are wire records of api 'openai' like any other.
+
 Frameworks wrap what the user said (smolagents sends `New task:\\n<request>`), send tool
 results as user messages and drop a failed step's tool calls from the history, so the turn
 is the newest user message that contains a scenario's request, and the step is how many
@@ -87,6 +91,7 @@ from tests.ingest.instrumented.scenarios import (
     Step,
 )
 from tests.ingest.instrumented.server import Exchange, ScriptedServer, _completion, _message
+from tests.ingest.instrumented.stacks import azure_agents_service as agents_service
 
 FINAL_ANSWER_TOOL = "final_answer"
 ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
@@ -386,6 +391,8 @@ class StackServer(ScriptedServer):
 
     def __init__(self) -> None:
         self.wire: dict[tuple[str, str], list[Wire]] = {}
+        self.agents = agents_service.AgentsService(self)
+        """The Azure AI Agents service, whose runs' model steps are `answer`'s."""
         super().__init__()
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -790,6 +797,9 @@ def _handler(
         def do_POST(self) -> None:
             parts = self.path.split("?")[0].strip("/").split("/")
             route = parts[2:]
+            if route[:1] and route[0] in agents_service.COLLECTIONS:
+                self._agents("POST")
+                return
             gemini = len(route) == 3 and route[1] == "models"
             gemini = gemini and route[2].endswith((":generateContent", ":streamGenerateContent"))
             bedrock = len(route) == 3 and route[0] == "model"
@@ -830,6 +840,27 @@ def _handler(
                 self._events(server.anthropic(parts[0], parts[1], body), anthropic_events)
             else:
                 self._json(server.anthropic(parts[0], parts[1], body))
+
+        def do_GET(self) -> None:
+            self._agents("GET")
+
+        def do_DELETE(self) -> None:
+            self._agents("DELETE")
+
+        def _agents(self, method: str) -> None:
+            """The Azure AI Agents service's routes (`azure_agents_service`)."""
+            path, _, query = self.path.partition("?")
+            parts = path.strip("/").split("/")
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length)) if length else None
+            status, answer = server.agents.handle(parts[0], parts[1], method, parts[2:],
+                                                  query, body)  # fmt: skip
+            payload = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
 
         def _json(self, body: dict[str, Any]) -> None:
             self._send(json.dumps(body).encode())
