@@ -17,7 +17,8 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    before it belongs to earlier turns), none of whose calls any captured output of the
    conversation holds (by call id, or by name and canonical arguments where there is no
    id), is the output of the latest earlier step of the turn without one
-   (`replayed_calls`). Only steps whose output is missing take calls this way: a
+   (`replayed_calls`; when one step's output is missing, every such message is its own,
+   `_owners`). Only steps whose output is missing take calls this way: a
    captured output is what the model said, unless the next step's input says otherwise:
    where its last assistant message shares a call with the step's output and the tool
    results after it answer calls that output lacks (by id, else by count), that message's
@@ -209,14 +210,27 @@ def replayed_calls(steps: Sequence[Span], captured: set[CallKey]) -> list[Reques
             continue
         replayed = [m for m in _this_turn(steps[k].input_messages) if m.tool_calls]
         fresh = [m for m in replayed if not any(call_key(p) in known for p in m.tool_calls)]
-        # The latest replayed output is the latest missing one's: pair them from the end.
-        for m, step in zip(reversed(fresh), reversed(open_steps), strict=False):
+        for m, step in _owners(fresh, open_steps):
             answered = _answered((m,))
             for p in m.tool_calls:
                 known.add(call_key(p))
                 out.append(Requested(part=p, step=step,
                                      seen=answered.get(p.call_id) if p.call_id else None))
     return sorted(out, key=lambda r: r.step)
+
+
+def _owners(fresh: list[Message], open_steps: list[int]) -> list[tuple[Message, int]]:
+    """Which open step each fresh replayed message is the output of. The latest replayed
+    output is the latest missing one's: they pair from the end. One open step owns every
+    fresh message: the other steps before it told their calls, so none of these is theirs.
+    ADK for TypeScript in SSE mode (`@google/adk` 2.0) yields each streamed chunk's
+    function calls as a response, so an event, of their own (`StreamingResponseAggregator`,
+    `core/src/utils/streaming_utils.ts`), and its `call_llm` span records the last one,
+    usage alone: the next request replays the step's parallel calls as one assistant
+    message each, each followed by its result."""
+    if len(open_steps) == 1:
+        return [(m, open_steps[0]) for m in fresh]
+    return list(zip(reversed(fresh), reversed(open_steps), strict=False))
 
 
 def _has_output(step: Span) -> bool:

@@ -153,6 +153,76 @@ def test_adk_legacy_generate_content_under_call_llm_with_elided_events(tmp_path:
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 30, 9)
 
 
+_ADK_JS = {"gen_ai.system": "gcp.vertex.agent", "gcp.vertex.agent.session_id": "adk-js"}
+
+
+def test_adk_js_call_llm_in_camel_case(tmp_path: Path) -> None:
+    """ADK for TypeScript (`@google/adk` 2.0) writes `call_llm`'s request and response with
+    `JSON.stringify` of the genai objects: `systemInstruction`, `usageMetadata`
+    (tests/fixtures/stacks/adk-js)."""
+    request = {"model": "gemini-2.5-flash", "config": {"systemInstruction": SYSTEM},
+               "contents": [{"role": "user", "parts": [{"text": REQUEST}]}]}
+    response = {"content": {"role": "model", "parts": [{"text": ANSWER}]},
+                "usageMetadata": {"promptTokenCount": 30, "candidatesTokenCount": 9},
+                "finishReason": "STOP"}
+
+    def record(r: Any) -> None:
+        with (
+            r.span("invoke_agent helper", {**_ADK_JS, "gen_ai.operation.name": "invoke_agent"}),
+            r.span("call_llm", {**_ADK_JS, "gcp.vertex.agent.llm_request": _j(request),
+                                "gcp.vertex.agent.llm_response": _j(response)}),
+        ):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert turn.system_instructions == SYSTEM
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 30, 9)
+
+
+def test_adk_js_streamed_parallel_calls_replayed_one_message_each(tmp_path: Path) -> None:
+    """ADK for TypeScript in SSE mode: the step's `call_llm` records usage alone, and the
+    next request replays its two calls as one assistant message each, each followed by its
+    result (tests/fixtures/stacks/adk-js-stream, parallel_tools): both are the first
+    step's, in the order asked."""
+    asked = [("c0", "get_weather", {"city": "Paris"}), ("c1", "calculator", ARGS)]
+    results = {"c0": {"temperature": 18}, "c1": {"result": "395"}}
+    user = {"role": "user", "parts": [{"text": REQUEST}]}
+    replay = [m for i, name, args in asked for m in (
+        {"role": "model", "parts": [{"functionCall": {"id": i, "name": name, "args": args}}]},
+        {"role": "user", "parts": [{"functionResponse": {"id": i, "name": name,
+                                                         "response": results[i]}}]},
+    )]
+    usage = {"usageMetadata": {"promptTokenCount": 30, "candidatesTokenCount": 9},
+             "finishReason": "STOP", "partial": False}
+    answer = {"content": {"role": "model", "parts": [{"text": ANSWER}]}, **usage}
+
+    def call_llm(contents: list[Any], response: Any) -> dict[str, Any]:
+        return {**_ADK_JS, "gcp.vertex.agent.llm_request": _j(
+            {"model": "gemini-2.5-flash", "contents": contents}),
+            "gcp.vertex.agent.llm_response": _j(response)}
+
+    def record(r: Any) -> None:
+        with r.span("invoke_agent helper", {**_ADK_JS, "gen_ai.operation.name": "invoke_agent"}):
+            with r.span("call_llm", call_llm([user], usage)):
+                for i, name, args in asked:
+                    with r.span(f"execute_tool {name}", {
+                        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                        "gen_ai.tool.call.id": i,
+                        "gcp.vertex.agent.tool_call_args": _j(args),
+                        "gcp.vertex.agent.tool_response": _j(results[i]),
+                    }):
+                        pass
+            with r.span("call_llm", call_llm([user, *replay], answer)):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert [(c.name, c.call_id, c.step) for c in turn.calls] == [
+        ("get_weather", "c0", 0), ("calculator", "c1", 0)]
+    assert (turn.final_answer, turn.llm_calls) == (ANSWER, 2)
+    assert "unreconciled_calls" not in turn.issues
+
+
 def test_one_response_id_in_two_traces_is_one_call(tmp_path: Path) -> None:
     """Item 2: OpenLLMetry's span with content and the SDK's own without, each in a trace of
     its own, sharing `gen_ai.response.id`: one turn, usage counted once."""

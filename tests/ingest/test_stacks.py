@@ -1420,6 +1420,15 @@ FORMS: dict[str, Form] = {
         frozenset({"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response"}),
         frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.choice"}),
     ),
+    # ADK for TypeScript: ADK Python's legacy schema (`call_llm` with the Gemini JSON in
+    # `gcp.vertex.agent.*`, camelCase), no `generate_content` span below it.
+    **{stack: Form(
+        frozenset({"invocation", "invoke_agent research_assistant", "call_llm",
+                   "execute_tool calculator"}),
+        frozenset({"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response",
+                   "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ) for stack in ("adk-js", "adk-js-stream")},
     "pydantic-ai-logfire": Form(
         frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
                    "execute_tool calculator"}),

@@ -640,6 +640,12 @@ STACKS: dict[str, Stack] = {
                 ("openai", "openlit", "@opentelemetry/sdk-trace-node"),
                 venv="openlit-js", runtime="node")
           for name in ("openlit-js-openai", "openlit-js-openai-stream")),
+        # Google's ADK for TypeScript (`js/adk_js.mjs`): an `LlmAgent` on ADK's Gemini model,
+        # traced by ADK's own `gcp.vertex.agent` spans.
+        *(Stack(name, "adk_js", "gemini",
+                ("@google/adk", "@google/genai", "@opentelemetry/sdk-trace-node"),
+                venv="adk-js", runtime="node")
+          for name in ("adk-js", "adk-js-stream")),
         *(Stack(name, "genkit_agent", "openai",
                 ("genkit", "@genkit-ai/compat-oai", "openai", "@opentelemetry/sdk-trace-base"),
                 venv="genkit", runtime="node",
