@@ -223,6 +223,39 @@ def test_adk_js_streamed_parallel_calls_replayed_one_message_each(tmp_path: Path
     assert "unreconciled_calls" not in turn.issues
 
 
+def test_strands_js_loop_cycle_history_is_no_model_call(tmp_path: Path) -> None:
+    """Strands for TypeScript with the latest opt-in: a later turn's first
+    `execute_agent_loop_cycle` (no operation name) carries the conversation before the
+    turn's request as an operation-details event with input messages alone. It is no model
+    call, so the `chat` under it keeps its own input: the turn asks the new request
+    (tests/fixtures/stacks/strands-js-latest, multi_turn)."""
+    details = "gen_ai.client.inference.operation.details"
+    before = [{"role": "user", "parts": [{"type": "text", "content": "Hello?"}]},
+              {"role": "assistant", "parts": [{"type": "text", "content": "Hi."}]}]
+    asked = [*before, {"role": "user", "parts": [{"type": "text", "content": REQUEST}]}]
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": ANSWER}],
+             "finish_reason": "endTurn"}]
+    common = {"gen_ai.provider.name": "strands-agents"}
+
+    def record(r: Any) -> None:
+        with (
+            r.span("invoke_agent helper", {**common, "gen_ai.operation.name": "invoke_agent",
+                                           "gen_ai.agent.name": "helper"},
+                   events=[(details, {"gen_ai.input.messages": _j(asked[-1:])}),
+                           (details, {"gen_ai.output.messages": _j(said)})]),
+            r.span("execute_agent_loop_cycle", {"agent_loop.cycle_id": "c-1"},
+                   events=[(details, {"gen_ai.input.messages": _j(before)})]),
+            r.span("chat", {**common, "gen_ai.operation.name": "chat",
+                            "gen_ai.usage.input_tokens": 30, "gen_ai.usage.output_tokens": 9},
+                   events=[(details, {"gen_ai.input.messages": _j(asked)}),
+                           (details, {"gen_ai.output.messages": _j(said)})]),
+        ):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (REQUEST, ANSWER, 1)
+
+
 def test_one_response_id_in_two_traces_is_one_call(tmp_path: Path) -> None:
     """Item 2: OpenLLMetry's span with content and the SDK's own without, each in a trace of
     its own, sharing `gen_ai.response.id`: one turn, usage counted once."""

@@ -646,6 +646,11 @@ STACKS: dict[str, Stack] = {
                 ("@google/adk", "@google/genai", "@opentelemetry/sdk-trace-node"),
                 venv="adk-js", runtime="node")
           for name in ("adk-js", "adk-js-stream")),
+        # Strands' TypeScript SDK (`js/strands_js.mjs`), traced by Strands itself.
+        *(Stack(name, "strands_js", "openai",
+                ("@strands-agents/sdk", "openai", "@opentelemetry/sdk-trace-node"),
+                venv="strands-js", runtime="node")
+          for name in ("strands-js", "strands-js-latest", "strands-js-responses")),
         *(Stack(name, "genkit_agent", "openai",
                 ("genkit", "@genkit-ai/compat-oai", "openai", "@opentelemetry/sdk-trace-base"),
                 venv="genkit", runtime="node",
