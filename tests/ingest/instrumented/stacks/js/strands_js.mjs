@@ -1,15 +1,15 @@
 // Strands Agents' TypeScript SDK (`@strands-agents/sdk`): an `Agent` with the scenario's
 // tools (`tool()` with JSON-schema inputs), its OpenAI model provider on the scripted
 // server, traced by Strands itself on the global tracer provider (its `Tracer` takes
-// `trace.getTracer`: `invoke_agent`, `execute_event_loop_cycle`, `chat`, `execute_tool`
+// `trace.getTracer`: `invoke_agent`, `execute_agent_loop_cycle`, `chat`, `execute_tool`
 // spans, strands-agents/sdk-typescript `src/telemetry/tracer.ts`). The same agent
 // object carries the conversation across turns. Its OpenAI provider streams every request.
 // `strands-js-responses`: the provider's default, the Responses API; `strands-js` and
 // `strands-js-latest`: `api: 'chat'`, chat completions; `strands-js-latest` with the latest
 // GenAI conventions and the tools' definitions, as Strands' tracer documents the opt-ins
 // (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental,gen_ai_tool_definitions`), the
-// others with Strands' default (per-message span events, tools by name only). A tool that throws is told to the
-// model as an error result, Strands' default.
+// others with Strands' default (per-message span events, tools by name only). A tool that
+// throws is told to the model as an error result, Strands' default.
 
 import { AGENT_NAME, TOOL_FUNCTIONS, fetchFirstRole, main, withProviders } from './common.mjs';
 
