@@ -651,6 +651,11 @@ STACKS: dict[str, Stack] = {
                 ("@strands-agents/sdk", "openai", "@opentelemetry/sdk-trace-node"),
                 venv="strands-js", runtime="node")
           for name in ("strands-js", "strands-js-latest", "strands-js-responses")),
+        # VoltAgent (`js/voltagent_agent.mjs`), traced by its own observability.
+        *(Stack(name, "voltagent_agent", "openai",
+                ("@voltagent/core", "ai", "@ai-sdk/openai", "@opentelemetry/sdk-trace-base"),
+                venv="voltagent", runtime="node")
+          for name in ("voltagent", "voltagent-stream")),
         *(Stack(name, "genkit_agent", "openai",
                 ("genkit", "@genkit-ai/compat-oai", "openai", "@opentelemetry/sdk-trace-base"),
                 venv="genkit", runtime="node",
