@@ -225,7 +225,7 @@ def _owners(fresh: list[Message], open_steps: list[int]) -> list[tuple[Message, 
     fresh message: the other steps before it told their calls, so none of these is theirs.
     ADK for TypeScript in SSE mode (`@google/adk` 2.0) yields each streamed chunk's
     function calls as a response, so an event, of their own (`StreamingResponseAggregator`,
-    `core/src/utils/streaming_utils.ts`), and its `call_llm` span records the last one,
+    `utils/streaming_utils` in the 2.0 package), and its `call_llm` span records the last one,
     usage alone: the next request replays the step's parallel calls as one assistant
     message each, each followed by its result."""
     if len(open_steps) == 1:
