@@ -256,6 +256,57 @@ def test_strands_js_loop_cycle_history_is_no_model_call(tmp_path: Path) -> None:
     assert (turn.request, turn.final_answer, turn.llm_calls) == (REQUEST, ANSWER, 1)
 
 
+def test_voltagent_agent_llm_and_tool_spans(tmp_path: Path) -> None:
+    """VoltAgent's own spans (tests/fixtures/stacks/voltagent): the agent span's input,
+    output, instructions, tools (state snapshot) and summed usage; the `llm:generateText`
+    span over the step loop, its input only and its last step's usage (not counted); a
+    `tool.execution:<name>` span's call. A failed tool's span: its error message."""
+    run = {"user.id": "u", "conversation.id": "conv-1", "operation.id": "op-1",
+           "entity.id": "helper", "entity.type": "agent", "entity.name": "helper"}
+    snapshot = {"id": "helper", "tools": [
+        {"id": "calculator", "name": "calculator", "description": "Evaluate arithmetic.",
+         "parameters": {"def": {"type": "object"}, "type": "object"}}]}
+    messages = [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": [{"type": "text", "text": REQUEST}]}]
+
+    def record(r: Any) -> None:
+        with r.span("helper", {**run, "input": REQUEST, "output": ANSWER,
+                               "voltagent.operation_id": "op-1",
+                               "agent.instructions": SYSTEM,
+                               "agent.stateSnapshot": _j(snapshot),
+                               "usage.prompt_tokens": 148, "usage.completion_tokens": 60}):
+            with r.span("llm:generateText", {
+                **run, "span.type": "llm", "llm.model": "gpt-4o-mini",
+                "llm.messages": _j(messages),
+                "llm.usage.prompt_tokens": 107, "llm.usage.completion_tokens": 13,
+            }):
+                with r.span("tool.execution:calculator", {
+                    **run, "span.type": "tool", "tool.name": "calculator",
+                    "tool.call.id": "c1", "input": _j(ARGS), "output": "395",
+                }):
+                    pass
+                with r.span("tool.execution:calculator", {
+                    **run, "span.type": "tool", "tool.name": "calculator",
+                    "tool.call.id": "c2", "input": _j({"expression": "x"}),
+                    "error.message": "Unsupported expression: x",
+                }, error="Unsupported expression: x"):
+                    pass
+            with r.span("memory.write", {**run, "span.type": "memory",
+                                         "input": _j({"message": "..."})}):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.system_instructions, turn.agent_name, turn.conversation_id) == (
+        SYSTEM, "helper", "conv-1")
+    assert [(t.name, t.description) for t in turn.tools] == [
+        ("calculator", "Evaluate arithmetic.")]
+    assert [(c.name, c.call_id, c.result, c.error) for c in turn.calls] == [
+        ("calculator", "c1", "395", None),
+        ("calculator", "c2", "Unsupported expression: x", "Unsupported expression: x")]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 148, 60)
+
+
 def test_one_response_id_in_two_traces_is_one_call(tmp_path: Path) -> None:
     """Item 2: OpenLLMetry's span with content and the SDK's own without, each in a trace of
     its own, sharing `gen_ai.response.id`: one turn, usage counted once."""
