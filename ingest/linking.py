@@ -17,9 +17,10 @@ Helpers for `turnscore.ingest.assemble`. For one conversation:
    before it belongs to earlier turns), none of whose calls any captured output of the
    conversation holds (by call id, or by name and canonical arguments where there is no
    id), is the output of the latest earlier step of the turn without one
-   (`replayed_calls`); where every step before that later one is missing its output and
-   it replays more such messages than there are steps, the earlier ones are the first
-   step's too (a framework that writes each call of one response as its own message:
+   (`replayed_calls`); where it replays more such messages than there are steps without
+   output, the earlier ones are the first such step's too when nothing else can have
+   said them: every step before that later one is missing its output, or only one is (a
+   framework that writes each call of one response as its own message:
    `_replayed_steps`). Only steps whose output is missing take calls this way: a
    captured output is what the model said, unless the next step's input says otherwise:
    where its last assistant message shares a call with the step's output and the tool
@@ -226,13 +227,17 @@ def _replayed_steps(count: int, open_steps: list[int], k: int) -> list[tuple[int
     """Which open step each of `count` replayed assistant messages (in input order) was
     the output of, in input order. The latest is the latest open step's: paired from the
     end. Messages beyond the open steps are dropped (a captured output may be replayed
-    under other ids), unless every step before `k` is open: then they are the first open
-    step's too, one response's calls written each as its own message with its result after
-    it (Pipecat's context, `LLMAssistantAggregator`, pipecat-ai 1.14: a function call in
-    progress is its own assistant message; `tests/fixtures/stacks/pipecat/parallel_tools`)."""
+    under other ids), unless nothing else can have said them: every step before `k` is
+    open, or only one step is (the others told their calls, so none of these is theirs).
+    Then they are the first open step's too: one response's calls written each as its own
+    assistant message with its result after it. Pipecat's context (`LLMAssistantAggregator`,
+    pipecat-ai 1.14: a function call in progress is its own assistant message); ADK for
+    TypeScript in SSE mode (`@google/adk` 2.0 `StreamingResponseAggregator`,
+    `utils/streaming_utils`: each streamed chunk's function calls are a response, so an
+    event, of their own; its `call_llm` span records the last one, usage alone)."""
     pairs = list(zip(range(count - 1, -1, -1), reversed(open_steps), strict=False))
     surplus = count - len(open_steps)
-    if surplus > 0 and len(open_steps) == k:
+    if surplus > 0 and (len(open_steps) == 1 or len(open_steps) == k):
         pairs += [(i, open_steps[0]) for i in range(surplus)]
     return sorted(pairs)
 

@@ -11,6 +11,7 @@
 - `haystack`: Haystack's own tracing (`haystack.component.*`, `haystack.agent.*`).
 - `langsmith`: LangSmith's OTel export of LangChain runs (`langsmith.*`, `gen_ai.prompt`).
 - `mastra`: Mastra's OTel exporter (`mastra.span.type`; the 0.x exporter's tool keys).
+- `voltagent`: VoltAgent's own observability (`entity.type`, `span.type`: agent, llm, tool).
 - `genkit`: Genkit's own tracing (`genkit:*`: each action a span, its input and output).
 - `llamaindex`: LlamaIndex's own OTel integration (instrumentation events as span events).
 - `agentops`: AgentOps' own span kinds (`agentops.span.kind`: its framework bridges, its SDK).
@@ -55,6 +56,7 @@ from turnscore.ingest.conventions import (
     qwen_code,
     spring_ai,
     vercel,
+    voltagent,
 )
 from turnscore.ingest.conventions.base import ContentEvent, Convention, Decoded, SpanView
 
@@ -70,6 +72,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     haystack.HAYSTACK,
     langsmith.LANGSMITH,
     mastra.MASTRA,
+    voltagent.VOLTAGENT,
     genkit.GENKIT,
     llamaindex.LLAMAINDEX,
     spring_ai.SPRING_AI,

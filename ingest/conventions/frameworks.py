@@ -15,7 +15,13 @@ chat spans, Strands' events, ADK's `gen_ai.tool.*`) are left to `otel_genai`.
   a streamed call's chunks as `mlflow.chunk.item.N` span events; the tools as sent in the
   request's kwargs or LangChain's `invocation_params` (also under MLflow's GenAI translation).
 - Google ADK: Gemini request/response JSON in `gcp.vertex.agent.llm_request/llm_response`,
-  tool args and response in `gcp.vertex.agent.tool_call_args/tool_response`.
+  tool args and response in `gcp.vertex.agent.tool_call_args/tool_response`. ADK Python
+  dumps its pydantic models in snake_case (`system_instruction`, `usage_metadata`); ADK for
+  TypeScript (`@google/adk`) writes the same attributes with `JSON.stringify` of the
+  `@google/genai` objects, in their camelCase (`systemInstruction`, `usageMetadata`,
+  `promptTokenCount`, `finishReason`: google/adk-js `core/src/telemetry/tracing.ts`,
+  `traceCallLlm` / `buildLlmRequestForTrace`), so each field is read under either name
+  (`_adk_field`).
 """
 
 from __future__ import annotations
@@ -407,6 +413,15 @@ MLFLOW = Convention("mlflow", _mlflow_decode, markers=frozenset({
 # --- Google ADK ---------------------------------------------------------------------
 
 
+def _adk_field(obj: dict[str, Any], snake: str) -> Any:
+    """`obj[snake]`, else its camelCase twin (ADK for TypeScript's `JSON.stringify` of the
+    genai objects; ADK Python's pydantic dump is snake_case)."""
+    if snake in obj:
+        return obj[snake]
+    head, *rest = snake.split("_")
+    return obj.get(head + "".join(w.capitalize() for w in rest))
+
+
 def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
     base = Decoded(conversation_id=as_str(view.get(A.ADK_SESSION_ID)))
     if A.ADK_TOOL_CALL_ARGS in view.attributes or A.ADK_TOOL_RESPONSE in view.attributes:
@@ -429,21 +444,24 @@ def _adk_decode(view: SpanView, problems: Problems) -> Decoded:
     outputs = None
     usage: dict[str, Any] = {}
     if isinstance(response, dict) and isinstance(response.get("content"), dict):
-        finish = as_str(response.get("finish_reason"))
+        finish = as_str(_adk_field(response, "finish_reason"))
         outputs = parse_messages({**response["content"], "finish_reason": finish},
                                  A.ADK_LLM_RESPONSE, problems)
-        usage = response.get("usage_metadata") or {}
+    if isinstance(response, dict) and isinstance(_adk_field(response, "usage_metadata"), dict):
+        # A streamed call's record (ADK for TypeScript, SSE) is its last chunk: usage
+        # without content.
+        usage = _adk_field(response, "usage_metadata")
     tools = config.get("tools")
     return base.fill(Decoded(
         kind=SpanKind.LLM,
         model=as_str(request.get("model")),
         input_messages=parse_messages(request["contents"], A.ADK_LLM_REQUEST, problems),
         output_messages=outputs,
-        system_instructions=instructions_text(config.get("system_instruction")),
+        system_instructions=instructions_text(_adk_field(config, "system_instruction")),
         tool_definitions=None if tools is None
         else parse_tool_defs(tools, A.ADK_LLM_REQUEST, problems),
-        input_tokens=as_int(usage.get("prompt_token_count")),
-        output_tokens=as_int(usage.get("candidates_token_count")),
+        input_tokens=as_int(_adk_field(usage, "prompt_token_count")),
+        output_tokens=as_int(_adk_field(usage, "candidates_token_count")),
     ))
 
 

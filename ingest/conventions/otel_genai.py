@@ -164,13 +164,25 @@ def _is_model_call(view: SpanView) -> bool:
     """Without an operation name, only model calls carry a completion or choice events.
 
     A non-standard operation name (Strands' `execute_event_loop_cycle`, OpenLLMetry's
-    `execute_task`) is not a model call even when it repeats the messages.
+    `execute_task`) is not a model call even when it repeats the messages. Nor is a span
+    whose operation-details events tell only what went in: Strands for TypeScript's
+    `execute_agent_loop_cycle` span (no operation name) records the history a cycle starts
+    from as a `gen_ai.client.inference.operation.details` event with `gen_ai.input.messages`
+    alone (strands-agents/sdk-typescript `src/telemetry/tracer.ts`, `startAgentLoopSpan`,
+    `@strands-agents/sdk` 1.19): the conversation so far, which for a turn's first cycle
+    lacks the turn's request, not what a model was sent.
     """
     return (
         A.GEN_AI_COMPLETION in view.attributes
         or A.GEN_AI_OUTPUT_MESSAGES in view.attributes
-        or any(e.name in _MODEL_CALL_EVENTS for e in view.events)
+        or any(e.name in _MODEL_CALL_EVENTS and _tells_output(e) for e in view.events)
     )
+
+
+def _tells_output(event: ContentEvent) -> bool:
+    """Whether a model-call event says what came back: an operation-details event only
+    when it carries output messages (a choice or completion event always does)."""
+    return event.name != A.EV_OPERATION_DETAILS or A.GEN_AI_OUTPUT_MESSAGES in event.fields
 
 
 def content_attributes(view: SpanView) -> Mapping[str, AttrValue]:

@@ -153,6 +153,160 @@ def test_adk_legacy_generate_content_under_call_llm_with_elided_events(tmp_path:
     assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 30, 9)
 
 
+_ADK_JS = {"gen_ai.system": "gcp.vertex.agent", "gcp.vertex.agent.session_id": "adk-js"}
+
+
+def test_adk_js_call_llm_in_camel_case(tmp_path: Path) -> None:
+    """ADK for TypeScript (`@google/adk` 2.0) writes `call_llm`'s request and response with
+    `JSON.stringify` of the genai objects: `systemInstruction`, `usageMetadata`
+    (tests/fixtures/stacks/adk-js)."""
+    request = {"model": "gemini-2.5-flash", "config": {"systemInstruction": SYSTEM},
+               "contents": [{"role": "user", "parts": [{"text": REQUEST}]}]}
+    response = {"content": {"role": "model", "parts": [{"text": ANSWER}]},
+                "usageMetadata": {"promptTokenCount": 30, "candidatesTokenCount": 9},
+                "finishReason": "STOP"}
+
+    def record(r: Any) -> None:
+        with (
+            r.span("invoke_agent helper", {**_ADK_JS, "gen_ai.operation.name": "invoke_agent"}),
+            r.span("call_llm", {**_ADK_JS, "gcp.vertex.agent.llm_request": _j(request),
+                                "gcp.vertex.agent.llm_response": _j(response)}),
+        ):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert turn.system_instructions == SYSTEM
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 30, 9)
+
+
+def test_adk_js_streamed_parallel_calls_replayed_one_message_each(tmp_path: Path) -> None:
+    """ADK for TypeScript in SSE mode: the step's `call_llm` records usage alone, and the
+    next request replays its two calls as one assistant message each, each followed by its
+    result (tests/fixtures/stacks/adk-js-stream, parallel_tools): both are the first
+    step's, in the order asked."""
+    asked = [("c0", "get_weather", {"city": "Paris"}), ("c1", "calculator", ARGS)]
+    results = {"c0": {"temperature": 18}, "c1": {"result": "395"}}
+    user = {"role": "user", "parts": [{"text": REQUEST}]}
+    replay = [m for i, name, args in asked for m in (
+        {"role": "model", "parts": [{"functionCall": {"id": i, "name": name, "args": args}}]},
+        {"role": "user", "parts": [{"functionResponse": {"id": i, "name": name,
+                                                         "response": results[i]}}]},
+    )]
+    usage = {"usageMetadata": {"promptTokenCount": 30, "candidatesTokenCount": 9},
+             "finishReason": "STOP", "partial": False}
+    answer = {"content": {"role": "model", "parts": [{"text": ANSWER}]}, **usage}
+
+    def call_llm(contents: list[Any], response: Any) -> dict[str, Any]:
+        return {**_ADK_JS, "gcp.vertex.agent.llm_request": _j(
+            {"model": "gemini-2.5-flash", "contents": contents}),
+            "gcp.vertex.agent.llm_response": _j(response)}
+
+    def record(r: Any) -> None:
+        with r.span("invoke_agent helper", {**_ADK_JS, "gen_ai.operation.name": "invoke_agent"}):
+            with r.span("call_llm", call_llm([user], usage)):
+                for i, name, args in asked:
+                    with r.span(f"execute_tool {name}", {
+                        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                        "gen_ai.tool.call.id": i,
+                        "gcp.vertex.agent.tool_call_args": _j(args),
+                        "gcp.vertex.agent.tool_response": _j(results[i]),
+                    }):
+                        pass
+            with r.span("call_llm", call_llm([user, *replay], answer)):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert [(c.name, c.call_id, c.step) for c in turn.calls] == [
+        ("get_weather", "c0", 0), ("calculator", "c1", 0)]
+    assert (turn.final_answer, turn.llm_calls) == (ANSWER, 2)
+    assert "unreconciled_calls" not in turn.issues
+
+
+def test_strands_js_loop_cycle_history_is_no_model_call(tmp_path: Path) -> None:
+    """Strands for TypeScript with the latest opt-in: a later turn's first
+    `execute_agent_loop_cycle` (no operation name) carries the conversation before the
+    turn's request as an operation-details event with input messages alone. It is no model
+    call, so the `chat` under it keeps its own input: the turn asks the new request
+    (tests/fixtures/stacks/strands-js-latest, multi_turn)."""
+    details = "gen_ai.client.inference.operation.details"
+    before = [{"role": "user", "parts": [{"type": "text", "content": "Hello?"}]},
+              {"role": "assistant", "parts": [{"type": "text", "content": "Hi."}]}]
+    asked = [*before, {"role": "user", "parts": [{"type": "text", "content": REQUEST}]}]
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": ANSWER}],
+             "finish_reason": "endTurn"}]
+    common = {"gen_ai.provider.name": "strands-agents"}
+
+    def record(r: Any) -> None:
+        with (
+            r.span("invoke_agent helper", {**common, "gen_ai.operation.name": "invoke_agent",
+                                           "gen_ai.agent.name": "helper"},
+                   events=[(details, {"gen_ai.input.messages": _j(asked[-1:])}),
+                           (details, {"gen_ai.output.messages": _j(said)})]),
+            r.span("execute_agent_loop_cycle", {"agent_loop.cycle_id": "c-1"},
+                   events=[(details, {"gen_ai.input.messages": _j(before)})]),
+            r.span("chat", {**common, "gen_ai.operation.name": "chat",
+                            "gen_ai.usage.input_tokens": 30, "gen_ai.usage.output_tokens": 9},
+                   events=[(details, {"gen_ai.input.messages": _j(asked)}),
+                           (details, {"gen_ai.output.messages": _j(said)})]),
+        ):
+            pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.llm_calls) == (REQUEST, ANSWER, 1)
+
+
+def test_voltagent_agent_llm_and_tool_spans(tmp_path: Path) -> None:
+    """VoltAgent's own spans (tests/fixtures/stacks/voltagent): the agent span's input,
+    output, instructions, tools (state snapshot) and summed usage; the `llm:generateText`
+    span over the step loop, its input only and its last step's usage (not counted); a
+    `tool.execution:<name>` span's call. A failed tool's span: its error message."""
+    run = {"user.id": "u", "conversation.id": "conv-1", "operation.id": "op-1",
+           "entity.id": "helper", "entity.type": "agent", "entity.name": "helper"}
+    snapshot = {"id": "helper", "tools": [
+        {"id": "calculator", "name": "calculator", "description": "Evaluate arithmetic.",
+         "parameters": {"def": {"type": "object"}, "type": "object"}}]}
+    messages = [{"role": "system", "content": SYSTEM},
+                {"role": "user", "content": [{"type": "text", "text": REQUEST}]}]
+
+    def record(r: Any) -> None:
+        with r.span("helper", {**run, "input": REQUEST, "output": ANSWER,
+                               "voltagent.operation_id": "op-1",
+                               "agent.instructions": SYSTEM,
+                               "agent.stateSnapshot": _j(snapshot),
+                               "usage.prompt_tokens": 148, "usage.completion_tokens": 60}):
+            with r.span("llm:generateText", {
+                **run, "span.type": "llm", "llm.model": "gpt-4o-mini",
+                "llm.messages": _j(messages),
+                "llm.usage.prompt_tokens": 107, "llm.usage.completion_tokens": 13,
+            }):
+                with r.span("tool.execution:calculator", {
+                    **run, "span.type": "tool", "tool.name": "calculator",
+                    "tool.call.id": "c1", "input": _j(ARGS), "output": "395",
+                }):
+                    pass
+                with r.span("tool.execution:calculator", {
+                    **run, "span.type": "tool", "tool.name": "calculator",
+                    "tool.call.id": "c2", "input": _j({"expression": "x"}),
+                    "error.message": "Unsupported expression: x",
+                }, error="Unsupported expression: x"):
+                    pass
+            with r.span("memory.write", {**run, "span.type": "memory",
+                                         "input": _j({"message": "..."})}):
+                pass
+
+    [turn] = turns_of(record, tmp_path)
+    assert (turn.request, turn.final_answer, turn.status) == (REQUEST, ANSWER, "ok")
+    assert (turn.system_instructions, turn.agent_name, turn.conversation_id) == (
+        SYSTEM, "helper", "conv-1")
+    assert [(t.name, t.description) for t in turn.tools] == [
+        ("calculator", "Evaluate arithmetic.")]
+    assert [(c.name, c.call_id, c.result, c.error) for c in turn.calls] == [
+        ("calculator", "c1", "395", None),
+        ("calculator", "c2", "Unsupported expression: x", "Unsupported expression: x")]
+    assert (turn.llm_calls, turn.input_tokens, turn.output_tokens) == (1, 148, 60)
+
+
 def test_one_response_id_in_two_traces_is_one_call(tmp_path: Path) -> None:
     """Item 2: OpenLLMetry's span with content and the SDK's own without, each in a trace of
     its own, sharing `gen_ai.response.id`: one turn, usage counted once."""

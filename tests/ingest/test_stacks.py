@@ -201,6 +201,9 @@ def _argument_objects(rec: Recording, index: int) -> list[str]:
     return [json.dumps(c["arguments"]) for c in rec.expected[index]["calls"]]
 
 
+_STRANDS_JS = ("strands-js", "strands-js-latest", "strands-js-responses")
+
+_VOLTAGENT = ("voltagent", "voltagent-stream")
 KNOWN_GAPS: tuple[Gap, ...] = (
     # The Azure AI Agents service's client tracing (azure-ai-agents 1.1.0
     # `telemetry/_ai_agents_instrumentor.py`): start_create_agent_span and
@@ -1159,6 +1162,49 @@ KNOWN_GAPS: tuple[Gap, ...] = (
           ("call.result", lambda rec, index: [
               t for t in _result_texts(rec, index) if not t.isdigit()]),
           ("call.is_error", lambda rec, index: ["is_error"]))),
+    # Strands for TypeScript (`@strands-agents/sdk` 1.19): its invoke_agent span names the
+    # agent's tools (gen_ai.agent.tools) and defines none; the Agent passes its tracer no
+    # `toolsConfig`, so even the gen_ai_tool_definitions opt-in records nothing
+    # (src/telemetry/tracer.ts `startAgentSpan`, src/agent/agent.ts).
+    *(Gap(stack, "*", "tools",
+          "Strands TS names the agent's tools (gen_ai.agent.tools) and defines none: no "
+          "description or schema on any span, the gen_ai_tool_definitions opt-in included",
+          lambda rec, index: [d for _, d, _ in rec.expected[index]["tools"]])
+      for stack in _STRANDS_JS),
+    # Its OpenAI adapters send a failed tool's result as `[ERROR] <text>` (chat-adapter.ts,
+    # responses-adapter.ts); its spans keep the toolResult's text and `status: error`.
+    *(Gap(stack, "tool_error", "call.result",
+          "Strands TS's OpenAI adapters prefix a failed tool's result with [ERROR] on the "
+          "wire; its spans record the text without it (and the error status apart)",
+          lambda rec, index: ["[ERROR]"])
+      for stack in _STRANDS_JS),
+    # Its chat completions adapter closes content blocks only at `finish_reason`, and
+    # `streamAggregated` (src/models/model.ts) keeps one tool-use block at a time: of
+    # parallel calls streamed one after another (as OpenAI streams them, one index each),
+    # only the last is kept. The model's other calls are never run, never answered and
+    # never recorded (the next request replays the last call alone).
+    *(Gap(stack, "parallel_tools", field,
+          "Strands TS's chat completions adapter keeps only the last of parallel streamed "
+          "tool calls: the others are in no span, never run or answered",
+          lambda rec, index: [c["id"] for c in rec.expected[index]["calls"]
+                              if c["result"] is None])
+      for stack in ("strands-js", "strands-js-latest")
+      for field in ("call.id", "call.name", "call.arguments", "call.result", "call.is_error")),
+    # VoltAgent (`@voltagent/core` 2.10, `conventions.voltagent`): one `llm:<operation>` span
+    # over the whole step loop, tools' parameters as zod's definition, a failed tool's
+    # message alone (src/agent/agent.ts).
+    *(Gap(stack, "*", "tools",
+          "VoltAgent records a tool's parameters as zod's internal definition (tool.parameters, "
+          "agent.stateSnapshot), never the JSON Schema the model was sent",
+          lambda rec, index: ["json-schema.org", "additionalProperties"])
+      for stack in _VOLTAGENT),
+    *(Gap(stack, case, field,
+          "VoltAgent's llm span covers the whole generateText/streamText step loop: how many "
+          "model calls it made is nowhere", lambda rec, index: [])
+      for stack in _VOLTAGENT
+      for case in ("single_tool", "parallel_tools", "tool_error", "multi_turn")
+      for field in ("llm_calls", "turns")),
+
 )  # fmt: skip
 
 
@@ -1225,6 +1271,14 @@ NOT_YET: tuple[NotYet, ...] = (
     *(NotYet(stack, ("no_tool",), ("call.name", "call.arguments", "call.result"),
              "azure-ai-agents: ingest makes no turn of the thread (see above)")
       for stack in _AZURE_AGENTS),
+    # VoltAgent tells the model a failed tool's error serialized whole (`{"error": true,
+    # "name", "message", "stack"}`); its tool span records the message alone, and the text
+    # the model saw is only in the `memory.write` span that persists the assistant message
+    # (its tool part's `output.value`), which `conventions.voltagent` does not read.
+    *(NotYet(stack, ("tool_error",), ("call.result",),
+             "the failed tool's result as the model saw it is only in memory.write's "
+             "persisted message, not read yet")
+      for stack in _VOLTAGENT),
     # OpenCode 1.18.33 with `experimental.openTelemetry`: the Vercel AI SDK's spans
     # (`ai.streamText`, `.doStream`, `ai.toolCall`) among several hundred Effect spans of its
     # own a run, each `opencode run` a trace. `opencode run` exits before its exporter sends
@@ -1516,6 +1570,41 @@ FORMS: dict[str, Form] = {
         frozenset({"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response"}),
         frozenset({"gen_ai.user.message", "gen_ai.system.message", "gen_ai.choice"}),
     ),
+    # ADK for TypeScript: ADK Python's legacy schema (`call_llm` with the Gemini JSON in
+    # `gcp.vertex.agent.*`, camelCase), no `generate_content` span below it.
+    **{stack: Form(
+        frozenset({"invocation", "invoke_agent research_assistant", "call_llm",
+                   "execute_tool calculator"}),
+        frozenset({"gcp.vertex.agent.llm_request", "gcp.vertex.agent.llm_response",
+                   "gcp.vertex.agent.tool_call_args", "gcp.vertex.agent.tool_response"}),
+        absent=_JSON_MESSAGES | {"gen_ai.tool.definitions"},
+    ) for stack in ("adk-js", "adk-js-stream")},
+    # Strands for TypeScript: per-message span events by default (gen_ai.system), the
+    # operation-details events with the latest opt-in (gen_ai.provider.name, the tool
+    # call's arguments and result as attributes); no message attributes either way.
+    **{stack: Form(
+        frozenset({"invoke_agent research_assistant", "execute_agent_loop_cycle", "chat",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "system_prompt",
+                   "gen_ai.system"}),
+        absent=_JSON_MESSAGES | {"gen_ai.provider.name", "gen_ai.tool.definitions"},
+    ) for stack in ("strands-js", "strands-js-responses")},
+    "strands-js-latest": Form(
+        frozenset({"invoke_agent research_assistant", "execute_agent_loop_cycle", "chat",
+                   "execute_tool calculator"}),
+        frozenset({"gen_ai.agent.tools", "gen_ai.tool.call.id", "gen_ai.provider.name",
+                   "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}),
+        absent=_JSON_MESSAGES | {"gen_ai.system", "gen_ai.tool.definitions"},
+    ),
+    # VoltAgent's own observability: the agent span named after the agent, its
+    # `llm:<operation>` span, `tool.execution:<name>` spans; no GenAI attributes.
+    **{stack: Form(
+        frozenset({"research_assistant", llm, "tool.execution:calculator", "memory.read"}),
+        frozenset({"entity.type", "span.type", "agent.instructions", "llm.messages",
+                   "tool.call.id", "conversation.id"}),
+        absent=_JSON_MESSAGES | {"gen_ai.operation.name"},
+    ) for stack, llm in (("voltagent", "llm:generateText"),
+                         ("voltagent-stream", "llm:streamText"))},
     "pydantic-ai-logfire": Form(
         frozenset({"invoke_agent research_assistant", "chat gpt-4o-mini",
                    "execute_tool calculator"}),

@@ -646,6 +646,22 @@ STACKS: dict[str, Stack] = {
                 ("openai", "openlit", "@opentelemetry/sdk-trace-node"),
                 venv="openlit-js", runtime="node")
           for name in ("openlit-js-openai", "openlit-js-openai-stream")),
+        # Google's ADK for TypeScript (`js/adk_js.mjs`): an `LlmAgent` on ADK's Gemini model,
+        # traced by ADK's own `gcp.vertex.agent` spans.
+        *(Stack(name, "adk_js", "gemini",
+                ("@google/adk", "@google/genai", "@opentelemetry/sdk-trace-node"),
+                venv="adk-js", runtime="node")
+          for name in ("adk-js", "adk-js-stream")),
+        # Strands' TypeScript SDK (`js/strands_js.mjs`), traced by Strands itself.
+        *(Stack(name, "strands_js", "openai",
+                ("@strands-agents/sdk", "openai", "@opentelemetry/sdk-trace-node"),
+                venv="strands-js", runtime="node")
+          for name in ("strands-js", "strands-js-latest", "strands-js-responses")),
+        # VoltAgent (`js/voltagent_agent.mjs`), traced by its own observability.
+        *(Stack(name, "voltagent_agent", "openai",
+                ("@voltagent/core", "ai", "@ai-sdk/openai", "@opentelemetry/sdk-trace-base"),
+                venv="voltagent", runtime="node")
+          for name in ("voltagent", "voltagent-stream")),
         *(Stack(name, "genkit_agent", "openai",
                 ("genkit", "@genkit-ai/compat-oai", "openai", "@opentelemetry/sdk-trace-base"),
                 venv="genkit", runtime="node",
